@@ -1,0 +1,9 @@
+"""Placeholder: info, query and build are being written."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def register(sub: Any) -> None:
+    del sub

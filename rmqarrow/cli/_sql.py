@@ -1,0 +1,9 @@
+"""Placeholder: this command group is being written."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def register(sub: Any) -> None:
+    del sub

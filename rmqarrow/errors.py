@@ -1,0 +1,62 @@
+"""The exception hierarchy: one root, each leaf also a matching built-in.
+
+Every error rmqarrow raises derives from :class:`RmqArrowError`, so callers can catch
+everything from this package in one clause, while code that already expects
+``ValueError`` or ``FileExistsError`` keeps working.  Messages name the file or the
+input at fault and show what was expected next to what was found.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "CommitLogError",
+    "CorruptIndexError",
+    "DatasetError",
+    "EngineUnavailableError",
+    "GeometryError",
+    "InvalidKeyError",
+    "OutputExistsError",
+    "ReadOnlyIndexError",
+    "RmqArrowError",
+    "StoreNotFoundError",
+]
+
+
+class RmqArrowError(Exception):
+    """Root of every error raised by rmqarrow."""
+
+
+class CorruptIndexError(RmqArrowError, ValueError):
+    """An index file is truncated or its header holds impossible values."""
+
+
+class GeometryError(CorruptIndexError):
+    """A file's size does not match the hash-slot and entry counts it was opened with."""
+
+
+class InvalidKeyError(RmqArrowError, TypeError):
+    """A key is not a ``str`` (``None``, ``bytes``, numbers are refused)."""
+
+
+class OutputExistsError(RmqArrowError, FileExistsError):
+    """Writing would replace an existing file or dataset; rmqarrow never does that silently."""
+
+
+class StoreNotFoundError(RmqArrowError, FileNotFoundError):
+    """A store directory, index file or dataset does not exist."""
+
+
+class ReadOnlyIndexError(RmqArrowError, PermissionError):
+    """A write was attempted on an index file opened read-only."""
+
+
+class DatasetError(RmqArrowError, ValueError):
+    """An Arrow/Parquet dataset is incomplete or inconsistent with the native format."""
+
+
+class CommitLogError(RmqArrowError, ValueError):
+    """A CommitLog record is damaged; the message gives the file and physical offset."""
+
+
+class EngineUnavailableError(RmqArrowError, ImportError):
+    """An optional engine (pyspark, Java, numba, ...) is missing; the message names the fix."""
