@@ -13,6 +13,7 @@ computes offsets into a file: it maps the file and takes the three numpy views t
 
 from __future__ import annotations
 
+import contextlib
 import mmap
 import os
 from dataclasses import dataclass
@@ -138,7 +139,7 @@ def check_size(path: Path, size: int, geometry: Geometry) -> None:
     """Raise :class:`GeometryError` unless ``size`` is exactly ``geometry.file_size``."""
     if size == geometry.file_size:
         return
-    hint = ""
+    hint = "; pass the hash-slot and index counts the file was written with"
     fitted = Geometry.for_size_default_ratio(size)
     if fitted is not None:
         hint = f"; a file of this size fits --hash-slot-num {fitted.hash_slot_num} " \
@@ -173,10 +174,8 @@ class MappedIndex:
             self.mm.flush()
         empty = np.empty(0, dtype=np.uint8)
         self.header = self.slots = self.entries = empty
-        try:
+        with contextlib.suppress(BufferError):
             self.mm.close()
-        except BufferError:
-            pass
 
 
 def map_regions(path: str | os.PathLike[str], geometry: Geometry, writable: bool) -> MappedIndex:

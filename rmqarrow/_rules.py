@@ -91,7 +91,8 @@ def time_diffs(store_timestamps: np.ndarray, begin_timestamp: int) -> np.ndarray
     # numpy floor-divides where Java truncates; the two differ only for negative deltas,
     # which clamp to 0 either way.
     diff = delta // 1000
-    return np.clip(diff, 0, JAVA_INT_MAX).astype(np.int32)
+    clipped: np.ndarray = np.clip(diff, 0, JAVA_INT_MAX).astype(np.int32)
+    return clipped
 
 
 def slot_head_or_invalid(head: int, index_count: int) -> int:

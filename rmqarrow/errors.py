@@ -15,6 +15,7 @@ __all__ = [
     "EngineUnavailableError",
     "GeometryError",
     "InvalidKeyError",
+    "InvalidValueError",
     "OutputExistsError",
     "ReadOnlyIndexError",
     "RmqArrowError",
@@ -60,3 +61,7 @@ class CommitLogError(RmqArrowError, ValueError):
 
 class EngineUnavailableError(RmqArrowError, ImportError):
     """An optional engine (pyspark, Java, numba, ...) is missing; the message names the fix."""
+
+
+class InvalidValueError(RmqArrowError, ValueError):
+    """An argument is out of range (an offset outside int64, a negative count, ...)."""

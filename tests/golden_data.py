@@ -75,7 +75,9 @@ def _expected(name: str) -> list[list[int]]:
 
 def golden_set(name: str) -> GoldenSet:
     m = MANIFEST[name]
-    return GoldenSet(name, m["hash_slot_num"], m["index_num"], bool(m.get("escaped")), tuple(m["files"]))
+    return GoldenSet(
+        name, m["hash_slot_num"], m["index_num"], bool(m.get("escaped")), tuple(m["files"])
+    )
 
 
 ALL_SETS = [golden_set(n) for n in SET_NAMES]

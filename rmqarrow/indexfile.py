@@ -1,0 +1,344 @@
+"""``IndexFile``: one memory-mapped RocketMQ index file, read and written as RocketMQ does.
+
+The rules reproduced here are listed in :mod:`rmqarrow._rules`; the byte layout lives in
+:mod:`rmqarrow._layout`.  Bulk forms (``put_keys``, ``select_phy_offsets_many``) live in
+:mod:`rmqarrow._bulk` and must leave the same bytes and give the same answers.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import astuple, dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING
+
+from . import _rules
+from ._layout import (
+    DEFAULT_HASH_SLOT_NUM,
+    DEFAULT_INDEX_NUM,
+    Geometry,
+    MappedIndex,
+    check_header,
+    map_regions,
+)
+from .errors import InvalidValueError, OutputExistsError, ReadOnlyIndexError, RmqArrowError
+from .hashing import index_key_hash
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pyarrow as pa
+
+__all__ = ["IndexFile"]
+
+JAVA_LONG_MIN = -(2**63)
+JAVA_LONG_MAX = 2**63 - 1
+
+
+@dataclass
+class HeaderState:
+    """The in-memory IndexHeader; written through to the file on every put and on flush."""
+
+    begin_timestamp: int = 0
+    end_timestamp: int = 0
+    begin_phy_offset: int = 0
+    end_phy_offset: int = 0
+    hash_slot_count: int = 0
+    index_count: int = 1
+
+
+def _java_long_arg(name: str, value: object) -> int:
+    if isinstance(value, bool) or not hasattr(value, "__index__"):
+        raise InvalidValueError(f"{name} must be an int, got {type(value).__name__}: {value!r}")
+    v = int(value)  # type: ignore[call-overload,unused-ignore]
+    if not JAVA_LONG_MIN <= v <= JAVA_LONG_MAX:
+        raise InvalidValueError(f"{name} must fit a Java long (int64), got {v}")
+    return v
+
+
+class IndexFile:
+    """A RocketMQ IndexFile on disk.  Use :meth:`create` or :meth:`open`."""
+
+    def __init__(self, mapped: MappedIndex, header: HeaderState) -> None:
+        self._m = mapped
+        self._h = header
+        self._closed = False
+
+    # -- construction --------------------------------------------------------------------
+
+    @classmethod
+    def create(
+        cls,
+        path: str | os.PathLike[str],
+        hash_slot_num: int = DEFAULT_HASH_SLOT_NUM,
+        index_num: int = DEFAULT_INDEX_NUM,
+        end_phy_offset: int = 0,
+        end_timestamp: int = 0,
+    ) -> IndexFile:
+        """A new, empty file; refuses to replace an existing one.
+
+        ``end_phy_offset`` and ``end_timestamp`` seed the header as RocketMQ does when it
+        rolls from a full file (rule 6 of :mod:`rmqarrow._rules`).
+        """
+        geometry = Geometry(hash_slot_num, index_num)
+        end_phy_offset = _java_long_arg("end_phy_offset", end_phy_offset)
+        end_timestamp = _java_long_arg("end_timestamp", end_timestamp)
+        p = Path(path)
+        try:
+            with open(p, "xb") as fh:
+                fh.truncate(geometry.file_size)
+        except FileExistsError:
+            raise OutputExistsError(
+                f"{p}: already exists; an index file is never replaced"
+            ) from None
+        except FileNotFoundError:
+            raise RmqArrowError(f"{p}: parent directory does not exist") from None
+        header = HeaderState()
+        if end_phy_offset > 0:
+            header.begin_phy_offset = header.end_phy_offset = end_phy_offset
+        if end_timestamp > 0:
+            header.begin_timestamp = header.end_timestamp = end_timestamp
+        f = cls(map_regions(p, geometry, writable=True), header)
+        f._write_header()
+        return f
+
+    @classmethod
+    def open(
+        cls,
+        path: str | os.PathLike[str],
+        hash_slot_num: int | None = None,
+        index_num: int | None = None,
+        writable: bool = False,
+    ) -> IndexFile:
+        """Open an existing file; its size must match the geometry (defaults: RocketMQ's).
+
+        Opening read-only never changes a byte.  A stored ``indexCount <= 0`` is read as 1,
+        as ``IndexHeader.load`` does.
+        """
+        geometry = Geometry(
+            DEFAULT_HASH_SLOT_NUM if hash_slot_num is None else hash_slot_num,
+            DEFAULT_INDEX_NUM if index_num is None else index_num,
+        )
+        mapped = map_regions(path, geometry, writable)
+        try:
+            check_header(mapped.path, geometry, mapped.header)
+        except RmqArrowError:
+            mapped.close()
+            raise
+        raw = mapped.header[0].item()
+        header = HeaderState(*raw)
+        header.index_count = max(header.index_count, 1)
+        return cls(mapped, header)
+
+    # -- header ----------------------------------------------------------------------------
+
+    @property
+    def path(self) -> Path:
+        return self._m.path
+
+    @property
+    def name(self) -> str:
+        return self._m.path.name
+
+    @property
+    def geometry(self) -> Geometry:
+        return self._m.geometry
+
+    @property
+    def writable(self) -> bool:
+        return self._m.writable
+
+    @property
+    def begin_timestamp(self) -> int:
+        return self._h.begin_timestamp
+
+    @property
+    def end_timestamp(self) -> int:
+        return self._h.end_timestamp
+
+    @property
+    def begin_phy_offset(self) -> int:
+        return self._h.begin_phy_offset
+
+    @property
+    def end_phy_offset(self) -> int:
+        return self._h.end_phy_offset
+
+    @property
+    def hash_slot_count(self) -> int:
+        return self._h.hash_slot_count
+
+    @property
+    def index_count(self) -> int:
+        """The next free position: the number of entries + 1."""
+        return self._h.index_count
+
+    @property
+    def entry_count(self) -> int:
+        return self._h.index_count - 1
+
+    @property
+    def capacity(self) -> int:
+        """Entries a file of this geometry holds: ``index_num - 1`` (position 0 is unused)."""
+        return self.geometry.index_num - 1
+
+    def is_write_full(self) -> bool:
+        return self._h.index_count >= self.geometry.index_num
+
+    def is_time_matched(self, begin: int, end: int) -> bool:
+        return _rules.is_time_matched(begin, end, self._h.begin_timestamp, self._h.end_timestamp)
+
+    def _write_header(self) -> None:
+        self._m.header[0] = astuple(self._h)
+
+    # -- writing -----------------------------------------------------------------------------
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RmqArrowError(f"{self.path}: index file is closed")
+
+    def _check_writable(self) -> None:
+        self._check_open()
+        if not self._m.writable:
+            raise ReadOnlyIndexError(f"{self.path}: opened read-only; open with writable=True")
+
+    def put_key(self, key: str, phy_offset: int, store_timestamp: int) -> bool:
+        """Append one key; False exactly when RocketMQ's ``putKey`` is (the file is full)."""
+        self._check_writable()
+        key_hash = index_key_hash(key)
+        phy_offset = _java_long_arg("phy_offset", phy_offset)
+        store_timestamp = _java_long_arg("store_timestamp", store_timestamp)
+        return self._put_hash(key_hash, phy_offset, store_timestamp)
+
+    def _put_hash(self, key_hash: int, phy_offset: int, store_timestamp: int) -> bool:
+        h = self._h
+        position = h.index_count
+        if position >= self.geometry.index_num:
+            return False
+        slot = key_hash % self.geometry.hash_slot_num
+        prev = _rules.slot_head_or_invalid(int(self._m.slots[slot]), position)
+        diff = _rules.time_diff(store_timestamp, h.begin_timestamp)
+        self._m.entries[position] = (key_hash, phy_offset, diff, prev)
+        self._m.slots[slot] = position
+        if position <= 1:
+            h.begin_phy_offset = phy_offset
+            h.begin_timestamp = store_timestamp
+        if prev == _rules.INVALID_INDEX:
+            h.hash_slot_count += 1
+        h.index_count = position + 1
+        h.end_phy_offset = phy_offset
+        h.end_timestamp = store_timestamp
+        self._write_header()
+        return True
+
+    def put_keys(
+        self,
+        keys: pa.Array | pa.ChunkedArray | Sequence[str],
+        phy_offsets: np.ndarray | Sequence[int],
+        store_timestamps: np.ndarray | Sequence[int],
+    ) -> int:
+        """Append many keys in order; returns how many fit.  Same bytes as ``put_key`` each."""
+        self._check_writable()
+        from . import _bulk
+
+        return _bulk.put_keys(self, keys, phy_offsets, store_timestamps)
+
+    # -- reading -------------------------------------------------------------------------------
+
+    def select_phy_offsets(
+        self, key: str, max_num: int, begin: int = 0, end: int = JAVA_LONG_MAX
+    ) -> list[int]:
+        """The chained lookup: offsets of ``key`` stored within ``[begin, end]``, newest first."""
+        self._check_open()
+        out: list[int] = []
+        self._select_hash(index_key_hash(key), max_num, begin, end, out)
+        return out
+
+    def _select_hash(
+        self, key_hash: int, max_num: int, begin: int, end: int, out: list[int]
+    ) -> None:
+        """``selectPhyOffset`` appending to ``out`` (shared across files by the service)."""
+        h = self._h
+        count = h.index_count
+        limit = self.geometry.index_num  # a position here would read past the file
+        position = int(self._m.slots[key_hash % self.geometry.hash_slot_num])
+        if position <= 0 or position > count or count <= 1:
+            return
+        entries = self._m.entries
+        begin_ts = h.begin_timestamp
+        visited: set[int] | None = None
+        path: list[int] = []
+        while len(out) < max_num and position < limit:
+            hash_read, offset, diff, prev = entries[position].item()
+            if diff < 0:
+                break
+            t = _rules.java_long(begin_ts + diff * 1000)
+            if hash_read == key_hash and begin <= t <= end:
+                out.append(offset)
+            if prev <= 0 or prev > count or prev == position or t < begin:
+                break
+            if visited is None and prev > position:
+                # Only a damaged file points forward; from here on remember every
+                # position so that a cycle of any length ends the walk (rule 10).
+                visited = set(path)
+            if visited is not None:
+                visited.add(position)
+                if prev in visited:
+                    break
+            else:
+                path.append(position)
+            position = prev
+
+    def select_phy_offsets_many(
+        self,
+        keys: pa.Array | pa.ChunkedArray | Sequence[str],
+        max_num: int | np.ndarray,
+        begin: int | np.ndarray = 0,
+        end: int | np.ndarray = JAVA_LONG_MAX,
+    ) -> pa.Table:
+        """Bulk lookup: a table (``query``, ``phy_offset``) in native order."""
+        self._check_open()
+        from . import _bulk
+
+        return _bulk.select_many(self, keys, max_num, begin, end)
+
+    # -- lifecycle -----------------------------------------------------------------------------
+
+    def flush(self) -> None:
+        """Write the whole header and force the map to disk (``IndexFile.flush``)."""
+        self._check_open()
+        if self._m.writable:
+            self._write_header()
+            self._m.mm.flush()
+
+    def close(self) -> None:
+        """Flush (when writable) and unmap; closing twice is harmless."""
+        if self._closed:
+            return
+        if self._m.writable:
+            self._write_header()
+        self._m.close()
+        self._closed = True
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def __enter__(self) -> IndexFile:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else ("rw" if self._m.writable else "ro")
+        return (
+            f"IndexFile({str(self.path)!r}, {self.geometry.hash_slot_num} slots x "
+            f"{self.geometry.index_num}, {self.entry_count} entries, {state})"
+        )
