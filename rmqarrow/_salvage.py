@@ -3,7 +3,8 @@
 RocketMQ deletes, after an abnormal exit, every index file whose end timestamp is later
 than the checkpoint's indexMsgTimestamp, losing the entries that were already valid
 (apache/rocketmq issue #3868).  :func:`salvage_file` rewrites such a file with only the
-entries whose store time (as the lookup reads it) is at or before the cutoff, in their
+entries surely stored at or before the cutoff (entry 1 exactly at the header's begin
+timestamp, the others within the second their diff gives), in their
 original order with their original time diffs, chains relinked around the dropped ones.
 The original file is kept beside it as ``.NAME.before-salvage`` (hidden, so not loaded).
 """
@@ -35,7 +36,13 @@ def salvage_file(path: Path, geometry: Geometry, cutoff: int) -> int:
         src.close()
     with np.errstate(over="ignore"):
         times = np.int64(begin_ts) + entries["time_diff"].astype(np.int64) * 1000
-    keep = (times <= cutoff) & (entries["time_diff"] >= 0)
+        # A diff is truncated to the second, so a store time is known only to within
+        # 999 ms; keep an entry only if it is surely at or before the cutoff.  Entry 1's
+        # time is exact: the header's begin timestamp was set from it.
+        latest = times + 999
+    if len(latest):
+        latest[0] = begin_ts
+    keep = (latest <= cutoff) & (entries["time_diff"] >= 0)
     kept = entries[keep]
     k = len(kept)
     if k == 0:
