@@ -56,6 +56,12 @@ def register(sub: Any) -> None:
         "--from-commitlog", type=Path, metavar="DIR", help="a broker's store/commitlog"
     )
     build.add_argument("--start-offset", type=int, default=0, help="CommitLog offset to resume at")
+    build.add_argument(
+        "--start-timestamp",
+        type=int,
+        help="resume where the broker's recovery would for this store time (ms): the newest "
+        "CommitLog file whose first message is no later; the offset guard skips what is indexed",
+    )
     build.add_argument("--checkpoint", type=Path, help="the store's checkpoint file")
     build.add_argument("--batch-rows", type=int, default=1 << 20, help="records per batch")
     add_geometry_options(build)
@@ -211,20 +217,28 @@ def _print_resolved(args: argparse.Namespace, q: Query, offsets: list[int]) -> i
     from ..commitlog import format_message, resolve
 
     topic, _, key = q.key.partition("#") if args.topic is None else (args.topic, "#", args.key)
-    result = resolve(args.resolve, topic, key, offsets)
+    # a key repeated in KEYS is indexed once per occurrence: read each message once
+    distinct = list(dict.fromkeys(offsets))
+    result = resolve(args.resolve, topic, key, distinct)
     if args.json:
         print_json({
             "key": q.key,
             "hits": len(offsets),
+            "distinct_offsets": len(distinct),
             "phy_offsets": [m.physical_offset for m in result.messages],
             "dropped_false_positives": result.dropped,
             "dropped_offsets": list(result.dropped_offsets),
+            "unreadable": [{"phy_offset": o, "error": e} for o, e in result.unreadable],
         })
         return 0
     print_table([[m.physical_offset, m.topic, m.keys or "", m.uniq_key or ""]
                  for m in result.messages], ["phy_offset", "topic", "keys", "uniq_key"])
-    print(f"\n{len(result.messages)} messages match exactly; "
-          f"{result.dropped} hash false positives dropped")
+    print(f"\n{len(offsets)} index hits, {len(distinct)} distinct offsets: "
+          f"{len(result.messages)} messages match exactly, "
+          f"{result.dropped} hash false positives dropped"
+          + (f", {len(result.unreadable)} unreadable" if result.unreadable else ""))
+    for offset, error in result.unreadable:
+        print(f"unreadable offset {offset}: {error}", file=sys.stderr)
     if args.show:
         for m in result.messages:
             print()
@@ -296,9 +310,12 @@ def cmd_build(args: argparse.Namespace) -> int:
         batches, total = _record_batches(args.source, args.batch_rows)
         unit = "records"
     else:
-        from ..commitlog import index_records
+        from ..commitlog import CommitLogReader, index_records
 
-        batches = index_records(args.from_commitlog, start_offset=args.start_offset,
+        start = args.start_offset
+        if args.start_timestamp is not None:
+            start = CommitLogReader(args.from_commitlog).recover_start_offset(args.start_timestamp)
+        batches = index_records(args.from_commitlog, start_offset=start,
                                 batch_rows=args.batch_rows)
         total, unit = None, "records"
     service = IndexService(

@@ -1,0 +1,106 @@
+"""RocketMQ CommitLog files: read every record, write byte-identical files, resolve keys.
+
+- :func:`iter_records` / :class:`CommitLogReader`: every message record with every field,
+  bodies lazy; damage raises :class:`~rmqarrow.errors.CommitLogError` (or is reported with
+  ``lenient=True``).
+- :func:`index_records`: the vectorized Arrow path the index build reads.
+- :class:`CommitLogWriter` / :func:`write_commitlog`: files as the broker writes them.
+- :func:`resolve`: drop index hits whose message's topic or keys differ (hash collisions).
+
+The byte layout is documented once, in :mod:`rmqarrow.commitlog._layout`.
+"""
+
+from __future__ import annotations
+
+from ._files import CommitLogFile, file_name, list_commitlog_files
+from ._layout import (
+    MAGIC_BLANK,
+    MAGIC_V1,
+    MAGIC_V2,
+    SYSFLAG_BORNHOST_V6,
+    SYSFLAG_COMPRESSED,
+    SYSFLAG_COMPRESSION_LZ4,
+    SYSFLAG_COMPRESSION_MASK,
+    SYSFLAG_COMPRESSION_ZLIB,
+    SYSFLAG_COMPRESSION_ZSTD,
+    SYSFLAG_MULTI_TAGS,
+    SYSFLAG_STOREHOST_V6,
+    SYSFLAG_TRANSACTION_COMMIT,
+    SYSFLAG_TRANSACTION_MASK,
+    SYSFLAG_TRANSACTION_NOT_TYPE,
+    SYSFLAG_TRANSACTION_PREPARED,
+    SYSFLAG_TRANSACTION_ROLLBACK,
+    body_crc,
+    decode_properties,
+    encode_properties,
+    split_keys,
+)
+from .compression import compress_body, compression_of, compression_sys_flag, inflate
+from .index_records import (
+    DEFAULT_BATCH_ROWS,
+    INDEX_RECORDS_SCHEMA,
+    index_record_batches,
+    index_records,
+)
+from .reader import CommitLogProblem, CommitLogReader, CommitLogWarning, iter_records
+from .record import Record
+from .resolve import ResolveMode, ResolveResult, format_message, java_split_keys, matches, resolve
+from .writer import (
+    DEFAULT_MAPPED_FILE_SIZE,
+    AppendResult,
+    CommitLogWriter,
+    Message,
+    encode_record,
+    write_commitlog,
+)
+
+__all__ = [
+    "DEFAULT_BATCH_ROWS",
+    "DEFAULT_MAPPED_FILE_SIZE",
+    "INDEX_RECORDS_SCHEMA",
+    "MAGIC_BLANK",
+    "MAGIC_V1",
+    "MAGIC_V2",
+    "SYSFLAG_BORNHOST_V6",
+    "SYSFLAG_COMPRESSED",
+    "SYSFLAG_COMPRESSION_LZ4",
+    "SYSFLAG_COMPRESSION_MASK",
+    "SYSFLAG_COMPRESSION_ZLIB",
+    "SYSFLAG_COMPRESSION_ZSTD",
+    "SYSFLAG_MULTI_TAGS",
+    "SYSFLAG_STOREHOST_V6",
+    "SYSFLAG_TRANSACTION_COMMIT",
+    "SYSFLAG_TRANSACTION_MASK",
+    "SYSFLAG_TRANSACTION_NOT_TYPE",
+    "SYSFLAG_TRANSACTION_PREPARED",
+    "SYSFLAG_TRANSACTION_ROLLBACK",
+    "AppendResult",
+    "CommitLogFile",
+    "CommitLogProblem",
+    "CommitLogReader",
+    "CommitLogWarning",
+    "CommitLogWriter",
+    "Message",
+    "Record",
+    "ResolveMode",
+    "ResolveResult",
+    "body_crc",
+    "compress_body",
+    "compression_of",
+    "compression_sys_flag",
+    "decode_properties",
+    "encode_properties",
+    "encode_record",
+    "file_name",
+    "format_message",
+    "index_record_batches",
+    "index_records",
+    "inflate",
+    "iter_records",
+    "java_split_keys",
+    "list_commitlog_files",
+    "matches",
+    "resolve",
+    "split_keys",
+    "write_commitlog",
+]

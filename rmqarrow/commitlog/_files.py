@@ -1,0 +1,64 @@
+"""Finding a store's CommitLog files and its mapped file size.
+
+Files are named by their 20-digit start offset (``UtilAll.offset2FileName``) and all have
+the store's mapped file size (``mappedFileSizeCommitLog``, 1 GiB by default), because the
+broker preallocates each one.  Other names in the directory are ignored, as the broker's
+own tools would never create them.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import CommitLogError, StoreNotFoundError
+from ._layout import FILE_NAME_DIGITS
+
+__all__ = ["CommitLogFile", "file_name", "list_commitlog_files", "mapped_size_of"]
+
+
+@dataclass(frozen=True)
+class CommitLogFile:
+    """One file of the log: its path, the physical offset of its first byte, its size."""
+
+    path: Path
+    start_offset: int
+    size: int
+
+
+def file_name(start_offset: int) -> str:
+    """``UtilAll.offset2FileName``: the offset, zero-padded to 20 digits."""
+    if start_offset < 0:
+        raise ValueError(f"start offset must be >= 0, got {start_offset}")
+    return f"{start_offset:0{FILE_NAME_DIGITS}d}"
+
+
+def list_commitlog_files(commitlog_dir: str | os.PathLike[str]) -> list[CommitLogFile]:
+    """The files of a CommitLog directory, in offset order."""
+    root = Path(commitlog_dir)
+    if not root.is_dir():
+        raise StoreNotFoundError(f"CommitLog directory {root} does not exist")
+    files = []
+    for entry in root.iterdir():
+        name = entry.name
+        if len(name) == FILE_NAME_DIGITS and name.isdigit() and name.isascii() and entry.is_file():
+            files.append(CommitLogFile(entry, int(name), entry.stat().st_size))
+    files.sort(key=lambda f: f.start_offset)
+    return files
+
+
+def mapped_size_of(files: list[CommitLogFile], mapped_file_size: int | None = None) -> int:
+    """The store's mapped file size: given, or the largest file size (all files share it).
+
+    A file shorter than that is reported as truncated when it is read.
+    """
+    if mapped_file_size is not None:
+        if mapped_file_size < 8:
+            raise CommitLogError(
+                f"mapped file size must be at least 8 bytes, got {mapped_file_size}"
+            )
+        return mapped_file_size
+    if not files:
+        return 0
+    return max(f.size for f in files)

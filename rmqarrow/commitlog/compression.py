@@ -1,0 +1,109 @@
+"""Compressed message bodies: what RocketMQ's client compressors write, and back.
+
+A producer compresses bodies of 4 KiB or more (``compressMsgBodyOverHowmuch``) and sets
+SYSFLAG 0x1 plus the compression type in bits 0x700 (``CompressionType``: 1 LZ4, 2 ZSTD,
+3 ZLIB; type 0 with the compressed bit is ZLIB, for messages from older clients).
+The Java compressors write:
+
+- ZLIB: ``java.util.zip.Deflater`` output, a zlib stream (stdlib :mod:`zlib`);
+- LZ4: ``net.jpountz.lz4.LZ4FrameOutputStream``, the LZ4 *frame* format
+  (the ``lz4`` package, :mod:`lz4.frame`);
+- ZSTD: ``com.github.luben.zstd.ZstdOutputStream``, a zstd frame (``zstandard``).
+
+LZ4 and ZSTD need their optional package; without it :class:`EngineUnavailableError`
+names the package to install.
+"""
+
+from __future__ import annotations
+
+import zlib
+from typing import Any, Literal
+
+from ..errors import CommitLogError, EngineUnavailableError
+from ._layout import (
+    SYSFLAG_COMPRESSED,
+    SYSFLAG_COMPRESSION_LZ4,
+    SYSFLAG_COMPRESSION_MASK,
+    SYSFLAG_COMPRESSION_ZLIB,
+    SYSFLAG_COMPRESSION_ZSTD,
+)
+
+__all__ = ["Compression", "compress_body", "compression_of", "compression_sys_flag", "inflate"]
+
+Compression = Literal["zlib", "lz4", "zstd"]
+
+_BY_BITS: dict[int, Compression] = {
+    0: "zlib",
+    SYSFLAG_COMPRESSION_LZ4: "lz4",
+    SYSFLAG_COMPRESSION_ZSTD: "zstd",
+    SYSFLAG_COMPRESSION_ZLIB: "zlib",
+}
+_FLAGS: dict[str, int] = {
+    "lz4": SYSFLAG_COMPRESSED | SYSFLAG_COMPRESSION_LZ4,
+    "zstd": SYSFLAG_COMPRESSED | SYSFLAG_COMPRESSION_ZSTD,
+    "zlib": SYSFLAG_COMPRESSED | SYSFLAG_COMPRESSION_ZLIB,
+}
+
+
+def compression_of(sys_flag: int) -> Compression | None:
+    """The compression of a stored body, from SYSFLAG; ``None`` when not compressed."""
+    if not sys_flag & SYSFLAG_COMPRESSED:
+        return None
+    bits = sys_flag & SYSFLAG_COMPRESSION_MASK
+    if bits not in _BY_BITS:
+        raise CommitLogError(f"unknown compression type {bits >> 8} in SYSFLAG {sys_flag}")
+    return _BY_BITS[bits]
+
+
+def compression_sys_flag(kind: Compression) -> int:
+    """The SYSFLAG bits a producer sets for a body compressed with ``kind``."""
+    return _FLAGS[kind]
+
+
+def _lz4() -> Any:
+    try:
+        import lz4.frame
+    except ImportError as exc:
+        raise EngineUnavailableError(
+            "LZ4 bodies need the 'lz4' package: pip install lz4 (or rmqarrow[compression])"
+        ) from exc
+    return lz4.frame
+
+
+def _zstd() -> Any:
+    try:
+        import zstandard
+    except ImportError as exc:
+        raise EngineUnavailableError(
+            "ZSTD bodies need the 'zstandard' package: pip install zstandard "
+            "(or rmqarrow[compression])"
+        ) from exc
+    return zstandard
+
+
+def inflate(body: bytes, kind: Compression) -> bytes:
+    """Decompress a stored body; a corrupt body raises :class:`CommitLogError`."""
+    try:
+        if kind == "zlib":
+            return zlib.decompress(body)
+        if kind == "lz4":
+            return bytes(_lz4().decompress(body))
+        if kind == "zstd":
+            reader = _zstd().ZstdDecompressor().stream_reader(body)
+            return bytes(reader.read())
+    except EngineUnavailableError:
+        raise
+    except Exception as exc:
+        raise CommitLogError(f"{kind} body does not decompress: {exc}") from exc
+    raise ValueError(f"unknown compression {kind!r}")
+
+
+def compress_body(body: bytes, kind: Compression, level: int = 5) -> bytes:
+    """Compress as the Java client would (frame formats as above; level for zlib/zstd)."""
+    if kind == "zlib":
+        return zlib.compress(body, level)
+    if kind == "lz4":
+        return bytes(_lz4().compress(body))
+    if kind == "zstd":
+        return bytes(_zstd().ZstdCompressor(level=level).compress(body))
+    raise ValueError(f"unknown compression {kind!r}")

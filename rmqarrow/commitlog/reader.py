@@ -1,0 +1,222 @@
+"""Reading a CommitLog directory: records in commit-log order, damage reported or raised.
+
+:class:`CommitLogReader` maps one file at a time read-only and walks it with the single
+frame check of :mod:`._walk`.  Strict (the default): the first damaged record raises
+:class:`CommitLogError` naming the file and the physical offset, after every good record
+before it was yielded.  ``lenient=True``: the damage is appended to
+:attr:`CommitLogReader.problems` (and warned about) and the reader goes on with the next
+file.  Files must follow each other without gaps (each starts where the previous one ends);
+a gap is damage of the same kind.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import warnings
+from collections.abc import Iterator
+from contextlib import closing, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import CommitLogError
+from ._files import CommitLogFile, list_commitlog_files, mapped_size_of
+from ._walk import (
+    Buf,
+    Damage,
+    check_record,
+    first_store_timestamp,
+    record_positions,
+    walk_file,
+)
+from .record import Record, parse_record
+
+__all__ = ["CommitLogProblem", "CommitLogReader", "CommitLogWarning", "iter_records"]
+
+
+class CommitLogWarning(UserWarning):
+    """Damage skipped by a lenient reader."""
+
+
+@dataclass(frozen=True)
+class CommitLogProblem:
+    """A damaged spot a lenient reader skipped: the rest of ``path`` after it was not read."""
+
+    path: Path
+    physical_offset: int
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: physical offset {self.physical_offset}: {self.reason}"
+
+
+@contextmanager
+def _mapped(path: Path, size: int) -> Iterator[Buf]:
+    if size == 0:
+        yield b""
+        return
+    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
+        yield m
+
+
+class CommitLogReader:
+    """The files of one CommitLog directory and their records.
+
+    ``mapped_file_size`` defaults to the largest file's size (every file of a store has
+    the same preallocated size).
+    """
+
+    def __init__(
+        self,
+        commitlog_dir: str | os.PathLike[str],
+        *,
+        mapped_file_size: int | None = None,
+        lenient: bool = False,
+    ) -> None:
+        self.commitlog_dir = Path(commitlog_dir)
+        self.files: list[CommitLogFile] = list_commitlog_files(self.commitlog_dir)
+        self.mapped_file_size = mapped_size_of(self.files, mapped_file_size)
+        self.lenient = lenient
+        self.problems: list[CommitLogProblem] = []
+
+    # -- damage handling -------------------------------------------------------------
+    def _damage(self, file: CommitLogFile, position: int, reason: str) -> None:
+        problem = CommitLogProblem(file.path, file.start_offset + position, reason)
+        if not self.lenient:
+            raise CommitLogError(str(problem))
+        self.problems.append(problem)
+        warnings.warn(str(problem), CommitLogWarning, stacklevel=4)
+
+    @property
+    def min_offset(self) -> int:
+        """Physical offset of the first byte of the oldest file (0 for an empty log)."""
+        return self.files[0].start_offset if self.files else 0
+
+    @property
+    def max_offset(self) -> int:
+        """Physical offset just after the last file (not the last record)."""
+        return self.files[-1].start_offset + self.mapped_file_size if self.files else 0
+
+    def file_for(self, physical_offset: int) -> CommitLogFile | None:
+        """The file whose range holds ``physical_offset``, or ``None``."""
+        for f in self.files:
+            if f.start_offset <= physical_offset < f.start_offset + self.mapped_file_size:
+                return f
+        return None
+
+    # -- walking ----------------------------------------------------------------------
+    def _files_from(self, start_offset: int) -> Iterator[tuple[CommitLogFile, int, bool]]:
+        """Files to walk from ``start_offset``: (file, start position, is last); gaps are damage."""
+        mapped = self.mapped_file_size
+        prev: CommitLogFile | None = None
+        for i, file in enumerate(self.files):
+            if file.start_offset + mapped <= start_offset:
+                prev = file
+                continue
+            if prev is not None and file.start_offset != prev.start_offset + mapped:
+                self._damage(
+                    file,
+                    0,
+                    f"file starts at {file.start_offset}, expected {prev.start_offset + mapped} "
+                    f"(previous file {prev.path.name} + mapped file size {mapped})",
+                )
+            prev = file
+            yield file, max(0, start_offset - file.start_offset), i == len(self.files) - 1
+
+    def positions(
+        self, start_offset: int = 0
+    ) -> Iterator[tuple[CommitLogFile, Buf, np.ndarray[Any, np.dtype[np.int64]]]]:
+        """For each file from ``start_offset``: the file, its mapped bytes, record positions.
+
+        The buffer is valid only until the next item is taken; drop every view of it first.
+        Damage is raised (or reported) after the good positions before it were yielded.
+        """
+        for file, start_pos, is_last in self._files_from(start_offset):
+            with _mapped(file.path, file.size) as buf:
+                found, damage = record_positions(
+                    buf, file.size, self.mapped_file_size, file.start_offset, start_pos, is_last
+                )
+                yield file, buf, found
+            if damage is not None:
+                self._damage(file, damage.position, damage.reason)
+
+    def records(self, start_offset: int = 0) -> Iterator[Record]:
+        """Every message record from ``start_offset`` on (a record's physical offset)."""
+        for file, start_pos, is_last in self._files_from(start_offset):
+            with _mapped(file.path, file.size) as buf:
+                walk = walk_file(
+                    buf, file.size, self.mapped_file_size, file.start_offset, start_pos, is_last
+                )
+                try:
+                    with closing(walk):
+                        for pos in walk:
+                            yield parse_record(buf, pos, file.path, file.start_offset)
+                except Damage as d:
+                    damage: Damage | None = d
+                else:
+                    damage = None
+            if damage is not None:
+                self._damage(file, damage.position, damage.reason)
+
+    def recover_start_offset(self, timestamp: int) -> int:
+        """Where the broker's abnormal recovery replays from, for a checkpoint timestamp.
+
+        ``CommitLog.recoverAbnormally`` walks the files newest first and starts at the first
+        file whose first record is a message (V1/V2 magic) with a non-zero store timestamp
+        ``<= timestamp`` (``isMappedFileMatchedRecover``; the timestamp is the checkpoint's
+        ``minTimestampIndex`` when the index is "safe", else ``minTimestamp``); with no such
+        file it starts at the oldest.  Re-indexing from there and letting the index service's
+        offset guard skip what it already holds resumes exactly as the broker does.
+        """
+        for file in reversed(self.files):
+            with _mapped(file.path, file.size) as buf:
+                first = first_store_timestamp(buf, file.size)
+            if first is not None and first != 0 and first <= timestamp:
+                return file.start_offset
+        return self.min_offset
+
+    def __iter__(self) -> Iterator[Record]:
+        return self.records()
+
+    def read_record(self, physical_offset: int) -> Record:
+        """The message record at ``physical_offset`` (always strict: damage raises)."""
+        file = self.file_for(physical_offset)
+        if file is None:
+            raise CommitLogError(
+                f"{self.commitlog_dir}: physical offset {physical_offset} is outside the log "
+                f"[{self.min_offset}, {self.max_offset})"
+            )
+        pos = physical_offset - file.start_offset
+        with _mapped(file.path, file.size) as buf:
+            try:
+                total = check_record(buf, pos, file.size, self.mapped_file_size, file.start_offset)
+            except Damage as d:
+                raise CommitLogError(
+                    f"{file.path}: physical offset {physical_offset}: {d.reason}"
+                ) from None
+            if total <= 0:
+                raise CommitLogError(
+                    f"{file.path}: physical offset {physical_offset}: no message record there "
+                    "(end of the file's data)"
+                )
+            return parse_record(buf, pos, file.path, file.start_offset)
+
+
+def iter_records(
+    commitlog_dir: str | os.PathLike[str],
+    *,
+    start_offset: int = 0,
+    lenient: bool = False,
+    mapped_file_size: int | None = None,
+) -> Iterator[Record]:
+    """Every message record of a CommitLog directory in commit-log order.
+
+    Strict by default; with ``lenient=True`` damage is warned about (``CommitLogWarning``)
+    and the rest of the damaged file skipped.  Use :class:`CommitLogReader` to get the
+    list of problems.
+    """
+    reader = CommitLogReader(commitlog_dir, mapped_file_size=mapped_file_size, lenient=lenient)
+    return reader.records(start_offset)
