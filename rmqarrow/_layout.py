@@ -35,6 +35,8 @@ __all__ = [
     "SLOT_DTYPE",
     "Geometry",
     "MappedIndex",
+    "check_header",
+    "check_size",
     "map_regions",
     "resolve_geometry",
 ]

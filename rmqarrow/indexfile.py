@@ -293,11 +293,13 @@ class IndexFile:
     def select_phy_offsets_many(
         self,
         keys: pa.Array | pa.ChunkedArray | Sequence[str],
-        max_num: int | np.ndarray,
-        begin: int | np.ndarray = 0,
-        end: int | np.ndarray = JAVA_LONG_MAX,
+        max_num: int | np.ndarray | Sequence[int],
+        begin: int | np.ndarray | Sequence[int] = 0,
+        end: int | np.ndarray | Sequence[int] = JAVA_LONG_MAX,
     ) -> pa.Table:
-        """Bulk lookup: a table (``query``, ``phy_offset``) in native order."""
+        """Bulk :meth:`select_phy_offsets`: a table (``query`` int64 index of the key,
+        ``phy_offset`` int64) in native order; ``max_num``/``begin``/``end`` are scalars or
+        one value per key."""
         self._check_open()
         from . import _bulk
 

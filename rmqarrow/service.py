@@ -26,6 +26,7 @@ from .queries import Query
 from .records import MessageRecord, index_keys, is_rollback
 
 if TYPE_CHECKING:
+    import numpy as np
     import pyarrow as pa
 
 __all__ = ["IndexService", "QueryOffsetResult", "answer_queries", "query_files"]
@@ -197,6 +198,20 @@ class IndexService:
             last.end_phy_offset if last else 0,
         )
 
+    def query_offsets(
+        self,
+        keys: pa.Array | pa.ChunkedArray | Sequence[str],
+        max_num: int | np.ndarray | Sequence[int],
+        begin: int | np.ndarray | Sequence[int] = 0,
+        end: int | np.ndarray | Sequence[int] = JAVA_LONG_MAX,
+    ) -> pa.Table:
+        """Bulk :meth:`lookup` by full index keys (no batch cap): a table (``query``,
+        ``phy_offset``) in native order; ``max_num``/``begin``/``end`` are scalars or one
+        value per key."""
+        from . import _bulk
+
+        return _bulk.query_offsets(self.files, keys, max_num, begin, end)
+
     def lookup(self, query: Query) -> list[int]:
         """The native answer to a query by full index key, with no batch cap."""
         return query_files(
@@ -286,6 +301,15 @@ def answer_queries(
     index_num: int | None = None,
 ) -> list[list[int]]:
     """The native answer to each query over a store (newest file first, no batch cap)."""
+    from ._bulk import answers_from_table
+
+    qs = list(queries)
     service, _ = open_store(store_dir, hash_slot_num, index_num)
     with service:
-        return [service.lookup(q) for q in queries]
+        table = service.query_offsets(
+            [q.key for q in qs],
+            [q.max_num for q in qs],
+            [q.begin for q in qs],
+            [q.end for q in qs],
+        )
+    return answers_from_table(table, len(qs))

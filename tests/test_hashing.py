@@ -58,7 +58,10 @@ def test_vectorized_equals_scalar(values: list[str]) -> None:
     expected = [reference_hash(k) for k in values]
     assert index_key_hashes(values).tolist() == expected
     assert [index_key_hash(k) for k in values] == expected
-    assert index_key_hashes(pa.array(values, pa.string())).tolist() == expected
+    arrow_safe = [k for k in values if not any("\ud800" <= c <= "\udfff" for c in k)]
+    assert index_key_hashes(pa.array(arrow_safe, pa.string())).tolist() == [
+        reference_hash(k) for k in arrow_safe
+    ]  # Arrow strings are UTF-8: they cannot hold a lone surrogate
 
 
 def test_vectorized_edge_cases() -> None:
@@ -75,6 +78,9 @@ def test_lone_surrogates_hash_like_java() -> None:
     # Java strings may hold unpaired surrogates; Arrow cannot, a Python str can.
     assert index_key_hash("\ud800") == 0xD800
     assert index_key_hash("x\udfffy") == reference_hash("x\udfffy")
+    assert index_key_hashes(["ok", "\ud800", "x\udfffy"]).tolist() == [
+        reference_hash(k) for k in ["ok", "\ud800", "x\udfffy"]
+    ]
 
 
 @pytest.mark.parametrize("bad", [None, b"bytes", 7, ["a"]])

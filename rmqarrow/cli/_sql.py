@@ -1,9 +1,282 @@
-"""Placeholder: this command group is being written."""
+"""``rmqarrow sql`` and ``rmqarrow stats``: SQL and index-health analysis over an index.
+
+``sql TARGET [QUERY]`` runs one statement (or, without QUERY, every statement read from
+stdin, ``;``-terminated, as an interactive prompt on a terminal) over the ``files``,
+``slots`` and ``entries`` views, with DuckDB (default; the lookup macros are registered)
+or Spark.  ``stats TARGET`` prints the analyses of :mod:`converters.stats`.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import argparse
+import csv
+import datetime as _dt
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TextIO
+
+from ..errors import EngineUnavailableError, RmqArrowError
+from ._output import add_geometry_options, print_json, print_kv, print_table
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = ["register"]
+
+PROMPT = "rmqarrow> "
 
 
 def register(sub: Any) -> None:
-    del sub
+    p = sub.add_parser(
+        "sql",
+        help="run SQL over an index (views files, slots, entries; lookup macros)",
+        description=(
+            "Run SQL over a store or exported dataset. Views: files, slots, entries. "
+            "DuckDB macros: index_key_hash(key), index_lookup(key, max_num[, begin, end]), "
+            "index_lookups('table'). Without QUERY, statements are read from stdin "
+            "(end each with ';'; '.tables' lists the views, '.quit' leaves)."
+        ),
+    )
+    p.add_argument("target", help="store directory, index file, or exported dataset")
+    p.add_argument("query", nargs="?", help="one SQL statement (omit for a prompt)")
+    fmt = p.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true", help="print rows as a JSON array")
+    fmt.add_argument("--csv", action="store_true", help="print rows as CSV")
+    p.add_argument(
+        "--engine",
+        choices=("duckdb", "spark"),
+        default="duckdb",
+        help="duckdb (default; with the lookup macros) or spark (the three views)",
+    )
+    p.add_argument("--master", default=None, help="Spark master URL (--engine spark)")
+    add_geometry_options(p)
+    p.set_defaults(func=_run_sql)
+
+    s = sub.add_parser(
+        "stats",
+        help="index health: fill, slot load vs Poisson, chain depth, hot keys, duplicates",
+        description=(
+            "Analyse an index with DuckDB: per-file time coverage and fill, slot-load and "
+            "chain-depth distributions next to the Poisson expectation, the hottest key "
+            "hashes, duplicated offsets, and (with --between) what was indexed in a time range."
+        ),
+    )
+    s.add_argument("target", help="store directory, index file, or exported dataset")
+    s.add_argument(
+        "--between",
+        nargs=2,
+        metavar=("T1", "T2"),
+        help="also list entries stored in [T1, T2] (epoch ms or ISO 8601; naive = UTC)",
+    )
+    s.add_argument("--top", type=int, default=10, help="rows of hot keys / duplicates (10)")
+    s.add_argument("--limit", type=int, default=20, help="entries listed by --between (20)")
+    s.add_argument("--plot", metavar="DIR", help="also write PNG charts into DIR")
+    s.add_argument("--overwrite", action="store_true", help="let --plot replace its charts")
+    s.add_argument("--json", action="store_true", help="print everything as JSON")
+    add_geometry_options(s)
+    s.set_defaults(func=_run_stats)
+
+
+# --- sql ------------------------------------------------------------------------------
+
+
+def _print_result(table: pa.Table, args: argparse.Namespace, out: TextIO) -> None:
+    if args.json:
+        print_json(table.to_pylist(), out)
+    elif args.csv:
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(table.column_names)
+        for row in table.to_pylist():
+            writer.writerow(["" if v is None else v for v in row.values()])
+    else:
+        rows = [list(r.values()) for r in table.to_pylist()]
+        print_table(rows, table.column_names, out)
+
+
+def _has_output(table: pa.Table) -> bool:
+    """False for results with nothing to show (DDL answers with an empty status column)."""
+    if not table.num_columns:
+        return False
+    return table.num_rows > 0 or table.column_names not in (["Count"], ["Success"])
+
+
+def _duckdb_runner(
+    args: argparse.Namespace,
+) -> tuple[Callable[[str], pa.Table], Callable[[], None]]:
+    import duckdb
+
+    from converters.duckdb_sql import connect
+
+    con = connect(args.target, hash_slot_num=args.hash_slot_num, index_num=args.index_num)
+
+    def run(query: str) -> pa.Table:
+        try:
+            rel = con.sql(query)
+            if rel is None:  # a statement without a result (CREATE, SET, ...)
+                import pyarrow as pa
+
+                return pa.table({})
+            result: pa.Table = rel.to_arrow_table()
+            return result
+        except duckdb.Error as exc:
+            raise RmqArrowError(f"DuckDB: {exc}") from None
+
+    return run, con.close
+
+
+def _spark_runner(args: argparse.Namespace) -> tuple[Callable[[str], pa.Table], Callable[[], None]]:
+    try:
+        from converters import spark_sql
+    except ImportError as exc:
+        raise EngineUnavailableError(
+            f"--engine spark needs converters.spark_sql and pyspark ({exc})"
+        ) from None
+
+    def run(query: str) -> pa.Table:
+        return spark_sql.sql(
+            args.target,
+            query,
+            master=args.master,
+            hash_slot_num=args.hash_slot_num,
+            index_num=args.index_num,
+        )
+
+    return run, lambda: None
+
+
+def _statements(stream: TextIO, interactive: bool) -> Any:
+    """Yield ``;``-terminated statements (and dot commands) read line by line."""
+    buffer: list[str] = []
+    while True:
+        if interactive:
+            print(PROMPT if not buffer else "      ...> ", end="", file=sys.stderr, flush=True)
+        line = stream.readline()
+        if not line:
+            break
+        stripped = line.strip()
+        if not buffer and stripped.startswith("."):
+            yield stripped
+            continue
+        if not stripped and not buffer:
+            continue
+        buffer.append(line.rstrip("\n"))
+        if stripped.endswith(";"):
+            yield "\n".join(buffer)
+            buffer = []
+    if any(b.strip() for b in buffer):
+        yield "\n".join(buffer)
+
+
+def _prompt(run: Callable[[str], pa.Table], args: argparse.Namespace) -> int:
+    interactive = sys.stdin.isatty()
+    failures = 0
+    for statement in _statements(sys.stdin, interactive):
+        if statement in (".quit", ".exit"):
+            break
+        if statement == ".tables":
+            statement = (
+                "SELECT 'files' AS name UNION ALL SELECT 'slots' UNION ALL SELECT 'entries';"
+            )
+        elif statement.startswith("."):
+            print(f"unknown command {statement}; try .tables or .quit", file=sys.stderr)
+            failures += 1
+            continue
+        try:
+            table = run(statement)
+        except RmqArrowError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            failures += 1
+            continue
+        if _has_output(table):
+            _print_result(table, args, sys.stdout)
+        sys.stdout.flush()
+    if interactive:
+        print(file=sys.stderr)
+    return 1 if failures and not interactive else 0
+
+
+def _run_sql(args: argparse.Namespace) -> int:
+    runner = _spark_runner if args.engine == "spark" else _duckdb_runner
+    run, close = runner(args)
+    try:
+        if args.query is None:
+            return _prompt(run, args)
+        table = run(args.query)
+        if _has_output(table):
+            _print_result(table, args, sys.stdout)
+        return 0
+    finally:
+        close()
+
+
+# --- stats ----------------------------------------------------------------------------
+
+
+def parse_time(text: str) -> int:
+    """Epoch milliseconds from an integer or an ISO 8601 date/time (naive = UTC)."""
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        moment = _dt.datetime.fromisoformat(text)
+    except ValueError:
+        raise RmqArrowError(
+            f"time {text!r}: expected epoch milliseconds or ISO 8601 (2024-05-01T12:00:00)"
+        ) from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=_dt.UTC)
+    return int(moment.timestamp() * 1000)
+
+
+def _section(title: str, table: pa.Table) -> None:
+    print(f"\n{title}")
+    print_table([list(r.values()) for r in table.to_pylist()], table.column_names)
+
+
+def _run_stats(args: argparse.Namespace) -> int:
+    from converters import stats
+    from converters.duckdb_sql import connect
+
+    if args.top < 0 or args.limit < 0:
+        raise RmqArrowError(f"--top and --limit must be >= 0, got {args.top} and {args.limit}")
+    between = None
+    if args.between:
+        between = (parse_time(args.between[0]), parse_time(args.between[1]))
+    con = connect(args.target, hash_slot_num=args.hash_slot_num, index_num=args.index_num)
+    try:
+        result = stats.collect(con, top=args.top, between=between, limit=args.limit)
+    finally:
+        con.close()
+    charts = []
+    if args.plot:
+        from converters.stats_plot import write_charts
+
+        charts = [str(p) for p in write_charts(result, args.plot, overwrite=args.overwrite)]
+    if args.json:
+        doc = result.to_json()
+        if charts:
+            doc["charts"] = charts
+        print_json(doc)
+        return 0
+    print_kv(result.summary)
+    _section("files: time coverage and fill", result.files)
+    _section("slot load (slots holding k entries) vs Poisson", result.slot_load)
+    _section(
+        "chain depth (entries a lookup reads to reach each entry) vs Poisson", result.chain_depth
+    )
+    _section(f"hottest key hashes (top {args.top})", result.hot_keys)
+    print("\nduplicated offsets")
+    print_kv(result.duplicates_summary)
+    if result.duplicates.num_rows:
+        _section(f"most duplicated offsets (top {args.top})", result.duplicates)
+    print("\nchain consistency (all 0 in files RocketMQ wrote; the SQL lookup assumes it)")
+    print_kv(result.chain_check)
+    if result.time_range is not None:
+        assert result.time_range_summary is not None and result.time_range_entries is not None
+        t1, t2 = result.time_range
+        _section(f"indexed between {t1} and {t2} ms, per file", result.time_range_summary)
+        _section(f"first {args.limit} entries in that range", result.time_range_entries)
+    for c in charts:
+        print(f"wrote {c}", file=sys.stderr)
+    return 0
