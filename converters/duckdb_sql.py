@@ -38,6 +38,7 @@ from rmqarrow.hashing import index_key_hashes
 from rmqarrow.naming import java_name_order
 from rmqarrow.queries import JAVA_LONG_MAX, Query
 
+from .dataset import detect_target
 from .duckdb_walk import HASH_MACROS_SQL, LOOKUP_COLUMNS, LOOKUP_MACROS_SQL
 
 if TYPE_CHECKING:
@@ -67,34 +68,6 @@ _ENTRY_COLUMNS = (
 )
 
 # --- targets --------------------------------------------------------------------------
-
-
-def detect_target(target: Target) -> str:
-    """``"dataset"`` for an exported Parquet dataset, ``"store"`` for native index files.
-
-    A dataset is a directory holding ``files/``, ``slots/`` and ``entries/``; a store is a
-    directory of index files (or a single index file).  Anything else raises.
-    """
-    p = Path(target)
-    if not p.exists():
-        raise StoreNotFoundError(f"{p}: no such store directory, index file or dataset")
-    if p.is_file():
-        return "store"
-    present = [t for t in TABLES if (p / t).is_dir()]
-    if present:
-        if len(present) != len(TABLES):
-            missing = sorted(set(TABLES) - set(present))
-            raise DatasetError(
-                f"{p}: a dataset needs the directories files/, slots/ and entries/; "
-                f"found {', '.join(present)}, missing {', '.join(missing)}"
-            )
-        return "dataset"
-    if any(c.is_file() and not c.name.startswith(".") for c in p.iterdir()):
-        return "store"
-    raise DatasetError(
-        f"{p}: neither a dataset (expected files/, slots/, entries/ directories) nor a "
-        "store (expected index files); the directory is empty"
-    )
 
 
 def _parquet_files(directory: Path) -> list[str]:

@@ -66,11 +66,20 @@ from rmqarrow.errors import CorruptIndexError, OutputExistsError, StoreNotFoundE
 
 from ._atomic import atomic_dir
 from .manifest import new_manifest, source_file_info, write_manifest
-from .scan import _files_batch, _source_paths, repeated_string
+from .scan import files_batch, repeated_string, source_paths
 from .schema import SCHEMAS
 from .tables import geometry_of
 
-__all__ = ["ENTRIES_ORDER", "PARQUET_OPTIONS", "ROW_GROUP_ROWS", "export_store"]
+__all__ = [
+    "ENTRIES_ORDER",
+    "PARQUET_OPTIONS",
+    "ROW_GROUP_ROWS",
+    "check_exportable",
+    "export_file_entries",
+    "export_file_slots",
+    "export_store",
+    "parquet_writer",
+]
 
 ROW_GROUP_ROWS = 1 << 17
 ENTRIES_ORDER = ("slot", "position")
@@ -94,7 +103,8 @@ PARQUET_OPTIONS: dict[str, Any] = {
 _before_write: Callable[[str, Path], None] | None = None
 
 
-def _writer(path: Path, table: str, sorting: tuple[str, ...] = ()) -> pq.ParquetWriter:
+def parquet_writer(path: Path, table: str, sorting: tuple[str, ...] = ()) -> pq.ParquetWriter:
+    """A Parquet writer for one table part with the dataset's settings (PARQUET_OPTIONS)."""
     if _before_write is not None:
         _before_write(table, path)
     schema = SCHEMAS[table]
@@ -134,9 +144,10 @@ def _entry_count(path: Path) -> int:
     return max(int(header["index_count"][0]) - 1, 0) if len(header) else 0
 
 
-def _export_slots(m: MappedIndex, path: Path) -> int:
+def export_file_slots(m: MappedIndex, path: Path) -> int:
+    """Write one mapped file's non-zero slots as a ``slots`` part; returns the row count."""
     idx = np.flatnonzero(m.slots).astype(np.int32)
-    with _writer(path, "slots") as w:
+    with parquet_writer(path, "slots") as w:
         for start in range(0, max(len(idx), 1), ROW_GROUP_ROWS):
             part = idx[start : start + ROW_GROUP_ROWS]
             w.write_batch(
@@ -149,7 +160,8 @@ def _export_slots(m: MappedIndex, path: Path) -> int:
     return len(idx)
 
 
-def _export_entries(m: MappedIndex, path: Path, progress: Progress) -> int:
+def export_file_entries(m: MappedIndex, path: Path, progress: Progress) -> int:
+    """Write one mapped file's entries, sorted by (slot, position), as an ``entries`` part."""
     schema = SCHEMAS["entries"]
     count = max(int(m.header["index_count"][0]), 1)
     begin = np.int64(m.header["begin_timestamp"][0])
@@ -186,7 +198,7 @@ def _export_entries(m: MappedIndex, path: Path, progress: Progress) -> int:
             schema=schema,
         )
 
-    with _writer(path, "entries", ENTRIES_ORDER) as w:
+    with parquet_writer(path, "entries", ENTRIES_ORDER) as w:
         if n == 0:
             w.write_table(schema.empty_table())
         # Gather the next row group (numpy, GIL released) while Parquet encodes this one.
@@ -225,7 +237,7 @@ def export_store(
         raise OutputExistsError(
             f"{out_dir}: is (or contains) the source {source}; refusing to replace it"
         )
-    paths = _source_paths(source)
+    paths = source_paths(source)
     geometries = [geometry_of(p, hash_slot_num, index_num) for p in paths]
     total = sum(_entry_count(p) for p in paths)
     infos: list[dict[str, Any]] = []
@@ -241,10 +253,10 @@ def export_store(
             try:
                 check_header(p, g, m.header)
                 check_exportable(m)
-                file_batches.append(_files_batch(m, p.name))
+                file_batches.append(files_batch(m, p.name))
                 part = f"part-{i:05d}.parquet"
-                rows["slots"] += _export_slots(m, tmp / "slots" / part)
-                rows["entries"] += _export_entries(m, tmp / "entries" / part, bar)
+                rows["slots"] += export_file_slots(m, tmp / "slots" / part)
+                rows["entries"] += export_file_entries(m, tmp / "entries" / part, bar)
                 infos.append(source_file_info(p, g.hash_slot_num, g.index_num,
                                               int(m.header["index_count"][0])))
             finally:
@@ -252,7 +264,7 @@ def export_store(
         if not paths:
             for sub in ("slots", "entries"):
                 pq.write_table(SCHEMAS[sub].empty_table(), tmp / sub / "part-00000.parquet")
-        with _writer(tmp / "files" / "part-00000.parquet", "files") as w:
+        with parquet_writer(tmp / "files" / "part-00000.parquet", "files") as w:
             w.write_table(pa.Table.from_batches(file_batches, schema=SCHEMAS["files"]))
         rows["files"] = len(file_batches)
         from rmqarrow import __version__

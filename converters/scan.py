@@ -41,10 +41,12 @@ __all__ = [
     "DEFAULT_BATCH_ROWS",
     "TABLES",
     "decode_entries",
+    "files_batch",
     "iter_file_batches",
     "repeated_string",
     "scan_file",
     "scan_store",
+    "source_paths",
     "store_scanner",
 ]
 
@@ -94,7 +96,8 @@ def _check_batch_rows(batch_rows: int) -> None:
         raise ValueError(f"batch_rows must be a positive int, got {batch_rows!r}")
 
 
-def _files_batch(m: MappedIndex, name: str) -> pa.RecordBatch:
+def files_batch(m: MappedIndex, name: str) -> pa.RecordBatch:
+    """The one-row ``files`` batch of a mapped file (its header and geometry)."""
     h = m.header[0]
     g = m.geometry
     values: list[int] = [
@@ -128,7 +131,7 @@ def iter_file_batches(
         check_header(p, m.geometry, m.header)
         name = p.name
         if table == "files":
-            yield _files_batch(m, name)
+            yield files_batch(m, name)
             return
         names = repeated_string(name, batch_rows)
         if table == "slots":
@@ -158,7 +161,8 @@ def iter_file_batches(
         m.close()
 
 
-def _source_paths(source: str | os.PathLike[str]) -> list[Path]:
+def source_paths(source: str | os.PathLike[str]) -> list[Path]:
+    """The index files of a store directory (oldest first), or ``[source]`` for one file."""
     p = Path(source)
     return [p] if p.is_file() else list_index_files(p)
 
@@ -209,7 +213,7 @@ def scan_store(
 ) -> pa.RecordBatchReader:
     """A reader over one table of every file of a store directory (or of one file), oldest
     file first."""
-    return _reader(_source_paths(store_dir), table, hash_slot_num, index_num, batch_rows)
+    return _reader(source_paths(store_dir), table, hash_slot_num, index_num, batch_rows)
 
 
 def store_scanner(

@@ -36,7 +36,7 @@ __all__ = [
 ]
 
 TABLES = ("files", "slots", "entries")
-DEFAULT_PIECE_ROWS = 1_250_000
+DEFAULT_PIECE_ROWS = 2_500_000
 DEFAULT_BATCH_ROWS = 1 << 17
 
 
@@ -77,6 +77,7 @@ def plan_pieces(
 ) -> list[Piece]:
     """The pieces of ``table`` over every index file of ``store_dir`` (oldest first).
 
+    ``store_dir`` may also be a single index file.
     ``entries`` gets one piece per ``piece_rows`` positions of each file (at least one per
     file, even an empty one); ``files`` and ``slots`` one piece per file.  Geometry and
     header are checked here, so a bad file fails before any task runs.
@@ -85,7 +86,8 @@ def plan_pieces(
     if piece_rows < 1:
         raise RmqArrowError(f"piece_rows must be a positive int, got {piece_rows!r}")
     pieces: list[Piece] = []
-    for path in list_index_files(store_dir):
+    source = Path(store_dir)
+    for path in [source] if source.is_file() else list_index_files(source):
         geometry = geometry_of(path, hash_slot_num, index_num)
         mapped = map_regions(path, geometry, writable=False)
         try:

@@ -40,9 +40,9 @@ def _export_one(task: tuple[int, str, int, int, str]) -> dict[str, Any]:
     from rmqarrow._layout import Geometry, check_header, map_regions
     from rmqarrow._progress import Progress
 
-    from .export import _export_entries, _export_slots, check_exportable
+    from .export import check_exportable, export_file_entries, export_file_slots
     from .manifest import source_file_info
-    from .scan import _files_batch
+    from .scan import files_batch
 
     rank, path_text, hash_slot_num, index_num, tmp_text = task
     path, tmp = Path(path_text), Path(tmp_text)
@@ -52,12 +52,12 @@ def _export_one(task: tuple[int, str, int, int, str]) -> dict[str, Any]:
         try:
             check_header(path, geometry, m.header)
             check_exportable(m)
-            files_row = _files_batch(m, path.name).to_pylist()[0]
+            files_row = files_batch(m, path.name).to_pylist()[0]
             part = f"part-{rank:05d}.parquet"
             quiet = Progress(None, "export")
             quiet.enabled = False
-            slots = _export_slots(m, tmp / "slots" / part)
-            entries = _export_entries(m, tmp / "entries" / part, quiet)
+            slots = export_file_slots(m, tmp / "slots" / part)
+            entries = export_file_entries(m, tmp / "entries" / part, quiet)
             info = source_file_info(
                 path, hash_slot_num, index_num, int(m.header["index_count"][0])
             )
@@ -97,9 +97,9 @@ def export_store(
     from rmqarrow import __version__
 
     from ._atomic import atomic_dir
-    from .export import ENTRIES_ORDER, PARQUET_OPTIONS, ROW_GROUP_ROWS, _writer
+    from .export import ENTRIES_ORDER, PARQUET_OPTIONS, ROW_GROUP_ROWS, parquet_writer
     from .manifest import new_manifest, write_manifest
-    from .scan import _source_paths
+    from .scan import source_paths
     from .schema import SCHEMAS
     from .spark_session import get_spark
     from .tables import geometry_of
@@ -107,7 +107,7 @@ def export_store(
     source = Path(store_dir)
     if not source.exists():
         raise StoreNotFoundError(f"{source}: no such store directory or index file")
-    paths = _source_paths(source)
+    paths = source_paths(source)
     geometries = [geometry_of(p, hash_slot_num, index_num) for p in paths]
     spark = get_spark(master, app_name="rmqarrow-export")
     with atomic_dir(out_dir, overwrite=overwrite) as tmp:
@@ -130,7 +130,7 @@ def export_store(
             for sub in ("slots", "entries"):
                 pq.write_table(SCHEMAS[sub].empty_table(), tmp / sub / "part-00000.parquet")
         files = pa.Table.from_pylist([r["files_row"] for r in results], schema=SCHEMAS["files"])
-        with _writer(tmp / "files" / "part-00000.parquet", "files") as w:
+        with parquet_writer(tmp / "files" / "part-00000.parquet", "files") as w:
             w.write_table(files)
         rows = {
             "files": len(results),

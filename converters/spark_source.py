@@ -9,7 +9,7 @@ A PySpark Python Data Source (``pyspark.sql.datasource``, Spark 4)::
 
 Options: ``table`` (``entries`` by default, or ``files`` / ``slots``), ``hash_slot_num``
 and ``index_num`` (geometry, as ``--hash-slot-num`` / ``--index-num``), ``piece_rows``
-(entry positions per partition, default 1,250,000) and ``batch_rows`` (rows per Arrow
+(entry positions per partition, default 2,500,000) and ``batch_rows`` (rows per Arrow
 batch).  The schema is the Parquet dataset's (:mod:`converters.schema`), every column
 nullable as Spark reports it.  Partitions are planned on the driver (one per file, big
 files split into position ranges, see :mod:`converters.spark_batches`); each executor
@@ -133,6 +133,14 @@ class RocketMQIndexDataSource(DataSource):
         return spark_ddl(_table_option(self.options))
 
     def reader(self, schema: StructType) -> DataSourceReader:
+        table = _table_option(self.options)
+        expected = [(f.name, _SPARK_TYPES[f.type].lower()) for f in SCHEMAS[table]]
+        given = [(f.name, f.dataType.simpleString()) for f in schema.fields]
+        if given != expected:
+            raise RmqArrowError(
+                f"the {table} table of {FORMAT} has the fixed schema {spark_ddl(table)}; "
+                f"got {schema.simpleString()} (select or cast columns after loading instead)"
+            )
         return RocketMQIndexReader(self.options)
 
 

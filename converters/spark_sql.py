@@ -1,10 +1,7 @@
-"""Spark SQL over an index: the three views, and the native lookup as joins and windows.
+"""Spark SQL over an index: RocketMQ's lookup as joins and windows, and the CLI's API.
 
-:func:`register_tables` puts ``files``, ``slots`` and ``entries`` temp views on a Spark
-session over a target: an exported Parquet dataset (a directory with ``files/``,
-``slots/`` and ``entries/``) or a native store (read through the ``rocketmq-index`` data
-source, :mod:`converters.spark_source`).  Names and types are those of
-:mod:`converters.schema`.
+The views come from :func:`converters.spark_tables.register_tables` (re-exported here):
+``files``, ``slots``, ``entries`` over a Parquet dataset or a native store.
 
 The lookup reproduces ``IndexService.queryOffset`` (see ``rmqarrow/_rules.py``) without
 walking chains row by row (Spark's ``WITH RECURSIVE`` is far too slow for that):
@@ -31,21 +28,18 @@ vectorized through an Arrow UDF.
 
 from __future__ import annotations
 
-import os
 import warnings
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
 
-from rmqarrow.errors import DatasetError, InvalidKeyError, RmqArrowError, StoreNotFoundError
+from rmqarrow.errors import DatasetError, InvalidKeyError, RmqArrowError
 from rmqarrow.hashing import index_key_hashes
-from rmqarrow.naming import java_name_order
 from rmqarrow.queries import JAVA_LONG_MAX, Query
 
-from .schema import SCHEMAS
+from .spark_tables import FILE_ORDER_VIEW, Target, detect_target, register_tables, register_views
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -64,8 +58,6 @@ __all__ = [
     "sql",
 ]
 
-Target = str | os.PathLike[str]
-TABLES = tuple(SCHEMAS)
 DEFAULT_MAX_NUM = 64  # RocketMQ's maxMsgsNumBatch
 
 #: Columns of :func:`lookup`'s result.
@@ -73,7 +65,6 @@ LOOKUP_COLUMNS = (
     "qid", "ordinal", "phy_offset", "file_name", "position", "store_timestamp", "key_hash"
 )
 
-_FILE_ORDER = "_rmq_file_order"
 _PAIRS_VIEW = "_rmq_pairs"
 
 # Constant SQL text; queries arrive as a temp view, never formatted into the text.
@@ -122,132 +113,6 @@ WHERE ordinal <= max_num
 """
 
 
-# --- targets and views ----------------------------------------------------------------
-
-
-def detect_target(target: Target) -> str:
-    """``"dataset"`` for an exported Parquet dataset, ``"store"`` for native index files."""
-    p = Path(target)
-    if not p.exists():
-        raise StoreNotFoundError(f"{p}: no such store directory, index file or dataset")
-    if p.is_file():
-        return "store"
-    present = [t for t in TABLES if (p / t).is_dir()]
-    if present:
-        if len(present) != len(TABLES):
-            missing = sorted(set(TABLES) - set(present))
-            raise DatasetError(
-                f"{p}: a dataset needs the directories files/, slots/ and entries/; "
-                f"found {', '.join(present)}, missing {', '.join(missing)}"
-            )
-        return "dataset"
-    if any(c.is_file() and not c.name.startswith(".") for c in p.iterdir()):
-        return "store"
-    raise DatasetError(
-        f"{p}: neither a dataset (expected files/, slots/, entries/ directories) nor a "
-        "store (expected index files); the directory is empty"
-    )
-
-
-def _read_parquet_table(spark: SparkSession, directory: Path, table: str) -> DataFrame:
-    from .spark_source import spark_ddl
-
-    if not any(directory.rglob("*.parquet")):
-        raise DatasetError(f"{directory}: no .parquet files in this dataset table")
-    df = spark.read.schema(spark_ddl(table)).parquet(str(directory))
-    return df.select(*SCHEMAS[table].names)
-
-
-def register_tables(
-    spark: SparkSession,
-    target: Target,
-    *,
-    hash_slot_num: int | None = None,
-    index_num: int | None = None,
-) -> str:
-    """Create temp views ``files``, ``slots``, ``entries`` over ``target``; return its kind.
-
-    A dataset is read as Parquet (column names and types checked against the schema); a
-    store through the ``rocketmq-index`` data source with the given geometry.  The views
-    also get the newest-first file order the lookup needs.
-    """
-    return _register_views(spark, target, hash_slot_num, index_num)[0]
-
-
-def _register_views(
-    spark: SparkSession, target: Target, hash_slot_num: int | None, index_num: int | None
-) -> tuple[str, pa.Table]:
-    """:func:`register_tables`; also returns the newest-first files table it registered."""
-    kind = detect_target(target)
-    root = Path(target)
-    frames: dict[str, DataFrame] = {}
-    if kind == "dataset":
-        for table in TABLES:
-            frames[table] = _read_parquet_table(spark, root / table, table)
-    else:
-        from .spark_source import FORMAT, register, spark_ddl
-
-        register(spark)
-        for table in TABLES:
-            reader = spark.read.format(FORMAT).schema(spark_ddl(table)).option("table", table)
-            if hash_slot_num is not None:
-                reader = reader.option("hash_slot_num", str(hash_slot_num))
-            if index_num is not None:
-                reader = reader.option("index_num", str(index_num))
-            frames[table] = reader.load(str(root))
-    for table, df in frames.items():
-        df.createOrReplaceTempView(table)
-    order = _register_file_order(spark, _files_on_driver(kind, root, hash_slot_num, index_num))
-    return kind, order
-
-
-def _files_on_driver(
-    kind: str, root: Path, hash_slot_num: int | None, index_num: int | None
-) -> pa.Table:
-    """The ``files`` table read on the driver (one row a file: no Spark job needed)."""
-    if kind == "dataset":
-        import pyarrow.parquet as pq
-
-        parts = sorted(
-            p for p in (root / "files").rglob("*.parquet") if not p.name.startswith(("_", "."))
-        )
-        return pa.concat_tables(
-            [pq.read_table(p, schema=SCHEMAS["files"]) for p in parts]
-        ) if parts else SCHEMAS["files"].empty_table()
-    from .spark_batches import piece_batches, plan_pieces
-
-    batches = [
-        batch
-        for piece in plan_pieces(root, "files", hash_slot_num=hash_slot_num, index_num=index_num)
-        for batch in piece_batches(piece)
-    ]
-    return pa.Table.from_batches(batches, schema=SCHEMAS["files"])
-
-
-def _register_file_order(spark: SparkSession, files: pa.Table) -> pa.Table:
-    """The files the lookup walks, newest first, as a small local view.
-
-    Ranks follow Java string order of the names.  ``newer_min_begin`` is the smallest
-    ``begin_timestamp`` of the files newer than this one (NULL for the newest): the native
-    walk reaches this file only if it is ``>=`` the query's begin.  Files are few, so this
-    is computed on the driver, and the lookup joins this view instead of ``files``.
-    """
-    rows = sorted(files.to_pylist(), key=lambda r: java_name_order(r["file_name"]), reverse=True)
-    smallest: int | None = None
-    for rank, row in enumerate(rows):
-        row["newest_rank"] = rank
-        row["newer_min_begin"] = smallest
-        begin = int(row["begin_timestamp"])
-        smallest = begin if smallest is None else min(smallest, begin)
-    schema = pa.schema(
-        [pa.field(f.name, f.type) for f in SCHEMAS["files"]]
-        + [pa.field("newest_rank", pa.int32()), pa.field("newer_min_begin", pa.int64())]
-    )
-    order = pa.Table.from_pylist(rows, schema=schema)
-    spark.createDataFrame(order).createOrReplaceTempView(_FILE_ORDER)
-    return order
-
-
 # --- queries --------------------------------------------------------------------------
 
 
@@ -289,7 +154,7 @@ def lookup(spark: SparkSession, queries: DataFrame) -> DataFrame:
         queries["begin_ms"].cast("bigint").alias("begin_ms"),
         queries["end_ms"].cast("bigint").alias("end_ms"),
     ).createOrReplaceTempView(view)
-    qf = _QF_SQL.format(queries=view, order=_FILE_ORDER)
+    qf = _QF_SQL.format(queries=view, order=FILE_ORDER_VIEW)
     return spark.sql(_WALK_SQL.format(qf=qf))
 
 
@@ -459,7 +324,7 @@ def answer_queries(
                 f"an index key must be str, got {type(q.key).__name__}: {q.key!r:.80}"
             )
     spark = get_spark(master)
-    _, files = _register_views(spark, target, hash_slot_num, index_num)
+    _, files = register_views(spark, target, hash_slot_num, index_num)
     if not qs:
         return []
     spark.createDataFrame(_local_pairs(files, qs)).createOrReplaceTempView(_PAIRS_VIEW)

@@ -29,7 +29,13 @@ if TYPE_CHECKING:
     import numpy as np
     import pyarrow as pa
 
-__all__ = ["IndexService", "QueryOffsetResult", "answer_queries", "query_files"]
+__all__ = [
+    "IndexService",
+    "QueryOffsetResult",
+    "answer_queries",
+    "query_files",
+    "store_geometry",
+]
 
 DEFAULT_MAX_MSGS_NUM_BATCH = 64
 
@@ -265,27 +271,34 @@ class IndexService:
         self.close()
 
 
+def store_geometry(
+    store_dir: str | os.PathLike[str],
+    hash_slot_num: int | None = None,
+    index_num: int | None = None,
+) -> tuple[Geometry, str | None]:
+    """The geometry to open a store with, and a note when it was fitted from a file size.
+
+    Explicit counts win; with neither given, the newest file's size decides: RocketMQ's
+    defaults when they fit, else the 1:4-ratio geometry of that size.
+    """
+    from ._layout import resolve_geometry
+
+    files = list_index_files(store_dir)
+    if hash_slot_num is None and index_num is None and files:
+        return resolve_geometry(files[-1].stat().st_size)
+    return Geometry(
+        DEFAULT_HASH_SLOT_NUM if hash_slot_num is None else hash_slot_num,
+        DEFAULT_INDEX_NUM if index_num is None else index_num,
+    ), None
+
+
 def open_store(
     store_dir: str | os.PathLike[str],
     hash_slot_num: int | None = None,
     index_num: int | None = None,
 ) -> tuple[IndexService, str | None]:
-    """A read-only service over an existing store; geometry fitted as the CLI does.
-
-    With neither count given, the newest file's size decides: RocketMQ's defaults when they
-    fit, else the 1:4-ratio geometry of that size (the note returned says so).
-    """
-    from ._layout import resolve_geometry
-
-    files = list_index_files(store_dir)
-    note = None
-    if hash_slot_num is None and index_num is None and files:
-        geometry, note = resolve_geometry(files[-1].stat().st_size)
-    else:
-        geometry = Geometry(
-            DEFAULT_HASH_SLOT_NUM if hash_slot_num is None else hash_slot_num,
-            DEFAULT_INDEX_NUM if index_num is None else index_num,
-        )
+    """A read-only, loaded service over a store, geometry as :func:`store_geometry` picks."""
+    geometry, note = store_geometry(store_dir, hash_slot_num, index_num)
     service = IndexService(
         store_dir, geometry.hash_slot_num, geometry.index_num, read_only=True
     )

@@ -72,9 +72,10 @@ def test_query_single_key_forms(capsys: pytest.CaptureFixture[str], tmp_path: Pa
 
 
 def test_query_batch_json(capsys: pytest.CaptureFixture[str]) -> None:
-    status, out, _ = run(capsys, "query", str(BASIC.store_dir), "--queries",
-                         str(BASIC.queries_path), "--json")
+    status, out, err = run(capsys, "query", str(BASIC.store_dir), "--queries",
+                           str(BASIC.queries_path), "--json")
     assert status == 0 and json.loads(out) == BASIC.expected
+    assert "using 100 slots x 400 entries" in err  # the fitted geometry is said
 
 
 @pytest.mark.parametrize("fmt", ["parquet", "csv"])

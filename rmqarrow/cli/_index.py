@@ -159,8 +159,11 @@ def answer_with_engine(
     if engine == "native":
         if dataset is not None:
             raise RmqArrowError("--dataset is for the duckdb and spark engines")
-        from ..service import answer_queries
+        from ..service import answer_queries, store_geometry
 
+        note = store_geometry(target, hash_slot_num, index_num)[1]
+        if note:
+            print(f"note: {note}", file=sys.stderr)
         return answer_queries(target, queries, hash_slot_num=hash_slot_num, index_num=index_num)
     source = dataset if dataset is not None else target
     if engine == "duckdb":

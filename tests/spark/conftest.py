@@ -1,31 +1,11 @@
-"""One local SparkSession for every Spark test (starting one takes 10-20 s)."""
+"""Spark test helpers; the shared ``spark`` session fixture is in tests/conftest.py."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
-
-
-@pytest.fixture(scope="session")
-def spark() -> Iterator[Any]:
-    """``local[2]``, quiet logs, two shuffle partitions, no UI."""
-    from converters.spark_session import get_spark
-
-    session = get_spark(
-        "local[2]",
-        app_name="rmqarrow-tests",
-        conf={
-            "spark.sql.shuffle.partitions": "2",
-            "spark.default.parallelism": "2",
-            "spark.ui.enabled": "false",
-            "spark.sql.adaptive.enabled": "true",
-        },
-    )
-    yield session
-    session.stop()
 
 
 @pytest.fixture

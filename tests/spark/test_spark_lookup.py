@@ -81,3 +81,21 @@ def test_empty_and_zero_max_num(spark: Any) -> None:
 
 def test_sets_are_all_checked() -> None:
     assert len(ALL_SETS) >= 7
+
+
+def test_single_index_file_target(spark: Any, tmp_path: Path) -> None:
+    """A target may be one index file: only that file is searched."""
+    import shutil
+
+    from rmqarrow.service import answer_queries as native_answers
+
+    g = golden_set("rolling")
+    path = g.file_paths[-1]
+    alone = tmp_path / "store"
+    alone.mkdir()
+    shutil.copy(path, alone / path.name)
+    kw = {"hash_slot_num": g.hash_slot_num, "index_num": g.index_num}
+    queries = g.queries[:50]
+    got = spark_sql.answer_queries(path, queries, **kw)
+    assert got == native_answers(alone, queries, **kw)
+    assert any(got)

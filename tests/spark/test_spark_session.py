@@ -77,3 +77,27 @@ def test_bad_java_home_fails_before_starting_a_jvm(tmp_path: Path) -> None:
     )
     assert proc.stdout.startswith("ERR "), proc.stdout + proc.stderr
     assert "JAVA_HOME" in proc.stdout and "Java 17" in proc.stdout
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_new_session_prints_nothing() -> None:
+    """A JVM started by get_spark keeps Spark's console noise off stdout and stderr."""
+    import subprocess
+
+    env = dict(os.environ)
+    env.pop("PYSPARK_GATEWAY_PORT", None)
+    code = (
+        "from converters.spark_session import get_spark, jvm_log_path\n"
+        "spark = get_spark('local[1]')\n"
+        "assert spark.range(5).count() == 5\n"
+        "spark.stop()\n"
+        "import sys; sys.stderr.write(str(jvm_log_path()))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == ""
+    log = Path(proc.stderr)  # the only thing printed: where the JVM's console went
+    assert log.name.startswith("rmqarrow-spark-") and log.is_file()

@@ -68,3 +68,12 @@ def test_wrong_geometry_is_a_clear_error() -> None:
     g = golden_set("rolling")
     with pytest.raises(GeometryError, match="hash-slot"):
         plan_pieces(g.store_dir)
+
+
+def test_bad_options_and_schema_are_clear_errors(spark: Any) -> None:
+    g = golden_set("basic")
+    register(spark)
+    with pytest.raises(Exception, match="option table must be one of files, slots, entries"):
+        spark.read.format(FORMAT).option("table", "bogus").load(str(g.store_dir)).collect()
+    with pytest.raises(Exception, match="has the fixed schema"):
+        spark.read.format(FORMAT).schema("a INT").load(str(g.store_dir)).collect()
