@@ -30,6 +30,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _data import make_keys, make_offsets, make_timestamps, reset_peak, rss_mb
+from _report import print_rows
 
 from rmqarrow import Geometry, IndexFile
 from rmqarrow.hashing import index_key_hashes, kernel_name
@@ -191,18 +192,6 @@ def run(full: bool, workdir: Path) -> list[dict[str, Any]]:
     return rows
 
 
-def print_table(rows: list[dict[str, Any]]) -> None:
-    cols = ["benchmark", "variant", "items", "seconds", "per_s", "vs_baseline", "mb_per_s",
-            "cpu_s", "critical_path_s", "peak_rss_mb", "note"]
-    cells = [[("" if r.get(c) is None else f"{r[c]:,}" if isinstance(r.get(c), int) else
-               str(r[c])) for c in cols] for r in rows]
-    widths = [max(len(c), *(len(x[i]) for x in cells)) for i, c in enumerate(cols)]
-    print(" | ".join(c.ljust(w) for c, w in zip(cols, widths, strict=True)))
-    print("-|-".join("-" * w for w in widths))
-    for x in cells:
-        print(" | ".join(v.ljust(w) for v, w in zip(x, widths, strict=True)))
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--full", action="store_true", help="default geometry, 19,999,999 keys")
@@ -212,7 +201,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench_bulk-") as tmp:
         workdir = args.workdir or Path(tmp)
         rows = run(args.full, workdir)
-    print_table(rows)
+    print_rows(rows)
     print(f"\n1-minute load average at the end: {rows[-1]['load_avg']} (2 cores)")
     out = args.json or Path("bench_bulk.json")
     out.write_text(json.dumps(rows, indent=2))

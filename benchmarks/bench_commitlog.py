@@ -20,20 +20,17 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import resource
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+from _report import peak_rss_mb, print_rows
+
 from rmqarrow.commitlog import CommitLogWriter, Message, index_records, iter_records
 
 MIB = 1024 * 1024
-
-
-def _rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def _generate(target: Path, total_bytes: int, mapped: int, seed: int = 7) -> int:
@@ -143,7 +140,7 @@ def run(full: bool, workdir: Path) -> list[dict[str, Any]]:
             "seconds": round(base, 4),
             "per_s": round(base_rate),
             "vs_baseline": 1.0,
-            "peak_rss_mb": round(_rss_mb(), 1),
+            "peak_rss_mb": round(peak_rss_mb(), 1),
             "note": f"{nbytes / MIB:.0f} MiB at {nbytes / MIB / base:.0f} MiB/s",
         }
     )
@@ -165,7 +162,7 @@ def run(full: bool, workdir: Path) -> list[dict[str, Any]]:
                 "seconds": round(seconds, 4),
                 "per_s": round(n / seconds),
                 "vs_baseline": round(n / seconds / base_rate, 4),
-                "peak_rss_mb": round(_rss_mb(), 1),
+                "peak_rss_mb": round(peak_rss_mb(), 1),
                 "note": f"{nbytes / MIB / seconds:.0f} MiB/s of log",
             }
         )
@@ -183,24 +180,6 @@ def run(full: bool, workdir: Path) -> list[dict[str, Any]]:
     return rows
 
 
-def _print(rows: list[dict[str, Any]]) -> None:
-    cols = [
-        "benchmark",
-        "variant",
-        "items",
-        "seconds",
-        "per_s",
-        "vs_baseline",
-        "peak_rss_mb",
-        "note",
-    ]
-    table = [[str(r.get(c, "")) for c in cols] for r in rows]
-    widths = [max(len(c), *(len(row[i]) for row in table)) for i, c in enumerate(cols)]
-    print("  ".join(c.ljust(w) for c, w in zip(cols, widths, strict=True)))
-    for row in table:
-        print("  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)))
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--full", action="store_true", help="1 GiB CommitLog (default ~64 MiB)")
@@ -208,9 +187,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.workdir is None:
         with tempfile.TemporaryDirectory() as tmp:
-            _print(run(args.full, Path(tmp)))
+            print_rows(run(args.full, Path(tmp)))
     else:
-        _print(run(args.full, args.workdir))
+        print_rows(run(args.full, args.workdir))
     return 0
 
 

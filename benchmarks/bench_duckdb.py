@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import sys
 import tempfile
 import time
@@ -38,6 +37,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 import pyarrow as pa
+from _report import peak_rss_mb, print_rows
 
 from converters import duckdb_sql
 from converters.export import export_store
@@ -45,10 +45,6 @@ from converters.synthetic import write_random_file
 from rmqarrow import Geometry, IndexFile
 
 T = TypeVar("T")
-
-
-def _rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def _prepare(workdir: Path, full: bool) -> tuple[Path, Path, Geometry]:
@@ -76,7 +72,7 @@ def _row(
         "seconds": seconds,
         "per_s": items / seconds if seconds > 0 else float("inf"),
         "vs_baseline": 1.0,
-        "peak_rss_mb": round(_rss_mb(), 1),
+        "peak_rss_mb": round(peak_rss_mb(), 1),
         "note": note,
     }
 
@@ -197,26 +193,6 @@ def run(full: bool, workdir: Path) -> list[dict[str, Any]]:
     return _ratios(rows)
 
 
-def _print(rows: list[dict[str, Any]]) -> None:
-    cols = ["benchmark", "variant", "items", "seconds", "per_s", "vs_baseline", "note"]
-    text = [
-        [
-            r["benchmark"],
-            r["variant"],
-            f"{r['items']:,}",
-            f"{r['seconds']:.3f}",
-            f"{r['per_s']:,.0f}",
-            f"{r['vs_baseline']:.2f}",
-            r["note"],
-        ]
-        for r in rows
-    ]
-    widths = [max(len(c), *(len(t[i]) for t in text)) for i, c in enumerate(cols)]
-    print("  ".join(c.ljust(w) for c, w in zip(cols, widths, strict=True)))
-    for t in text:
-        print("  ".join(v.ljust(w) for v, w in zip(t, widths, strict=True)))
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--full", action="store_true", help="full default-geometry file, 1 M keys")
@@ -233,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
         json.dump(rows, sys.stdout, indent=2)
         print()
     else:
-        _print(rows)
+        print_rows(rows)
     return 0
 
 

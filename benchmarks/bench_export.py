@@ -45,6 +45,7 @@ import pyarrow.parquet as pq
 sys.path.insert(0, str(Path(__file__).parent))
 
 from _data import reset_peak, rss_mb
+from _report import print_rows
 
 from converters.export import PARQUET_OPTIONS, ROW_GROUP_ROWS, export_store
 from converters.importer import import_dataset
@@ -240,16 +241,6 @@ def _same_bytes(a: Path, b: Path) -> bool:
                 return True
 
 
-def _print(rows: list[dict[str, Any]]) -> None:
-    cols = ["benchmark", "variant", "items", "seconds", "per_s", "vs_baseline", "peak_rss_mb",
-            "note"]
-    table = [[str(r.get(c, "")) for c in cols] for r in rows]
-    widths = [max(len(c), *(len(row[i]) for row in table)) for i, c in enumerate(cols)]
-    print("  ".join(c.ljust(w) for c, w in zip(cols, widths, strict=True)))
-    for row in table:
-        print("  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip())
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--full", action="store_true",
@@ -258,10 +249,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.workdir is None:
         with tempfile.TemporaryDirectory() as tmp:
-            _print(run(args.full, Path(tmp)))
+            print_rows(run(args.full, Path(tmp)))
     else:
         args.workdir.mkdir(parents=True, exist_ok=True)
-        _print(run(args.full, args.workdir))
+        print_rows(run(args.full, args.workdir))
     return 0
 
 

@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+from _report import print_rows
 
 from converters.export import export_store
 from converters.synthetic import write_random_file
@@ -173,26 +174,6 @@ def run(full: bool, workdir: Path, size: str | None = None) -> list[dict[str, An
     return _ratios(rows)
 
 
-def _print(rows: list[dict[str, Any]]) -> None:
-    cols = ["benchmark", "variant", "items", "seconds", "per_s", "vs_baseline", "note"]
-    text = [
-        [
-            r["benchmark"],
-            r["variant"],
-            f"{r['items']:,}",
-            f"{r['seconds']:.3f}",
-            f"{r['per_s']:,.0f}",
-            f"{r['vs_baseline']:.2f}",
-            r["note"],
-        ]
-        for r in rows
-    ]
-    widths = [max(len(c), *(len(t[i]) for t in text)) for i, c in enumerate(cols)]
-    print("  ".join(c.ljust(w) for c, w in zip(cols, widths, strict=True)))
-    for t in text:
-        print("  ".join(v.ljust(w) for v, w in zip(t, widths, strict=True)))
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--full", action="store_true", help="full default-geometry file, 1 M keys")
@@ -210,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
         json.dump(rows, sys.stdout, indent=2)
         print()
     else:
-        _print(rows)
+        print_rows(rows)
     return 0
 
 

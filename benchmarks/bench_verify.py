@@ -19,12 +19,13 @@ Run alone: ``python benchmarks/bench_verify.py [--full] [--workdir DIR]``.
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from _report import print_rows
 
 from rmqarrow.demo import demo_geometry, read_index_records, write_demo_commitlog
 from rmqarrow.service import IndexService, answer_queries, open_store
@@ -107,13 +108,7 @@ def main() -> None:
     args = parser.parse_args()
     workdir = args.workdir or Path(tempfile.gettempdir()) / "rmqarrow-bench"
     workdir.mkdir(parents=True, exist_ok=True)
-    rows = run(args.full, workdir)
-    cols = ["benchmark", "variant", "items", "seconds", "per_s", "vs_baseline"]
-    widths = [max(len(c), *(len(str(r[c])) for r in rows)) for c in cols]
-    print("  ".join(c.ljust(w) for c, w in zip(cols, widths, strict=True)))
-    for r in rows:
-        print("  ".join(str(r[c]).ljust(w) for c, w in zip(cols, widths, strict=True)))
-    print(rows[0]["note"], file=sys.stderr)
+    print_rows(run(args.full, workdir))
 
 
 if __name__ == "__main__":

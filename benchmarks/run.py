@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).parent
-COLUMNS = ["benchmark", "variant", "items", "seconds", "per_s", "vs_baseline", "peak_rss_mb"]
 
 
 def load(path: Path) -> Any:
@@ -32,26 +31,6 @@ def load(path: Path) -> Any:
     sys.modules[path.stem] = module
     spec.loader.exec_module(module)
     return module
-
-
-def fmt(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, float):
-        return f"{value:,.3f}" if value < 100 else f"{value:,.0f}"
-    if isinstance(value, int):
-        return f"{value:,}"
-    return str(value)
-
-
-def print_table(rows: list[dict[str, Any]]) -> None:
-    cells = [[fmt(r.get(c)) for c in COLUMNS] for r in rows]
-    widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(COLUMNS)]
-    print("  ".join(c.ljust(w) for c, w in zip(COLUMNS, widths, strict=True)))
-    print("  ".join("-" * w for w in widths))
-    for row in cells:
-        print("  ".join(v.rjust(w) if i >= 2 else v.ljust(w)
-                        for i, (v, w) in enumerate(zip(row, widths, strict=True))))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -76,7 +55,9 @@ def main(argv: list[str] | None = None) -> int:
             workdir.mkdir()
             rows.extend(load(path).run(args.full, workdir))
             print(f"   {time.monotonic() - started:.1f} s", file=sys.stderr)
-    print_table(rows)
+    from _report import print_rows
+
+    print_rows(rows)
     out = args.out or HERE / "results" / f"{time.strftime('%Y%m%dT%H%M%S')}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({
