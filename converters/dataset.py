@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
-from rmqarrow.errors import DatasetError, StoreNotFoundError
+from rmqarrow.errors import DatasetError, InvalidValueError, StoreNotFoundError
 
 from .importer import list_parts
 from .manifest import read_manifest
@@ -63,7 +63,7 @@ def open_dataset(dataset_dir: str | os.PathLike[str], table: str) -> pads.Datase
     if not d.is_dir():
         raise StoreNotFoundError(f"{d}: no such dataset directory")
     if table not in SCHEMAS:
-        raise ValueError(f"unknown table {table!r}; expected one of {', '.join(SCHEMAS)}")
+        raise InvalidValueError(f"unknown table {table!r}; expected one of {', '.join(SCHEMAS)}")
     read_manifest(d)
     parts = list_parts(d, table)
     return pads.dataset([str(p) for p in parts], schema=SCHEMAS[table], format="parquet")

@@ -29,6 +29,7 @@ import numpy as np
 import pyarrow as pa
 
 from rmqarrow._layout import MappedIndex, check_header, map_regions
+from rmqarrow.errors import InvalidValueError
 from rmqarrow.naming import list_index_files
 
 from .schema import SCHEMAS
@@ -88,12 +89,14 @@ def _check_table(table: str) -> pa.Schema:
     try:
         return SCHEMAS[table]
     except KeyError:
-        raise ValueError(f"unknown table {table!r}; expected one of {', '.join(TABLES)}") from None
+        raise InvalidValueError(
+            f"unknown table {table!r}; expected one of {', '.join(TABLES)}"
+        ) from None
 
 
 def _check_batch_rows(batch_rows: int) -> None:
     if isinstance(batch_rows, bool) or not isinstance(batch_rows, int) or batch_rows < 1:
-        raise ValueError(f"batch_rows must be a positive int, got {batch_rows!r}")
+        raise InvalidValueError(f"batch_rows must be a positive int, got {batch_rows!r}")
 
 
 def files_batch(m: MappedIndex, name: str) -> pa.RecordBatch:

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._layout import map_regions
+from .errors import InvalidValueError
 from .hashing import index_key_hash, index_key_hashes, java_string_hash
 from .indexfile import IndexFile
 from .queries import JAVA_LONG_MAX, Query
@@ -39,7 +40,7 @@ _MAX_NUMS = (1, 1, 2, 3, 4, 8, 16, 32, 64, 64, 1000)
 def probe_key(key_hash: int, prefix: str = "verify#probe-") -> str:
     """A printable key starting with ``prefix`` whose index hash is ``key_hash``."""
     if not 0 <= key_hash < 1 << 31:
-        raise ValueError(f"an index key hash is 0 .. 2**31-1, got {key_hash}")
+        raise InvalidValueError(f"an index key hash is 0 .. 2**31-1, got {key_hash}")
     # hash(prefix + s) = hash(prefix) * 31**7 + sum(c_i * 31**(6-i)); c_i = 65 + d_i.
     base = (java_string_hash(prefix) * 31**_DIGITS) % _MOD
     offset = sum(_BASE_CHAR * 31**k for k in range(_DIGITS)) % _MOD

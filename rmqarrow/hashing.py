@@ -23,7 +23,7 @@ import numpy as np
 import pyarrow as pa
 
 from . import _kernels
-from .errors import InvalidKeyError
+from .errors import InvalidKeyError, InvalidValueError
 
 __all__ = ["index_key_hash", "index_key_hashes", "java_string_hash"]
 
@@ -152,7 +152,7 @@ def index_key_hashes(
 
         raise EngineUnavailableError("the numba kernel needs numba: pip install rmqarrow[fast]")
     if kernel not in (None, "numba", "numpy"):
-        raise ValueError(f"kernel must be 'numba' or 'numpy', got {kernel!r}")
+        raise InvalidValueError(f"kernel must be 'numba' or 'numpy', got {kernel!r}")
     if module is not None:
         h: np.ndarray = module.java_hashes(offsets, data)
     else:

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from .errors import RmqArrowError
+from .errors import InvalidValueError, RmqArrowError
 
 __all__ = ["Query", "escape_text", "format_answers", "read_queries_tsv", "unescape_text"]
 
@@ -43,7 +43,7 @@ def unescape_text(text: str) -> str:
             return chr(int(token[1:], 16))
         if token in _ESCAPES:
             return _ESCAPES[token]
-        raise ValueError(f"unknown escape \\{token} in {text!r}")
+        raise InvalidValueError(f"unknown escape \\{token} in {text!r}")
 
     return _ESCAPE_RE.sub(repl, text)
 

@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import CommitLogError, StoreNotFoundError
+from ..errors import CommitLogError, InvalidValueError, StoreNotFoundError
 from ._layout import FILE_NAME_DIGITS
 
 __all__ = ["CommitLogFile", "file_name", "list_commitlog_files", "mapped_size_of"]
@@ -30,7 +30,7 @@ class CommitLogFile:
 def file_name(start_offset: int) -> str:
     """``UtilAll.offset2FileName``: the offset, zero-padded to 20 digits."""
     if start_offset < 0:
-        raise ValueError(f"start offset must be >= 0, got {start_offset}")
+        raise InvalidValueError(f"start offset must be >= 0, got {start_offset}")
     return f"{start_offset:0{FILE_NAME_DIGITS}d}"
 
 

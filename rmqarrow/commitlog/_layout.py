@@ -35,6 +35,8 @@ import ipaddress
 import struct
 import zlib
 
+from ..errors import InvalidValueError
+
 __all__ = [
     "BLANK_SIZE",
     "FILE_NAME_DIGITS",
@@ -171,14 +173,14 @@ def encode_host(host: str, v6: bool) -> bytes:
     """
     addr_text, sep, port_text = host.rpartition(":")
     if not sep:
-        raise ValueError(f"host {host!r}: expected address:port")
+        raise InvalidValueError(f"host {host!r}: expected address:port")
     addr_text = addr_text.removeprefix("[").removesuffix("]")
     addr = ipaddress.ip_address(addr_text)
     packed = addr.packed
     if isinstance(addr, ipaddress.IPv4Address) and v6:
         packed = b"\x00" * 10 + b"\xff\xff" + packed
     elif isinstance(addr, ipaddress.IPv6Address) and not v6:
-        raise ValueError(f"host {host!r} is IPv6 but the record's host field is IPv4")
+        raise InvalidValueError(f"host {host!r} is IPv6 but the record's host field is IPv4")
     return packed + _PORT.pack(int(port_text))
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import zlib
 from typing import Any, Literal
 
-from ..errors import CommitLogError, EngineUnavailableError
+from ..errors import CommitLogError, EngineUnavailableError, InvalidValueError
 from ._layout import (
     SYSFLAG_COMPRESSED,
     SYSFLAG_COMPRESSION_LZ4,
@@ -95,7 +95,7 @@ def inflate(body: bytes, kind: Compression) -> bytes:
         raise
     except Exception as exc:
         raise CommitLogError(f"{kind} body does not decompress: {exc}") from exc
-    raise ValueError(f"unknown compression {kind!r}")
+    raise InvalidValueError(f"unknown compression {kind!r}")
 
 
 def compress_body(body: bytes, kind: Compression, level: int = 5) -> bytes:
@@ -106,4 +106,4 @@ def compress_body(body: bytes, kind: Compression, level: int = 5) -> bytes:
         return bytes(_lz4().compress(body))
     if kind == "zstd":
         return bytes(_zstd().ZstdCompressor(level=level).compress(body))
-    raise ValueError(f"unknown compression {kind!r}")
+    raise InvalidValueError(f"unknown compression {kind!r}")

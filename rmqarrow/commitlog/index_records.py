@@ -14,6 +14,7 @@ from collections.abc import Iterator
 
 import pyarrow as pa
 
+from ..errors import InvalidValueError
 from ._columns import decode_columns
 from .reader import CommitLogReader
 
@@ -44,7 +45,7 @@ def index_record_batches(
 ) -> Iterator[pa.RecordBatch]:
     """:func:`index_records` over an open reader (its ``lenient`` and ``problems`` apply)."""
     if batch_rows < 1:
-        raise ValueError(f"batch_rows must be >= 1, got {batch_rows}")
+        raise InvalidValueError(f"batch_rows must be >= 1, got {batch_rows}")
     for file, buf, positions in reader.positions(start_offset):
         for lo in range(0, len(positions), batch_rows):
             cols = decode_columns(buf, positions[lo : lo + batch_rows], file.start_offset)

@@ -21,7 +21,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ..errors import CommitLogError
+from ..errors import CommitLogError, InvalidValueError
 from .reader import CommitLogReader
 from .record import Record
 
@@ -56,7 +56,7 @@ def matches(record: Record, topic: str, key: str, mode: ResolveMode = "any") -> 
     if mode == "key":
         return keys is not None and key in java_split_keys(keys)
     if mode != "any":
-        raise ValueError(f"mode must be 'any', 'key' or 'uniq', got {mode!r}")
+        raise InvalidValueError(f"mode must be 'any', 'key' or 'uniq', got {mode!r}")
     return record.uniq_key == key or key in record.key_list
 
 

@@ -28,7 +28,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, BinaryIO
 
-from ..errors import CommitLogError, OutputExistsError
+from ..errors import CommitLogError, InvalidValueError, OutputExistsError
 from ._files import file_name
 from ._layout import (
     HEADER,
@@ -220,9 +220,9 @@ class CommitLogWriter:
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
     ) -> None:
         if mapped_file_size < 8:
-            raise ValueError(f"mapped_file_size must be at least 8, got {mapped_file_size}")
+            raise InvalidValueError(f"mapped_file_size must be at least 8, got {mapped_file_size}")
         if start_offset < 0 or start_offset % mapped_file_size:
-            raise ValueError(
+            raise InvalidValueError(
                 f"start_offset {start_offset} is not a multiple of the mapped file size "
                 f"{mapped_file_size}"
             )
