@@ -16,7 +16,13 @@ file, streamed in through :mod:`converters.scan`), and registers:
 ``index_lookups(tbl)``
     table macro: every query of the table (or view) named ``tbl``, with columns
     ``query_id, key_hash, max_num, begin_ms, end_ms``, answered in one statement (adds
-    ``query_id`` to the columns above).
+    ``query_id`` to the columns above);
+``messages``
+    only with ``commitlog=`` (a broker's ``store/commitlog``, read by
+    :mod:`converters.messages`) or when a dataset holds a ``messages/`` directory: one
+    row per CommitLog message with its real topic and keys, so joins of ``entries``
+    (``phy_offset``) to ``messages`` (``physical_offset``) filtered on the real key answer
+    without hash false positives; :func:`check_against_log` checks the index against it.
 
 The lookup SQL and the semantics it reproduces are in :mod:`converters.duckdb_walk`.
 Keys and parameters only ever reach DuckDB as bound parameters or registered Arrow
@@ -45,9 +51,13 @@ if TYPE_CHECKING:
     import duckdb
 
 __all__ = [
+    "CHECK_DANGLING_SQL",
+    "CHECK_MISSING_SQL",
+    "EXPECTED_KEYS_SQL",
     "LOOKUP_COLUMNS",
     "Target",
     "answer_queries",
+    "check_against_log",
     "connect",
     "detect_target",
     "lookup_table",
@@ -277,16 +287,32 @@ def _register_files(con: duckdb.DuckDBPyConnection) -> None:
     con.register("_rmq_files", pa.Table.from_pylist(rows, schema=_FILES_SCHEMA))
 
 
+def _attach_messages(
+    con: duckdb.DuckDBPyConnection, root: Path, kind: str, commitlog: Target | None
+) -> None:
+    """The ``messages`` view: from ``commitlog`` (wins) or the dataset's ``messages/``."""
+    if commitlog is not None:
+        from .messages import messages_table
+
+        con.register("messages", messages_table(commitlog))
+    elif kind == "dataset" and (root / "messages").is_dir():
+        con.read_parquet(_parquet_files(root / "messages")).create_view("messages", replace=True)
+
+
 def connect(
     target: Target,
     *,
     hash_slot_num: int | None = None,
     index_num: int | None = None,
+    commitlog: Target | None = None,
 ) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB connection with the index views and lookup macros registered.
 
     ``target`` is an exported dataset or a native store (see :func:`detect_target`); the
     geometry options apply to native files only (a dataset records its geometry).
+    ``commitlog`` (a broker's ``store/commitlog`` directory) adds the ``messages`` table
+    (:func:`converters.messages.messages_table`, held in memory); without it, a dataset
+    that holds a ``messages/`` directory of Parquet parts gets a ``messages`` view over it.
     """
     import duckdb
 
@@ -300,6 +326,7 @@ def connect(
             _attach_dataset(con, root)
         else:
             _attach_store(con, root, hash_slot_num, index_num)
+        _attach_messages(con, root, kind, commitlog)
         _register_files(con)
         con.execute(HASH_MACROS_SQL)
         con.execute(LOOKUP_MACROS_SQL)
@@ -307,6 +334,103 @@ def connect(
         con.close()
         raise
     return con
+
+
+# --- the index against the log --------------------------------------------------------
+
+#: The keys ``IndexService.buildIndex`` puts for each message of the ``messages`` view:
+#: every message that is not a rollback (``(sys_flag & 12) != 12``; prepared and commit
+#: records are indexed) gives ``topic#uniq_key`` (when UNIQ_KEY is present and non-empty)
+#: and ``topic#k`` for each token of its KEYS list; one row per distinct
+#: (physical_offset, key), with the key's hash.
+EXPECTED_KEYS_SQL = """
+SELECT physical_offset, key, index_key_hash(key) AS key_hash
+FROM (
+  SELECT physical_offset, topic || '#' || uniq_key AS key
+  FROM messages
+  WHERE (sys_flag & 12) <> 12 AND uniq_key IS NOT NULL AND uniq_key <> ''
+  UNION
+  SELECT physical_offset, topic || '#' || k AS key
+  FROM (SELECT physical_offset, topic, unnest(keys) AS k
+        FROM messages WHERE (sys_flag & 12) <> 12)
+)
+"""
+
+#: Entries whose ``phy_offset`` is the physical offset of no message (dangling).
+CHECK_DANGLING_SQL = """
+SELECT e.file_name, e.position, e.key_hash, e.phy_offset, e.store_timestamp
+FROM entries e
+WHERE NOT EXISTS (SELECT 1 FROM messages m WHERE m.physical_offset = e.phy_offset)
+ORDER BY e.phy_offset, e.file_name, e.position
+"""
+
+#: Expected keys (``_rmq_expected_keys``, the rows of :data:`EXPECTED_KEYS_SQL`) with no
+#: entry of that ``phy_offset`` and ``key_hash`` (missing from the index).
+CHECK_MISSING_SQL = """
+SELECT x.physical_offset, x.key, x.key_hash
+FROM _rmq_expected_keys x
+WHERE NOT EXISTS (
+  SELECT 1 FROM entries e WHERE e.phy_offset = x.physical_offset AND e.key_hash = x.key_hash
+)
+ORDER BY x.physical_offset, x.key
+"""
+
+
+def check_against_log(con: duckdb.DuckDBPyConnection, *, examples: int = 5) -> dict[str, Any]:
+    """Check the index (``entries``) against the log (``messages``) of a connection.
+
+    The connection comes from :func:`connect` with a ``messages`` view (``commitlog=`` or
+    a dataset with ``messages/``).  Returns counts and up to ``examples`` rows of each
+    problem: ``dangling`` entries (:data:`CHECK_DANGLING_SQL`) and ``missing`` keys
+    (:data:`CHECK_MISSING_SQL` over :data:`EXPECTED_KEYS_SQL`).  Both are 0 for an index
+    RocketMQ (or ``rmqarrow build --from-commitlog``) built from this whole log in order.
+    Legitimate exceptions: RocketMQ's offset guard skips a message whose offset is below
+    the newest index file's end offset (replays, resumed builds), the index may start
+    after the log's first message (built from a later offset) and the log may have lost
+    old files to retention (their entries are then dangling).
+    """
+    import duckdb
+
+    if examples < 0:
+        raise InvalidValueError(f"examples must be >= 0, got {examples}")
+    try:
+        con.sql("SELECT 1 FROM messages LIMIT 0").fetchall()
+    except duckdb.CatalogException:
+        raise DatasetError(
+            "no messages view on this connection; connect(..., commitlog=DIR) or export the "
+            "dataset with a commitlog"
+        ) from None
+    con.execute("CREATE OR REPLACE TEMP TABLE _rmq_expected_keys AS " + EXPECTED_KEYS_SQL)
+    try:
+
+        def count(sql: str) -> int:
+            return int(con.sql(f"SELECT count(*) FROM ({sql})").fetchall()[0][0])
+
+        def first(sql: str) -> list[dict[str, Any]]:
+            rows: list[dict[str, Any]] = (
+                con.sql(sql).limit(examples).to_arrow_table().to_pylist()
+            )
+            return rows
+
+        facts = con.sql(
+            "SELECT count(*), count(*) FILTER (WHERE (sys_flag & 12) <> 12), "
+            "min(physical_offset), max(physical_offset + total_size) FROM messages"
+        ).fetchall()[0]
+        result: dict[str, Any] = {
+            "messages": int(facts[0]),
+            "indexable_messages": int(facts[1]),
+            "log_begin_offset": facts[2],
+            "log_end_offset": facts[3],
+            "entries": count("SELECT 1 FROM entries"),
+            "expected_keys": count("SELECT 1 FROM _rmq_expected_keys"),
+            "dangling": count(CHECK_DANGLING_SQL),
+            "missing": count(CHECK_MISSING_SQL),
+            "dangling_examples": first(CHECK_DANGLING_SQL),
+            "missing_examples": first(CHECK_MISSING_SQL),
+        }
+    finally:
+        con.execute("DROP TABLE IF EXISTS _rmq_expected_keys")
+    return result
 
 
 # --- bulk lookups from Python ---------------------------------------------------------

@@ -8,6 +8,9 @@ Dataset layout (layout_version 1; ``converters.spark_export`` writes the same)::
       files/*.parquet       table ``files``: one row per native file
       slots/*.parquet       table ``slots``: one row per non-zero hash slot
       entries/*.parquet     table ``entries``: one row per entry, positions 1..index_count-1
+      messages/*.parquet    optional (``commitlog=``): table ``messages`` of
+                            :mod:`converters.messages`, one row per CommitLog message;
+                            not part of the index: import ignores it
 
 Contract every writer keeps and every reader (import, verify, DuckDB, Spark) relies on:
 
@@ -222,12 +225,16 @@ def export_store(
     hash_slot_num: int | None = None,
     index_num: int | None = None,
     progress: bool = False,
+    commitlog: str | os.PathLike[str] | None = None,
 ) -> dict[str, Any]:
     """Export a store directory (or one index file) to the Parquet dataset ``out_dir``.
 
     Returns the manifest written.  ``out_dir`` appears complete or not at all; an existing
     ``out_dir`` is replaced only with ``overwrite=True``, after the new dataset is done.
-    ``progress`` draws a bar on stderr (when it is a terminal).
+    ``progress`` draws a bar on stderr (when it is a terminal).  ``commitlog`` (a broker's
+    ``store/commitlog``) also writes ``messages/part-00000.parquet`` (the messages table,
+    inside the same atomic build) and records it in the manifest as
+    ``tables.messages = {"rows": n, "commitlog": absolute path}``.
     """
     source = Path(store_dir)
     if not source.exists():
@@ -267,6 +274,13 @@ def export_store(
         with parquet_writer(tmp / "files" / "part-00000.parquet", "files") as w:
             w.write_table(pa.Table.from_batches(file_batches, schema=SCHEMAS["files"]))
         rows["files"] = len(file_batches)
+        messages: dict[str, Any] | None = None
+        if commitlog is not None:
+            from .messages import write_messages_parquet
+
+            (tmp / "messages").mkdir()
+            n = write_messages_parquet(commitlog, tmp / "messages" / "part-00000.parquet")
+            messages = {"rows": n, "commitlog": str(Path(commitlog).absolute())}
         from rmqarrow import __version__
 
         manifest = new_manifest(
@@ -279,6 +293,8 @@ def export_store(
                 "parquet": {"row_group_rows": ROW_GROUP_ROWS, **PARQUET_OPTIONS},
             },
         )
+        if messages is not None:
+            manifest["tables"]["messages"] = messages
         write_manifest(tmp, manifest)
     return manifest
 

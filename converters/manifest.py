@@ -13,6 +13,9 @@ Keys (all required unless marked optional)::
                      "files": [{"file_name", "size", "mtime_ns", "hash_slot_num",
                                 "index_num", "index_count"}, ...] oldest first}
     tables          {"files": {"rows": n}, "slots": {"rows": n}, "entries": {"rows": n}}
+                    and optionally "messages": {"rows": n, "commitlog": absolute path}
+                    when the dataset holds messages/ (converters.messages; not part of
+                    the index, so import and verify ignore it)
     entries_order   optional: sort columns of each entries part, e.g. ["slot", "position"]
     parquet         optional: writer settings (free form)
 """

@@ -23,7 +23,7 @@ import pyarrow.compute as pc
 
 from rmqarrow.commitlog import MAGIC_V1, CommitLogReader
 from rmqarrow.commitlog._columns import decode_columns
-from rmqarrow.errors import OutputExistsError
+from rmqarrow.errors import InvalidValueError, OutputExistsError
 
 from .schema import SCHEMA_VERSION
 
@@ -108,7 +108,7 @@ def messages_batches(
 ) -> Iterator[pa.RecordBatch]:
     """Batches of :data:`MESSAGES_SCHEMA` over an open reader (never spanning two files)."""
     if batch_rows < 1:
-        raise ValueError(f"batch_rows must be >= 1, got {batch_rows}")
+        raise InvalidValueError(f"batch_rows must be >= 1, got {batch_rows}")
     for file, buf, positions in reader.positions(start_offset):
         for lo in range(0, len(positions), batch_rows):
             c = decode_columns(buf, positions[lo : lo + batch_rows], file.start_offset, True)

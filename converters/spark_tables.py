@@ -6,6 +6,12 @@ the column names and types of :mod:`converters.schema`: from an exported Parquet
 or from a native store (through the ``rocketmq-index`` data source,
 :mod:`converters.spark_source`).  It also registers the small newest-first file order
 the lookup in :mod:`converters.spark_sql` walks, computed on the driver (files are few).
+
+A ``messages`` view (:data:`converters.messages.MESSAGES_SCHEMA`: the real topic and keys
+of every CommitLog message) is added from ``commitlog=`` (a broker's ``store/commitlog``,
+decoded on the driver and handed to Spark as Arrow) or, without it, from a dataset's
+``messages/`` Parquet directory when there is one; joining ``entries.phy_offset`` to
+``messages.physical_offset`` filtered on the real key gives exact-key answers.
 """
 
 from __future__ import annotations
@@ -27,9 +33,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FILE_ORDER_VIEW",
+    "MESSAGES_VIEW",
     "TABLES",
     "Target",
     "detect_target",
+    "register_messages",
     "register_tables",
     "register_views",
 ]
@@ -37,6 +45,7 @@ __all__ = [
 Target = str | os.PathLike[str]
 TABLES = tuple(SCHEMAS)
 FILE_ORDER_VIEW = "_rmq_file_order"
+MESSAGES_VIEW = "messages"
 
 
 def _read_parquet_table(spark: SparkSession, directory: Path, table: str) -> DataFrame:
@@ -54,18 +63,52 @@ def register_tables(
     *,
     hash_slot_num: int | None = None,
     index_num: int | None = None,
+    commitlog: Target | None = None,
 ) -> str:
     """Create temp views ``files``, ``slots``, ``entries`` over ``target``; return its kind.
 
     A dataset is read as Parquet (column names and types checked against the schema); a
     store through the ``rocketmq-index`` data source with the given geometry.  The views
-    also get the newest-first file order the lookup needs.
+    also get the newest-first file order the lookup needs.  ``messages`` is registered
+    from ``commitlog`` when given, else from the dataset's ``messages/`` if present.
     """
-    return register_views(spark, target, hash_slot_num, index_num)[0]
+    return register_views(spark, target, hash_slot_num, index_num, commitlog=commitlog)[0]
+
+
+def register_messages(
+    spark: SparkSession, kind: str, root: Path, commitlog: Target | None
+) -> bool:
+    """The ``messages`` temp view, if there is a source for it; True when registered.
+
+    A view of that name left by an earlier call on the session is dropped otherwise, so
+    the views always describe this target.
+    """
+    if commitlog is not None:
+        from .messages import messages_table
+
+        df = spark.createDataFrame(messages_table(commitlog))
+    elif kind == "dataset" and (root / "messages").is_dir():
+        from .messages import MESSAGES_SCHEMA
+
+        if not any(
+            p for p in (root / "messages").rglob("*.parquet") if not p.name.startswith(("_", "."))
+        ):
+            raise DatasetError(f"{root / 'messages'}: no .parquet files in this dataset table")
+        df = spark.read.parquet(str(root / "messages")).select(*MESSAGES_SCHEMA.names)
+    else:
+        spark.catalog.dropTempView(MESSAGES_VIEW)
+        return False
+    df.createOrReplaceTempView(MESSAGES_VIEW)
+    return True
 
 
 def register_views(
-    spark: SparkSession, target: Target, hash_slot_num: int | None, index_num: int | None
+    spark: SparkSession,
+    target: Target,
+    hash_slot_num: int | None,
+    index_num: int | None,
+    *,
+    commitlog: Target | None = None,
 ) -> tuple[str, pa.Table]:
     """:func:`register_tables`; also returns the newest-first files table it registered."""
     kind = detect_target(target)
@@ -87,6 +130,7 @@ def register_views(
             frames[table] = reader.load(str(root))
     for table, df in frames.items():
         df.createOrReplaceTempView(table)
+    register_messages(spark, kind, root, commitlog)
     order = _register_file_order(spark, _files_on_driver(kind, root, hash_slot_num, index_num))
     return kind, order
 

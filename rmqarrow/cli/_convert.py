@@ -1,8 +1,9 @@
 """``rmqarrow export`` and ``rmqarrow import``: native store <-> Parquet dataset.
 
-``export STORE OUT [--overwrite] [--engine local|spark] [--master URL]`` writes the dataset
-layout documented in :mod:`converters.export`; ``import DATASET OUTDIR`` rebuilds
-byte-identical native files (never replacing one).  Engines load inside the commands.
+``export STORE OUT [--overwrite] [--engine local|spark] [--master URL] [--commitlog DIR]``
+writes the dataset layout documented in :mod:`converters.export` (``--commitlog`` adds the
+``messages/`` table, local engine); ``import DATASET OUTDIR`` rebuilds byte-identical
+native files (never replacing one).  Engines load inside the commands.
 """
 
 from __future__ import annotations
@@ -32,6 +33,9 @@ def register(sub: Any) -> None:
     p.add_argument("--engine", choices=("local", "spark"), default="local",
                    help="local (numpy + pyarrow, default) or spark")
     p.add_argument("--master", default=None, help="Spark master URL (--engine spark only)")
+    p.add_argument("--commitlog", metavar="DIR", default=None,
+                   help="a broker's store/commitlog: also write the messages table "
+                   "(messages/), local engine only")
     add_geometry_options(p)
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(func=_export)
@@ -65,6 +69,9 @@ def _spark_export() -> Callable[..., None]:
 def _export(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     if args.engine == "spark":
+        if args.commitlog is not None:
+            print("rmqarrow export: error: --commitlog needs --engine local", file=sys.stderr)
+            return 2
         spark_export = _spark_export()
         spark_export(
             args.store,
@@ -90,6 +97,7 @@ def _export(args: argparse.Namespace) -> int:
             hash_slot_num=args.hash_slot_num,
             index_num=args.index_num,
             progress=True,
+            commitlog=args.commitlog,
         )
     summary = {
         "dataset": args.out,
@@ -97,6 +105,8 @@ def _export(args: argparse.Namespace) -> int:
         "files": manifest["tables"]["files"]["rows"],
         "slots": manifest["tables"]["slots"]["rows"],
         "entries": manifest["tables"]["entries"]["rows"],
+        **({"messages": manifest["tables"]["messages"]["rows"]}
+           if "messages" in manifest["tables"] else {}),
         "seconds": round(time.perf_counter() - start, 3),
     }
     if args.json:

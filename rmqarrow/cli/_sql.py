@@ -3,7 +3,10 @@
 ``sql TARGET [QUERY]`` runs one statement (or, without QUERY, every statement read from
 stdin, ``;``-terminated, as an interactive prompt on a terminal) over the ``files``,
 ``slots`` and ``entries`` views, with DuckDB (default; the lookup macros are registered)
-or Spark.  ``stats TARGET`` prints the analyses of :mod:`converters.stats`.
+or Spark.  ``stats TARGET`` prints the analyses of :mod:`converters.stats`.  With
+``--commitlog DIR`` (a broker's ``store/commitlog``) both also get the ``messages`` view
+(a dataset exported with its messages has it without the option), and ``stats`` adds the
+check of the index against the log (:func:`converters.duckdb_sql.check_against_log`).
 """
 
 from __future__ import annotations
@@ -31,7 +34,8 @@ def register(sub: Any) -> None:
         "sql",
         help="run SQL over an index (views files, slots, entries; lookup macros)",
         description=(
-            "Run SQL over a store or exported dataset. Views: files, slots, entries. "
+            "Run SQL over a store or exported dataset. Views: files, slots, entries "
+            "(and messages with --commitlog, or from a dataset exported with one). "
             "DuckDB macros: index_key_hash(key), index_lookup(key, max_num[, begin, end]), "
             "index_lookups('table'). Without QUERY, statements are read from stdin "
             "(end each with ';'; '.tables' lists the views, '.quit' leaves)."
@@ -49,6 +53,12 @@ def register(sub: Any) -> None:
         help="duckdb (default; with the lookup macros) or spark (the three views)",
     )
     p.add_argument("--master", default=None, help="Spark master URL (--engine spark)")
+    p.add_argument(
+        "--commitlog",
+        metavar="DIR",
+        default=None,
+        help="a broker's store/commitlog: adds the messages view (real topic and keys)",
+    )
     add_geometry_options(p)
     p.set_defaults(func=_run_sql)
 
@@ -73,6 +83,12 @@ def register(sub: Any) -> None:
     s.add_argument("--plot", metavar="DIR", help="also write PNG charts into DIR")
     s.add_argument("--overwrite", action="store_true", help="let --plot replace its charts")
     s.add_argument("--json", action="store_true", help="print everything as JSON")
+    s.add_argument(
+        "--commitlog",
+        metavar="DIR",
+        default=None,
+        help="a broker's store/commitlog: also check the index against the log",
+    )
     add_geometry_options(s)
     s.set_defaults(func=_run_stats)
 
@@ -107,7 +123,12 @@ def _duckdb_runner(
 
     from converters.duckdb_sql import connect
 
-    con = connect(args.target, hash_slot_num=args.hash_slot_num, index_num=args.index_num)
+    con = connect(
+        args.target,
+        hash_slot_num=args.hash_slot_num,
+        index_num=args.index_num,
+        commitlog=args.commitlog,
+    )
 
     def run(query: str) -> pa.Table:
         try:
@@ -131,6 +152,25 @@ def _spark_runner(args: argparse.Namespace) -> tuple[Callable[[str], pa.Table], 
         raise EngineUnavailableError(
             f"--engine spark needs converters.spark_sql and pyspark ({exc})"
         ) from None
+
+    if args.commitlog is not None:
+        from converters.spark_session import get_spark
+        from converters.spark_tables import register_tables
+
+        spark = get_spark(args.master)
+        register_tables(
+            spark,
+            args.target,
+            hash_slot_num=args.hash_slot_num,
+            index_num=args.index_num,
+            commitlog=args.commitlog,
+        )
+
+        def run_registered(query: str) -> pa.Table:
+            result: pa.Table = spark.sql(query).toArrow()
+            return result
+
+        return run_registered, lambda: None
 
     def run(query: str) -> pa.Table:
         return spark_sql.sql(
@@ -236,16 +276,22 @@ def _section(title: str, table: pa.Table) -> None:
 
 def _run_stats(args: argparse.Namespace) -> int:
     from converters import stats
-    from converters.duckdb_sql import connect
+    from converters.duckdb_sql import check_against_log, connect
 
     if args.top < 0 or args.limit < 0:
         raise RmqArrowError(f"--top and --limit must be >= 0, got {args.top} and {args.limit}")
     between = None
     if args.between:
         between = (parse_time(args.between[0]), parse_time(args.between[1]))
-    con = connect(args.target, hash_slot_num=args.hash_slot_num, index_num=args.index_num)
+    con = connect(
+        args.target,
+        hash_slot_num=args.hash_slot_num,
+        index_num=args.index_num,
+        commitlog=args.commitlog,
+    )
     try:
         result = stats.collect(con, top=args.top, between=between, limit=args.limit)
+        log_check = check_against_log(con, examples=args.top) if args.commitlog else None
     finally:
         con.close()
     charts = []
@@ -257,6 +303,8 @@ def _run_stats(args: argparse.Namespace) -> int:
         doc = result.to_json()
         if charts:
             doc["charts"] = charts
+        if log_check is not None:
+            doc["log_check"] = log_check
         print_json(doc)
         return 0
     print_kv(result.summary)
@@ -277,6 +325,18 @@ def _run_stats(args: argparse.Namespace) -> int:
         t1, t2 = result.time_range
         _section(f"indexed between {t1} and {t2} ms, per file", result.time_range_summary)
         _section(f"first {args.limit} entries in that range", result.time_range_entries)
+    if log_check is not None:
+        _print_log_check(log_check, args.top)
     for c in charts:
         print(f"wrote {c}", file=sys.stderr)
     return 0
+
+
+def _print_log_check(check: dict[str, Any], top: int) -> None:
+    print("\nindex against the log (dangling entries, missing keys: 0 when built from it)")
+    print_kv({k: v for k, v in check.items() if not k.endswith("_examples")})
+    for name in ("dangling", "missing"):
+        rows = check[f"{name}_examples"]
+        if rows:
+            print(f"\nfirst {top} {name}")
+            print_table([list(r.values()) for r in rows], list(rows[0]))
