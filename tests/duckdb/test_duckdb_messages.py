@@ -278,3 +278,14 @@ def test_cli(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     status, out = _run(capsys, "sql", str(dataset), "SELECT count(*) AS n FROM messages",
                        "--json")
     assert status == 0 and json.loads(out) == [{"n": 300}]
+
+
+def test_expected_keys_sql_hashes_like_the_engine(con: duckdb.DuckDBPyConnection) -> None:
+    """The by-hand SQL (hash macro) and the vectorized check see the same keys and hashes."""
+    from converters.duckdb_sql import EXPECTED_KEYS_SQL
+
+    rows = con.sql(EXPECTED_KEYS_SQL).fetchall()
+    assert {(o, k) for o, k, _ in rows} == {
+        (o, k) for o, keys in _expected_keys().items() for k in keys
+    }
+    assert all(h == index_key_hash(k) for _, k, h in rows)
