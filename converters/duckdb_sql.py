@@ -292,9 +292,12 @@ def _attach_messages(
 ) -> None:
     """The ``messages`` view: from ``commitlog`` (wins) or the dataset's ``messages/``."""
     if commitlog is not None:
-        from .messages import messages_table
+        from .messages import messages_reader
 
-        con.register("messages", messages_table(commitlog))
+        # Streamed into DuckDB's own storage (which can spill), never whole in Python.
+        con.register("_rmq_messages_stream", messages_reader(commitlog))
+        con.execute("CREATE OR REPLACE TEMP TABLE messages AS SELECT * FROM _rmq_messages_stream")
+        con.unregister("_rmq_messages_stream")
     elif kind == "dataset" and (root / "messages").is_dir():
         con.read_parquet(_parquet_files(root / "messages")).create_view("messages", replace=True)
 
