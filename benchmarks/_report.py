@@ -7,7 +7,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-__all__ = ["COLUMNS", "peak_rss_mb", "print_rows"]
+__all__ = ["COLUMNS", "peak_rss_mb", "print_rows", "row", "set_ratios"]
 
 #: Leading columns, in this order; any other keys a row has follow, first seen first.
 COLUMNS = ("benchmark", "variant", "items", "seconds", "per_s", "vs_baseline", "peak_rss_mb")
@@ -48,3 +48,27 @@ def print_rows(rows: Sequence[dict[str, Any]], out: TextIO | None = None) -> Non
         parts = [v.rjust(w) if num else v.ljust(w)
                  for v, w, num in zip(row, widths, numeric, strict=True)]
         print("  ".join(parts).rstrip(), file=out)
+
+
+def row(
+    benchmark: str, variant: str, items: int, seconds: float, note: str = "", **extra: Any
+) -> dict[str, Any]:
+    """One result row; ``vs_baseline`` is filled in by :func:`set_ratios`."""
+    return {
+        "benchmark": benchmark,
+        "variant": variant,
+        "items": items,
+        "seconds": seconds,
+        "per_s": items / seconds if seconds > 0 else float("inf"),
+        "vs_baseline": 1.0,
+        **extra,
+        "note": note,
+    }
+
+
+def set_ratios(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each row's rate over its benchmark's baseline row (the one whose note says so)."""
+    for r in rows:
+        base = next(b for b in rows if b["benchmark"] == r["benchmark"] and "baseline" in b["note"])
+        r["vs_baseline"] = r["per_s"] / base["per_s"]
+    return rows

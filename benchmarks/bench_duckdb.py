@@ -37,7 +37,8 @@ from typing import Any, TypeVar
 
 import numpy as np
 import pyarrow as pa
-from _report import peak_rss_mb, print_rows
+from _report import peak_rss_mb, print_rows, set_ratios
+from _report import row as _plain_row
 
 from converters import duckdb_sql
 from converters.export import export_store
@@ -62,28 +63,6 @@ def _prepare(workdir: Path, full: bool) -> tuple[Path, Path, Geometry]:
     return store, dataset, geometry
 
 
-def _row(
-    benchmark: str, variant: str, items: int, seconds: float, note: str = ""
-) -> dict[str, Any]:
-    return {
-        "benchmark": benchmark,
-        "variant": variant,
-        "items": items,
-        "seconds": seconds,
-        "per_s": items / seconds if seconds > 0 else float("inf"),
-        "vs_baseline": 1.0,
-        "peak_rss_mb": round(peak_rss_mb(), 1),
-        "note": note,
-    }
-
-
-def _ratios(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    for r in rows:
-        base = next(b for b in rows if b["benchmark"] == r["benchmark"] and "baseline" in b["note"])
-        r["vs_baseline"] = r["per_s"] / base["per_s"]
-    return rows
-
-
 def _best(fn: Callable[[], T], repeats: int) -> tuple[float, T]:
     """The fastest of ``repeats`` runs (the machine is shared) and the last result."""
     times = []
@@ -92,6 +71,15 @@ def _best(fn: Callable[[], T], repeats: int) -> tuple[float, T]:
         result = fn()
         times.append(time.perf_counter() - t0)
     return min(times), result
+
+
+def _row(
+    benchmark: str, variant: str, items: int, seconds: float, note: str = ""
+) -> dict[str, Any]:
+    """A result row with the process's peak RSS so far."""
+    return _plain_row(
+        benchmark, variant, items, seconds, note, peak_rss_mb=round(peak_rss_mb(), 1)
+    )
 
 
 def run(full: bool, workdir: Path) -> list[dict[str, Any]]:
@@ -190,7 +178,7 @@ def run(full: bool, workdir: Path) -> list[dict[str, Any]]:
             f"{native.num_rows:,} offsets; {best}",
         )
     )
-    return _ratios(rows)
+    return set_ratios(rows)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-from _report import print_rows
+from _report import print_rows, row, set_ratios
 
 from converters.export import export_store
 from converters.synthetic import write_random_file
@@ -67,27 +67,6 @@ def _prepare(workdir: Path, tag: str) -> tuple[Path, Path, Geometry]:
         export_store(store, dataset, hash_slot_num=geometry.hash_slot_num,
                      index_num=geometry.index_num)
     return store, dataset, geometry
-
-
-def _row(
-    benchmark: str, variant: str, items: int, seconds: float, note: str = ""
-) -> dict[str, Any]:
-    return {
-        "benchmark": benchmark,
-        "variant": variant,
-        "items": items,
-        "seconds": seconds,
-        "per_s": items / seconds if seconds > 0 else float("inf"),
-        "vs_baseline": 1.0,
-                "note": note,
-    }
-
-
-def _ratios(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    for r in rows:
-        base = next(b for b in rows if b["benchmark"] == r["benchmark"] and "baseline" in b["note"])
-        r["vs_baseline"] = r["per_s"] / base["per_s"]
-    return rows
 
 
 def _timed_noop(df: Any) -> float:
@@ -128,12 +107,12 @@ def run(full: bool, workdir: Path, size: str | None = None) -> list[dict[str, An
     parquet = spark.read.parquet(str(dataset / "entries"))
     _timed_noop(parquet.limit(10))  # warm the session
     seconds = _timed_noop(parquet)
-    rows.append(_row("read entries", "spark parquet reader", n_entries, seconds, "baseline"))
+    rows.append(row("read entries", "spark parquet reader", n_entries, seconds, "baseline"))
     native = (spark.read.format(FORMAT).option("hash_slot_num", geometry.hash_slot_num)
               .option("index_num", geometry.index_num).load(str(store)))
     _timed_noop(native.where("position < 0"))  # warm the Python workers (a full pass)
     seconds = _timed_noop(native)
-    rows.append(_row("read entries", "rocketmq-index data source", n_entries, seconds,
+    rows.append(row("read entries", "rocketmq-index data source", n_entries, seconds,
                      "target >= 5 M rows/s (--full)"))
 
     # -- bulk lookup -------------------------------------------------------------------
@@ -158,20 +137,20 @@ def run(full: bool, workdir: Path, size: str | None = None) -> list[dict[str, An
         "key_hash", "phy_offset"
     )
     seconds = _timed_noop(plain)
-    rows.append(_row("bulk lookup", "plain broadcast hash join (no semantics)", n_keys,
+    rows.append(row("bulk lookup", "plain broadcast hash join (no semantics)", n_keys,
                      seconds, "baseline"))
     seconds = _timed_noop(spark_sql.lookup(spark, queries))
-    rows.append(_row("bulk lookup", "native semantics, stored hashes (all hit)", n_keys,
+    rows.append(row("bulk lookup", "native semantics, stored hashes (all hit)", n_keys,
                      seconds, "target <= 20 s for 1 M keys (--full)"))
     key_table = pa.table({"key": pa.array([f"TopicTest#KEY-{i}" for i in range(n_keys)])})
     keys = spark.createDataFrame(key_table).cache()
     keys.count()
     seconds = _timed_noop(spark_sql.bulk_lookup(spark, keys))
-    rows.append(_row("bulk lookup", "bulk_lookup string keys, JVM hash", n_keys, seconds,
+    rows.append(row("bulk lookup", "bulk_lookup string keys, JVM hash", n_keys, seconds,
                      "hashing + join back to keys"))
     queries.unpersist()
     keys.unpersist()
-    return _ratios(rows)
+    return set_ratios(rows)
 
 
 def main(argv: list[str] | None = None) -> int:
