@@ -17,9 +17,15 @@ setup: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/rmqarrow demo
 
+# mypy sees the package as installed: rmqarrow/ with converters/ as rmqarrow/converters.
+TYPECHECK := build/typecheck
+
 lint: $(STAMP)
 	$(BIN)/ruff check rmqarrow converters tests benchmarks
-	$(BIN)/mypy
+	rm -rf $(TYPECHECK) && mkdir -p $(TYPECHECK)/rmqarrow
+	for f in rmqarrow/*; do ln -s "$(CURDIR)/$$f" $(TYPECHECK)/rmqarrow/; done
+	ln -s "$(CURDIR)/converters" $(TYPECHECK)/rmqarrow/converters
+	$(BIN)/mypy $(TYPECHECK)/rmqarrow
 
 test: lint
 	$(BIN)/python -m pytest

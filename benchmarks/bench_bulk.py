@@ -33,7 +33,7 @@ from _data import make_keys, make_offsets, make_timestamps, reset_peak, rss_mb
 from _report import print_rows
 
 from rmqarrow import Geometry, IndexFile
-from rmqarrow.hashing import index_key_hashes, kernel_name
+from rmqarrow.kernels.hashing import index_key_hashes, kernel_name
 
 QUICK = Geometry(50_000, 200_000)
 FULL = Geometry()  # 5,000,000 slots x 20,000,000 positions

@@ -6,7 +6,8 @@ A CommitLog is generated with :class:`rmqarrow.commitlog.CommitLogWriter` in ``w
 - ``raw read`` (baseline): read every file sequentially into a buffer;
 - ``full scan``: :func:`iter_records`, every header field decoded, bodies left lazy;
 - ``index_records``: the vectorized Arrow path the index build reads;
-- ``messages table``: :func:`converters.messages.messages_reader` (hosts decoded too).
+- ``messages table``: :func:`rmqarrow.converters.arrow.messages.messages_reader` (hosts decoded
+  too).
 
 Every row counts the same records, so ``vs_baseline`` is the row's records/s divided by
 the raw read's (the raw read "processes" the records by merely reading their bytes).
@@ -111,7 +112,7 @@ def _index_records(store: Path) -> int:
 
 
 def _messages(store: Path) -> int:
-    from converters.messages import messages_reader
+    from rmqarrow.converters.arrow.messages import messages_reader
 
     return sum(b.num_rows for b in messages_reader(store))
 

@@ -1,8 +1,8 @@
 """DuckDB benchmarks: the SQL lookup (native semantics) over an exported file, next to the
 native engine and a plain hash join.
 
-One index file is generated with :func:`converters.synthetic.write_random_file` (random
-key hashes, valid chains) and exported with :func:`converters.export.export_store`
+One index file is generated with :func:`rmqarrow.testing.stores.write_random_file` (random
+key hashes, valid chains) and exported with :func:`rmqarrow.converters.parquet.export.export_store`
 (entries sorted by slot then position in 128 Ki-row groups, so one slot's rows sit in
 one or two row groups).  ``--full``: one full default-geometry file (5,000,000
 slots, 19,999,999 entries) and 1,000,000 bulk queries; default: 50,000 x 199,999 and
@@ -39,11 +39,11 @@ import numpy as np
 import pyarrow as pa
 from _report import peak_rss_mb, print_rows, set_ratios
 from _report import row as _plain_row
+from rmqarrow.converters.duckdb import sql as duckdb_sql
+from rmqarrow.converters.parquet.export import export_store
 
-from converters import duckdb_sql
-from converters.export import export_store
-from converters.synthetic import write_random_file
 from rmqarrow import Geometry, IndexFile
+from rmqarrow.testing.stores import write_random_file
 
 T = TypeVar("T")
 

@@ -1,6 +1,6 @@
 """Export benchmarks: native file -> Parquet dataset, next to pyarrow writing the same columns.
 
-One index file is generated with :func:`converters.synthetic.write_random_file` (numpy
+One index file is generated with :func:`rmqarrow.testing.stores.write_random_file` (numpy
 straight into the layout views; cached in ``workdir``): by default 500,000 slots x
 2,000,000 positions (1,999,999 entries), with ``--full`` RocketMQ's default geometry
 (5,000,000 x 20,000,000: 19,999,999 entries, 480 MB).  Then, in one run:
@@ -13,7 +13,8 @@ straight into the layout views; cached in ``workdir``): by default 500,000 slots
 - ``scan_store entries (stream)``: the streaming reader drained, no writing;
 - ``import_dataset (round trip)``: the dataset back to a native file, checked byte-identical.
 
-``layout write`` / ``lookup ...`` (the layout choice of converters.export): the same entries
+``layout write`` / ``lookup ...`` (the layout choice of rmqarrow.converters.parquet.export): the
+same entries
 written in several layouts (baseline: position order, 1 Mi-row row groups; all with the
 export's encodings: no compression, DELTA_BINARY_PACKED integers; only the write is timed,
 the sort is done before), then point
@@ -46,12 +47,12 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from _data import reset_peak, rss_mb
 from _report import print_rows
+from rmqarrow.converters.arrow.scan import scan_store
+from rmqarrow.converters.parquet.export import PARQUET_OPTIONS, ROW_GROUP_ROWS, export_store
+from rmqarrow.converters.parquet.importer import import_dataset
 
-from converters.export import PARQUET_OPTIONS, ROW_GROUP_ROWS, export_store
-from converters.importer import import_dataset
-from converters.scan import scan_store
-from converters.synthetic import write_random_file
 from rmqarrow import Geometry
+from rmqarrow.testing.stores import write_random_file
 
 MB = 1_000_000
 

@@ -1,9 +1,10 @@
 """Spark benchmarks (``local[2]``): bulk lookup with native semantics, and the native data
 source's read speed, each next to a baseline measured in the same run.
 
-One index file is generated with :func:`converters.synthetic.write_random_file` (random
+One index file is generated with :func:`rmqarrow.testing.stores.write_random_file` (random
 key hashes, valid chains) and exported with the local exporter
-(:func:`converters.export.export_store`).  ``--full``: one full default-geometry file
+(:func:`rmqarrow.converters.parquet.export.export_store`).  ``--full``: one full default-geometry
+file
 (5,000,000 slots, 19,999,999 entries) and 1,000,000 keys; default: 50,000 x 199,999 and
 20,000 keys.  Data is kept in ``workdir`` and reused between runs.  Every action writes to
 Spark's ``noop`` sink, so all rows and columns are computed and nothing is collected.
@@ -12,7 +13,7 @@ Rows (``vs_baseline`` = the row's per_s divided by its benchmark's baseline per_
 
 ``bulk lookup``  baseline: a plain broadcast hash join of the query hashes with ``entries``
                  over Parquet (``key_hash`` equal, no semantics); ``native semantics``:
-                 :func:`converters.spark_sql.lookup` (files newest first, chain cut at the
+                 :func:`rmqarrow.converters.spark.sql.lookup` (files newest first, chain cut at the
                  first entry older than begin, max_num) on hashes of stored entries (every
                  query hits); ``bulk_lookup string keys``: :func:`bulk_lookup` from string
                  keys, the hash computed in the JVM, answers joined back to the keys.
@@ -37,10 +38,10 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 from _report import print_rows, row, set_ratios
+from rmqarrow.converters.parquet.export import export_store
 
-from converters.export import export_store
-from converters.synthetic import write_random_file
 from rmqarrow import Geometry
+from rmqarrow.testing.stores import write_random_file
 
 MASTER = "local[2]"
 
@@ -79,11 +80,10 @@ def run(full: bool, workdir: Path, size: str | None = None) -> list[dict[str, An
     """The benchmark rows; ``size`` (small/medium/full) overrides ``full`` for tuning."""
     tag = size or ("full" if full else "small")
     from pyspark.sql import functions as F
-
-    from converters import spark_sql
-    from converters.spark_session import get_spark
-    from converters.spark_source import FORMAT, register
-    from converters.tables import file_tables
+    from rmqarrow.converters.arrow.tables import file_tables
+    from rmqarrow.converters.spark import sql as spark_sql
+    from rmqarrow.converters.spark.session import get_spark
+    from rmqarrow.converters.spark.source import FORMAT, register
 
     store, dataset, geometry = _prepare(workdir, tag)
     n_keys = SIZES[tag][1]

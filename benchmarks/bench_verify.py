@@ -1,6 +1,6 @@
 """Verify benchmarks: what one ``verify`` run costs, stage by stage, next to the native answer.
 
-A store is built from the demo's message stream (:mod:`rmqarrow._demo_stream`; cached in
+A store is built from the demo's message stream (:mod:`rmqarrow.testing.stream`; cached in
 ``workdir``): 30,000 messages (~78,000 entries, 8 files) by default, 300,000 with
 ``--full``.  Then, for ``Q`` sampled queries (items = queries in every row, so ``per_s``
 is queries per second and ``vs_baseline`` the speed relative to the native answer):
@@ -27,8 +27,8 @@ from typing import Any
 
 from _report import print_rows
 
-from rmqarrow.demo import demo_geometry, read_index_records, write_demo_commitlog
-from rmqarrow.service import IndexService, answer_queries, open_store
+from rmqarrow.demo.run import demo_geometry, read_index_records, write_demo_commitlog
+from rmqarrow.index.service import IndexService, answer_queries, open_store
 
 
 def _store(workdir: Path, messages: int) -> tuple[Path, Path, int, int]:
@@ -44,7 +44,7 @@ def _store(workdir: Path, messages: int) -> tuple[Path, Path, int, int]:
         with IndexService(store, hsn, inum) as service:
             service.build_index_batch(read_index_records(commitlog))
             service.flush()
-        from converters.export import export_store
+        from rmqarrow.converters.parquet.export import export_store
 
         export_store(store, dataset, hash_slot_num=hsn, index_num=inum)
         (root / "done").touch()
@@ -58,11 +58,12 @@ def _timed(fn: Callable[[], Any]) -> tuple[float, Any]:
 
 
 def run(full: bool, workdir: Path) -> list[dict[str, Any]]:
-    from converters.duckdb_sql import answer_queries as duck_answers
-    from rmqarrow._dataset_check import check_dataset
-    from rmqarrow._diagnose import check_chains, explain, trace_query
-    from rmqarrow._sampling import sample_queries
+    from rmqarrow.converters.duckdb.sql import answer_queries as duck_answers
+
     from rmqarrow.verify import verify
+    from rmqarrow.verify.dataset_check import check_dataset
+    from rmqarrow.verify.diagnose import check_chains, explain, trace_query
+    from rmqarrow.verify.sampling import sample_queries
 
     messages = 300_000 if full else 30_000
     n = 5_000 if full else 1_000

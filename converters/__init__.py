@@ -1,21 +1,32 @@
-"""Converters: native RocketMQ index files <-> Arrow tables and Parquet datasets.
+"""rmqarrow.converters: native RocketMQ index files <-> Arrow tables and Parquet datasets.
 
-- :mod:`converters.schema`: the ``files``, ``slots`` and ``entries`` schemas.
-- :mod:`converters.scan`: streaming Arrow readers straight over native files.
-- :mod:`converters.export` / :mod:`converters.importer`: Parquet datasets, both ways,
-  atomically and byte-identically.
-- :mod:`converters.duckdb_sql`, :mod:`converters.spark_sql`: the engines (imported lazily).
+- :mod:`~rmqarrow.converters.schema`: every published Arrow schema, documented.
+- :mod:`~rmqarrow.converters.arrow`: streaming Arrow scans straight over native files,
+  whole-store tables, the CommitLog messages table.
+- :mod:`~rmqarrow.converters.parquet`: export and import of Parquet datasets, atomic and
+  byte-identical, with their manifest.
+- :mod:`~rmqarrow.converters.duckdb` and :mod:`~rmqarrow.converters.spark`: the engines.
+
+Names are imported lazily: ``import rmqarrow.converters`` loads nothing heavy.
 """
 
 from __future__ import annotations
 
-from .dataset import open_dataset, read_dataset
-from .export import export_store
-from .importer import import_dataset
-from .manifest import read_manifest, stale_reasons
-from .scan import scan_file, scan_store, store_scanner
-from .schema import ENTRIES_SCHEMA, FILES_SCHEMA, SCHEMAS, SLOTS_SCHEMA
-from .tables import IndexTables, file_tables, store_tables
+from typing import TYPE_CHECKING
+
+if __name__ != "rmqarrow.converters":  # e.g. ``import converters`` from a checkout
+    raise ImportError(f"import rmqarrow.converters, not {__name__}: converters/ is its folder")
+
+from rmqarrow._lazy import lazy_attributes
+
+if TYPE_CHECKING:
+    from rmqarrow.converters.arrow.scan import scan_file, scan_store, store_scanner
+    from rmqarrow.converters.arrow.tables import IndexTables, file_tables, store_tables
+    from rmqarrow.converters.parquet.dataset import detect_target, open_dataset, read_dataset
+    from rmqarrow.converters.parquet.export import export_store
+    from rmqarrow.converters.parquet.importer import import_dataset
+    from rmqarrow.converters.parquet.manifest import read_manifest, stale_reasons
+    from rmqarrow.converters.schema import ENTRIES_SCHEMA, FILES_SCHEMA, SCHEMAS, SLOTS_SCHEMA
 
 __all__ = [
     "ENTRIES_SCHEMA",
@@ -23,6 +34,7 @@ __all__ = [
     "SCHEMAS",
     "SLOTS_SCHEMA",
     "IndexTables",
+    "detect_target",
     "export_store",
     "file_tables",
     "import_dataset",
@@ -35,3 +47,23 @@ __all__ = [
     "store_scanner",
     "store_tables",
 ]
+
+__getattr__, __dir__ = lazy_attributes(__name__, {
+    "ENTRIES_SCHEMA": "schema",
+    "FILES_SCHEMA": "schema",
+    "SCHEMAS": "schema",
+    "SLOTS_SCHEMA": "schema",
+    "IndexTables": "arrow.tables",
+    "detect_target": "parquet.dataset",
+    "export_store": "parquet.export",
+    "file_tables": "arrow.tables",
+    "import_dataset": "parquet.importer",
+    "open_dataset": "parquet.dataset",
+    "read_dataset": "parquet.dataset",
+    "read_manifest": "parquet.manifest",
+    "scan_file": "arrow.scan",
+    "scan_store": "arrow.scan",
+    "stale_reasons": "parquet.manifest",
+    "store_scanner": "arrow.scan",
+    "store_tables": "arrow.tables",
+})

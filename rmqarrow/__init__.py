@@ -1,13 +1,31 @@
-"""rmqarrow: Apache RocketMQ's IndexFile in Python, byte-exact, bridged to Arrow."""
+"""rmqarrow: Apache RocketMQ's IndexFile in Python, byte-exact, bridged to Arrow.
+
+The layers, each a folder, import only downward::
+
+    errors, _optional, _text, _progress      base
+    format/      byte layout, RocketMQ rules, Java arithmetic, scalar hash, names, records
+    kernels/     vectorized hash, bulk put, the one scalar walk, many-key lookup
+    index/       IndexFile, IndexService, salvage, batch build
+    commitlog/   CommitLog reader, writer, resolve, compression
+    testing/     synthetic stores and message streams (tests, demo, benchmarks)
+    converters/  Arrow and Parquet, then the DuckDB and Spark engines
+    engines      the engine registry (native, duckdb, spark), loaded lazily
+    verify/      every engine checked against the native lookup
+    demo/        the end-to-end demo
+    cli/         the command line: a leaf nothing imports
+
+``import rmqarrow`` loads numpy and pyarrow only: never DuckDB, pyspark or numba.
+"""
 
 from __future__ import annotations
 
-from ._layout import DEFAULT_HASH_SLOT_NUM, DEFAULT_INDEX_NUM, Geometry
-from .checkpoint import StoreCheckpoint
-from .errors import (
+from rmqarrow._version import __version__
+from rmqarrow.errors import (
+    ClosedIndexError,
     CommitLogError,
     CorruptIndexError,
     DatasetError,
+    EngineError,
     EngineUnavailableError,
     GeometryError,
     InvalidKeyError,
@@ -16,19 +34,25 @@ from .errors import (
     ReadOnlyIndexError,
     RmqArrowError,
     StoreNotFoundError,
+    UsageError,
 )
-from .hashing import index_key_hash, index_key_hashes, java_string_hash
-from .indexfile import IndexFile
-from .queries import Query
-from .records import MessageRecord
-from .service import IndexService, QueryOffsetResult, answer_queries, open_store
+from rmqarrow.format.checkpoint import StoreCheckpoint
+from rmqarrow.format.hashing import index_key_hash, java_string_hash
+from rmqarrow.format.layout import DEFAULT_HASH_SLOT_NUM, DEFAULT_INDEX_NUM, Geometry
+from rmqarrow.format.queries import Query
+from rmqarrow.format.records import MessageRecord
+from rmqarrow.index.indexfile import IndexFile
+from rmqarrow.index.service import IndexService, QueryOffsetResult, answer_queries, open_store
+from rmqarrow.kernels.hashing import index_key_hashes
 
 __all__ = [
     "DEFAULT_HASH_SLOT_NUM",
     "DEFAULT_INDEX_NUM",
+    "ClosedIndexError",
     "CommitLogError",
     "CorruptIndexError",
     "DatasetError",
+    "EngineError",
     "EngineUnavailableError",
     "Geometry",
     "GeometryError",
@@ -44,11 +68,11 @@ __all__ = [
     "RmqArrowError",
     "StoreCheckpoint",
     "StoreNotFoundError",
+    "UsageError",
+    "__version__",
     "answer_queries",
     "index_key_hash",
     "index_key_hashes",
     "java_string_hash",
     "open_store",
 ]
-
-__version__ = "0.1.0"

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import sys
 import time
-from types import TracebackType
 from typing import TextIO
+
+from rmqarrow._closing import Closing
 
 __all__ = ["Progress"]
 
 
-class Progress:
+class Progress(Closing):
     """``with Progress(total, "building") as p: p.advance(n)``."""
 
     def __init__(
@@ -55,14 +56,7 @@ class Progress:
         self.stream.write(f"\r{head}{tail} {rate:,.0f}/s {elapsed:.1f}s" + ("\n" if final else ""))
         self.stream.flush()
 
-    def __enter__(self) -> Progress:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def close(self) -> None:
+        """Draw the final line (when enabled)."""
         if self.enabled:
             self._draw(time.monotonic(), final=True)

@@ -9,9 +9,11 @@ input at fault and show what was expected next to what was found.
 from __future__ import annotations
 
 __all__ = [
+    "ClosedIndexError",
     "CommitLogError",
     "CorruptIndexError",
     "DatasetError",
+    "EngineError",
     "EngineUnavailableError",
     "GeometryError",
     "InvalidKeyError",
@@ -20,6 +22,7 @@ __all__ = [
     "ReadOnlyIndexError",
     "RmqArrowError",
     "StoreNotFoundError",
+    "UsageError",
 ]
 
 
@@ -51,6 +54,10 @@ class ReadOnlyIndexError(RmqArrowError, PermissionError):
     """A write was attempted on an index file opened read-only."""
 
 
+class ClosedIndexError(RmqArrowError, ValueError):
+    """An index file or service was used after it was closed."""
+
+
 class DatasetError(RmqArrowError, ValueError):
     """An Arrow/Parquet dataset is incomplete or inconsistent with the native format."""
 
@@ -65,3 +72,14 @@ class EngineUnavailableError(RmqArrowError, ImportError):
 
 class InvalidValueError(RmqArrowError, ValueError):
     """An argument is out of range (an offset outside int64, a negative count, ...)."""
+
+
+class UsageError(InvalidValueError):
+    """Options that do not go together, or a command used on the wrong kind of input.
+
+    The command line exits with status 2 for these (1 for every other error).
+    """
+
+
+class EngineError(RmqArrowError, RuntimeError):
+    """An engine (DuckDB, Spark) failed to run a statement; the message quotes its error."""

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
+from generated_store import GeneratedStore, build_generated
 from golden_data import ALL_SETS, GoldenSet
 
 
@@ -22,7 +24,7 @@ def spark() -> Iterator[Any]:
     Starting Spark takes 10-20 s and one JVM holds one SparkContext, so every Spark test
     shares this session; code under test that asks for ``local[2]`` gets it too.
     """
-    from converters.spark_session import get_spark
+    from rmqarrow.converters.spark.session import get_spark
 
     session = get_spark(
         "local[2]",
@@ -36,3 +38,21 @@ def spark() -> Iterator[Any]:
     )
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def generated(tmp_path_factory: pytest.TempPathFactory) -> GeneratedStore:
+    """Read-only: never modify it (copy it first)."""
+    return build_generated(tmp_path_factory.mktemp("generated"))
+
+
+@pytest.fixture(scope="session")
+def generated_dataset(
+    generated: GeneratedStore, tmp_path_factory: pytest.TempPathFactory
+) -> Path:
+    from rmqarrow.converters.parquet.export import export_store
+
+    out = tmp_path_factory.mktemp("generated-ds") / "dataset"
+    export_store(generated.store, out, hash_slot_num=generated.hash_slot_num,
+                 index_num=generated.index_num)
+    return out

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from rmqarrow.queries import Query, read_queries_tsv, unescape_text
+from rmqarrow.format.queries import Query, read_queries_tsv, unescape_text
 
 GOLDEN = Path(__file__).parent / "golden"
 MANIFEST = json.loads((GOLDEN / "manifest.json").read_text())

@@ -10,7 +10,7 @@ from golden_data import GOLDEN, MANIFEST, GoldenSet
 import rmqarrow
 from rmqarrow import IndexFile, IndexService
 from rmqarrow.cli import main
-from rmqarrow.queries import format_answers
+from rmqarrow.format.queries import format_answers
 
 
 def build_like_java(golden: GoldenSet, out: Path) -> list[Path]:

@@ -28,10 +28,10 @@ SCRIPT = textwrap.dedent(
     import pyarrow as pa
 
     import rmqarrow
-    from converters import export_store, import_dataset
-    from converters.duckdb_sql import answer_queries as duck_answers
+    from rmqarrow.converters import export_store, import_dataset
+    from rmqarrow.converters.duckdb.sql import answer_queries as duck_answers
     from rmqarrow.cli import main
-    from rmqarrow.hashing import kernel_name
+    from rmqarrow.kernels.hashing import kernel_name
 
     assert kernel_name() == "numpy", kernel_name()
     tmp = Path(tempfile.mkdtemp())
@@ -52,7 +52,9 @@ SCRIPT = textwrap.dedent(
     before = sorted(p.read_bytes() for p in (tmp / "store").iterdir())
     assert sorted(p.read_bytes() for p in (tmp / "back").iterdir()) == before
     assert main(["info", str(tmp / "store"), "--hash-slot-num", "8", "--index-num", "32"]) == 0
-    for call in (lambda: __import__("converters.spark_session").spark_session.get_spark(),):
+    from rmqarrow.converters.spark.session import get_spark
+
+    for call in (get_spark,):
         try:
             call()
         except rmqarrow.EngineUnavailableError as exc:

@@ -11,7 +11,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from ..errors import RmqArrowError
+from rmqarrow.errors import RmqArrowError, UsageError
 
 __all__ = ["main"]
 
@@ -32,10 +32,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one command; errors from rmqarrow print one line and exit 1 (2 for usage)."""
+    """Run one command; errors print one line.  Exit status: 0 ok, 1 failure, 2 usage."""
     args = build_parser().parse_args(argv)
     try:
         status: int = args.func(args)
+    except UsageError as exc:
+        print(f"rmqarrow {args.command}: error: {exc}", file=sys.stderr)
+        return 2
     except RmqArrowError as exc:
         print(f"rmqarrow {args.command}: error: {exc}", file=sys.stderr)
         return 1

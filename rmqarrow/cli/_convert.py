@@ -1,7 +1,8 @@
 """``rmqarrow export`` and ``rmqarrow import``: native store <-> Parquet dataset.
 
 ``export STORE OUT [--overwrite] [--engine local|spark] [--master URL] [--commitlog DIR]``
-writes the dataset layout documented in :mod:`converters.export` (``--commitlog`` adds the
+writes the dataset layout documented in :mod:`rmqarrow.converters.parquet.export` (``--commitlog``
+adds the
 ``messages/`` table, local engine); ``import DATASET OUTDIR`` rebuilds byte-identical
 native files (never replacing one).  Engines load inside the commands.
 """
@@ -15,7 +16,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ._output import add_geometry_options, print_json, print_kv
+from rmqarrow.cli._output import add_geometry_options, print_json, print_kv
 
 __all__ = ["register"]
 
@@ -53,11 +54,12 @@ def register(sub: Any) -> None:
 
 
 def _spark_export() -> Callable[..., None]:
-    """``converters.spark_export.export_store``, or EngineUnavailableError naming the fix."""
-    from ..errors import EngineUnavailableError
+    """``rmqarrow.converters.spark.export.export_store``, or EngineUnavailableError naming the
+    fix."""
+    from rmqarrow.errors import EngineUnavailableError
 
     try:
-        module = importlib.import_module("converters.spark_export")
+        module = importlib.import_module("rmqarrow.converters.spark.export")
     except ModuleNotFoundError as exc:
         raise EngineUnavailableError(
             f"--engine spark needs {exc.name} (pip install 'rmqarrow[spark]' and Java 17)"
@@ -81,14 +83,14 @@ def _export(args: argparse.Namespace) -> int:
             hash_slot_num=args.hash_slot_num,
             index_num=args.index_num,
         )
-        from converters.manifest import read_manifest
+        from rmqarrow.converters.parquet.manifest import read_manifest
 
         manifest = read_manifest(args.out)
     else:
         if args.master is not None:
             print("rmqarrow export: error: --master needs --engine spark", file=sys.stderr)
             return 2
-        from converters.export import export_store
+        from rmqarrow.converters.parquet.export import export_store
 
         manifest = export_store(
             args.store,
@@ -117,7 +119,7 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _import(args: argparse.Namespace) -> int:
-    from converters.importer import import_dataset
+    from rmqarrow.converters.parquet.importer import import_dataset
 
     start = time.perf_counter()
     paths = import_dataset(args.dataset, args.outdir, progress=True)

@@ -1,4 +1,4 @@
-"""``rmqarrow demo``: the end-to-end loop on a generated store (see :mod:`rmqarrow.demo`)."""
+"""``rmqarrow demo``: the end-to-end loop on a generated store (see :mod:`rmqarrow.demo.run`)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from ..errors import RmqArrowError
-from ._output import print_json
+from rmqarrow.cli._output import print_json
 
 __all__ = ["register", "spark_unavailable"]
 
@@ -18,10 +17,10 @@ DEFAULT_ENGINES = "native,duckdb,spark"
 
 def spark_unavailable() -> str | None:
     """Why Spark cannot run here (pyspark or Java missing), or None when it can."""
-    from ..errors import EngineUnavailableError
+    from rmqarrow.errors import EngineUnavailableError
 
     try:
-        from converters.spark_session import check_java, check_pyspark
+        from rmqarrow.converters.spark.session import check_java, check_pyspark
 
         check_pyspark()
         check_java()
@@ -55,14 +54,10 @@ def register(sub: Any) -> None:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from ..demo import run_demo
-    from ..verify import ENGINES
+    from rmqarrow.demo.run import run_demo
+    from rmqarrow.engines import parse_engines
 
-    engines = [e.strip() for e in args.engines.split(",") if e.strip()]
-    unknown = [e for e in engines if e not in ENGINES]
-    if unknown or not engines:
-        raise RmqArrowError(f"--engines: unknown {unknown or 'empty list'}; "
-                            f"choose from {', '.join(ENGINES)}")
+    engines = parse_engines(args.engines)
     if "native" not in engines:
         engines.insert(0, "native")
     if "spark" in engines and args.engines == DEFAULT_ENGINES:

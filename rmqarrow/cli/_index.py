@@ -8,13 +8,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..errors import RmqArrowError
-from ..queries import JAVA_LONG_MAX, Query, format_answers, read_queries_tsv
-from ._output import add_geometry_options, print_json, print_kv, print_table
+from rmqarrow.cli._output import add_geometry_options, print_json, print_kv, print_table
+from rmqarrow.engines import ENGINES, answer_with_engine
+from rmqarrow.errors import DatasetError, StoreNotFoundError, UsageError
+from rmqarrow.format.java import JAVA_LONG_MAX
+from rmqarrow.format.queries import Query, format_answers, read_queries_tsv
+from rmqarrow.index.service import store_geometry
 
 __all__ = ["register"]
 
-ENGINES = ("native", "duckdb", "spark")
 
 
 def register(sub: Any) -> None:
@@ -80,8 +82,8 @@ def _iso(ms: int) -> str:
 
 
 def file_info(path: Path, hash_slot_num: int | None, index_num: int | None) -> dict[str, Any]:
-    from .._layout import resolve_geometry
-    from ..indexfile import IndexFile
+    from rmqarrow.format.layout import resolve_geometry
+    from rmqarrow.index.indexfile import IndexFile
 
     geometry, note = resolve_geometry(path.stat().st_size, hash_slot_num, index_num)
     with IndexFile.open(path, geometry.hash_slot_num, geometry.index_num) as f:
@@ -108,7 +110,7 @@ def file_info(path: Path, hash_slot_num: int | None, index_num: int | None) -> d
 
 
 def cmd_info(args: argparse.Namespace) -> int:
-    from ..naming import list_index_files
+    from rmqarrow.format.naming import list_index_files
 
     path: Path = args.path
     if path.is_dir():
@@ -116,7 +118,7 @@ def cmd_info(args: argparse.Namespace) -> int:
     elif path.is_file():
         infos = [file_info(path, args.hash_slot_num, args.index_num)]
     else:
-        raise RmqArrowError(f"{path}: no such file or directory")
+        raise StoreNotFoundError(f"{path}: no such file or directory")
     if args.json:
         print_json(infos if path.is_dir() else infos[0])
         return 0
@@ -144,49 +146,16 @@ def _queries_from_args(args: argparse.Namespace) -> tuple[list[Query], bool]:
     return [Query(key, args.max_num, args.begin, args.end)], False
 
 
-def answer_with_engine(
-    engine: str,
-    target: Path,
-    queries: list[Query],
-    *,
-    dataset: Path | None = None,
-    master: str | None = None,
-    hash_slot_num: int | None = None,
-    index_num: int | None = None,
-) -> list[list[int]]:
-    """Answer queries with one engine; every engine must give the native answer."""
-    answers: list[list[int]]
-    if engine == "native":
-        if dataset is not None:
-            raise RmqArrowError("--dataset is for the duckdb and spark engines")
-        from ..service import answer_queries, store_geometry
-
-        note = store_geometry(target, hash_slot_num, index_num)[1]
-        if note:
-            print(f"note: {note}", file=sys.stderr)
-        return answer_queries(target, queries, hash_slot_num=hash_slot_num, index_num=index_num)
-    source = dataset if dataset is not None else target
-    if engine == "duckdb":
-        from converters import duckdb_sql
-
-        answers = duckdb_sql.answer_queries(
-            source, queries, hash_slot_num=hash_slot_num, index_num=index_num
-        )
-        return answers
-    from converters import spark_sql
-
-    answers = spark_sql.answer_queries(
-        source, queries, master=master, hash_slot_num=hash_slot_num, index_num=index_num
-    )
-    return answers
-
-
 def cmd_query(args: argparse.Namespace) -> int:
     if args.topic is not None and args.queries is not None:
-        raise RmqArrowError("--topic goes with --key; --queries lines hold full index keys")
+        raise UsageError("--topic goes with --key; --queries lines hold full index keys")
     if args.max_num < 0:
-        raise RmqArrowError(f"--max-num must be >= 0, got {args.max_num}")
+        raise UsageError(f"--max-num must be >= 0, got {args.max_num}")
     queries, batch = _queries_from_args(args)
+    if args.engine == "native":
+        note = store_geometry(args.store, args.hash_slot_num, args.index_num)[1]
+        if note:
+            print(f"note: {note}", file=sys.stderr)
     answers = answer_with_engine(
         args.engine,
         args.store,
@@ -198,7 +167,7 @@ def cmd_query(args: argparse.Namespace) -> int:
     )
     if args.resolve is not None:
         if batch:
-            raise RmqArrowError("--resolve works with --key, not --queries")
+            raise UsageError("--resolve works with --key, not --queries")
         return _print_resolved(args, queries[0], answers[0])
     if batch:
         if args.json:
@@ -217,7 +186,7 @@ def cmd_query(args: argparse.Namespace) -> int:
 
 
 def _print_resolved(args: argparse.Namespace, q: Query, offsets: list[int]) -> int:
-    from ..commitlog import format_message, resolve
+    from rmqarrow.commitlog import format_message, resolve
 
     topic, _, key = q.key.partition("#") if args.topic is None else (args.topic, "#", args.key)
     # a key repeated in KEYS is indexed once per occurrence: read each message once
@@ -258,10 +227,10 @@ def _record_batches(source: Path, batch_rows: int) -> tuple[Any, int | None]:
     import pyarrow.csv as pcsv
     import pyarrow.parquet as pq
 
-    from ..records import RECORD_COLUMNS
+    from rmqarrow.format.records import RECORD_COLUMNS
 
     if not source.is_file():
-        raise RmqArrowError(f"{source}: no such file")
+        raise StoreNotFoundError(f"{source}: no such file")
     types = {
         "topic": pa.string(), "keys": pa.string(), "uniq_key": pa.string(),
         "commit_log_offset": pa.int64(), "store_timestamp": pa.int64(), "sys_flag": pa.int32(),
@@ -276,13 +245,13 @@ def _record_batches(source: Path, batch_rows: int) -> tuple[Any, int | None]:
         try:
             pf = pq.ParquetFile(source)
         except (pa.ArrowInvalid, OSError) as exc:
-            raise RmqArrowError(f"{source}: neither CSV (by suffix) nor Parquet: {exc}") from None
+            raise DatasetError(f"{source}: neither CSV (by suffix) nor Parquet: {exc}") from None
         names, total = pf.schema_arrow.names, pf.metadata.num_rows
         batches = pf.iter_batches(batch_size=batch_rows)
     required = {"topic", "commit_log_offset", "store_timestamp"}
     missing = sorted(required - set(names))
     if missing:
-        raise RmqArrowError(
+        raise DatasetError(
             f"{source}: missing columns {missing}; expected {list(RECORD_COLUMNS)} "
             f"(keys, uniq_key and sys_flag optional), found {names}"
         )
@@ -303,17 +272,17 @@ def _record_batches(source: Path, batch_rows: int) -> tuple[Any, int | None]:
 def cmd_build(args: argparse.Namespace) -> int:
     import time
 
-    from .._layout import DEFAULT_HASH_SLOT_NUM, DEFAULT_INDEX_NUM
-    from .._progress import Progress
-    from ..service import IndexService
+    from rmqarrow._progress import Progress
+    from rmqarrow.format.layout import DEFAULT_HASH_SLOT_NUM, DEFAULT_INDEX_NUM
+    from rmqarrow.index.service import IndexService
 
     if args.batch_rows < 1:
-        raise RmqArrowError(f"--batch-rows must be >= 1, got {args.batch_rows}")
+        raise UsageError(f"--batch-rows must be >= 1, got {args.batch_rows}")
     if args.source is not None:
         batches, total = _record_batches(args.source, args.batch_rows)
         unit = "records"
     else:
-        from ..commitlog import CommitLogReader, index_records
+        from rmqarrow.commitlog import CommitLogReader, index_records
 
         start = args.start_offset
         if args.start_timestamp is not None:

@@ -1,59 +1,12 @@
-"""Output shared by every command: human tables by default, JSON for machines."""
+"""Options shared by the commands; output helpers come from :mod:`rmqarrow._text`."""
 
 from __future__ import annotations
 
-import json
-import sys
-from collections.abc import Mapping, Sequence
-from typing import Any, TextIO
+from typing import Any
+
+from rmqarrow._text import print_json, print_kv, print_table
 
 __all__ = ["add_geometry_options", "print_json", "print_kv", "print_table"]
-
-
-def print_table(
-    rows: Sequence[Sequence[Any]], columns: Sequence[str], out: TextIO | None = None
-) -> None:
-    """A plain aligned table; numbers right-aligned, with thousands separators for ints."""
-    out = out or sys.stdout
-
-    def cell(v: Any) -> str:
-        if isinstance(v, bool):
-            return str(v).lower()
-        if isinstance(v, int):
-            return f"{v:,}"
-        if isinstance(v, float):
-            return f"{v:,.3f}"
-        return "" if v is None else str(v)
-
-    text = [[cell(v) for v in row] for row in rows]
-    numeric = [
-        all(isinstance(row[i], int | float) and not isinstance(row[i], bool) for row in rows)
-        and bool(rows)
-        for i in range(len(columns))
-    ]
-    widths = [max([len(c)] + [len(r[i]) for r in text]) for i, c in enumerate(columns)]
-
-    def line(values: Sequence[str]) -> str:
-        parts = [
-            v.rjust(w) if num else v.ljust(w)
-            for v, w, num in zip(values, widths, numeric, strict=True)
-        ]
-        return "  ".join(parts).rstrip()
-
-    print(line(list(columns)), file=out)
-    print("  ".join("-" * w for w in widths), file=out)
-    for r in text:
-        print(line(r), file=out)
-
-
-def print_kv(pairs: Mapping[str, Any], out: TextIO | None = None) -> None:
-    """A two-column field/value table."""
-    print_table([(k, v) for k, v in pairs.items()], ["field", "value"], out)
-
-
-def print_json(obj: Any, out: TextIO | None = None) -> None:
-    json.dump(obj, out or sys.stdout, indent=2, ensure_ascii=False, default=str)
-    (out or sys.stdout).write("\n")
 
 
 def add_geometry_options(parser: Any) -> None:

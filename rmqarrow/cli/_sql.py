@@ -3,10 +3,10 @@
 ``sql TARGET [QUERY]`` runs one statement (or, without QUERY, every statement read from
 stdin, ``;``-terminated, as an interactive prompt on a terminal) over the ``files``,
 ``slots`` and ``entries`` views, with DuckDB (default; the lookup macros are registered)
-or Spark.  ``stats TARGET`` prints the analyses of :mod:`converters.stats`.  With
+or Spark.  ``stats TARGET`` prints the analyses of :mod:`rmqarrow.converters.duckdb.stats`.  With
 ``--commitlog DIR`` (a broker's ``store/commitlog``) both also get the ``messages`` view
 (a dataset exported with its messages has it without the option), and ``stats`` adds the
-check of the index against the log (:func:`converters.duckdb_sql.check_against_log`).
+check of the index against the log (:func:`rmqarrow.converters.duckdb.sql.check_against_log`).
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ..errors import EngineUnavailableError, RmqArrowError
-from ._output import add_geometry_options, print_json, print_kv, print_table
+from rmqarrow.cli._output import add_geometry_options, print_json, print_kv, print_table
+from rmqarrow.errors import EngineError, EngineUnavailableError, RmqArrowError, UsageError
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -121,7 +121,7 @@ def _duckdb_runner(
 ) -> tuple[Callable[[str], pa.Table], Callable[[], None]]:
     import duckdb
 
-    from converters.duckdb_sql import connect
+    from rmqarrow.converters.duckdb.sql import connect
 
     con = connect(
         args.target,
@@ -140,22 +140,22 @@ def _duckdb_runner(
             result: pa.Table = rel.to_arrow_table()
             return result
         except duckdb.Error as exc:
-            raise RmqArrowError(f"DuckDB: {exc}") from None
+            raise EngineError(f"DuckDB: {exc}") from None
 
     return run, con.close
 
 
 def _spark_runner(args: argparse.Namespace) -> tuple[Callable[[str], pa.Table], Callable[[], None]]:
     try:
-        from converters import spark_sql
+        from rmqarrow.converters.spark import sql as spark_sql
     except ImportError as exc:
         raise EngineUnavailableError(
-            f"--engine spark needs converters.spark_sql and pyspark ({exc})"
+            f"--engine spark needs rmqarrow.converters.spark.sql and pyspark ({exc})"
         ) from None
 
     if args.commitlog is not None:
-        from converters.spark_session import get_spark
-        from converters.spark_tables import register_tables
+        from rmqarrow.converters.spark.session import get_spark
+        from rmqarrow.converters.spark.tables import register_tables
 
         spark = get_spark(args.master)
         register_tables(
@@ -261,7 +261,7 @@ def parse_time(text: str) -> int:
     try:
         moment = _dt.datetime.fromisoformat(text)
     except ValueError:
-        raise RmqArrowError(
+        raise UsageError(
             f"time {text!r}: expected epoch milliseconds or ISO 8601 (2024-05-01T12:00:00)"
         ) from None
     if moment.tzinfo is None:
@@ -275,11 +275,11 @@ def _section(title: str, table: pa.Table) -> None:
 
 
 def _run_stats(args: argparse.Namespace) -> int:
-    from converters import stats
-    from converters.duckdb_sql import check_against_log, connect
+    from rmqarrow.converters.duckdb import stats
+    from rmqarrow.converters.duckdb.sql import check_against_log, connect
 
     if args.top < 0 or args.limit < 0:
-        raise RmqArrowError(f"--top and --limit must be >= 0, got {args.top} and {args.limit}")
+        raise UsageError(f"--top and --limit must be >= 0, got {args.top} and {args.limit}")
     between = None
     if args.between:
         between = (parse_time(args.between[0]), parse_time(args.between[1]))
@@ -296,7 +296,7 @@ def _run_stats(args: argparse.Namespace) -> int:
         con.close()
     charts = []
     if args.plot:
-        from converters.stats_plot import write_charts
+        from rmqarrow.converters.duckdb.stats_plot import write_charts
 
         charts = [str(p) for p in write_charts(result, args.plot, overwrite=args.overwrite)]
     if args.json:

@@ -6,8 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from ..errors import RmqArrowError
-from ._output import add_geometry_options, print_json
+from rmqarrow.cli._output import add_geometry_options, print_json
+from rmqarrow.errors import StoreNotFoundError, UsageError
 
 __all__ = ["register"]
 
@@ -49,27 +49,24 @@ def register(sub: Any) -> None:
 
 def read_keys(path: Path, escaped: bool) -> list[str]:
     """Full index keys, one a line (blank lines skipped)."""
-    from ..queries import unescape_text
+    from rmqarrow.format.queries import unescape_text
 
     if not path.is_file():
-        raise RmqArrowError(f"{path}: no such keys file")
+        raise StoreNotFoundError(f"{path}: no such keys file")
     lines = path.read_text(encoding="utf-8").split("\n")
     return [unescape_text(k) if escaped else k for k in lines if k]
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from ..queries import read_queries_tsv
-    from ..verify import ENGINES, format_report, verify
+    from rmqarrow.engines import parse_engines
+    from rmqarrow.format.queries import read_queries_tsv
+    from rmqarrow.verify import format_report, verify
 
-    engines = [e.strip() for e in args.engines.split(",") if e.strip()]
-    unknown = [e for e in engines if e not in ENGINES]
-    if unknown or not engines:
-        raise RmqArrowError(f"--engines: unknown {unknown or 'empty list'}; "
-                            f"choose from {', '.join(ENGINES)}")
+    engines = parse_engines(args.engines)
     if args.sample < 1:
-        raise RmqArrowError(f"--sample must be >= 1, got {args.sample}")
+        raise UsageError(f"--sample must be >= 1, got {args.sample}")
     if args.queries is not None and args.keys is not None:
-        raise RmqArrowError("--keys is for sampling; --queries gives the queries themselves")
+        raise UsageError("--keys is for sampling; --queries gives the queries themselves")
     queries = None
     if args.queries is not None:
         queries = read_queries_tsv(args.queries, escaped=args.escaped)

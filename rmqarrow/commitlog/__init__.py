@@ -12,8 +12,8 @@ The byte layout is documented once, in :mod:`rmqarrow.commitlog._layout`.
 
 from __future__ import annotations
 
-from ._files import CommitLogFile, file_name, list_commitlog_files
-from ._layout import (
+from rmqarrow.commitlog._files import CommitLogFile, file_name, list_commitlog_files
+from rmqarrow.commitlog._layout import (
     MAGIC_BLANK,
     MAGIC_V1,
     MAGIC_V2,
@@ -35,17 +35,34 @@ from ._layout import (
     encode_properties,
     split_keys,
 )
-from .compression import compress_body, compression_of, compression_sys_flag, inflate
-from .index_records import (
+from rmqarrow.commitlog.compression import (
+    compress_body,
+    compression_of,
+    compression_sys_flag,
+    inflate,
+)
+from rmqarrow.commitlog.index_records import (
     DEFAULT_BATCH_ROWS,
     INDEX_RECORDS_SCHEMA,
     index_record_batches,
     index_records,
 )
-from .reader import CommitLogProblem, CommitLogReader, CommitLogWarning, iter_records
-from .record import Record
-from .resolve import ResolveMode, ResolveResult, format_message, java_split_keys, matches, resolve
-from .writer import (
+from rmqarrow.commitlog.reader import (
+    CommitLogProblem,
+    CommitLogReader,
+    CommitLogWarning,
+    iter_records,
+)
+from rmqarrow.commitlog.record import Record
+from rmqarrow.commitlog.resolve import (
+    ResolveMode,
+    ResolveResult,
+    format_message,
+    java_split_keys,
+    matches,
+    resolve,
+)
+from rmqarrow.commitlog.writer import (
     DEFAULT_MAPPED_FILE_SIZE,
     AppendResult,
     CommitLogWriter,

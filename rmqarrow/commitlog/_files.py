@@ -12,8 +12,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import CommitLogError, InvalidValueError, StoreNotFoundError
-from ._layout import FILE_NAME_DIGITS
+from rmqarrow.commitlog._layout import FILE_NAME_DIGITS
+from rmqarrow.errors import CommitLogError, InvalidValueError, StoreNotFoundError
 
 __all__ = ["CommitLogFile", "file_name", "list_commitlog_files", "mapped_size_of"]
 

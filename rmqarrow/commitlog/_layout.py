@@ -35,7 +35,7 @@ import ipaddress
 import struct
 import zlib
 
-from ..errors import InvalidValueError
+from rmqarrow.errors import InvalidValueError
 
 __all__ = [
     "BLANK_SIZE",

@@ -19,7 +19,8 @@ from typing import Any, TypeAlias
 
 import numpy as np
 
-from ._layout import (
+from rmqarrow._optional import compiled_kernels
+from rmqarrow.commitlog._layout import (
     HEADER,
     HEADER_SIZE,
     MAGIC_BLANK,
@@ -31,12 +32,12 @@ from ._layout import (
 )
 
 __all__ = [
-    "COMPILED",
     "END",
     "ZERO_TAIL",
     "Buf",
     "Damage",
     "check_record",
+    "compiled_walk",
     "first_store_timestamp",
     "record_positions",
     "walk_file",
@@ -52,14 +53,12 @@ _CHUNK = 65_536
 _Positions = np.ndarray[Any, np.dtype[np.int64]]
 
 _Kernel = Callable[[Any, int, int, int, int, Any], tuple[int, int]]
-_walk_chunk: _Kernel | None
-try:
-    from ._walk_numba import walk_chunk as _walk_chunk
-except ImportError:  # pragma: no cover - numba is the optional ``fast`` extra
-    _walk_chunk = None
 
-#: Whether the compiled walk kernel is available.
-COMPILED = _walk_chunk is not None
+
+def compiled_walk() -> _Kernel | None:
+    """The numba walk kernel of :mod:`._walk_numba`, or None (numba absent or turned off)."""
+    module = compiled_kernels("rmqarrow.commitlog._walk_numba")
+    return None if module is None else module.walk_chunk
 
 _I32 = struct.Struct(">i")
 _I16 = struct.Struct(">h")
@@ -191,7 +190,7 @@ def walk_runs(
     :mod:`._walk_numba`; every stop is still judged by :func:`check_record`.  Close the
     generator (``contextlib.closing``) before unmapping ``buf`` if you stop early.
     """
-    kernel = _walk_chunk if compiled and size > 0 else None
+    kernel = compiled_walk() if compiled and size > 0 else None
     arr = np.frombuffer(buf, dtype=np.uint8, count=size) if kernel is not None else None
     pos = start_pos
     try:

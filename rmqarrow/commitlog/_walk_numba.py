@@ -13,7 +13,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ._layout import (
+from rmqarrow.commitlog._layout import (
     HEADER_SIZE,
     MAGIC_V1,
     MAGIC_V2,

@@ -19,14 +19,15 @@ from __future__ import annotations
 import zlib
 from typing import Any, Literal
 
-from ..errors import CommitLogError, EngineUnavailableError, InvalidValueError
-from ._layout import (
+from rmqarrow._optional import require
+from rmqarrow.commitlog._layout import (
     SYSFLAG_COMPRESSED,
     SYSFLAG_COMPRESSION_LZ4,
     SYSFLAG_COMPRESSION_MASK,
     SYSFLAG_COMPRESSION_ZLIB,
     SYSFLAG_COMPRESSION_ZSTD,
 )
+from rmqarrow.errors import CommitLogError, EngineUnavailableError, InvalidValueError
 
 __all__ = ["Compression", "compress_body", "compression_of", "compression_sys_flag", "inflate"]
 
@@ -61,24 +62,11 @@ def compression_sys_flag(kind: Compression) -> int:
 
 
 def _lz4() -> Any:
-    try:
-        import lz4.frame
-    except ImportError as exc:
-        raise EngineUnavailableError(
-            "LZ4 bodies need the 'lz4' package: pip install lz4 (or rmqarrow[compression])"
-        ) from exc
-    return lz4.frame
+    return require("lz4.frame", "an LZ4-compressed body")
 
 
 def _zstd() -> Any:
-    try:
-        import zstandard
-    except ImportError as exc:
-        raise EngineUnavailableError(
-            "ZSTD bodies need the 'zstandard' package: pip install zstandard "
-            "(or rmqarrow[compression])"
-        ) from exc
-    return zstandard
+    return require("zstandard", "a ZSTD-compressed body")
 
 
 def inflate(body: bytes, kind: Compression) -> bytes:

@@ -14,9 +14,9 @@ from collections.abc import Iterator
 
 import pyarrow as pa
 
-from ..errors import InvalidValueError
-from ._columns import decode_columns
-from .reader import CommitLogReader
+from rmqarrow.commitlog.columns import decode_columns
+from rmqarrow.commitlog.reader import CommitLogReader
+from rmqarrow.errors import InvalidValueError
 
 __all__ = ["DEFAULT_BATCH_ROWS", "INDEX_RECORDS_SCHEMA", "index_record_batches", "index_records"]
 

@@ -22,9 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import CommitLogError
-from ._files import CommitLogFile, list_commitlog_files, mapped_size_of
-from ._walk import (
+from rmqarrow.commitlog._files import CommitLogFile, list_commitlog_files, mapped_size_of
+from rmqarrow.commitlog._walk import (
     Buf,
     Damage,
     check_record,
@@ -32,7 +31,8 @@ from ._walk import (
     record_positions,
     walk_file,
 )
-from .record import Record, parse_record
+from rmqarrow.commitlog.record import Record, parse_record
+from rmqarrow.errors import CommitLogError
 
 __all__ = ["CommitLogProblem", "CommitLogReader", "CommitLogWarning", "iter_records"]
 

@@ -13,7 +13,7 @@ import struct
 from pathlib import Path
 from typing import NamedTuple
 
-from ._layout import (
+from rmqarrow.commitlog._layout import (
     HEADER,
     HEADER_SIZE,
     MAGIC_V1,
@@ -28,8 +28,8 @@ from ._layout import (
     offset_msg_id,
     split_keys,
 )
-from ._walk import Buf
-from .compression import Compression, compression_of, inflate
+from rmqarrow.commitlog._walk import Buf
+from rmqarrow.commitlog.compression import Compression, compression_of, inflate
 
 __all__ = ["Record", "parse_record"]
 
@@ -138,7 +138,7 @@ class Record(NamedTuple):
             f.seek(self.body_position)
             body = f.read(self.body_length)
         if len(body) != self.body_length:
-            from ..errors import CommitLogError
+            from rmqarrow.errors import CommitLogError
 
             raise CommitLogError(
                 f"{self.path}: body of the record at physical offset {self.physical_offset} "

@@ -21,9 +21,9 @@ import os
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ..errors import CommitLogError, InvalidValueError
-from .reader import CommitLogReader
-from .record import Record
+from rmqarrow.commitlog.reader import CommitLogReader
+from rmqarrow.commitlog.record import Record
+from rmqarrow.errors import CommitLogError, InvalidValueError
 
 __all__ = [
     "ResolveMode",

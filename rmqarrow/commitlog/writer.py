@@ -25,12 +25,11 @@ import struct
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import TracebackType
 from typing import Any, BinaryIO
 
-from ..errors import CommitLogError, InvalidValueError, OutputExistsError
-from ._files import file_name
-from ._layout import (
+from rmqarrow._closing import Closing
+from rmqarrow.commitlog._files import file_name
+from rmqarrow.commitlog._layout import (
     HEADER,
     MAGIC_BLANK,
     MAGIC_V1,
@@ -49,7 +48,8 @@ from ._layout import (
     encode_properties,
     record_length,
 )
-from .record import Record
+from rmqarrow.commitlog.record import Record
+from rmqarrow.errors import CommitLogError, InvalidValueError, OutputExistsError
 
 __all__ = [
     "DEFAULT_MAPPED_FILE_SIZE",
@@ -203,7 +203,7 @@ class AppendResult:
     path: Path
 
 
-class CommitLogWriter:
+class CommitLogWriter(Closing):
     """Append messages to new CommitLog files in ``commitlog_dir``.
 
     ``with CommitLogWriter(dir, mapped_file_size=65536) as w: w.append(msg)``; on close the
@@ -306,17 +306,6 @@ class CommitLogWriter:
         if self._out is not None:
             self._finish_file()
         return list(self.files)
-
-    def __enter__(self) -> CommitLogWriter:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
 
 def write_commitlog(

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from golden_data import GOLDEN
 
-from rmqarrow.queries import unescape_text
+from rmqarrow.format.queries import unescape_text
 
 STORE1 = GOLDEN / "commitlog" / "store1"
 COMMITLOG = STORE1 / "commitlog"

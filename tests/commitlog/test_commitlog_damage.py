@@ -22,9 +22,9 @@ F2 = "00000000000000131072"
 def walk_mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """Every damage test runs with the compiled walk kernel and with the pure-Python walk."""
     if request.param == "compiled":
-        assert _walk.COMPILED, "numba is installed in the dev environment"
+        assert _walk.compiled_walk() is not None, "numba is installed in the dev environment"
     else:
-        monkeypatch.setattr(_walk, "_walk_chunk", None)
+        monkeypatch.setattr(_walk, "compiled_walk", lambda: None)
     return str(request.param)
 
 

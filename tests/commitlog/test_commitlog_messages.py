@@ -6,14 +6,14 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-
-from converters.messages import (
+from rmqarrow.converters.arrow.messages import (
     MESSAGES_SCHEMA,
     messages_reader,
     messages_table,
     split_keys_column,
     write_messages_parquet,
 )
+
 from rmqarrow.errors import CommitLogError, OutputExistsError
 
 SAME = [

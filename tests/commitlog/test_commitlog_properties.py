@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rmqarrow.commitlog import decode_properties, encode_properties
-from rmqarrow.commitlog._columns import property_column
+from rmqarrow.commitlog.columns import property_column
 
 _pieces = st.sampled_from(["KEYS", "UNIQ_KEY", "TAGS", "\x01", "\x02", "a", " ", "é", "K", "S"])
 _texts = st.lists(_pieces, max_size=16).map("".join)

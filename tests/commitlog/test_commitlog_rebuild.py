@@ -8,7 +8,7 @@ import pytest
 from golden_data import golden_set
 
 from rmqarrow.commitlog import index_records
-from rmqarrow.service import IndexService, answer_queries
+from rmqarrow.index.service import IndexService, answer_queries
 
 
 @pytest.mark.parametrize("batch_rows", [1, 64, 65536])

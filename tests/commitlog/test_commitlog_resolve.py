@@ -17,7 +17,7 @@ from rmqarrow.commitlog import (
     write_commitlog,
 )
 from rmqarrow.errors import CommitLogError
-from rmqarrow.hashing import index_key_hash
+from rmqarrow.format.hashing import index_key_hash
 
 
 def _really_matches(row: dict[str, object], topic: str, key: str) -> bool:

@@ -32,7 +32,7 @@ def test_golden_expected_answers_as_an_engine(golden: GoldenSet) -> None:
 
 
 def test_golden_sampled_with_dataset(tmp_path: Path) -> None:
-    from converters.export import export_store
+    from rmqarrow.converters.parquet.export import export_store
 
     g = golden_set("random_public")
     ds = tmp_path / "ds"
@@ -93,7 +93,7 @@ def test_cli_verify_golden_queries_file(capsys: pytest.CaptureFixture[str]) -> N
 
 def test_cli_verify_rejects_bad_options(capsys: pytest.CaptureFixture[str]) -> None:
     g = golden_set("basic")
-    assert main(["verify", str(g.store_dir), "--engines", "native,oracle"]) == 1
+    assert main(["verify", str(g.store_dir), "--engines", "native,oracle"]) == 2  # usage
     assert "unknown ['oracle']" in capsys.readouterr().err
     assert main(["verify", str(g.store_dir / "nope")]) == 1
     assert "no such store directory" in capsys.readouterr().err
@@ -116,5 +116,5 @@ def test_spark_agrees_on_golden_and_generated(spark: Any, generated: Any,
 
 def test_dataset_given_as_store_is_refused(generated_dataset: Path,
                                            capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["verify", str(generated_dataset), "--engines", "native"]) == 1
+    assert main(["verify", str(generated_dataset), "--engines", "native"]) == 2  # usage
     assert "verify needs the native store as the reference" in capsys.readouterr().err

@@ -11,19 +11,19 @@ import pyarrow as pa
 import pytest
 
 from rmqarrow import Query, index_key_hash
-from rmqarrow._layout import map_regions
-from rmqarrow._sampling import probe_key
 from rmqarrow.cli import main
-from rmqarrow.demo import find_semantics_case
-from rmqarrow.queries import JAVA_LONG_MAX
-from rmqarrow.service import IndexService, open_store
+from rmqarrow.demo.run import find_semantics_case
+from rmqarrow.format.java import JAVA_LONG_MAX
+from rmqarrow.format.layout import map_regions
+from rmqarrow.index.service import IndexService, open_store
 from rmqarrow.verify import Engine, verify
+from rmqarrow.verify.sampling import probe_key
 
 
 def naive_engine(store: Path, hash_slot_num: int, index_num: int) -> Engine:
     """The shortcut verify must catch: every entry with an equal hash and a time in range
     (newest file first, position descending, max_num), ignoring where the chain stops."""
-    from converters.tables import store_tables
+    from rmqarrow.converters.arrow.tables import store_tables
 
     entries = store_tables(store, hash_slot_num, index_num).entries
     rows = sorted(entries.select(["file_name", "position", "key_hash", "phy_offset",
@@ -73,7 +73,7 @@ def test_set_semantics_shortcut_is_caught_and_explained(generated: Any) -> None:
 
 def test_stale_dataset_fails_with_reason(generated: Any, tmp_path: Path,
                                          capsys: pytest.CaptureFixture[str]) -> None:
-    from converters.export import export_store
+    from rmqarrow.converters.parquet.export import export_store
 
     store = tmp_path / "store"
     shutil.copytree(generated.store, store)

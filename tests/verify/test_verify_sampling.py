@@ -8,9 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rmqarrow import index_key_hash, index_key_hashes
-from rmqarrow._sampling import probe_key, sample_queries
-from rmqarrow.queries import JAVA_LONG_MAX
-from rmqarrow.service import open_store
+from rmqarrow.format.java import JAVA_LONG_MAX
+from rmqarrow.index.service import open_store
+from rmqarrow.verify.sampling import probe_key, sample_queries
 
 
 @settings(max_examples=200, deadline=None)
@@ -34,7 +34,7 @@ def test_sampled_queries_mix_present_absent_and_windows(generated: Any) -> None:
         qs = sample_queries(service.files, 200, seed=3)
         again = sample_queries(service.files, 200, seed=3)
         with_keys = sample_queries(service.files, 100, seed=3, keys=generated.keys)
-        from converters.tables import store_tables
+        from rmqarrow.converters.arrow.tables import store_tables
 
         hashes = set(
             store_tables(generated.store, generated.hash_slot_num, generated.index_num)

@@ -1,0 +1,43 @@
+"""The DuckDB engine: SQL over a native store or a Parquet dataset, native semantics.
+
+``connect(target)`` gives a connection with the ``files``, ``slots`` and ``entries``
+views and the ``index_key_hash`` / ``index_lookup`` macros; ``answer_queries`` answers
+key queries exactly as the native lookup does; :mod:`.stats` holds the analytics.
+Imported lazily: ``import rmqarrow.converters.duckdb`` does not load DuckDB.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rmqarrow._lazy import lazy_attributes
+
+if TYPE_CHECKING:
+    from rmqarrow.converters.duckdb.sql import (
+        answer_queries,
+        check_against_log,
+        connect,
+        lookup_table,
+        queries_table,
+    )
+    from rmqarrow.converters.duckdb.stats import IndexStats, collect
+
+__all__ = [
+    "IndexStats",
+    "answer_queries",
+    "check_against_log",
+    "collect",
+    "connect",
+    "lookup_table",
+    "queries_table",
+]
+
+__getattr__, __dir__ = lazy_attributes(__name__, {
+    "IndexStats": "stats",
+    "answer_queries": "sql",
+    "check_against_log": "sql",
+    "collect": "stats",
+    "connect": "sql",
+    "lookup_table": "sql",
+    "queries_table": "sql",
+})

@@ -1,0 +1,586 @@
+"""DuckDB over an index: the ``files``/``slots``/``entries`` views and the native lookup in SQL.
+
+:func:`connect` opens an in-process DuckDB connection over a target, which is either an
+exported Parquet dataset (a directory with ``files/``, ``slots/`` and ``entries/``, see
+:mod:`rmqarrow.converters.parquet.export`) or a native store (a directory of index files, or one
+index
+file, streamed in through :mod:`rmqarrow.converters.arrow.scan`), and registers:
+
+``files``, ``slots``, ``entries``
+    the three tables in the schema of :mod:`rmqarrow.converters.schema`;
+``index_key_hash(key)``
+    RocketMQ's key hash in pure SQL, exact for any Unicode key (UTF-16 code units, int32
+    wraparound, ``Integer.MIN_VALUE`` -> 0);
+``index_lookup(key, max_num)`` / ``index_lookup(key, max_num, begin_ms, end_ms)``
+    table macro: the offsets ``IndexService.queryOffset`` returns, in its order (columns
+    ``ordinal, phy_offset, file_name, position, store_timestamp, key_hash``);
+``index_lookups(tbl)``
+    table macro: every query of the table (or view) named ``tbl``, with columns
+    ``query_id, key_hash, max_num, begin_ms, end_ms``, answered in one statement (adds
+    ``query_id`` to the columns above);
+``messages``
+    only with ``commitlog=`` (a broker's ``store/commitlog``, read by
+    :mod:`rmqarrow.converters.arrow.messages`) or when a dataset holds a ``messages/`` directory:
+    one
+    row per CommitLog message with its real topic and keys, so joins of ``entries``
+    (``phy_offset``) to ``messages`` (``physical_offset``) filtered on the real key answer
+    without hash false positives; :func:`check_against_log` checks the index against it.
+
+The lookup SQL and the semantics it reproduces are in :mod:`rmqarrow.converters.duckdb.walk`.
+Keys and parameters only ever reach DuckDB as bound parameters or registered Arrow
+tables; paths reach it through the relation API, never inside SQL text.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+from rmqarrow.converters.duckdb.walk import HASH_MACROS_SQL, LOOKUP_COLUMNS, LOOKUP_MACROS_SQL
+from rmqarrow.converters.parquet.dataset import detect_target
+from rmqarrow.converters.parquet.parts import table_parts
+
+from rmqarrow.errors import DatasetError, InvalidKeyError, InvalidValueError, StoreNotFoundError
+from rmqarrow.format.java import JAVA_LONG_MAX
+from rmqarrow.format.naming import java_name_order
+from rmqarrow.format.queries import Query
+from rmqarrow.kernels.hashing import index_key_hashes
+
+if TYPE_CHECKING:
+    import duckdb
+
+__all__ = [
+    "CHECK_DANGLING_SQL",
+    "CHECK_MISSING_SQL",
+    "EXPECTED_KEYS_SQL",
+    "LOOKUP_COLUMNS",
+    "Target",
+    "answer_queries",
+    "check_against_log",
+    "connect",
+    "detect_target",
+    "lookup_table",
+    "queries_table",
+]
+
+Target = str | os.PathLike[str]
+
+TABLES = ("files", "slots", "entries")
+_ENTRY_COLUMNS = (
+    "position",
+    "key_hash",
+    "slot",
+    "phy_offset",
+    "time_diff",
+    "store_timestamp",
+    "prev_index",
+)
+
+# --- targets --------------------------------------------------------------------------
+
+
+def _parquet_files(directory: Path) -> list[str]:
+    """The data files of one dataset table (names starting with ``_`` or ``.`` are not)."""
+    return [str(p) for p in table_parts(directory.parent, directory.name)]
+
+
+def _ranks(names: Sequence[str]) -> dict[str, int]:
+    """Newest-first rank of each file name in Java string order (UTF-16 code units)."""
+    ordered = sorted(set(names), key=java_name_order, reverse=True)
+    if len(ordered) != len(names):
+        dup = sorted(n for n in set(names) if list(names).count(n) > 1)[0]
+        raise DatasetError(f"the files table holds file {dup!r} more than once")
+    return {name: rank for rank, name in enumerate(ordered)}
+
+
+def _single_file_name(path: str) -> str | None:
+    """The one ``file_name`` a Parquet file holds, from its statistics (None if unsure)."""
+    import pyarrow.parquet as pq
+
+    meta = pq.ParquetFile(path).metadata
+    index = meta.schema.names.index("file_name") if "file_name" in meta.schema.names else -1
+    if index < 0:
+        return None
+    values: set[object] = set()
+    for g in range(meta.num_row_groups):
+        stats = meta.row_group(g).column(index).statistics
+        if stats is None or not stats.has_min_max:
+            return None
+        # truncated string statistics (some writers shorten long values) prove nothing
+        if not getattr(stats, "is_min_value_exact", True) or not getattr(
+            stats, "is_max_value_exact", True
+        ):
+            return None
+        values.update((stats.min, stats.max))
+    if len(values) != 1:
+        return None
+    value = values.pop()
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _attach_dataset(con: duckdb.DuckDBPyConnection, root: Path) -> None:
+    """Views over the Parquet files, and ``_rmq_entries`` with int file ranks.
+
+    When each entries file holds a single index file (as :mod:`rmqarrow.converters.parquet.export`
+    writes
+    them), ``_rmq_entries`` reads each with its rank as a constant and never reads the
+    ``file_name`` strings; otherwise it joins the names to their ranks.
+    """
+    import duckdb
+
+    for table in TABLES:
+        con.read_parquet(_parquet_files(root / table)).create_view(table, replace=True)
+    names = [r[0] for r in con.sql("SELECT file_name FROM files").fetchall()]
+    ranks = _ranks(names)
+    parts = _parquet_files(root / "entries")
+    owners = [_single_file_name(p) for p in parts]
+    if parts and all(o is not None for o in owners):
+        unknown = sorted({o for o in owners if o is not None and o not in ranks})
+        if unknown:
+            raise DatasetError(
+                f"{root}: entries of file {unknown[0]!r}, which the files table does not list"
+            )
+        relation = None
+        for name, rank in ranks.items():
+            mine = [p for p, o in zip(parts, owners, strict=True) if o == name]
+            if not mine:
+                continue
+            rel = con.read_parquet(mine).select(
+                duckdb.ConstantExpression(rank)
+                .cast(duckdb.sqltype("INTEGER"))
+                .alias("newest_rank"),
+                *(duckdb.ColumnExpression(c) for c in _ENTRY_COLUMNS),
+            )
+            relation = rel if relation is None else relation.union(rel)
+        if relation is not None:
+            relation.create_view("_rmq_entries", replace=True)
+            return
+    _register_rank_table(con, ranks)
+    con.execute(
+        "CREATE OR REPLACE TEMP VIEW _rmq_entries AS "
+        "SELECT r.newest_rank, e.* EXCLUDE (file_name) "
+        "FROM entries e JOIN _rmq_rank r ON r.file_name = e.file_name"
+    )
+
+
+def _register_rank_table(con: duckdb.DuckDBPyConnection, ranks: dict[str, int]) -> None:
+    con.register(
+        "_rmq_rank",
+        pa.table(
+            {
+                "file_name": pa.array(list(ranks), pa.string()),
+                "newest_rank": pa.array(list(ranks.values()), pa.int32()),
+            }
+        ),
+    )
+
+
+def _attach_store(
+    con: duckdb.DuckDBPyConnection,
+    root: Path,
+    hash_slot_num: int | None,
+    index_num: int | None,
+) -> None:
+    """Stream each table of the native files into a DuckDB temp table (batch by batch).
+
+    The streaming reader (:mod:`rmqarrow.converters.arrow.scan`) can be read once, so the rows are
+    loaded into DuckDB's own (compressed, columnar) storage, which every later statement
+    of the connection can read; only one Arrow batch is in Python memory at a time.
+    Entries get their file's rank as they load, so lookups join on an int.
+    """
+    import duckdb
+    from rmqarrow.converters.arrow.scan import scan_store
+    from rmqarrow.converters.arrow.tables import geometry_of
+
+    from rmqarrow.errors import CorruptIndexError
+    from rmqarrow.format.layout import check_header, map_regions
+    from rmqarrow.format.naming import list_index_files
+
+    paths = [root] if root.is_file() else list_index_files(root)
+    # Check every file up front, so a bad one raises its own error rather than a DuckDB
+    # error wrapped around it mid-stream.
+    for path in paths:
+        mapped = map_regions(path, geometry_of(path, hash_slot_num, index_num), writable=False)
+        try:
+            check_header(path, mapped.geometry, mapped.header)
+        finally:
+            mapped.close()
+    _register_rank_table(con, _ranks([p.name for p in paths]))
+    loads = {
+        "files": "SELECT * FROM {src}",
+        "slots": "SELECT * FROM {src}",
+        "entries": "SELECT r.newest_rank, s.* FROM {src} s JOIN _rmq_rank r USING (file_name)",
+    }
+    for name in TABLES:
+        reader = scan_store(root, name, hash_slot_num=hash_slot_num, index_num=index_num)
+        source = f"_rmq_stream_{name}"
+        con.register(source, reader)
+        try:
+            con.execute(
+                f"CREATE OR REPLACE TEMP TABLE _rmq_native_{name} AS "
+                + loads[name].format(src=source)
+            )
+        except duckdb.Error as exc:
+            raise CorruptIndexError(f"{root}: reading the {name} table failed: {exc}") from None
+        finally:
+            con.unregister(source)
+    con.execute("CREATE OR REPLACE TEMP VIEW files AS SELECT * FROM _rmq_native_files")
+    con.execute("CREATE OR REPLACE TEMP VIEW slots AS SELECT * FROM _rmq_native_slots")
+    con.execute(
+        "CREATE OR REPLACE TEMP VIEW entries AS "
+        "SELECT * EXCLUDE (newest_rank) FROM _rmq_native_entries"
+    )
+    con.execute(
+        "CREATE OR REPLACE TEMP VIEW _rmq_entries AS "
+        "SELECT * EXCLUDE (file_name) FROM _rmq_native_entries"
+    )
+
+
+_FILE_FACTS_SQL = """
+SELECT f.file_name, f.begin_timestamp, f.end_timestamp, f.hash_slot_num, f.index_count,
+       e.min_store_timestamp, e.min_time_diff, e.newest_rank
+FROM files f LEFT JOIN _rmq_rank r ON r.file_name = f.file_name
+LEFT JOIN (
+  SELECT newest_rank, min(store_timestamp) AS min_store_timestamp,
+         min(time_diff) AS min_time_diff
+  FROM _rmq_entries GROUP BY newest_rank
+) e ON e.newest_rank = r.newest_rank
+"""
+
+_FILES_SCHEMA = pa.schema(
+    [
+        ("newest_rank", pa.int32()),
+        ("file_name", pa.string()),
+        ("begin_timestamp", pa.int64()),
+        ("end_timestamp", pa.int64()),
+        ("newer_min_begin", pa.int64()),
+        ("hash_slot_num", pa.int32()),
+        ("index_count", pa.int32()),
+        ("min_store_timestamp", pa.int64()),
+        ("min_time_diff", pa.int32()),
+    ]
+)
+
+
+def _register_files(con: duckdb.DuckDBPyConnection) -> None:
+    """``_rmq_files`` (see :mod:`rmqarrow.converters.duckdb.walk`), computed once per connection."""
+    names = [r[0] for r in con.sql("SELECT file_name FROM files").fetchall()]
+    ranks = _ranks(names)
+    _register_rank_table(con, ranks)
+    facts = {r["file_name"]: r for r in con.sql(_FILE_FACTS_SQL).to_arrow_table().to_pylist()}
+    rows = []
+    newer_min = JAVA_LONG_MAX
+    for name in sorted(ranks, key=ranks.__getitem__):
+        r = dict(facts[name], newest_rank=ranks[name], newer_min_begin=newer_min)
+        newer_min = min(newer_min, r["begin_timestamp"])
+        if r["min_store_timestamp"] is None:  # no entries: never searched
+            r["min_store_timestamp"], r["min_time_diff"] = JAVA_LONG_MAX, 0
+        rows.append(r)
+    con.register("_rmq_files", pa.Table.from_pylist(rows, schema=_FILES_SCHEMA))
+
+
+def _attach_messages(
+    con: duckdb.DuckDBPyConnection, root: Path, kind: str, commitlog: Target | None
+) -> None:
+    """The ``messages`` view: from ``commitlog`` (wins) or the dataset's ``messages/``."""
+    if commitlog is not None:
+        from rmqarrow.converters.arrow.messages import messages_reader
+
+        # Streamed into DuckDB's own storage (which can spill), never whole in Python.
+        con.register("_rmq_messages_stream", messages_reader(commitlog))
+        con.execute("CREATE OR REPLACE TEMP TABLE messages AS SELECT * FROM _rmq_messages_stream")
+        con.unregister("_rmq_messages_stream")
+    elif kind == "dataset" and (root / "messages").is_dir():
+        con.read_parquet(_parquet_files(root / "messages")).create_view("messages", replace=True)
+
+
+def connect(
+    target: Target,
+    *,
+    hash_slot_num: int | None = None,
+    index_num: int | None = None,
+    commitlog: Target | None = None,
+) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB connection with the index views and lookup macros registered.
+
+    ``target`` is an exported dataset or a native store (see :func:`detect_target`); the
+    geometry options apply to native files only (a dataset records its geometry).
+    ``commitlog`` (a broker's ``store/commitlog`` directory) adds the ``messages`` table
+    (:func:`rmqarrow.converters.arrow.messages.messages_table`, held in memory); without it, a
+    dataset
+    that holds a ``messages/`` directory of Parquet parts gets a ``messages`` view over it.
+    """
+    import duckdb
+
+    root = Path(target)
+    kind = detect_target(root)
+    con = duckdb.connect()
+    try:
+        con.execute("SET enable_progress_bar = false")
+        con.execute("SET parquet_metadata_cache = true")
+        if kind == "dataset":
+            _attach_dataset(con, root)
+        else:
+            _attach_store(con, root, hash_slot_num, index_num)
+        _attach_messages(con, root, kind, commitlog)
+        _register_files(con)
+        con.execute(HASH_MACROS_SQL)
+        con.execute(LOOKUP_MACROS_SQL)
+    except BaseException:
+        con.close()
+        raise
+    return con
+
+
+# --- the index against the log --------------------------------------------------------
+
+#: The keys ``IndexService.buildIndex`` puts for each message of the ``messages`` view:
+#: every message that is not a rollback (``(sys_flag & 12) != 12``; prepared and commit
+#: records are indexed) gives ``topic#uniq_key`` (when UNIQ_KEY is present and non-empty)
+#: and ``topic#k`` for each token of its KEYS list; one row per distinct
+#: (physical_offset, key), with the key's hash.
+EXPECTED_KEY_TEXTS_SQL = """
+SELECT physical_offset, topic || '#' || uniq_key AS key
+FROM messages
+WHERE (sys_flag & 12) <> 12 AND uniq_key IS NOT NULL AND uniq_key <> ''
+UNION
+SELECT physical_offset, topic || '#' || k AS key
+FROM (SELECT physical_offset, topic, unnest(keys) AS k
+      FROM messages WHERE (sys_flag & 12) <> 12)
+"""
+
+#: The same with each key's hash computed in SQL (the form to run by hand);
+#: :func:`check_against_log` hashes :data:`EXPECTED_KEY_TEXTS_SQL` vectorized instead.
+EXPECTED_KEYS_SQL = f"""
+SELECT physical_offset, key, index_key_hash(key) AS key_hash
+FROM ({EXPECTED_KEY_TEXTS_SQL})
+"""
+
+#: Entries whose ``phy_offset`` is the physical offset of no message (dangling).
+CHECK_DANGLING_SQL = """
+SELECT e.file_name, e.position, e.key_hash, e.phy_offset, e.store_timestamp
+FROM entries e
+WHERE NOT EXISTS (SELECT 1 FROM messages m WHERE m.physical_offset = e.phy_offset)
+ORDER BY e.phy_offset, e.file_name, e.position
+"""
+
+#: Expected keys (``_rmq_expected_keys``, the rows of :data:`EXPECTED_KEYS_SQL`) with no
+#: entry of that ``phy_offset`` and ``key_hash`` (missing from the index).
+CHECK_MISSING_SQL = """
+SELECT x.physical_offset, x.key, x.key_hash
+FROM _rmq_expected_keys x
+WHERE NOT EXISTS (
+  SELECT 1 FROM entries e WHERE e.phy_offset = x.physical_offset AND e.key_hash = x.key_hash
+)
+ORDER BY x.physical_offset, x.key
+"""
+
+
+def check_against_log(con: duckdb.DuckDBPyConnection, *, examples: int = 5) -> dict[str, Any]:
+    """Check the index (``entries``) against the log (``messages``) of a connection.
+
+    The connection comes from :func:`connect` with a ``messages`` view (``commitlog=`` or
+    a dataset with ``messages/``).  Returns counts and up to ``examples`` rows of each
+    problem: ``dangling`` entries (:data:`CHECK_DANGLING_SQL`) and ``missing`` keys
+    (:data:`CHECK_MISSING_SQL` over :data:`EXPECTED_KEYS_SQL`).  Both are 0 for an index
+    RocketMQ (or ``rmqarrow build --from-commitlog``) built from this whole log in order.
+    Legitimate exceptions: RocketMQ's offset guard skips a message whose offset is below
+    the newest index file's end offset (replays, resumed builds), the index may start
+    after the log's first message (built from a later offset) and the log may have lost
+    old files to retention (their entries are then dangling).
+    """
+    import duckdb
+
+    if examples < 0:
+        raise InvalidValueError(f"examples must be >= 0, got {examples}")
+    try:
+        con.sql("SELECT 1 FROM messages LIMIT 0").fetchall()
+    except duckdb.CatalogException:
+        raise DatasetError(
+            "no messages view on this connection; connect(..., commitlog=DIR) or export the "
+            "dataset with a commitlog"
+        ) from None
+    # The SQL hash macro is exact but slow on millions of keys: hash in numpy instead.
+    texts = con.sql(EXPECTED_KEY_TEXTS_SQL).to_arrow_table()
+    expected = texts.append_column(
+        "key_hash", pa.array(index_key_hashes(texts.column("key")), pa.int32())
+    )
+    con.register("_rmq_expected_keys", expected)
+    try:
+
+        def count(sql: str) -> int:
+            return int(con.sql(f"SELECT count(*) FROM ({sql})").fetchall()[0][0])
+
+        def first(sql: str) -> list[dict[str, Any]]:
+            rows: list[dict[str, Any]] = (
+                con.sql(sql).limit(examples).to_arrow_table().to_pylist()
+            )
+            return rows
+
+        facts = con.sql(
+            "SELECT count(*), count(*) FILTER (WHERE (sys_flag & 12) <> 12), "
+            "min(physical_offset), max(physical_offset + total_size) FROM messages"
+        ).fetchall()[0]
+        result: dict[str, Any] = {
+            "messages": int(facts[0]),
+            "indexable_messages": int(facts[1]),
+            "log_begin_offset": facts[2],
+            "log_end_offset": facts[3],
+            "entries": count("SELECT 1 FROM entries"),
+            "expected_keys": count("SELECT 1 FROM _rmq_expected_keys"),
+            "dangling": count(CHECK_DANGLING_SQL),
+            "missing": count(CHECK_MISSING_SQL),
+            "dangling_examples": first(CHECK_DANGLING_SQL),
+            "missing_examples": first(CHECK_MISSING_SQL),
+        }
+    finally:
+        con.unregister("_rmq_expected_keys")
+    return result
+
+
+# --- bulk lookups from Python ---------------------------------------------------------
+
+
+def queries_table(queries: pa.Table | Sequence[Query]) -> pa.Table:
+    """Normalize queries to ``query_id, key_hash, max_num, begin_ms, end_ms``.
+
+    Accepts a list of :class:`rmqarrow.Query` or an Arrow table with ``key`` (the full
+    index key), ``topic`` and ``key`` (joined as ``topic#key``) or a precomputed
+    ``key_hash`` (:func:`rmqarrow.index_key_hash` values), and optional
+    ``max_num`` (default 64, RocketMQ's maxMsgsNumBatch), ``begin``/``end`` (defaults 0 and
+    Long.MAX; nulls take the default) and ``query_id`` (default: row number).  Key hashes
+    are computed vectorized (:func:`rmqarrow.index_key_hashes`).
+    """
+    if not isinstance(queries, pa.Table):
+        qs = list(queries)
+        for q in qs:
+            if not isinstance(q.key, str):
+                raise InvalidKeyError(
+                    f"an index key must be str, got {type(q.key).__name__}: {q.key!r:.80}"
+                )
+            for field in ("max_num", "begin", "end"):
+                value = getattr(q, field)
+                if isinstance(value, bool) or not isinstance(value, int | np.integer):
+                    raise InvalidValueError(f"{field} must be an int, got {value!r:.80}")
+                if not -(2**63) <= value <= JAVA_LONG_MAX:
+                    raise InvalidValueError(f"{field} must fit a Java long, got {value}")
+        queries = pa.table(
+            {
+                "key": pa.array([q.key for q in qs], pa.large_string()),
+                "max_num": pa.array([q.max_num for q in qs], pa.int64()),
+                "begin": pa.array([q.begin for q in qs], pa.int64()),
+                "end": pa.array([q.end for q in qs], pa.int64()),
+            }
+        )
+    names = set(queries.column_names)
+    n = queries.num_rows
+    if "key" in names:
+        keys: Any = queries.column("key")
+        if "topic" in names:
+            import pyarrow.compute as pc
+
+            keys = pc.binary_join_element_wise(
+                queries.column("topic").cast(pa.large_string()),
+                keys.cast(pa.large_string()),
+                pa.scalar("#", pa.large_string()),
+            )
+        key_hash = pa.array(index_key_hashes(keys), pa.int32())
+    elif "key_hash" in names:
+        key_hash = queries.column("key_hash").cast(pa.int32()).combine_chunks()
+        if key_hash.null_count:
+            raise InvalidKeyError(f"the key_hash column holds {key_hash.null_count} nulls")
+    else:
+        raise DatasetError(
+            "a queries table needs a 'key' column (the full index key, or the key with a "
+            f"'topic' column) or a precomputed 'key_hash'; found columns {sorted(names)}"
+        )
+
+    def column(name: str, default: int) -> pa.Array:
+        if name not in names:
+            return pa.array(np.full(n, default, dtype=np.int64))
+        import pyarrow.compute as pc
+
+        col = queries.column(name).cast(pa.int64())
+        return pc.fill_null(col, default).combine_chunks()
+
+    import pyarrow.compute as pc
+
+    query_id = (
+        queries.column("query_id").cast(pa.int64()).combine_chunks()
+        if "query_id" in names
+        else pa.array(np.arange(n, dtype=np.int64))
+    )
+    if query_id.null_count or pc.count_distinct(query_id).as_py() != n:
+        raise DatasetError("query_id must be unique and non-null in a queries table")
+    max_num = column("max_num", 64)
+    if n and pc.min(max_num).as_py() < 0:
+        bad = pc.min(max_num).as_py()
+        raise InvalidValueError(f"max_num must be >= 0, got {bad}")
+    return pa.table(
+        {
+            "query_id": query_id,
+            "key_hash": key_hash,
+            "max_num": max_num,
+            "begin_ms": column("begin", 0),
+            "end_ms": column("end", JAVA_LONG_MAX),
+        }
+    )
+
+
+_QUERIES_VIEW = "_rmq_queries"
+
+
+def lookup_table(con: duckdb.DuckDBPyConnection, queries: pa.Table | Sequence[Query]) -> pa.Table:
+    """Every match of every query in one statement, as an Arrow table.
+
+    Columns: ``query_id``, then :data:`LOOKUP_COLUMNS`; sorted by query and ordinal.
+    """
+    table = queries_table(queries)
+    con.register(_QUERIES_VIEW, table)
+    try:
+        result: pa.Table = con.sql(
+            "SELECT * FROM index_lookups(?)", params=[_QUERIES_VIEW]
+        ).to_arrow_table()
+    finally:
+        con.unregister(_QUERIES_VIEW)
+    return result
+
+
+def answer_queries(
+    target: Target | duckdb.DuckDBPyConnection | None,
+    queries: Sequence[Query],
+    *,
+    hash_slot_num: int | None = None,
+    index_num: int | None = None,
+    dataset: Target | None = None,
+) -> list[list[int]]:
+    """The native answer to each query, computed by DuckDB (same contract as
+    :func:`rmqarrow.answer_queries`).
+
+    ``target`` is a store, a dataset or an open :func:`connect` connection; ``dataset``,
+    when given, is read instead of ``target`` (so ``answer_queries(store, qs,
+    dataset=export_dir)`` answers from the export).
+    """
+    import duckdb
+
+    qs = list(queries)
+    source = dataset if dataset is not None else target
+    if source is None:
+        raise StoreNotFoundError("answer_queries needs a store, a dataset or a connection")
+    if isinstance(source, duckdb.DuckDBPyConnection):
+        con, own = source, False
+    else:
+        con, own = connect(source, hash_slot_num=hash_slot_num, index_num=index_num), True
+    try:
+        result = lookup_table(con, qs)
+    finally:
+        if own:
+            con.close()
+    ids = result.column("query_id").to_numpy()
+    offsets = result.column("phy_offset").to_numpy()
+    bounds = np.searchsorted(ids, np.arange(len(qs) + 1))
+    return [offsets[bounds[i] : bounds[i + 1]].tolist() for i in range(len(qs))]

@@ -1,0 +1,349 @@
+"""Index-health analysis in DuckDB SQL over the ``files``/``slots``/``entries`` views.
+
+Every figure is one SQL statement (the constants below, also the README's examples) run
+on a :func:`rmqarrow.converters.duckdb.sql.connect` connection, with values only as bound
+parameters:
+
+``TIME_RANGE_SQL`` / ``TIME_RANGE_SUMMARY_SQL``
+    what was indexed between ``t1`` and ``t2`` (ms, inclusive), with no key: something
+    RocketMQ's own index cannot answer (apache/rocketmq#4710);
+``SLOT_LOAD_SQL``
+    how many slots hold k entries, next to the Poisson expectation
+    ``hash_slot_num * P(X = k)``, ``X ~ Poisson(entries / hash_slot_num)``, summed over files;
+``CHAIN_DEPTH_SQL``
+    how many entries sit at depth d of their chain (a lookup of that entry reads d
+    entries), next to ``hash_slot_num * P(X >= d)``;
+``HOT_KEYS_SQL``
+    the key hashes with the most entries;
+``FILES_SQL``
+    per file: time coverage, entry and slot fill, out-of-order store times;
+``CHAIN_CHECK_SQL``
+    whether every chain is what RocketMQ's ``putKey`` leaves (each entry's ``prev_index``
+    the previous position of its slot, each slot head its last position, no negative time
+    diff): the condition under which the set-based SQL lookup equals the pointer walk;
+    any count above 0 names a damaged file (``rmqarrow verify`` tells more);
+``DUPLICATES_SQL`` / ``DUPLICATES_SUMMARY_SQL``
+    physical offsets indexed more than once (several keys of one message, or the same
+    key re-indexed, e.g. after a broker restart replays the commit log).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+if TYPE_CHECKING:
+    import duckdb
+
+__all__ = [
+    "CHAIN_CHECK_SQL",
+    "CHAIN_DEPTH_SQL",
+    "DUPLICATES_SQL",
+    "DUPLICATES_SUMMARY_SQL",
+    "FILES_SQL",
+    "HOT_KEYS_SQL",
+    "SLOT_LOAD_SQL",
+    "SUMMARY_SQL",
+    "TIME_RANGE_SQL",
+    "TIME_RANGE_SUMMARY_SQL",
+    "IndexStats",
+    "chain_check",
+    "chain_depth",
+    "collect",
+    "duplicates",
+    "duplicates_summary",
+    "file_coverage",
+    "hot_keys",
+    "slot_load",
+    "summary",
+    "time_range",
+    "time_range_summary",
+]
+
+SUMMARY_SQL = """
+SELECT (SELECT count(*) FROM files) AS files,
+       count(*) AS entries,
+       (SELECT sum(index_num - 1) FROM files)::BIGINT AS capacity,
+       count(DISTINCT key_hash) AS distinct_key_hashes,
+       count(DISTINCT phy_offset) AS distinct_offsets,
+       min(store_timestamp) AS first_store_ms,
+       max(store_timestamp) AS last_store_ms
+FROM entries
+"""
+
+TIME_RANGE_SQL = """
+SELECT file_name, position, key_hash, phy_offset, store_timestamp
+FROM entries
+WHERE store_timestamp BETWEEN $t1 AND $t2
+ORDER BY store_timestamp, phy_offset, file_name, position
+LIMIT $limit
+"""
+
+TIME_RANGE_SUMMARY_SQL = """
+SELECT file_name, count(*) AS entries,
+       count(DISTINCT key_hash) AS key_hashes,
+       min(store_timestamp) AS first_ms, max(store_timestamp) AS last_ms,
+       min(phy_offset) AS min_offset, max(phy_offset) AS max_offset
+FROM entries
+WHERE store_timestamp BETWEEN $t1 AND $t2
+GROUP BY file_name
+ORDER BY file_name
+"""
+
+# Poisson pmf as exp(-l + k ln l - lgamma(k+1)); a file with no entries has all slots at 0.
+SLOT_LOAD_SQL = """
+WITH per_file AS (
+  SELECT f.file_name, f.hash_slot_num::DOUBLE AS s, count(e.position)::DOUBLE AS n
+  FROM files f LEFT JOIN entries e ON e.file_name = f.file_name
+  GROUP BY f.file_name, f.hash_slot_num
+),
+loads AS (SELECT file_name, slot, count(*) AS load FROM entries GROUP BY file_name, slot),
+observed AS (
+  SELECT load, count(*) AS slots FROM loads GROUP BY load
+  UNION ALL
+  SELECT 0, (SELECT sum(s) FROM per_file)::BIGINT - (SELECT count(*) FROM loads)
+),
+ks AS (SELECT range AS k FROM range(0, (SELECT coalesce(max(load), 0) FROM loads) + 2)),
+expected AS (
+  SELECT k, sum(CASE WHEN n = 0 THEN CASE WHEN k = 0 THEN s ELSE 0 END
+                     ELSE s * exp(-(n / s) + k * ln(n / s) - lgamma(k + 1)) END) AS poisson
+  FROM ks CROSS JOIN per_file GROUP BY k
+)
+SELECT ks.k::INTEGER AS load, coalesce(o.slots, 0)::BIGINT AS slots, e.poisson AS poisson_slots
+FROM ks LEFT JOIN observed o ON o.load = ks.k JOIN expected e ON e.k = ks.k
+ORDER BY load
+"""
+
+CHAIN_DEPTH_SQL = """
+WITH per_file AS (
+  SELECT f.file_name, f.hash_slot_num::DOUBLE AS s, count(e.position)::DOUBLE AS n
+  FROM files f LEFT JOIN entries e ON e.file_name = f.file_name
+  GROUP BY f.file_name, f.hash_slot_num
+),
+depths AS (
+  SELECT row_number() OVER (PARTITION BY file_name, slot ORDER BY position DESC) AS depth
+  FROM entries
+),
+observed AS (SELECT depth, count(*) AS entries FROM depths GROUP BY depth),
+ks AS (SELECT range AS k FROM range(0, (SELECT coalesce(max(depth), 0) FROM depths) + 2)),
+pmf AS (
+  SELECT per_file.file_name, s, k,
+         CASE WHEN n = 0 THEN CASE WHEN k = 0 THEN 1.0 ELSE 0.0 END
+              ELSE exp(-(n / s) + k * ln(n / s) - lgamma(k + 1)) END AS p
+  FROM ks CROSS JOIN per_file
+),
+tail AS (  -- P(X >= d) = 1 - P(X <= d - 1)
+  SELECT file_name, s, k + 1 AS d,
+         greatest(1.0 - sum(p) OVER (PARTITION BY file_name ORDER BY k), 0.0) AS p_at_least
+  FROM pmf
+),
+expected AS (SELECT d, sum(s * p_at_least) AS poisson FROM tail GROUP BY d)
+SELECT e.d::INTEGER AS depth, coalesce(o.entries, 0)::BIGINT AS entries,
+       e.poisson AS poisson_entries
+FROM expected e LEFT JOIN observed o ON o.depth = e.d
+WHERE e.d <= (SELECT coalesce(max(depth), 0) FROM depths) + 1
+ORDER BY depth
+"""
+
+HOT_KEYS_SQL = """
+SELECT key_hash, count(*) AS entries, count(DISTINCT phy_offset) AS offsets,
+       count(DISTINCT file_name) AS files,
+       min(store_timestamp) AS first_ms, max(store_timestamp) AS last_ms
+FROM entries
+GROUP BY key_hash
+ORDER BY entries DESC, key_hash
+LIMIT $top
+"""
+
+FILES_SQL = """
+WITH ordered AS (
+  SELECT file_name, store_timestamp,
+         store_timestamp < max(store_timestamp) OVER (
+           PARTITION BY file_name ORDER BY position
+           ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS backwards
+  FROM entries
+),
+per_file AS (
+  SELECT file_name, count(*) AS entries, min(store_timestamp) AS first_entry_ms,
+         max(store_timestamp) AS last_entry_ms,
+         count(*) FILTER (WHERE backwards) AS out_of_order
+  FROM ordered GROUP BY file_name
+)
+SELECT f.file_name, f.begin_timestamp, f.end_timestamp,
+       (f.end_timestamp::DOUBLE - f.begin_timestamp::DOUBLE) / 1000.0 AS span_s,
+       coalesce(p.entries, 0)::BIGINT AS entries, (f.index_num - 1)::BIGINT AS capacity,
+       CASE WHEN f.index_num > 1 THEN coalesce(p.entries, 0) / (f.index_num - 1) END AS fill,
+       f.hash_slot_count::BIGINT AS slots_used, f.hash_slot_num::BIGINT AS hash_slot_num,
+       f.hash_slot_count / f.hash_slot_num AS slot_fill,
+       p.first_entry_ms, p.last_entry_ms, coalesce(p.out_of_order, 0)::BIGINT AS out_of_order
+FROM files f LEFT JOIN per_file p ON p.file_name = f.file_name
+ORDER BY f.file_name
+"""
+
+CHAIN_CHECK_SQL = """
+WITH links AS (
+  SELECT prev_index,
+         coalesce(lag(position) OVER (PARTITION BY file_name, slot ORDER BY position), 0)
+           AS expected_prev
+  FROM entries
+),
+last AS (SELECT file_name, slot, max(position) AS head FROM entries GROUP BY file_name, slot)
+SELECT (SELECT count(*) FROM links WHERE prev_index <> expected_prev) AS broken_links,
+       (SELECT count(*) FROM last l FULL JOIN slots s
+          ON s.file_name = l.file_name AND s.slot = l.slot
+        WHERE l.head IS DISTINCT FROM s.head) AS wrong_heads,
+       (SELECT count(*) FROM entries WHERE time_diff < 0) AS negative_time_diffs
+"""
+
+DUPLICATES_SQL = """
+SELECT phy_offset, count(*) AS entries, count(DISTINCT key_hash) AS key_hashes,
+       count(DISTINCT file_name) AS files,
+       count(*) - count(DISTINCT (key_hash, file_name)) AS same_key_repeats
+FROM entries
+GROUP BY phy_offset
+HAVING count(*) > 1
+ORDER BY entries DESC, phy_offset
+LIMIT $top
+"""
+
+DUPLICATES_SUMMARY_SQL = """
+WITH per_offset AS (
+  SELECT phy_offset, count(*) AS n, count(DISTINCT key_hash) AS k FROM entries
+  GROUP BY phy_offset
+),
+pairs AS (SELECT key_hash, phy_offset, count(*) AS n FROM entries GROUP BY ALL)
+SELECT (SELECT count(*) FROM per_offset) AS distinct_offsets,
+       (SELECT count(*) FROM per_offset WHERE n > 1) AS offsets_with_several_entries,
+       (SELECT coalesce(sum(n - 1), 0) FROM per_offset)::BIGINT AS extra_entries,
+       (SELECT count(*) FROM pairs WHERE n > 1) AS repeated_key_offset_pairs,
+       (SELECT coalesce(sum(n - 1), 0) FROM pairs)::BIGINT AS repeated_key_offset_entries
+"""
+
+
+def _table(con: duckdb.DuckDBPyConnection, sql: str, **params: Any) -> pa.Table:
+    result: pa.Table = con.sql(sql, params=params or None).to_arrow_table()
+    return result
+
+
+def _row(con: duckdb.DuckDBPyConnection, sql: str, **params: Any) -> dict[str, Any]:
+    rows: list[dict[str, Any]] = _table(con, sql, **params).to_pylist()
+    return rows[0]
+
+
+def summary(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
+    """Counts and the time span of the whole index."""
+    return _row(con, SUMMARY_SQL)
+
+
+def time_range(con: duckdb.DuckDBPyConnection, t1: int, t2: int, limit: int = 1000) -> pa.Table:
+    """Entries stored between ``t1`` and ``t2`` (ms, inclusive), oldest first, at most ``limit``."""
+    return _table(con, TIME_RANGE_SQL, t1=t1, t2=t2, limit=limit)
+
+
+def time_range_summary(con: duckdb.DuckDBPyConnection, t1: int, t2: int) -> pa.Table:
+    """Per file: how much was indexed between ``t1`` and ``t2``."""
+    return _table(con, TIME_RANGE_SUMMARY_SQL, t1=t1, t2=t2)
+
+
+def slot_load(con: duckdb.DuckDBPyConnection) -> pa.Table:
+    """``load, slots, poisson_slots`` for load 0 .. max + 1."""
+    return _table(con, SLOT_LOAD_SQL)
+
+
+def chain_depth(con: duckdb.DuckDBPyConnection) -> pa.Table:
+    """``depth, entries, poisson_entries`` for depth 1 .. max + 1."""
+    return _table(con, CHAIN_DEPTH_SQL)
+
+
+def hot_keys(con: duckdb.DuckDBPyConnection, top: int = 10) -> pa.Table:
+    """The ``top`` key hashes by number of entries."""
+    return _table(con, HOT_KEYS_SQL, top=top)
+
+
+def file_coverage(con: duckdb.DuckDBPyConnection) -> pa.Table:
+    """Time coverage, fill and out-of-order count of every file."""
+    return _table(con, FILES_SQL)
+
+
+def duplicates(con: duckdb.DuckDBPyConnection, top: int = 10) -> pa.Table:
+    """The ``top`` physical offsets with more than one entry."""
+    return _table(con, DUPLICATES_SQL, top=top)
+
+
+def chain_check(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
+    """Counts of chain links, slot heads and time diffs a RocketMQ writer never leaves."""
+    return _row(con, CHAIN_CHECK_SQL)
+
+
+def duplicates_summary(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
+    """How many offsets and (key hash, offset) pairs are indexed more than once."""
+    return _row(con, DUPLICATES_SUMMARY_SQL)
+
+
+@dataclass(frozen=True)
+class IndexStats:
+    """Everything ``rmqarrow stats`` reports."""
+
+    summary: dict[str, Any]
+    files: pa.Table
+    slot_load: pa.Table
+    chain_depth: pa.Table
+    hot_keys: pa.Table
+    duplicates_summary: dict[str, Any]
+    duplicates: pa.Table
+    chain_check: dict[str, Any]
+    time_range: tuple[int, int] | None = None
+    time_range_summary: pa.Table | None = None
+    time_range_entries: pa.Table | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "summary": self.summary,
+            "files": self.files.to_pylist(),
+            "slot_load": self.slot_load.to_pylist(),
+            "chain_depth": self.chain_depth.to_pylist(),
+            "hot_keys": self.hot_keys.to_pylist(),
+            "duplicates_summary": self.duplicates_summary,
+            "duplicates": self.duplicates.to_pylist(),
+            "chain_check": self.chain_check,
+        }
+        if self.time_range is not None:
+            assert self.time_range_summary is not None and self.time_range_entries is not None
+            out["time_range"] = {
+                "t1": self.time_range[0],
+                "t2": self.time_range[1],
+                "files": self.time_range_summary.to_pylist(),
+                "entries": self.time_range_entries.to_pylist(),
+            }
+        return out
+
+
+def collect(
+    con: duckdb.DuckDBPyConnection,
+    *,
+    top: int = 10,
+    between: tuple[int, int] | None = None,
+    limit: int = 100,
+) -> IndexStats:
+    """Run every analysis; ``between=(t1, t2)`` adds the key-less time-range scan."""
+    extra: dict[str, Any] = {}
+    if between is not None:
+        t1, t2 = between
+        extra = {
+            "time_range": (t1, t2),
+            "time_range_summary": time_range_summary(con, t1, t2),
+            "time_range_entries": time_range(con, t1, t2, limit),
+        }
+    return IndexStats(
+        summary=summary(con),
+        files=file_coverage(con),
+        slot_load=slot_load(con),
+        chain_depth=chain_depth(con),
+        hot_keys=hot_keys(con, top),
+        duplicates_summary=duplicates_summary(con),
+        duplicates=duplicates(con, top),
+        chain_check=chain_check(con),
+        **extra,
+    )

@@ -1,0 +1,304 @@
+"""Export native index files to a Parquet dataset (local engine: numpy + pyarrow).
+
+Dataset layout (layout_version 1; ``rmqarrow.converters.spark.export`` writes the same)::
+
+    OUT/
+      _rmqarrow.json        manifest (rmqarrow.converters.parquet.manifest): versions, source files
+      with
+                            size/mtime/geometry, row counts per table
+      files/*.parquet       table ``files``: one row per native file
+      slots/*.parquet       table ``slots``: one row per non-zero hash slot
+      entries/*.parquet     table ``entries``: one row per entry, positions 1..index_count-1
+      messages/*.parquet    optional (``commitlog=``): table ``messages`` of
+                            :mod:`rmqarrow.converters.arrow.messages`, one row per CommitLog
+                            message;
+                            not part of the index: import ignores it
+
+Contract every writer keeps and every reader (import, verify, DuckDB, Spark) relies on:
+
+* each of the three directories holds one or more ``*.parquet`` files (names starting
+  with ``_`` or ``.`` are not data: ``_SUCCESS``, ``.crc``); the union of a directory's
+  files is the table;
+* columns are exactly those of :mod:`rmqarrow.converters.schema`, in that order, with those
+  types (``file_name`` a UTF-8 string, never dictionary/categorical at the Arrow level;
+  int32 / int64 as listed); no nulls;
+* no partition directories (``key=value``): ``file_name`` is a real column, so engines
+  never re-type names such as ``00000`` as numbers;
+* row order is not part of the contract; readers must not rely on it;
+* ``_rmqarrow.json`` is written last, with
+  :func:`rmqarrow.converters.parquet.manifest.new_manifest`,
+  :func:`~rmqarrow.converters.parquet.manifest.source_file_info` (one per native file, oldest
+  first) and
+  :func:`~rmqarrow.converters.parquet.manifest.write_manifest`; its row counts equal the tables';
+* the dataset appears atomically (``rmqarrow.converters.parquet.atomic.atomic_dir``: build in a
+  hidden
+  sibling, rename; replace an existing one only with ``overwrite``).
+
+What this exporter also does, and why (numbers in the converters README, measured by
+``benchmarks/bench_export.py``):
+
+* one Parquet file per native file and table, named ``part-NNNNN.parquet`` with NNNNN the
+  file's rank oldest first (``files/part-00000.parquet`` holds every files row);
+* entries sorted by ``(slot, position)`` within each file, recorded as Parquet
+  ``sorting_columns``: a lookup ``WHERE slot = h % hash_slot_num AND key_hash = h`` (the
+  chain walk needs the whole slot anyway) prunes to one row group by min/max statistics,
+  and rows come out in chain order reversed (ascending position within a slot);
+* row groups of :data:`ROW_GROUP_ROWS` (128 Ki) rows, statistics and the page index on,
+  a Parquet bloom filter on ``key_hash`` (so ``WHERE key_hash = h`` alone also skips row
+  groups, in DuckDB and Spark); no compression, DELTA_BINARY_PACKED for every integer
+  column, dictionary encoding only for ``file_name`` (random hashes and offsets neither
+  compress well nor fit a dictionary: smaller and faster than pyarrow's defaults);
+* slots in slot order.
+
+Export refuses (:class:`CorruptIndexError`) a native file that cannot round-trip: bytes
+outside the exported regions (entry position 0, positions >= index_count) that are not
+zero, or a slot head outside 1..index_count-1.  The dataset is built in a hidden sibling
+directory and renamed into place (``rmqarrow.converters.parquet.atomic``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+from rmqarrow.converters.arrow.scan import files_batch, repeated_string, source_paths
+from rmqarrow.converters.arrow.tables import geometry_of
+from rmqarrow.converters.parquet.atomic import atomic_dir
+from rmqarrow.converters.parquet.manifest import new_manifest, source_file_info, write_manifest
+from rmqarrow.converters.schema import SCHEMAS
+
+from rmqarrow._progress import Progress
+from rmqarrow.errors import CorruptIndexError, OutputExistsError, StoreNotFoundError
+from rmqarrow.format.layout import HEADER_DTYPE, INDEX_SIZE, MappedIndex, check_header, map_regions
+
+__all__ = [
+    "ENTRIES_ORDER",
+    "PARQUET_OPTIONS",
+    "ROW_GROUP_ROWS",
+    "check_exportable",
+    "export_file_entries",
+    "export_file_slots",
+    "export_store",
+    "parquet_writer",
+]
+
+ROW_GROUP_ROWS = 1 << 17
+ENTRIES_ORDER = ("slot", "position")
+_DELTA = "DELTA_BINARY_PACKED"
+PARQUET_OPTIONS: dict[str, Any] = {
+    "compression": "none",
+    "use_dictionary": ["file_name"],
+    "column_encoding": {
+        name: _DELTA
+        for name in ("position", "key_hash", "slot", "phy_offset", "time_diff", "store_timestamp",
+                     "prev_index", "head", "begin_timestamp", "end_timestamp", "begin_phy_offset",
+                     "end_phy_offset", "hash_slot_count", "index_count", "hash_slot_num",
+                     "index_num")
+    },
+    "write_statistics": True,
+    "write_page_index": True,
+    "bloom_filter_options": {"key_hash": {"ndv": ROW_GROUP_ROWS, "fpp": 0.05}},
+}
+
+#: Test hook: called with (table, part path) before each Parquet file is written.
+_before_write: Callable[[str, Path], None] | None = None
+
+
+def parquet_writer(path: Path, table: str, sorting: tuple[str, ...] = ()) -> pq.ParquetWriter:
+    """A Parquet writer for one table part with the dataset's settings (PARQUET_OPTIONS)."""
+    if _before_write is not None:
+        _before_write(table, path)
+    schema = SCHEMAS[table]
+    sorting_columns = [pq.SortingColumn(schema.get_field_index(c)) for c in sorting] or None
+    return pq.ParquetWriter(path, schema, sorting_columns=sorting_columns, **PARQUET_OPTIONS)
+
+
+def check_exportable(m: MappedIndex) -> None:
+    """Refuse a file whose bytes the three tables would not carry (see module doc)."""
+    count = max(int(m.header["index_count"][0]), 1)
+    zero0 = m.entries[:1].view(np.uint8)
+    tail = m.entries[count:].view(np.uint8)
+    if zero0.any():
+        raise CorruptIndexError(
+            f"{m.path}: entry position 0 holds non-zero bytes (RocketMQ never writes it); "
+            "exporting would lose them"
+        )
+    if tail.any():
+        first = (int(np.argmax(tail != 0)) // INDEX_SIZE) + count
+        raise CorruptIndexError(
+            f"{m.path}: entry position {first} holds data but the header's indexCount is "
+            f"{count}; exporting would lose it (header not flushed?)"
+        )
+    heads = m.slots[m.slots != 0].astype(np.int64)
+    bad = (heads < 1) | (heads >= count)
+    if bad.any():
+        slot = int(np.flatnonzero(m.slots)[np.argmax(bad)])
+        raise CorruptIndexError(
+            f"{m.path}: slot {slot} head is {int(m.slots[slot])}, expected 1..{count - 1} "
+            f"(indexCount {count})"
+        )
+    del zero0, tail
+
+
+def _entry_count(path: Path) -> int:
+    header = np.fromfile(path, dtype=HEADER_DTYPE, count=1)
+    return max(int(header["index_count"][0]) - 1, 0) if len(header) else 0
+
+
+def export_file_slots(m: MappedIndex, path: Path) -> int:
+    """Write one mapped file's non-zero slots as a ``slots`` part; returns the row count."""
+    idx = np.flatnonzero(m.slots).astype(np.int32)
+    with parquet_writer(path, "slots") as w:
+        for start in range(0, max(len(idx), 1), ROW_GROUP_ROWS):
+            part = idx[start : start + ROW_GROUP_ROWS]
+            w.write_batch(
+                pa.RecordBatch.from_arrays(
+                    [repeated_string(m.path.name, len(part)), part, m.slots[part].astype(np.int32)],
+                    schema=SCHEMAS["slots"],
+                ),
+                row_group_size=ROW_GROUP_ROWS,
+            )
+    return len(idx)
+
+
+def export_file_entries(m: MappedIndex, path: Path, progress: Progress) -> int:
+    """Write one mapped file's entries, sorted by (slot, position), as an ``entries`` part."""
+    schema = SCHEMAS["entries"]
+    count = max(int(m.header["index_count"][0]), 1)
+    begin = np.int64(m.header["begin_timestamp"][0])
+    e = m.entries[1:count]
+    n = len(e)
+    key_hash = e["key_hash"].astype(np.int32)
+    slot = np.fmod(key_hash, np.int32(m.geometry.hash_slot_num)).astype(np.int64)
+    # One int64 sort (SIMD in numpy) of slot << 32 | index gives (slot, position) order.
+    order_key = (slot << 32) | np.arange(n, dtype=np.int64)
+    del slot
+    order_key.sort()
+    phy = e["phy_offset"].astype(np.int64)
+    time_diff = e["time_diff"].astype(np.int32)
+    prev = e["prev_index"].astype(np.int32)
+    names = repeated_string(m.path.name, min(ROW_GROUP_ROWS, n))
+
+    def row_group(start: int) -> pa.RecordBatch:
+        keys = order_key[start : start + ROW_GROUP_ROWS]
+        idx = keys & 0xFFFFFFFF
+        td = np.take(time_diff, idx)
+        with np.errstate(over="ignore"):
+            ts = begin + td.astype(np.int64) * np.int64(1000)
+        return pa.RecordBatch.from_arrays(
+            [
+                names.slice(0, len(keys)),
+                (idx + 1).astype(np.int32),
+                np.take(key_hash, idx),
+                (keys >> 32).astype(np.int32),
+                np.take(phy, idx),
+                td,
+                ts,
+                np.take(prev, idx),
+            ],
+            schema=schema,
+        )
+
+    with parquet_writer(path, "entries", ENTRIES_ORDER) as w:
+        if n == 0:
+            w.write_table(schema.empty_table())
+        # Gather the next row group (numpy, GIL released) while Parquet encodes this one.
+        with ThreadPoolExecutor(1) as pool:
+            pending = pool.submit(row_group, 0) if n else None
+            for start in range(0, n, ROW_GROUP_ROWS):
+                assert pending is not None
+                batch = pending.result()
+                nxt = start + ROW_GROUP_ROWS
+                pending = pool.submit(row_group, nxt) if nxt < n else None
+                w.write_batch(batch, row_group_size=ROW_GROUP_ROWS)
+                progress.advance(batch.num_rows)
+    return n
+
+
+def export_store(
+    store_dir: str | os.PathLike[str],
+    out_dir: str | os.PathLike[str],
+    *,
+    overwrite: bool = False,
+    hash_slot_num: int | None = None,
+    index_num: int | None = None,
+    progress: bool = False,
+    commitlog: str | os.PathLike[str] | None = None,
+) -> dict[str, Any]:
+    """Export a store directory (or one index file) to the Parquet dataset ``out_dir``.
+
+    Returns the manifest written.  ``out_dir`` appears complete or not at all; an existing
+    ``out_dir`` is replaced only with ``overwrite=True``, after the new dataset is done.
+    ``progress`` draws a bar on stderr (when it is a terminal).  ``commitlog`` (a broker's
+    ``store/commitlog``) also writes ``messages/part-00000.parquet`` (the messages table,
+    inside the same atomic build) and records it in the manifest as
+    ``tables.messages = {"rows": n, "commitlog": absolute path}``.
+    """
+    source = Path(store_dir)
+    if not source.exists():
+        raise StoreNotFoundError(f"{source}: no such store directory or index file")
+    target = Path(out_dir).resolve()
+    if target == source.resolve() or target in source.resolve().parents:
+        raise OutputExistsError(
+            f"{out_dir}: is (or contains) the source {source}; refusing to replace it"
+        )
+    paths = source_paths(source)
+    geometries = [geometry_of(p, hash_slot_num, index_num) for p in paths]
+    total = sum(_entry_count(p) for p in paths)
+    infos: list[dict[str, Any]] = []
+    rows = {"files": 0, "slots": 0, "entries": 0}
+    bar = Progress(total, "export", "entries")
+    bar.enabled = bar.enabled and progress
+    with atomic_dir(out_dir, overwrite=overwrite) as tmp, bar:
+        for sub in ("files", "slots", "entries"):
+            (tmp / sub).mkdir()
+        file_batches = []
+        for i, (p, g) in enumerate(zip(paths, geometries, strict=True)):
+            m = map_regions(p, g, writable=False)
+            try:
+                check_header(p, g, m.header)
+                check_exportable(m)
+                file_batches.append(files_batch(m, p.name))
+                part = f"part-{i:05d}.parquet"
+                rows["slots"] += export_file_slots(m, tmp / "slots" / part)
+                rows["entries"] += export_file_entries(m, tmp / "entries" / part, bar)
+                infos.append(source_file_info(p, g.hash_slot_num, g.index_num,
+                                              int(m.header["index_count"][0])))
+            finally:
+                m.close()
+        if not paths:
+            for sub in ("slots", "entries"):
+                pq.write_table(SCHEMAS[sub].empty_table(), tmp / sub / "part-00000.parquet")
+        with parquet_writer(tmp / "files" / "part-00000.parquet", "files") as w:
+            w.write_table(pa.Table.from_batches(file_batches, schema=SCHEMAS["files"]))
+        rows["files"] = len(file_batches)
+        messages: dict[str, Any] | None = None
+        if commitlog is not None:
+            from rmqarrow.converters.arrow.messages import write_messages_parquet
+
+            (tmp / "messages").mkdir()
+            n = write_messages_parquet(commitlog, tmp / "messages" / "part-00000.parquet")
+            messages = {"rows": n, "commitlog": str(Path(commitlog).absolute())}
+        from rmqarrow._version import __version__
+
+        manifest = new_manifest(
+            source,
+            infos,
+            rows,
+            writer=f"rmqarrow {__version__} rmqarrow.converters.parquet.export (local)",
+            extra={
+                "entries_order": list(ENTRIES_ORDER),
+                "parquet": {"row_group_rows": ROW_GROUP_ROWS, **PARQUET_OPTIONS},
+            },
+        )
+        if messages is not None:
+            manifest["tables"]["messages"] = messages
+        write_manifest(tmp, manifest)
+    return manifest
+

@@ -1,0 +1,41 @@
+"""The Spark engine: the index as Spark SQL tables, lookups with native semantics, export.
+
+``get_spark`` starts (or reuses) a session, ``register_tables`` creates the views over a
+native store (through the ``rocketmq-index`` Python Data Source) or a dataset, ``lookup``
+and ``bulk_lookup`` answer key queries as the native lookup does, and ``export_store``
+exports in parallel.  Imported lazily: ``import rmqarrow.converters.spark`` does not load
+pyspark.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rmqarrow._lazy import lazy_attributes
+
+if TYPE_CHECKING:
+    from rmqarrow.converters.spark.export import export_store
+    from rmqarrow.converters.spark.session import get_spark
+    from rmqarrow.converters.spark.source import register
+    from rmqarrow.converters.spark.sql import answer_queries, bulk_lookup, lookup
+    from rmqarrow.converters.spark.tables import register_tables
+
+__all__ = [
+    "answer_queries",
+    "bulk_lookup",
+    "export_store",
+    "get_spark",
+    "lookup",
+    "register",
+    "register_tables",
+]
+
+__getattr__, __dir__ = lazy_attributes(__name__, {
+    "answer_queries": "sql",
+    "bulk_lookup": "sql",
+    "export_store": "export",
+    "get_spark": "session",
+    "lookup": "sql",
+    "register": "source",
+    "register_tables": "tables",
+})

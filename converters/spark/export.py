@@ -1,0 +1,198 @@
+"""Distributed export: many native index files to one Parquet dataset, in parallel on Spark.
+
+Writes exactly the dataset :func:`rmqarrow.converters.parquet.export.export_store` writes (layout
+version
+1: ``files/``, ``slots/``, ``entries/`` with one ``part-NNNNN.parquet`` per native file
+and table, entries sorted by ``(slot, position)``, and the ``_rmqarrow.json`` manifest),
+because each Spark task runs the local exporter's own per-file writers on one file.  The
+driver plans (geometry and header checks), then writes ``files/`` and the manifest.
+
+Atomicity is the local exporter's: everything is written into a hidden sibling of
+``out_dir`` and renamed into place at the end; an existing ``out_dir`` is replaced only
+with ``overwrite=True``.  On a cluster, ``store_dir`` and ``out_dir`` must be on a file
+system every executor sees at the same path (NFS, a mounted bucket), and rmqarrow must be
+installed on the executors.
+
+Runnable as a Spark application::
+
+    spark-submit "$(python -c 'import rmqarrow.converters.spark.export as m
+    print(m.__file__)')" STORE OUT
+    python -m rmqarrow.converters.spark.export STORE OUT [--overwrite] [--master URL]
+        [--hash-slot-num N] [--index-num N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from rmqarrow.errors import RmqArrowError, StoreNotFoundError
+
+__all__ = ["export_store", "main"]
+
+
+def _export_one(task: tuple[int, str, int, int, str]) -> dict[str, Any]:
+    """Spark task: export one native file's ``slots`` and ``entries`` parts.
+
+    Returns its ``files`` row, manifest entry and row counts, or the rmqarrow error it
+    hit (class name and message) so the driver can raise the same error.
+    """
+    from rmqarrow.converters.arrow.scan import files_batch
+    from rmqarrow.converters.parquet.export import (
+        check_exportable,
+        export_file_entries,
+        export_file_slots,
+    )
+    from rmqarrow.converters.parquet.manifest import source_file_info
+
+    from rmqarrow._progress import Progress
+    from rmqarrow.format.layout import Geometry, check_header, map_regions
+
+    rank, path_text, hash_slot_num, index_num, tmp_text = task
+    path, tmp = Path(path_text), Path(tmp_text)
+    try:
+        geometry = Geometry(hash_slot_num, index_num)
+        m = map_regions(path, geometry, writable=False)
+        try:
+            check_header(path, geometry, m.header)
+            check_exportable(m)
+            files_row = files_batch(m, path.name).to_pylist()[0]
+            part = f"part-{rank:05d}.parquet"
+            quiet = Progress(None, "export")
+            quiet.enabled = False
+            slots = export_file_slots(m, tmp / "slots" / part)
+            entries = export_file_entries(m, tmp / "entries" / part, quiet)
+            info = source_file_info(
+                path, hash_slot_num, index_num, int(m.header["index_count"][0])
+            )
+        finally:
+            m.close()
+    except RmqArrowError as exc:
+        return {"error": type(exc).__name__, "message": str(exc)}
+    return {"rank": rank, "files_row": files_row, "info": info, "slots": slots,
+            "entries": entries}
+
+
+def _raise_task_error(result: dict[str, Any]) -> None:
+    from rmqarrow import errors
+
+    cls = getattr(errors, str(result["error"]), RmqArrowError)
+    if not (isinstance(cls, type) and issubclass(cls, RmqArrowError)):
+        cls = RmqArrowError
+    raise cls(result["message"])
+
+
+def export_store(
+    store_dir: str | os.PathLike[str],
+    out_dir: str | os.PathLike[str],
+    *,
+    overwrite: bool = False,
+    master: str | None = None,
+    hash_slot_num: int | None = None,
+    index_num: int | None = None,
+) -> None:
+    """Export every index file of ``store_dir`` to the Parquet dataset ``out_dir`` on Spark.
+
+    One task per native file (largest first); the result equals the local exporter's.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from rmqarrow.converters.arrow.scan import source_paths
+    from rmqarrow.converters.arrow.tables import geometry_of
+    from rmqarrow.converters.parquet.atomic import atomic_dir
+    from rmqarrow.converters.parquet.export import (
+        ENTRIES_ORDER,
+        PARQUET_OPTIONS,
+        ROW_GROUP_ROWS,
+        parquet_writer,
+    )
+    from rmqarrow.converters.parquet.manifest import new_manifest, write_manifest
+    from rmqarrow.converters.schema import SCHEMAS
+    from rmqarrow.converters.spark.session import get_spark
+
+    from rmqarrow._version import __version__
+
+    source = Path(store_dir)
+    if not source.exists():
+        raise StoreNotFoundError(f"{source}: no such store directory or index file")
+    paths = source_paths(source)
+    geometries = [geometry_of(p, hash_slot_num, index_num) for p in paths]
+    spark = get_spark(master, app_name="rmqarrow-export")
+    with atomic_dir(out_dir, overwrite=overwrite) as tmp:
+        for sub in ("files", "slots", "entries"):
+            (tmp / sub).mkdir()
+        tasks = [
+            (rank, str(p.absolute()), g.hash_slot_num, g.index_num, str(tmp))
+            for rank, (p, g) in enumerate(zip(paths, geometries, strict=True))
+        ]
+        tasks.sort(key=lambda t: -Path(t[1]).stat().st_size)
+        results: list[dict[str, Any]] = []
+        if tasks:
+            rdd = spark.sparkContext.parallelize(tasks, len(tasks))
+            results = rdd.map(_export_one).collect()
+        for result in results:
+            if "error" in result:
+                _raise_task_error(result)
+        results.sort(key=lambda r: int(r["rank"]))
+        if not paths:
+            for sub in ("slots", "entries"):
+                pq.write_table(SCHEMAS[sub].empty_table(), tmp / sub / "part-00000.parquet")
+        files = pa.Table.from_pylist([r["files_row"] for r in results], schema=SCHEMAS["files"])
+        with parquet_writer(tmp / "files" / "part-00000.parquet", "files") as w:
+            w.write_table(files)
+        rows = {
+            "files": len(results),
+            "slots": sum(int(r["slots"]) for r in results),
+            "entries": sum(int(r["entries"]) for r in results),
+        }
+        manifest = new_manifest(
+            source,
+            [r["info"] for r in results],
+            rows,
+            writer=f"rmqarrow {__version__} rmqarrow.converters.spark.export (spark "
+            f"{spark.version}, {spark.sparkContext.master})",
+            extra={
+                "entries_order": list(ENTRIES_ORDER),
+                "parquet": {"row_group_rows": ROW_GROUP_ROWS, **PARQUET_OPTIONS},
+            },
+        )
+        write_manifest(tmp, manifest)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m rmqarrow.converters.spark.export STORE OUT [--overwrite] ...``."""
+    parser = argparse.ArgumentParser(
+        prog="python -m rmqarrow.converters.spark.export",
+        description="Export a RocketMQ index store to an rmqarrow Parquet dataset on Spark.",
+    )
+    parser.add_argument("store", help="store directory of index files (or one index file)")
+    parser.add_argument("out", help="dataset directory to create")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing OUT")
+    parser.add_argument("--master", default=None, help="Spark master URL (default: active "
+                        "spark-submit session, else local[*])")
+    parser.add_argument("--hash-slot-num", type=int, default=None)
+    parser.add_argument("--index-num", type=int, default=None)
+    args = parser.parse_args(argv)
+    try:
+        export_store(
+            args.store, args.out, overwrite=args.overwrite, master=args.master,
+            hash_slot_num=args.hash_slot_num, index_num=args.index_num,
+        )
+    except RmqArrowError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(f"exported {args.store} -> {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    if __package__ in (None, ""):
+        # spark-submit runs this file as a script: import the package, not the path.
+        sys.path = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).parent]
+        from rmqarrow.converters.spark.export import main as _main
+
+        sys.exit(_main())
+    sys.exit(main())

@@ -1,0 +1,206 @@
+"""One way to get a SparkSession: embedded by default, unchanged on a cluster.
+
+``get_spark()`` starts an embedded ``local[*]`` session; ``get_spark("spark://host:7077")``
+(or any master URL) talks to a cluster; under ``spark-submit`` (or whenever a session is
+already active) the existing session is reused and no master is forced on it.
+
+Before starting a JVM it checks what a new user gets wrong most often and says how to fix
+it: pyspark not installed (the ``rmqarrow[spark]`` extra), Java missing or too old
+(``JAVA_HOME``, Java 17).  Spark's own log noise is kept off stdout/stderr by default: a
+quiet log4j2 configuration (level ERROR, or ``RMQARROW_SPARK_LOG_LEVEL``) and no console
+progress bars.  Python workers run the interpreter that runs this code.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rmqarrow._optional import require
+from rmqarrow.errors import EngineUnavailableError
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = [
+    "DEFAULT_MASTER",
+    "MIN_JAVA",
+    "check_java",
+    "check_pyspark",
+    "get_spark",
+    "jvm_log_path",
+]
+
+DEFAULT_MASTER = "local[*]"
+MIN_JAVA = 17
+_LOG_LEVEL_ENV = "RMQARROW_SPARK_LOG_LEVEL"
+_JAVA_HELP = (
+    "install Java 17 (or 21) and set JAVA_HOME to it, e.g. "
+    "`export JAVA_HOME=/usr/lib/jvm/java-17-openjdk-amd64`"
+)
+
+
+def check_pyspark() -> None:
+    """Raise :class:`EngineUnavailableError` naming the extra when pyspark is missing."""
+    require("pyspark", "the Spark engine")
+
+
+def _java_executable(env: dict[str, str]) -> str:
+    java_home = env.get("JAVA_HOME")
+    if java_home:
+        exe = Path(java_home) / "bin" / "java"
+        if not exe.is_file():
+            raise EngineUnavailableError(
+                f"JAVA_HOME is {java_home!r} but {exe} does not exist; "
+                f"Spark needs Java {MIN_JAVA}+: {_JAVA_HELP}"
+            )
+        return str(exe)
+    found = shutil.which("java", path=env.get("PATH"))
+    if found is None:
+        raise EngineUnavailableError(
+            f"Java not found: JAVA_HOME is not set and no `java` is on PATH; "
+            f"Spark needs Java {MIN_JAVA}+: {_JAVA_HELP}"
+        )
+    return found
+
+
+def _parse_java_major(text: str) -> int | None:
+    """The major version from ``java -version`` output (``1.8.0_x`` -> 8, ``17.0.2`` -> 17)."""
+    m = re.search(r'version "(\d+)(?:\.(\d+))?', text)
+    if m is None:
+        return None
+    major = int(m.group(1))
+    if major == 1 and m.group(2) is not None:
+        major = int(m.group(2))
+    return major
+
+
+def check_java(env: dict[str, str] | None = None) -> int:
+    """The major version of the Java Spark will use; raise with the fix if it cannot run.
+
+    Looks at ``JAVA_HOME`` first (as spark-submit does), then ``java`` on ``PATH``.
+    """
+    env = dict(os.environ) if env is None else env
+    exe = _java_executable(env)
+    try:
+        proc = subprocess.run(
+            [exe, "-version"], capture_output=True, text=True, timeout=60, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise EngineUnavailableError(
+            f"cannot run {exe} -version ({exc}); Spark needs Java {MIN_JAVA}+: {_JAVA_HELP}"
+        ) from None
+    major = _parse_java_major(proc.stderr + proc.stdout)
+    if proc.returncode != 0 or major is None:
+        raise EngineUnavailableError(
+            f"{exe} -version failed (exit {proc.returncode}): {proc.stderr.strip()[:200]!r}; "
+            f"Spark needs Java {MIN_JAVA}+: {_JAVA_HELP}"
+        )
+    if major < MIN_JAVA:
+        raise EngineUnavailableError(
+            f"{exe} is Java {major}, expected Java {MIN_JAVA} or newer for Spark 4; {_JAVA_HELP}"
+        )
+    return major
+
+
+def _quiet_log4j2(level: str) -> str:
+    """Write (once) a log4j2 config sending only ``level`` and above to stderr."""
+    path = Path(tempfile.gettempdir()) / f"rmqarrow-spark-log4j2-{level.lower()}.properties"
+    text = (
+        "# written by rmqarrow: keep Spark's log noise out of the output\n"
+        f"rootLogger.level = {level}\n"
+        "rootLogger.appenderRef.stderr.ref = console\n"
+        "appender.console.type = Console\n"
+        "appender.console.name = console\n"
+        "appender.console.target = SYSTEM_ERR\n"
+        "appender.console.layout.type = PatternLayout\n"
+        "appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n%ex\n"
+        # the shell logger: without it pyspark announces "Setting default log level"
+        "logger.repl.name = org.apache.spark.repl.Main\n"
+        f"logger.repl.level = {level}\n"
+    )
+    if not path.is_file() or path.read_text() != text:
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(text)
+        os.replace(tmp, path)
+    return str(path)
+
+
+def _running_under_spark_submit() -> bool:
+    """spark-submit starts the JVM first and hands the Python driver its gateway port."""
+    return "PYSPARK_GATEWAY_PORT" in os.environ
+
+
+def jvm_log_path() -> Path:
+    """Where the embedded JVM's stdout/stderr go (one file per driver process)."""
+    return Path(tempfile.gettempdir()) / f"rmqarrow-spark-{os.getpid()}.log"
+
+
+def get_spark(
+    master: str | None = None,
+    app_name: str = "rmqarrow",
+    *,
+    conf: dict[str, Any] | None = None,
+    log_level: str | None = None,
+) -> SparkSession:
+    """A SparkSession: the active one, the spark-submit one, or a new one on ``master``.
+
+    ``master=None`` reuses an active session (spark-submit, notebooks, tests) and otherwise
+    starts ``local[*]``; an explicit master URL builds a session on that master (an active
+    session on another master is an error: one JVM holds one SparkContext).  ``conf`` adds
+    Spark settings to a new session.  ``log_level`` (default ERROR, or
+    ``$RMQARROW_SPARK_LOG_LEVEL``) applies to the JVM's log4j and the SparkContext.  A JVM
+    this function launches writes its console (JVM warnings, log4j) to :func:`jvm_log_path`,
+    never to the caller's stdout/stderr; errors still reach Python as exceptions.
+    """
+    check_pyspark()
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+    from pyspark.sql import SparkSession
+
+    level = (log_level or os.environ.get(_LOG_LEVEL_ENV) or "ERROR").upper()
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        if master is None or active.sparkContext.master == master:
+            return active
+        raise EngineUnavailableError(
+            f"a SparkSession on {active.sparkContext.master!r} is already running in this "
+            f"process; cannot start another on {master!r} (stop it first)"
+        )
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    settings: dict[str, str] = {
+        "spark.app.name": app_name,
+        "spark.sql.execution.arrow.pyspark.enabled": "true",
+        "spark.ui.showConsoleProgress": "false",
+    }
+    settings.update({k: str(v) for k, v in (conf or {}).items()})
+    if _running_under_spark_submit() or SparkContext._active_spark_context is not None:
+        builder = SparkSession.builder
+        if master is not None:
+            builder = builder.master(master)
+        for key, value in settings.items():
+            if key != "spark.app.name":
+                builder = builder.config(key, value)
+        spark = builder.getOrCreate()
+    else:
+        check_java()
+        settings.setdefault("spark.master", master or DEFAULT_MASTER)
+        log4j = f"-Dlog4j2.configurationFile=file:{_quiet_log4j2(level)}"
+        extra = settings.get("spark.driver.extraJavaOptions")
+        settings["spark.driver.extraJavaOptions"] = f"{extra} {log4j}" if extra else log4j
+        spark_conf = SparkConf(loadDefaults=False).setAll(list(settings.items()))
+        with open(jvm_log_path(), "ab") as log:
+            gateway = launch_gateway(  # type: ignore[no-untyped-call]
+                spark_conf, popen_kwargs={"stdout": log, "stderr": log}
+            )
+        SparkContext(conf=spark_conf, gateway=gateway)
+        spark = SparkSession.builder.getOrCreate()
+    spark.sparkContext.setLogLevel(level)
+    return spark

@@ -1,0 +1,148 @@
+"""``spark.read.format("rocketmq-index")``: native IndexFiles as a Spark data source.
+
+A PySpark Python Data Source (``pyspark.sql.datasource``, Spark 4)::
+
+    from rmqarrow.converters.spark.source import register
+    register(spark)
+    entries = spark.read.format("rocketmq-index").load("/path/to/store/index")
+    files = spark.read.format("rocketmq-index").option("table", "files").load(store_dir)
+
+Options: ``table`` (``entries`` by default, or ``files`` / ``slots``), ``hash_slot_num``
+and ``index_num`` (geometry, as ``--hash-slot-num`` / ``--index-num``), ``piece_rows``
+(entry positions per partition, default 2,500,000) and ``batch_rows`` (rows per Arrow
+batch).  The schema is the Parquet dataset's (:mod:`rmqarrow.converters.schema`), every column
+nullable as Spark reports it.  Partitions are planned on the driver (one per file, big
+files split into position ranges, see :mod:`rmqarrow.converters.spark.batches`); each executor
+maps its file and yields ``pyarrow.RecordBatch`` es, so no row ever passes through Python
+one at a time.  On a cluster the store must be readable at the same path on every
+executor and rmqarrow installed there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+from rmqarrow.converters.schema import SCHEMAS
+from rmqarrow.converters.spark.batches import (
+    DEFAULT_BATCH_ROWS,
+    DEFAULT_PIECE_ROWS,
+    Piece,
+    piece_batches,
+    plan_pieces,
+)
+from rmqarrow.converters.spark.session import check_pyspark
+
+from rmqarrow.errors import InvalidValueError
+
+check_pyspark()
+
+from pyspark.sql.datasource import (  # noqa: E402 - after the clear error above
+    DataSource,
+    DataSourceReader,
+    InputPartition,
+)
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+    from pyspark.sql.types import StructType
+
+__all__ = ["FORMAT", "RocketMQIndexDataSource", "register", "spark_arrow_schema", "spark_ddl"]
+
+FORMAT = "rocketmq-index"
+
+_SPARK_TYPES = {pa.string(): "STRING", pa.int32(): "INT", pa.int64(): "BIGINT"}
+
+
+def spark_ddl(table: str) -> str:
+    """The Spark DDL schema of ``table`` (same names and types as the Parquet dataset)."""
+    return ", ".join(f"`{f.name}` {_SPARK_TYPES[f.type]}" for f in SCHEMAS[table])
+
+
+def spark_arrow_schema(table: str) -> pa.Schema:
+    """``table``'s Arrow schema as Spark expects batches from a data source: nullable."""
+    return pa.schema([pa.field(f.name, f.type, nullable=True) for f in SCHEMAS[table]])
+
+
+def _int_option(options: Any, name: str, default: int | None) -> int | None:
+    raw = options.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise InvalidValueError(f"option {name} must be an integer, got {raw!r}") from None
+    if value < 1:
+        raise InvalidValueError(f"option {name} must be positive, got {value}")
+    return value
+
+
+def _table_option(options: Any) -> str:
+    table = str(options.get("table") or "entries").lower()
+    if table not in SCHEMAS:
+        raise InvalidValueError(
+            f"option table must be one of {', '.join(SCHEMAS)}, got {options.get('table')!r}"
+        )
+    return table
+
+
+class RocketMQIndexReader(DataSourceReader):
+    """Plans pieces on the driver; decodes one piece per task into Arrow batches."""
+
+    def __init__(self, options: Any) -> None:
+        path = options.get("path")
+        if not path:
+            raise InvalidValueError(
+                'no store directory: use spark.read.format("rocketmq-index").load(STORE_DIR)'
+            )
+        self.path = str(path)
+        self.table = _table_option(options)
+        self.hash_slot_num = _int_option(options, "hash_slot_num", None)
+        self.index_num = _int_option(options, "index_num", None)
+        self.piece_rows = _int_option(options, "piece_rows", DEFAULT_PIECE_ROWS)
+        self.batch_rows = _int_option(options, "batch_rows", DEFAULT_BATCH_ROWS)
+
+    def partitions(self) -> Sequence[InputPartition]:
+        pieces = plan_pieces(
+            self.path,
+            self.table,
+            hash_slot_num=self.hash_slot_num,
+            index_num=self.index_num,
+            piece_rows=self.piece_rows or DEFAULT_PIECE_ROWS,
+        )
+        return [InputPartition(p) for p in pieces]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        piece: Piece = partition.value
+        schema = spark_arrow_schema(piece.table)
+        yield from piece_batches(
+            piece, schema=schema, batch_rows=self.batch_rows or DEFAULT_BATCH_ROWS
+        )
+
+
+class RocketMQIndexDataSource(DataSource):
+    """The ``rocketmq-index`` format: ``files``, ``slots`` or ``entries`` of a store dir."""
+
+    @classmethod
+    def name(cls) -> str:
+        return FORMAT
+
+    def schema(self) -> str:
+        return spark_ddl(_table_option(self.options))
+
+    def reader(self, schema: StructType) -> DataSourceReader:
+        table = _table_option(self.options)
+        expected = [(f.name, _SPARK_TYPES[f.type].lower()) for f in SCHEMAS[table]]
+        given = [(f.name, f.dataType.simpleString()) for f in schema.fields]
+        if given != expected:
+            raise InvalidValueError(
+                f"the {table} table of {FORMAT} has the fixed schema {spark_ddl(table)}; "
+                f"got {schema.simpleString()} (select or cast columns after loading instead)"
+            )
+        return RocketMQIndexReader(self.options)
+
+
+def register(spark: SparkSession) -> None:
+    """Make ``spark.read.format("rocketmq-index")`` available in ``spark``."""
+    spark.dataSource.register(RocketMQIndexDataSource)

@@ -1,0 +1,361 @@
+"""Spark SQL over an index: RocketMQ's lookup as joins and windows, and the CLI's API.
+
+The views come from :func:`rmqarrow.converters.spark.tables.register_tables` (re-exported here):
+``files``, ``slots``, ``entries`` over a Parquet dataset or a native store.
+
+The lookup reproduces ``IndexService.queryOffset`` (see ``rmqarrow/_rules.py``) without
+walking chains row by row (Spark's ``WITH RECURSIVE`` is far too slow for that):
+
+* files newest first (Java string order of names, ranked on the driver); a file is
+  searched only if its time span touches ``[begin, end]``, and the walk over files stops
+  after the first file whose ``begin_timestamp < begin`` -- so file ``f`` is searched only
+  while every newer file has ``begin_timestamp >= begin`` (``newer_min_begin``);
+* in a file, the chain of slot ``h % hash_slot_num`` is that slot's entries in descending
+  position (true of every file RocketMQ writes); the walk ends at the first entry older
+  than ``begin`` or with a negative time diff (a *stopper*);
+* the join of queries with their slots keeps only candidates (hash equal, time in range)
+  and stoppers; ordered newest file first, position descending, a candidate is a hit
+  unless a stopper of the same file came before it (a running max of the stoppers' file
+  rank); the first ``max_num`` hits are the answer.  Both windows share one partitioning
+  and order (by query; file rank, position descending): one shuffle, one sort, of rows
+  that are nearly all hits.
+
+Key hashes never go through a row-at-a-time Python UDF: query lists are hashed with
+:func:`rmqarrow.index_key_hashes` on the driver, and DataFrames of keys in the JVM
+(``java.util.Objects.hashCode`` is ``String.hashCode``) or, with ``hash_with="arrow"``,
+vectorized through an Arrow UDF.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pyarrow as pa
+from rmqarrow.converters.spark.tables import (
+    FILE_ORDER_VIEW,
+    Target,
+    detect_target,
+    register_tables,
+    register_views,
+)
+
+from rmqarrow.errors import DatasetError, InvalidKeyError, InvalidValueError
+from rmqarrow.format.java import JAVA_LONG_MAX
+from rmqarrow.format.queries import Query
+from rmqarrow.kernels.hashing import index_key_hashes
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame, SparkSession
+
+__all__ = [
+    "LOOKUP_COLUMNS",
+    "Target",
+    "answer_queries",
+    "arrow_key_hash",
+    "bulk_lookup",
+    "detect_target",
+    "jvm_key_hash",
+    "lookup",
+    "queries_frame",
+    "register_tables",
+    "sql",
+]
+
+DEFAULT_MAX_NUM = 64  # RocketMQ's maxMsgsNumBatch
+
+#: Columns of :func:`lookup`'s result.
+LOOKUP_COLUMNS = (
+    "qid", "ordinal", "phy_offset", "file_name", "position", "store_timestamp", "key_hash"
+)
+
+_PAIRS_VIEW = "_rmq_pairs"
+
+# Constant SQL text; queries arrive as a temp view, never formatted into the text.
+_QF_SQL = """
+  SELECT q.qid, q.key_hash AS h, q.max_num, q.begin_ms, q.end_ms,
+         f.file_name, f.newest_rank, CAST(q.key_hash % f.hash_slot_num AS INT) AS slot
+  FROM {queries} q
+  CROSS JOIN {order} f
+  WHERE q.max_num > 0 AND f.index_count > 1
+    AND (f.newer_min_begin IS NULL OR f.newer_min_begin >= q.begin_ms)
+    AND ((q.begin_ms < f.begin_timestamp AND q.end_ms > f.end_timestamp)
+         OR (q.begin_ms >= f.begin_timestamp AND q.begin_ms <= f.end_timestamp)
+         OR (q.end_ms >= f.begin_timestamp AND q.end_ms <= f.end_timestamp))
+"""
+
+# The walk over (query, file) pairs ``qf``: qid, h, max_num, begin_ms, end_ms, file_name,
+# newest_rank, slot.
+_WALK_SQL = """
+WITH qf AS ({qf}),
+cand AS (
+  SELECT /*+ BROADCAST(qf) */
+         qf.qid, qf.max_num, qf.newest_rank, e.file_name, e.position, e.phy_offset,
+         e.store_timestamp, e.key_hash,
+         e.store_timestamp < qf.begin_ms OR e.time_diff < 0 AS stopper
+  FROM qf JOIN entries e ON e.file_name = qf.file_name AND e.slot = qf.slot
+  WHERE (e.key_hash = qf.h AND e.time_diff >= 0
+         AND e.store_timestamp BETWEEN qf.begin_ms AND qf.end_ms)
+     OR e.store_timestamp < qf.begin_ms OR e.time_diff < 0
+),
+walk AS (
+  SELECT *,
+         max(CASE WHEN stopper THEN newest_rank END) OVER (
+           PARTITION BY qid ORDER BY newest_rank, position DESC
+           ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS stopped_in
+  FROM cand
+),
+hits AS (
+  SELECT qid, max_num, phy_offset, file_name, position, store_timestamp, key_hash,
+         row_number() OVER (PARTITION BY qid ORDER BY newest_rank, position DESC) AS ordinal
+  FROM walk
+  WHERE NOT stopper AND (stopped_in IS NULL OR stopped_in < newest_rank)
+)
+SELECT qid, ordinal, phy_offset, file_name, position, store_timestamp, key_hash
+FROM hits
+WHERE ordinal <= max_num
+"""
+
+
+# --- queries --------------------------------------------------------------------------
+
+
+def queries_frame(spark: SparkSession, queries: Sequence[Query]) -> DataFrame:
+    """Queries as a DataFrame ``qid, key_hash, max_num, begin_ms, end_ms`` (hashed here)."""
+    qs = list(queries)
+    for q in qs:
+        if not isinstance(q.key, str):
+            raise InvalidKeyError(
+                f"an index key must be str, got {type(q.key).__name__}: {q.key!r:.80}"
+            )
+    table = pa.table(
+        {
+            "qid": pa.array(np.arange(len(qs), dtype=np.int64)),
+            "key_hash": pa.array(
+                index_key_hashes([q.key for q in qs]) if qs else np.empty(0, np.int32),
+                pa.int32(),
+            ),
+            "max_num": pa.array([q.max_num for q in qs], pa.int64()),
+            "begin_ms": pa.array([q.begin for q in qs], pa.int64()),
+            "end_ms": pa.array([q.end for q in qs], pa.int64()),
+        }
+    )
+    return spark.createDataFrame(table)
+
+
+def lookup(spark: SparkSession, queries: DataFrame) -> DataFrame:
+    """Every native hit of every query, over the views :func:`register_tables` made.
+
+    ``queries`` has ``qid`` (unique), ``key_hash`` (int), ``max_num``, ``begin_ms``,
+    ``end_ms``; the result has :data:`LOOKUP_COLUMNS`, one row per returned offset,
+    ``ordinal`` 1.. in the order the native lookup returns them.
+    """
+    view = "_rmq_queries"
+    queries.select(
+        "qid",
+        queries["key_hash"].cast("int").alias("key_hash"),
+        queries["max_num"].cast("bigint").alias("max_num"),
+        queries["begin_ms"].cast("bigint").alias("begin_ms"),
+        queries["end_ms"].cast("bigint").alias("end_ms"),
+    ).createOrReplaceTempView(view)
+    qf = _QF_SQL.format(queries=view, order=FILE_ORDER_VIEW)
+    return spark.sql(_WALK_SQL.format(qf=qf))
+
+
+def _local_pairs(files: pa.Table, queries: Sequence[Query]) -> pa.Table:
+    """The (query, file) pairs the native walk visits, computed on the driver.
+
+    Same rules as ``_QF_SQL`` (time match, the newest-first stop, ``max_num > 0``,
+    ``index_count > 1``), vectorized over the queries one file at a time.
+    """
+    n = len(queries)
+    h = index_key_hashes([q.key for q in queries]) if n else np.empty(0, np.int32)
+    max_num = np.array([q.max_num for q in queries], dtype=object)
+    begin = np.array([q.begin for q in queries], dtype=np.int64)
+    end = np.array([q.end for q in queries], dtype=np.int64)
+    wanted = np.array([m > 0 for m in max_num], dtype=bool)
+    max_num = np.array([min(int(m), JAVA_LONG_MAX) for m in max_num], dtype=np.int64)
+    parts: list[pa.Table] = []
+    for f in files.to_pylist():
+        fb, fe = int(f["begin_timestamp"]), int(f["end_timestamp"])
+        newer = f["newer_min_begin"]
+        keep = wanted & (int(f["index_count"]) > 1)
+        if newer is not None:
+            keep &= int(newer) >= begin
+        keep &= ((begin < fb) & (end > fe)) | ((begin >= fb) & (begin <= fe)) | (
+            (end >= fb) & (end <= fe)
+        )
+        idx = np.flatnonzero(keep)
+        parts.append(
+            pa.table(
+                {
+                    "qid": pa.array(idx.astype(np.int64)),
+                    "h": pa.array(h[idx], pa.int32()),
+                    "max_num": pa.array(max_num[idx]),
+                    "begin_ms": pa.array(begin[idx]),
+                    "end_ms": pa.array(end[idx]),
+                    "file_name": pa.array([f["file_name"]] * len(idx), pa.string()),
+                    "newest_rank": pa.array(np.full(len(idx), f["newest_rank"], np.int32)),
+                    "slot": pa.array((h[idx] % np.int32(f["hash_slot_num"])).astype(np.int32)),
+                }
+            )
+        )
+    return pa.concat_tables(parts) if parts else _PAIRS_SCHEMA.empty_table()
+
+
+_PAIRS_SCHEMA = pa.schema(
+    [
+        ("qid", pa.int64()), ("h", pa.int32()), ("max_num", pa.int64()),
+        ("begin_ms", pa.int64()), ("end_ms", pa.int64()), ("file_name", pa.string()),
+        ("newest_rank", pa.int32()), ("slot", pa.int32()),
+    ]
+)
+
+
+def jvm_key_hash(key: Column | str) -> Column:
+    """RocketMQ's key hash computed in the JVM: ``abs(String.hashCode)``, MIN_VALUE -> 0.
+
+    ``reflect`` is non-deterministic to Spark: put this in a projection of its own (a
+    column of a ``select``) before joining or aggregating on it.
+    """
+    from pyspark.sql import functions as F
+
+    col = F.col(key) if isinstance(key, str) else key
+    java = F.call_function("reflect", F.lit("java.util.Objects"), F.lit("hashCode"), col)
+    h = java.cast("int")
+    return F.when(h == F.lit(-(2**31)), F.lit(0)).otherwise(F.abs(h)).cast("int")
+
+
+def _hash_arrow_array(keys: pa.Array) -> pa.Array:
+    """index_key_hashes over an Arrow string array; nulls stay null."""
+    import pyarrow.compute as pc
+
+    if len(keys) == 0:
+        return pa.array([], pa.int32())
+    hashes = index_key_hashes(pc.fill_null(keys, ""))
+    return pa.array(hashes, pa.int32(), mask=keys.is_null().to_numpy(zero_copy_only=False))
+
+
+def arrow_key_hash(key: Column | str) -> Column:
+    """RocketMQ's key hash vectorized through an Arrow UDF (:func:`index_key_hashes`)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.pandas.functions import ArrowUDFType, arrow_udf
+
+    col = F.col(key) if isinstance(key, str) else key
+    with warnings.catch_warnings():  # "prefer type hints": ours are strings (annotations)
+        warnings.simplefilter("ignore", UserWarning)
+        udf = arrow_udf(_hash_arrow_array, "int", ArrowUDFType.SCALAR)
+    result: Column = udf(col)
+    return result
+
+
+def bulk_lookup(
+    spark: SparkSession,
+    keys: DataFrame,
+    *,
+    key_col: str = "key",
+    max_num: int = DEFAULT_MAX_NUM,
+    begin: int = 0,
+    end: int = JAVA_LONG_MAX,
+    hash_with: str = "jvm",
+) -> DataFrame:
+    """Look up every row of ``keys`` at once: ``keys`` plus ``offsets`` (array<bigint>).
+
+    ``key_col`` holds full index keys (``topic#key``).  Per-row ``max_num``, ``begin_ms``
+    and ``end_ms`` columns are used when present, the arguments otherwise.  Hashes come
+    from the JVM (``hash_with="jvm"``) or from :func:`rmqarrow.index_key_hashes` through
+    an Arrow UDF (``"arrow"``).  A null key finds nothing.  ``keys`` should be
+    deterministic (it is read twice: once to look up, once to attach the answers).
+    """
+    from pyspark.sql import functions as F
+
+    if key_col not in keys.columns:
+        raise DatasetError(f"keys DataFrame has no column {key_col!r}; found {keys.columns}")
+    numbered = keys.withColumn("_rmq_qid", F.monotonically_increasing_id())
+    if hash_with == "jvm":
+        hashed = numbered.select("*", jvm_key_hash(key_col).alias("_rmq_h"))
+    elif hash_with == "arrow":
+        hashed = numbered.select("*", arrow_key_hash(key_col).alias("_rmq_h"))
+    else:
+        raise InvalidValueError(f"hash_with must be 'jvm' or 'arrow', got {hash_with!r}")
+
+    def param(name: str, default: int) -> Column:
+        if name in keys.columns:
+            return F.coalesce(F.col(name).cast("bigint"), F.lit(default).cast("bigint"))
+        return F.lit(default).cast("bigint")
+
+    queries = hashed.where(F.col("_rmq_h").isNotNull()).select(
+        F.col("_rmq_qid").alias("qid"),
+        F.col("_rmq_h").alias("key_hash"),
+        param("max_num", max_num).alias("max_num"),
+        param("begin_ms", begin).alias("begin_ms"),
+        param("end_ms", end).alias("end_ms"),
+    )
+    hits = lookup(spark, queries)
+    answers = hits.groupBy("qid").agg(
+        F.sort_array(F.collect_list(F.struct("ordinal", "phy_offset"))).alias("_rmq_hits")
+    )
+    joined = numbered.join(answers, numbered["_rmq_qid"] == answers["qid"], "left")
+    offsets = F.coalesce(
+        F.transform(F.col("_rmq_hits"), lambda s: s["phy_offset"]),
+        F.array().cast("array<bigint>"),
+    )
+    return joined.select(*[numbered[c] for c in keys.columns], offsets.alias("offsets"))
+
+
+# --- the API the CLI calls ------------------------------------------------------------
+
+
+def answer_queries(
+    target: Target,
+    queries: list[Query],
+    *,
+    master: str | None = None,
+    hash_slot_num: int | None = None,
+    index_num: int | None = None,
+) -> list[list[int]]:
+    """The native answer to each query, computed by Spark SQL over ``target``.
+
+    ``target`` is a Parquet dataset directory or a native store directory; same contract
+    as :func:`rmqarrow.answer_queries` (newest file first, no batch cap).
+    """
+    from rmqarrow.converters.spark.session import get_spark
+
+    qs = list(queries)
+    for q in qs:
+        if not isinstance(q.key, str):
+            raise InvalidKeyError(
+                f"an index key must be str, got {type(q.key).__name__}: {q.key!r:.80}"
+            )
+    spark = get_spark(master)
+    _, files = register_views(spark, target, hash_slot_num, index_num)
+    if not qs:
+        return []
+    spark.createDataFrame(_local_pairs(files, qs)).createOrReplaceTempView(_PAIRS_VIEW)
+    result = spark.sql(_WALK_SQL.format(qf=f"SELECT * FROM {_PAIRS_VIEW}")).select(
+        "qid", "ordinal", "phy_offset"
+    )
+    table = result.toArrow().sort_by([("qid", "ascending"), ("ordinal", "ascending")])
+    ids = table.column("qid").to_numpy()
+    offsets = table.column("phy_offset").to_numpy()
+    bounds = np.searchsorted(ids, np.arange(len(qs) + 1))
+    return [offsets[bounds[i] : bounds[i + 1]].tolist() for i in range(len(qs))]
+
+
+def sql(
+    target: Target,
+    query: str,
+    *,
+    master: str | None = None,
+    hash_slot_num: int | None = None,
+    index_num: int | None = None,
+) -> pa.Table:
+    """Run one Spark SQL statement over the ``files``/``slots``/``entries`` of ``target``."""
+    from rmqarrow.converters.spark.session import get_spark
+
+    spark = get_spark(master)
+    register_tables(spark, target, hash_slot_num=hash_slot_num, index_num=index_num)
+    result: pa.Table = spark.sql(query).toArrow()
+    return result

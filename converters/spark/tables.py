@@ -1,0 +1,175 @@
+"""The ``files``, ``slots``, ``entries`` views on a Spark session, over a dataset or a store.
+
+:func:`register_tables` puts the three tables on a session as temp views, with exactly
+the column names and types of :mod:`rmqarrow.converters.schema`: from an exported Parquet dataset
+(a directory with ``files/``, ``slots/`` and ``entries/``, read by Spark's Parquet reader)
+or from a native store (through the ``rocketmq-index`` data source,
+:mod:`rmqarrow.converters.spark.source`).  It also registers the small newest-first file order
+the lookup in :mod:`rmqarrow.converters.spark.sql` walks, computed on the driver (files are few).
+
+A ``messages`` view (:data:`rmqarrow.converters.arrow.messages.MESSAGES_SCHEMA`: the real topic and
+keys
+of every CommitLog message) is added from ``commitlog=`` (a broker's ``store/commitlog``,
+decoded on the driver and handed to Spark as Arrow) or, without it, from a dataset's
+``messages/`` Parquet directory when there is one; joining ``entries.phy_offset`` to
+``messages.physical_offset`` filtered on the real key gives exact-key answers.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+from rmqarrow.converters.parquet.dataset import detect_target
+from rmqarrow.converters.parquet.parts import table_parts
+from rmqarrow.converters.schema import SCHEMAS
+
+from rmqarrow.format.naming import java_name_order
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+__all__ = [
+    "FILE_ORDER_VIEW",
+    "MESSAGES_VIEW",
+    "TABLES",
+    "Target",
+    "detect_target",
+    "register_messages",
+    "register_tables",
+    "register_views",
+]
+
+Target = str | os.PathLike[str]
+TABLES = tuple(SCHEMAS)
+FILE_ORDER_VIEW = "_rmq_file_order"
+MESSAGES_VIEW = "messages"
+
+
+def _read_parquet_table(spark: SparkSession, directory: Path, table: str) -> DataFrame:
+    from rmqarrow.converters.spark.source import spark_ddl
+
+    parts = [str(p) for p in table_parts(directory.parent, directory.name)]
+    df = spark.read.schema(spark_ddl(table)).parquet(*parts)
+    return df.select(*SCHEMAS[table].names)
+
+
+def register_tables(
+    spark: SparkSession,
+    target: Target,
+    *,
+    hash_slot_num: int | None = None,
+    index_num: int | None = None,
+    commitlog: Target | None = None,
+) -> str:
+    """Create temp views ``files``, ``slots``, ``entries`` over ``target``; return its kind.
+
+    A dataset is read as Parquet (column names and types checked against the schema); a
+    store through the ``rocketmq-index`` data source with the given geometry.  The views
+    also get the newest-first file order the lookup needs.  ``messages`` is registered
+    from ``commitlog`` when given, else from the dataset's ``messages/`` if present.
+    """
+    return register_views(spark, target, hash_slot_num, index_num, commitlog=commitlog)[0]
+
+
+def register_messages(
+    spark: SparkSession, kind: str, root: Path, commitlog: Target | None
+) -> bool:
+    """The ``messages`` temp view, if there is a source for it; True when registered.
+
+    A view of that name left by an earlier call on the session is dropped otherwise, so
+    the views always describe this target.
+    """
+    if commitlog is not None:
+        from rmqarrow.converters.arrow.messages import messages_table
+
+        df = spark.createDataFrame(messages_table(commitlog))
+    elif kind == "dataset" and (root / "messages").is_dir():
+        from rmqarrow.converters.arrow.messages import MESSAGES_SCHEMA
+
+        parts = [str(p) for p in table_parts(root, "messages")]
+        df = spark.read.parquet(*parts).select(*MESSAGES_SCHEMA.names)
+    else:
+        spark.catalog.dropTempView(MESSAGES_VIEW)
+        return False
+    df.createOrReplaceTempView(MESSAGES_VIEW)
+    return True
+
+
+def register_views(
+    spark: SparkSession,
+    target: Target,
+    hash_slot_num: int | None,
+    index_num: int | None,
+    *,
+    commitlog: Target | None = None,
+) -> tuple[str, pa.Table]:
+    """:func:`register_tables`; also returns the newest-first files table it registered."""
+    kind = detect_target(target)
+    root = Path(target)
+    frames: dict[str, DataFrame] = {}
+    if kind == "dataset":
+        for table in TABLES:
+            frames[table] = _read_parquet_table(spark, root / table, table)
+    else:
+        from rmqarrow.converters.spark.source import FORMAT, register, spark_ddl
+
+        register(spark)
+        for table in TABLES:
+            reader = spark.read.format(FORMAT).schema(spark_ddl(table)).option("table", table)
+            if hash_slot_num is not None:
+                reader = reader.option("hash_slot_num", str(hash_slot_num))
+            if index_num is not None:
+                reader = reader.option("index_num", str(index_num))
+            frames[table] = reader.load(str(root))
+    for table, df in frames.items():
+        df.createOrReplaceTempView(table)
+    register_messages(spark, kind, root, commitlog)
+    order = _register_file_order(spark, _files_on_driver(kind, root, hash_slot_num, index_num))
+    return kind, order
+
+
+def _files_on_driver(
+    kind: str, root: Path, hash_slot_num: int | None, index_num: int | None
+) -> pa.Table:
+    """The ``files`` table read on the driver (one row a file: no Spark job needed)."""
+    if kind == "dataset":
+        import pyarrow.parquet as pq
+
+        return pa.concat_tables(
+            [pq.read_table(p, schema=SCHEMAS["files"]) for p in table_parts(root, "files")]
+        )
+    from rmqarrow.converters.spark.batches import piece_batches, plan_pieces
+
+    batches = [
+        batch
+        for piece in plan_pieces(root, "files", hash_slot_num=hash_slot_num, index_num=index_num)
+        for batch in piece_batches(piece)
+    ]
+    return pa.Table.from_batches(batches, schema=SCHEMAS["files"])
+
+
+def _register_file_order(spark: SparkSession, files: pa.Table) -> pa.Table:
+    """The files the lookup walks, newest first, as a small local view.
+
+    Ranks follow Java string order of the names.  ``newer_min_begin`` is the smallest
+    ``begin_timestamp`` of the files newer than this one (NULL for the newest): the native
+    walk reaches this file only if it is ``>=`` the query's begin.  Files are few, so this
+    is computed on the driver, and the lookup joins this view instead of ``files``.
+    """
+    rows = sorted(files.to_pylist(), key=lambda r: java_name_order(r["file_name"]), reverse=True)
+    smallest: int | None = None
+    for rank, row in enumerate(rows):
+        row["newest_rank"] = rank
+        row["newer_min_begin"] = smallest
+        begin = int(row["begin_timestamp"])
+        smallest = begin if smallest is None else min(smallest, begin)
+    schema = pa.schema(
+        [pa.field(f.name, f.type) for f in SCHEMAS["files"]]
+        + [pa.field("newest_rank", pa.int32()), pa.field("newer_min_begin", pa.int64())]
+    )
+    order = pa.Table.from_pylist(rows, schema=schema)
+    spark.createDataFrame(order).createOrReplaceTempView(FILE_ORDER_VIEW)
+    return order

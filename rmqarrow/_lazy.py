@@ -1,0 +1,32 @@
+"""Lazy package attributes (PEP 562): a package names its API without importing it.
+
+``rmqarrow.converters`` and its engine packages list what they offer in ``__all__`` but
+import a module only when one of its names is first used, so importing a package never
+loads pyarrow.parquet, DuckDB or pyspark before they are needed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from importlib import import_module
+from typing import Any
+
+__all__ = ["lazy_attributes"]
+
+
+def lazy_attributes(
+    package: str, names: Mapping[str, str]
+) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """``__getattr__`` and ``__dir__`` for ``package``: ``names`` maps each public name to
+    the submodule (relative to ``package``) that defines it."""
+
+    def getattr_(name: str) -> Any:
+        module = names.get(name)
+        if module is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        return getattr(import_module(f"{package}.{module}"), name)
+
+    def dir_() -> list[str]:
+        return sorted(names)
+
+    return getattr_, dir_

@@ -1,0 +1,244 @@
+"""The IndexFile byte layout, written down once.
+
+An IndexFile is three consecutive regions, every integer big-endian::
+
+    header   40 bytes   HEADER_DTYPE (one record)
+    slots    4 * S      int32 head of each hash slot's chain (0 = empty)
+    entries  20 * N     ENTRY_DTYPE records; position 0 is never written
+
+``S`` is ``hash_slot_num`` and ``N`` is ``index_num``.  Nothing else in the project
+computes offsets into a file: it maps the file and takes the three numpy views that
+:func:`map_regions` returns.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import mmap
+import os
+from dataclasses import astuple, dataclass
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from rmqarrow.errors import CorruptIndexError, GeometryError, StoreNotFoundError
+from rmqarrow.format.java import JAVA_INT_MAX
+
+__all__ = [
+    "DEFAULT_HASH_SLOT_NUM",
+    "DEFAULT_INDEX_NUM",
+    "ENTRY_DTYPE",
+    "HASH_SLOT_SIZE",
+    "HEADER_DTYPE",
+    "HEADER_SIZE",
+    "INDEX_SIZE",
+    "SLOT_DTYPE",
+    "Geometry",
+    "HeaderState",
+    "MappedIndex",
+    "OpenIndex",
+    "check_header",
+    "check_size",
+    "map_regions",
+    "resolve_geometry",
+    "write_header",
+]
+
+HEADER_SIZE = 40
+HASH_SLOT_SIZE = 4
+INDEX_SIZE = 20
+
+#: RocketMQ's ``maxHashSlotNum`` and ``maxIndexNum`` defaults.
+DEFAULT_HASH_SLOT_NUM = 5_000_000
+DEFAULT_INDEX_NUM = 20_000_000
+
+HEADER_DTYPE = np.dtype(
+    [
+        ("begin_timestamp", ">i8"),
+        ("end_timestamp", ">i8"),
+        ("begin_phy_offset", ">i8"),
+        ("end_phy_offset", ">i8"),
+        ("hash_slot_count", ">i4"),
+        ("index_count", ">i4"),
+    ]
+)
+SLOT_DTYPE = np.dtype(">i4")
+ENTRY_DTYPE = np.dtype(
+    [
+        ("key_hash", ">i4"),
+        ("phy_offset", ">i8"),
+        ("time_diff", ">i4"),
+        ("prev_index", ">i4"),
+    ]
+)
+assert HEADER_DTYPE.itemsize == HEADER_SIZE
+assert SLOT_DTYPE.itemsize == HASH_SLOT_SIZE
+assert ENTRY_DTYPE.itemsize == INDEX_SIZE
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """How many hash slots and entry positions a file has; fixes its size."""
+
+    hash_slot_num: int = DEFAULT_HASH_SLOT_NUM
+    index_num: int = DEFAULT_INDEX_NUM
+
+    def __post_init__(self) -> None:
+        for name in ("hash_slot_num", "index_num"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise GeometryError(f"{name} must be a positive int, got {value!r}")
+        if self.file_size > JAVA_INT_MAX:
+            raise GeometryError(
+                f"geometry {self.hash_slot_num} slots x {self.index_num} entries needs "
+                f"{self.file_size} bytes; RocketMQ sizes files with a Java int "
+                f"(at most {JAVA_INT_MAX})"
+            )
+
+    @property
+    def file_size(self) -> int:
+        return HEADER_SIZE + HASH_SLOT_SIZE * self.hash_slot_num + INDEX_SIZE * self.index_num
+
+    @property
+    def entries_offset(self) -> int:
+        return HEADER_SIZE + HASH_SLOT_SIZE * self.hash_slot_num
+
+    @classmethod
+    def for_size_default_ratio(cls, size: int) -> Geometry | None:
+        """The geometry with RocketMQ's 1:4 slot:entry ratio whose size is ``size``, if any."""
+        body = size - HEADER_SIZE
+        unit = HASH_SLOT_SIZE + 4 * INDEX_SIZE
+        if body <= 0 or body % unit:
+            return None
+        return cls(body // unit, 4 * (body // unit))
+
+    def __str__(self) -> str:
+        return f"{self.hash_slot_num} slots x {self.index_num} entries ({self.file_size} bytes)"
+
+
+def resolve_geometry(
+    size: int, hash_slot_num: int | None = None, index_num: int | None = None
+) -> tuple[Geometry, str | None]:
+    """Pick the geometry for a file of ``size`` bytes.
+
+    Explicit values win.  With neither given, RocketMQ's defaults are used when they fit;
+    otherwise a geometry with the default 1:4 ratio that fits is used and a note saying so
+    is returned (``None`` when nothing needs saying).
+    """
+    if hash_slot_num is not None or index_num is not None:
+        return Geometry(
+            DEFAULT_HASH_SLOT_NUM if hash_slot_num is None else hash_slot_num,
+            DEFAULT_INDEX_NUM if index_num is None else index_num,
+        ), None
+    default = Geometry()
+    if size == default.file_size:
+        return default, None
+    fitted = Geometry.for_size_default_ratio(size)
+    if fitted is not None:
+        return fitted, f"file size {size} does not fit the defaults; using {fitted} (1:4 ratio)"
+    return default, None
+
+
+def check_size(path: Path, size: int, geometry: Geometry) -> None:
+    """Raise :class:`GeometryError` unless ``size`` is exactly ``geometry.file_size``."""
+    if size == geometry.file_size:
+        return
+    hint = "; pass the hash-slot and index counts the file was written with"
+    fitted = Geometry.for_size_default_ratio(size)
+    if fitted is not None:
+        hint = f"; a file of this size fits --hash-slot-num {fitted.hash_slot_num} " \
+            f"--index-num {fitted.index_num}"
+    if size < geometry.file_size:
+        what = "truncated or opened with the wrong geometry"
+    else:
+        what = "larger than the geometry allows"
+    raise GeometryError(
+        f"{path}: {what}: expected {geometry.file_size} bytes for {geometry.hash_slot_num} "
+        f"slots x {geometry.index_num} entries, found {size} bytes{hint}"
+    )
+
+
+@dataclass
+class HeaderState:
+    """The in-memory IndexHeader; written through to the file on every put and on flush."""
+
+    begin_timestamp: int = 0
+    end_timestamp: int = 0
+    begin_phy_offset: int = 0
+    end_phy_offset: int = 0
+    hash_slot_count: int = 0
+    index_count: int = 1
+
+
+@dataclass
+class MappedIndex:
+    """A memory map of one index file and the three numpy views into it."""
+
+    path: Path
+    geometry: Geometry
+    mm: mmap.mmap
+    header: np.ndarray  # shape (1,), HEADER_DTYPE
+    slots: np.ndarray  # shape (S,), SLOT_DTYPE
+    entries: np.ndarray  # shape (N,), ENTRY_DTYPE
+    writable: bool
+
+    def close(self) -> None:
+        """Unmap now, or, while a caller still holds a view, when the last view goes."""
+        if self.mm.closed:
+            return
+        if self.writable:
+            self.mm.flush()
+        empty = np.empty(0, dtype=np.uint8)
+        self.header = self.slots = self.entries = empty
+        with contextlib.suppress(BufferError):
+            self.mm.close()
+
+
+class OpenIndex(Protocol):
+    """What the kernels need of an open index file: its mapped regions and header state."""
+
+    @property
+    def regions(self) -> MappedIndex: ...
+
+    @property
+    def state(self) -> HeaderState: ...
+
+
+def write_header(regions: MappedIndex, state: HeaderState) -> None:
+    """Write the whole in-memory header into the mapped file."""
+    regions.header[0] = astuple(state)
+
+
+def map_regions(path: str | os.PathLike[str], geometry: Geometry, writable: bool) -> MappedIndex:
+    """Map an existing file after checking its size against ``geometry``."""
+    p = Path(path)
+    if not p.is_file():
+        raise StoreNotFoundError(f"{p}: no such index file")
+    with open(p, "r+b" if writable else "rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        check_size(p, size, geometry)
+        access = mmap.ACCESS_WRITE if writable else mmap.ACCESS_READ
+        mm = mmap.mmap(fh.fileno(), size, access=access)
+    header = np.frombuffer(mm, dtype=HEADER_DTYPE, count=1, offset=0)
+    slots = np.frombuffer(mm, dtype=SLOT_DTYPE, count=geometry.hash_slot_num, offset=HEADER_SIZE)
+    entries = np.frombuffer(
+        mm, dtype=ENTRY_DTYPE, count=geometry.index_num, offset=geometry.entries_offset
+    )
+    return MappedIndex(p, geometry, mm, header, slots, entries, writable)
+
+
+def check_header(path: Path, geometry: Geometry, header: np.ndarray) -> None:
+    """Reject header values no RocketMQ file can hold (counts out of range)."""
+    index_count = int(header["index_count"][0])
+    slot_count = int(header["hash_slot_count"][0])
+    if index_count > geometry.index_num:
+        raise CorruptIndexError(
+            f"{path}: header indexCount is {index_count}, expected at most index_num "
+            f"{geometry.index_num}: garbage header or wrong geometry"
+        )
+    if not 0 <= slot_count <= geometry.hash_slot_num:
+        raise CorruptIndexError(
+            f"{path}: header hashSlotCount is {slot_count}, expected 0..{geometry.hash_slot_num}: "
+            "garbage header or wrong geometry"
+        )

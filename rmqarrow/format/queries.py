@@ -1,0 +1,93 @@
+"""Query lists in the golden fixtures' TSV form, and the escaping some sets use.
+
+A query line is ``key<TAB>max_num<TAB>begin<TAB>end`` with the full index key
+(``topic#key``) and times in epoch ms.  Keys cannot hold TAB or line breaks in plain TSV,
+so sets marked ``escaped`` write them as ``messages.tsv`` does: ``\\\\`` for a backslash,
+``\\t``, ``\\n``, ``\\r``, and ``\\xHH`` for every other character below U+0020 and U+007F.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import NamedTuple
+
+from rmqarrow.errors import InvalidValueError
+from rmqarrow.format.java import JAVA_LONG_MAX
+
+__all__ = ["Query", "escape_text", "format_answers", "read_queries_tsv", "unescape_text"]
+
+
+
+class Query(NamedTuple):
+    """One lookup: the full index key, how many offsets at most, and a closed ms range."""
+
+    key: str
+    max_num: int
+    begin: int = 0
+    end: int = JAVA_LONG_MAX
+
+
+_ESCAPES = {"\\": "\\", "t": "\t", "n": "\n", "r": "\r"}
+_ESCAPE_RE = re.compile(r"\\(x[0-9a-fA-F]{2}|.)", re.DOTALL)
+
+
+def unescape_text(text: str) -> str:
+    """Undo :func:`escape_text`."""
+
+    def repl(m: re.Match[str]) -> str:
+        token = m.group(1)
+        if token[0] == "x" and len(token) == 3:
+            return chr(int(token[1:], 16))
+        if token in _ESCAPES:
+            return _ESCAPES[token]
+        raise InvalidValueError(f"unknown escape \\{token} in {text!r}")
+
+    return _ESCAPE_RE.sub(repl, text)
+
+
+def escape_text(text: str) -> str:
+    """Escape a key so it fits on one TSV field (the ``messages.tsv`` convention)."""
+    out = []
+    for ch in text:
+        if ch == "\\":
+            out.append("\\\\")
+        elif ch == "\t":
+            out.append("\\t")
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\r":
+            out.append("\\r")
+        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
+            out.append(f"\\x{ord(ch):02x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def read_queries_tsv(path: str | os.PathLike[str], escaped: bool = False) -> list[Query]:
+    """Parse a queries file; a malformed line raises an error naming its line number."""
+    queries = []
+    text = Path(path).read_text(encoding="utf-8")
+    for lineno, line in enumerate(text.split("\n"), start=1):
+        if line == "" and lineno > text.count("\n"):
+            break  # the final newline
+        fields = line.split("\t")
+        if len(fields) != 4:
+            raise InvalidValueError(
+                f"{path}:{lineno}: expected 4 tab-separated fields "
+                f"(key, max_num, begin, end), found {len(fields)}"
+            )
+        try:
+            key = unescape_text(fields[0]) if escaped else fields[0]
+            queries.append(Query(key, int(fields[1]), int(fields[2]), int(fields[3])))
+        except ValueError as exc:
+            raise InvalidValueError(f"{path}:{lineno}: {exc}") from None
+    return queries
+
+
+def format_answers(answers: Iterable[Sequence[int]]) -> str:
+    """One line per answer, offsets comma-separated (an empty line for none)."""
+    return "".join(",".join(str(o) for o in a) + "\n" for a in answers)

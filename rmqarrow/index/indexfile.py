@@ -1,0 +1,305 @@
+"""``IndexFile``: one memory-mapped RocketMQ index file, read and written as RocketMQ does.
+
+The rules reproduced here are listed in :mod:`rmqarrow.format.rules`; the byte layout lives
+in :mod:`rmqarrow.format.layout`.  The walk and the bulk forms (``put_keys``,
+``select_phy_offsets_many``) are the kernels of :mod:`rmqarrow.kernels`: the same bytes and
+the same answers as the one-at-a-time forms.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rmqarrow._closing import Closing
+from rmqarrow.errors import (
+    ClosedIndexError,
+    InvalidValueError,
+    OutputExistsError,
+    ReadOnlyIndexError,
+    RmqArrowError,
+    StoreNotFoundError,
+)
+from rmqarrow.format import rules as _rules
+from rmqarrow.format.hashing import index_key_hash
+from rmqarrow.format.java import JAVA_LONG_MAX, JAVA_LONG_MIN
+from rmqarrow.format.layout import (
+    DEFAULT_HASH_SLOT_NUM,
+    DEFAULT_INDEX_NUM,
+    Geometry,
+    HeaderState,
+    MappedIndex,
+    check_header,
+    map_regions,
+    write_header,
+)
+from rmqarrow.kernels import lookup as _lookup
+from rmqarrow.kernels import put as _put
+from rmqarrow.kernels.walk import walk_chain
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pyarrow as pa
+
+__all__ = ["IndexFile"]
+
+def _java_long_arg(name: str, value: object) -> int:
+    if isinstance(value, bool) or not hasattr(value, "__index__"):
+        raise InvalidValueError(f"{name} must be an int, got {type(value).__name__}: {value!r}")
+    v = int(value)  # type: ignore[call-overload,unused-ignore]
+    if not JAVA_LONG_MIN <= v <= JAVA_LONG_MAX:
+        raise InvalidValueError(f"{name} must fit a Java long (int64), got {v}")
+    return v
+
+
+class IndexFile(Closing):
+    """A RocketMQ IndexFile on disk.  Use :meth:`create` or :meth:`open`."""
+
+    def __init__(self, mapped: MappedIndex, header: HeaderState) -> None:
+        self._m = mapped
+        self._h = header
+        self._closed = False
+
+    # -- construction --------------------------------------------------------------------
+
+    @classmethod
+    def create(
+        cls,
+        path: str | os.PathLike[str],
+        hash_slot_num: int = DEFAULT_HASH_SLOT_NUM,
+        index_num: int = DEFAULT_INDEX_NUM,
+        end_phy_offset: int = 0,
+        end_timestamp: int = 0,
+    ) -> IndexFile:
+        """A new, empty file; refuses to replace an existing one.
+
+        ``end_phy_offset`` and ``end_timestamp`` seed the header as RocketMQ does when it
+        rolls from a full file (rule 6 of :mod:`rmqarrow.format.rules`).
+        """
+        geometry = Geometry(hash_slot_num, index_num)
+        end_phy_offset = _java_long_arg("end_phy_offset", end_phy_offset)
+        end_timestamp = _java_long_arg("end_timestamp", end_timestamp)
+        p = Path(path)
+        try:
+            with open(p, "xb") as fh:
+                fh.truncate(geometry.file_size)
+        except FileExistsError:
+            raise OutputExistsError(
+                f"{p}: already exists; an index file is never replaced"
+            ) from None
+        except FileNotFoundError:
+            raise StoreNotFoundError(
+                f"{p}: parent directory does not exist; create it first"
+            ) from None
+        header = HeaderState()
+        if end_phy_offset > 0:
+            header.begin_phy_offset = header.end_phy_offset = end_phy_offset
+        if end_timestamp > 0:
+            header.begin_timestamp = header.end_timestamp = end_timestamp
+        f = cls(map_regions(p, geometry, writable=True), header)
+        f._write_header()
+        return f
+
+    @classmethod
+    def open(
+        cls,
+        path: str | os.PathLike[str],
+        hash_slot_num: int | None = None,
+        index_num: int | None = None,
+        writable: bool = False,
+    ) -> IndexFile:
+        """Open an existing file; its size must match the geometry (defaults: RocketMQ's).
+
+        Opening read-only never changes a byte.  A stored ``indexCount <= 0`` is read as 1,
+        as ``IndexHeader.load`` does.
+        """
+        geometry = Geometry(
+            DEFAULT_HASH_SLOT_NUM if hash_slot_num is None else hash_slot_num,
+            DEFAULT_INDEX_NUM if index_num is None else index_num,
+        )
+        mapped = map_regions(path, geometry, writable)
+        try:
+            check_header(mapped.path, geometry, mapped.header)
+        except RmqArrowError:
+            mapped.close()
+            raise
+        raw = mapped.header[0].item()
+        header = HeaderState(*raw)
+        header.index_count = max(header.index_count, 1)
+        return cls(mapped, header)
+
+    # -- header ----------------------------------------------------------------------------
+
+    @property
+    def path(self) -> Path:
+        return self._m.path
+
+    @property
+    def name(self) -> str:
+        return self._m.path.name
+
+    @property
+    def geometry(self) -> Geometry:
+        return self._m.geometry
+
+    @property
+    def writable(self) -> bool:
+        return self._m.writable
+
+    @property
+    def begin_timestamp(self) -> int:
+        return self._h.begin_timestamp
+
+    @property
+    def end_timestamp(self) -> int:
+        return self._h.end_timestamp
+
+    @property
+    def begin_phy_offset(self) -> int:
+        return self._h.begin_phy_offset
+
+    @property
+    def end_phy_offset(self) -> int:
+        return self._h.end_phy_offset
+
+    @property
+    def hash_slot_count(self) -> int:
+        return self._h.hash_slot_count
+
+    @property
+    def index_count(self) -> int:
+        """The next free position: the number of entries + 1."""
+        return self._h.index_count
+
+    @property
+    def entry_count(self) -> int:
+        return self._h.index_count - 1
+
+    @property
+    def capacity(self) -> int:
+        """Entries a file of this geometry holds: ``index_num - 1`` (position 0 is unused)."""
+        return self.geometry.index_num - 1
+
+    def is_write_full(self) -> bool:
+        return self._h.index_count >= self.geometry.index_num
+
+    def is_time_matched(self, begin: int, end: int) -> bool:
+        return _rules.is_time_matched(begin, end, self._h.begin_timestamp, self._h.end_timestamp)
+
+    @property
+    def regions(self) -> MappedIndex:
+        """The mapped header, slot and entry regions (numpy views; read-only unless writable)."""
+        return self._m
+
+    @property
+    def state(self) -> HeaderState:
+        """The in-memory header (what RocketMQ keeps in ``IndexHeader``)."""
+        return self._h
+
+    def _write_header(self) -> None:
+        write_header(self._m, self._h)
+
+    # -- writing -----------------------------------------------------------------------------
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise ClosedIndexError(f"{self.path}: index file is closed; open it again")
+
+    def _check_writable(self) -> None:
+        self._check_open()
+        if not self._m.writable:
+            raise ReadOnlyIndexError(f"{self.path}: opened read-only; open with writable=True")
+
+    def put_key(self, key: str, phy_offset: int, store_timestamp: int) -> bool:
+        """Append one key; False exactly when RocketMQ's ``putKey`` is (the file is full)."""
+        self._check_writable()
+        key_hash = index_key_hash(key)
+        phy_offset = _java_long_arg("phy_offset", phy_offset)
+        store_timestamp = _java_long_arg("store_timestamp", store_timestamp)
+        return self._put_hash(key_hash, phy_offset, store_timestamp)
+
+    def _put_hash(self, key_hash: int, phy_offset: int, store_timestamp: int) -> bool:
+        h = self._h
+        position = h.index_count
+        if position >= self.geometry.index_num:
+            return False
+        slot = key_hash % self.geometry.hash_slot_num
+        prev = _rules.slot_head_or_invalid(int(self._m.slots[slot]), position)
+        diff = _rules.time_diff(store_timestamp, h.begin_timestamp)
+        self._m.entries[position] = (key_hash, phy_offset, diff, prev)
+        self._m.slots[slot] = position
+        if position <= 1:
+            h.begin_phy_offset = phy_offset
+            h.begin_timestamp = store_timestamp
+        if prev == _rules.INVALID_INDEX:
+            h.hash_slot_count += 1
+        h.index_count = position + 1
+        h.end_phy_offset = phy_offset
+        h.end_timestamp = store_timestamp
+        self._write_header()
+        return True
+
+    def put_keys(
+        self,
+        keys: pa.Array | pa.ChunkedArray | Sequence[str],
+        phy_offsets: np.ndarray | Sequence[int],
+        store_timestamps: np.ndarray | Sequence[int],
+    ) -> int:
+        """Append many keys in order; returns how many fit.  Same bytes as ``put_key`` each."""
+        self._check_writable()
+        return _put.put_keys(self, keys, phy_offsets, store_timestamps)
+
+    # -- reading -------------------------------------------------------------------------------
+
+    def select_phy_offsets(
+        self, key: str, max_num: int, begin: int = 0, end: int = JAVA_LONG_MAX
+    ) -> list[int]:
+        """The chained lookup: offsets of ``key`` stored within ``[begin, end]``, newest first."""
+        self._check_open()
+        out: list[int] = []
+        walk_chain(self._m, self._h, index_key_hash(key), max_num, begin, end, out)
+        return out
+
+    def select_phy_offsets_many(
+        self,
+        keys: pa.Array | pa.ChunkedArray | Sequence[str],
+        max_num: int | np.ndarray | Sequence[int],
+        begin: int | np.ndarray | Sequence[int] = 0,
+        end: int | np.ndarray | Sequence[int] = JAVA_LONG_MAX,
+    ) -> pa.Table:
+        """Bulk :meth:`select_phy_offsets`: a table (``query`` int64 index of the key,
+        ``phy_offset`` int64) in native order; ``max_num``/``begin``/``end`` are scalars or
+        one value per key."""
+        self._check_open()
+        return _lookup.select_many(self, keys, max_num, begin, end)
+
+    # -- lifecycle -----------------------------------------------------------------------------
+
+    def flush(self) -> None:
+        """Write the whole header and force the map to disk (``IndexFile.flush``)."""
+        self._check_open()
+        if self._m.writable:
+            self._write_header()
+            self._m.mm.flush()
+
+    def close(self) -> None:
+        """Flush (when writable) and unmap; closing twice is harmless."""
+        if self._closed:
+            return
+        if self._m.writable:
+            self._write_header()
+        self._m.close()
+        self._closed = True
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else ("rw" if self._m.writable else "ro")
+        return (
+            f"IndexFile({str(self.path)!r}, {self.geometry.hash_slot_num} slots x "
+            f"{self.geometry.index_num}, {self.entry_count} entries, {state})"
+        )

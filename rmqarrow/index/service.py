@@ -1,0 +1,319 @@
+"""``IndexService``: a directory of rolling index files, as RocketMQ's IndexService runs it.
+
+Files are named after their creation time (:mod:`rmqarrow.format.naming`), loaded in name
+order, written newest-last, rolled when full (the new file seeded with the full one's end
+offset and end timestamp) and searched newest first.  See :mod:`rmqarrow.format.rules`.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rmqarrow._closing import Closing
+from rmqarrow.errors import GeometryError, InvalidValueError, ReadOnlyIndexError
+from rmqarrow.format.checkpoint import StoreCheckpoint
+from rmqarrow.format.hashing import index_key_hash
+from rmqarrow.format.java import JAVA_LONG_MAX
+from rmqarrow.format.layout import DEFAULT_HASH_SLOT_NUM, DEFAULT_INDEX_NUM, Geometry
+from rmqarrow.format.naming import free_file_name, list_index_files
+from rmqarrow.format.queries import Query
+from rmqarrow.format.records import MessageRecord, index_keys, is_rollback
+from rmqarrow.index.indexfile import IndexFile
+from rmqarrow.kernels import lookup as _lookup
+from rmqarrow.kernels.walk import walk_chain
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pyarrow as pa
+
+__all__ = [
+    "IndexService",
+    "QueryOffsetResult",
+    "answer_queries",
+    "query_files",
+    "store_geometry",
+]
+
+DEFAULT_MAX_MSGS_NUM_BATCH = 64
+
+
+@dataclass(frozen=True)
+class QueryOffsetResult:
+    """``QueryOffsetResult``: the offsets found and the newest file's end markers."""
+
+    phy_offsets: list[int] = field(default_factory=list)
+    index_last_update_timestamp: int = 0
+    index_last_update_phy_offset: int = 0
+
+
+def query_files(
+    files: Sequence[IndexFile], key_hash: int, max_num: int, begin: int, end: int
+) -> list[int]:
+    """``IndexService.queryOffset`` over ``files`` (oldest first) without the batch cap."""
+    if max_num < 0:
+        raise InvalidValueError(f"max_num must be >= 0, got {max_num}")
+    out: list[int] = []
+    for f in reversed(files):
+        if f.is_time_matched(begin, end):
+            walk_chain(f.regions, f.state, key_hash, max_num, begin, end, out)
+        if f.begin_timestamp < begin or len(out) >= max_num:
+            break
+    return out
+
+
+class IndexService(Closing):
+    """The index files of one store directory.
+
+    ``checkpoint_path`` is RocketMQ's ``store/checkpoint`` file; without one, nothing is
+    recorded on flush and an abnormal-exit :meth:`load` is refused.  ``tz`` is the zone
+    new file names are written in (the local zone by default) and ``clock`` returns epoch
+    milliseconds for them.
+    """
+
+    def __init__(
+        self,
+        store_dir: str | os.PathLike[str],
+        hash_slot_num: int = DEFAULT_HASH_SLOT_NUM,
+        index_num: int = DEFAULT_INDEX_NUM,
+        max_msgs_num_batch: int = DEFAULT_MAX_MSGS_NUM_BATCH,
+        *,
+        checkpoint_path: str | os.PathLike[str] | None = None,
+        read_only: bool = False,
+        tz: _dt.tzinfo | None = None,
+        clock: Callable[[], int] | None = None,
+    ) -> None:
+        self.store_dir = Path(store_dir)
+        self.geometry = Geometry(hash_slot_num, index_num)
+        if index_num < 2:
+            raise GeometryError(
+                f"index_num must be >= 2 for a service (a file holds index_num - 1 entries), "
+                f"got {index_num}"
+            )
+        if max_msgs_num_batch < 1:
+            raise InvalidValueError(f"max_msgs_num_batch must be >= 1, got {max_msgs_num_batch}")
+        self.max_msgs_num_batch = max_msgs_num_batch
+        self.checkpoint_path = None if checkpoint_path is None else Path(checkpoint_path)
+        self.read_only = read_only
+        self.tz = tz
+        self._clock = clock or (lambda: time.time_ns() // 1_000_000)
+        self._last_name_millis = -1
+        self.files: list[IndexFile] = []
+
+    # -- loading ---------------------------------------------------------------------------
+
+    def load(self, last_exit_ok: bool = True, *, salvage: bool = False) -> None:
+        """Open every file of the directory in name order (``IndexService.load``).
+
+        After an abnormal exit (``last_exit_ok=False``) RocketMQ deletes every file whose
+        end timestamp is later than the checkpoint's indexMsgTimestamp.  With
+        ``salvage=True`` such a file instead keeps its entries stored at or before that
+        time (the rest is dropped; the original is kept beside it as a hidden
+        ``.NAME.before-salvage`` file).  This is what RocketMQ's issue #3868 asks for.
+        """
+        self.close()
+        if not self.store_dir.exists():
+            return
+        cutoff: int | None = None
+        if not last_exit_ok:
+            if self.checkpoint_path is None:
+                raise InvalidValueError(
+                    "an abnormal-exit load needs the store's checkpoint file (checkpoint_path)"
+                )
+            cutoff = StoreCheckpoint.read(self.checkpoint_path).index_msg_timestamp
+        for path in list_index_files(self.store_dir):
+            f = IndexFile.open(
+                path, self.geometry.hash_slot_num, self.geometry.index_num, not self.read_only
+            )
+            if cutoff is not None and f.end_timestamp > cutoff:
+                f.close()
+                if self.read_only:
+                    raise ReadOnlyIndexError(
+                        f"{path}: recovery would change the store; open writable"
+                    )
+                if salvage:
+                    from rmqarrow.index.salvage import salvage_file
+
+                    if salvage_file(path, self.geometry, cutoff):
+                        self.files.append(IndexFile.open(path, *self._geom(), writable=True))
+                        continue
+                path.unlink()
+                continue
+            self.files.append(f)
+
+    def _geom(self) -> tuple[int, int]:
+        return self.geometry.hash_slot_num, self.geometry.index_num
+
+    # -- writing ---------------------------------------------------------------------------
+
+    def new_file(self) -> IndexFile:
+        """``getAndCreateLastIndexFile``: the newest file, or a new one when it is full."""
+        if self.read_only:
+            raise ReadOnlyIndexError(f"{self.store_dir}: service opened read-only")
+        prev = self.files[-1] if self.files else None
+        self.store_dir.mkdir(parents=True, exist_ok=True)
+        millis = max(self._clock(), self._last_name_millis + 1)
+        name, self._last_name_millis = free_file_name(self.store_dir, millis, self.tz)
+        f = IndexFile.create(
+            self.store_dir / name,
+            *self._geom(),
+            end_phy_offset=prev.end_phy_offset if prev else 0,
+            end_timestamp=prev.end_timestamp if prev else 0,
+        )
+        self.files.append(f)
+        if prev is not None:
+            self.flush(prev)
+        return f
+
+    def last_file_for_write(self) -> IndexFile:
+        if self.files and not self.files[-1].is_write_full():
+            return self.files[-1]
+        return self.new_file()
+
+    def build_index(self, record: MessageRecord) -> None:
+        """``IndexService.buildIndex`` for one message record."""
+        f = self.last_file_for_write()
+        if record.commit_log_offset < f.end_phy_offset or is_rollback(record.sys_flag):
+            return
+        for key in index_keys(record):
+            while not f.put_key(key, record.commit_log_offset, record.store_timestamp):
+                f = self.new_file()
+
+    def build_index_many(self, records: Iterable[MessageRecord]) -> None:
+        for record in records:
+            self.build_index(record)
+
+    def build_index_batch(self, records: pa.Table | pa.RecordBatch) -> None:
+        """Bulk :meth:`build_index` over a table of records (columns of ``RECORD_COLUMNS``)."""
+        from rmqarrow.index.build import build_index_batch
+
+        build_index_batch(self, records)
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def query_offset(
+        self, topic: str, key: str, max_num: int, begin: int = 0, end: int = JAVA_LONG_MAX
+    ) -> QueryOffsetResult:
+        """``IndexService.queryOffset``: ``max_num`` is capped at ``max_msgs_num_batch``."""
+        max_num = min(max_num, self.max_msgs_num_batch)
+        offsets = query_files(self.files, index_key_hash(f"{topic}#{key}"), max_num, begin, end)
+        last = self.files[-1] if self.files else None
+        return QueryOffsetResult(
+            offsets,
+            last.end_timestamp if last else 0,
+            last.end_phy_offset if last else 0,
+        )
+
+    def query_offsets(
+        self,
+        keys: pa.Array | pa.ChunkedArray | Sequence[str],
+        max_num: int | np.ndarray | Sequence[int],
+        begin: int | np.ndarray | Sequence[int] = 0,
+        end: int | np.ndarray | Sequence[int] = JAVA_LONG_MAX,
+    ) -> pa.Table:
+        """Bulk :meth:`lookup` by full index keys (no batch cap): a table (``query``,
+        ``phy_offset``) in native order; ``max_num``/``begin``/``end`` are scalars or one
+        value per key."""
+        return _lookup.query_offsets(self.files, keys, max_num, begin, end)
+
+    def lookup(self, query: Query) -> list[int]:
+        """The native answer to a query by full index key, with no batch cap."""
+        return query_files(
+            self.files, index_key_hash(query.key), query.max_num, query.begin, query.end
+        )
+
+    # -- maintenance -----------------------------------------------------------------------
+
+    def flush(self, file: IndexFile | None = None) -> None:
+        """Flush one file (or all); a full file's end timestamp goes to the checkpoint."""
+        for f in [file] if file is not None else list(self.files):
+            if f.closed or not f.writable:
+                continue
+            index_msg_timestamp = f.end_timestamp if f.is_write_full() else 0
+            f.flush()
+            if index_msg_timestamp > 0 and self.checkpoint_path is not None:
+                cp = StoreCheckpoint.read(self.checkpoint_path)
+                cp.index_msg_timestamp = index_msg_timestamp
+                cp.write(self.checkpoint_path)
+
+    def delete_expired_files(self, offset: int) -> list[Path]:
+        """``deleteExpiredFile``: drop the oldest files below ``offset``, never the newest."""
+        if not self.files or self.files[0].end_phy_offset >= offset:
+            return []
+        doomed = []
+        for f in self.files[:-1]:
+            if f.end_phy_offset < offset:
+                doomed.append(f)
+            else:
+                break
+        for f in doomed:
+            f.close()
+            f.path.unlink()
+            self.files.remove(f)
+        return [f.path for f in doomed]
+
+    def close(self) -> None:
+        for f in self.files:
+            f.close()
+        self.files = []
+
+
+def store_geometry(
+    store_dir: str | os.PathLike[str],
+    hash_slot_num: int | None = None,
+    index_num: int | None = None,
+) -> tuple[Geometry, str | None]:
+    """The geometry to open a store with, and a note when it was fitted from a file size.
+
+    Explicit counts win; with neither given, the newest file's size decides: RocketMQ's
+    defaults when they fit, else the 1:4-ratio geometry of that size.
+    """
+    from rmqarrow.format.layout import resolve_geometry
+
+    files = list_index_files(store_dir)
+    if hash_slot_num is None and index_num is None and files:
+        return resolve_geometry(files[-1].stat().st_size)
+    return Geometry(
+        DEFAULT_HASH_SLOT_NUM if hash_slot_num is None else hash_slot_num,
+        DEFAULT_INDEX_NUM if index_num is None else index_num,
+    ), None
+
+
+def open_store(
+    store_dir: str | os.PathLike[str],
+    hash_slot_num: int | None = None,
+    index_num: int | None = None,
+) -> tuple[IndexService, str | None]:
+    """A read-only, loaded service over a store, geometry as :func:`store_geometry` picks."""
+    geometry, note = store_geometry(store_dir, hash_slot_num, index_num)
+    service = IndexService(
+        store_dir, geometry.hash_slot_num, geometry.index_num, read_only=True
+    )
+    service.load()
+    return service, note
+
+
+def answer_queries(
+    store_dir: str | os.PathLike[str],
+    queries: Iterable[Query],
+    *,
+    hash_slot_num: int | None = None,
+    index_num: int | None = None,
+) -> list[list[int]]:
+    """The native answer to each query over a store (newest file first, no batch cap)."""
+
+    qs = list(queries)
+    service, _ = open_store(store_dir, hash_slot_num, index_num)
+    with service:
+        table = service.query_offsets(
+            [q.key for q in qs],
+            [q.max_num for q in qs],
+            [q.begin for q in qs],
+            [q.end for q in qs],
+        )
+    return _lookup.answers_from_table(table, len(qs))

@@ -1,0 +1,252 @@
+"""Bulk chained lookup: many queries walk their slot chains together, vectorized.
+
+The per-key walk (:func:`rmqarrow.kernels.walk.walk_chain`, rules 8-10 of
+:mod:`rmqarrow.format.rules`) is run for all queries at once: every step gathers the entries
+at the current positions of the still-walking queries, applies the match and stop rules, and
+advances to ``prev``. Each hit records its rank among its query's hits (the count held
+before it), so the result is put in native order by a scatter, without sorting.
+
+In a valid file every chain runs strictly backwards. A query whose walk turns forward
+(``prev > position``: only in a damaged file) leaves the vectorized walk, its hits in that
+file are dropped, and the file is walked again for it by the exact scalar
+:func:`~rmqarrow.kernels.walk.walk_chain` (which bounds cycles). The few queries still
+walking very long chains late are finished the same way, so a step never runs for a handful
+of queries.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow as pa
+
+from rmqarrow.errors import InvalidValueError
+from rmqarrow.format.java import JAVA_INT_MAX, JAVA_LONG_MAX
+from rmqarrow.format.layout import OpenIndex
+from rmqarrow.kernels.arrays import per_query
+from rmqarrow.kernels.hashing import index_key_hashes
+from rmqarrow.kernels.walk import walk_chain
+
+__all__ = ["RESULT_SCHEMA", "answers_from_table", "query_offsets", "select_many"]
+
+#: A scalar for every query, or one value per query.
+PerQuery = int | np.ndarray | Sequence[int]
+
+RESULT_SCHEMA = pa.schema([("query", pa.int64()), ("phy_offset", pa.int64())])
+#: Queries walked together: large enough to amortize each numpy call, small enough
+#: that the per-step arrays stay in cache.
+BLOCK = 1 << 18
+#: Threads walking blocks at once (the bulk build also uses two: hash/sort and write).
+THREADS = 2
+_SCALAR_AFTER_STEPS = 64
+_SCALAR_BELOW = 32
+
+
+@dataclass
+class _Walk:
+    """Per-query state shared across files: the bounds, the hits held, the hits found."""
+
+    hashes: np.ndarray  # int32
+    max_num: np.ndarray  # int64
+    begin: np.ndarray  # int64
+    end: np.ndarray  # int64
+    held: np.ndarray = field(init=False)  # int64 hits so far
+    hit_query: list[np.ndarray] = field(default_factory=list)
+    hit_rank: list[np.ndarray] = field(default_factory=list)
+    hit_offset: list[np.ndarray] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        self.held = np.zeros(self.hashes.size, dtype=np.int64)
+
+    def table(self) -> pa.Table:
+        n = self.hashes.size
+        counts = self.held
+        total = int(counts.sum())
+        offsets = np.empty(total, dtype=np.int64)
+        if total:
+            q = np.concatenate(self.hit_query)
+            rank = np.concatenate(self.hit_rank)
+            start = np.cumsum(counts) - counts
+            offsets[start[q] + rank] = np.concatenate(self.hit_offset)
+        query = np.repeat(np.arange(n, dtype=np.int64), counts)
+        return pa.table([pa.array(query), pa.array(offsets)], schema=RESULT_SCHEMA)
+
+
+def _prepare(
+    keys: pa.Array | pa.ChunkedArray | Sequence[str],
+    max_num: object,
+    begin: object,
+    end: object,
+) -> _Walk:
+    hashes = index_key_hashes(keys)
+    n = hashes.size
+    max_nums = per_query("max_num", max_num, n)
+    if n and int(max_nums.min()) < 0:
+        raise InvalidValueError(f"max_num must be >= 0, got {int(max_nums.min())}")
+    return _Walk(hashes, max_nums, per_query("begin", begin, n), per_query("end", end, n))
+
+
+def select_many(
+    f: OpenIndex,
+    keys: pa.Array | pa.ChunkedArray | Sequence[str],
+    max_num: PerQuery,
+    begin: PerQuery,
+    end: PerQuery,
+) -> pa.Table:
+    """``f.select_phy_offsets`` for each key: a table (query, phy_offset) in native order."""
+    w = _prepare(keys, max_num, begin, end)
+    _walk_file(f, w, np.flatnonzero(w.max_num > 0))
+    return w.table()
+
+
+def query_offsets(
+    files: Sequence[OpenIndex],
+    keys: pa.Array | pa.ChunkedArray | Sequence[str],
+    max_num: PerQuery,
+    begin: PerQuery,
+    end: PerQuery,
+) -> pa.Table:
+    """``query_files`` for each key over ``files`` (oldest first), no batch cap."""
+    w = _prepare(keys, max_num, begin, end)
+    active = np.flatnonzero(w.max_num > 0)
+    for f in reversed(files):
+        if not active.size:
+            break
+        fb, fe = f.state.begin_timestamp, f.state.end_timestamp
+        b, e = w.begin[active], w.end[active]
+        matched = ((b < fb) & (e > fe)) | ((fb <= b) & (b <= fe)) | ((fb <= e) & (e <= fe))
+        _walk_file(f, w, active[matched])
+        stop = (fb < b) | (w.held[active] >= w.max_num[active])
+        active = active[~stop]
+    return w.table()
+
+
+def _walk_file(f: OpenIndex, w: _Walk, queries: np.ndarray) -> None:
+    """Walk one file for ``queries`` (indices into ``w``), adding their hits.
+
+    Queries go in blocks so that every per-step temporary stays in cache, walked by
+    ``THREADS`` threads.
+    """
+    if f.state.index_count <= 1:
+        return
+    blocks = [queries[a : a + BLOCK] for a in range(0, queries.size, BLOCK)]
+    if len(blocks) <= 1 or THREADS <= 1:
+        for block in blocks:
+            _walk_block(f, w, block)
+        return
+    # Blocks hold disjoint queries, so two threads may walk them at once (numpy releases
+    # the GIL in its gathers and comparisons); hits are placed by rank, not by arrival.
+    with ThreadPoolExecutor(THREADS, thread_name_prefix="rmqarrow-walk") as pool:
+        for done in [pool.submit(_walk_block, f, w, block) for block in blocks]:
+            done.result()
+
+
+def _walk_block(f: OpenIndex, w: _Walk, queries: np.ndarray) -> None:
+    state, regions = f.state, f.regions
+    count = state.index_count
+    if not queries.size:
+        return
+    limit = regions.geometry.index_num
+    entries = regions.entries
+    # gathering whole 20-byte rows of raw bytes is far faster than a structured gather
+    rows = entries.view(np.uint8).reshape(-1, entries.dtype.itemsize)
+    begin_ts = np.int64(state.begin_timestamp)
+    held_before = w.held[queries].copy()
+    hashes = w.hashes[queries]
+    pos = regions.slots.view(np.int32)[hashes % np.int32(regions.geometry.hash_slot_num)]
+    pos = pos.byteswap()
+    left = w.max_num[queries] - held_before
+    ok = (pos > 0) & (pos <= count) & (pos < limit) & (left > 0)
+    idx = np.flatnonzero(ok)
+    cur, pos, hashes, left = queries[idx], pos[idx], hashes[idx], left[idx]
+    # the same bounds for every query (the common case) stay scalars
+    uniform = bool((w.begin == w.begin[0]).all() and (w.end == w.end[0]).all())
+    b: np.ndarray | np.int64 = w.begin[0] if uniform else w.begin[cur]
+    en: np.ndarray | np.int64 = w.end[0] if uniform else w.end[cur]
+    # ... and when they hold every time the file can store, times need no computing
+    last_t = state.begin_timestamp + JAVA_INT_MAX * 1000
+    all_time = (uniform and last_t <= JAVA_LONG_MAX and int(b) <= state.begin_timestamp
+                and int(en) >= last_t)
+    cap = min(count, limit - 1)  # a valid prev is 1..cap
+    hashes_raw = hashes.byteswap()  # compared with the stored big-endian bytes as they are
+    found_q: list[np.ndarray] = []
+    found_rank: list[np.ndarray] = []
+    found_off: list[np.ndarray] = []
+    scalar: list[np.ndarray] = []
+    steps = 0
+    with np.errstate(over="ignore"):
+        while cur.size:
+            if steps >= _SCALAR_AFTER_STEPS and cur.size < _SCALAR_BELOW:
+                scalar.append(cur)
+                break
+            steps += 1
+            got = np.take(rows, pos, axis=0)  # (k, 20) raw bytes
+            raw = got.view(np.int32)  # columns: hash, offset (2), time diff, prev
+            diff = raw[:, 3].byteswap()
+            prev = raw[:, 4].byteswap()
+            live = diff >= 0
+            hit = live & (raw[:, 0] == hashes_raw)
+            valid = live & (prev > 0) & (prev <= cap)
+            if not all_time:
+                t = begin_ts + diff.astype(np.int64) * 1000  # Java long arithmetic: wraps
+                hit &= (b <= t) & (t <= en)
+                valid &= t >= b
+            at = np.flatnonzero(hit)
+            if at.size:
+                q = cur[at]
+                found_q.append(q)
+                found_rank.append(w.held[q])
+                high = raw[at, 1].byteswap().astype(np.int64)
+                low = raw[at, 2].byteswap().view(np.uint32).astype(np.int64)
+                found_off.append((high << 32) | low)
+                w.held[q] += 1
+                left[at] -= 1
+            forward = valid & (prev > pos)
+            if forward.any():
+                scalar.append(cur[forward])
+            go = valid & (prev < pos) & (left > 0)
+            idx = np.flatnonzero(go)
+            cur, pos, hashes_raw, left = cur[idx], prev[idx], hashes_raw[idx], left[idx]
+            if not uniform:
+                b, en = b[idx], en[idx]  # type: ignore[index]
+    if scalar:  # drop their hits in this file and walk it again, exactly
+        redo = np.concatenate(scalar)
+        w.held[redo] = held_before[np.searchsorted(queries, redo)]
+        for i, q in enumerate(found_q):
+            keep = ~np.isin(q, redo)
+            if not keep.all():
+                found_q[i], found_rank[i] = q[keep], found_rank[i][keep]
+                found_off[i] = found_off[i][keep]
+        for q in redo.tolist():
+            out: list[int] = []
+            have = int(w.held[q])
+            walk_chain(regions, state, int(w.hashes[q]), int(w.max_num[q]) - have,
+                       int(w.begin[q]), int(w.end[q]), out)
+            if out:
+                found_q.append(np.full(len(out), q, dtype=np.int64))
+                found_rank.append(np.arange(have, have + len(out), dtype=np.int64))
+                found_off.append(np.asarray(out, dtype=np.int64))
+                w.held[q] = have + len(out)
+    with w.lock:
+        w.hit_query.extend(found_q)
+        w.hit_rank.extend(found_rank)
+        w.hit_offset.extend(found_off)
+
+
+def answers_from_table(table: pa.Table, n: int) -> list[list[int]]:
+    """A (query, phy_offset) result table as one list of offsets per query ``0..n-1``."""
+    query = np.asarray(table.column("query").to_numpy(), dtype=np.int64)
+    counts = np.bincount(query, minlength=n) if query.size else np.zeros(n, dtype=np.int64)
+    offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int32 if query.size < 2**31
+                                                              else np.int64)
+    values = table.column("phy_offset").combine_chunks()
+    lists = (pa.ListArray if offsets.dtype == np.int32 else pa.LargeListArray).from_arrays(
+        pa.array(offsets), values
+    )
+    out: list[list[int]] = lists.to_pylist()
+    return out

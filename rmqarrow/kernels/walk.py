@@ -1,0 +1,94 @@
+"""The scalar chained lookup, written once: ``IndexFile.selectPhyOffset`` over one file.
+
+Rules 8-10 of :mod:`rmqarrow.format.rules`.  Every scalar walk in rmqarrow is this one:
+``IndexFile.select_phy_offsets``, the exact fallback of the vectorized lookup for damaged
+chains, and the traced walk ``rmqarrow verify`` explains mismatches with (through the
+``trace`` hook, called once per entry read).  The walk returns why it stopped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from rmqarrow.format.java import java_long
+from rmqarrow.format.layout import HeaderState, MappedIndex
+
+__all__ = [
+    "CYCLE",
+    "EMPTY_SLOT",
+    "END_OF_CHAIN",
+    "MAX_NUM_REACHED",
+    "NEGATIVE_TIME_DIFF",
+    "OLDER_THAN_BEGIN",
+    "PAST_THE_FILE",
+    "PREV_INVALID",
+    "StepHook",
+    "walk_chain",
+]
+
+EMPTY_SLOT = "empty slot"
+MAX_NUM_REACHED = "max_num reached"
+PAST_THE_FILE = "position past the file"
+CYCLE = "cycle"
+NEGATIVE_TIME_DIFF = "negative time diff"
+OLDER_THAN_BEGIN = "entry older than begin"
+END_OF_CHAIN = "end of chain"
+PREV_INVALID = "prev_index invalid"
+
+#: ``hook(position, phy_offset, store_time, hit)`` for each entry read; ``store_time`` is
+#: None when a negative time diff ended the walk before the time was computed.
+StepHook = Callable[[int, int, "int | None", bool], None]
+
+
+def walk_chain(
+    regions: MappedIndex,
+    state: HeaderState,
+    key_hash: int,
+    max_num: int,
+    begin: int,
+    end: int,
+    out: list[int],
+    hook: StepHook | None = None,
+) -> str:
+    """Append the offsets of ``key_hash`` stored within ``[begin, end]`` to ``out``,
+    newest first, until ``out`` holds ``max_num``; return the reason the walk stopped."""
+    count = state.index_count
+    geometry = regions.geometry
+    position = int(regions.slots[key_hash % geometry.hash_slot_num])
+    if position <= 0 or position > count or count <= 1:
+        return EMPTY_SLOT
+    entries = regions.entries
+    begin_ts = state.begin_timestamp
+    visited: set[int] | None = None
+    path: list[int] = []
+    while True:
+        if len(out) >= max_num:
+            return MAX_NUM_REACHED
+        if position >= geometry.index_num:
+            return PAST_THE_FILE
+        if visited is not None:
+            if position in visited:
+                return CYCLE
+            visited.add(position)
+        else:
+            path.append(position)
+        hash_read, offset, diff, prev = entries[position].item()
+        if diff < 0:
+            if hook is not None:
+                hook(position, offset, None, False)
+            return NEGATIVE_TIME_DIFF
+        t = java_long(begin_ts + diff * 1000)
+        hit = hash_read == key_hash and begin <= t <= end
+        if hit:
+            out.append(offset)
+        if hook is not None:
+            hook(position, offset, t, hit)
+        if t < begin:
+            return OLDER_THAN_BEGIN
+        if prev <= 0 or prev > count or prev == position:
+            return END_OF_CHAIN if prev == 0 else PREV_INVALID
+        if visited is None and prev > position:
+            # Only a damaged file points forward; from here on every position is
+            # remembered, so that a cycle of any length ends the walk (rule 10).
+            visited = set(path)
+        position = prev

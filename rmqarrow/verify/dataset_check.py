@@ -1,0 +1,197 @@
+"""Check an exported Parquet dataset against the native files it came from.
+
+What is compared (each difference becomes one problem line naming file and field):
+
+* the manifest (``_rmqarrow.json``): source files added, removed, resized or modified
+  since the export (``rmqarrow.converters.parquet.manifest.stale_reasons``);
+* ``files``: one row per native file, every header field and the geometry equal;
+* row counts per file: ``entries`` = index_count - 1, ``slots`` = non-zero slot heads, and
+  every ``slots`` row equal to its native slot head;
+* sampled entries: rows at random positions of every file equal, column by column, the
+  native entry decoded from the mapped file (the raw fields and the derived ``slot`` and
+  ``store_timestamp``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rmqarrow.converters.parquet.parts import table_parts
+from rmqarrow.format.layout import map_regions
+from rmqarrow.index.indexfile import IndexFile
+
+__all__ = ["DatasetCheck", "check_dataset"]
+
+_TABLES = ("files", "slots", "entries")
+_HEADER_FIELDS = ("begin_timestamp", "end_timestamp", "begin_phy_offset", "end_phy_offset",
+                  "hash_slot_count", "index_count")
+
+
+@dataclass
+class DatasetCheck:
+    """The outcome of :func:`check_dataset`; ``ok`` when ``problems`` is empty."""
+
+    dataset: str
+    files_checked: int = 0
+    entries_sampled: int = 0
+    stale: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems and not self.stale
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"dataset": self.dataset, "ok": self.ok, "files_checked": self.files_checked,
+                "entries_sampled": self.entries_sampled, "stale": self.stale,
+                "problems": self.problems}
+
+
+def _table_dataset(root: Path, table: str) -> Any:
+    import pyarrow.dataset as pads
+
+    return pads.dataset([str(p) for p in table_parts(root, table)], format="parquet")
+
+
+def _counts(ds: Any) -> dict[str, int]:
+    import pyarrow.compute as pc
+
+    names = ds.to_table(columns=["file_name"]).column("file_name")
+    counts = pc.value_counts(names)
+    return {str(v["values"]): int(v["counts"]) for v in counts.to_pylist()}
+
+
+def check_dataset(
+    dataset: str | os.PathLike[str],
+    store: str | os.PathLike[str],
+    files: Sequence[IndexFile],
+    *,
+    sample: int = 200,
+    seed: int = 0,
+) -> DatasetCheck:
+    """Compare ``dataset`` with the native ``files`` of ``store`` (oldest first)."""
+    import pyarrow.compute as pc
+
+    from rmqarrow.errors import DatasetError
+
+    root = Path(dataset)
+    check = DatasetCheck(str(root))
+    try:
+        from rmqarrow.converters.parquet.manifest import stale_reasons
+
+        check.stale = stale_reasons(root, store)
+    except DatasetError as exc:
+        check.problems.append(f"manifest: {exc}")
+    try:
+        tables = {t: _table_dataset(root, t) for t in _TABLES}
+    except DatasetError as exc:
+        check.problems.append(str(exc))
+        return check
+    from rmqarrow.converters.schema import SCHEMAS
+
+    for t, ds in tables.items():
+        columns = [(f.name, str(f.type)) for f in SCHEMAS[t]]
+        found = [(f.name, str(f.type)) for f in ds.schema]
+        if found != columns:
+            check.problems.append(f"{t}: columns {found} differ from the schema {columns}")
+            return check
+    rows = {r["file_name"]: r for r in tables["files"].to_table().to_pylist()}
+    native = {f.name: f for f in files}
+    for name in sorted(set(native) - set(rows)):
+        check.problems.append(f"files: {name} is in the store but has no files row")
+    for name in sorted(set(rows) - set(native)):
+        check.problems.append(f"files: row {name} has no native file in the store")
+    entry_counts = _counts(tables["entries"])
+    slot_counts = _counts(tables["slots"])
+    rng = np.random.default_rng(seed)
+    per_file = max(1, sample // max(len(files), 1))
+    for f in files:
+        row = rows.get(f.name)
+        if row is None:
+            continue
+        check.files_checked += 1
+        want = {k: getattr(f, k) for k in _HEADER_FIELDS}
+        want.update(hash_slot_num=f.geometry.hash_slot_num, index_num=f.geometry.index_num)
+        for k, v in want.items():
+            if row[k] != v:
+                check.problems.append(f"files: {f.name} {k} is {row[k]} in the dataset, "
+                                      f"{v} in the native header")
+        n = f.entry_count
+        if entry_counts.get(f.name, 0) != n:
+            check.problems.append(f"entries: {f.name} has {entry_counts.get(f.name, 0)} rows, "
+                                  f"expected {n} (index_count - 1)")
+        m = map_regions(f.path, f.geometry, writable=False)
+        try:
+            used = np.flatnonzero(m.slots)
+            heads = m.slots[used].astype(np.int32)
+            if slot_counts.get(f.name, 0) != used.size:
+                check.problems.append(f"slots: {f.name} has {slot_counts.get(f.name, 0)} rows, "
+                                      f"expected {used.size} (non-zero slot heads)")
+            else:
+                _compare_slots(check, tables["slots"], f.name, used, heads)
+            if n == 0:
+                continue
+            positions = np.unique(rng.integers(1, n + 1, size=min(per_file, n)))
+            from rmqarrow.converters.arrow.scan import decode_entries
+
+            want_cols = decode_entries(m.entries[positions], 0, f.begin_timestamp,
+                                       f.geometry.hash_slot_num)
+            want_cols["position"] = positions.astype(np.int32)
+        finally:
+            m.close()
+        got = tables["entries"].to_table(
+            filter=(pc.field("file_name") == f.name)
+            & pc.field("position").isin(pa_array(positions)),
+        ).sort_by("position")
+        check.entries_sampled += len(positions)
+        got_pos = got.column("position").to_numpy()
+        if got_pos.size != positions.size or not np.array_equal(got_pos, positions):
+            lost = sorted(set(positions.tolist()) - set(got_pos.tolist()))
+            check.problems.append(f"entries: {f.name} positions {lost[:10]} missing or "
+                                  f"duplicated in the dataset")
+            continue
+        for col, values in want_cols.items():
+            have = got.column(col).to_numpy()
+            diff = np.flatnonzero(have != values)
+            if diff.size:
+                i = int(diff[0])
+                check.problems.append(
+                    f"entries: {f.name} position {int(positions[i])} {col} is {int(have[i])} in "
+                    f"the dataset, {int(values[i])} in the native file "
+                    f"({diff.size} of {positions.size} sampled rows differ)"
+                )
+    return check
+
+
+def _compare_slots(
+    check: DatasetCheck, slots: Any, name: str, used: np.ndarray, heads: np.ndarray
+) -> None:
+    """Every slots row of a file against the native slot heads."""
+    import pyarrow.compute as pc
+
+    got = slots.to_table(columns=["slot", "head"], filter=pc.field("file_name") == name)
+    got = got.sort_by("slot")
+    slot = got.column("slot").to_numpy()
+    head = got.column("head").to_numpy()
+    if not np.array_equal(slot, used):
+        check.problems.append(f"slots: {name} rows are for other slots than the native file's "
+                              "non-zero heads")
+        return
+    diff = np.flatnonzero(head != heads)
+    if diff.size:
+        i = int(diff[0])
+        check.problems.append(f"slots: {name} slot {int(used[i])} head is {int(head[i])} in the "
+                              f"dataset, {int(heads[i])} in the native file "
+                              f"({diff.size} slots differ)")
+
+
+def pa_array(values: np.ndarray) -> Any:
+    import pyarrow as pa
+
+    return pa.array(values.astype(np.int32))

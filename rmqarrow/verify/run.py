@@ -1,0 +1,306 @@
+"""``verify``: the same queries through every engine, checked against the native lookup.
+
+The native chained lookup (:func:`rmqarrow.answer_queries`) is the reference.  Each other
+engine (DuckDB, Spark SQL, or any :class:`Engine` a caller supplies) answers the same
+queries; every answer must equal the native one offset for offset, in order.  Each
+mismatch is reported with the query, both answers and, where the index tells it, why
+(:func:`rmqarrow.verify.diagnose.explain`: out-of-order store times cutting the native chain
+early, the file-stop rule, a damaged chain; plus a stale dataset, from the manifest).
+
+Queries come from a list (``queries=``, e.g. a golden ``queries.tsv``) or are sampled
+(:mod:`rmqarrow.verify.sampling`): keys present in the index, from ``keys=`` when given, else as
+probe keys with the sampled hashes; absent keys; random windows and ``max_num``.
+
+With ``dataset=`` the SQL engines read that exported dataset instead of the store, and
+the dataset itself is checked against the native files (:mod:`rmqarrow.verify.dataset_check`).
+Whole files are also scanned for damaged chains (:func:`rmqarrow.verify.diagnose.check_chains`).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rmqarrow._text import print_table
+from rmqarrow.engines import answer_with_engine
+from rmqarrow.errors import EngineUnavailableError, StoreNotFoundError, UsageError
+from rmqarrow.format.queries import Query
+from rmqarrow.index.service import answer_queries, open_store
+from rmqarrow.verify.dataset_check import DatasetCheck, check_dataset
+from rmqarrow.verify.diagnose import ChainDamage, check_chains, explain, trace_query
+from rmqarrow.verify.sampling import sample_queries
+
+__all__ = ["Engine", "EngineResult", "Mismatch", "VerifyReport", "format_report", "verify"]
+
+#: Engines reachable by name.
+
+Answerer = Callable[[list[Query]], list[list[int]]]
+
+
+@dataclass(frozen=True)
+class Engine:
+    """An engine under test: a name and a function answering a list of queries."""
+
+    name: str
+    answer: Answerer
+    target: str = ""
+
+
+@dataclass
+class EngineResult:
+    """One row of the agreement table."""
+
+    engine: str
+    target: str
+    queries: int = 0
+    offsets_compared: int = 0
+    mismatches: int = 0
+    seconds: float = 0.0
+    error: str | None = None
+    skipped: bool = False  # unavailable and not explicitly asked for
+
+    @property
+    def status(self) -> str:
+        if self.engine == "native":
+            return "reference"
+        if self.skipped:
+            return "skipped"
+        if self.error is not None:
+            return "error"
+        return "ok" if self.mismatches == 0 else "MISMATCH"
+
+
+@dataclass
+class Mismatch:
+    """One query on which an engine's answer differs from the native one."""
+
+    engine: str
+    index: int
+    query: Query
+    native: list[int]
+    got: list[int]
+    reasons: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"engine": self.engine, "query_index": self.index, "key": self.query.key,
+                "max_num": self.query.max_num, "begin": self.query.begin,
+                "end": self.query.end, "native": self.native, "got": self.got,
+                "reasons": self.reasons}
+
+
+@dataclass
+class VerifyReport:
+    """Everything ``verify`` found; ``ok`` when every engine agrees and every check passes."""
+
+    store: str
+    dataset: str | None
+    query_source: str
+    queries: list[Query]
+    engines: list[EngineResult]
+    mismatches: list[Mismatch]
+    chain_damage: list[ChainDamage]
+    dataset_check: DatasetCheck | None
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return (
+            not self.mismatches
+            and all(e.error is None or e.skipped for e in self.engines)
+            and (self.dataset_check is None or self.dataset_check.ok)
+            and not self.chain_damage
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "store": self.store,
+            "dataset": self.dataset,
+            "query_source": self.query_source,
+            "queries": len(self.queries),
+            "engines": [
+                {"engine": e.engine, "target": e.target, "status": e.status,
+                 "queries": e.queries, "offsets_compared": e.offsets_compared,
+                 "mismatches": e.mismatches, "seconds": round(e.seconds, 3), "error": e.error}
+                for e in self.engines
+            ],
+            "mismatches": [m.to_dict() for m in self.mismatches],
+            "chain_damage": [d.describe() for d in self.chain_damage],
+            "dataset_check": None if self.dataset_check is None else self.dataset_check.to_dict(),
+            "seconds": round(self.seconds, 3),
+        }
+
+
+def _named_engine(
+    name: str,
+    store: Path,
+    dataset: Path | None,
+    master: str | None,
+    hash_slot_num: int | None,
+    index_num: int | None,
+) -> Engine:
+    """A named engine of :mod:`rmqarrow.engines`."""
+    ds = None if name == "native" else dataset
+
+    def answer(queries: list[Query]) -> list[list[int]]:
+        return answer_with_engine(name, store, queries, dataset=ds, master=master,
+                                  hash_slot_num=hash_slot_num, index_num=index_num)
+
+    target = f"dataset {ds}" if ds is not None else f"store {store}"
+    return Engine(name, answer, target)
+
+
+def verify(
+    store: str | os.PathLike[str],
+    *,
+    dataset: str | os.PathLike[str] | None = None,
+    engines: Sequence[str | Engine] = ("native", "duckdb"),
+    queries: Sequence[Query] | None = None,
+    keys: Sequence[str] | None = None,
+    sample: int = 200,
+    seed: int = 0,
+    master: str | None = None,
+    hash_slot_num: int | None = None,
+    index_num: int | None = None,
+    required: Sequence[str] | None = None,
+    explain_limit: int = 50,
+    check_dataset_sample: int = 200,
+    chain_check: bool = True,
+) -> VerifyReport:
+    """Run the same queries through ``engines`` and compare each with the native answer.
+
+    ``queries`` are used as given; otherwise ``sample`` queries are drawn (``seed``),
+    using ``keys`` (full index keys) when given.  An engine named in ``engines`` but not in
+    ``required`` (default: all of them) that turns out unavailable (no pyspark, no Java)
+    is reported as skipped instead of failing the run.  At most ``explain_limit``
+    mismatches are traced for an explanation.  ``chain_check`` scans every file for damaged
+    chains (one sort per file: about a second for a full default-geometry file).
+    """
+    started = time.monotonic()
+    store_path = Path(store)
+    ds_path = None if dataset is None else Path(dataset)
+    if all((store_path / t).is_dir() for t in ("files", "slots", "entries")):
+        raise UsageError(
+            f"{store_path}: is a Parquet dataset; verify needs the native store as the "
+            f"reference: rmqarrow verify STORE --dataset {store_path}"
+        )
+    service, _note = open_store(store_path, hash_slot_num, index_num)
+    with service:
+        files = service.files
+        if not files:
+            raise StoreNotFoundError(f"{store_path}: no index files to verify")
+        if queries is not None:
+            qs = list(queries)
+            source = f"{len(qs):,} given queries"
+        else:
+            qs = sample_queries(files, sample, seed=seed, keys=keys)
+            kind = "keys from the key list" if keys is not None else "probe keys"
+            source = (f"{len(qs):,} sampled queries (seed {seed}; {kind} for sampled entries, "
+                      "absent keys, random windows)")
+        chain_damage = check_chains(files) if chain_check else []
+        ds_check = None
+        if ds_path is not None:
+            ds_check = check_dataset(ds_path, store_path, files, sample=check_dataset_sample,
+                                     seed=seed)
+        geometry = files[-1].geometry
+        hsn = geometry.hash_slot_num if hash_slot_num is None else hash_slot_num
+        inum = geometry.index_num if index_num is None else index_num
+        t0 = time.monotonic()
+        native = answer_queries(store_path, qs, hash_slot_num=hsn, index_num=inum)
+        results = [EngineResult("native", f"store {store_path}", len(qs),
+                                sum(len(a) for a in native), 0, time.monotonic() - t0)]
+        mismatches: list[Mismatch] = []
+        explained = 0
+        want = set(required) if required is not None else {
+            e if isinstance(e, str) else e.name for e in engines}
+        for spec in engines:
+            if spec == "native" or (isinstance(spec, Engine) and spec.name == "native"):
+                continue
+            engine = spec if isinstance(spec, Engine) else _named_engine(
+                spec, store_path, ds_path, master, hsn, inum)
+            result = EngineResult(engine.name, engine.target, len(qs))
+            results.append(result)
+            t0 = time.monotonic()
+            try:
+                answers = engine.answer(list(qs))
+            except EngineUnavailableError as exc:
+                result.error = str(exc)
+                result.skipped = engine.name not in want
+                continue
+            except Exception as exc:  # any engine failure is a finding, reported
+                result.error = f"{type(exc).__name__}: {exc}"
+                continue
+            result.seconds = time.monotonic() - t0
+            if len(answers) != len(qs):
+                result.error = f"returned {len(answers)} answers for {len(qs)} queries"
+                continue
+            for i, (q, a, b) in enumerate(zip(qs, native, answers, strict=True)):
+                got = [int(o) for o in b]
+                result.offsets_compared += max(len(a), len(got))
+                if a == got:
+                    continue
+                result.mismatches += 1
+                reasons: list[str] = []
+                if explained < explain_limit:
+                    explained += 1
+                    trace = trace_query(files, q)
+                    reasons = explain(trace, got)
+                    if trace.answer != a:
+                        reasons.insert(0, f"the native bulk lookup gave {a} but the scalar "
+                                          f"chained walk gives {trace.answer}: a native bug")
+                if ds_check is not None and ds_check.stale and engine.target.startswith("dataset"):
+                    reasons.insert(0, "stale dataset: the store changed after the export ("
+                                   + "; ".join(ds_check.stale[:3]) + ")")
+                mismatches.append(Mismatch(engine.name, i, q, list(a), got, reasons))
+    return VerifyReport(
+        str(store_path), None if ds_path is None else str(ds_path), source, qs, results,
+        mismatches, chain_damage, ds_check, time.monotonic() - started,
+    )
+
+
+def format_report(report: VerifyReport, out: Any = None, *, max_mismatches: int = 50) -> None:
+    """Print the agreement table, every mismatch (up to ``max_mismatches``) and the checks."""
+    import sys
+
+
+    out = out or sys.stdout
+    print(f"store: {report.store}", file=out)
+    if report.dataset:
+        print(f"dataset: {report.dataset}", file=out)
+    print(f"queries: {report.query_source}", file=out)
+    print(file=out)
+    rows = [[e.engine, e.target, e.queries, e.offsets_compared, e.mismatches, e.status,
+             round(e.seconds, 3)] for e in report.engines]
+    print_table(rows, ["engine", "target", "queries", "offsets compared", "mismatches",
+                       "status", "seconds"], out)
+    for e in report.engines:
+        if e.error is not None:
+            print(f"\n{e.engine}: {'skipped' if e.skipped else 'error'}: {e.error}", file=out)
+    if report.chain_damage:
+        print("\ndamaged chains (prev_index / slot heads off the slots' entry order):", file=out)
+        for d in report.chain_damage:
+            print(f"  {d.describe()}", file=out)
+    if report.dataset_check is not None:
+        c = report.dataset_check
+        print(f"\ndataset check: {c.files_checked} files rows, {c.entries_sampled} sampled "
+              f"entries compared with the native files: {'ok' if c.ok else 'PROBLEMS'}", file=out)
+        for s in c.stale:
+            print(f"  stale: {s}", file=out)
+        for p in c.problems:
+            print(f"  {p}", file=out)
+    for m in report.mismatches[:max_mismatches]:
+        q = m.query
+        print(f"\nmismatch #{m.index} ({m.engine}): key {q.key!r} max_num {q.max_num} "
+              f"begin {q.begin} end {q.end}", file=out)
+        print(f"  native: {m.native}", file=out)
+        print(f"  {m.engine}: {m.got}", file=out)
+        for r in m.reasons or ["(not traced; raise the explanation limit)"]:
+            print(f"  why: {r}", file=out)
+    if len(report.mismatches) > max_mismatches:
+        print(f"\n... {len(report.mismatches) - max_mismatches} more mismatches", file=out)
+    verdict = "OK: every engine agrees with the native lookup" if report.ok else "FAILED"
+    print(f"\n{verdict} ({report.seconds:.1f} s)", file=out)

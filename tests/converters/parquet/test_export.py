@@ -1,0 +1,232 @@
+"""Export to the Parquet dataset: schema, values, layout, manifest, atomicity."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import rmqarrow.converters.parquet.export as export_mod
+from golden_data import GoldenSet
+from rmqarrow.converters.arrow.tables import store_tables
+from rmqarrow.converters.parquet.export import export_store
+from rmqarrow.converters.parquet.manifest import MANIFEST_NAME, read_manifest, stale_reasons
+from rmqarrow.converters.schema import SCHEMA_VERSION, SCHEMAS
+
+from rmqarrow import Geometry
+from rmqarrow.errors import CorruptIndexError, OutputExistsError, StoreNotFoundError
+from rmqarrow.format.layout import map_regions
+from rmqarrow.testing.stores import write_random_store
+
+TABLES = ("files", "slots", "entries")
+SORT = {
+    "files": [("file_name", "ascending")],
+    "slots": [("file_name", "ascending"), ("slot", "ascending")],
+    "entries": [("file_name", "ascending"), ("position", "ascending")],
+}
+
+
+def _geo(g: GoldenSet) -> dict[str, int]:
+    return {"hash_slot_num": g.hash_slot_num, "index_num": g.index_num}
+
+
+def test_golden_export_schema_and_values(golden: GoldenSet, tmp_path: Path) -> None:
+    out = tmp_path / "ds"
+    manifest = export_store(golden.store_dir, out, **_geo(golden))
+    ref = store_tables(golden.store_dir, golden.hash_slot_num, golden.index_num)
+    for table in TABLES:
+        got = pq.read_table(out / table)
+        assert got.schema.equals(SCHEMAS[table], check_metadata=True)
+        want = getattr(ref, table)
+        assert got.sort_by(SORT[table]).equals(want.sort_by(SORT[table]))
+        assert manifest["tables"][table]["rows"] == want.num_rows
+    assert read_manifest(out) == manifest
+    assert manifest["schema_version"] == SCHEMA_VERSION
+    assert [f["file_name"] for f in manifest["source"]["files"]] == list(golden.files)
+    assert {f["hash_slot_num"] for f in manifest["source"]["files"]} == {golden.hash_slot_num}
+    assert stale_reasons(out) == []
+
+
+def test_layout_one_part_per_file_entries_sorted(golden: GoldenSet, tmp_path: Path) -> None:
+    out = tmp_path / "ds"
+    export_store(golden.store_dir, out, **_geo(golden))
+    assert sorted(p.name for p in (out / "files").iterdir()) == ["part-00000.parquet"]
+    for table in ("slots", "entries"):
+        parts = sorted((out / table).iterdir())
+        want = [f"part-{i:05d}.parquet" for i in range(len(golden.files))]
+        assert [p.name for p in parts] == want
+        for part, name in zip(parts, golden.files, strict=True):
+            t = pq.read_table(part)
+            assert set(t.column("file_name").to_pylist()) <= {name}
+            if table == "entries" and t.num_rows:
+                keys = list(zip(t.column("slot").to_pylist(), t.column("position").to_pylist(),
+                                strict=True))
+                assert keys == sorted(keys)
+                md = pq.ParquetFile(part).metadata.row_group(0)
+                assert md.sorting_columns is not None and len(md.sorting_columns) == 2
+
+
+def test_export_one_file(golden: GoldenSet, tmp_path: Path) -> None:
+    path = golden.file_paths[-1]
+    export_store(path, tmp_path / "ds", **_geo(golden))
+    got = pq.read_table(tmp_path / "ds" / "entries")
+    assert set(got.column("file_name").to_pylist()) <= {path.name}
+    assert pq.read_table(tmp_path / "ds" / "files").column("file_name").to_pylist() == [path.name]
+
+
+def test_empty_store_exports_empty_tables(tmp_path: Path) -> None:
+    (tmp_path / "store").mkdir()
+    export_store(tmp_path / "store", tmp_path / "ds")
+    for table in TABLES:
+        t = pq.read_table(tmp_path / "ds" / table)
+        assert t.num_rows == 0 and t.schema.equals(SCHEMAS[table], check_metadata=True)
+
+
+def test_missing_store(tmp_path: Path) -> None:
+    with pytest.raises(StoreNotFoundError):
+        export_store(tmp_path / "nope", tmp_path / "ds")
+    assert not (tmp_path / "ds").exists()
+
+
+def test_never_replaces_its_own_source(golden: GoldenSet, tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    store.mkdir()
+    for p in golden.file_paths:
+        (store / p.name).write_bytes(p.read_bytes())
+    for target in (store, tmp_path, store / golden.files[0]):
+        source = store / golden.files[0] if target.is_file() else store
+        with pytest.raises(OutputExistsError, match="source"):
+            export_store(source, target, overwrite=True, **_geo(golden))
+    assert sorted(p.name for p in store.iterdir()) == list(golden.files)
+
+
+def _leftovers(parent: Path) -> list[str]:
+    return sorted(p.name for p in parent.iterdir() if p.name.startswith("."))
+
+
+def test_no_overwrite_without_flag(golden: GoldenSet, tmp_path: Path) -> None:
+    out = tmp_path / "ds"
+    out.mkdir()
+    (out / "precious").write_text("keep")
+    with pytest.raises(OutputExistsError):
+        export_store(golden.store_dir, out, **_geo(golden))
+    assert [p.name for p in out.iterdir()] == ["precious"]
+    export_store(golden.store_dir, out, overwrite=True, **_geo(golden))
+    assert not (out / "precious").exists()
+    assert (out / MANIFEST_NAME).is_file()
+    assert _leftovers(tmp_path) == []
+
+
+@pytest.mark.parametrize("exc", [RuntimeError("disk full"), KeyboardInterrupt()])
+@pytest.mark.parametrize("overwrite", [False, True])
+def test_interrupted_export_leaves_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, exc: BaseException, overwrite: bool
+) -> None:
+    store = tmp_path / "store"
+    write_random_store(store, Geometry(16, 64), [40, 40, 10], seed=3)
+    out = tmp_path / "ds"
+    if overwrite:
+        export_store(store, out, hash_slot_num=16, index_num=64)
+        before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    calls: list[Path] = []
+    real = pq.ParquetWriter.write_batch
+
+    def flaky(self: pq.ParquetWriter, batch: pa.RecordBatch, *a: object, **k: object) -> None:
+        calls.append(Path(self.where))
+        if len(calls) == 4:  # midway: after some parts are complete
+            raise exc
+        real(self, batch, *a, **k)
+
+    monkeypatch.setattr(pq.ParquetWriter, "write_batch", flaky)
+    with pytest.raises(type(exc)):
+        export_store(store, out, overwrite=overwrite, hash_slot_num=16, index_num=64)
+    assert len(calls) == 4
+    assert _leftovers(tmp_path) == []
+    if overwrite:
+        after = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+        assert after == before
+    else:
+        assert not out.exists()
+
+
+def test_before_write_hook_interrupt(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = tmp_path / "store"
+    write_random_store(store, Geometry(16, 64), [10, 10], seed=4)
+
+    def stop(table: str, path: Path) -> None:
+        if table == "entries" and path.name == "part-00001.parquet":
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(export_mod, "_before_write", stop)
+    with pytest.raises(KeyboardInterrupt):
+        export_store(store, tmp_path / "ds", hash_slot_num=16, index_num=64)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["store"]
+
+
+def _one_file_store(tmp_path: Path, n: int = 20) -> Path:
+    store = tmp_path / "store"
+    write_random_store(store, Geometry(8, 32), [n], seed=5)
+    return store
+
+
+def test_refuses_data_beyond_index_count(tmp_path: Path) -> None:
+    store = _one_file_store(tmp_path)
+    path = next(store.iterdir())
+    m = map_regions(path, Geometry(8, 32), writable=True)
+    m.entries["phy_offset"][25] = 7
+    m.close()
+    with pytest.raises(CorruptIndexError, match="position 25"):
+        export_store(store, tmp_path / "ds", hash_slot_num=8, index_num=32)
+    assert not (tmp_path / "ds").exists()
+
+
+def test_refuses_position_zero_data(tmp_path: Path) -> None:
+    store = _one_file_store(tmp_path)
+    m = map_regions(next(store.iterdir()), Geometry(8, 32), writable=True)
+    m.entries["key_hash"][0] = 1
+    m.close()
+    with pytest.raises(CorruptIndexError, match="position 0"):
+        export_store(store, tmp_path / "ds", hash_slot_num=8, index_num=32)
+
+
+def test_refuses_slot_head_past_index_count(tmp_path: Path) -> None:
+    store = _one_file_store(tmp_path)
+    m = map_regions(next(store.iterdir()), Geometry(8, 32), writable=True)
+    slot = int(np.flatnonzero(m.slots)[0])
+    m.slots[slot] = 30
+    m.close()
+    with pytest.raises(CorruptIndexError, match=f"slot {slot} head is 30"):
+        export_store(store, tmp_path / "ds", hash_slot_num=8, index_num=32)
+
+
+def test_stale_reasons(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    paths = write_random_store(store, Geometry(8, 32), [5, 5], seed=6)
+    export_store(store, tmp_path / "ds", hash_slot_num=8, index_num=32)
+    assert stale_reasons(tmp_path / "ds") == []
+    st = paths[0].stat()
+    os.utime(paths[0], ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    paths[1].unlink()
+    reasons = stale_reasons(tmp_path / "ds", store)
+    assert any("modified" in r and paths[0].name in r for r in reasons)
+    assert any("gone" in r and paths[1].name in r for r in reasons)
+
+
+def test_read_dataset_equals_reference(golden: GoldenSet, tmp_path: Path) -> None:
+    import pyarrow.compute as pc
+    from rmqarrow.converters.parquet.dataset import open_dataset, read_dataset
+
+    export_store(golden.store_dir, tmp_path / "ds", **_geo(golden))
+    ref = store_tables(golden.store_dir, golden.hash_slot_num, golden.index_num)
+    got = read_dataset(tmp_path / "ds")
+    for table in TABLES:
+        assert getattr(got, table).equals(getattr(ref, table)), table
+        assert getattr(got, table).schema.equals(SCHEMAS[table], check_metadata=True)
+    h = ref.entries.column("key_hash")[0].as_py()
+    s = ref.entries.column("slot")[0].as_py()
+    hits = open_dataset(tmp_path / "ds", "entries").to_table(
+        filter=(pc.field("slot") == s) & (pc.field("key_hash") == h))
+    assert hits.num_rows == pc.sum(pc.equal(ref.entries.column("key_hash"), h)).as_py()

@@ -1,0 +1,207 @@
+"""The tree's architecture, enforced: layers import only downward, the CLI is a leaf.
+
+Every import statement of the package is read (AST, imports inside functions included)
+and judged against the layer table below.  ``test_checker_catches_*`` prove the checker
+fails on each kind of violation, so a green run means something.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: module prefix -> layer; a module may import its own layer and those below it.
+LAYERS: dict[str, int] = {
+    "rmqarrow.errors": 0,  # with every private root module (rmqarrow._name): the base
+    "rmqarrow.format": 1,
+    "rmqarrow.kernels": 2,
+    "rmqarrow.index": 3,
+    "rmqarrow.commitlog": 3,
+    "rmqarrow.tiered": 3,
+    "rmqarrow.testing": 4,
+    "rmqarrow.converters": 5,  # the package itself and schema
+    "rmqarrow.converters.arrow": 5,
+    "rmqarrow.converters.parquet": 6,
+    "rmqarrow.converters.duckdb": 7,
+    "rmqarrow.converters.spark": 7,
+    "rmqarrow.engines": 8,
+    "rmqarrow.verify": 9,
+    "rmqarrow.demo": 10,
+    "rmqarrow.cli": 11,
+    "rmqarrow.__main__": 12,
+}
+#: packages of one layer that must not import each other
+RIVALS = [{"rmqarrow.converters.duckdb", "rmqarrow.converters.spark"}]
+#: the API facade: re-exports from below, imported by nothing inside the package
+FACADE = "rmqarrow"
+#: packages whose ``__init__`` only names (lazily) what their submodules define
+FACADES = {FACADE, "rmqarrow.converters"}
+
+
+@dataclass(frozen=True)
+class Edge:
+    source: str  # importing module
+    target: str  # imported module (or module.name)
+    line: int
+
+
+def module_name(path: Path) -> str:
+    rel = path.relative_to(ROOT).with_suffix("")
+    parts = list(rel.parts)
+    if parts[0] == "converters":
+        parts = ["rmqarrow", *parts]
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def edges_of(source: str, code: str, is_package: bool) -> list[Edge]:
+    """Every import in ``code`` (the module ``source``), resolved to absolute names."""
+    out = []
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, ast.Import):
+            out += [Edge(source, a.name, node.lineno) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = source.split(".") if is_package else source.split(".")[:-1]
+                base = base[: len(base) - node.level + 1]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module or ""
+            out += [Edge(source, f"{module}.{a.name}", node.lineno) for a in node.names]
+    return [e for e in out if e.target.split(".")[0] in ("rmqarrow", "converters")]
+
+
+def package_edges() -> list[Edge]:
+    edges = []
+    for top in ("rmqarrow", "converters"):
+        for path in sorted((ROOT / top).rglob("*.py")):
+            edges += edges_of(module_name(path), path.read_text(), path.name == "__init__.py")
+    return edges
+
+
+def layer_of(module: str) -> tuple[str, int] | None:
+    parts = module.split(".")
+    private_root = len(parts) >= 2 and parts[0] == "rmqarrow" and parts[1].startswith("_")
+    if private_root and not parts[1].startswith("__"):
+        return "rmqarrow._base", 0
+    best = None
+    for prefix, layer in LAYERS.items():
+        if (module == prefix or module.startswith(prefix + ".")) and (
+            best is None or len(prefix) > len(best[0])
+        ):
+            best = (prefix, layer)
+    return best
+
+
+def _private_owner(target: str) -> str | None:
+    """For ``a.b._c.d``: ``a.b``, the package whose private module ``_c`` is; else None."""
+    parts = target.split(".")
+    for i, part in enumerate(parts[1:], start=1):
+        if part.startswith("_") and not part.startswith("__"):
+            return ".".join(parts[:i])
+    return None
+
+
+def violations(edges: list[Edge]) -> list[str]:
+    """What is wrong with these imports, one line each (empty: the architecture holds)."""
+    found = []
+    for e in edges:
+        where = f"{e.source}:{e.line} imports {e.target}"
+        if e.target.split(".")[0] == "converters":
+            found.append(f"{where}: the package is rmqarrow.converters")
+            continue
+        if e.target.startswith("rmqarrow.cli") or e.target == "rmqarrow.__main__":
+            if not e.source.startswith("rmqarrow.cli") and e.source != "rmqarrow.__main__":
+                found.append(f"{where}: the CLI is a leaf; nothing imports it")
+            continue
+        if e.source in FACADES:
+            continue
+        if e.target.rsplit(".", 1)[0] == FACADE and layer_of(e.target) is None:
+            found.append(f"{where}: import from the module that defines it, not the facade")
+            continue
+        owner = _private_owner(e.target)
+        if owner is not None and owner != FACADE and not (
+            e.source == owner or e.source.startswith(owner + ".")
+        ):
+            found.append(f"{where}: private to {owner}")
+        src, dst = layer_of(e.source), layer_of(e.target)
+        if src is None or dst is None:
+            found.append(f"{where}: module not in the layer table")
+            continue
+        if dst[1] > src[1]:
+            found.append(f"{where}: upward ({src[0]} is layer {src[1]}, {dst[0]} is {dst[1]})")
+        for rivals in RIVALS:
+            if src[0] in rivals and dst[0] in rivals and src[0] != dst[0]:
+                found.append(f"{where}: {src[0]} and {dst[0]} never import each other")
+    return found
+
+
+def test_every_import_points_down() -> None:
+    edges = package_edges()
+    assert len(edges) > 200, "the import reader found too little to judge"
+    assert violations(edges) == []
+
+
+def test_every_module_is_in_a_layer() -> None:
+    for top in ("rmqarrow", "converters"):
+        for path in (ROOT / top).rglob("*.py"):
+            name = module_name(path)
+            assert name == FACADE or layer_of(name) is not None, name
+
+
+@pytest.mark.parametrize(
+    ("source", "code", "expected"),
+    [
+        ("rmqarrow.format.layout", "from rmqarrow.index.indexfile import IndexFile", "upward"),
+        ("rmqarrow.verify.run", "from rmqarrow.cli._output import print_table", "leaf"),
+        ("rmqarrow.converters.duckdb.sql", "import rmqarrow.converters.spark.sql", "never"),
+        ("rmqarrow.index.service", "from rmqarrow.kernels._numba import java_hashes", "private"),
+        ("rmqarrow.verify.run", "from converters.parquet import export", "rmqarrow.converters"),
+        ("rmqarrow.index.service", "from rmqarrow import IndexFile", "facade"),
+        ("rmqarrow.kernels.put", "from ..index import build", "upward"),
+    ],
+)
+def test_checker_catches(source: str, code: str, expected: str) -> None:
+    found = violations(edges_of(source, code, is_package=False))
+    assert len(found) == 1 and expected in found[0], found
+
+
+def test_import_rmqarrow_stays_light() -> None:
+    code = (
+        "import sys, rmqarrow, rmqarrow.converters, rmqarrow.converters.duckdb, "
+        "rmqarrow.converters.spark\n"
+        "heavy = ('duckdb', 'pyspark', 'numba', 'pyarrow.parquet', 'pyarrow.dataset')\n"
+        "print([m for m in heavy if m in sys.modules])\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=ROOT, timeout=120, check=True)
+    assert done.stdout.strip() == "[]"
+
+
+def test_bare_converters_is_not_importable() -> None:
+    done = subprocess.run([sys.executable, "-c", "import converters"], capture_output=True,
+                          text=True, cwd=ROOT, timeout=120)
+    assert done.returncode != 0
+    assert "import rmqarrow.converters" in done.stderr
+
+
+def test_public_packages_curate_their_api() -> None:
+    import importlib
+
+    for name in ("rmqarrow", "rmqarrow.converters", "rmqarrow.converters.duckdb",
+                 "rmqarrow.converters.spark", "rmqarrow.commitlog", "rmqarrow.index",
+                 "rmqarrow.verify", "rmqarrow.testing"):
+        module = importlib.import_module(name)
+        assert module.__doc__, name
+        public = module.__all__
+        assert public and len(set(public)) == len(public), name
+        for attr in public:
+            assert getattr(module, attr) is not None, f"{name}.{attr}"
