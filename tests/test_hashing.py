@@ -6,7 +6,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 from golden_data import GoldenSet
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rmqarrow import IndexFile, InvalidKeyError, index_key_hash, index_key_hashes
@@ -53,6 +53,7 @@ def test_golden_entries_hold_our_hashes(golden: GoldenSet) -> None:
 keys = st.text(alphabet=st.characters(codec=None, exclude_categories=()), max_size=80)
 
 
+@settings(deadline=None)  # the first example loads the compiled kernels
 @given(st.lists(keys, max_size=40))
 def test_vectorized_equals_scalar(values: list[str]) -> None:
     expected = [reference_hash(k) for k in values]
