@@ -3,14 +3,16 @@
 Each function leaves exactly the bytes of the one-at-a-time operation it stands for
 (rules in :mod:`rmqarrow._rules`):
 
-* :func:`put_keys` is ``put_key`` on each key in order.  A batch is written in chunks;
-  within a chunk the puts are ordered by (slot, position) with one sort of a combined
-  int64 key, so each put's ``prev_index`` is the previous put of its slot, or, for the
-  first put of a slot in the chunk, the slot's stored head when that is valid at the
-  put's own position (``0 < head <= position``).  Entries go into the mapped file as one
-  contiguous run, slot heads are scattered once, the header is written once.  A second
-  thread hashes and sorts the next chunk while one is written (at most two in flight,
-  so memory stays bounded whatever the batch).
+* :func:`put_keys` is ``put_key`` on each key in order.  With the compiled kernels
+  (:mod:`rmqarrow._numba_kernels`) the puts are chained and written in one serial pass
+  per chunk, straight into the mapped bytes, while a second thread hashes the next chunk;
+  the pages the batch will write are faulted in first, in one ``madvise`` call.  The pure
+  numpy form orders each chunk by (slot, position) with one sort of a combined int64 key,
+  so each put's ``prev_index`` is the previous put of its slot, or, for the first put of
+  a slot in the chunk, the slot's stored head when that is valid at the put's own
+  position (``0 < head <= position``); entries go in as one contiguous run, slot heads
+  are scattered once.  Either way the header is written once per chunk and at most two
+  chunks are in flight, so memory stays bounded whatever the batch.
 * :func:`build_index_batch` is ``build_index`` on each record of a table: keys expanded
   by :mod:`rmqarrow._expand`, rollbacks skipped, the end-offset guard computed as a
   running maximum, files rolled exactly when the one-by-one service rolls them.
@@ -20,6 +22,7 @@ The bulk lookup lives in :mod:`rmqarrow._bulk_lookup`.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -28,7 +31,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyarrow as pa
 
-from . import _rules
+from . import _kernels, _rules
 from ._bulk_lookup import answers_from_table, query_offsets, select_many
 from ._expand import expand_keys, record_columns
 from .errors import InvalidValueError
@@ -50,6 +53,9 @@ __all__ = [
 
 #: Puts per vectorized chunk: bounds temporaries to a few tens of MB whatever the batch.
 CHUNK = 1 << 20
+_ENTRY_SIZE = 20
+#: Linux's ``madvise(MADV_POPULATE_WRITE)``: fault a range in for writing, in one call.
+_MADV_POPULATE_WRITE = 23
 _INT64_MAX = 2**63 - 1
 
 
@@ -102,8 +108,11 @@ def put_keys(
     offsets = int64_values("phy_offsets", phy_offsets, n)
     stamps = int64_values("store_timestamps", store_timestamps, n)
     take = min(n, max(f.geometry.index_num - f._h.index_count, 0))
-    slot_num = f.geometry.hash_slot_num
     bounds = [(a, min(a + CHUNK, take)) for a in range(0, take, CHUNK)]
+    if _kernels.compiled() is not None:
+        _put_keys_compiled(f, arr, offsets, stamps, bounds)
+        return take
+    slot_num = f.geometry.hash_slot_num
 
     def plan(i: int) -> _Plan:
         a, b = bounds[i]
@@ -125,10 +134,70 @@ def put_keys(
     return take
 
 
+def _put_keys_compiled(
+    f: IndexFile, arr: pa.Array | pa.ChunkedArray, offsets: np.ndarray, stamps: np.ndarray,
+    bounds: list[tuple[int, int]],
+) -> None:
+    """:func:`put_keys` with the compiled kernels: one pass per chunk, no sort.
+
+    A second thread hashes the next chunk while the main thread chains and writes this
+    one; the pages the batch writes are faulted in first, in one call (far cheaper than a
+    fault per page).
+    """
+    if not bounds:
+        return
+    _prefault(f, f._h.index_count, bounds[-1][1])
+    with ThreadPoolExecutor(1, thread_name_prefix="rmqarrow-bulk") as pool:
+        ahead = pool.submit(index_key_hashes, arr.slice(0, bounds[0][1]))
+        for i, (a, b) in enumerate(bounds):
+            hashes = ahead.result()
+            if i + 1 < len(bounds):
+                c, d = bounds[i + 1]
+                ahead = pool.submit(index_key_hashes, arr.slice(c, d - c))
+            _put_run(f, hashes, offsets[a:b], stamps[a:b])
+
+
+def _prefault(f: IndexFile, pos0: int, count: int) -> None:
+    """Fault in the slot table and the entries ``pos0 .. pos0+count`` (Linux >= 5.14
+    ``MADV_POPULATE_WRITE``; elsewhere the writes fault them in one by one, as before)."""
+    g = f.geometry
+    start = 0  # the header and slot table share the first pages
+    stop = g.entries_offset + (pos0 + count) * _ENTRY_SIZE
+    with contextlib.suppress(AttributeError, OSError, ValueError):
+        f._m.mm.madvise(_MADV_POPULATE_WRITE, start, min(stop, g.file_size) - start)
+
+
+def _put_run(f: IndexFile, hashes: np.ndarray, offsets: np.ndarray, stamps: np.ndarray) -> None:
+    """The compiled ``_put_hash`` over puts that fit; the first put of a file (rule 5)
+    goes through ``_put_hash`` itself.  The header is written once."""
+    h = f._h
+    if not hashes.size:
+        return
+    if h.index_count <= 1:
+        f._put_hash(int(hashes[0]), int(offsets[0]), int(stamps[0]))
+        hashes, offsets, stamps = hashes[1:], offsets[1:], stamps[1:]
+        if not hashes.size:
+            return
+    module = _kernels.compiled()
+    assert module is not None
+    slots = f._m.slots.view(np.uint32)
+    words = f._m.entries.view(np.uint32)
+    h.hash_slot_count += module.put_chain(hashes, offsets, stamps, h.begin_timestamp,
+                                          h.index_count, slots, words)
+    h.index_count += hashes.size
+    h.end_phy_offset = int(offsets[-1])
+    h.end_timestamp = int(stamps[-1])
+    f._write_header()
+
+
 def put_hashes(f: IndexFile, hashes: np.ndarray, offsets: np.ndarray, stamps: np.ndarray) -> int:
     """``_put_hash`` each (hash, offset, timestamp) in order until full; returns the count."""
     done = 0
     total = min(hashes.size, max(f.geometry.index_num - f._h.index_count, 0))
+    if _kernels.compiled() is not None:
+        _put_run(f, hashes[:total].astype(np.int32, copy=False), offsets[:total],
+                 stamps[:total])
+        return total
     while done < total:
         stop = min(done + CHUNK, total)
         plan = _plan(hashes[done:stop], f.geometry.hash_slot_num)

@@ -25,7 +25,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["index_hashes", "java_hashes"]
+__all__ = ["index_hashes", "java_hashes", "put_chain"]
 
 _U = np.uint64
 _U32 = np.uint32
@@ -183,3 +183,96 @@ def java_hashes(offsets: np.ndarray, data: np.ndarray) -> np.ndarray:
 def index_hashes(offsets: np.ndarray, data: np.ndarray) -> np.ndarray:
     """RocketMQ's ``indexKeyHashMethod`` (abs of the Java hash, MIN -> 0) as int32."""
     return _run_hash(offsets, data, True).view(np.int32)
+
+
+# -- bulk put and lookup over the mapped file (big-endian words) ----------------------------
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _bswap(x: np.uint32) -> np.uint32:  # pragma: no cover
+    # LLVM turns this into one bswap instruction
+    x = _U32(x)
+    return _U32(
+        (x >> _U32(24)) | ((x >> _U32(8)) & _U32(0xFF00))
+        | ((x << _U32(8)) & _U32(0xFF0000)) | (x << _U32(24))
+    )
+
+
+#: Slots per bucket of the chaining pass: 2**16 heads (256 KiB) stay in the L2 cache.
+_BUCKET_SHIFT = 16
+
+
+@numba.njit(cache=True, nogil=True, boundscheck=False)
+def _chain(  # pragma: no cover
+    hashes: np.ndarray, pos0: np.int64, slot_num: np.int64, slots: np.ndarray,
+    prev: np.ndarray,
+) -> np.int64:
+    # Rules 2 and 3 for each put, visiting the puts bucket by bucket of slots (in position
+    # order within a bucket, which is all a slot's chain depends on), so that the heads
+    # touched stay in cache; a put-ordered walk would miss the cache on every put.
+    m = hashes.size
+    slot = np.empty(m, dtype=np.uint32)
+    nb = (slot_num >> _BUCKET_SHIFT) + 2
+    start = np.zeros(nb, dtype=np.int64)
+    for i in range(m):
+        s = _U32(hashes[i] % slot_num)
+        slot[i] = s
+        start[(s >> _U32(_BUCKET_SHIFT)) + _U32(1)] += 1
+    for b in range(1, nb):
+        start[b] += start[b - 1]
+    order = np.empty(m, dtype=np.uint32)
+    for i in range(m):
+        b = slot[i] >> _U32(_BUCKET_SHIFT)
+        order[start[b]] = _U32(i)
+        start[b] += 1
+    empty = 0
+    for t in range(m):
+        i = _U(order[t])
+        s = _U(slot[i])
+        pos = pos0 + _I64(i)
+        head = _I64(_I32(_bswap(slots[s])))
+        p = head if 0 < head <= pos else 0  # rule 2
+        if p == 0:
+            empty += 1  # rule 3
+        prev[i] = _I32(p)
+        slots[s] = _bswap(_U32(pos))
+    return empty
+
+
+@numba.njit(cache=True, nogil=True, boundscheck=False)
+def _write_entries(  # pragma: no cover
+    hashes: np.ndarray, offsets: np.ndarray, stamps: np.ndarray, prev: np.ndarray,
+    begin_ts: np.int64, pos0: np.int64, words: np.ndarray,
+) -> None:
+    # words: the entries as raw uint32, five per entry (hash, offset high, offset low,
+    # time diff, prev), big-endian, written in position order (one sequential sweep)
+    for i in range(hashes.size):
+        diff = _I64(0)  # rule 4
+        if begin_ts > 0:
+            delta = _I64(_U(stamps[i]) - _U(begin_ts))  # wraps like Java's long
+            if delta > 0:
+                diff = min(delta // 1000, _I64(2147483647))
+        off = _U(offsets[i])
+        e = _U(pos0 + i) * _U(5)
+        words[e] = _bswap(_U32(hashes[i]))
+        words[e + _U(1)] = _bswap(_U32(off >> _U(32)))
+        words[e + _U(2)] = _bswap(_U32(off & _U(0xFFFFFFFF)))
+        words[e + _U(3)] = _bswap(_U32(diff))
+        words[e + _U(4)] = _bswap(_U32(prev[i]))
+
+
+def put_chain(
+    hashes: np.ndarray, offsets: np.ndarray, stamps: np.ndarray, begin_timestamp: int,
+    pos0: int, slots: np.ndarray, words: np.ndarray,
+) -> int:
+    """``_put_hash`` for each put in order at positions ``pos0..``, into the raw map.
+
+    ``slots`` and ``words`` are the slot table and the entries as uint32 views of the
+    mapped bytes; ``pos0 > 1`` (the first put of a file sets the header's begin, which
+    the caller does).  Returns how many puts found their slot empty (``hashSlotCount``).
+    """
+    prev = np.empty(hashes.size, dtype=np.int32)
+    empty = _chain(hashes, np.int64(pos0), np.int64(slots.size), slots, prev)
+    _write_entries(hashes, offsets, stamps, prev, np.int64(begin_timestamp), np.int64(pos0),
+                   words)
+    return int(empty)
