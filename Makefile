@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test lint bench bench-full clean
+.PHONY: setup demo test lint bench bench-full bench-anchor clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -35,6 +35,10 @@ bench: $(STAMP)
 
 bench-full: $(STAMP)
 	$(BIN)/python benchmarks/run.py --full
+
+# RocketMQ's Java IndexFile side by side (needs a JDK and the anchor built); ARGS="--n 4000000"
+bench-anchor: $(STAMP)
+	$(BIN)/python benchmarks/bench_anchor.py $(ARGS)
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -218,28 +218,7 @@ class IndexFile(Closing):
         key_hash = index_key_hash(key)
         phy_offset = _java_long_arg("phy_offset", phy_offset)
         store_timestamp = _java_long_arg("store_timestamp", store_timestamp)
-        return self._put_hash(key_hash, phy_offset, store_timestamp)
-
-    def _put_hash(self, key_hash: int, phy_offset: int, store_timestamp: int) -> bool:
-        h = self._h
-        position = h.index_count
-        if position >= self.geometry.index_num:
-            return False
-        slot = key_hash % self.geometry.hash_slot_num
-        prev = _rules.slot_head_or_invalid(int(self._m.slots[slot]), position)
-        diff = _rules.time_diff(store_timestamp, h.begin_timestamp)
-        self._m.entries[position] = (key_hash, phy_offset, diff, prev)
-        self._m.slots[slot] = position
-        if position <= 1:
-            h.begin_phy_offset = phy_offset
-            h.begin_timestamp = store_timestamp
-        if prev == _rules.INVALID_INDEX:
-            h.hash_slot_count += 1
-        h.index_count = position + 1
-        h.end_phy_offset = phy_offset
-        h.end_timestamp = store_timestamp
-        self._write_header()
-        return True
+        return _put.put_one(self, key_hash, phy_offset, store_timestamp)
 
     def put_keys(
         self,

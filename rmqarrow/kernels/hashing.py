@@ -1,7 +1,8 @@
 """The index key hash over many keys at once, on the UTF-8 bytes of an Arrow array.
 
-Equal key by key to :func:`rmqarrow.format.hashing.index_key_hash`.  With numba installed
-(the ``fast`` extra) one compiled pass decodes UTF-8 to UTF-16 units and hashes them
+Equal key by key to :func:`rmqarrow.format.hashing.index_key_hash`.  With numba
+installed (the ``fast`` extra) a compiled pass hashes each all-ASCII key as a vectorized
+dot product with powers of 31 and decodes the others to UTF-16 units exactly
 (:mod:`rmqarrow.kernels._numba`); without it a pure-numpy kernel gives identical
 results: keys are decoded to UTF-16 units in bulk and hashed in cache-sized blocks with
 Horner's rule one column at a time over the keys left-zero-padded to the block's longest
@@ -79,6 +80,21 @@ def _buffers(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     return offsets - start, data
 
 
+def _raw_buffers(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """(offsets of n+1, absolute into data; the whole data buffer): no copy, no arithmetic.
+
+    For the compiled kernel, which may read a few bytes past a key inside the buffer.
+    """
+    n = len(arr)
+    _, offsets_buf, data_buf = arr.buffers()
+    large = pa.types.is_large_string(arr.type) or pa.types.is_large_binary(arr.type)
+    offsets = np.frombuffer(offsets_buf, dtype=np.int64 if large else np.int32, count=n + 1,
+                            offset=arr.offset * (8 if large else 4))
+    data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.empty(
+        0, np.uint8)
+    return offsets, data
+
+
 # -- kernels -------------------------------------------------------------------------------
 
 def kernel_name() -> str:
@@ -100,7 +116,6 @@ def index_key_hashes(
             or [np.empty(0, np.int32)]
         )
     arr = key_array(keys)
-    offsets, data = _buffers(arr)
     module = _kernels.compiled() if kernel in (None, "numba") else None
     if kernel == "numba" and module is None:
         from rmqarrow.errors import EngineUnavailableError
@@ -108,11 +123,10 @@ def index_key_hashes(
         raise EngineUnavailableError("the numba kernel needs numba: pip install rmqarrow[fast]")
     if kernel not in (None, "numba", "numpy"):
         raise InvalidValueError(f"kernel must be 'numba' or 'numpy', got {kernel!r}")
-    if module is not None:
-        h: np.ndarray = module.java_hashes(offsets, data)
-    else:
-        h = _java_hashes_numpy(offsets, data)
-    return _abs_hash(h)
+    if module is not None and len(arr):
+        hashes: np.ndarray = module.index_hashes(*_raw_buffers(arr))
+        return hashes
+    return _abs_hash(_java_hashes_numpy(*_buffers(arr)))
 
 
 def _abs_hash(h: np.ndarray) -> np.ndarray:

@@ -3,14 +3,16 @@
 It leaves exactly the bytes of ``put_key`` on each key in order (rules in
 :mod:`rmqarrow.format.rules`):
 
-* :func:`put_keys` is ``put_key`` on each key in order.  A batch is written in chunks;
-  within a chunk the puts are ordered by (slot, position) with one sort of a combined
-  int64 key, so each put's ``prev_index`` is the previous put of its slot, or, for the
-  first put of a slot in the chunk, the slot's stored head when that is valid at the
-  put's own position (``0 < head <= position``).  Entries go into the mapped file as one
-  contiguous run, slot heads are scattered once, the header is written once.  A second
-  thread hashes and sorts the next chunk while one is written (at most two in flight,
-  so memory stays bounded whatever the batch).
+* :func:`put_keys` is ``put_key`` on each key in order.  With the compiled kernels
+  (:mod:`rmqarrow.kernels._numba`) the puts are chained and written in one serial pass
+  per chunk, straight into the mapped bytes, while a second thread hashes the next chunk;
+  the pages the batch will write are faulted in first, in one ``madvise`` call.  The pure
+  numpy form orders each chunk by (slot, position) with one sort of a combined int64 key,
+  so each put's ``prev_index`` is the previous put of its slot, or, for the first put of
+  a slot in the chunk, the slot's stored head when that is valid at the put's own
+  position (``0 < head <= position``); entries go in as one contiguous run, slot heads
+  are scattered once.  Either way the header is written once per chunk and at most two
+  chunks are in flight, so memory stays bounded whatever the batch.
 
 The kernels work on any open file (:class:`rmqarrow.format.layout.OpenIndex`): its mapped
 regions and its in-memory header.  ``IndexService.build_index_batch``
@@ -19,6 +21,7 @@ regions and its in-memory header.  ``IndexService.build_index_batch``
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -28,13 +31,40 @@ import pyarrow as pa
 
 from rmqarrow.format import rules as _rules
 from rmqarrow.format.layout import OpenIndex, write_header
+from rmqarrow.kernels import _compiled as _kernels
 from rmqarrow.kernels.arrays import int64_values
 from rmqarrow.kernels.hashing import check_keys, index_key_hashes
 
-__all__ = ["CHUNK", "put_hashes", "put_keys"]
+__all__ = ["CHUNK", "put_hashes", "put_keys", "put_one"]
 
 #: Puts per vectorized chunk: bounds temporaries to a few tens of MB whatever the batch.
 CHUNK = 1 << 20
+_ENTRY_SIZE = 20
+#: Linux's ``madvise(MADV_POPULATE_WRITE)``: fault a range in for writing, in one call.
+_MADV_POPULATE_WRITE = 23
+
+
+def put_one(f: OpenIndex, key_hash: int, phy_offset: int, store_timestamp: int) -> bool:
+    """``IndexFile.putKey`` for one hashed key: False exactly when the file is full."""
+    h, regions = f.state, f.regions
+    position = h.index_count
+    if position >= regions.geometry.index_num:
+        return False
+    slot = key_hash % regions.geometry.hash_slot_num
+    prev = _rules.slot_head_or_invalid(int(regions.slots[slot]), position)
+    diff = _rules.time_diff(store_timestamp, h.begin_timestamp)
+    regions.entries[position] = (key_hash, phy_offset, diff, prev)
+    regions.slots[slot] = position
+    if position <= 1:
+        h.begin_phy_offset = phy_offset
+        h.begin_timestamp = store_timestamp
+    if prev == _rules.INVALID_INDEX:
+        h.hash_slot_count += 1
+    h.index_count = position + 1
+    h.end_phy_offset = phy_offset
+    h.end_timestamp = store_timestamp
+    write_header(regions, h)
+    return True
 
 
 # -- IndexFile.put_keys ----------------------------------------------------------------------
@@ -58,6 +88,10 @@ def put_keys(
     take = min(n, max(f.regions.geometry.index_num - f.state.index_count, 0))
     slot_num = f.regions.geometry.hash_slot_num
     bounds = [(a, min(a + CHUNK, take)) for a in range(0, take, CHUNK)]
+    if _kernels.compiled() is not None:
+        _put_keys_compiled(f, arr, offsets, stamps, bounds)
+        return take
+    slot_num = f.regions.geometry.hash_slot_num
 
     def plan(i: int) -> _Plan:
         a, b = bounds[i]
@@ -79,10 +113,70 @@ def put_keys(
     return take
 
 
+def _put_keys_compiled(
+    f: OpenIndex, arr: pa.Array | pa.ChunkedArray, offsets: np.ndarray, stamps: np.ndarray,
+    bounds: list[tuple[int, int]],
+) -> None:
+    """:func:`put_keys` with the compiled kernels: one pass per chunk, no sort.
+
+    A second thread hashes the next chunk while the main thread chains and writes this
+    one; the pages the batch writes are faulted in first, in one call (far cheaper than a
+    fault per page).
+    """
+    if not bounds:
+        return
+    _prefault(f, f.state.index_count, bounds[-1][1])
+    with ThreadPoolExecutor(1, thread_name_prefix="rmqarrow-bulk") as pool:
+        ahead = pool.submit(index_key_hashes, arr.slice(0, bounds[0][1]))
+        for i, (a, b) in enumerate(bounds):
+            hashes = ahead.result()
+            if i + 1 < len(bounds):
+                c, d = bounds[i + 1]
+                ahead = pool.submit(index_key_hashes, arr.slice(c, d - c))
+            _put_run(f, hashes, offsets[a:b], stamps[a:b])
+
+
+def _prefault(f: OpenIndex, pos0: int, count: int) -> None:
+    """Fault in the slot table and the entries ``pos0 .. pos0+count`` (Linux >= 5.14
+    ``MADV_POPULATE_WRITE``; elsewhere the writes fault them in one by one, as before)."""
+    g = f.regions.geometry
+    start = 0  # the header and slot table share the first pages
+    stop = g.entries_offset + (pos0 + count) * _ENTRY_SIZE
+    with contextlib.suppress(AttributeError, OSError, ValueError):
+        f.regions.mm.madvise(_MADV_POPULATE_WRITE, start, min(stop, g.file_size) - start)
+
+
+def _put_run(f: OpenIndex, hashes: np.ndarray, offsets: np.ndarray, stamps: np.ndarray) -> None:
+    """The compiled :func:`put_one` over puts that fit; the first put of a file (rule 5)
+    goes through :func:`put_one` itself.  The header is written once."""
+    h = f.state
+    if not hashes.size:
+        return
+    if h.index_count <= 1:
+        put_one(f, int(hashes[0]), int(offsets[0]), int(stamps[0]))
+        hashes, offsets, stamps = hashes[1:], offsets[1:], stamps[1:]
+        if not hashes.size:
+            return
+    module = _kernels.compiled()
+    assert module is not None
+    slots = f.regions.slots.view(np.uint32)
+    words = f.regions.entries.view(np.uint32)
+    h.hash_slot_count += module.put_chain(hashes, offsets, stamps, h.begin_timestamp,
+                                          h.index_count, slots, words)
+    h.index_count += hashes.size
+    h.end_phy_offset = int(offsets[-1])
+    h.end_timestamp = int(stamps[-1])
+    write_header(f.regions, h)
+
+
 def put_hashes(f: OpenIndex, hashes: np.ndarray, offsets: np.ndarray, stamps: np.ndarray) -> int:
-    """``_put_hash`` each (hash, offset, timestamp) in order until full; returns the count."""
+    """:func:`put_one` each (hash, offset, timestamp) in order until full; returns the count."""
     done = 0
     total = min(hashes.size, max(f.regions.geometry.index_num - f.state.index_count, 0))
+    if _kernels.compiled() is not None:
+        _put_run(f, hashes[:total].astype(np.int32, copy=False), offsets[:total],
+                 stamps[:total])
+        return total
     while done < total:
         stop = min(done + CHUNK, total)
         plan = _plan(hashes[done:stop], f.regions.geometry.hash_slot_num)
@@ -125,7 +219,7 @@ def _plan(hashes: np.ndarray, slot_num: int) -> _Plan:
 
 def _apply(f: OpenIndex, plan: _Plan, offsets: np.ndarray, stamps: np.ndarray) -> None:
     """Write a planned chunk that fits, at positions ``index_count ..``: the same bytes
-    as ``_put_hash`` on each put in order."""
+    as :func:`put_one` on each put in order."""
     hashes, order, first = plan.hashes, plan.order, plan.first
     m = hashes.size
     h = f.state

@@ -6,7 +6,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 from golden_data import GoldenSet
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rmqarrow import IndexFile, InvalidKeyError, index_key_hash, index_key_hashes
@@ -53,6 +53,7 @@ def test_golden_entries_hold_our_hashes(golden: GoldenSet) -> None:
 keys = st.text(alphabet=st.characters(codec=None, exclude_categories=()), max_size=80)
 
 
+@settings(deadline=None)  # the first example loads the compiled kernels
 @given(st.lists(keys, max_size=40))
 def test_vectorized_equals_scalar(values: list[str]) -> None:
     expected = [reference_hash(k) for k in values]
@@ -94,3 +95,37 @@ def test_bad_keys_are_refused(bad: object) -> None:
 def test_null_in_arrow_keys_is_refused() -> None:
     with pytest.raises(InvalidKeyError, match="null"):
         index_key_hashes(pa.array(["a", None]))
+
+
+# -- the vectorized (dot-product) hash path and its exact fallback ---------------------------
+
+#: Any code point, surrogates included, so that Python keys carry lone surrogates too.
+ANY_TEXT = st.text(alphabet=st.characters(codec=None, exclude_categories=()), max_size=90)
+ASCII_TEXT = st.text(alphabet=st.characters(max_codepoint=0x7F), max_size=90)
+
+
+@pytest.mark.parametrize("kernel", ["numba", "numpy"])
+@settings(deadline=None, max_examples=150)
+@given(values=st.lists(st.one_of(ANY_TEXT, ASCII_TEXT), max_size=40))
+def test_hash_kernels_equal_java_key_by_key(kernel: str, values: list[str]) -> None:
+    """Mixed ASCII (dot-product path) and non-ASCII keys (exact path): every key equal to
+    ``java_string_hash``, whatever its neighbours (the fast path reads past a key)."""
+    expected = [0 if (h := java_string_hash(k)) == -(2**31) else abs(h) for k in values]
+    assert index_key_hashes(values, kernel=kernel).tolist() == expected
+    safe = [k for k in values if not any("\ud800" <= c <= "\udfff" for c in k)]
+    arr = pa.array(safe, pa.large_string())
+    assert index_key_hashes(arr, kernel=kernel).tolist() == [reference_hash(k) for k in safe]
+
+
+@pytest.mark.parametrize("kernel", ["numba", "numpy"])
+def test_hash_kernel_boundaries(kernel: str) -> None:
+    """Lengths around the 16-byte blocks and the 64-byte fast-path limit, a non-ASCII
+    byte right after an ASCII key, non-BMP pairs, and a key hashing to MIN_VALUE."""
+    values = ["k" * n for n in (0, 1, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 1000)]
+    values += ["abc", "é", "x" * 20, "\U0001f600" * 3, "polygenelubricants", ""]
+    for sliced in (values, values[5:]):
+        arr = pa.array(sliced, pa.string())
+        assert index_key_hashes(arr, kernel=kernel).tolist() == [
+            reference_hash(k) for k in sliced
+        ]
+    assert index_key_hashes(["polygenelubricants"], kernel=kernel).tolist() == [0]
