@@ -20,6 +20,7 @@ __all__ = [
     "ReadOnlyIndexError",
     "RmqArrowError",
     "StoreNotFoundError",
+    "TieredReadError",
 ]
 
 
@@ -65,3 +66,7 @@ class EngineUnavailableError(RmqArrowError, ImportError):
 
 class InvalidValueError(RmqArrowError, ValueError):
     """An argument is out of range (an offset outside int64, a negative count, ...)."""
+
+
+class TieredReadError(RmqArrowError, ValueError):
+    """A tiered index segment read falls outside it, where RocketMQ's query fails too."""
