@@ -14,6 +14,8 @@ from __future__ import annotations
 from ._compacted import CompactedIndexFile
 from ._layout import BEGIN_MAGIC, DEFAULT_HASH_SLOT_NUM, DEFAULT_INDEX_NUM, END_MAGIC
 from ._rules import key_hash
+from ._segment import segment_dir, segment_file_name
+from ._store import TieredIndexStore
 from ._types import AppendResult, FileStatus, IndexItem
 from ._unsealed import TieredIndexFile
 
@@ -27,5 +29,8 @@ __all__ = [
     "FileStatus",
     "IndexItem",
     "TieredIndexFile",
+    "TieredIndexStore",
     "key_hash",
+    "segment_dir",
+    "segment_file_name",
 ]
