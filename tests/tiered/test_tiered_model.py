@@ -62,7 +62,7 @@ class Model:
     def local(self, topic: str, key: str, n: int, begin: int, end: int) -> list[tuple[int, ...]]:
         h = key_hash(topic, key)
         chain = self.chain(h)
-        out = []
+        out: list[tuple[int, ...]] = []
         for pos, i in enumerate(chain[:512]):
             if self.matches(i, h, begin, end):
                 nxt = chain[pos + 1] if pos + 1 < len(chain) else 0
