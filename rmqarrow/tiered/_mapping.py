@@ -10,7 +10,14 @@ from rmqarrow.errors import CorruptIndexError, GeometryError, OutputExistsError,
 
 from ._layout import BEGIN_MAGIC, END_MAGIC, HEADER_STRUCT, unsealed_size
 
-__all__ = ["Header", "check_unsealed_header", "create_zeroed", "map_existing"]
+__all__ = [
+    "Header",
+    "check_unsealed_header",
+    "check_unsealed_size",
+    "create_zeroed",
+    "map_existing",
+    "read_header",
+]
 
 Header = tuple[int, int, int, int, int]
 """``(magic, begin_timestamp, end_timestamp, hash_slot_count, item_count)``."""
@@ -80,5 +87,3 @@ def read_header(buf: mmap.mmap | bytes) -> Header:
     values: Header = HEADER_STRUCT.unpack_from(buf, 0)
     return values
 
-
-__all__ += ["check_unsealed_size", "read_header"]

@@ -14,7 +14,14 @@ import os
 import re
 from pathlib import Path
 
-__all__ = ["LOCAL_DIR_NAME", "parse_segment_name", "segment_dir", "segment_file_name"]
+__all__ = [
+    "COMPACTING_DIR_NAME",
+    "INDEX_TOPIC",
+    "LOCAL_DIR_NAME",
+    "parse_segment_name",
+    "segment_dir",
+    "segment_file_name",
+]
 
 #: The local files' folder under ``storePathRootDir`` (and its ``compacting/`` subfolder).
 LOCAL_DIR_NAME = "tiered_index_file"
@@ -49,5 +56,3 @@ def parse_segment_name(name: str) -> int | None:
         return None
     return int(m.group(1))
 
-
-__all__ += ["COMPACTING_DIR_NAME", "INDEX_TOPIC"]
