@@ -22,6 +22,7 @@ __all__ = [
     "ReadOnlyIndexError",
     "RmqArrowError",
     "StoreNotFoundError",
+    "TieredReadError",
     "UsageError",
 ]
 
@@ -83,3 +84,7 @@ class UsageError(InvalidValueError):
 
 class EngineError(RmqArrowError, RuntimeError):
     """An engine (DuckDB, Spark) failed to run a statement; the message quotes its error."""
+
+
+class TieredReadError(RmqArrowError, ValueError):
+    """A tiered index segment read falls outside it, where RocketMQ's query fails too."""

@@ -198,7 +198,7 @@ def test_public_packages_curate_their_api() -> None:
 
     for name in ("rmqarrow", "rmqarrow.converters", "rmqarrow.converters.duckdb",
                  "rmqarrow.converters.spark", "rmqarrow.commitlog", "rmqarrow.index",
-                 "rmqarrow.verify", "rmqarrow.testing"):
+                 "rmqarrow.verify", "rmqarrow.testing", "rmqarrow.tiered"):
         module = importlib.import_module(name)
         assert module.__doc__, name
         public = module.__all__

@@ -33,5 +33,6 @@ def test_wheel_has_one_top_level_package_and_the_license(tmp_path: Path) -> None
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
     assert "License-Expression: Apache-2.0" in metadata
     for module in ("rmqarrow/converters/spark/export.py", "rmqarrow/converters/schema.py",
-                   "rmqarrow/kernels/walk.py", "rmqarrow/py.typed"):
+                   "rmqarrow/kernels/walk.py", "rmqarrow/tiered/__init__.py",
+                   "rmqarrow/py.typed"):
         assert module in names, module

@@ -14,6 +14,7 @@ __all__ = [
     "java_div",
     "java_int",
     "java_long",
+    "java_rem",
 ]
 
 JAVA_INT_MAX = 2**31 - 1
@@ -41,3 +42,8 @@ def java_div(a: int, b: int) -> int:
     """Java integer division: truncated toward zero (Python's ``//`` floors)."""
     q = abs(a) // abs(b)
     return q if (a >= 0) == (b >= 0) else -q
+
+
+def java_rem(a: int, b: int) -> int:
+    """Java ``a % b``: the remainder takes the sign of the dividend ``a``."""
+    return a - java_div(a, b) * b

@@ -1,0 +1,36 @@
+"""RocketMQ's tiered-storage message-key index (RIP-65 ``IndexStoreFile``), byte-exact.
+
+With tiered storage RocketMQ 5 indexes message keys in a local file of a 28-byte header,
+8-byte hash slots and 32-byte items (:class:`TieredIndexFile`), compacts it into a
+slot-clustered file when it uploads it (:class:`CompactedIndexFile`), and queries a folder
+of both newest first (:class:`TieredIndexStore`).  This format is not the classic
+``IndexFile`` of :mod:`rmqarrow`.  Every odd rule (``Integer.MIN_VALUE`` hashes, early
+sealing, ``maxCount + 1`` answers, the 512-step and 1,024-item caps, the end timestamp reset
+on reopen, ...) is listed in :mod:`rmqarrow.tiered._rules`.
+"""
+
+from __future__ import annotations
+
+from ._compacted import CompactedIndexFile
+from ._layout import BEGIN_MAGIC, DEFAULT_HASH_SLOT_NUM, DEFAULT_INDEX_NUM, END_MAGIC
+from ._rules import key_hash
+from ._segment import segment_dir, segment_file_name
+from ._store import TieredIndexStore
+from ._types import AppendResult, FileStatus, IndexItem
+from ._unsealed import TieredIndexFile
+
+__all__ = [
+    "BEGIN_MAGIC",
+    "DEFAULT_HASH_SLOT_NUM",
+    "DEFAULT_INDEX_NUM",
+    "END_MAGIC",
+    "AppendResult",
+    "CompactedIndexFile",
+    "FileStatus",
+    "IndexItem",
+    "TieredIndexFile",
+    "TieredIndexStore",
+    "key_hash",
+    "segment_dir",
+    "segment_file_name",
+]

@@ -1,0 +1,262 @@
+"""``TieredIndexStore``: a broker's tiered index files as RocketMQ's IndexStoreService sees them.
+
+Local files are ``<root>/tiered_index_file/<beginTimestamp>``; uploaded segments live in one
+folder (see :mod:`rmqarrow.tiered._segment`).  Files are keyed by begin timestamp and an
+uploaded segment replaces the local file of the same timestamp (rules 27-28 of
+:mod:`rmqarrow.tiered._rules`).  Not reproduced: renaming old-format files ``0000``/``1111``,
+deleting ``compacting/`` at start-up, expiry, and the background upload thread.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from types import TracebackType
+
+from rmqarrow.errors import InvalidValueError, ReadOnlyIndexError, StoreNotFoundError
+
+from ._args import check_geometry, check_int, check_long, check_text, distinct_keys
+from ._compacted import CompactedIndexFile
+from ._layout import DEFAULT_HASH_SLOT_NUM, DEFAULT_INDEX_NUM
+from ._rules import is_blank_topic
+from ._segment import LOCAL_DIR_NAME, parse_segment_name, segment_file_name
+from ._types import AppendResult, FileStatus, IndexItem
+from ._unsealed import TieredIndexFile, begin_timestamp_of_name
+
+__all__ = ["TieredIndexStore"]
+
+AnyIndexFile = TieredIndexFile | CompactedIndexFile
+
+
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+class TieredIndexStore:
+    """Local tiered index files plus uploaded segments, queried newest first."""
+
+    def __init__(
+        self,
+        local_dir: Path,
+        segment_dir: Path | None,
+        geometry: tuple[int, int],
+        writable: bool,
+        clock: Callable[[], int],
+    ) -> None:
+        self._local_dir = local_dir
+        self._segment_dir = segment_dir
+        self._slots, self._items = geometry
+        self._writable = writable
+        self._clock = clock
+        self._table: dict[int, AnyIndexFile] = {}
+        self._write_file: TieredIndexFile | None = None
+        self._segment_end = 0
+
+    @classmethod
+    def open(
+        cls,
+        store_path_root_dir: str | os.PathLike[str],
+        hash_slot_num: int = DEFAULT_HASH_SLOT_NUM,
+        index_num: int = DEFAULT_INDEX_NUM,
+        segment_dir: str | os.PathLike[str] | None = None,
+        writable: bool = False,
+        clock: Callable[[], int] = _now_ms,
+    ) -> TieredIndexStore:
+        """Open ``<store_path_root_dir>/tiered_index_file`` and the optional segment folder.
+
+        Read-only by default (no byte changes); ``writable=True`` reopens the local files as
+        RocketMQ does at start-up (end timestamps reset), makes the newest the write file and
+        creates the folders when missing.  ``clock`` (ms) names new files.
+        """
+        s, n = check_geometry(hash_slot_num, index_num)
+        local = Path(store_path_root_dir) / LOCAL_DIR_NAME
+        segments = None if segment_dir is None else Path(segment_dir)
+        if writable:
+            local.mkdir(parents=True, exist_ok=True)
+            if segments is not None:
+                segments.mkdir(parents=True, exist_ok=True)
+        elif not Path(store_path_root_dir).is_dir():
+            raise StoreNotFoundError(f"{store_path_root_dir}: no such store directory")
+        store = cls(local, segments, (s, n), writable, clock)
+        try:
+            store._load()
+        except BaseException:
+            store.close()
+            raise
+        return store
+
+    def _load(self) -> None:
+        if self._local_dir.is_dir():
+            for p in sorted(self._local_dir.iterdir(), key=lambda q: q.name):
+                begin = begin_timestamp_of_name(p)
+                if begin is None or not p.is_file():
+                    continue
+                old = self._table.pop(begin, None)
+                if old is not None:
+                    old.close()
+                self._table[begin] = TieredIndexFile.open(
+                    p, self._slots, self._items, writable=self._writable
+                )
+        if self._writable and self._table:
+            newest = self._table[max(self._table)]
+            assert isinstance(newest, TieredIndexFile)
+            self._write_file = newest
+        for base, p in self._segment_paths():
+            seg = CompactedIndexFile.open(p, self._slots)
+            self._segment_end = max(self._segment_end, base + seg.size)
+            if seg.size == 0:
+                seg.close()  # no header, so no timestamp; it answers nothing anyway
+                continue
+            old = self._table.get(seg.begin_timestamp)
+            if old is not None:
+                old.close()
+            self._table[seg.begin_timestamp] = seg
+        self._table = dict(sorted(self._table.items()))
+
+    def _segment_paths(self) -> list[tuple[int, Path]]:
+        if self._segment_dir is None or not self._segment_dir.is_dir():
+            return []
+        found = []
+        for p in self._segment_dir.iterdir():
+            base = parse_segment_name(p.name)
+            if base is not None and p.is_file():
+                found.append((base, p))
+        return sorted(found)
+
+    # -- reading ------------------------------------------------------------------------
+
+    def files(self) -> list[AnyIndexFile]:
+        """Every open file, newest (largest begin timestamp) first."""
+        return [self._table[k] for k in sorted(self._table, reverse=True)]
+
+    def select(self, begin: int, end: int) -> list[AnyIndexFile]:
+        """The files RocketMQ asks for ``[begin, end]``: begin timestamp inside it."""
+        begin, end = check_long("begin", begin), check_long("end", end)
+        if begin > end:
+            return []
+        return [f for f in self.files() if begin <= f.begin_timestamp <= end]
+
+    def query(
+        self, topic: str, key: str, max_count: int, begin: int, end: int
+    ) -> list[IndexItem]:
+        """IndexStoreService's answer: merged by (queueId, offset), at most ``max_count``.
+
+        Items come in first-seen order (newest file first) where RocketMQ uses hash-map
+        order.  A read failure is raised only when nothing was found (as RocketMQ does).
+        """
+        check_text("topic", topic)
+        check_text("key", key)
+        max_count = check_int("max_count", max_count)
+        merged: dict[tuple[int, int], IndexItem] = {}
+        failure: Exception | None = None
+        for f in self.select(begin, end):
+            try:
+                items = f.query(topic, key, max_count, begin, end)
+            except Exception as exc:  # RocketMQ's allOf keeps going and keeps the first
+                failure = failure or exc
+                continue
+            for item in items:
+                if len(merged) < max_count:
+                    merged[(item.queue_id, item.offset)] = item
+        if not merged and failure is not None:
+            raise failure
+        return list(merged.values())[: max(max_count, 0)]
+
+    # -- writing ------------------------------------------------------------------------
+
+    def _require_writable(self) -> None:
+        if not self._writable:
+            raise ReadOnlyIndexError(f"{self._local_dir} was opened read-only")
+
+    def create_file(self, begin_timestamp: int) -> TieredIndexFile | None:
+        """RocketMQ's createNewIndexFile: only if no file has that timestamp and the write
+        file is not UNSEALED; the new file becomes the write file."""
+        self._require_writable()
+        begin = check_long("begin_timestamp", begin_timestamp)
+        current = self._write_file
+        if begin in self._table or (current is not None and
+                                    current.status is FileStatus.UNSEALED):
+            return None
+        f = TieredIndexFile.create(self._local_dir / str(begin), begin, self._slots, self._items)
+        self._table = dict(sorted({**self._table, begin: f}.items()))
+        self._write_file = f
+        return f
+
+    def put_key(
+        self,
+        topic: str,
+        topic_id: int,
+        queue_id: int,
+        keys: Iterable[str],
+        offset: int,
+        size: int,
+        store_timestamp: int,
+    ) -> AppendResult:
+        """IndexStoreService.putKey: up to 3 tries, rolling to a new file on FILE_FULL.
+
+        As in RocketMQ, three failed tries still return SUCCESS (the keys are lost).
+        """
+        self._require_writable()
+        key_list = distinct_keys(keys)
+        if is_blank_topic(check_text("topic", topic)):
+            return AppendResult.UNKNOWN_ERROR
+        if not key_list:
+            return AppendResult.SUCCESS
+        if self._write_file is None:
+            self.create_file(self._clock())
+        for _ in range(3):
+            assert self._write_file is not None
+            result = self._write_file.put_key(
+                topic, topic_id, queue_id, key_list, offset, size, store_timestamp
+            )
+            if result is AppendResult.SUCCESS:
+                return result
+            if result is AppendResult.FILE_FULL:
+                self.create_file(self._clock())
+        return AppendResult.SUCCESS
+
+    def upload(self, begin_timestamp: int) -> Path:
+        """Compact the local file ``begin_timestamp`` into the next segment, switch to the
+        segment and delete the local file (what the upload thread does to a file)."""
+        self._require_writable()
+        if self._segment_dir is None:
+            raise InvalidValueError("upload needs a segment_dir")
+        local = self._table.get(begin_timestamp)
+        if not isinstance(local, TieredIndexFile):
+            raise InvalidValueError(f"no local file with begin timestamp {begin_timestamp}")
+        if local is self._write_file:
+            raise InvalidValueError("the newest (write) file is not uploaded; roll it first")
+        path = local.compact(self._segment_dir / segment_file_name(self._segment_end))
+        seg = CompactedIndexFile.open(
+            path, self._slots, local.begin_timestamp, local.end_timestamp
+        )
+        self._segment_end += seg.size
+        local.close()
+        local.path.unlink()
+        self._table[begin_timestamp] = seg
+        return path
+
+    # -- life cycle ----------------------------------------------------------------------
+
+    @property
+    def write_file(self) -> TieredIndexFile | None:
+        """The file puts go to (the newest local file), if any."""
+        return self._write_file
+
+    def close(self) -> None:
+        """Close every file."""
+        for f in self._table.values():
+            f.close()
+
+    def __enter__(self) -> TieredIndexStore:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
