@@ -176,8 +176,8 @@ def test_checker_catches(source: str, code: str, expected: str) -> None:
 
 def test_import_rmqarrow_stays_light() -> None:
     code = (
-        "import sys, rmqarrow, rmqarrow.converters, rmqarrow.converters.duckdb, "
-        "rmqarrow.converters.spark\n"
+        "import sys, rmqarrow, rmqarrow.commitlog, rmqarrow.tiered, rmqarrow.converters, "
+        "rmqarrow.converters.duckdb, rmqarrow.converters.spark\n"
         "heavy = ('duckdb', 'pyspark', 'numba', 'pyarrow.parquet', 'pyarrow.dataset')\n"
         "print([m for m in heavy if m in sys.modules])\n"
     )
