@@ -80,6 +80,8 @@ def check_replaceable(out: Path) -> None:
     if not out.exists() and not out.is_symlink():
         return
     what = "a file" if not out.is_dir() or out.is_symlink() else "a directory"
+    if out.is_dir() and not out.is_symlink() and not any(out.iterdir()):
+        return  # an empty directory: nothing to lose
     try:
         ok = out.is_dir() and not out.is_symlink() and json.loads(
             (out / MANIFEST_NAME).read_text(encoding="utf-8")

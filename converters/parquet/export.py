@@ -148,7 +148,9 @@ def snapshot(m: MappedIndex) -> MappedIndex:
     heads = slots.astype(np.int64)
     late = np.flatnonzero(heads >= count)
     if late.size:
-        slots[late] = committed_heads(m, heads[late], late, count)
+        fixed = committed_heads(m, heads[late], late, count)
+        ok = fixed >= 0  # a damaged head stays, and check_exportable refuses the file
+        slots[late[ok]] = fixed[ok]
     return MappedIndex(m.path, m.geometry, m.mm, header, slots, m.entries, False)
 
 

@@ -154,9 +154,13 @@ def check_parts(
     """Refuse (:class:`DatasetError`, one line) a dataset whose data parts are not the ones
     its manifest lists: a part added, missing, resized or with another footer (with
     ``full``, another whole-file checksum).  A manifest without ``parts`` (written before
-    they were recorded) is not checked."""
+    they were recorded), or no manifest at all (another writer's dataset, read by the
+    engines as the layout allows), is not checked; ``import`` requires the manifest."""
     root = Path(dataset_dir)
-    manifest = read_manifest(root) if manifest is None else manifest
+    if manifest is None:
+        if not (root / MANIFEST_NAME).exists():
+            return  # another writer's dataset: no manifest to check against
+        manifest = read_manifest(root)
     listed = manifest.get("parts")
     if listed is None:
         return

@@ -312,7 +312,7 @@ def repair_uncommitted(f: OpenIndex) -> str | None:
     bad = np.flatnonzero(heads >= count)
     if bad.size:
         fixed = committed_heads(regions, heads[bad], bad, count)
-        regions.slots[bad] = fixed
+        regions.slots[bad] = np.maximum(fixed, 0)  # a damaged head: an empty slot
     # the uncommitted entries: a contiguous run written from position ``count`` on
     raw = regions.entries.view(np.uint8).reshape(-1, _ENTRY_SIZE)
     end = count

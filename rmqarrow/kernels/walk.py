@@ -52,8 +52,9 @@ def committed_heads(
     a crash) between the two sees heads ``>= count``: positions not yet committed.  Each
     such head is walked back along ``prev_index`` to the newest committed position of its
     chain, stepping only over entries of the same slot at strictly falling positions;
-    anything else (a damaged head) becomes 0, an empty slot.  Live readers, export
-    snapshots and crash repair all use this one rule.
+    anything else (a damaged head) becomes -1: readers take it as an empty slot, crash
+    repair clears it, export refuses the file.  Live readers, export snapshots and crash
+    repair all use this one rule.
     """
     out = heads.astype(np.int64, copy=True)
     todo = np.flatnonzero(out >= count)
@@ -63,13 +64,14 @@ def committed_heads(
     while todo.size:
         pos = out[todo]
         inside = pos < limit
-        out[todo[~inside]] = 0
+        out[todo[~inside]] = -1
         todo, pos = todo[inside], pos[inside]
         e = entries[pos]
         kh = e["key_hash"].astype(np.int64)
         prev = e["prev_index"].astype(np.int64)
-        same = (kh >= 0) & (kh % slot_num == slots[todo]) & (prev < pos) & (prev >= 0)
-        out[todo[~same]] = 0
+        blank = (kh == 0) & (prev == 0) & (e["phy_offset"] == 0)  # never written
+        same = (kh >= 0) & (kh % slot_num == slots[todo]) & (prev < pos) & (prev >= 0) & ~blank
+        out[todo[~same]] = -1
         todo, prev = todo[same], prev[same]
         out[todo] = prev
         todo = todo[prev >= count]
