@@ -16,8 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rmqarrow.converters.parquet.export import export_store
 from rmqarrow.converters.parquet.importer import import_dataset
-from rmqarrow.converters.parquet.manifest import part_records
-from rmqarrow.converters.parquet.manifest import MANIFEST_NAME
+from rmqarrow.converters.parquet.manifest import MANIFEST_NAME, part_records
 
 from rmqarrow import Geometry, IndexFile
 from rmqarrow.errors import DatasetError, OutputExistsError, StoreNotFoundError
