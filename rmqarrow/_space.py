@@ -15,7 +15,7 @@ from pathlib import Path
 
 from rmqarrow.errors import DiskFullError
 
-__all__ = ["disk_full", "reserve"]
+__all__ = ["disk_full", "is_disk_full", "reserve"]
 
 _NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
 
@@ -26,6 +26,15 @@ def disk_full(path: str | os.PathLike[str], size: int | None, exc: OSError) -> D
     return DiskFullError(
         f"{path}: no space left on the device{need}: {exc.strerror or exc}; "
         "free space (or write elsewhere) and run again"
+    )
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """ENOSPC/EDQUOT, also as Arrow reports it (an ``OSError`` without errno)."""
+    if not isinstance(exc, OSError):
+        return False
+    return exc.errno in _NO_SPACE or "No space left on device" in str(exc) or (
+        "Disk quota exceeded" in str(exc)
     )
 
 

@@ -84,7 +84,13 @@ from rmqarrow.converters.schema import SCHEMAS
 
 from rmqarrow._crash import crash_point
 from rmqarrow._progress import Progress
-from rmqarrow.errors import CorruptIndexError, OutputExistsError, StoreNotFoundError
+from rmqarrow._space import disk_full, is_disk_full
+from rmqarrow.errors import (
+    CorruptIndexError,
+    DiskFullError,
+    OutputExistsError,
+    StoreNotFoundError,
+)
 from rmqarrow.format.layout import HEADER_DTYPE, MappedIndex, check_header, map_regions
 from rmqarrow.kernels.walk import committed_heads
 
@@ -281,6 +287,19 @@ def export_store(
         raise OutputExistsError(
             f"{out_dir}: is (or contains) the source {source}; refusing to replace it"
         )
+    try:
+        return _export(source, Path(out_dir), overwrite, hash_slot_num, index_num, progress,
+                       commitlog)
+    except OSError as exc:
+        if is_disk_full(exc) and not isinstance(exc, DiskFullError):
+            raise disk_full(out_dir, None, exc) from None
+        raise
+
+
+def _export(
+    source: Path, out_dir: Path, overwrite: bool, hash_slot_num: int | None,
+    index_num: int | None, progress: bool, commitlog: str | os.PathLike[str] | None,
+) -> dict[str, Any]:
     paths = source_paths(source)
     geometries = [geometry_of(p, hash_slot_num, index_num) for p in paths]
     total = sum(_entry_count(p) for p in paths)

@@ -25,7 +25,6 @@ Files are built in a hidden staging directory and only then moved into ``out_dir
 
 from __future__ import annotations
 
-import errno
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -49,9 +48,15 @@ from rmqarrow.converters.schema import SCHEMAS
 
 from rmqarrow._crash import crash_point
 from rmqarrow._progress import Progress
-from rmqarrow._space import disk_full, reserve
+from rmqarrow._space import disk_full, is_disk_full, reserve
 from rmqarrow._staging import remove_path, sibling
-from rmqarrow.errors import DatasetError, OutputExistsError, RmqArrowError, StoreNotFoundError
+from rmqarrow.errors import (
+    DatasetError,
+    DiskFullError,
+    OutputExistsError,
+    RmqArrowError,
+    StoreNotFoundError,
+)
 from rmqarrow.format.layout import ENTRY_DTYPE, SLOT_DTYPE, Geometry, map_regions
 from rmqarrow.format.naming import java_name_order
 
@@ -438,6 +443,6 @@ def import_dataset(
         finally:
             remove_path(staging)
     except OSError as exc:
-        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        if is_disk_full(exc) and not isinstance(exc, DiskFullError):
             raise disk_full(out, None, exc) from None
         raise
