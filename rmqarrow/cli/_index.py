@@ -264,7 +264,9 @@ def _record_batches(source: Path, batch_rows: int) -> tuple[Any, int | None]:
                     cols.append(batch.column(name).cast(types[name]))
                 else:
                     cols.append(pa.nulls(batch.num_rows, types[name]))
-            yield pa.RecordBatch.from_arrays(cols, names=list(RECORD_COLUMNS))
+            whole = pa.RecordBatch.from_arrays(cols, names=list(RECORD_COLUMNS))
+            for start in range(0, whole.num_rows, batch_rows):  # CSV blocks are larger
+                yield whole.slice(start, batch_rows)
 
     return normalise(), total
 
@@ -274,13 +276,17 @@ def _validate_records(source: Path, batch_rows: int) -> None:
     before a store that already exists is touched (issue 12)."""
     import pyarrow as pa
 
-    batches, _ = _record_batches(source, batch_rows)
     try:
+        batches, _ = _record_batches(source, batch_rows)
         for _ in batches:
             pass
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise DatasetError(f"{source}: bad record: {first}; nothing was written") from None
+        raise _bad_record(source, exc) from None
+
+
+def _bad_record(source: Path, exc: Exception) -> DatasetError:
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return DatasetError(f"{source}: bad record: {first}; nothing was written")
 
 
 def cmd_build(args: argparse.Namespace) -> int:
@@ -322,9 +328,13 @@ def cmd_build(args: argparse.Namespace) -> int:
         if is_disk_full(exc) and not isinstance(exc, DiskFullError):
             raise disk_full(args.store, None, exc) from None
         raise
-    except BaseException:
+    except BaseException as exc:
         if fresh:
             remove_path(target)
+        import pyarrow as pa
+
+        if isinstance(exc, pa.ArrowInvalid | pa.ArrowNotImplementedError) and args.source:
+            raise _bad_record(args.source, exc) from None
         raise
     summary["store"] = str(args.store)
     if args.json:
