@@ -13,6 +13,7 @@ __all__ = [
     "CommitLogError",
     "CorruptIndexError",
     "DatasetError",
+    "DiskFullError",
     "EngineError",
     "EngineUnavailableError",
     "GeometryError",
@@ -88,3 +89,7 @@ class EngineError(RmqArrowError, RuntimeError):
 
 class TieredReadError(RmqArrowError, ValueError):
     """A tiered index segment read falls outside it, where RocketMQ's query fails too."""
+
+
+class DiskFullError(RmqArrowError, OSError):
+    """No space left for a file rmqarrow reserves before writing (ENOSPC, quota)."""

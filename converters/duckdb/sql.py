@@ -42,7 +42,7 @@ import numpy as np
 import pyarrow as pa
 from rmqarrow.converters.duckdb.walk import HASH_MACROS_SQL, LOOKUP_COLUMNS, LOOKUP_MACROS_SQL
 from rmqarrow.converters.parquet.dataset import detect_target
-from rmqarrow.converters.parquet.parts import table_parts
+from rmqarrow.converters.parquet.parts import duckdb_literal, table_parts
 
 from rmqarrow.errors import DatasetError, InvalidKeyError, InvalidValueError, StoreNotFoundError
 from rmqarrow.format.java import JAVA_LONG_MAX
@@ -131,9 +131,13 @@ def _attach_dataset(con: duckdb.DuckDBPyConnection, root: Path) -> None:
     ``file_name`` strings; otherwise it joins the names to their ranks.
     """
     import duckdb
+    from rmqarrow.converters.parquet.manifest import check_parts, trusted
 
+    if not trusted():  # parts added, missing or changed since export: refused (issue 13)
+        check_parts(root)
     for table in TABLES:
-        con.read_parquet(_parquet_files(root / table)).create_view(table, replace=True)
+        files = [duckdb_literal(p) for p in _parquet_files(root / table)]
+        con.read_parquet(files).create_view(table, replace=True)
     names = [r[0] for r in con.sql("SELECT file_name FROM files").fetchall()]
     ranks = _ranks(names)
     parts = _parquet_files(root / "entries")
@@ -149,7 +153,7 @@ def _attach_dataset(con: duckdb.DuckDBPyConnection, root: Path) -> None:
             mine = [p for p, o in zip(parts, owners, strict=True) if o == name]
             if not mine:
                 continue
-            rel = con.read_parquet(mine).select(
+            rel = con.read_parquet([duckdb_literal(p) for p in mine]).select(
                 duckdb.ConstantExpression(rank)
                 .cast(duckdb.sqltype("INTEGER"))
                 .alias("newest_rank"),
@@ -295,7 +299,8 @@ def _attach_messages(
         con.execute("CREATE OR REPLACE TEMP TABLE messages AS SELECT * FROM _rmq_messages_stream")
         con.unregister("_rmq_messages_stream")
     elif kind == "dataset" and (root / "messages").is_dir():
-        con.read_parquet(_parquet_files(root / "messages")).create_view("messages", replace=True)
+        files = [duckdb_literal(p) for p in _parquet_files(root / "messages")]
+        con.read_parquet(files).create_view("messages", replace=True)
 
 
 def connect(

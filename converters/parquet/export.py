@@ -50,10 +50,14 @@ What this exporter also does, and why (numbers in the converters README, measure
   compress well nor fit a dictionary: smaller and faster than pyarrow's defaults);
 * slots in slot order.
 
-Export refuses (:class:`CorruptIndexError`) a native file that cannot round-trip: bytes
-outside the exported regions (entry position 0, positions >= index_count) that are not
-zero, or a slot head outside 1..index_count-1.  The dataset is built in a hidden sibling
-directory and renamed into place (``rmqarrow.converters.parquet.atomic``).
+Each file is exported as of its header (:func:`snapshot`): the count is read first, slot
+heads past it are walked back to committed positions, entries past it (a live broker's
+batch in progress, or an interrupted build's) are left out, so a dataset of a store
+being appended imports byte-identical to what each file held at that count.  Export
+refuses (:class:`CorruptIndexError`) a file that cannot round-trip: non-zero bytes at
+entry position 0, or a negative slot head.  The dataset is built in a hidden sibling
+directory and renamed into place (``rmqarrow.converters.parquet.atomic``), and the
+manifest lists every part with its row count and checksums (``parts``).
 """
 
 from __future__ import annotations
@@ -70,12 +74,25 @@ import pyarrow.parquet as pq
 from rmqarrow.converters.arrow.scan import files_batch, repeated_string, source_paths
 from rmqarrow.converters.arrow.tables import geometry_of
 from rmqarrow.converters.parquet.atomic import atomic_dir
-from rmqarrow.converters.parquet.manifest import new_manifest, source_file_info, write_manifest
+from rmqarrow.converters.parquet.manifest import (
+    new_manifest,
+    part_records,
+    source_file_info,
+    write_manifest,
+)
 from rmqarrow.converters.schema import SCHEMAS
 
+from rmqarrow._crash import crash_point
 from rmqarrow._progress import Progress
-from rmqarrow.errors import CorruptIndexError, OutputExistsError, StoreNotFoundError
-from rmqarrow.format.layout import HEADER_DTYPE, INDEX_SIZE, MappedIndex, check_header, map_regions
+from rmqarrow._space import disk_full, is_disk_full
+from rmqarrow.errors import (
+    CorruptIndexError,
+    DiskFullError,
+    OutputExistsError,
+    StoreNotFoundError,
+)
+from rmqarrow.format.layout import HEADER_DTYPE, MappedIndex, check_header, map_regions
+from rmqarrow.kernels.walk import committed_heads
 
 __all__ = [
     "ENTRIES_ORDER",
@@ -86,6 +103,7 @@ __all__ = [
     "export_file_slots",
     "export_store",
     "parquet_writer",
+    "snapshot",
 ]
 
 ROW_GROUP_ROWS = 1 << 17
@@ -119,21 +137,42 @@ def parquet_writer(path: Path, table: str, sorting: tuple[str, ...] = ()) -> pq.
     return pq.ParquetWriter(path, schema, sorting_columns=sorting_columns, **PARQUET_OPTIONS)
 
 
+def snapshot(m: MappedIndex) -> MappedIndex:
+    """A consistent view of a file a broker (or a killed build) may have written past its
+    header: the header read first (until two reads agree), then the slot table copied with
+    every head past the header's count walked back to its newest committed position
+    (:func:`rmqarrow.kernels.walk.committed_heads`).  Entries are read in place: positions
+    below the count never change once the header counts them."""
+    header = m.header.copy()
+    for _ in range(100):
+        again = m.header.copy()
+        if again.tobytes() == header.tobytes():
+            break
+        header = again
+    count = max(int(header["index_count"][0]), 1)
+    slots = m.slots.copy()
+    heads = slots.astype(np.int64)
+    late = np.flatnonzero(heads >= count)
+    if late.size:
+        fixed = committed_heads(m, heads[late], late, count)
+        ok = fixed >= 0  # a damaged head stays, and check_exportable refuses the file
+        slots[late[ok]] = fixed[ok]
+    return MappedIndex(m.path, m.geometry, m.mm, header, slots, m.entries, False)
+
+
 def check_exportable(m: MappedIndex) -> None:
-    """Refuse a file whose bytes the three tables would not carry (see module doc)."""
+    """Refuse a file whose bytes the three tables would not carry (see module doc).
+
+    Entries past the header's count are not refused: a live broker (or an interrupted
+    build) writes them before the header; :func:`snapshot` exports the file as of its
+    header, which is what the file holds.
+    """
     count = max(int(m.header["index_count"][0]), 1)
     zero0 = m.entries[:1].view(np.uint8)
-    tail = m.entries[count:].view(np.uint8)
     if zero0.any():
         raise CorruptIndexError(
             f"{m.path}: entry position 0 holds non-zero bytes (RocketMQ never writes it); "
             "exporting would lose them"
-        )
-    if tail.any():
-        first = (int(np.argmax(tail != 0)) // INDEX_SIZE) + count
-        raise CorruptIndexError(
-            f"{m.path}: entry position {first} holds data but the header's indexCount is "
-            f"{count}; exporting would lose it (header not flushed?)"
         )
     heads = m.slots[m.slots != 0].astype(np.int64)
     bad = (heads < 1) | (heads >= count)
@@ -143,7 +182,7 @@ def check_exportable(m: MappedIndex) -> None:
             f"{m.path}: slot {slot} head is {int(m.slots[slot])}, expected 1..{count - 1} "
             f"(indexCount {count})"
         )
-    del zero0, tail
+    del zero0
 
 
 def _entry_count(path: Path) -> int:
@@ -248,6 +287,19 @@ def export_store(
         raise OutputExistsError(
             f"{out_dir}: is (or contains) the source {source}; refusing to replace it"
         )
+    try:
+        return _export(source, Path(out_dir), overwrite, hash_slot_num, index_num, progress,
+                       commitlog)
+    except OSError as exc:
+        if is_disk_full(exc) and not isinstance(exc, DiskFullError):
+            raise disk_full(out_dir, None, exc) from None
+        raise
+
+
+def _export(
+    source: Path, out_dir: Path, overwrite: bool, hash_slot_num: int | None,
+    index_num: int | None, progress: bool, commitlog: str | os.PathLike[str] | None,
+) -> dict[str, Any]:
     paths = source_paths(source)
     geometries = [geometry_of(p, hash_slot_num, index_num) for p in paths]
     total = sum(_entry_count(p) for p in paths)
@@ -260,8 +312,9 @@ def export_store(
             (tmp / sub).mkdir()
         file_batches = []
         for i, (p, g) in enumerate(zip(paths, geometries, strict=True)):
-            m = map_regions(p, g, writable=False)
+            mapped = map_regions(p, g, writable=False)
             try:
+                m = snapshot(mapped)
                 check_header(p, g, m.header)
                 check_exportable(m)
                 file_batches.append(files_batch(m, p.name))
@@ -271,7 +324,8 @@ def export_store(
                 infos.append(source_file_info(p, g.hash_slot_num, g.index_num,
                                               int(m.header["index_count"][0])))
             finally:
-                m.close()
+                mapped.close()
+            crash_point("export:part")
         if not paths:
             for sub in ("slots", "entries"):
                 pq.write_table(SCHEMAS[sub].empty_table(), tmp / sub / "part-00000.parquet")
@@ -299,6 +353,8 @@ def export_store(
         )
         if messages is not None:
             manifest["tables"]["messages"] = messages
+        manifest["parts"] = part_records(tmp)
+        crash_point("export:manifest")
         write_manifest(tmp, manifest)
     return manifest
 

@@ -26,8 +26,6 @@ Files are built in a hidden staging directory and only then moved into ``out_dir
 from __future__ import annotations
 
 import os
-import shutil
-import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,13 +36,27 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as pads
 import pyarrow.parquet as pq
-from rmqarrow.converters.parquet.atomic import atomic_dir, move_files_no_replace
-from rmqarrow.converters.parquet.manifest import read_manifest
+from rmqarrow.converters.parquet.atomic import (
+    atomic_dir,
+    move_files_no_replace,
+    recover,
+    recover_import,
+)
+from rmqarrow.converters.parquet.manifest import check_parts, read_manifest
 from rmqarrow.converters.parquet.parts import table_parts
 from rmqarrow.converters.schema import SCHEMAS
 
+from rmqarrow._crash import crash_point
 from rmqarrow._progress import Progress
-from rmqarrow.errors import DatasetError, OutputExistsError, RmqArrowError, StoreNotFoundError
+from rmqarrow._space import disk_full, is_disk_full, reserve
+from rmqarrow._staging import remove_path, sibling
+from rmqarrow.errors import (
+    DatasetError,
+    DiskFullError,
+    OutputExistsError,
+    RmqArrowError,
+    StoreNotFoundError,
+)
 from rmqarrow.format.layout import ENTRY_DTYPE, SLOT_DTYPE, Geometry, map_regions
 from rmqarrow.format.naming import java_name_order
 
@@ -289,7 +301,7 @@ def _write_file(path: Path, f: _FileRow, parts: dict[str, list[Path]], dataset_d
     n_slots = _fill_slots(slots, f, parts["slots"], dataset_dir / "slots")
     n_entries = _fill_entries(entries, f, parts["entries"], dataset_dir / "entries", bar)
     with open(path, "xb") as fh:
-        fh.truncate(f.geometry.file_size)
+        reserve(fh.fileno(), f.geometry.file_size, path)  # space first: no SIGBUS
     m = map_regions(path, f.geometry, writable=True)
     try:
         for k in _HEADER_FIELDS:
@@ -299,6 +311,44 @@ def _write_file(path: Path, f: _FileRow, parts: dict[str, list[Path]], dataset_d
     finally:
         m.close()
     return n_slots, n_entries
+
+
+def _owner(path: Path) -> str | None:
+    """The one ``file_name`` a part holds, from its row-group statistics (None: unsure)."""
+    try:
+        meta = pq.ParquetFile(path).metadata
+        index = meta.schema.names.index("file_name")
+    except (ValueError, pa.ArrowException, OSError):
+        return None
+    values: set[object] = set()
+    for g in range(meta.num_row_groups):
+        stats = meta.row_group(g).column(index).statistics
+        if stats is None or not stats.has_min_max or not getattr(
+            stats, "is_min_value_exact", True
+        ) or not getattr(stats, "is_max_value_exact", True):
+            return None
+        values.update((stats.min, stats.max))
+    if len(values) != 1:
+        return None
+    value = values.pop()
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _parts_by_file(parts: list[Path]) -> tuple[dict[str, list[Path]], list[Path]]:
+    """Parts holding a single file's rows, by that file's name; and the mixed ones.
+
+    Each file then reads only its own parts (plus the mixed ones): import is linear in
+    the number of files, where a filtered scan of every part per file was quadratic.
+    """
+    own: dict[str, list[Path]] = {}
+    mixed: list[Path] = []
+    for p in parts:
+        name = _owner(p)
+        if name is None:
+            mixed.append(p)
+        else:
+            own.setdefault(name, []).append(p)
+    return own, mixed
 
 
 def _unknown_names(parts: list[Path], table: str, known: set[str]) -> list[str]:
@@ -312,8 +362,15 @@ def import_dataset(
     out_dir: str | os.PathLike[str],
     *,
     progress: bool = False,
+    trust: bool = False,
 ) -> list[Path]:
     """Rebuild the native files of ``dataset_dir`` in ``out_dir``; returns their paths.
+
+    The dataset's parts are first checked against its manifest (names, sizes, checksums;
+    :func:`~rmqarrow.converters.parquet.manifest.check_parts`) unless ``trust``.  Killed
+    runs' leftovers next to ``out_dir`` are cleaned first (an interrupted import into an
+    existing directory is taken out again, see
+    :func:`~rmqarrow.converters.parquet.atomic.recover_import`).
 
     ``out_dir`` is created when missing (then it appears complete, by one rename); when it
     exists, none of the dataset's file names may exist in it.
@@ -322,10 +379,19 @@ def import_dataset(
     if not src.is_dir():
         raise StoreNotFoundError(f"{src}: no such dataset directory")
     manifest = read_manifest(src)
+    if not trust:
+        check_parts(src, manifest, full=True)
     files = _read_files(src, manifest)
     parts = {t: list_parts(src, t) for t in ("slots", "entries")}
     _check_counts(src, manifest, {"files": list_parts(src, "files"), **parts})
-    out = Path(out_dir)
+    split = {t: _parts_by_file(parts[t]) for t in parts}
+
+    def parts_of(name: str) -> dict[str, list[Path]]:
+        return {t: own.get(name, []) + mixed for t, (own, mixed) in split.items()}
+
+    out = Path(out_dir).absolute()
+    if out.parent.is_dir():
+        recover(out)
     if out.exists() and not out.is_dir():
         raise OutputExistsError(f"{out}: exists and is not a directory")
     if out.is_dir():
@@ -341,7 +407,8 @@ def import_dataset(
     def build(staging: Path) -> None:
         with bar:
             for f in files:
-                s, e = _write_file(staging / f.name, f, parts, src, bar)
+                s, e = _write_file(staging / f.name, f, parts_of(f.name), src, bar)
+                crash_point("import:file")
                 totals["slots"] += s
                 totals["entries"] += e
         for table in ("slots", "entries"):
@@ -361,14 +428,21 @@ def import_dataset(
             if isinstance(mtime, int) and mtime >= 0:  # the source file's, when recorded
                 os.utime(staging / f.name, ns=(mtime, mtime))
 
-    if not out.exists():
-        with atomic_dir(out) as staging:
-            build(staging)
-        return [out / f.name for f in files]
-    staging = out / f".rmqarrow-import-{uuid.uuid4().hex[:12]}"
-    staging.mkdir()
     try:
-        build(staging)
-        return move_files_no_replace([staging / f.name for f in files], out)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        if not out.exists():
+            with atomic_dir(out) as staging:
+                build(staging)
+            return [out / f.name for f in files]
+        recover_import(out)
+        # staged next to the store, never inside it (RocketMQ's load opens every entry)
+        staging = sibling(out, "import")
+        staging.mkdir()
+        try:
+            build(staging)
+            return move_files_no_replace([staging / f.name for f in files], out)
+        finally:
+            remove_path(staging)
+    except OSError as exc:
+        if is_disk_full(exc) and not isinstance(exc, DiskFullError):
+            raise disk_full(out, None, exc) from None
+        raise

@@ -19,11 +19,18 @@ Keys (all required unless marked optional)::
                     the index, so import and verify ignore it)
     entries_order   optional: sort columns of each entries part, e.g. ["slot", "position"]
     parquet         optional: writer settings (free form)
+    parts           optional (written since issue 13; checked whenever present): every data
+                    part of the dataset, [{"path": "entries/part-00000.parquet" (relative,
+                    "/"-separated), "rows": n, "size": bytes, "footer_sha256": hex of the
+                    Parquet footer, "sha256": hex of the whole file}, ...]; readers refuse
+                    a dataset whose parts differ (extra, missing, changed)
+                    (:func:`check_parts`)
 """
 
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -37,10 +44,14 @@ __all__ = [
     "FORMAT",
     "LAYOUT_VERSION",
     "MANIFEST_NAME",
+    "TRUST_ENV",
+    "check_parts",
     "new_manifest",
+    "part_records",
     "read_manifest",
     "source_file_info",
     "stale_reasons",
+    "trusted",
     "write_manifest",
 ]
 
@@ -85,6 +96,122 @@ def new_manifest(
     return manifest
 
 
+#: Set to 1 to skip :func:`check_parts` in DuckDB, Spark, ``sql`` and ``query`` (the
+#: command line's ``--trust-dataset`` where a command has it).
+TRUST_ENV = "RMQARROW_TRUST_DATASET"
+_TABLE_DIRS = ("files", "slots", "entries", "messages")
+_FOOTER_MAX = 1 << 26  # a footer larger than 64 MiB is no rmqarrow dataset's
+
+
+def _footer_digest(path: Path, size: int) -> str:
+    """sha256 of the Parquet footer (metadata and its length): cheap, and any change of
+    rows, row groups or statistics changes it."""
+    with open(path, "rb") as fh:
+        if size < 12:
+            raise DatasetError(f"{path}: {size} bytes; not a Parquet file (truncated?)")
+        fh.seek(size - 8)
+        tail = fh.read(8)
+        length = int.from_bytes(tail[:4], "little")
+        if tail[4:] != b"PAR1" or length > min(size - 12, _FOOTER_MAX):
+            raise DatasetError(f"{path}: no Parquet footer; not a Parquet file (truncated?)")
+        fh.seek(size - 8 - length)
+        return hashlib.sha256(fh.read(length) + tail).hexdigest()
+
+
+def _data_parts(dataset_dir: Path) -> list[Path]:
+    from rmqarrow.converters.parquet.parts import table_parts
+
+    out: list[Path] = []
+    for table in _TABLE_DIRS:
+        if (dataset_dir / table).is_dir():
+            out += table_parts(dataset_dir, table)
+    return out
+
+
+def part_records(dataset_dir: Path) -> list[dict[str, Any]]:
+    """The ``parts`` list of a manifest for the data parts now in ``dataset_dir``."""
+    import pyarrow.parquet as pq
+
+    records = []
+    for p in _data_parts(dataset_dir):
+        size = p.stat().st_size
+        with open(p, "rb") as fh:
+            digest = hashlib.file_digest(fh, "sha256").hexdigest()
+        records.append({
+            "path": p.relative_to(dataset_dir).as_posix(),
+            "rows": pq.ParquetFile(p).metadata.num_rows,
+            "size": size,
+            "footer_sha256": _footer_digest(p, size),
+            "sha256": digest,
+        })
+    return records
+
+
+def check_parts(
+    dataset_dir: str | os.PathLike[str], manifest: dict[str, Any] | None = None, *,
+    full: bool = False,
+) -> None:
+    """Refuse (:class:`DatasetError`, one line) a dataset whose data parts are not the ones
+    its manifest lists: a part added, missing, resized or with another footer (with
+    ``full``, another whole-file checksum).  A manifest without ``parts`` (written before
+    they were recorded), or no manifest at all (another writer's dataset, read by the
+    engines as the layout allows), is not checked; ``import`` requires the manifest."""
+    root = Path(dataset_dir)
+    if manifest is None:
+        if not (root / MANIFEST_NAME).exists():
+            return  # another writer's dataset: no manifest to check against
+        manifest = read_manifest(root)
+    listed = manifest.get("parts")
+    if listed is None:
+        return
+    try:
+        want = {str(r["path"]): r for r in listed}
+    except (KeyError, TypeError) as exc:
+        raise DatasetError(f"{root / MANIFEST_NAME}: malformed parts list ({exc!r})") from None
+    have = {p.relative_to(root).as_posix(): p for p in _data_parts(root)}
+    hint = (f"; re-export it, or set {TRUST_ENV}=1 (--trust-dataset) to read it anyway")
+    extra = sorted(set(have) - set(want))
+    if extra:
+        raise DatasetError(
+            f"{root}: part {extra[0]} is not in the manifest ({len(extra)} extra part(s): "
+            f"copied or left over?){hint}"
+        )
+    missing = sorted(set(want) - set(have))
+    if missing:
+        raise DatasetError(
+            f"{root}: part {missing[0]} listed in the manifest is missing "
+            f"({len(missing)} missing){hint}"
+        )
+    for rel, p in have.items():
+        rec = want[rel]
+        try:
+            size = p.stat().st_size
+            if size != rec["size"]:
+                raise DatasetError(
+                    f"{p}: {size} bytes, the manifest says {rec['size']}: changed since "
+                    f"export{hint}"
+                )
+            if _footer_digest(p, size) != rec["footer_sha256"]:
+                raise DatasetError(f"{p}: Parquet footer differs from the manifest's: "
+                                   f"changed since export{hint}")
+            if full:
+                with open(p, "rb") as fh:
+                    if hashlib.file_digest(fh, "sha256").hexdigest() != rec["sha256"]:
+                        raise DatasetError(f"{p}: checksum differs from the manifest's: "
+                                           f"changed since export{hint}")
+        except OSError as exc:
+            raise DatasetError(f"{p}: unreadable: {exc.strerror or exc}") from None
+        except (KeyError, TypeError) as exc:
+            raise DatasetError(
+                f"{root / MANIFEST_NAME}: malformed parts entry for {rel} ({exc!r})"
+            ) from None
+
+
+def trusted() -> bool:
+    """True when the environment asks to skip :func:`check_parts` (``TRUST_ENV``)."""
+    return os.environ.get(TRUST_ENV, "") not in ("", "0")
+
+
 def write_manifest(dataset_dir: Path, manifest: dict[str, Any]) -> None:
     text = json.dumps(manifest, indent=1, ensure_ascii=False, sort_keys=True) + "\n"
     (dataset_dir / MANIFEST_NAME).write_text(text, encoding="utf-8")
@@ -97,8 +224,10 @@ def read_manifest(dataset_dir: str | os.PathLike[str]) -> dict[str, Any]:
         manifest = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise DatasetError(f"{path}: missing; not an rmqarrow dataset (or incomplete)") from None
-    except (OSError, ValueError) as exc:
-        raise DatasetError(f"{path}: unreadable manifest: {exc}") from None
+    except PermissionError:
+        raise DatasetError(f"{path}: permission denied; cannot read the manifest") from None
+    except (OSError, ValueError, RecursionError) as exc:
+        raise DatasetError(f"{path}: unreadable manifest: {str(exc)[:200]}") from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise DatasetError(f"{path}: format is not {FORMAT!r}")
     if manifest.get("schema_version") != SCHEMA_VERSION:

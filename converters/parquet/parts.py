@@ -7,12 +7,14 @@ never data.  The list is explicit, so readers never see a user's path as a glob 
 
 from __future__ import annotations
 
+import glob
 import os
+import re
 from pathlib import Path
 
 from rmqarrow.errors import DatasetError
 
-__all__ = ["table_parts"]
+__all__ = ["duckdb_literal", "hadoop_literal", "table_parts"]
 
 
 def _is_data(path: Path, table_dir: Path) -> bool:
@@ -31,3 +33,19 @@ def table_parts(dataset_dir: str | os.PathLike[str], table: str) -> list[Path]:
     if not parts:
         raise DatasetError(f"{directory}: no .parquet files; not a complete dataset")
     return parts
+
+
+def duckdb_literal(path: str | os.PathLike[str]) -> str:
+    """``path`` as a DuckDB file name that matches only itself.
+
+    DuckDB treats every name given to ``read_parquet`` as a glob (``*``, ``?``, ``[...]``);
+    a dataset at ``g/ds[12]`` would read ``g/ds1``.  Each special character is put in a
+    one-character class (``[[]``, ``[*]``, ``[?]``), which DuckDB matches literally.
+    """
+    return glob.escape(str(path))
+
+
+def hadoop_literal(path: str | os.PathLike[str]) -> str:
+    """``path`` as a Hadoop/Spark path that matches only itself: the glob characters
+    ``* ? [ ] { } \\`` escaped with a backslash (Hadoop's ``GlobPattern``)."""
+    return re.sub(r"([*?\[\]{}\\])", r"\\\1", str(path))

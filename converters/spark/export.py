@@ -159,6 +159,9 @@ def export_store(
                 "parquet": {"row_group_rows": ROW_GROUP_ROWS, **PARQUET_OPTIONS},
             },
         )
+        from rmqarrow.converters.parquet.manifest import part_records
+
+        manifest["parts"] = part_records(tmp)  # checked by every reader (issue 13)
         write_manifest(tmp, manifest)
 
 

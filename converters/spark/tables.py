@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 from rmqarrow.converters.parquet.dataset import detect_target
-from rmqarrow.converters.parquet.parts import table_parts
+from rmqarrow.converters.parquet.parts import hadoop_literal, table_parts
 from rmqarrow.converters.schema import SCHEMAS
 
 from rmqarrow.format.naming import java_name_order
@@ -51,7 +51,7 @@ MESSAGES_VIEW = "messages"
 def _read_parquet_table(spark: SparkSession, directory: Path, table: str) -> DataFrame:
     from rmqarrow.converters.spark.source import spark_ddl
 
-    parts = [str(p) for p in table_parts(directory.parent, directory.name)]
+    parts = [hadoop_literal(p) for p in table_parts(directory.parent, directory.name)]
     df = spark.read.schema(spark_ddl(table)).parquet(*parts)
     return df.select(*SCHEMAS[table].names)
 
@@ -89,7 +89,7 @@ def register_messages(
     elif kind == "dataset" and (root / "messages").is_dir():
         from rmqarrow.converters.arrow.messages import MESSAGES_SCHEMA
 
-        parts = [str(p) for p in table_parts(root, "messages")]
+        parts = [hadoop_literal(p) for p in table_parts(root, "messages")]
         df = spark.read.parquet(*parts).select(*MESSAGES_SCHEMA.names)
     else:
         spark.catalog.dropTempView(MESSAGES_VIEW)
@@ -111,6 +111,10 @@ def register_views(
     root = Path(target)
     frames: dict[str, DataFrame] = {}
     if kind == "dataset":
+        from rmqarrow.converters.parquet.manifest import check_parts, trusted
+
+        if not trusted():  # parts added, missing or changed since export (issue 13)
+            check_parts(root)
         for table in TABLES:
             frames[table] = _read_parquet_table(spark, root / table, table)
     else:

@@ -49,6 +49,8 @@ def register(sub: Any) -> None:
     )
     p.add_argument("dataset", help="dataset directory made by rmqarrow export")
     p.add_argument("outdir", help="directory to write the index files into (created if missing)")
+    p.add_argument("--trust-dataset", action="store_true",
+                   help="skip checking the parts against the manifest's list and checksums")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(func=_import)
 
@@ -122,7 +124,8 @@ def _import(args: argparse.Namespace) -> int:
     from rmqarrow.converters.parquet.importer import import_dataset
 
     start = time.perf_counter()
-    paths = import_dataset(args.dataset, args.outdir, progress=True)
+    paths = import_dataset(args.dataset, args.outdir, progress=True,
+                           trust=args.trust_dataset)
     summary = {
         "outdir": args.outdir,
         "files": len(paths),

@@ -264,20 +264,93 @@ def _record_batches(source: Path, batch_rows: int) -> tuple[Any, int | None]:
                     cols.append(batch.column(name).cast(types[name]))
                 else:
                     cols.append(pa.nulls(batch.num_rows, types[name]))
-            yield pa.RecordBatch.from_arrays(cols, names=list(RECORD_COLUMNS))
+            whole = pa.RecordBatch.from_arrays(cols, names=list(RECORD_COLUMNS))
+            for start in range(0, whole.num_rows, batch_rows):  # CSV blocks are larger
+                yield whole.slice(start, batch_rows)
 
     return normalise(), total
 
 
+def _validate_records(source: Path, batch_rows: int) -> None:
+    """Read every input record once, writing nothing: a bad value anywhere fails here,
+    before a store that already exists is touched (issue 12)."""
+    import pyarrow as pa
+
+    try:
+        batches, _ = _record_batches(source, batch_rows)
+        for _ in batches:
+            pass
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+        raise _bad_record(source, exc) from None
+
+
+def _bad_record(source: Path, exc: Exception) -> DatasetError:
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return DatasetError(f"{source}: bad record: {first}; nothing was written")
+
+
 def cmd_build(args: argparse.Namespace) -> int:
+    """Build (or resume) a store.  A new store is built in a sibling staging folder and
+    renamed into place when complete (a failure or kill -9 leaves no store, and the next
+    run removes the folder); an existing store is appended in place, crash-consistently
+    (an interrupted batch is rolled back to the header on the next open, and said)."""
+    import os
+
+    from rmqarrow._space import disk_full, is_disk_full
+    from rmqarrow._staging import remove_path, sibling, stale_siblings
+    from rmqarrow.errors import DiskFullError
+
+    if args.batch_rows < 1:
+        raise UsageError(f"--batch-rows must be >= 1, got {args.batch_rows}")
+    store = Path(args.store).absolute()
+    for stale in stale_siblings(store, "build"):
+        remove_path(stale)
+        print(f"rmqarrow build: removed {stale} (left by a killed build)", file=sys.stderr)
+    if store.exists() and not store.is_dir():
+        raise UsageError(f"{args.store}: exists and is not a directory; give a store directory")
+    fresh = not store.exists() or not any(store.iterdir())
+    if fresh:
+        from rmqarrow.converters.parquet.atomic import check_output_place
+
+        check_output_place(store)
+    elif args.source is not None:
+        _validate_records(args.source, args.batch_rows)
+    target = sibling(store, "build") if fresh else store
+    try:
+        summary = _build_into(args, target)
+        if fresh:
+            if store.exists():
+                store.rmdir()  # it was empty
+            os.rename(target, store)
+    except OSError as exc:
+        if fresh:
+            remove_path(target)
+        if is_disk_full(exc) and not isinstance(exc, DiskFullError):
+            raise disk_full(args.store, None, exc) from None
+        raise
+    except BaseException as exc:
+        if fresh:
+            remove_path(target)
+        import pyarrow as pa
+
+        if isinstance(exc, pa.ArrowInvalid | pa.ArrowNotImplementedError) and args.source:
+            raise _bad_record(args.source, exc) from None
+        raise
+    summary["store"] = str(args.store)
+    if args.json:
+        print_json(summary)
+    else:
+        print_kv(summary)
+    return 0
+
+
+def _build_into(args: argparse.Namespace, store: Path) -> dict[str, Any]:
     import time
 
     from rmqarrow._progress import Progress
     from rmqarrow.format.layout import DEFAULT_HASH_SLOT_NUM, DEFAULT_INDEX_NUM
     from rmqarrow.index.service import IndexService
 
-    if args.batch_rows < 1:
-        raise UsageError(f"--batch-rows must be >= 1, got {args.batch_rows}")
     if args.source is not None:
         batches, total = _record_batches(args.source, args.batch_rows)
         unit = "records"
@@ -291,7 +364,7 @@ def cmd_build(args: argparse.Namespace) -> int:
                                 batch_rows=args.batch_rows)
         total, unit = None, "records"
     service = IndexService(
-        args.store,
+        store,
         DEFAULT_HASH_SLOT_NUM if args.hash_slot_num is None else args.hash_slot_num,
         DEFAULT_INDEX_NUM if args.index_num is None else args.index_num,
         checkpoint_path=args.checkpoint,
@@ -300,6 +373,8 @@ def cmd_build(args: argparse.Namespace) -> int:
     records = 0
     with service:
         service.load()
+        for note in service.repairs:
+            print(f"rmqarrow build: {note}", file=sys.stderr)
         files_before = len(service.files)
         with Progress(total, "building", unit) as progress:
             for batch in batches:
@@ -307,16 +382,12 @@ def cmd_build(args: argparse.Namespace) -> int:
                 records += batch.num_rows
                 progress.advance(batch.num_rows)
         service.flush()
-        summary = {
-            "store": str(args.store),
+        return {
+            "store": str(store),
             "records": records,
             "files": len(service.files),
             "new_files": len(service.files) - files_before,
             "entries": sum(f.entry_count for f in service.files),
+            "repaired": len(service.repairs),
             "seconds": round(time.monotonic() - started, 3),
         }
-    if args.json:
-        print_json(summary)
-    else:
-        print_kv(summary)
-    return 0

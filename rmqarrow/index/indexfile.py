@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rmqarrow._closing import Closing
+from rmqarrow._space import reserve
 from rmqarrow.errors import (
     ClosedIndexError,
     InvalidValueError,
@@ -54,6 +55,19 @@ def _java_long_arg(name: str, value: object) -> int:
     return v
 
 
+def _read_header(mapped: MappedIndex) -> HeaderState:
+    """The stored header, read until two reads agree (a writer may be rewriting it)."""
+    raw = mapped.header[0].item()
+    for _ in range(100):
+        again = mapped.header[0].item()
+        if again == raw:
+            break
+        raw = again
+    header = HeaderState(*raw)
+    header.index_count = max(header.index_count, 1)
+    return header
+
+
 class IndexFile(Closing):
     """A RocketMQ IndexFile on disk.  Use :meth:`create` or :meth:`open`."""
 
@@ -84,7 +98,11 @@ class IndexFile(Closing):
         p = Path(path)
         try:
             with open(p, "xb") as fh:
-                fh.truncate(geometry.file_size)
+                try:
+                    reserve(fh.fileno(), geometry.file_size, p)  # space first: no SIGBUS
+                except BaseException:
+                    p.unlink()
+                    raise
         except FileExistsError:
             raise OutputExistsError(
                 f"{p}: already exists; an index file is never replaced"
@@ -125,10 +143,28 @@ class IndexFile(Closing):
         except RmqArrowError:
             mapped.close()
             raise
-        raw = mapped.header[0].item()
-        header = HeaderState(*raw)
-        header.index_count = max(header.index_count, 1)
-        return cls(mapped, header)
+        header = _read_header(mapped)
+        f = cls(mapped, header)
+        if writable:
+            f.repaired = _put.repair_uncommitted(f)
+        return f
+
+    #: What :meth:`open` repaired after an interrupted write (None: nothing), for callers
+    #: to report (``rmqarrow build`` prints it).
+    repaired: str | None = None
+
+    def refresh(self) -> None:
+        """Re-read the header of a read-only file (a broker may be appending to it).
+
+        Queries call this first, so each uses one consistent view: the count read here
+        bounds every position followed (heads past it are walked back, see
+        :func:`rmqarrow.kernels.walk.committed_heads`).  The count never goes down.
+        """
+        if self._m.writable or self._closed:
+            return
+        fresh = _read_header(self._m)
+        if fresh.index_count >= self._h.index_count:
+            self._h = fresh
 
     # -- header ----------------------------------------------------------------------------
 
@@ -237,6 +273,7 @@ class IndexFile(Closing):
     ) -> list[int]:
         """The chained lookup: offsets of ``key`` stored within ``[begin, end]``, newest first."""
         self._check_open()
+        self.refresh()
         out: list[int] = []
         walk_chain(self._m, self._h, index_key_hash(key), max_num, begin, end, out)
         return out
@@ -252,6 +289,7 @@ class IndexFile(Closing):
         ``phy_offset`` int64) in native order; ``max_num``/``begin``/``end`` are scalars or
         one value per key."""
         self._check_open()
+        self.refresh()
         return _lookup.select_many(self, keys, max_num, begin, end)
 
     # -- lifecycle -----------------------------------------------------------------------------

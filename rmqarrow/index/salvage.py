@@ -6,7 +6,9 @@ than the checkpoint's indexMsgTimestamp, losing the entries that were already va
 entries surely stored at or before the cutoff (entry 1 exactly at the header's begin
 timestamp, the others within the second their diff gives), in their
 original order with their original time diffs, chains relinked around the dropped ones.
-The original file is kept beside it as ``.NAME.before-salvage`` (hidden, so not loaded).
+The original file is kept next to the store directory, never inside it (RocketMQ's
+``IndexService.load`` opens every entry of ``store/index``, hidden ones included):
+``STORE/../.STORE.before-salvage/NAME``; the rewrite is staged there too and renamed in.
 """
 
 from __future__ import annotations
@@ -16,9 +18,17 @@ from pathlib import Path
 
 import numpy as np
 
+from rmqarrow._space import reserve
+from rmqarrow._staging import sibling
 from rmqarrow.format.layout import Geometry, map_regions
 
-__all__ = ["salvage_file"]
+__all__ = ["backup_dir", "salvage_file"]
+
+
+def backup_dir(path: Path) -> Path:
+    """Where the original of a salvaged file is kept: beside its store directory."""
+    store = path.absolute().parent
+    return store.parent / f".{store.name}.before-salvage"
 
 
 def salvage_file(path: Path, geometry: Geometry, cutoff: int) -> int:
@@ -54,10 +64,20 @@ def salvage_file(path: Path, geometry: Geometry, cutoff: int) -> int:
     same = slots_of[order][1:] == slots_of[order][:-1]
     prev[order[1:][same]] = positions[order[:-1][same]]
     kept["prev_index"] = prev
-    backup = path.with_name(f".{path.name}.before-salvage")
-    tmp = path.with_name(f".{path.name}.salvage")
+    keep_dir = backup_dir(path)
+    keep_dir.mkdir(exist_ok=True)
+    backup = keep_dir / path.name
+    n = 1
+    while backup.exists():
+        backup = keep_dir / f"{path.name}.{n}"
+        n += 1
+    tmp = sibling(keep_dir / path.name, "salvage")
     with open(tmp, "xb") as fh:
-        fh.truncate(geometry.file_size)
+        try:
+            reserve(fh.fileno(), geometry.file_size, tmp)
+        except BaseException:
+            tmp.unlink()
+            raise
     dst = map_regions(tmp, geometry, writable=True)
     try:
         dst.entries[1 : k + 1] = kept

@@ -59,6 +59,8 @@ def query_files(
     if max_num < 0:
         raise InvalidValueError(f"max_num must be >= 0, got {max_num}")
     out: list[int] = []
+    for f in files:
+        f.refresh()  # read-only files: this query's view of a store being appended
     for f in reversed(files):
         if f.is_time_matched(begin, end):
             walk_chain(f.regions, f.state, key_hash, max_num, begin, end, out)
@@ -104,6 +106,8 @@ class IndexService(Closing):
         self._clock = clock or (lambda: time.time_ns() // 1_000_000)
         self._last_name_millis = -1
         self.files: list[IndexFile] = []
+        #: what :meth:`load` repaired after an interrupted write, one line per file
+        self.repairs: list[str] = []
 
     # -- loading ---------------------------------------------------------------------------
 
@@ -113,8 +117,8 @@ class IndexService(Closing):
         After an abnormal exit (``last_exit_ok=False``) RocketMQ deletes every file whose
         end timestamp is later than the checkpoint's indexMsgTimestamp.  With
         ``salvage=True`` such a file instead keeps its entries stored at or before that
-        time (the rest is dropped; the original is kept beside it as a hidden
-        ``.NAME.before-salvage`` file).  This is what RocketMQ's issue #3868 asks for.
+        time (the rest is dropped; the original is kept beside the store directory, in
+        ``.STORE.before-salvage/``).  This is what RocketMQ's issue #3868 asks for.
         """
         self.close()
         if not self.store_dir.exists():
@@ -144,6 +148,8 @@ class IndexService(Closing):
                         continue
                 path.unlink()
                 continue
+            if f.repaired:
+                self.repairs.append(f.repaired)
             self.files.append(f)
 
     def _geom(self) -> tuple[int, int]:
@@ -219,6 +225,8 @@ class IndexService(Closing):
         """Bulk :meth:`lookup` by full index keys (no batch cap): a table (``query``,
         ``phy_offset``) in native order; ``max_num``/``begin``/``end`` are scalars or one
         value per key."""
+        for f in self.files:
+            f.refresh()
         return _lookup.query_offsets(self.files, keys, max_num, begin, end)
 
     def lookup(self, query: Query) -> list[int]:

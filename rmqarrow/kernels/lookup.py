@@ -29,7 +29,7 @@ from rmqarrow.format.java import JAVA_INT_MAX, JAVA_LONG_MAX
 from rmqarrow.format.layout import OpenIndex
 from rmqarrow.kernels.arrays import per_query
 from rmqarrow.kernels.hashing import index_key_hashes
-from rmqarrow.kernels.walk import walk_chain
+from rmqarrow.kernels.walk import committed_heads, walk_chain
 
 __all__ = ["RESULT_SCHEMA", "answers_from_table", "query_offsets", "select_many"]
 
@@ -158,8 +158,11 @@ def _walk_block(f: OpenIndex, w: _Walk, queries: np.ndarray) -> None:
     begin_ts = np.int64(state.begin_timestamp)
     held_before = w.held[queries].copy()
     hashes = w.hashes[queries]
-    pos = regions.slots.view(np.int32)[hashes % np.int32(regions.geometry.hash_slot_num)]
+    slot_of = hashes % np.int32(regions.geometry.hash_slot_num)
+    pos = regions.slots.view(np.int32)[slot_of]
     pos = pos.byteswap()
+    if (pos >= count).any():  # heads not committed yet (live writer, crash): walk back
+        pos = committed_heads(regions, pos, slot_of, count).astype(np.int32)
     left = w.max_num[queries] - held_before
     ok = (pos > 0) & (pos <= count) & (pos < limit) & (left > 0)
     idx = np.flatnonzero(ok)

@@ -29,13 +29,15 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
+from rmqarrow._crash import crash_point
 from rmqarrow.format import rules as _rules
 from rmqarrow.format.layout import OpenIndex, write_header
 from rmqarrow.kernels import _compiled as _kernels
 from rmqarrow.kernels.arrays import int64_values
 from rmqarrow.kernels.hashing import check_keys, index_key_hashes
+from rmqarrow.kernels.walk import committed_heads
 
-__all__ = ["CHUNK", "put_hashes", "put_keys", "put_one"]
+__all__ = ["CHUNK", "put_hashes", "put_keys", "put_one", "repair_uncommitted"]
 
 #: Puts per vectorized chunk: bounds temporaries to a few tens of MB whatever the batch.
 CHUNK = 1 << 20
@@ -54,7 +56,9 @@ def put_one(f: OpenIndex, key_hash: int, phy_offset: int, store_timestamp: int) 
     prev = _rules.slot_head_or_invalid(int(regions.slots[slot]), position)
     diff = _rules.time_diff(store_timestamp, h.begin_timestamp)
     regions.entries[position] = (key_hash, phy_offset, diff, prev)
+    crash_point("put:entries")
     regions.slots[slot] = position
+    crash_point("put:heads")
     if position <= 1:
         h.begin_phy_offset = phy_offset
         h.begin_timestamp = store_timestamp
@@ -159,10 +163,23 @@ def _put_run(f: OpenIndex, hashes: np.ndarray, offsets: np.ndarray, stamps: np.n
             return
     module = _kernels.compiled()
     assert module is not None
-    slots = f.regions.slots.view(np.uint32)
+    mapped_slots = f.regions.slots.view(np.uint32)
     words = f.regions.entries.view(np.uint32)
-    h.hash_slot_count += module.put_chain(hashes, offsets, stamps, h.begin_timestamp,
-                                          h.index_count, slots, words)
+    # The kernel chains into a copy of the slot table and writes the entries into the
+    # map; the changed heads are copied in after: entries, then heads, then the header,
+    # so an interruption anywhere leaves heads that point at written entries only
+    # (:func:`repair_uncommitted` rolls them back to the header on the next open).
+    slots = mapped_slots.copy()
+    empty = module.put_chain(hashes, offsets, stamps, h.begin_timestamp, h.index_count,
+                             slots, words)
+    crash_point("put:entries")
+    changed = hashes % np.int32(slots.size)  # repeats write the same value again
+    half = changed.size // 2
+    mapped_slots[changed[:half]] = slots[changed[:half]]
+    crash_point("put:some-heads")
+    mapped_slots[changed[half:]] = slots[changed[half:]]
+    crash_point("put:heads")
+    h.hash_slot_count += empty
     h.index_count += hashes.size
     h.end_phy_offset = int(offsets[-1])
     h.end_timestamp = int(stamps[-1])
@@ -257,10 +274,62 @@ def _apply(f: OpenIndex, plan: _Plan, offsets: np.ndarray, stamps: np.ndarray) -
     last = np.empty_like(first)
     last[:-1] = first[1:] - 1
     last[-1] = m - 1
-    raw_slots[plan.head_slot] = s_pos[last].byteswap()
+    crash_point("put:entries")
+    new_heads = s_pos[last].byteswap()
+    half = new_heads.size // 2
+    raw_slots[plan.head_slot[:half]] = new_heads[:half]
+    crash_point("put:some-heads")
+    raw_slots[plan.head_slot[half:]] = new_heads[half:]
+    crash_point("put:heads")
 
     h.hash_slot_count += int(np.count_nonzero(heads == _rules.INVALID_INDEX))
     h.index_count = stop
     h.end_phy_offset = int(offsets[-1])
     h.end_timestamp = int(stamps[-1])
     write_header(f.regions, f.state)
+
+
+# -- crash repair ----------------------------------------------------------------------------
+
+#: Entries scanned per step when clearing an interrupted batch's tail.
+_TAIL_BLOCK = 1 << 16
+
+
+def repair_uncommitted(f: OpenIndex) -> str | None:
+    """Bring a writable file back to its header after an interrupted batch; what was done.
+
+    Writers put entries, then slot heads, then the header (see :func:`put_keys`).  A
+    crash in between leaves entries past the header's ``indexCount`` and heads pointing
+    at them; resuming on top would cut chains and miscount ``hashSlotCount``.  Here each
+    head ``>= indexCount`` is walked back to its newest committed position
+    (:func:`rmqarrow.kernels.walk.committed_heads`) and the uncommitted entries are
+    zeroed, so the file is byte-identical to one whose writer stopped at the header's
+    count.  Returns None when the file was already consistent.
+    """
+    regions, count = f.regions, max(f.state.index_count, 1)
+    g = regions.geometry
+    heads = regions.slots.astype(np.int64)
+    bad = np.flatnonzero(heads >= count)
+    if bad.size:
+        fixed = committed_heads(regions, heads[bad], bad, count)
+        regions.slots[bad] = np.maximum(fixed, 0)  # a damaged head: an empty slot
+    # the uncommitted entries: a contiguous run written from position ``count`` on
+    raw = regions.entries.view(np.uint8).reshape(-1, _ENTRY_SIZE)
+    end = count
+    while end < g.index_num:
+        stop = min(end + _TAIL_BLOCK, g.index_num)
+        nonzero = raw[end:stop].any(axis=1)
+        if not nonzero.any():
+            break
+        end += int(np.flatnonzero(nonzero)[-1]) + 1
+        if end < stop:
+            break
+    if end > count:
+        raw[count:end] = 0
+    if not bad.size and end == count:
+        return None
+    return (
+        f"{regions.path}: an interrupted write was rolled back to the header "
+        f"(indexCount {count}): {bad.size} slot head(s) reset, {end - count} uncommitted "
+        f"entr{'y' if end - count == 1 else 'ies'} cleared; a resumed build puts them again"
+    )

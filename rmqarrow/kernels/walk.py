@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
+
 from rmqarrow.format.java import java_long
 from rmqarrow.format.layout import HeaderState, MappedIndex
 
@@ -23,6 +25,7 @@ __all__ = [
     "PAST_THE_FILE",
     "PREV_INVALID",
     "StepHook",
+    "committed_heads",
     "walk_chain",
 ]
 
@@ -40,6 +43,41 @@ PREV_INVALID = "prev_index invalid"
 StepHook = Callable[[int, int, "int | None", bool], None]
 
 
+def committed_heads(
+    regions: MappedIndex, heads: np.ndarray, slots: np.ndarray, count: int
+) -> np.ndarray:
+    """``heads`` (int64, the stored heads of ``slots``) as of header count ``count``.
+
+    A writer writes a batch's entries, then its slot heads, then the header; a reader (or
+    a crash) between the two sees heads ``>= count``: positions not yet committed.  Each
+    such head is walked back along ``prev_index`` to the newest committed position of its
+    chain, stepping only over entries of the same slot at strictly falling positions;
+    anything else (a damaged head) becomes -1: readers take it as an empty slot, crash
+    repair clears it, export refuses the file.  Live readers, export snapshots and crash
+    repair all use this one rule.
+    """
+    out = heads.astype(np.int64, copy=True)
+    todo = np.flatnonzero(out >= count)
+    limit = regions.geometry.index_num
+    slot_num = regions.geometry.hash_slot_num
+    entries = regions.entries
+    while todo.size:
+        pos = out[todo]
+        inside = pos < limit
+        out[todo[~inside]] = -1
+        todo, pos = todo[inside], pos[inside]
+        e = entries[pos]
+        kh = e["key_hash"].astype(np.int64)
+        prev = e["prev_index"].astype(np.int64)
+        blank = (kh == 0) & (prev == 0) & (e["phy_offset"] == 0)  # never written
+        same = (kh >= 0) & (kh % slot_num == slots[todo]) & (prev < pos) & (prev >= 0) & ~blank
+        out[todo[~same]] = -1
+        todo, prev = todo[same], prev[same]
+        out[todo] = prev
+        todo = todo[prev >= count]
+    return out
+
+
 def walk_chain(
     regions: MappedIndex,
     state: HeaderState,
@@ -54,7 +92,11 @@ def walk_chain(
     newest first, until ``out`` holds ``max_num``; return the reason the walk stopped."""
     count = state.index_count
     geometry = regions.geometry
-    position = int(regions.slots[key_hash % geometry.hash_slot_num])
+    slot = key_hash % geometry.hash_slot_num
+    position = int(regions.slots[slot])
+    if position >= count > 1:  # a head not committed yet (live writer, crash)
+        position = int(committed_heads(regions, np.array([position]), np.array([slot]),
+                                       count)[0])
     if position <= 0 or position > count or count <= 1:
         return EMPTY_SLOT
     entries = regions.entries

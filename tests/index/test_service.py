@@ -157,7 +157,9 @@ def test_salvage_keeps_valid_entries(tmp_path: Path) -> None:
         assert s.files[1].entry_count == 1
         assert s.query_offset("T", "k3", 10).phy_offsets == [3]
         assert s.query_offset("T", "k4", 10).phy_offsets == []
-    assert any(p.name.endswith(".before-salvage") for p in store.iterdir())
+    # the original is kept beside the store directory, never inside it (issue 12)
+    assert [p.name for p in store.iterdir() if p.name.startswith(".")] == []
+    assert any((store.parent / f".{store.name}.before-salvage").iterdir())
 
 
 def test_abnormal_load_needs_a_checkpoint(tmp_path: Path) -> None:

@@ -80,7 +80,9 @@ def test_exported_dataset_reads_ranks_without_names(tmp_path: Path) -> None:
         assert duckdb_sql.answer_queries(con, g.queries) == g.expected
 
 
-def test_parts_naming_a_file_the_files_table_lacks(tmp_path: Path) -> None:
+def test_parts_naming_a_file_the_files_table_lacks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import pyarrow.parquet as pq
     from rmqarrow.converters.parquet.export import export_store
 
@@ -89,5 +91,8 @@ def test_parts_naming_a_file_the_files_table_lacks(tmp_path: Path) -> None:
     export_store(g.store_dir, out, hash_slot_num=g.hash_slot_num, index_num=g.index_num)
     files = pq.read_table(out / "files")
     pq.write_table(files.slice(1), next((out / "files").glob("*.parquet")))
+    with pytest.raises(DatasetError, match="changed since export"):  # issue 13
+        duckdb_sql.connect(out)
+    monkeypatch.setenv("RMQARROW_TRUST_DATASET", "1")  # past the part check: still refused
     with pytest.raises(DatasetError, match="does not list"):
         duckdb_sql.connect(out)

@@ -114,8 +114,14 @@ def test_no_overwrite_without_flag(golden: GoldenSet, tmp_path: Path) -> None:
     with pytest.raises(OutputExistsError):
         export_store(golden.store_dir, out, **_geo(golden))
     assert [p.name for p in out.iterdir()] == ["precious"]
+    # --overwrite replaces only an rmqarrow dataset, never a folder of documents (issue 12)
+    with pytest.raises(OutputExistsError, match="not an rmqarrow dataset"):
+        export_store(golden.store_dir, out, overwrite=True, **_geo(golden))
+    assert [p.name for p in out.iterdir()] == ["precious"]
+    (out / "precious").unlink()
+    out.rmdir()
+    export_store(golden.store_dir, out, **_geo(golden))
     export_store(golden.store_dir, out, overwrite=True, **_geo(golden))
-    assert not (out / "precious").exists()
     assert (out / MANIFEST_NAME).is_file()
     assert _leftovers(tmp_path) == []
 
@@ -172,15 +178,20 @@ def _one_file_store(tmp_path: Path, n: int = 20) -> Path:
     return store
 
 
-def test_refuses_data_beyond_index_count(tmp_path: Path) -> None:
+def test_exports_as_of_the_header_count(tmp_path: Path) -> None:
+    """Entries past the header's count are a batch not committed yet (a live broker, a
+    killed build): export snapshots the file at its count (issue 13)."""
     store = _one_file_store(tmp_path)
     path = next(store.iterdir())
+    before = path.read_bytes()
     m = map_regions(path, Geometry(8, 32), writable=True)
     m.entries["phy_offset"][25] = 7
     m.close()
-    with pytest.raises(CorruptIndexError, match="position 25"):
-        export_store(store, tmp_path / "ds", hash_slot_num=8, index_num=32)
-    assert not (tmp_path / "ds").exists()
+    export_store(store, tmp_path / "ds", hash_slot_num=8, index_num=32)
+    from rmqarrow.converters.parquet.importer import import_dataset
+
+    (back,) = import_dataset(tmp_path / "ds", tmp_path / "back")
+    assert back.read_bytes() == before
 
 
 def test_refuses_position_zero_data(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rmqarrow.converters.parquet.export import export_store
 from rmqarrow.converters.parquet.importer import import_dataset
-from rmqarrow.converters.parquet.manifest import MANIFEST_NAME
+from rmqarrow.converters.parquet.manifest import MANIFEST_NAME, part_records
 
 from rmqarrow import Geometry, IndexFile
 from rmqarrow.errors import DatasetError, OutputExistsError, StoreNotFoundError
@@ -123,6 +123,8 @@ def _rewrite(ds: Path, table: str, part: int, change: Callable[[pa.Table], pa.Ta
         mpath = ds / MANIFEST_NAME
         m = json.loads(mpath.read_text())
         m["tables"][table]["rows"] += after.num_rows - before.num_rows
+        # a manifest that lists the altered parts: the deeper checks must still refuse
+        m["parts"] = part_records(ds)
         mpath.write_text(json.dumps(m))
 
 
@@ -166,6 +168,10 @@ def test_duplicate_entry_row(dataset: Path) -> None:
 
 def test_row_count_differs_from_manifest(dataset: Path) -> None:
     _rewrite(dataset, "entries", 0, lambda t: t.slice(1), fix_manifest=False)
+    _expect(dataset, "changed since export")  # the part check sees it first (issue 13)
+    m = json.loads((dataset / MANIFEST_NAME).read_text())
+    del m["parts"]  # a manifest from before parts were recorded: the row counts still catch it
+    (dataset / MANIFEST_NAME).write_text(json.dumps(m))
     _expect(dataset, "manifest says 45")
 
 
@@ -263,7 +269,9 @@ def test_row_order_and_part_split_do_not_matter(tmp_path: Path) -> None:
         pq.write_table(t.slice(cut), d / "part-00001-b.parquet")
         (d / "_SUCCESS").write_bytes(b"")
         (d / ".part-00000-a.snappy.parquet.crc").write_bytes(b"junk")
-    _same_files(import_dataset(tmp_path / "ds", tmp_path / "out"), originals)
+    with pytest.raises(DatasetError, match="not in the manifest"):  # the parts changed
+        import_dataset(tmp_path / "ds", tmp_path / "out")
+    _same_files(import_dataset(tmp_path / "ds", tmp_path / "out", trust=True), originals)
 
 
 def test_empty_store_round_trip(tmp_path: Path) -> None:

@@ -69,8 +69,14 @@ def test_never_overwrites_without_flag(spark: Any, tmp_path: Path) -> None:
     with pytest.raises(OutputExistsError):
         spark_export.export_store(g.store_dir, out, **kw)
     assert (out / "keep.txt").read_text() == "user data"
+    # --overwrite replaces only an rmqarrow dataset, never user data (issue 12, finding 1)
+    with pytest.raises(OutputExistsError, match="not an rmqarrow dataset"):
+        spark_export.export_store(g.store_dir, out, overwrite=True, **kw)
+    assert (out / "keep.txt").read_text() == "user data"
+    (out / "keep.txt").unlink()
+    out.rmdir()
+    spark_export.export_store(g.store_dir, out, **kw)
     spark_export.export_store(g.store_dir, out, overwrite=True, **kw)
-    assert not (out / "keep.txt").exists()
     assert read_manifest(out)["tables"]["entries"]["rows"] == len(g.puts)
     assert [p.name for p in tmp_path.iterdir()] == ["out"]  # no temp dirs left
 
