@@ -94,6 +94,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # the last resort: never a traceback unless asked for
         if debug:
             traceback.print_exc()
+        if type(exc).__module__.startswith(("pyspark", "py4j")):
+            from rmqarrow.converters.spark.session import spark_error
+
+            print(f"{command}: error: {_one_line(spark_error(exc))}", file=sys.stderr)
+            return 1
         print(f"{command}: error: {_unexpected(exc)}", file=sys.stderr)
         return 1
     return status

@@ -38,7 +38,15 @@ from rmqarrow.format.layout import (
 )
 from rmqarrow.format.naming import list_index_files
 
-__all__ = ["OK", "FileHealth", "StoreHealth", "fit_geometry", "scan_file", "scan_store"]
+__all__ = [
+    "OK",
+    "FileHealth",
+    "StoreHealth",
+    "fit_geometry",
+    "healthy_index_files",
+    "scan_file",
+    "scan_store",
+]
 
 OK = "ok"
 TRUNCATED = "truncated"
@@ -187,3 +195,14 @@ def scan_store(
     sizes = [q.stat().st_size for q in paths]
     geometry, note = fit_geometry(sizes, hash_slot_num, index_num)
     return StoreHealth(p, geometry, note, [scan_file(q, geometry) for q in paths])
+
+
+def healthy_index_files(
+    store: str | os.PathLike[str],
+    hash_slot_num: int | None = None,
+    index_num: int | None = None,
+) -> tuple[Geometry, list[Path], list[FileHealth]]:
+    """What a reader of a possibly damaged store uses: the fitted geometry, the healthy
+    files (oldest first) and the damaged ones it must name (``export`` calls this)."""
+    health = scan_store(store, hash_slot_num, index_num)
+    return health.geometry, [f.path for f in health.healthy], health.damaged
