@@ -14,6 +14,7 @@ import os
 import sys
 import traceback
 from collections.abc import Sequence
+from typing import NoReturn
 
 from rmqarrow.errors import RmqArrowError, UsageError
 
@@ -23,10 +24,17 @@ _COMMAND_MODULES = ("_index", "_check", "_convert", "_sql", "_verify", "_demo")
 _DEBUG_ENV = "RMQARROW_DEBUG"
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line usage errors (``--help`` still shows the full usage)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from importlib import import_module
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="rmqarrow",
         description="RocketMQ IndexFile tools: inspect, query, build, convert, verify.",
         epilog=f"Errors print one line; --debug (or {_DEBUG_ENV}=1) adds the traceback.",

@@ -144,6 +144,28 @@ def store_health(path: Path, args: argparse.Namespace, chains: bool) -> StoreHea
     return scan_store(path, args.hash_slot_num, args.index_num)
 
 
+def _refuse_unknown_geometry(health: StoreHealth) -> None:
+    """When no file fits the geometry and all share one size, the counts are what is wrong:
+    say so in one line instead of calling every file damaged."""
+    from rmqarrow.errors import GeometryError
+    from rmqarrow.format.layout import Geometry
+
+    files = health.files
+    if not files or health.healthy or any(f.status != "wrong geometry" for f in files):
+        return
+    sizes = {f.size for f in files}
+    if len(sizes) != 1:
+        return
+    size, g = sizes.pop(), health.geometry
+    fitted = Geometry.for_size_default_ratio(size)
+    hint = (f"--hash-slot-num {fitted.hash_slot_num} --index-num {fitted.index_num} fits"
+            if fitted else "pass the --hash-slot-num and --index-num they were written with")
+    raise GeometryError(
+        f"{health.store}: expected {g.file_size} bytes per file for {g}, found {size} bytes "
+        f"in all {len(files)} files; {hint}"
+    )
+
+
 def cmd_info(args: argparse.Namespace) -> int:
     say: list[str] = []
     target = require_index_store(args.path, say=say)
@@ -151,6 +173,7 @@ def cmd_info(args: argparse.Namespace) -> int:
     path = target.index_path
     health = store_health(path, args, not args.no_chain_check)
     g = health.geometry
+    _refuse_unknown_geometry(health)
     infos = []
     for fh in health.files:
         if fh.ok or fh.status in ("damaged chains",):
@@ -166,12 +189,7 @@ def cmd_info(args: argparse.Namespace) -> int:
         infos.append(info)
     status = 0 if health.ok else 1
     if args.json:
-        if target.kind == "index_file":
-            print_json(infos[0])
-        else:
-            print_json({"store": str(path), "geometry": {"hash_slot_num": g.hash_slot_num,
-                                                         "index_num": g.index_num},
-                        "ok": health.ok, "files": infos})
+        print_json(infos[0] if target.kind == "index_file" else infos)  # each with "status"
         return status
     if health.note:
         print(f"note: {health.note}", file=sys.stderr)
@@ -224,6 +242,11 @@ def open_native(store: Path, args: argparse.Namespace) -> IndexService:
                                strict=getattr(args, "strict", False))
     if note:
         print(f"note: {note}", file=sys.stderr)
+    if not service.files:
+        from rmqarrow.index.health import StoreHealth
+
+        _refuse_unknown_geometry(StoreHealth(target.index_path, service.geometry, None,
+                                             service.skipped))
     for fh in service.skipped:
         print(f"warning: skipped damaged file {fh.describe()}", file=sys.stderr)
     if not service.files:

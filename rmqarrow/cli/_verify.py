@@ -53,8 +53,8 @@ def register(sub: Any) -> None:
 
 def read_keys(path: Path, escaped: bool) -> list[str]:
     """Full index keys, one a line (blank lines skipped)."""
-    from rmqarrow.format.query_file import read_lines_file
     from rmqarrow.format.queries import unescape_text
+    from rmqarrow.format.query_file import read_lines_file
 
     lines = read_lines_file(path, "keys file")
     if not lines:

@@ -137,8 +137,13 @@ def _read_header(path: Path) -> np.ndarray:
     return np.frombuffer(raw, dtype=HEADER_DTYPE, count=1)
 
 
-def scan_file(path: Path, geometry: Geometry) -> FileHealth:
-    """Size and header sanity of one file against the store geometry."""
+def scan_file(path: Path, geometry: Geometry, common_size: int | None = None) -> FileHealth:
+    """Size and header sanity of one file against the store geometry.
+
+    ``common_size`` is the size most of the store's files share: a file of that size that
+    does not match the geometry is of the wrong geometry, not truncated (a crash cuts one
+    file, it does not shrink them all alike).
+    """
     size = path.stat().st_size
     fh = FileHealth(path, size)
     if size < HEADER_SIZE:
@@ -146,7 +151,7 @@ def scan_file(path: Path, geometry: Geometry) -> FileHealth:
         return fh
     header = _read_header(path)
     fh.header = {name: int(header[name][0]) for name in HEADER_DTYPE.names or ()}
-    if size < geometry.file_size:
+    if size < geometry.file_size and size != common_size:
         fh.status = TRUNCATED
         fh.detail = (f"{size} bytes, expected {geometry.file_size} for {geometry}; a crash "
                      "cut it short")
@@ -155,7 +160,9 @@ def scan_file(path: Path, geometry: Geometry) -> FileHealth:
         fh.status = WRONG_GEOMETRY
         own = _size_geometry(size)
         fh.detail = (f"{size} bytes, expected {geometry.file_size} for {geometry}"
-                     + (f"; it fits {own} on its own" if own else ""))
+                     + (f"; it fits --hash-slot-num {own.hash_slot_num} --index-num "
+                        f"{own.index_num}" if own else
+                        "; pass the --hash-slot-num and --index-num it was written with"))
         return fh
     try:
         check_header(path, geometry, header)
@@ -194,7 +201,13 @@ def scan_store(
     paths = [p] if p.is_file() else list_index_files(p)
     sizes = [q.stat().st_size for q in paths]
     geometry, note = fit_geometry(sizes, hash_slot_num, index_num)
-    return StoreHealth(p, geometry, note, [scan_file(q, geometry) for q in paths])
+    counts = Counter(sizes).most_common(2)
+    common = counts[0][0] if counts and (len(counts) == 1 or counts[0][1] > counts[1][1]) \
+        else None
+    if len(sizes) == 1 and (hash_slot_num is not None or index_num is not None
+                            or _size_geometry(sizes[0]) is not None):
+        common = None  # one file, a geometry to hold it against: shorter means truncated
+    return StoreHealth(p, geometry, note, [scan_file(q, geometry, common) for q in paths])
 
 
 def healthy_index_files(
