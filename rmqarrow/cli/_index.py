@@ -435,8 +435,14 @@ def _record_batches(source: Path, batch_rows: int) -> tuple[Any, int | None]:
     if source.suffix.lower() in {".csv", ".tsv", ".txt"}:
         parse = pcsv.ParseOptions(delimiter="\t" if source.suffix.lower() == ".tsv" else ",")
         convert = pcsv.ConvertOptions(column_types=types, strings_can_be_null=True)
-        reader = pcsv.open_csv(source, parse_options=parse, convert_options=convert,
-                               read_options=pcsv.ReadOptions(block_size=64 << 20))
+        try:
+            reader = pcsv.open_csv(source, parse_options=parse, convert_options=convert,
+                                   read_options=pcsv.ReadOptions(block_size=64 << 20))
+        except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+            raise DatasetError(
+                f"{source}: {' '.join(str(exc).split())[:300]}; expected a header line and "
+                "commit_log_offset, store_timestamp (epoch ms) and sys_flag as integers"
+            ) from None
         names, total, batches = reader.schema.names, None, iter(reader)
     else:
         try:
@@ -453,12 +459,32 @@ def _record_batches(source: Path, batch_rows: int) -> tuple[Any, int | None]:
             f"(keys, uniq_key and sys_flag optional), found {names}"
         )
 
+    def checked() -> Any:
+        """The source's batches; a value that does not parse is one line naming it."""
+        try:
+            yield from batches
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as exc:
+            text = " ".join(str(exc).split())[:300]
+            raise DatasetError(
+                f"{source}: a value does not fit its column ({text}); expected "
+                "commit_log_offset and store_timestamp as integers (epoch ms), sys_flag as "
+                "an integer"
+            ) from None
+
     def normalise() -> Any:
-        for batch in batches:
+        for batch in checked():
             cols = []
             for name in RECORD_COLUMNS:
                 if name in batch.schema.names:
-                    cols.append(batch.column(name).cast(types[name]))
+                    try:
+                        cols.append(batch.column(name).cast(types[name]))
+                    except (pa.ArrowInvalid, pa.ArrowTypeError,
+                            pa.ArrowNotImplementedError) as exc:
+                        raise DatasetError(
+                            f"{source}: column {name} holds {batch.schema.field(name).type} "
+                            f"values that do not convert to {types[name]} "
+                            f"({' '.join(str(exc).split())[:200]})"
+                        ) from None
                 else:
                     cols.append(pa.nulls(batch.num_rows, types[name]))
             yield pa.RecordBatch.from_arrays(cols, names=list(RECORD_COLUMNS))

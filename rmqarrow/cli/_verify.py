@@ -80,6 +80,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
     keys = read_keys(args.keys, args.escaped) if args.keys is not None else None
     explicit = args.engines != DEFAULT_ENGINES
     say: list[str] = []
+    if detect(args.store).kind == "dataset":
+        raise UsageError(f"{args.store}: an exported Parquet dataset; verify needs the native "
+                         "store as the reference (give the dataset with --dataset)")
     store = require_index_store(args.store, say=say).index_path
     if args.dataset is not None and detect(args.dataset).kind != "dataset":
         raise UsageError(f"--dataset {args.dataset}: not an exported dataset "

@@ -103,10 +103,15 @@ def explain_query(
              f"{q.max_num}: {len(trace.answer)} offsets"]
     for ft in trace.files:
         lines.append(_file_line(by_name[ft.file_name], ft, trace.key_hash, q))
+    if len(trace.answer) >= q.max_num:
+        why = f"max_num {q.max_num} reached in newer files"
+    else:
+        stop = next((ft.file_name for ft in trace.files if ft.stops_walk), "a newer file")
+        why = (f"the walk ends after {stop}, whose begin time is before begin {q.begin} "
+               "(RocketMQ's file-stop rule)")
     for ft in trace.unreached:
         more = f"; it holds {len(ft.set_hits)} matching entries" if ft.set_hits else ""
-        lines.append(f"{ft.file_name}: not searched: the walk ended at a newer file (its begin "
-                     f"time is before begin, or max_num was reached){more}")
+        lines.append(f"{ft.file_name}: not searched: {why}{more}")
     for fh in skipped:
         lines.append(f"{fh.name}: left out: {fh.status}" + (f" ({fh.detail})" if fh.detail
                                                               else ""))
