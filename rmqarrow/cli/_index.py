@@ -329,8 +329,10 @@ def cmd_query(args: argparse.Namespace) -> int:
                          "phy_offsets": a} for q, a in zip(queries, answers, strict=True)])
             _print_explained(explained, True)
         else:
-            for q, a in zip(queries, answers, strict=True):
-                sys.stdout.write(f"{q.key}\t{','.join(str(o) for o in a)}\n")
+            from rmqarrow.format.queries import escape_text
+
+            for q, a in zip(queries, answers, strict=True):  # keys escaped: one line each
+                sys.stdout.write(f"{escape_text(q.key)}\t{','.join(str(o) for o in a)}\n")
             _print_explained(explained, False)
         _topic_hint(args, [q for q, a in zip(queries, answers, strict=True) if not a])
         return 0

@@ -83,8 +83,6 @@ def read_query_file(
             raise InvalidValueError(f"{p}:{lineno}: {exc}") from None
         if n < 0:
             raise InvalidValueError(f"{p}:{lineno}: max_num must be >= 0, got {n}")
-        if not key:
-            raise InvalidValueError(f"{p}:{lineno}: empty key")
         queries.append(Query(key, n, b, e))
     if not queries:
         raise InvalidValueError(f"{p}: no queries in the file (one key a line, optionally "

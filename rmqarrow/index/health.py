@@ -8,8 +8,8 @@ every file a status:
 * ``ok``
 * ``truncated``: shorter than the store's geometry;
 * ``wrong geometry``: longer, or of a size no geometry of the store explains;
-* ``bad header``: counts out of range, begin time after end time, begin offset after end
-  offset, negative times or offsets.
+* ``bad header``: counts out of range or inconsistent (more used slots than entries).
+  Begin time after end time is legal (out-of-order store times) and not judged.
 
 (``damaged chains`` is added by :mod:`rmqarrow.verify.fsck`, which reads whole files.)
 
@@ -171,21 +171,15 @@ def scan_file(path: Path, geometry: Geometry, common_size: int | None = None) ->
         return fh
     h = fh.header
     problems = []
+    # Only what no RocketMQ file can hold: begin time after end time and the like are
+    # legal (out-of-order store times), so they are not judged here.
     if h["index_count"] < 0:
         problems.append(f"indexCount {h['index_count']} < 0")
-    if min(h["begin_timestamp"], h["end_timestamp"], h["begin_phy_offset"],
-           h["end_phy_offset"]) < 0:
-        problems.append("negative time or offset")
-    if h["index_count"] > 1:
-        if h["begin_timestamp"] > h["end_timestamp"]:
-            problems.append(f"beginTimestamp {h['begin_timestamp']} > endTimestamp "
-                            f"{h['end_timestamp']}")
-        if h["begin_phy_offset"] > h["end_phy_offset"]:
-            problems.append(f"beginPhyOffset {h['begin_phy_offset']} > endPhyOffset "
-                            f"{h['end_phy_offset']}")
-        if h["hash_slot_count"] > h["index_count"] - 1:
-            problems.append(f"hashSlotCount {h['hash_slot_count']} > entries "
-                            f"{h['index_count'] - 1}")
+    if h["index_count"] > 1 and h["hash_slot_count"] > h["index_count"] - 1:
+        problems.append(f"hashSlotCount {h['hash_slot_count']} > entries "
+                        f"{h['index_count'] - 1} (each used slot needs an entry)")
+    if h["index_count"] <= 1 and h["hash_slot_count"] > 0:
+        problems.append(f"hashSlotCount {h['hash_slot_count']} in a file without entries")
     if problems:
         fh.status, fh.detail = BAD_HEADER, "; ".join(problems)
     return fh
