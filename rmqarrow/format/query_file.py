@@ -5,8 +5,8 @@ read_queries_tsv`) is what machines write; people write less.  A line here holds
 tab-separated columns, ``key [max_num [begin [end]]]``; missing or empty columns take the
 command's defaults, times are epoch ms or ISO 8601 (:func:`rmqarrow.format.times.
 parse_time`), and a first line whose second column is not a number (``key<TAB>max_num...``)
-is a header and skipped.  Lines starting with ``#`` and blank lines are skipped too, so a
-key can never start with ``#`` here (index keys are ``topic#key``; topics are not empty).
+is a header and skipped; blank lines are skipped too (``#`` starts no comment: ``#`` alone
+is a valid index key, an empty topic and key).
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ def read_query_file(
     queries: list[Query] = []
     for lineno, line in enumerate(text.split("\n"), start=1):
         line = line.rstrip("\r")
-        if not line.strip() or line.startswith("#"):
+        if not line.strip():
             continue
         fields = line.split("\t")
         if len(fields) > 4:
