@@ -8,28 +8,37 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any, TextIO
 
 __all__ = ["print_json", "print_kv", "print_table"]
 
 
 def print_table(
-    rows: Sequence[Sequence[Any]], columns: Sequence[str], out: TextIO | None = None
+    rows: Sequence[Sequence[Any]],
+    columns: Sequence[str],
+    out: TextIO | None = None,
+    *,
+    grouped: Collection[str] = (),
 ) -> None:
-    """A plain aligned table; numbers right-aligned, with thousands separators for ints."""
+    """A plain aligned table; numbers right-aligned.
+
+    Integers print plain (offsets, epoch-ms times and hashes must paste back into an
+    option); only the columns named in ``grouped`` (counts) get thousands separators.
+    """
     out = out or sys.stdout
 
-    def cell(v: Any) -> str:
+    def cell(v: Any, group: bool) -> str:
         if isinstance(v, bool):
             return str(v).lower()
         if isinstance(v, int):
-            return f"{v:,}"
+            return f"{v:,}" if group else str(v)
         if isinstance(v, float):
-            return f"{v:,.3f}"
+            return f"{v:,.3f}" if group else f"{v:.3f}"
         return "" if v is None else str(v)
 
-    text = [[cell(v) for v in row] for row in rows]
+    flags = [c in grouped for c in columns]
+    text = [[cell(v, g) for v, g in zip(row, flags, strict=False)] for row in rows]
     numeric = [
         all(isinstance(row[i], int | float) and not isinstance(row[i], bool) for row in rows)
         and bool(rows)

@@ -10,7 +10,7 @@ from golden_data import GOLDEN, MANIFEST, GoldenSet
 import rmqarrow
 from rmqarrow import IndexFile, IndexService
 from rmqarrow.cli import main
-from rmqarrow.format.queries import format_answers
+from rmqarrow.format.queries import escape_text, format_answers
 
 
 def build_like_java(golden: GoldenSet, out: Path) -> list[Path]:
@@ -93,7 +93,11 @@ def test_cli_batch_queries_equal_expected(golden: GoldenSet, capsys) -> None:  #
     if golden.escaped:
         args.append("--escaped")
     assert main(args) == 0
-    assert capsys.readouterr().out == format_answers(golden.expected)
+    # each line names its query (the key, escaped as in the queries file), then the answer
+    lines = [line + "\n" for line in capsys.readouterr().out.split("\n")[:-1]]
+    assert [line.split("\t", 1)[0] for line in lines] == [
+        escape_text(q.key) for q in golden.queries]
+    assert "".join(line.split("\t", 1)[1] for line in lines) == format_answers(golden.expected)
     assert golden.expected_text == format_answers(golden.expected)
 
 

@@ -8,7 +8,8 @@ Before starting a JVM it checks what a new user gets wrong most often and says h
 it: pyspark not installed (the ``rmqarrow[spark]`` extra), Java missing or too old
 (``JAVA_HOME``, Java 17).  Spark's own log noise is kept off stdout/stderr by default: a
 quiet log4j2 configuration (level ERROR, or ``RMQARROW_SPARK_LOG_LEVEL``) and no console
-progress bars.  Python workers run the interpreter that runs this code.
+progress bars.  Python workers run the interpreter that runs this code.  The JVM's console goes to a
+per-run log file, removed at exit unless a failure kept it (:func:`spark_error`).
 """
 
 from __future__ import annotations
@@ -32,9 +33,12 @@ __all__ = [
     "DEFAULT_MASTER",
     "MIN_JAVA",
     "check_java",
+    "check_master",
     "check_pyspark",
     "get_spark",
     "jvm_log_path",
+    "keep_jvm_log",
+    "spark_error",
 ]
 
 DEFAULT_MASTER = "local[*]"
@@ -137,9 +141,90 @@ def _running_under_spark_submit() -> bool:
     return "PYSPARK_GATEWAY_PORT" in os.environ
 
 
+_log_state: dict[str, bool] = {"keep": False, "registered": False}
+
+
 def jvm_log_path() -> Path:
-    """Where the embedded JVM's stdout/stderr go (one file per driver process)."""
+    """Where the embedded JVM's stdout/stderr go: one file per run (driver process).
+
+    The file is removed when the process exits, unless :func:`keep_jvm_log` was called
+    (every Spark failure translated by :func:`spark_error` keeps it and names it).
+    """
     return Path(tempfile.gettempdir()) / f"rmqarrow-spark-{os.getpid()}.log"
+
+
+def keep_jvm_log() -> Path | None:
+    """Keep this run's JVM log after exit (for a failure report); its path, if it exists."""
+    _log_state["keep"] = True
+    path = jvm_log_path()
+    return path if path.is_file() else None
+
+
+def _remove_log_at_exit() -> None:
+    if not _log_state["keep"]:
+        jvm_log_path().unlink(missing_ok=True)
+
+
+def _register_log_cleanup() -> None:
+    if not _log_state["registered"]:
+        import atexit
+
+        atexit.register(_remove_log_at_exit)
+        _log_state["registered"] = True
+
+
+_MASTER_RE = re.compile(r"^(local(\[(\d+|\*)(,\s*\d+)?\])?|local-cluster\[.+\]|yarn|"
+                        r"(spark|k8s|mesos)://.+)$")
+
+
+def check_master(master: str | None) -> None:
+    """Refuse a master URL Spark cannot parse, before a JVM is started for it."""
+    if master is not None and not _MASTER_RE.match(master):
+        from rmqarrow.errors import UsageError
+
+        raise UsageError(
+            f"--master {master!r}: not a Spark master URL; expected local[*], local[N], "
+            "spark://HOST:PORT, yarn or k8s://..."
+        )
+
+
+def _first_line(text: str) -> str:
+    for line in text.splitlines():
+        line = line.strip()
+        if line and not line.startswith(("at ", "...", "JVM stacktrace", "Traceback")):
+            return line[:400]
+    return ""
+
+
+def _log_error_line(path: Path | None) -> str:
+    if path is None:
+        return ""
+    try:
+        lines = path.read_text(errors="replace").splitlines()
+    except OSError:
+        return ""
+    for line in lines:
+        if re.search(r"(Error|Exception|error:|refused|denied)", line):
+            return line.strip()[:300]
+    return lines[-1].strip()[:300] if lines else ""
+
+
+def spark_error(exc: BaseException) -> Exception:
+    """An :class:`~rmqarrow.errors.EngineError` for a pyspark/py4j exception: Spark's own
+    first line, and the path of the JVM log (kept for the report)."""
+    from rmqarrow.errors import EngineError
+
+    log = keep_jvm_log()
+    where = f"; Spark's log: {log}" if log is not None else ""
+    name = type(exc).__name__
+    text = _first_line(str(exc))
+    if "JAVA_GATEWAY_EXITED" in str(exc) or "gateway process exited" in str(exc):
+        cause = _log_error_line(log)
+        return EngineError(f"Spark's JVM exited while starting ({text})"
+                           + (f": {cause}" if cause else "") + where)
+    if name in ("Py4JNetworkError", "ConnectionRefusedError"):
+        return EngineError(f"lost the connection to Spark's JVM ({text}){where}")
+    return EngineError(f"Spark {name}: {text or 'no message'}{where}")
 
 
 def get_spark(
@@ -160,6 +245,7 @@ def get_spark(
     never to the caller's stdout/stderr; errors still reach Python as exceptions.
     """
     check_pyspark()
+    check_master(master)
     from pyspark import SparkConf, SparkContext
     from pyspark.java_gateway import launch_gateway
     from pyspark.sql import SparkSession
@@ -196,11 +282,15 @@ def get_spark(
         extra = settings.get("spark.driver.extraJavaOptions")
         settings["spark.driver.extraJavaOptions"] = f"{extra} {log4j}" if extra else log4j
         spark_conf = SparkConf(loadDefaults=False).setAll(list(settings.items()))
-        with open(jvm_log_path(), "ab") as log:
-            gateway = launch_gateway(  # type: ignore[no-untyped-call]
-                spark_conf, popen_kwargs={"stdout": log, "stderr": log}
-            )
-        SparkContext(conf=spark_conf, gateway=gateway)
+        _register_log_cleanup()
+        try:
+            with open(jvm_log_path(), "wb") as log:
+                gateway = launch_gateway(  # type: ignore[no-untyped-call]
+                    spark_conf, popen_kwargs={"stdout": log, "stderr": log}
+                )
+            SparkContext(conf=spark_conf, gateway=gateway)
+        except Exception as exc:  # a JVM that exits, a master that refuses: say why
+            raise spark_error(exc) from exc
         spark = SparkSession.builder.getOrCreate()
     spark.sparkContext.setLogLevel(level)
     return spark

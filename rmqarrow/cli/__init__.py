@@ -1,6 +1,8 @@
 """The ``rmqarrow`` command line.
 
-Each command group lives in its own module exposing ``register(subparsers)``; a command
+Every failure is one line on stderr and an exit status (0 ok, 1 failure, 2 usage; argparse's
+own errors included); ``--debug`` or ``RMQARROW_DEBUG=1`` adds the traceback for bug
+reports.  Each command group lives in its own module exposing ``register(subparsers)``; a command
 sets ``func`` (taking the parsed args, returning an exit status).  Modules import heavy
 engines only inside their command functions, so ``rmqarrow --help`` stays instant.
 """
@@ -8,43 +10,103 @@ engines only inside their command functions, so ``rmqarrow --help`` stays instan
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import traceback
 from collections.abc import Sequence
+from typing import NoReturn
 
 from rmqarrow.errors import RmqArrowError, UsageError
 
 __all__ = ["main"]
 
-_COMMAND_MODULES = ("_index", "_convert", "_sql", "_verify", "_demo")
+_COMMAND_MODULES = ("_index", "_check", "_convert", "_sql", "_verify", "_demo")
+_DEBUG_ENV = "RMQARROW_DEBUG"
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line usage errors (``--help`` still shows the full usage)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
     from importlib import import_module
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="rmqarrow",
         description="RocketMQ IndexFile tools: inspect, query, build, convert, verify.",
+        epilog=f"Errors print one line; --debug (or {_DEBUG_ENV}=1) adds the traceback.",
     )
+    parser.add_argument("--debug", action="store_true",
+                        help=f"print the traceback of a failure (also {_DEBUG_ENV}=1)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in _COMMAND_MODULES:
         import_module(f"{__name__}.{name}").register(sub)
     return parser
 
 
+def _debug_wanted(argv: Sequence[str]) -> bool:
+    return "--debug" in argv or os.environ.get(_DEBUG_ENV, "") not in ("", "0")
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= 600 else text[:597] + "..."
+
+
+def _unexpected(exc: BaseException) -> str:
+    """The one line for an exception rmqarrow did not classify."""
+    if isinstance(exc, PermissionError):
+        where = f" ({exc.filename})" if exc.filename else ""
+        return f"permission denied{where}: check the file's owner and mode"
+    if isinstance(exc, IsADirectoryError | NotADirectoryError | FileNotFoundError):
+        return f"{exc.strerror or exc}: {exc.filename}"
+    if isinstance(exc, OSError) and exc.errno is not None:
+        where = f" ({exc.filename})" if exc.filename else ""
+        return f"{exc.strerror or exc}{where}"
+    if isinstance(exc, MemoryError):
+        return "out of memory: try a smaller input or batch size"
+    return (f"unexpected {type(exc).__name__}: {_one_line(exc)} (this is a bug; rerun with "
+            "--debug and report the traceback)")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; errors print one line.  Exit status: 0 ok, 1 failure, 2 usage."""
-    args = build_parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = _debug_wanted(argv)
+    argv = [a for a in argv if a != "--debug"]  # accepted anywhere on the line
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exc:  # --help, --version, argparse's usage errors (status 2)
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+    command = f"rmqarrow {args.command}"
     try:
         status: int = args.func(args)
     except UsageError as exc:
-        print(f"rmqarrow {args.command}: error: {exc}", file=sys.stderr)
+        if debug:
+            traceback.print_exc()
+        print(f"{command}: error: {_one_line(exc)}", file=sys.stderr)
         return 2
     except RmqArrowError as exc:
-        print(f"rmqarrow {args.command}: error: {exc}", file=sys.stderr)
+        if debug:
+            traceback.print_exc()
+        print(f"{command}: error: {_one_line(exc)}", file=sys.stderr)
         return 1
     except BrokenPipeError:
         return 0
     except KeyboardInterrupt:
-        print(f"rmqarrow {args.command}: interrupted", file=sys.stderr)
+        print(f"{command}: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # the last resort: never a traceback unless asked for
+        if debug:
+            traceback.print_exc()
+        if type(exc).__module__.startswith(("pyspark", "py4j")):
+            from rmqarrow.converters.spark.session import spark_error
+
+            print(f"{command}: error: {_one_line(spark_error(exc))}", file=sys.stderr)
+            return 1
+        print(f"{command}: error: {_unexpected(exc)}", file=sys.stderr)
+        return 1
     return status

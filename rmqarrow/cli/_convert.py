@@ -38,6 +38,8 @@ def register(sub: Any) -> None:
                    help="a broker's store/commitlog: also write the messages table "
                    "(messages/), local engine only")
     add_geometry_options(p)
+    p.add_argument("--strict", action="store_true",
+                   help="refuse a store with a damaged file instead of skipping it")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(func=_export)
 
@@ -70,8 +72,40 @@ def _spark_export() -> Callable[..., None]:
     return fn
 
 
+def _export_source(args: argparse.Namespace) -> None:
+    """The store to export (a broker root -> its index/); damaged files are named on stderr
+    (:func:`rmqarrow.index.health.healthy_index_files` is what the exporter leaves out) and,
+    with --strict, refused."""
+    from rmqarrow.errors import CorruptIndexError
+    from rmqarrow.format.detect import require_commitlog, require_index_store
+    from rmqarrow.index.health import healthy_index_files
+
+    say: list[str] = []
+    target = require_index_store(args.store, say=say)
+    args.store = str(target.index_path)
+    if args.commitlog is not None:
+        args.commitlog = str(require_commitlog(args.commitlog, say=say))
+    for line in dict.fromkeys(say):
+        print(line, file=sys.stderr)
+    geometry, healthy, damaged = healthy_index_files(args.store, args.hash_slot_num,
+                                                     args.index_num)
+    # the geometry fitted from the healthy files, so a damaged newest file cannot decide it
+    args.hash_slot_num, args.index_num = geometry.hash_slot_num, geometry.index_num
+    if damaged and args.strict:
+        raise CorruptIndexError(
+            f"{len(damaged)} damaged index file(s), refused (--strict): "
+            + "; ".join(f.describe() for f in damaged))
+    for fh in damaged:
+        print(f"warning: damaged file {fh.describe()}", file=sys.stderr)
+    if not healthy:
+        from rmqarrow.errors import UsageError
+
+        raise UsageError(f"{args.store}: no healthy index files to export")
+
+
 def _export(args: argparse.Namespace) -> int:
     start = time.perf_counter()
+    _export_source(args)
     if args.engine == "spark":
         if args.commitlog is not None:
             print("rmqarrow export: error: --commitlog needs --engine local", file=sys.stderr)

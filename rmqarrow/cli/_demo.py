@@ -65,13 +65,23 @@ def cmd_demo(args: argparse.Namespace) -> int:
         if reason is not None:
             print(f"note: leaving Spark out: {reason}", file=sys.stderr)
             engines.remove("spark")
+    from rmqarrow.demo.run import message_count
+
+    message_count(args.size)  # a bad --size is refused before a directory is made
     out = args.out if args.out is not None else Path(tempfile.mkdtemp(prefix="rmqarrow-demo-"))
 
     def quiet(_line: str) -> None:
         return None
 
-    result = run_demo(out, size=args.size, engines=engines, master=args.master, seed=args.seed,
-                      echo=quiet if args.json else print)
+    try:
+        result = run_demo(out, size=args.size, engines=engines, master=args.master,
+                          seed=args.seed, echo=quiet if args.json else print)
+    except BaseException:
+        if args.out is None:  # the temporary directory made above: remove it too
+            import shutil
+
+            shutil.rmtree(out, ignore_errors=True)
+        raise
     if args.json:
         print_json(result.to_dict())
     return 0 if result.ok else 1

@@ -3,37 +3,58 @@
 from __future__ import annotations
 
 import argparse
-import datetime as _dt
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rmqarrow.cli._output import add_geometry_options, print_json, print_kv, print_table
 from rmqarrow.engines import ENGINES, answer_with_engine
 from rmqarrow.errors import DatasetError, StoreNotFoundError, UsageError
+from rmqarrow.format.detect import detect, require_commitlog, require_index_store
 from rmqarrow.format.java import JAVA_LONG_MAX
-from rmqarrow.format.queries import Query, format_answers, read_queries_tsv
-from rmqarrow.index.service import store_geometry
+from rmqarrow.format.queries import Query
+from rmqarrow.format.times import TIME_HELP, format_time, parse_time
+
+if TYPE_CHECKING:
+    from rmqarrow.index.health import StoreHealth
+    from rmqarrow.index.service import IndexService
 
 __all__ = ["register"]
 
 
+def _notes(lines: list[str]) -> None:
+    for line in dict.fromkeys(lines):
+        print(line, file=sys.stderr)
+
 
 def register(sub: Any) -> None:
-    info = sub.add_parser("info", help="header fields, geometry and fill of index files")
-    info.add_argument("path", type=Path, help="an index file or a store directory")
+    info = sub.add_parser(
+        "info", help="header fields, geometry, fill and health of index files",
+        description="One line per index file with its status (ok, truncated, wrong geometry, "
+                    "bad header, damaged chains); exit status 1 when any file is damaged.")
+    info.add_argument("path", type=Path,
+                      help="an index file, a store/index directory or a broker store root")
     add_geometry_options(info)
+    info.add_argument("--no-chain-check", action="store_true",
+                      help="skip reading every entry for chain damage (sizes and headers only)")
     info.add_argument("--json", action="store_true", help="print JSON")
     info.set_defaults(func=cmd_info)
 
-    query = sub.add_parser("query", help="look keys up with the native chained lookup")
-    query.add_argument("store", type=Path, help="store directory (or dataset, for SQL engines)")
+    query = sub.add_parser(
+        "query", help="look keys up with the native chained lookup",
+        description="Look keys up. Damaged files (truncated, bad header, wrong size) are "
+                    "skipped and named on stderr; --strict refuses instead.")
+    query.add_argument("store", type=Path,
+                       help="store directory, broker store root (or dataset, for SQL engines)")
     what = query.add_mutually_exclusive_group(required=True)
     what.add_argument("--key", help="the key (with --topic) or the full index key topic#key")
-    what.add_argument("--queries", type=Path, help="TSV: key<TAB>max_num<TAB>begin<TAB>end")
+    what.add_argument("--queries", type=Path,
+                      help="TSV, one query a line: key[<TAB>max_num[<TAB>begin[<TAB>end]]] "
+                           "(a header line is allowed; missing columns take the options)")
     query.add_argument("--topic", help="topic; the index key is then TOPIC#KEY")
-    query.add_argument("--begin", type=int, default=0, help="from this store time, ms")
-    query.add_argument("--end", type=int, default=JAVA_LONG_MAX, help="to this store time, ms")
+    query.add_argument("--begin", default="0", help=f"from this store time: {TIME_HELP}")
+    query.add_argument("--end", default=str(JAVA_LONG_MAX),
+                       help=f"to this store time: {TIME_HELP}")
     query.add_argument("--max-num", type=int, default=64, help="at most this many offsets")
     query.add_argument("--escaped", action="store_true", help="keys in --queries are escaped")
     query.add_argument("--engine", choices=ENGINES, default="native")
@@ -46,6 +67,10 @@ def register(sub: Any) -> None:
         help="read each hit back from this CommitLog and keep only exact topic/key matches",
     )
     query.add_argument("--show", action="store_true", help="with --resolve: print the messages")
+    query.add_argument("--explain", action="store_true",
+                       help="say per file why nothing (or something) came back (native)")
+    query.add_argument("--strict", action="store_true",
+                       help="refuse a store with a damaged file instead of skipping it")
     add_geometry_options(query)
     query.add_argument("--json", action="store_true", help="print JSON")
     query.set_defaults(func=cmd_query)
@@ -55,14 +80,15 @@ def register(sub: Any) -> None:
     source = build.add_mutually_exclusive_group(required=True)
     source.add_argument("--from", dest="source", type=Path, help="Parquet or CSV of records")
     source.add_argument(
-        "--from-commitlog", type=Path, metavar="DIR", help="a broker's store/commitlog"
+        "--from-commitlog", type=Path, metavar="DIR",
+        help="a broker's store/commitlog (or the store root: its commitlog/ is used)"
     )
     build.add_argument("--start-offset", type=int, default=0, help="CommitLog offset to resume at")
     build.add_argument(
         "--start-timestamp",
-        type=int,
-        help="resume where the broker's recovery would for this store time (ms): the newest "
-        "CommitLog file whose first message is no later; the offset guard skips what is indexed",
+        help="resume where the broker's recovery would for this store time: the newest "
+        "CommitLog file whose first message is no later; the offset guard skips what is "
+        f"indexed. {TIME_HELP}",
     )
     build.add_argument("--checkpoint", type=Path, help="the store's checkpoint file")
     build.add_argument("--batch-rows", type=int, default=1 << 20, help="records per batch")
@@ -75,10 +101,7 @@ def register(sub: Any) -> None:
 
 
 def _iso(ms: int) -> str:
-    try:
-        return _dt.datetime.fromtimestamp(ms / 1000, _dt.UTC).isoformat(timespec="milliseconds")
-    except (OverflowError, OSError, ValueError):
-        return "out of range"
+    return format_time(ms)
 
 
 def file_info(path: Path, hash_slot_num: int | None, index_num: int | None) -> dict[str, Any]:
@@ -90,6 +113,7 @@ def file_info(path: Path, hash_slot_num: int | None, index_num: int | None) -> d
         return {
             "file": str(path),
             "name": f.name,
+            "status": "ok",
             "hash_slot_num": geometry.hash_slot_num,
             "index_num": geometry.index_num,
             "file_size": geometry.file_size,
@@ -109,41 +133,159 @@ def file_info(path: Path, hash_slot_num: int | None, index_num: int | None) -> d
         }
 
 
-def cmd_info(args: argparse.Namespace) -> int:
-    from rmqarrow.format.naming import list_index_files
+def store_health(path: Path, args: argparse.Namespace, chains: bool) -> StoreHealth:
+    """Each file's status (chains too unless ``chains`` is False)."""
+    if chains:
+        from rmqarrow.verify.fsck import check_store
 
-    path: Path = args.path
-    if path.is_dir():
-        infos = [file_info(p, args.hash_slot_num, args.index_num) for p in list_index_files(path)]
-    elif path.is_file():
-        infos = [file_info(path, args.hash_slot_num, args.index_num)]
-    else:
-        raise StoreNotFoundError(f"{path}: no such file or directory")
+        return check_store(path, args.hash_slot_num, args.index_num)[0]
+    from rmqarrow.index.health import scan_store
+
+    return scan_store(path, args.hash_slot_num, args.index_num)
+
+
+def _refuse_unknown_geometry(health: StoreHealth) -> None:
+    """When no file fits the geometry and all share one size, the counts are what is wrong:
+    say so in one line instead of calling every file damaged."""
+    from rmqarrow.errors import GeometryError
+    from rmqarrow.format.layout import Geometry
+
+    files = health.files
+    if not files or health.healthy or any(f.status != "wrong geometry" for f in files):
+        return
+    sizes = {f.size for f in files}
+    if len(sizes) != 1:
+        return
+    size, g = sizes.pop(), health.geometry
+    fitted = Geometry.for_size_default_ratio(size)
+    hint = (f"--hash-slot-num {fitted.hash_slot_num} --index-num {fitted.index_num} fits"
+            if fitted else "pass the --hash-slot-num and --index-num they were written with")
+    raise GeometryError(
+        f"{health.store}: expected {g.file_size} bytes per file for {g}, found {size} bytes "
+        f"in all {len(files)} files; {hint}"
+    )
+
+
+def cmd_info(args: argparse.Namespace) -> int:
+    say: list[str] = []
+    target = require_index_store(args.path, say=say)
+    _notes(say)
+    path = target.index_path
+    health = store_health(path, args, not args.no_chain_check)
+    g = health.geometry
+    _refuse_unknown_geometry(health)
+    infos = []
+    for fh in health.files:
+        if fh.ok or fh.status in ("damaged chains",):
+            info = file_info(fh.path, g.hash_slot_num, g.index_num)
+            info["status"], info["detail"] = fh.status, fh.detail
+        else:
+            info = {"file": str(fh.path), "name": fh.name, "status": fh.status,
+                    "detail": fh.detail, "file_size": fh.size, **fh.header,
+                    "entries": None, "geometry_note": None}
+            for k in ("begin_timestamp", "end_timestamp"):
+                if k in fh.header:
+                    info[k.replace("timestamp", "time")] = _iso(fh.header[k])
+        infos.append(info)
+    status = 0 if health.ok else 1
     if args.json:
-        print_json(infos if path.is_dir() else infos[0])
-        return 0
-    for note in {i["geometry_note"] for i in infos if i["geometry_note"]}:
-        print(f"note: {note}", file=sys.stderr)
-    if path.is_file():
+        print_json(infos[0] if target.kind == "index_file" else infos)  # each with "status"
+        return status
+    if health.note:
+        print(f"note: {health.note}", file=sys.stderr)
+    if target.kind == "index_file":
         print_kv({k: v for k, v in infos[0].items() if k != "geometry_note"})
-        return 0
-    columns = ["name", "entries", "fill_ratio", "hash_slot_count", "begin_time", "end_time",
+        return status
+    if not infos:
+        raise UsageError(f"{path}: no index files in the store")
+    columns = ["name", "status", "entries", "fill_ratio", "begin_time", "end_time",
                "begin_phy_offset", "end_phy_offset"]
-    print_table([[i[c] for c in columns] for i in infos], columns)
-    total = sum(i["entries"] for i in infos)
-    geom = f"{infos[0]['hash_slot_num']:,} slots x {infos[0]['index_num']:,}" if infos else "-"
-    print(f"\n{len(infos)} files, {total:,} entries, geometry {geom}")
-    return 0
+    print_table([[i.get(c) for c in columns] for i in infos], columns, grouped=("entries",))
+    total = sum(i["entries"] or 0 for i in infos)
+    print(f"\n{len(infos)} files, {total:,} entries, geometry {g.hash_slot_num:,} slots x "
+          f"{g.index_num:,}")
+    for fh in health.damaged:
+        print(f"damaged: {fh.describe()}")
+    if health.damaged:
+        print(f"\n{len(health.damaged)} of {len(infos)} files damaged; `rmqarrow query`, "
+              "`export` and `verify` skip them (--strict refuses); `rmqarrow check` tells more")
+    return status
 
 
 # -- query -----------------------------------------------------------------------------------
 
 
 def _queries_from_args(args: argparse.Namespace) -> tuple[list[Query], bool]:
+    begin = parse_time(args.begin, "--begin")
+    end = parse_time(args.end, "--end")
+    if begin > end:
+        raise UsageError(f"--begin {begin} is after --end {end}: the range is empty")
     if args.queries is not None:
-        return read_queries_tsv(args.queries, escaped=args.escaped), True
+        from rmqarrow.format.query_file import read_query_file
+
+        return read_query_file(args.queries, max_num=args.max_num, begin=begin, end=end,
+                               escaped=args.escaped), True
+    if args.key == "":
+        raise UsageError("--key is empty")
     key = f"{args.topic}#{args.key}" if args.topic is not None else args.key
-    return [Query(key, args.max_num, args.begin, args.end)], False
+    return [Query(key, args.max_num, begin, end)], False
+
+
+def open_native(store: Path, args: argparse.Namespace) -> IndexService:
+    """The read-only service over the store's healthy files; skipped files named on stderr."""
+    from rmqarrow.index.service import open_store
+
+    say: list[str] = []
+    target = require_index_store(store, say=say)
+    _notes(say)
+    service, note = open_store(target.index_path, args.hash_slot_num, args.index_num,
+                               strict=getattr(args, "strict", False))
+    if note:
+        print(f"note: {note}", file=sys.stderr)
+    if not service.files:
+        from rmqarrow.index.health import StoreHealth
+
+        _refuse_unknown_geometry(StoreHealth(target.index_path, service.geometry, None,
+                                             service.skipped))
+    for fh in service.skipped:
+        print(f"warning: skipped damaged file {fh.describe()}", file=sys.stderr)
+    if not service.files:
+        service.close()
+        raise UsageError(f"{target.index_path}: no readable index files"
+                         + (" (every file is damaged)" if service.skipped else ""))
+    return service
+
+
+def _native_answers(service: IndexService, queries: list[Query]) -> list[list[int]]:
+    from rmqarrow.kernels.lookup import answers_from_table
+
+    table = service.query_offsets([q.key for q in queries], [q.max_num for q in queries],
+                                  [q.begin for q in queries], [q.end for q in queries])
+    return answers_from_table(table, len(queries))
+
+
+def _check_sql_target(args: argparse.Namespace) -> None:
+    source = args.dataset if args.dataset is not None else args.store
+    t = detect(source)
+    if t.kind == "dataset":
+        return
+    say: list[str] = []
+    t = require_index_store(source, say=say)
+    _notes(say)
+    if t.kind == "broker_root":
+        if args.dataset is None:
+            args.store = t.index_path
+        else:
+            args.dataset = t.index_path
+    from rmqarrow.index.health import scan_store
+
+    health = scan_store(t.index_path, args.hash_slot_num, args.index_num)
+    if health.damaged:
+        raise UsageError(
+            f"{t.index_path}: {len(health.damaged)} damaged file(s) "
+            f"({', '.join(f'{f.name}: {f.status}' for f in health.damaged)}); the "
+            f"{args.engine} engine reads every file: use --engine native, which skips them"
+        )
 
 
 def cmd_query(args: argparse.Namespace) -> int:
@@ -151,38 +293,95 @@ def cmd_query(args: argparse.Namespace) -> int:
         raise UsageError("--topic goes with --key; --queries lines hold full index keys")
     if args.max_num < 0:
         raise UsageError(f"--max-num must be >= 0, got {args.max_num}")
+    if args.explain and args.engine != "native":
+        raise UsageError("--explain traces the native lookup; drop --engine")
+    if args.resolve is not None and args.queries is not None:
+        raise UsageError("--resolve works with --key, not --queries")
+    if args.engine == "native" and args.dataset is not None:
+        raise UsageError("a dataset is for the duckdb and spark engines; native reads the store")
     queries, batch = _queries_from_args(args)
-    if args.engine == "native":
-        note = store_geometry(args.store, args.hash_slot_num, args.index_num)[1]
-        if note:
-            print(f"note: {note}", file=sys.stderr)
-    answers = answer_with_engine(
-        args.engine,
-        args.store,
-        queries,
-        dataset=args.dataset,
-        master=args.master,
-        hash_slot_num=args.hash_slot_num,
-        index_num=args.index_num,
-    )
     if args.resolve is not None:
-        if batch:
-            raise UsageError("--resolve works with --key, not --queries")
-        return _print_resolved(args, queries[0], answers[0])
+        args.resolve = require_commitlog(args.resolve)
+    if args.engine == "native":
+        service = open_native(args.store, args)
+        with service:
+            answers = _native_answers(service, queries)
+            explained = _explain(service, queries, args) if args.explain else []
+    else:
+        explained = []
+        _check_sql_target(args)
+        answers = answer_with_engine(
+            args.engine,
+            args.store,
+            queries,
+            dataset=args.dataset,
+            master=args.master,
+            hash_slot_num=args.hash_slot_num,
+            index_num=args.index_num,
+        )
+    if args.resolve is not None:
+        status = _print_resolved(args, queries[0], answers[0])
+        _print_explained(explained, args.json)
+        return status
     if batch:
         if args.json:
-            print_json(answers)
+            print_json([{"key": q.key, "max_num": q.max_num, "begin": q.begin, "end": q.end,
+                         "phy_offsets": a} for q, a in zip(queries, answers, strict=True)])
+            _print_explained(explained, True)
         else:
-            sys.stdout.write(format_answers(answers))
+            from rmqarrow.format.queries import escape_text
+
+            for q, a in zip(queries, answers, strict=True):  # keys escaped: one line each
+                sys.stdout.write(f"{escape_text(q.key)}\t{','.join(str(o) for o in a)}\n")
+            _print_explained(explained, False)
+        _topic_hint(args, [q for q, a in zip(queries, answers, strict=True) if not a])
         return 0
     q = queries[0]
     if args.json:
-        print_json({"key": q.key, "max_num": q.max_num, "begin": q.begin, "end": q.end,
-                    "phy_offsets": answers[0]})
+        doc: dict[str, Any] = {"key": q.key, "max_num": q.max_num, "begin": q.begin,
+                               "end": q.end, "phy_offsets": answers[0]}
+        if args.explain:
+            doc["explain"] = explained
+        print_json(doc)
     else:
         print_table([[o] for o in answers[0]], ["phy_offset"])
         print(f"\n{len(answers[0])} offsets for {q.key!r}")
+        _print_explained(explained, False)
+    if not answers[0]:
+        _topic_hint(args, [q])
     return 0
+
+
+def _print_explained(lines: list[str], json_out: bool) -> None:
+    """Explanations go after the answer; with --json (already printed) to stderr."""
+    if not lines:
+        return
+    out = sys.stderr if json_out else sys.stdout
+    print("\nexplain:", file=out)
+    for line in lines:
+        print(f"  {line}", file=out)
+
+
+def _topic_hint(args: argparse.Namespace, empty: list[Query]) -> None:
+    bare = [q.key for q in empty if "#" not in q.key]
+    if bare and getattr(args, "topic", None) is None:
+        example = bare[0]
+        print(f"hint: {example!r} has no '#': RocketMQ indexes TOPIC#KEY, so pass --topic "
+              f"TOPIC (or --key 'TOPIC#{example}')"
+              + (f"; {len(bare)} such keys in --queries" if len(bare) > 1 else ""),
+              file=sys.stderr)
+
+
+def _explain(service: IndexService, queries: list[Query], args: argparse.Namespace
+             ) -> list[str]:
+    """Per query and file, why the native lookup returned what it did."""
+    from rmqarrow.verify.explain import explain_query
+
+    lines: list[str] = []
+    for q in queries:
+        lines += explain_query(service.files, q, skipped=service.skipped,
+                               commitlog=args.resolve)
+    return lines
 
 
 def _print_resolved(args: argparse.Namespace, q: Query, offsets: list[int]) -> int:
@@ -238,8 +437,14 @@ def _record_batches(source: Path, batch_rows: int) -> tuple[Any, int | None]:
     if source.suffix.lower() in {".csv", ".tsv", ".txt"}:
         parse = pcsv.ParseOptions(delimiter="\t" if source.suffix.lower() == ".tsv" else ",")
         convert = pcsv.ConvertOptions(column_types=types, strings_can_be_null=True)
-        reader = pcsv.open_csv(source, parse_options=parse, convert_options=convert,
-                               read_options=pcsv.ReadOptions(block_size=64 << 20))
+        try:
+            reader = pcsv.open_csv(source, parse_options=parse, convert_options=convert,
+                                   read_options=pcsv.ReadOptions(block_size=64 << 20))
+        except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+            raise DatasetError(
+                f"{source}: {' '.join(str(exc).split())[:300]}; expected a header line and "
+                "commit_log_offset, store_timestamp (epoch ms) and sys_flag as integers"
+            ) from None
         names, total, batches = reader.schema.names, None, iter(reader)
     else:
         try:
@@ -256,12 +461,32 @@ def _record_batches(source: Path, batch_rows: int) -> tuple[Any, int | None]:
             f"(keys, uniq_key and sys_flag optional), found {names}"
         )
 
+    def checked() -> Any:
+        """The source's batches; a value that does not parse is one line naming it."""
+        try:
+            yield from batches
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as exc:
+            text = " ".join(str(exc).split())[:300]
+            raise DatasetError(
+                f"{source}: a value does not fit its column ({text}); expected "
+                "commit_log_offset and store_timestamp as integers (epoch ms), sys_flag as "
+                "an integer"
+            ) from None
+
     def normalise() -> Any:
-        for batch in batches:
+        for batch in checked():
             cols = []
             for name in RECORD_COLUMNS:
                 if name in batch.schema.names:
-                    cols.append(batch.column(name).cast(types[name]))
+                    try:
+                        cols.append(batch.column(name).cast(types[name]))
+                    except (pa.ArrowInvalid, pa.ArrowTypeError,
+                            pa.ArrowNotImplementedError) as exc:
+                        raise DatasetError(
+                            f"{source}: column {name} holds {batch.schema.field(name).type} "
+                            f"values that do not convert to {types[name]} "
+                            f"({' '.join(str(exc).split())[:200]})"
+                        ) from None
                 else:
                     cols.append(pa.nulls(batch.num_rows, types[name]))
             whole = pa.RecordBatch.from_arrays(cols, names=list(RECORD_COLUMNS))
@@ -282,11 +507,25 @@ def _validate_records(source: Path, batch_rows: int) -> None:
             pass
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
         raise _bad_record(source, exc) from None
+    except DatasetError as exc:
+        raise DatasetError(f"{exc}; nothing was written") from None
 
 
 def _bad_record(source: Path, exc: Exception) -> DatasetError:
     first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     return DatasetError(f"{source}: bad record: {first}; nothing was written")
+
+
+def _check_build_output(store: Path) -> None:
+    """``build`` writes index files into a store directory: never into something else."""
+    t = detect(store)
+    if t.kind in ("missing", "empty_dir", "index_dir"):
+        return
+    if t.kind == "broker_root":
+        raise UsageError(f"{store}: a broker store root; build into its index directory "
+                         f"({t.index_dir or store / 'index'}), not the root")
+    raise UsageError(f"{store}: {t.detail or t.kind}; build writes index files into a new, "
+                     "empty or index directory")
 
 
 def cmd_build(args: argparse.Namespace) -> int:
@@ -302,6 +541,9 @@ def cmd_build(args: argparse.Namespace) -> int:
 
     if args.batch_rows < 1:
         raise UsageError(f"--batch-rows must be >= 1, got {args.batch_rows}")
+    if args.start_timestamp is not None and args.from_commitlog is None:
+        raise UsageError("--start-timestamp goes with --from-commitlog")
+    _check_build_output(Path(args.store))
     store = Path(args.store).absolute()
     for stale in stale_siblings(store, "build"):
         remove_path(stale)
@@ -357,10 +599,14 @@ def _build_into(args: argparse.Namespace, store: Path) -> dict[str, Any]:
     else:
         from rmqarrow.commitlog import CommitLogReader, index_records
 
+        say: list[str] = []
+        commitlog = require_commitlog(args.from_commitlog, say=say)
+        _notes(say)
         start = args.start_offset
         if args.start_timestamp is not None:
-            start = CommitLogReader(args.from_commitlog).recover_start_offset(args.start_timestamp)
-        batches = index_records(args.from_commitlog, start_offset=start,
+            start = CommitLogReader(commitlog).recover_start_offset(
+                parse_time(args.start_timestamp, "--start-timestamp"))
+        batches = index_records(commitlog, start_offset=start,
                                 batch_rows=args.batch_rows)
         total, unit = None, "records"
     service = IndexService(

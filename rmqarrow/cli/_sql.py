@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import datetime as _dt
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TextIO
@@ -76,7 +75,8 @@ def register(sub: Any) -> None:
         "--between",
         nargs=2,
         metavar=("T1", "T2"),
-        help="also list entries stored in [T1, T2] (epoch ms or ISO 8601; naive = UTC)",
+        help="also list entries stored in [T1, T2] (epoch ms or ISO 8601; local zone when "
+        "none is given)",
     )
     s.add_argument("--top", type=int, default=10, help="rows of hot keys / duplicates (10)")
     s.add_argument("--limit", type=int, default=20, help="entries listed by --between (20)")
@@ -131,6 +131,10 @@ def _duckdb_runner(
     )
 
     def run(query: str) -> pa.Table:
+        if not query.strip().rstrip(";").strip():
+            import pyarrow as pa
+
+            return pa.table({})
         try:
             rel = con.sql(query)
             if rel is None:  # a statement without a result (CREATE, SET, ...)
@@ -143,6 +147,15 @@ def _duckdb_runner(
             raise EngineError(f"DuckDB: {exc}") from None
 
     return run, con.close
+
+
+def _spark_failure(exc: Exception) -> Exception:
+    """A statement's error as one line; pyspark/py4j errors quote Spark's first line."""
+    if type(exc).__module__.startswith(("pyspark", "py4j")):
+        from rmqarrow.converters.spark.session import spark_error
+
+        return spark_error(exc)
+    return exc
 
 
 def _spark_runner(args: argparse.Namespace) -> tuple[Callable[[str], pa.Table], Callable[[], None]]:
@@ -167,19 +180,27 @@ def _spark_runner(args: argparse.Namespace) -> tuple[Callable[[str], pa.Table], 
         )
 
         def run_registered(query: str) -> pa.Table:
-            result: pa.Table = spark.sql(query).toArrow()
+            try:
+                result: pa.Table = spark.sql(query).toArrow()
+            except Exception as exc:
+                raise _spark_failure(exc) from None
             return result
 
         return run_registered, lambda: None
 
     def run(query: str) -> pa.Table:
-        return spark_sql.sql(
-            args.target,
-            query,
-            master=args.master,
-            hash_slot_num=args.hash_slot_num,
-            index_num=args.index_num,
-        )
+        try:
+            return spark_sql.sql(
+                args.target,
+                query,
+                master=args.master,
+                hash_slot_num=args.hash_slot_num,
+                index_num=args.index_num,
+            )
+        except RmqArrowError:
+            raise
+        except Exception as exc:
+            raise _spark_failure(exc) from None
 
     return run, lambda: None
 
@@ -224,7 +245,12 @@ def _prompt(run: Callable[[str], pa.Table], args: argparse.Namespace) -> int:
         try:
             table = run(statement)
         except RmqArrowError as exc:
-            print(f"error: {exc}", file=sys.stderr)
+            print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)
+            failures += 1
+            continue
+        except Exception as exc:  # one bad statement never ends the session
+            print(f"error: {type(exc).__name__}: {' '.join(str(exc).split())[:400]}",
+                  file=sys.stderr)
             failures += 1
             continue
         if _has_output(table):
@@ -236,6 +262,7 @@ def _prompt(run: Callable[[str], pa.Table], args: argparse.Namespace) -> int:
 
 
 def _run_sql(args: argparse.Namespace) -> int:
+    _target(args)
     runner = _spark_runner if args.engine == "spark" else _duckdb_runner
     run, close = runner(args)
     try:
@@ -252,21 +279,23 @@ def _run_sql(args: argparse.Namespace) -> int:
 # --- stats ----------------------------------------------------------------------------
 
 
-def parse_time(text: str) -> int:
-    """Epoch milliseconds from an integer or an ISO 8601 date/time (naive = UTC)."""
-    try:
-        return int(text)
-    except ValueError:
-        pass
-    try:
-        moment = _dt.datetime.fromisoformat(text)
-    except ValueError:
-        raise UsageError(
-            f"time {text!r}: expected epoch milliseconds or ISO 8601 (2024-05-01T12:00:00)"
-        ) from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=_dt.UTC)
-    return int(moment.timestamp() * 1000)
+def _target(args: argparse.Namespace) -> None:
+    """Resolve ``target`` (a broker root -> its index/) and ``--commitlog`` (a broker root ->
+    its commitlog/); the wrong kind of input gets one line saying what it is."""
+    from rmqarrow.format.detect import detect, require_commitlog, require_index_store
+
+    say: list[str] = []
+    t = detect(args.target)
+    if t.kind != "dataset":
+        t = require_index_store(args.target, say=say)
+        args.target = str(t.index_path)
+        if t.kind == "broker_root" and args.commitlog is None and t.commitlog_dir is not None:
+            args.commitlog = str(t.commitlog_dir)
+            say.append(f"note: using its CommitLog too: {t.commitlog_dir}")
+    if args.commitlog is not None:
+        args.commitlog = str(require_commitlog(args.commitlog, say=say))
+    for line in dict.fromkeys(say):
+        print(line, file=sys.stderr)
 
 
 def _section(title: str, table: pa.Table) -> None:
@@ -282,7 +311,13 @@ def _run_stats(args: argparse.Namespace) -> int:
         raise UsageError(f"--top and --limit must be >= 0, got {args.top} and {args.limit}")
     between = None
     if args.between:
-        between = (parse_time(args.between[0]), parse_time(args.between[1]))
+        from rmqarrow.format.times import parse_time
+
+        between = (parse_time(args.between[0], "--between"),
+                   parse_time(args.between[1], "--between"))
+        if between[0] > between[1]:
+            raise UsageError(f"--between {between[0]} {between[1]}: the first time is later")
+    _target(args)
     con = connect(
         args.target,
         hash_slot_num=args.hash_slot_num,

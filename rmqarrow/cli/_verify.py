@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
 from rmqarrow.cli._output import add_geometry_options, print_json
-from rmqarrow.errors import StoreNotFoundError, UsageError
+from rmqarrow.errors import CorruptIndexError, UsageError
 
 __all__ = ["register"]
 
@@ -33,13 +34,16 @@ def register(sub: Any) -> None:
                         "skipped when unavailable unless named explicitly)")
     what = p.add_mutually_exclusive_group()
     what.add_argument("--sample", type=int, default=200, help="sampled queries (default 200)")
-    what.add_argument("--queries", type=Path, help="TSV: key<TAB>max_num<TAB>begin<TAB>end")
+    what.add_argument("--queries", type=Path,
+                      help="TSV: key[<TAB>max_num[<TAB>begin[<TAB>end]]], a header line allowed")
     p.add_argument("--keys", type=Path,
                    help="file of full index keys (topic#key), one a line, to sample real keys "
                         "from; without it probe keys with the index's hashes stand in")
     p.add_argument("--escaped", action="store_true", help="keys in --queries/--keys are escaped")
     p.add_argument("--seed", type=int, default=0, help="sampling seed (default 0)")
     p.add_argument("--master", help="Spark master URL (default local[*])")
+    p.add_argument("--strict", action="store_true",
+                   help="refuse a store with a damaged file instead of skipping it")
     p.add_argument("--no-chain-check", action="store_true",
                    help="skip the scan of every file for damaged chains")
     add_geometry_options(p)
@@ -50,16 +54,19 @@ def register(sub: Any) -> None:
 def read_keys(path: Path, escaped: bool) -> list[str]:
     """Full index keys, one a line (blank lines skipped)."""
     from rmqarrow.format.queries import unescape_text
+    from rmqarrow.format.query_file import read_lines_file
 
-    if not path.is_file():
-        raise StoreNotFoundError(f"{path}: no such keys file")
-    lines = path.read_text(encoding="utf-8").split("\n")
-    return [unescape_text(k) if escaped else k for k in lines if k]
+    lines = read_lines_file(path, "keys file")
+    if not lines:
+        raise UsageError(f"{path}: no keys in the file (one full index key topic#key a line)")
+    return [unescape_text(k) if escaped else k for k in lines]
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
     from rmqarrow.engines import parse_engines
-    from rmqarrow.format.queries import read_queries_tsv
+    from rmqarrow.format.detect import detect, require_index_store
+    from rmqarrow.format.query_file import read_query_file
+    from rmqarrow.index.health import scan_store
     from rmqarrow.verify import format_report, verify
 
     engines = parse_engines(args.engines)
@@ -69,11 +76,38 @@ def cmd_verify(args: argparse.Namespace) -> int:
         raise UsageError("--keys is for sampling; --queries gives the queries themselves")
     queries = None
     if args.queries is not None:
-        queries = read_queries_tsv(args.queries, escaped=args.escaped)
+        queries = read_query_file(args.queries, escaped=args.escaped)
     keys = read_keys(args.keys, args.escaped) if args.keys is not None else None
     explicit = args.engines != DEFAULT_ENGINES
+    say: list[str] = []
+    if detect(args.store).kind == "dataset":
+        raise UsageError(f"{args.store}: an exported Parquet dataset; verify needs the native "
+                         "store as the reference (give the dataset with --dataset)")
+    store = require_index_store(args.store, say=say).index_path
+    if args.dataset is not None and detect(args.dataset).kind != "dataset":
+        raise UsageError(f"--dataset {args.dataset}: not an exported dataset "
+                         f"({detect(args.dataset).detail}); make one with `rmqarrow export`")
+    for line in say:
+        print(line, file=sys.stderr)
+    health = scan_store(store, args.hash_slot_num, args.index_num)
+    if health.damaged:
+        if args.strict:
+            raise CorruptIndexError(
+                f"{len(health.damaged)} damaged index file(s), refused (--strict): "
+                + "; ".join(f.describe() for f in health.damaged))
+        for fh in health.damaged:
+            print(f"warning: skipped damaged file {fh.describe()}", file=sys.stderr)
+        sql = [e for e in engines if e != "native"]
+        if sql and args.dataset is None:
+            if explicit:
+                raise UsageError(
+                    f"{store}: damaged files; {', '.join(sql)} would read every file: verify "
+                    "against an export of the healthy files (--dataset) or use --strict")
+            print(f"note: leaving out {', '.join(sql)}: they read every file of the store, "
+                  "damaged ones too; pass --dataset to compare them", file=sys.stderr)
+            engines = ["native"]
     report = verify(
-        args.store,
+        store,
         dataset=args.dataset,
         engines=engines,
         queries=queries,

@@ -178,15 +178,50 @@ def run_demo(
     seed: int = 42,
     echo: Echo = print,
 ) -> DemoResult:
-    """Run the demo into the new (or empty) directory ``out``; see the module doc."""
+    """Run the demo into the new (or empty) directory ``out``; see the module doc.
+
+    A demo that fails (an exception, Ctrl-C) removes what it created: everything it wrote
+    into ``out``, and ``out`` itself when the demo made it.  A demo that completes keeps its
+    output, also when a check disagreed (that output is the evidence).
+    """
+    out = Path(out)
+    n = message_count(size)  # refuse a bad size before anything is written
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise OutputExistsError(f"{out}: exists and is not empty; the demo writes a new directory")
+    created = not out.exists()
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        return _run_demo(out, n, engines=engines, master=master, seed=seed, echo=echo)
+    except BaseException:
+        _remove_created(out, created)
+        raise
+
+
+def _remove_created(out: Path, created: bool) -> None:
+    """Undo a failed demo: everything inside ``out`` (it was empty), and ``out`` if new."""
+    import shutil
+
+    for child in list(out.iterdir()) if out.is_dir() else []:
+        if child.is_dir() and not child.is_symlink():
+            shutil.rmtree(child, ignore_errors=True)
+        else:
+            child.unlink(missing_ok=True)
+    if created:
+        shutil.rmtree(out, ignore_errors=True)
+
+
+def _run_demo(
+    out: Path,
+    n: int,
+    *,
+    engines: Sequence[str],
+    master: str | None,
+    seed: int,
+    echo: Echo,
+) -> DemoResult:
     from rmqarrow.index.service import IndexService, open_store
     from rmqarrow.verify import verify
 
-    out = Path(out)
-    if out.exists() and any(out.iterdir()):
-        raise OutputExistsError(f"{out}: exists and is not empty; the demo writes a new directory")
-    out.mkdir(parents=True, exist_ok=True)
-    n = message_count(size)
     hsn, inum = demo_geometry(n)
     spark = "spark" in engines
     times: dict[str, float] = {}

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rmqarrow._closing import Closing
-from rmqarrow.errors import GeometryError, InvalidValueError, ReadOnlyIndexError
+from rmqarrow.errors import CorruptIndexError, GeometryError, InvalidValueError, ReadOnlyIndexError
 from rmqarrow.format.checkpoint import StoreCheckpoint
 from rmqarrow.format.hashing import index_key_hash
 from rmqarrow.format.java import JAVA_LONG_MAX
@@ -31,6 +31,8 @@ from rmqarrow.kernels.walk import walk_chain
 if TYPE_CHECKING:
     import numpy as np
     import pyarrow as pa
+
+    from rmqarrow.index.health import FileHealth
 
 __all__ = [
     "IndexService",
@@ -108,6 +110,8 @@ class IndexService(Closing):
         self.files: list[IndexFile] = []
         #: what :meth:`load` repaired after an interrupted write, one line per file
         self.repairs: list[str] = []
+        #: damaged files a reader left out (rmqarrow.index.health.FileHealth), see open_store
+        self.skipped: list[FileHealth] = []
 
     # -- loading ---------------------------------------------------------------------------
 
@@ -151,6 +155,13 @@ class IndexService(Closing):
             if f.repaired:
                 self.repairs.append(f.repaired)
             self.files.append(f)
+
+    def load_files(self, paths: Sequence[Path]) -> None:
+        """Open exactly ``paths`` (oldest first), read-only or not as the service is; for
+        readers that left damaged files out (:func:`open_store`)."""
+        self.close()
+        for path in paths:
+            self.files.append(IndexFile.open(path, *self._geom(), not self.read_only))
 
     def _geom(self) -> tuple[int, int]:
         return self.geometry.hash_slot_num, self.geometry.index_num
@@ -276,34 +287,48 @@ def store_geometry(
     hash_slot_num: int | None = None,
     index_num: int | None = None,
 ) -> tuple[Geometry, str | None]:
-    """The geometry to open a store with, and a note when it was fitted from a file size.
+    """The geometry to open a store with, and a note when it was fitted from file sizes.
 
-    Explicit counts win; with neither given, the newest file's size decides: RocketMQ's
-    defaults when they fit, else the 1:4-ratio geometry of that size.
+    Explicit counts win; with neither given, the sizes decide (:func:`rmqarrow.index.health.
+    fit_geometry`): the geometry most files fit, RocketMQ's defaults or the 1:4 ratio, so a
+    truncated newest file never decides it.
     """
-    from rmqarrow.format.layout import resolve_geometry
+    from rmqarrow.index.health import fit_geometry
 
-    files = list_index_files(store_dir)
-    if hash_slot_num is None and index_num is None and files:
-        return resolve_geometry(files[-1].stat().st_size)
-    return Geometry(
-        DEFAULT_HASH_SLOT_NUM if hash_slot_num is None else hash_slot_num,
-        DEFAULT_INDEX_NUM if index_num is None else index_num,
-    ), None
+    p = Path(store_dir)
+    files = [p] if p.is_file() else list_index_files(p)
+    return fit_geometry([f.stat().st_size for f in files], hash_slot_num, index_num)
 
 
 def open_store(
     store_dir: str | os.PathLike[str],
     hash_slot_num: int | None = None,
     index_num: int | None = None,
+    *,
+    strict: bool = False,
 ) -> tuple[IndexService, str | None]:
-    """A read-only, loaded service over a store, geometry as :func:`store_geometry` picks."""
-    geometry, note = store_geometry(store_dir, hash_slot_num, index_num)
+    """A read-only, loaded service over a store's **healthy** files.
+
+    The geometry is fitted as :func:`store_geometry` does; files that are truncated, of
+    another size or with an impossible header (:func:`rmqarrow.index.health.scan_store`)
+    are left out and listed in the service's ``skipped``.  ``strict=True`` raises
+    :class:`CorruptIndexError` naming every damaged file instead.
+    """
+    from rmqarrow.index.health import scan_store
+
+    health = scan_store(store_dir, hash_slot_num, index_num)
+    if strict and health.damaged:
+        raise CorruptIndexError(
+            f"{len(health.damaged)} damaged index file(s), refused (--strict): "
+            + "; ".join(f.describe() for f in health.damaged)
+        )
+    geometry = health.geometry
     service = IndexService(
         store_dir, geometry.hash_slot_num, geometry.index_num, read_only=True
     )
-    service.load()
-    return service, note
+    service.load_files([f.path for f in health.healthy])
+    service.skipped = health.damaged
+    return service, health.note
 
 
 def answer_queries(

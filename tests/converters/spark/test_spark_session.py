@@ -100,4 +100,32 @@ def test_new_session_prints_nothing() -> None:
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == ""
     log = Path(proc.stderr)  # the only thing printed: where the JVM's console went
-    assert log.name.startswith("rmqarrow-spark-") and log.is_file()
+    # the per-run log is removed when the run ends well (issue 12, finding 9)
+    assert log.name.startswith("rmqarrow-spark-") and not log.exists()
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_interactive_spark_sql_survives_a_bad_statement(tmp_path: Path) -> None:
+    """A bad statement (AnalysisException) is one error line; the next statement runs."""
+    import subprocess
+
+    from golden_data import golden_set
+
+    basic = golden_set("basic")
+    env = dict(os.environ)
+    env.pop("PYSPARK_GATEWAY_PORT", None)
+    proc = subprocess.run(
+        [sys.executable, "-m", "rmqarrow", "sql", "--engine", "spark",
+         str(basic.store_dir), "--hash-slot-num", "100", "--index-num", "400"],
+        input="SELECT nope FROM entries;\nSELECT count(*) AS n FROM entries;\n",
+        env=env, capture_output=True, text=True, timeout=600,
+    )
+    assert "Traceback" not in proc.stderr
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "AnalysisException" in errors[0] and "nope" in errors[0]
+    assert "400" in proc.stdout  # the second statement ran
+    assert proc.returncode == 1  # a failed statement in a script
+    log = errors[0].rsplit("Spark's log: ", 1)
+    if len(log) == 2:  # kept for the failure report; clean up after the test
+        Path(log[1].strip()).unlink(missing_ok=True)

@@ -1,0 +1,90 @@
+"""Query lists written by people: ``--queries FILE`` of ``rmqarrow query`` and ``verify``.
+
+The golden fixtures' strict four-column form (:func:`rmqarrow.format.queries.
+read_queries_tsv`) is what machines write; people write less.  A line here holds 1 to 4
+tab-separated columns, ``key [max_num [begin [end]]]``; missing or empty columns take the
+command's defaults, times are epoch ms or ISO 8601 (:func:`rmqarrow.format.times.
+parse_time`), and a first line whose second column is not a number (``key<TAB>max_num...``)
+is a header and skipped; blank lines are skipped too (``#`` starts no comment: ``#`` alone
+is a valid index key, an empty topic and key).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from rmqarrow.errors import InvalidValueError, StoreNotFoundError, UsageError
+from rmqarrow.format.java import JAVA_LONG_MAX
+from rmqarrow.format.queries import Query, unescape_text
+from rmqarrow.format.times import parse_time
+
+__all__ = ["read_lines_file", "read_query_file"]
+
+_HEADER_WORDS = {"key", "index_key", "max_num", "maxnum", "begin", "end", "topic#key"}
+
+
+def _read_text(path: Path, what: str) -> str:
+    if not path.exists():
+        raise StoreNotFoundError(f"{path}: no such {what}")
+    if path.is_dir():
+        raise UsageError(f"{path}: a directory; expected a {what} (a text file)")
+    raw = path.read_bytes()
+    if raw[:4] == b"PAR1":
+        raise UsageError(f"{path}: a Parquet file; expected a {what} (tab-separated text)")
+    if b"\x00" in raw[:4096]:
+        raise UsageError(f"{path}: binary data; expected a {what} (tab-separated text)")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{path}: not UTF-8 text (byte {exc.start}); expected a {what}") \
+            from None
+
+
+def read_lines_file(path: str | os.PathLike[str], what: str = "keys file") -> list[str]:
+    """The non-empty lines of a text file, with a clear error for a missing, directory,
+    Parquet or binary file."""
+    return [line.rstrip("\r") for line in _read_text(Path(path), what).split("\n")
+            if line.strip()]
+
+
+def read_query_file(
+    path: str | os.PathLike[str],
+    *,
+    max_num: int = 64,
+    begin: int = 0,
+    end: int = JAVA_LONG_MAX,
+    escaped: bool = False,
+) -> list[Query]:
+    """Queries from a 1-4 column TSV (see the module docstring); errors name the line."""
+    p = Path(path)
+    text = _read_text(p, "queries file")
+    queries: list[Query] = []
+    for lineno, line in enumerate(text.split("\n"), start=1):
+        line = line.rstrip("\r")
+        if not line.strip():
+            continue
+        fields = line.split("\t")
+        if len(fields) > 4:
+            raise InvalidValueError(
+                f"{p}:{lineno}: {len(fields)} tab-separated columns, expected 1 to 4 "
+                "(key, max_num, begin, end)"
+            )
+        if not queries and (fields[0].strip().lower() in _HEADER_WORDS or (
+                len(fields) > 1 and fields[1].strip() and not fields[1].strip().isdigit())):
+            continue  # a header line
+        try:
+            key = unescape_text(fields[0]) if escaped else fields[0]
+            n = int(fields[1]) if len(fields) > 1 and fields[1].strip() else max_num
+            b = (parse_time(fields[2], "begin") if len(fields) > 2 and fields[2].strip()
+                 else begin)
+            e = parse_time(fields[3], "end") if len(fields) > 3 and fields[3].strip() else end
+        except (ValueError, UsageError) as exc:
+            raise InvalidValueError(f"{p}:{lineno}: {exc}") from None
+        if n < 0:
+            raise InvalidValueError(f"{p}:{lineno}: max_num must be >= 0, got {n}")
+        queries.append(Query(key, n, b, e))
+    if not queries:
+        raise InvalidValueError(f"{p}: no queries in the file (one key a line, optionally "
+                                "max_num, begin, end after tabs)")
+    return queries

@@ -1,0 +1,215 @@
+"""Per-file health of a store, so one damaged file never blinds the whole store.
+
+A crash leaves the newest index file truncated, a disk error a garbage header.  RocketMQ
+would refuse such a store; an operator after the crash wants the rest answered.
+:func:`scan_store` reads only sizes and the 40-byte headers (nothing is mapped) and gives
+every file a status:
+
+* ``ok``
+* ``truncated``: shorter than the store's geometry;
+* ``wrong geometry``: longer, or of a size no geometry of the store explains;
+* ``bad header``: counts out of range or inconsistent (more used slots than entries).
+  Begin time after end time is legal (out-of-order store times) and not judged.
+
+(``damaged chains`` is added by :mod:`rmqarrow.verify.fsck`, which reads whole files.)
+
+The store's geometry is **fitted from the healthy files**: explicit counts win; otherwise
+the geometry that the most files' sizes fit (RocketMQ's defaults or the 1:4 ratio), ties
+to the newest such file, so a truncated newest file cannot mislead it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from rmqarrow.errors import CorruptIndexError, GeometryError
+from rmqarrow.format.layout import (
+    DEFAULT_HASH_SLOT_NUM,
+    DEFAULT_INDEX_NUM,
+    HEADER_DTYPE,
+    HEADER_SIZE,
+    Geometry,
+    check_header,
+)
+from rmqarrow.format.naming import list_index_files
+
+__all__ = [
+    "OK",
+    "FileHealth",
+    "StoreHealth",
+    "fit_geometry",
+    "healthy_index_files",
+    "scan_file",
+    "scan_store",
+]
+
+OK = "ok"
+TRUNCATED = "truncated"
+WRONG_GEOMETRY = "wrong geometry"
+BAD_HEADER = "bad header"
+
+
+@dataclass
+class FileHealth:
+    """One file's status and, when not ok, what is wrong with it (one line)."""
+
+    path: Path
+    size: int
+    status: str = OK
+    detail: str = ""
+    header: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    @property
+    def ok(self) -> bool:
+        return self.status == OK
+
+    def describe(self) -> str:
+        return f"{self.path}: {self.status}" + (f": {self.detail}" if self.detail else "")
+
+    def to_dict(self) -> dict[str, object]:
+        return {"file": str(self.path), "name": self.name, "size": self.size,
+                "status": self.status, "detail": self.detail, **self.header}
+
+
+@dataclass
+class StoreHealth:
+    """Every file of a store (oldest first), with the geometry fitted from the healthy ones."""
+
+    store: Path
+    geometry: Geometry
+    note: str | None
+    files: list[FileHealth]
+
+    @property
+    def healthy(self) -> list[FileHealth]:
+        return [f for f in self.files if f.ok]
+
+    @property
+    def damaged(self) -> list[FileHealth]:
+        return [f for f in self.files if not f.ok]
+
+    @property
+    def ok(self) -> bool:
+        return not self.damaged
+
+
+def _size_geometry(size: int) -> Geometry | None:
+    default = Geometry()
+    if size == default.file_size:
+        return default
+    return Geometry.for_size_default_ratio(size)
+
+
+def fit_geometry(
+    sizes: list[int], hash_slot_num: int | None = None, index_num: int | None = None
+) -> tuple[Geometry, str | None]:
+    """The store geometry for files of ``sizes`` (oldest first) and a note when fitted."""
+    if hash_slot_num is not None or index_num is not None:
+        return Geometry(
+            DEFAULT_HASH_SLOT_NUM if hash_slot_num is None else hash_slot_num,
+            DEFAULT_INDEX_NUM if index_num is None else index_num,
+        ), None
+    fits = [(i, g) for i, g in enumerate(_size_geometry(s) for s in sizes) if g is not None]
+    if not fits:
+        return Geometry(), None
+    votes = Counter(g for _, g in fits)
+    best = max(votes.values())
+    # ties go to the newest file's geometry
+    geometry = next(g for _, g in reversed(fits) if votes[g] == best)
+    if geometry == Geometry():
+        return geometry, None
+    return geometry, (f"file size {geometry.file_size} does not fit the defaults; using "
+                      f"{geometry} (1:4 ratio)")
+
+
+def _read_header(path: Path) -> np.ndarray:
+    with open(path, "rb") as fh:
+        raw = fh.read(HEADER_SIZE)
+    return np.frombuffer(raw, dtype=HEADER_DTYPE, count=1)
+
+
+def scan_file(path: Path, geometry: Geometry, common_size: int | None = None) -> FileHealth:
+    """Size and header sanity of one file against the store geometry.
+
+    ``common_size`` is the size most of the store's files share: a file of that size that
+    does not match the geometry is of the wrong geometry, not truncated (a crash cuts one
+    file, it does not shrink them all alike).
+    """
+    size = path.stat().st_size
+    fh = FileHealth(path, size)
+    if size < HEADER_SIZE:
+        fh.status, fh.detail = TRUNCATED, f"{size} bytes, shorter than the 40-byte header"
+        return fh
+    header = _read_header(path)
+    fh.header = {name: int(header[name][0]) for name in HEADER_DTYPE.names or ()}
+    if size < geometry.file_size and size != common_size:
+        fh.status = TRUNCATED
+        fh.detail = (f"{size} bytes, expected {geometry.file_size} for {geometry}; a crash "
+                     "cut it short")
+        return fh
+    if size != geometry.file_size:
+        fh.status = WRONG_GEOMETRY
+        own = _size_geometry(size)
+        fh.detail = (f"{size} bytes, expected {geometry.file_size} for {geometry}"
+                     + (f"; it fits --hash-slot-num {own.hash_slot_num} --index-num "
+                        f"{own.index_num}" if own else
+                        "; pass the --hash-slot-num and --index-num it was written with"))
+        return fh
+    try:
+        check_header(path, geometry, header)
+    except (CorruptIndexError, GeometryError) as exc:
+        fh.status, fh.detail = BAD_HEADER, str(exc).removeprefix(f"{path}: ")
+        return fh
+    h = fh.header
+    problems = []
+    # Only what no RocketMQ file can hold: begin time after end time and the like are
+    # legal (out-of-order store times), so they are not judged here.
+    if h["index_count"] < 0:
+        problems.append(f"indexCount {h['index_count']} < 0")
+    if h["index_count"] > 1 and h["hash_slot_count"] > h["index_count"] - 1:
+        problems.append(f"hashSlotCount {h['hash_slot_count']} > entries "
+                        f"{h['index_count'] - 1} (each used slot needs an entry)")
+    if h["index_count"] <= 1 and h["hash_slot_count"] > 0:
+        problems.append(f"hashSlotCount {h['hash_slot_count']} in a file without entries")
+    if problems:
+        fh.status, fh.detail = BAD_HEADER, "; ".join(problems)
+    return fh
+
+
+def scan_store(
+    store: str | os.PathLike[str],
+    hash_slot_num: int | None = None,
+    index_num: int | None = None,
+) -> StoreHealth:
+    """Every file of ``store`` (a directory, or one index file) with its status."""
+    p = Path(store)
+    paths = [p] if p.is_file() else list_index_files(p)
+    sizes = [q.stat().st_size for q in paths]
+    geometry, note = fit_geometry(sizes, hash_slot_num, index_num)
+    counts = Counter(sizes).most_common(2)
+    common = counts[0][0] if counts and (len(counts) == 1 or counts[0][1] > counts[1][1]) \
+        else None
+    if len(sizes) == 1 and (hash_slot_num is not None or index_num is not None
+                            or _size_geometry(sizes[0]) is not None):
+        common = None  # one file, a geometry to hold it against: shorter means truncated
+    return StoreHealth(p, geometry, note, [scan_file(q, geometry, common) for q in paths])
+
+
+def healthy_index_files(
+    store: str | os.PathLike[str],
+    hash_slot_num: int | None = None,
+    index_num: int | None = None,
+) -> tuple[Geometry, list[Path], list[FileHealth]]:
+    """What a reader of a possibly damaged store uses: the fitted geometry, the healthy
+    files (oldest first) and the damaged ones it must name (``export`` calls this)."""
+    health = scan_store(store, hash_slot_num, index_num)
+    return health.geometry, [f.path for f in health.healthy], health.damaged

@@ -1,0 +1,83 @@
+"""The input detector and the one time parser (rmqarrow.format.detect, .times)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from golden_data import golden_set
+
+from rmqarrow.errors import StoreNotFoundError, UsageError
+from rmqarrow.format.detect import detect, require_commitlog, require_index_store
+from rmqarrow.format.times import format_time, parse_time
+
+GOLDEN = Path(__file__).resolve().parents[1] / "golden"
+
+
+def test_kinds(tmp_path: Path) -> None:
+    assert detect(golden_set("basic").store_dir).kind == "index_dir"
+    assert detect(golden_set("basic").store_dir / "00000").kind == "index_file"
+    assert detect(GOLDEN / "commitlog" / "store1" / "commitlog").kind == "commitlog_dir"
+    assert detect(tmp_path / "none").kind == "missing"
+    (tmp_path / "empty").mkdir()
+    assert detect(tmp_path / "empty").kind == "empty_dir"
+    (tmp_path / "notes.txt").write_text("hello")
+    assert detect(tmp_path / "notes.txt").kind == "other_file"
+    pq.write_table(pa.table({"a": [1]}), tmp_path / "t.parquet")
+    assert detect(tmp_path / "t.parquet").detail == "a Parquet file"
+    tiered = tmp_path / "tiered"
+    tiered.write_bytes((-1127939451).to_bytes(4, "big", signed=True) + bytes(100))
+    assert detect(tiered).kind == "tiered"
+    ds = tmp_path / "ds"
+    (ds / "files").mkdir(parents=True)
+    assert detect(ds).kind == "dataset"
+
+
+def test_broker_root_resolves_its_parts(tmp_path: Path) -> None:
+    root = tmp_path / "store"
+    (root / "index").mkdir(parents=True)
+    (root / "commitlog").mkdir()
+    (root / "checkpoint").write_bytes(bytes(16))
+    t = detect(root)
+    assert t.kind == "broker_root" and t.index_path == root / "index"
+    with pytest.raises(UsageError, match="index/ directory is empty"):
+        require_index_store(root)
+    with pytest.raises(UsageError, match="no CommitLog files"):
+        require_commitlog(root)
+    (root / "commitlog" / ("0" * 20)).write_bytes(bytes(64))
+    say: list[str] = []
+    assert require_commitlog(root, say=say) == root / "commitlog"
+    assert len(say) == 1 and "broker store root" in say[0]
+
+
+def test_require_refuses_wrong_kinds(tmp_path: Path) -> None:
+    with pytest.raises(StoreNotFoundError):
+        require_index_store(tmp_path / "none")
+    with pytest.raises(UsageError, match="CommitLog directory"):
+        require_index_store(GOLDEN / "commitlog" / "store1" / "commitlog")
+    with pytest.raises(UsageError, match="index files, not a CommitLog"):
+        require_commitlog(golden_set("basic").store_dir)
+
+
+def test_parse_time_forms() -> None:
+    assert parse_time("1768474024092") == 1768474024092
+    assert parse_time("0") == 0 and parse_time(str(2**63 - 1)) == 2**63 - 1
+    assert parse_time("2026-01-15T10:47:04.092Z") == 1768474024092
+    assert parse_time("2026-01-15T18:47:04.092+08:00") == 1768474024092
+    local = dt.datetime(2026, 1, 15, 10, 47, 4).astimezone()
+    assert parse_time("2026-01-15T10:47:04") == int(local.timestamp() * 1000)
+    assert format_time(1768474024092) == "2026-01-15T10:47:04.092Z"
+
+
+@pytest.mark.parametrize("text,match", [
+    ("1768474024", "epoch seconds"),
+    ("1,768,474,024,092", "thousands separators"),
+    ("tomorrow", "ISO 8601"),
+    ("", "ISO 8601"),
+])
+def test_parse_time_refusals(text: str, match: str) -> None:
+    with pytest.raises(UsageError, match=match):
+        parse_time(text, "--begin")

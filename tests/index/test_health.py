@@ -1,0 +1,66 @@
+"""Per-file store health and the geometry fitted from healthy files (rmqarrow.index.health)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rmqarrow.errors import CorruptIndexError
+from rmqarrow.format.layout import Geometry
+from rmqarrow.index.health import fit_geometry, healthy_index_files, scan_store
+from rmqarrow.index.service import open_store
+from rmqarrow.testing.stores import write_random_store
+
+G = Geometry(16, 64)
+
+
+def store(tmp_path: Path) -> list[Path]:
+    return write_random_store(tmp_path / "s", G, [60, 60, 60, 30], seed=3)
+
+
+def test_healthy_store(tmp_path: Path) -> None:
+    store(tmp_path)
+    h = scan_store(tmp_path / "s")
+    assert h.ok and h.geometry == G and len(h.files) == 4
+
+
+def test_truncated_newest_is_left_out_and_geometry_from_the_rest(tmp_path: Path) -> None:
+    paths = store(tmp_path)
+    with open(paths[-1], "r+b") as fh:
+        fh.truncate(Geometry(2, 8).file_size)  # a size that fits the 1:4 ratio by itself
+    h = scan_store(tmp_path / "s")
+    assert h.geometry == G
+    assert [f.status for f in h.files] == ["ok", "ok", "ok", "truncated"]
+    geometry, healthy, damaged = healthy_index_files(tmp_path / "s")
+    assert geometry == G and healthy == paths[:-1] and damaged[0].path == paths[-1]
+    service, _ = open_store(tmp_path / "s")
+    with service:
+        assert [f.path for f in service.files] == paths[:-1]
+        assert [f.path for f in service.skipped] == [paths[-1]]
+    with pytest.raises(CorruptIndexError, match="--strict"):
+        open_store(tmp_path / "s", strict=True)
+
+
+def test_same_odd_size_everywhere_is_wrong_geometry(tmp_path: Path) -> None:
+    paths = write_random_store(tmp_path / "s", Geometry(10, 30), [20, 20], seed=1)
+    h = scan_store(tmp_path / "s")
+    assert {f.status for f in h.files} == {"wrong geometry"}
+    h = scan_store(tmp_path / "s", 10, 30)
+    assert h.ok and [f.path for f in h.files] == paths
+
+
+def test_bad_header(tmp_path: Path) -> None:
+    paths = store(tmp_path)
+    with open(paths[1], "r+b") as fh:
+        fh.seek(32)
+        fh.write((1000).to_bytes(4, "big"))  # hashSlotCount beyond the slots
+    h = scan_store(tmp_path / "s")
+    assert [f.status for f in h.files] == ["ok", "bad header", "ok", "ok"]
+
+
+def test_fit_geometry_votes_and_explicit_counts() -> None:
+    big, small = Geometry(100, 400).file_size, Geometry(10, 40).file_size
+    assert fit_geometry([big, big, small])[0] == Geometry(100, 400)
+    assert fit_geometry([small, big])[0] == Geometry(100, 400)  # tie: the newest
+    assert fit_geometry([big], 7, 9)[0] == Geometry(7, 9)
