@@ -12,11 +12,13 @@ on reopen, ...) is listed in :mod:`rmqarrow.tiered._rules`.
 from __future__ import annotations
 
 from ._compacted import CompactedIndexFile
+from ._detect import TieredKind, compacted_slot_num, detect_tiered, local_geometry
 from ._layout import BEGIN_MAGIC, DEFAULT_HASH_SLOT_NUM, DEFAULT_INDEX_NUM, END_MAGIC
+from ._open import FormDifference, form_differences, open_tiered
 from ._rules import key_hash
 from ._segment import segment_dir, segment_file_name
-from ._store import TieredIndexStore
-from ._types import AppendResult, FileStatus, IndexItem
+from ._store import TieredIndexStore, merge_answers
+from ._types import AppendResult, FileStatus, IndexItem, TieredQuery
 from ._unsealed import TieredIndexFile
 
 __all__ = [
@@ -27,10 +29,19 @@ __all__ = [
     "AppendResult",
     "CompactedIndexFile",
     "FileStatus",
+    "FormDifference",
     "IndexItem",
     "TieredIndexFile",
     "TieredIndexStore",
+    "TieredKind",
+    "TieredQuery",
+    "compacted_slot_num",
+    "detect_tiered",
+    "form_differences",
     "key_hash",
+    "local_geometry",
+    "merge_answers",
+    "open_tiered",
     "segment_dir",
     "segment_file_name",
 ]
