@@ -9,6 +9,7 @@ import numpy as np
 
 from rmqarrow.errors import CorruptIndexError
 
+from ._chains import is_healthy, slot_chains
 from ._layout import (
     COMPACT_ITEM_DTYPE,
     COMPACT_ITEM_SIZE,
@@ -65,7 +66,15 @@ def compact_bytes(
     heads = np.maximum(slots, 0).astype(np.int64).tolist()
     items = np.frombuffer(buf, ITEM_DTYPE, index_num, base)
     nexts = items["next_index"]
-    order, counts = _chain_order(heads, nexts, item_count, index_num, path)
+    raw_heads = np.asarray(heads, np.int64)
+    raw_nexts = nexts[: item_count + 1].astype(np.int64)
+    if is_healthy(raw_heads, raw_nexts, item_count):
+        # every chain is a simple path of older items: number them all at once
+        slot, _step, item = slot_chains(raw_heads, raw_nexts, item_count, item_count + 1)
+        order = item.tolist()
+        counts = np.bincount(slot, minlength=hash_slot_num).tolist()
+    else:
+        order, counts = _chain_order(heads, nexts, item_count, index_num, path)
     if not order:
         return b""  # rule 20: the buffer's limit is the position of the last item written
     picked = items[np.asarray(order, dtype=np.int64)]

@@ -163,3 +163,24 @@ def test_geometry_cannot_be_told(tmp_path: Path) -> None:
     short.write_bytes(b"\xbc\xc5\x02\x89" + b"\0" * 10)
     with pytest.raises(CorruptIndexError):
         local_geometry(short)
+
+
+def test_vectorized_chains_equal_the_walk(tiered_set: TieredSet) -> None:
+    """The pointer-jumping chains equal slot-by-slot walks (healthy golden files)."""
+    import numpy as np
+
+    from rmqarrow.tiered._chains import _walk_chains, is_healthy, slot_chains
+
+    data = (tiered_set.dir / "unsealed.bin").read_bytes()
+    s, c = tiered_set.hash_slot_num, int.from_bytes(data[24:28], "big", signed=True)
+    heads = np.frombuffer(data, ">i4", s * 2, 28)[::2].astype(np.int64)
+    nexts = np.frombuffer(data, ">i4", (c + 1) * 8, 28 + 8 * s)[7::8].astype(np.int64)
+    assert is_healthy(heads, nexts, c)
+    for cap in (512, c + 1):
+        fast = slot_chains(heads, nexts, c, cap)
+        slow = _walk_chains(heads, nexts, c, cap, None)
+        for a, b in zip(fast, slow, strict=True):
+            assert a.tolist() == b.tolist()
+    broken = nexts.copy()
+    broken[c] = c  # a self-loop: not healthy, falls back to the walk
+    assert not is_healthy(heads, broken, c)
