@@ -14,7 +14,14 @@ from __future__ import annotations
 from ._compacted import CompactedIndexFile
 from ._detect import TieredKind, compacted_slot_num, detect_tiered, local_geometry
 from ._layout import BEGIN_MAGIC, DEFAULT_HASH_SLOT_NUM, DEFAULT_INDEX_NUM, END_MAGIC
-from ._open import FormDifference, form_differences, open_tiered
+from ._open import (
+    FormDifference,
+    folder_geometry,
+    form_differences,
+    open_file,
+    open_tiered,
+    tiered_file_paths,
+)
 from ._rules import key_hash
 from ._segment import segment_dir, segment_file_name
 from ._store import TieredIndexStore, merge_answers
@@ -37,11 +44,14 @@ __all__ = [
     "TieredQuery",
     "compacted_slot_num",
     "detect_tiered",
+    "folder_geometry",
     "form_differences",
     "key_hash",
     "local_geometry",
     "merge_answers",
+    "open_file",
     "open_tiered",
+    "tiered_file_paths",
     "segment_dir",
     "segment_file_name",
 ]

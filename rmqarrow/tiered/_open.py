@@ -23,7 +23,14 @@ from ._store import TieredIndexStore
 from ._types import IndexItem, TieredQuery
 from ._unsealed import TieredIndexFile
 
-__all__ = ["FormDifference", "folder_geometry", "form_differences", "open_tiered"]
+__all__ = [
+    "FormDifference",
+    "folder_geometry",
+    "form_differences",
+    "open_file",
+    "open_tiered",
+    "tiered_file_paths",
+]
 
 AnyTiered = TieredIndexFile | CompactedIndexFile | TieredIndexStore
 
@@ -53,6 +60,28 @@ def folder_geometry(
                                      f"hash_slot_num={hash_slot_num} was given")
                 return s, index_num or DEFAULT_INDEX_NUM, None
     return hash_slot_num or DEFAULT_HASH_SLOT_NUM, index_num or DEFAULT_INDEX_NUM, None
+
+
+def tiered_file_paths(folder: str | os.PathLike[str]) -> list[Path]:
+    """Every tiered file of a folder :func:`detect_tiered` accepts: the local files (oldest
+    first), then the segments (by base offset), whether or not a segment replaces a local
+    file in queries (rule 27)."""
+    p = Path(folder)
+    local = p / LOCAL_DIR_NAME if (p / LOCAL_DIR_NAME).is_dir() else p
+    out = sorted((q for q in local.iterdir() if q.is_file() and q.name.isascii()
+                  and q.name.isdigit() and int(q.name) < 1 << 63), key=lambda q: int(q.name))
+    segs = sorted((base, q) for q in p.iterdir()
+                  if (base := parse_segment_name(q.name)) is not None and q.is_file())
+    return out + [q for _, q in segs]
+
+
+def open_file(
+    path: Path, hash_slot_num: int, index_num: int
+) -> TieredIndexFile | CompactedIndexFile:
+    """One file of a folder, read-only, in the form its header says."""
+    if detect_tiered(path) == "unsealed":
+        return TieredIndexFile.open(path, hash_slot_num, index_num)
+    return CompactedIndexFile.open(path, hash_slot_num)
 
 
 def open_tiered(
