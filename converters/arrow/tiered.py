@@ -32,7 +32,7 @@ from rmqarrow.tiered import (
     open_tiered,
     tiered_file_paths,
 )
-from rmqarrow.tiered._layout import (
+from rmqarrow.tiered.layout import (
     COMPACT_ITEM_DTYPE,
     COMPACT_ITEM_SIZE,
     COMPACT_SLOT_DTYPE,

@@ -51,7 +51,7 @@ __all__ = [
     "merge_answers",
     "open_file",
     "open_tiered",
-    "tiered_file_paths",
     "segment_dir",
     "segment_file_name",
+    "tiered_file_paths",
 ]

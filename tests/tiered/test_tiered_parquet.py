@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from tiered_golden_data import TieredSet
-
 from rmqarrow.converters.parquet.tiered_export import export_tiered
 from rmqarrow.converters.parquet.tiered_import import import_tiered, read_tiered_dataset
+from tiered_golden_data import TieredSet
+
 from rmqarrow.errors import DatasetError, OutputExistsError
 from rmqarrow.tiered import segment_file_name
 
@@ -35,7 +35,7 @@ def test_file_round_trip(tiered_set: TieredSet, tmp_path: Path, form: str) -> No
 def test_store_round_trip_and_columns(tiered_set: TieredSet, tmp_path: Path) -> None:
     root = store(tiered_set, tmp_path / "broker")
     export_tiered(root, tmp_path / "ds")
-    files, slots, items = read_tiered_dataset(tmp_path / "ds")
+    files, _slots, items = read_tiered_dataset(tmp_path / "ds")
     assert sorted(files.column("form").to_pylist()) == ["compacted", "unsealed"]
     # decoded store time and slot are what the rules say
     rows = items.to_pylist()
