@@ -11,11 +11,15 @@ on reopen, ...) is listed in :mod:`rmqarrow.tiered._rules`.
 
 from __future__ import annotations
 
+from ._bulk import key_hashes
+from ._chains import slot_chains, walk_chain
 from ._compacted import CompactedIndexFile
 from ._detect import TieredKind, compacted_slot_num, detect_tiered, local_geometry
 from ._layout import BEGIN_MAGIC, DEFAULT_HASH_SLOT_NUM, DEFAULT_INDEX_NUM, END_MAGIC
 from ._open import (
     FormDifference,
+    TieredAnswer,
+    answer_queries,
     folder_geometry,
     form_differences,
     open_file,
@@ -38,20 +42,25 @@ __all__ = [
     "FileStatus",
     "FormDifference",
     "IndexItem",
+    "TieredAnswer",
     "TieredIndexFile",
     "TieredIndexStore",
     "TieredKind",
     "TieredQuery",
+    "answer_queries",
     "compacted_slot_num",
     "detect_tiered",
     "folder_geometry",
     "form_differences",
     "key_hash",
+    "key_hashes",
     "local_geometry",
     "merge_answers",
     "open_file",
     "open_tiered",
     "segment_dir",
     "segment_file_name",
+    "slot_chains",
     "tiered_file_paths",
+    "walk_chain",
 ]

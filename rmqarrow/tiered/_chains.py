@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["Chains", "is_healthy", "slot_chains"]
+__all__ = ["Chains", "is_healthy", "slot_chains", "walk_chain"]
 
 Chains = tuple[np.ndarray, np.ndarray, np.ndarray]
 """``(slot, step, item)`` int64 arrays: item ``item`` is step ``step`` (1-based) of the
@@ -107,3 +107,15 @@ def slot_chains(
         keep = step <= max_steps
         return slot[keep], step[keep], item[keep]
     return _walk_chains(heads, nexts, item_count, max_steps, slots)
+
+
+def walk_chain(head: int, nexts: np.ndarray, item_count: int, max_steps: int) -> list[int]:
+    """The items one walk from slot value ``head`` reads (rules 13-14, 17)."""
+    v = max(int(head), 0)
+    out: list[int] = []
+    seen: set[int] = set()
+    while len(out) < max_steps and 0 < v <= item_count and v not in seen:
+        seen.add(v)
+        out.append(v)
+        v = int(nexts[v])
+    return out

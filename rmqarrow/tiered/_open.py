@@ -25,6 +25,8 @@ from ._unsealed import TieredIndexFile
 
 __all__ = [
     "FormDifference",
+    "TieredAnswer",
+    "answer_queries",
     "folder_geometry",
     "form_differences",
     "open_file",
@@ -159,3 +161,33 @@ def form_differences(
         if isinstance(b, TieredReadError) or strip(a) != strip(b):
             out.append(FormDifference(i, q, a, b))
     return out
+
+
+TieredAnswer = list[IndexItem] | TieredReadError
+"""One query's answer: items, or the read failure where RocketMQ's query fails."""
+
+
+def answer_queries(
+    target: str | os.PathLike[str],
+    queries: Iterable[Sequence[object]],
+    *,
+    exact: bool = False,
+    hash_slot_num: int | None = None,
+    index_num: int | None = None,
+) -> list[TieredAnswer]:
+    """The native tiered engine: every query on a file (its form's rules) or a folder
+    (IndexStoreService's selection and merge, rule 28).  The reference of every engine."""
+    qs = [TieredQuery(*q) for q in queries]  # type: ignore[arg-type]
+    opened, _note = open_tiered(target, hash_slot_num, index_num)
+    with opened:
+        if isinstance(opened, TieredIndexFile):
+            return list(opened.query_many(qs, exact=exact))
+        if isinstance(opened, CompactedIndexFile):
+            return opened.query_many(qs, exact=exact, errors="return")
+        out: list[TieredAnswer] = []
+        for q in qs:
+            try:
+                out.append(opened.query(*q, exact=exact))
+            except TieredReadError as exc:
+                out.append(exc)
+        return out
