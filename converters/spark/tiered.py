@@ -13,10 +13,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pyarrow as pa
-
 from rmqarrow.converters.arrow.tiered import TieredTables, tiered_tables
 from rmqarrow.converters.arrow.tiered_lookup import TIERED_LOOKUP_SQL, assemble, lookup_relations
 from rmqarrow.converters.parquet.tiered_import import is_tiered_dataset, read_tiered_dataset
+
 from rmqarrow.tiered import TieredAnswer
 
 __all__ = ["answer_queries"]
