@@ -48,6 +48,8 @@ def register(sub: Any) -> None:
     query.add_argument("--show", action="store_true", help="with --resolve: print the messages")
     add_geometry_options(query)
     query.add_argument("--json", action="store_true", help="print JSON")
+    query.add_argument("--exact", action="store_true",
+                       help="tiered index: every match of the chain or slot, capped by --max-num")
     query.set_defaults(func=cmd_query)
 
     build = sub.add_parser("build", help="build a store from message records")
@@ -113,6 +115,9 @@ def cmd_info(args: argparse.Namespace) -> int:
     from rmqarrow.format.naming import list_index_files
 
     path: Path = args.path
+    from rmqarrow.cli._tiered import is_tiered_input, tiered_info
+    if is_tiered_input(path):  # RocketMQ tiered-storage index (issue 16)
+        return tiered_info(path, args)
     if path.is_dir():
         infos = [file_info(p, args.hash_slot_num, args.index_num) for p in list_index_files(path)]
     elif path.is_file():
@@ -147,6 +152,9 @@ def _queries_from_args(args: argparse.Namespace) -> tuple[list[Query], bool]:
 
 
 def cmd_query(args: argparse.Namespace) -> int:
+    from rmqarrow.cli._tiered import is_tiered_input, tiered_query
+    if is_tiered_input(args.store):  # RocketMQ tiered-storage index (issue 16)
+        return tiered_query(args.store, args)
     if args.topic is not None and args.queries is not None:
         raise UsageError("--topic goes with --key; --queries lines hold full index keys")
     if args.max_num < 0:
