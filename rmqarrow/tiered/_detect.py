@@ -74,14 +74,12 @@ def _tiered_file_kind(path: Path) -> Literal["unsealed", "compacted"] | None:
         return None
     if len(data) < HEADER_SIZE:
         return None
-    magic, _b, _e, slot_count, item_count = HEADER_STRUCT.unpack_from(data, 0)
+    magic = HEADER_STRUCT.unpack_from(data, 0)[0]
     if magic not in (BEGIN_MAGIC, END_MAGIC):
         return None
-    if compacted_slot_num(data, size) is not None:
-        return "compacted"
-    if 0 <= slot_count <= item_count and size >= unsealed_size(1, item_count + 1):
-        return "unsealed"
-    return None
+    # the magic alone tells a tiered file (a classic file starts with a positive timestamp);
+    # a damaged one is then reported by opening it, not mistaken for something else
+    return "compacted" if compacted_slot_num(data, size) is not None else "unsealed"
 
 
 def detect_tiered(path: str | os.PathLike[str]) -> TieredKind | None:
