@@ -11,11 +11,11 @@ import random
 from pathlib import Path
 
 import pytest
-from tiered_golden_data import TieredSet
-
 from rmqarrow.converters.duckdb.tiered import answer_queries as duck_answers
 from rmqarrow.converters.parquet.tiered_export import export_tiered
 from rmqarrow.converters.parquet.tiered_import import import_tiered
+from tiered_golden_data import TieredSet
+
 from rmqarrow.errors import RmqArrowError, TieredReadError
 from rmqarrow.tiered import answer_queries, detect_tiered
 
