@@ -35,7 +35,7 @@ def is_healthy(heads: np.ndarray, nexts: np.ndarray, item_count: int) -> bool:
     if np.any(h > c) or np.any(nx[linked] >= k[linked]):
         return False
     targets = np.concatenate([h, nx[linked]])
-    return len(np.unique(targets)) == len(targets)
+    return not len(targets) or int(np.bincount(targets, minlength=c + 1).max()) <= 1
 
 
 def _healthy_chains(heads: np.ndarray, nexts: np.ndarray, item_count: int) -> Chains:
@@ -96,13 +96,17 @@ def slot_chains(
     item_count: int,
     max_steps: int,
     slots: np.ndarray | None = None,
+    healthy: bool | None = None,
 ) -> Chains:
     """The walk of every slot (or of ``slots`` only, for a damaged file) up to
-    ``max_steps`` steps; ``heads`` raw slot values, ``nexts`` of records ``0 .. itemCount``.
+    ``max_steps`` steps; ``heads`` raw slot values, ``nexts`` of records ``0 .. itemCount``;
+    ``healthy`` when the caller already ran :func:`is_healthy`.
     """
     heads = np.asarray(heads, np.int64)
     nexts = np.asarray(nexts, np.int64)
-    if is_healthy(heads, nexts, item_count):
+    if healthy is None:
+        healthy = is_healthy(heads, nexts, item_count)
+    if healthy:
         slot, step, item = _healthy_chains(heads, nexts, item_count)
         keep = step <= max_steps
         return slot[keep], step[keep], item[keep]
