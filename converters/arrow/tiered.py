@@ -63,6 +63,11 @@ class TieredTables:
         return rows
 
 
+def _names(file_name: str, n: int) -> pa.Array:
+    """The file name ``n`` times, without a Python list of ``n`` strings."""
+    return pa.repeat(pa.scalar(file_name, pa.string()), n)
+
+
 def _store_times(diff: np.ndarray, begin: int) -> np.ndarray:
     with np.errstate(over="ignore"):
         out: np.ndarray = diff.astype(np.int64) * np.int64(1000) + np.int64(begin)
@@ -85,7 +90,7 @@ def _local(f: TieredIndexFile, rel: str) -> tuple[dict[str, object], pa.Table, p
     info = _file_row(f.path.name, rel, "unsealed", header, s, n, f.begin_timestamp,
                      int(raw.size))
     slot_table = pa.table({
-        "file_name": pa.array([file_name] * len(keep), pa.string()),
+        "file_name": _names(file_name, len(keep)),
         "slot": pa.array(keep.astype(np.int32)),
         "head": pa.array(slots["item_index"][keep].astype(np.int32)),
         "unused": pa.array(slots["unused"][keep].astype(np.int32)),
@@ -94,7 +99,7 @@ def _local(f: TieredIndexFile, rel: str) -> tuple[dict[str, object], pa.Table, p
     }, schema=TIERED_SLOTS_SCHEMA)
     hashes = items["hash_code"].astype(np.int64)
     item_table = pa.table({
-        "file_name": pa.array([file_name] * len(idx), pa.string()),
+        "file_name": _names(file_name, len(idx)),
         "position": pa.array(idx.astype(np.int32)),
         "slot": pa.array(np.fmod(hashes, s).astype(np.int32)),
         "slot_rank": pa.nulls(len(idx), pa.int32()),
@@ -148,7 +153,7 @@ def _compacted(f: CompactedIndexFile, rel: str) -> tuple[dict[str, object], pa.T
     keep = np.flatnonzero((slots["position"] != 0) | (slots["length"] != 0))
     info = _file_row(file_name, rel, "compacted", header, s, None, f.begin_timestamp, size)
     slot_table = pa.table({
-        "file_name": pa.array([file_name] * len(keep), pa.string()),
+        "file_name": _names(file_name, len(keep)),
         "slot": pa.array(keep.astype(np.int32)),
         "head": pa.nulls(len(keep), pa.int32()),
         "unused": pa.nulls(len(keep), pa.int32()),
@@ -157,7 +162,7 @@ def _compacted(f: CompactedIndexFile, rel: str) -> tuple[dict[str, object], pa.T
     }, schema=TIERED_SLOTS_SCHEMA)
     has = slot_of >= 0
     item_table = pa.table({
-        "file_name": pa.array([file_name] * k, pa.string()),
+        "file_name": _names(file_name, k),
         "position": pa.array(np.arange(k, dtype=np.int32)),
         "slot": pa.array(slot_of.astype(np.int32), mask=~has),
         "slot_rank": pa.array(rank.astype(np.int32), mask=~has),

@@ -185,9 +185,8 @@ def answer_queries(
         if isinstance(opened, CompactedIndexFile):
             return opened.query_many(qs, exact=exact, errors="return")
         out: list[TieredAnswer] = []
-        for q in qs:
-            try:
-                out.append(opened.query(*q, exact=exact))
-            except TieredReadError as exc:
-                out.append(exc)
+        for a in opened.query_many(qs, exact=exact):
+            if isinstance(a, Exception) and not isinstance(a, TieredReadError):
+                raise a
+            out.append(a)
         return out

@@ -11,18 +11,23 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from types import TracebackType
 
-from rmqarrow.errors import InvalidValueError, ReadOnlyIndexError, StoreNotFoundError
+from rmqarrow.errors import (
+    InvalidValueError,
+    ReadOnlyIndexError,
+    StoreNotFoundError,
+    TieredReadError,
+)
 
 from ._args import check_geometry, check_int, check_long, check_text, distinct_keys
 from ._compacted import CompactedIndexFile
 from ._layout import DEFAULT_HASH_SLOT_NUM, DEFAULT_INDEX_NUM
 from ._rules import is_blank_topic
 from ._segment import LOCAL_DIR_NAME, parse_segment_name, segment_file_name
-from ._types import AppendResult, FileStatus, IndexItem
+from ._types import AppendResult, FileStatus, IndexItem, TieredQuery
 from ._unsealed import TieredIndexFile, begin_timestamp_of_name
 
 __all__ = ["TieredIndexStore", "merge_answers"]
@@ -205,6 +210,36 @@ class TieredIndexStore:
             except Exception as exc:  # RocketMQ's allOf keeps going and keeps the first
                 per_file.append(exc)
         return merge_answers(per_file, max_count)
+
+    def query_many(
+        self, queries: Iterable[Sequence[object]], exact: bool = False
+    ) -> list[list[IndexItem] | Exception]:
+        """:meth:`query` over many ``(topic, key, max_count, begin, end)``: each file answers
+        the queries that select it in bulk, then the answers merge per query (rule 28).  A
+        query whose reads failed with nothing found gets the exception in its place."""
+        qs = [TieredQuery(*q) for q in queries]  # type: ignore[arg-type]
+        per_query: list[list[list[IndexItem] | Exception]] = [[] for _ in qs]
+        for f in self.files():  # newest first, so each query's answers come newest first
+            mine = [i for i, q in enumerate(qs)
+                    if check_long("begin", q.begin) <= f.begin_timestamp
+                    <= check_long("end", q.end)]
+            if not mine:
+                continue
+            asked = [qs[i] for i in mine]
+            if isinstance(f, TieredIndexFile):
+                answers: list[list[IndexItem] | TieredReadError] = list(
+                    f.query_many(asked, exact=exact))
+            else:
+                answers = f.query_many(asked, exact=exact, errors="return")
+            for i, a in zip(mine, answers, strict=True):
+                per_query[i].append(a)
+        out: list[list[IndexItem] | Exception] = []
+        for q, answers_of_q in zip(qs, per_query, strict=True):
+            try:
+                out.append(merge_answers(answers_of_q, check_int("max_count", q.max_count)))
+            except TieredReadError as exc:
+                out.append(exc)
+        return out
 
     # -- writing ------------------------------------------------------------------------
 

@@ -184,3 +184,30 @@ def test_vectorized_chains_equal_the_walk(tiered_set: TieredSet) -> None:
     broken = nexts.copy()
     broken[c] = c  # a self-loop: not healthy, falls back to the walk
     assert not is_healthy(heads, broken, c)
+
+
+def test_store_query_many_equals_query(tiered_set: TieredSet, tmp_path: Path) -> None:
+    """A folder with two local files and a segment: bulk answers equal per-query ones."""
+    import struct
+
+    root = tmp_path / "store"
+    local_dir = root / "tiered_index_file"
+    local_dir.mkdir(parents=True)
+    local(tiered_set, local_dir)
+    older = local_dir / str(tiered_set.file_timestamp - 5000)  # begin from its name
+    shutil.copyfile(tiered_set.dir / "unsealed.bin", older)
+    data = bytearray((tiered_set.dir / "compacted.bin").read_bytes())
+    struct.pack_into(">q", data, 4, tiered_set.file_timestamp - 9000)
+    (root / segment_file_name(0)).write_bytes(bytes(data))
+    qs = qtuples(tiered_set)
+    with TieredIndexStore.open_folder(root, tiered_set.hash_slot_num,
+                                      tiered_set.index_num) as st:
+        assert len(st.files()) == 3
+        for exact in (False, True):
+            bulk = st.query_many(qs, exact=exact)
+            for q, got in zip(qs, bulk, strict=True):
+                if isinstance(got, Exception):
+                    with pytest.raises(type(got)):
+                        st.query(*q, exact=exact)
+                else:
+                    assert got == st.query(*q, exact=exact)
