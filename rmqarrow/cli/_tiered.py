@@ -94,9 +94,9 @@ def tiered_info(path: Path, args: argparse.Namespace) -> int:
     if path.is_file():
         print_kv({k: v for k, v in infos[0].items() if k != "geometry_note"})
         return 0
-    columns = ["file", "form", "begin_time", "end_time"]
-    print_table([[Path(i["file"]).name, i["form"], i["begin_time"], i["end_time"]]
-                 for i in infos], columns)
+    columns = ["file", "form", "items", "begin_time", "end_time"]
+    print_table([[Path(i["file"]).name, i["form"], i.get("item_count", i.get("items")),
+                  i["begin_time"], i["end_time"]] for i in infos], columns)
     print(f"\n{len(infos)} tiered index files as RocketMQ queries them, newest first "
           "(an uploaded segment replaces the local file of its begin timestamp)")
     return 0

@@ -125,7 +125,7 @@ def _candidates(words: np.ndarray, size: int, item_count: int) -> list[tuple[int
     keep = n > item_count
     s, n = s[keep], n[keep]
     item_at = HEADER_SIZE + SLOT_SIZE * s + ITEM_SIZE * item_count
-    h = words[item_at // 4]
+    h = words[item_at // 4].astype(np.int64)
     slot = np.fmod(h, s)
     pos = HEADER_SIZE + SLOT_SIZE * slot
     ok = pos >= HEADER_SIZE
@@ -181,8 +181,11 @@ def local_geometry(
     if item_count <= 0 or size > _SEARCH_LIMIT or size % 4:
         raise UsageError(f"{p}: the geometry of this {size}-byte file cannot be told from it; "
                          + ask)
-    words = np.fromfile(p, ">i4").astype(np.int64)
-    found = _candidates(words, size, item_count)
+    words = np.memmap(p, ">i4", mode="r")  # only the int32s looked at are read
+    try:
+        found = _candidates(words, size, item_count)
+    finally:
+        del words
     if len(found) != 1:
         raise UsageError(
             f"{p}: {len(found)} geometries fit this {size}-byte file"
