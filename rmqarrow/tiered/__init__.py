@@ -7,6 +7,12 @@ of both newest first (:class:`TieredIndexStore`).  This format is not the classi
 ``IndexFile`` of :mod:`rmqarrow`.  Every odd rule (``Integer.MIN_VALUE`` hashes, early
 sealing, ``maxCount + 1`` answers, the 512-step and 1,024-item caps, the end timestamp reset
 on reopen, ...) is listed in :mod:`rmqarrow.tiered._rules`.
+
+Beyond RocketMQ: ``query_many`` (vectorized across queries), ``exact=True`` (every match,
+no caps), :func:`form_differences` (queries whose answer changes on upload),
+:func:`detect_tiered`/:func:`open_tiered` (recognise and open any tiered path, geometry
+found from the file), and :func:`answer_queries`, the native reference the DuckDB and
+Spark engines (:mod:`rmqarrow.converters.duckdb.tiered`, ``...spark.tiered``) must equal.
 """
 
 from __future__ import annotations
