@@ -50,6 +50,13 @@ def _geometry(args: argparse.Namespace) -> tuple[int | None, int | None]:
     return getattr(args, "hash_slot_num", None), getattr(args, "index_num", None)
 
 
+def _not_a_dataset(path: Path, what: str) -> None:
+    from rmqarrow.converters.parquet.tiered_import import is_tiered_dataset
+
+    if is_tiered_dataset(path):
+        raise UsageError(f"{path} is a tiered Parquet dataset; {what}")
+
+
 # -- info ------------------------------------------------------------------------------------
 
 
@@ -80,6 +87,8 @@ def tiered_info(path: Path, args: argparse.Namespace) -> int:
     """``rmqarrow info`` on a tiered file or folder."""
     from rmqarrow.tiered import TieredIndexStore, open_tiered
 
+    _not_a_dataset(path, "info reads index files (query the dataset with --engine duckdb, "
+                   "or rebuild the files with rmqarrow import)")
     opened, note = open_tiered(path, *_geometry(args))
     with opened:
         if isinstance(opened, TieredIndexStore):
@@ -129,6 +138,8 @@ def _answer(engine: str, path: Path, queries: list[Any], exact: bool,
     if engine == "native":
         if getattr(args, "dataset", None) is not None:
             raise UsageError("a dataset is for the duckdb and spark engines; native reads files")
+        _not_a_dataset(path, "the native engine reads index files: use --engine duckdb or "
+                       "spark, or rebuild the files with rmqarrow import")
         from rmqarrow.tiered import answer_queries
 
         return answer_queries(path, queries, exact=exact, hash_slot_num=s, index_num=n)

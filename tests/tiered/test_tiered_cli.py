@@ -114,6 +114,16 @@ def test_operator_mistakes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     (tmp_path / "ds").mkdir()
     assert main(["export", f, str(tmp_path / "ds")]) == 1
     assert "already exists" in capsys.readouterr().err
+    # a tiered dataset where index files are expected
+    assert main(["export", f, str(tmp_path / "tds")]) == 0
+    capsys.readouterr()
+    assert main(["query", str(tmp_path / "tds"), "--key", "T#k"]) == 2
+    assert "--engine duckdb" in capsys.readouterr().err
+    assert main(["query", str(tmp_path / "tds"), "--key", "TopicC#Aa", "--engine", "duckdb",
+                 "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["items"]
+    assert main(["info", str(tmp_path / "tds")]) == 2
+    assert "rmqarrow import" in capsys.readouterr().err
     # a truncated local file: geometry can no longer be told
     cut = tmp_path / "cut"
     cut.write_bytes((COLL.dir / "unsealed.bin").read_bytes()[:-4])
