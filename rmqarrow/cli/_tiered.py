@@ -153,10 +153,25 @@ def _answer(engine: str, path: Path, queries: list[Any], exact: bool,
                  index_num=n)
 
 
-def _item_row(item: Any) -> dict[str, Any]:
-    return {"queue_id": item.queue_id, "offset": item.offset, "size": item.size,
-            "time_diff": item.time_diff, "topic_id": item.topic_id,
-            "hash_code": item.hash_code, "next_index": item.next_index}
+def _item_row(item: Any, begin: int | None = None) -> dict[str, Any]:
+    row = {"queue_id": item.queue_id, "offset": item.offset, "size": item.size,
+           "time_diff": item.time_diff, "topic_id": item.topic_id,
+           "hash_code": item.hash_code, "next_index": item.next_index}
+    if begin is not None:  # one file: its begin timestamp decodes the stored seconds
+        row["store_timestamp"] = item.store_time(begin)
+        row["store_time"] = _iso(row["store_timestamp"])
+    return row
+
+
+def _file_begin(path: Path, args: argparse.Namespace) -> int | None:
+    """The begin timestamp queries on ``path`` use, when it is one index file."""
+    from rmqarrow.tiered import TieredIndexStore, open_tiered
+
+    if not path.is_file():
+        return None
+    opened, _ = open_tiered(path, *_geometry(args))
+    with opened:
+        return None if isinstance(opened, TieredIndexStore) else opened.begin_timestamp
 
 
 #: Local files up to this size get the "once uploaded" note (it compacts them in memory).
@@ -217,10 +232,11 @@ def tiered_query(path: Path, args: argparse.Namespace) -> int:
             and getattr(args, "dataset", None) is None else None
     elif path.is_file() and args.engine == "native":
         note = _compacted_note(path, q, args)
+    begin = _file_begin(path, args) if getattr(args, "dataset", None) is None else None
     if args.json:
         out: dict[str, Any] = {"topic": q[0], "key": q[1], "max_count": q[2], "begin": q[3],
                                "end": q[4], "exact": exact,
-                               "items": [_item_row(i) for i in answer]}
+                               "items": [_item_row(i, begin) for i in answer]}
         if rocketmq is not None:
             out["rocketmq_items"] = (None if isinstance(rocketmq, TieredReadError)
                                      else len(rocketmq))
@@ -229,7 +245,9 @@ def tiered_query(path: Path, args: argparse.Namespace) -> int:
         print_json(out)
         return 0
     cols = ["queue_id", "offset", "size", "time_diff", "topic_id", "hash_code", "next_index"]
-    print_table([[_item_row(i)[c] for c in cols] for i in answer], cols)
+    if begin is not None:
+        cols.insert(3, "store_time")
+    print_table([[_item_row(i, begin)[c] for c in cols] for i in answer], cols)
     print(f"\n{len(answer)} items for {q[0]}#{q[1]!s}" + (" (exact)" if exact else ""))
     if rocketmq is not None:
         said = ("fails (TieredStoreException)" if isinstance(rocketmq, TieredReadError)

@@ -41,6 +41,9 @@ def test_query_matches_golden_and_exact(capsys: pytest.CaptureFixture[str]) -> N
                  "--max-num", str(q.max_count), "--json"]) == 0
     got = json.loads(capsys.readouterr().out)["items"]
     assert [(g["queue_id"], g["offset"]) for g in got] == [(w[2], w[3]) for w in want]
+    # the file's begin timestamp (header; the name is not numeric) decodes the seconds
+    assert [g["store_timestamp"] for g in got] == [
+        COLL.file_timestamp + 1000 * w[5] for w in want]
     assert main(["query", str(COLL.dir / "unsealed.bin"), "--key", f"{q.topic}#{q.key}",
                  "--max-num", str(q.max_count), "--exact"]) == 0
     out = capsys.readouterr()
