@@ -13,7 +13,18 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-__all__ = ["ENTRIES_SCHEMA", "FILES_SCHEMA", "SCHEMAS", "SCHEMA_VERSION", "SLOTS_SCHEMA"]
+__all__ = [
+    "ENTRIES_SCHEMA",
+    "FILES_SCHEMA",
+    "SCHEMAS",
+    "SCHEMA_VERSION",
+    "SLOTS_SCHEMA",
+    "TIERED_FILES_SCHEMA",
+    "TIERED_ITEMS_SCHEMA",
+    "TIERED_SCHEMAS",
+    "TIERED_SCHEMA_VERSION",
+    "TIERED_SLOTS_SCHEMA",
+]
 
 SCHEMA_VERSION = "1"
 
@@ -73,4 +84,92 @@ SCHEMAS: dict[str, pa.Schema] = {
     "files": FILES_SCHEMA,
     "slots": SLOTS_SCHEMA,
     "entries": ENTRIES_SCHEMA,
+}
+
+
+# -- Tiered storage index (RocketMQ RIP-65 IndexStoreFile) ---------------------------------
+#
+# A separate dataset kind (manifest format "rmqarrow-tiered-dataset", tables tiered_files/,
+# tiered_slots/, tiered_items/), written by rmqarrow.converters.parquet.tiered_export.  Raw
+# values again: rmqarrow.converters.parquet.tiered_import rebuilds byte-identical files of
+# both forms ("unsealed" = the local file, "compacted" = the uploaded segment).
+
+TIERED_SCHEMA_VERSION = "1"
+
+
+def _tfield(name: str, type_: pa.DataType, description: str, nullable: bool = False) -> pa.Field:
+    return pa.field(name, type_, nullable=nullable, metadata={"description": description})
+
+
+def _tschema(table: str, *fields: pa.Field) -> pa.Schema:
+    return pa.schema(
+        fields,
+        metadata={"rmqarrow.table": table, "rmqarrow.schema_version": TIERED_SCHEMA_VERSION},
+    )
+
+
+_TIERED_FILE = _tfield(
+    "file_name", pa.string(),
+    "the file's name: its begin timestamp (local) or the segment name (uploaded)",
+)
+
+TIERED_FILES_SCHEMA = _tschema(
+    "tiered_files",
+    _TIERED_FILE,
+    _tfield("relative_path", pa.string(), "where the file lay below the exported folder "
+            "(import writes it there); the name itself for one exported file"),
+    _tfield("form", pa.string(), "'unsealed' (local IndexStoreFile) or 'compacted' (uploaded)"),
+    _tfield("file_size", pa.int64(), "bytes in the file (0: an empty compacted segment)"),
+    _tfield("magic", pa.int32(), "header magic: BEGIN -1127939447 or END -1127939451"),
+    _tfield("begin_timestamp", pa.int64(), "header beginTimestamp (ms); every item's time "
+            "is relative to it (queries use the file name's value for local files)"),
+    _tfield("end_timestamp", pa.int64(), "header endTimestamp (ms)"),
+    _tfield("hash_slot_count", pa.int32(), "header hashSlotCount"),
+    _tfield("item_count", pa.int32(), "header itemCount (index of the newest local item)"),
+    _tfield("hash_slot_num", pa.int32(), "S: hash slots (broker configuration)"),
+    _tfield("index_num", pa.int32(), "N: item records of a local file (null: compacted)",
+            nullable=True),
+    _tfield("query_begin_timestamp", pa.int64(), "the begin timestamp queries use: from the "
+            "file name when numeric (RocketMQ's rule 5), else the header's"),
+)
+
+TIERED_SLOTS_SCHEMA = _tschema(
+    "tiered_slots",
+    _TIERED_FILE,
+    _tfield("slot", pa.int32(), "slot number 0 .. S-1 (rows only where the 8 bytes are not 0)"),
+    _tfield("head", pa.int32(), "local: newest item index of the slot (raw int32)",
+            nullable=True),
+    _tfield("unused", pa.int32(), "local: the slot's second int32 (RocketMQ never writes it)",
+            nullable=True),
+    _tfield("position", pa.int32(), "compacted: byte position of the slot's first item",
+            nullable=True),
+    _tfield("length", pa.int32(), "compacted: byte length of the slot's items", nullable=True),
+)
+
+TIERED_ITEMS_SCHEMA = _tschema(
+    "tiered_items",
+    _TIERED_FILE,
+    _tfield("position", pa.int32(), "local: item index (record number, 1 .. itemCount); "
+            "compacted: item ordinal in the item region (0-based)"),
+    _tfield("slot", pa.int32(), "local: hash % S (Java remainder, may be negative for "
+            "Integer.MIN_VALUE); compacted: the slot whose byte range holds the item",
+            nullable=True),
+    _tfield("slot_rank", pa.int32(), "compacted: 0-based rank of the item in its slot "
+            "(queries examine ranks 0 .. 1023); null for local items", nullable=True),
+    _tfield("hash_code", pa.int32(), "hashCode of topic#key (Integer.MIN_VALUE kept)"),
+    _tfield("topic_id", pa.int32(), "topicId"),
+    _tfield("queue_id", pa.int32(), "queueId"),
+    _tfield("offset", pa.int64(), "the message's offset in the queue's tiered commit log"),
+    _tfield("size", pa.int32(), "message size"),
+    _tfield("time_diff", pa.int32(), "whole seconds from the begin timestamp, as stored"),
+    _tfield("next_index", pa.int32(), "local: next (older item of the slot, 0 = end); "
+            "null for compacted items", nullable=True),
+    _tfield("store_time", pa.int64(), "decoded time queries compare: "
+            "query_begin_timestamp + time_diff * 1000 (Java long wrap)"),
+)
+
+TIERED_SCHEMAS: dict[str, pa.Schema] = {
+    "tiered_files": TIERED_FILES_SCHEMA,
+    "tiered_slots": TIERED_SLOTS_SCHEMA,
+    "tiered_items": TIERED_ITEMS_SCHEMA,
 }

@@ -36,7 +36,11 @@ def register(sub: Any) -> None:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    from rmqarrow.cli._tiered import is_tiered_input, tiered_check
     from rmqarrow.verify.fsck import check_store
+
+    if is_tiered_input(args.store):  # RocketMQ's tiered-storage index (issue 16)
+        return tiered_check(args.store, args)
 
     say: list[str] = []
     target = require_index_store(args.store, say=say)

@@ -14,6 +14,7 @@ import importlib
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from rmqarrow.cli._output import add_geometry_options, print_json, print_kv
@@ -104,6 +105,10 @@ def _export_source(args: argparse.Namespace) -> None:
 
 
 def _export(args: argparse.Namespace) -> int:
+    from rmqarrow.cli._tiered import is_tiered_input, tiered_export
+
+    if is_tiered_input(args.store):  # RocketMQ tiered-storage index (issue 16)
+        return tiered_export(Path(args.store), args)
     start = time.perf_counter()
     _export_source(args)
     if args.engine == "spark":
@@ -155,6 +160,10 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _import(args: argparse.Namespace) -> int:
+    from rmqarrow.cli._tiered import is_tiered_input, tiered_import
+
+    if is_tiered_input(args.dataset):  # a tiered dataset (issue 16)
+        return tiered_import(Path(args.dataset), args)
     from rmqarrow.converters.parquet.importer import import_dataset
 
     start = time.perf_counter()

@@ -73,6 +73,8 @@ def register(sub: Any) -> None:
                        help="refuse a store with a damaged file instead of skipping it")
     add_geometry_options(query)
     query.add_argument("--json", action="store_true", help="print JSON")
+    query.add_argument("--exact", action="store_true",
+                       help="tiered index: every match of the chain or slot, capped by --max-num")
     query.set_defaults(func=cmd_query)
 
     build = sub.add_parser("build", help="build a store from message records")
@@ -167,6 +169,10 @@ def _refuse_unknown_geometry(health: StoreHealth) -> None:
 
 
 def cmd_info(args: argparse.Namespace) -> int:
+    from rmqarrow.cli._tiered import is_tiered_input, tiered_info
+
+    if is_tiered_input(args.path):  # RocketMQ's tiered-storage index (issue 16)
+        return tiered_info(args.path, args)
     say: list[str] = []
     target = require_index_store(args.path, say=say)
     _notes(say)
@@ -289,6 +295,10 @@ def _check_sql_target(args: argparse.Namespace) -> None:
 
 
 def cmd_query(args: argparse.Namespace) -> int:
+    from rmqarrow.cli._tiered import is_tiered_input, tiered_query
+
+    if is_tiered_input(args.store):  # RocketMQ tiered-storage index (issue 16)
+        return tiered_query(args.store, args)
     if args.topic is not None and args.queries is not None:
         raise UsageError("--topic goes with --key; --queries lines hold full index keys")
     if args.max_num < 0:

@@ -63,12 +63,15 @@ def read_keys(path: Path, escaped: bool) -> list[str]:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
+    from rmqarrow.cli._tiered import is_tiered_input, tiered_verify
     from rmqarrow.engines import parse_engines
     from rmqarrow.format.detect import detect, require_index_store
     from rmqarrow.format.query_file import read_query_file
     from rmqarrow.index.health import scan_store
     from rmqarrow.verify import format_report, verify
 
+    if is_tiered_input(args.store):  # RocketMQ tiered-storage index (issue 16)
+        return tiered_verify(args.store, args)
     engines = parse_engines(args.engines)
     if args.sample < 1:
         raise UsageError(f"--sample must be >= 1, got {args.sample}")

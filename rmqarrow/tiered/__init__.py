@@ -7,16 +7,35 @@ of both newest first (:class:`TieredIndexStore`).  This format is not the classi
 ``IndexFile`` of :mod:`rmqarrow`.  Every odd rule (``Integer.MIN_VALUE`` hashes, early
 sealing, ``maxCount + 1`` answers, the 512-step and 1,024-item caps, the end timestamp reset
 on reopen, ...) is listed in :mod:`rmqarrow.tiered._rules`.
+
+Beyond RocketMQ: ``query_many`` (vectorized across queries), ``exact=True`` (every match,
+no caps), :func:`form_differences` (queries whose answer changes on upload),
+:func:`detect_tiered`/:func:`open_tiered` (recognise and open any tiered path, geometry
+found from the file), and :func:`answer_queries`, the native reference the DuckDB and
+Spark engines (:mod:`rmqarrow.converters.duckdb.tiered`, ``...spark.tiered``) must equal.
 """
 
 from __future__ import annotations
 
+from ._bulk import key_hashes
+from ._chains import slot_chains, walk_chain
 from ._compacted import CompactedIndexFile
+from ._detect import TieredKind, compacted_slot_num, detect_tiered, local_geometry
 from ._layout import BEGIN_MAGIC, DEFAULT_HASH_SLOT_NUM, DEFAULT_INDEX_NUM, END_MAGIC
+from ._open import (
+    FormDifference,
+    TieredAnswer,
+    answer_queries,
+    folder_geometry,
+    form_differences,
+    open_file,
+    open_tiered,
+    tiered_file_paths,
+)
 from ._rules import key_hash
 from ._segment import segment_dir, segment_file_name
-from ._store import TieredIndexStore
-from ._types import AppendResult, FileStatus, IndexItem
+from ._store import TieredIndexStore, merge_answers
+from ._types import AppendResult, FileStatus, IndexItem, TieredQuery
 from ._unsealed import TieredIndexFile
 
 __all__ = [
@@ -27,10 +46,27 @@ __all__ = [
     "AppendResult",
     "CompactedIndexFile",
     "FileStatus",
+    "FormDifference",
     "IndexItem",
+    "TieredAnswer",
     "TieredIndexFile",
     "TieredIndexStore",
+    "TieredKind",
+    "TieredQuery",
+    "answer_queries",
+    "compacted_slot_num",
+    "detect_tiered",
+    "folder_geometry",
+    "form_differences",
     "key_hash",
+    "key_hashes",
+    "local_geometry",
+    "merge_answers",
+    "open_file",
+    "open_tiered",
     "segment_dir",
     "segment_file_name",
+    "slot_chains",
+    "tiered_file_paths",
+    "walk_chain",
 ]

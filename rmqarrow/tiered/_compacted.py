@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import mmap
 import os
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from types import TracebackType
 
@@ -12,6 +13,7 @@ import numpy as np
 from rmqarrow.errors import CorruptIndexError, GeometryError, InvalidValueError, TieredReadError
 
 from ._args import check_geometry, check_int, check_long, check_text
+from ._bulk import checked_queries
 from ._layout import (
     COMPACT_ITEM_DTYPE,
     COMPACT_ITEM_SIZE,
@@ -52,7 +54,11 @@ class CompactedIndexFile:
     """An uploaded tiered index segment (the bytes ``doCompaction`` wrote), read-only."""
 
     def __init__(
-        self, path: Path, buf: mmap.mmap | None, hash_slot_num: int, times: tuple[int, int]
+        self,
+        path: Path,
+        buf: mmap.mmap | bytes | None,
+        hash_slot_num: int,
+        times: tuple[int, int],
     ) -> None:
         self._path = path
         self._buf = buf
@@ -92,6 +98,24 @@ class CompactedIndexFile:
         if end_timestamp is not None:
             end = check_long("end_timestamp", end_timestamp)
         return cls(p, buf, s, (begin, end))
+
+    @classmethod
+    def from_bytes(
+        cls, data: bytes, hash_slot_num: int, name: str = "<compacted>",
+        begin_timestamp: int | None = None, end_timestamp: int | None = None,
+    ) -> CompactedIndexFile:
+        """The compacted form held in memory (e.g. :meth:`TieredIndexFile.compaction_bytes`)."""
+        s, _ = check_geometry(hash_slot_num, 1)
+        p = Path(name)
+        header = read_header(data) if len(data) >= HEADER_SIZE else None
+        _check_compacted(p, len(data), s, header)
+        begin = header[1] if header else 0
+        end = header[2] if header else 0
+        if begin_timestamp is not None:
+            begin = check_long("begin_timestamp", begin_timestamp)
+        if end_timestamp is not None:
+            end = check_long("end_timestamp", end_timestamp)
+        return cls(p, bytes(data), s, (begin, end))
 
     @property
     def path(self) -> Path:
@@ -135,25 +159,59 @@ class CompactedIndexFile:
         return self._buf[position : min(position + length, self._size)]
 
     def query(
-        self, topic: str, key: str, max_count: int, begin: int, end: int
+        self, topic: str, key: str, max_count: int, begin: int, end: int, exact: bool = False
     ) -> list[IndexItem]:
         """RocketMQ's uploaded-form answer: at most ``max_count`` items in slot order.
 
         Raises :class:`~rmqarrow.errors.TieredReadError` where RocketMQ's query fails.
+        ``exact=True`` examines every item of the slot, not the first 1,024 (rule 29).
         """
         h = key_hash(check_text("topic", topic), check_text("key", key))
-        max_count = check_int("max_count", max_count)
-        begin, end = check_long("begin", begin), check_long("end", end)
+        return self._query_hash(
+            h, check_int("max_count", max_count), check_long("begin", begin),
+            check_long("end", end), exact,
+        )
+
+    def query_many(
+        self, queries: Iterable[Sequence[object]], exact: bool = False, errors: str = "raise"
+    ) -> list[list[IndexItem] | TieredReadError]:
+        """:meth:`query` over many ``(topic, key, max_count, begin, end)`` (hashed in bulk).
+
+        ``errors="return"`` puts a failing query's :class:`TieredReadError` in its place
+        instead of raising it.
+        """
+        qs, hashes = checked_queries(queries)
+        if errors not in ("raise", "return"):
+            raise InvalidValueError(f"errors must be 'raise' or 'return', got {errors!r}")
+        out: list[list[IndexItem] | TieredReadError] = []
+        for q, h in zip(qs, hashes.tolist(), strict=True):
+            try:
+                out.append(self._query_hash(h, q.max_count, q.begin, q.end, exact))
+            except TieredReadError as exc:
+                if errors == "raise":
+                    raise
+                out.append(exc)
+        return out
+
+    def _query_hash(
+        self, h: int, max_count: int, begin: int, end: int, exact: bool
+    ) -> list[IndexItem]:
         if self._closed:
             raise InvalidValueError(f"{self._path} is closed")
         if self._size <= HEADER_SIZE:
             return []
-        slot = self._read(key_slot_position(h, self._slots), 8)
+        pos = key_slot_position(h, self._slots)
+        if exact and (pos < 0 or pos >= self._size):
+            return []  # rule 29: nothing can be stored behind an unreadable slot
+        slot = self._read(pos, 8)
         if len(slot) < 8:
             return []
         position, length = COMPACT_SLOT_STRUCT.unpack(slot)
-        length = min(length, COMPACT_ITEM_SIZE * COMPACT_MAX_ITEMS)
+        if not exact:
+            length = min(length, COMPACT_ITEM_SIZE * COMPACT_MAX_ITEMS)
         if position <= 0 or length <= 0:
+            return []
+        if exact and position >= self._size:
             return []
         data = self._read(position, length)
         if len(data) % COMPACT_ITEM_SIZE:
@@ -162,9 +220,9 @@ class CompactedIndexFile:
 
     def close(self) -> None:
         """Unmap; closing twice is harmless."""
-        if self._buf is not None:
+        if isinstance(self._buf, mmap.mmap):
             self._buf.close()
-            self._buf = None
+        self._buf = None
         self._closed = True
 
     def __enter__(self) -> CompactedIndexFile:

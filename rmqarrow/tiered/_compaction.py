@@ -9,6 +9,7 @@ import numpy as np
 
 from rmqarrow.errors import CorruptIndexError
 
+from ._chains import is_healthy, slot_chains
 from ._layout import (
     COMPACT_ITEM_DTYPE,
     COMPACT_ITEM_SIZE,
@@ -62,17 +63,26 @@ def compact_bytes(
     begin, end, slot_count, item_count = header
     base = items_position(hash_slot_num)
     slots = np.frombuffer(buf, SLOT_DTYPE, hash_slot_num, 28)["item_index"]
-    heads = np.maximum(slots, 0).astype(np.int64).tolist()
+    raw_heads = np.maximum(slots, 0).astype(np.int64)
     items = np.frombuffer(buf, ITEM_DTYPE, index_num, base)
     nexts = items["next_index"]
-    order, counts = _chain_order(heads, nexts, item_count, index_num, path)
-    if not order:
+    raw_nexts = nexts[: item_count + 1].astype(np.int64)
+    if is_healthy(raw_heads, raw_nexts, item_count):
+        # every chain is a simple path of older items: number them all at once
+        slot, _step, item = slot_chains(raw_heads, raw_nexts, item_count, item_count + 1,
+                                        healthy=True)
+        order = item
+        counts = np.bincount(slot, minlength=hash_slot_num)
+    else:
+        walked, counted = _chain_order(raw_heads.tolist(), nexts, item_count, index_num, path)
+        order, counts = np.asarray(walked, np.int64), np.asarray(counted, np.int64)
+    if not len(order):
         return b""  # rule 20: the buffer's limit is the position of the last item written
-    picked = items[np.asarray(order, dtype=np.int64)]
+    picked = items[order]
     out_items = np.empty(len(order), COMPACT_ITEM_DTYPE)
     for name in COMPACT_ITEM_DTYPE.names or ():
         out_items[name] = picked[name]
-    lengths = np.asarray(counts, dtype=np.int64) * COMPACT_ITEM_SIZE
+    lengths = counts.astype(np.int64) * COMPACT_ITEM_SIZE
     ends = base + np.cumsum(lengths)
     out_slots = np.empty(hash_slot_num, COMPACT_SLOT_DTYPE)
     out_slots["position"] = ends - lengths

@@ -99,6 +99,26 @@ Across files (``IndexStoreService``)
     held, then are cut to ``maxCount``.  RocketMQ returns them in hash-map order; rmqarrow
     keeps first-seen order (deterministic).  If nothing was found and a file's read failed,
     the failure is raised.
+
+Beyond RocketMQ: exact answers and recognising files
+
+29. **Exact mode** (``exact=True``, ``--exact``): every matching item of the chain (local
+    form: the whole chain, no 512-step cap, rule 17's cycle stop kept) or of the slot
+    (compacted form: every item of the slot, no 1,024 cap), newest first, at most
+    ``max_count`` (none for ``max_count <= 0``; never ``max_count + 1``).  A slot position
+    outside the file answers nothing (no item can be stored there), never an error.  The
+    two forms of one file then give the same items (``next_index`` aside).  RocketMQ's own
+    answers differ between the forms wherever a cap binds (``maxCount + 1`` vs
+    ``maxCount``, 512 steps vs 1,024 items) or a ``MIN_VALUE`` slot read fails;
+    :func:`rmqarrow.tiered.form_differences` lists those queries.
+30. **Recognising a file** (:func:`rmqarrow.tiered.detect_tiered`): magic BEGIN or END at
+    offset 0 (a classic IndexFile starts with a millisecond timestamp, whose high int32 is
+    0).  A compacted file states its ``S`` itself: slot 0's position is always
+    ``28 + 8*S`` (an empty slot gets the current position), and its size is then
+    ``28 + 8*S + 28*k``.  A local file's ``S``/``N`` are not stored; rmqarrow takes the
+    defaults when the size matches, else the geometry whose newest item sits at the head
+    of its own slot, when exactly one does (else it asks for ``--hash-slot-num`` and
+    ``--index-num``).
 """
 
 from __future__ import annotations

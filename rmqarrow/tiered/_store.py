@@ -11,21 +11,47 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from types import TracebackType
 
-from rmqarrow.errors import InvalidValueError, ReadOnlyIndexError, StoreNotFoundError
+from rmqarrow.errors import (
+    InvalidValueError,
+    ReadOnlyIndexError,
+    StoreNotFoundError,
+    TieredReadError,
+)
 
 from ._args import check_geometry, check_int, check_long, check_text, distinct_keys
 from ._compacted import CompactedIndexFile
 from ._layout import DEFAULT_HASH_SLOT_NUM, DEFAULT_INDEX_NUM
 from ._rules import is_blank_topic
 from ._segment import LOCAL_DIR_NAME, parse_segment_name, segment_file_name
-from ._types import AppendResult, FileStatus, IndexItem
+from ._types import AppendResult, FileStatus, IndexItem, TieredQuery
 from ._unsealed import TieredIndexFile, begin_timestamp_of_name
 
-__all__ = ["TieredIndexStore"]
+__all__ = ["TieredIndexStore", "merge_answers"]
+
+
+def merge_answers(per_file: list[list[IndexItem] | Exception], max_count: int) -> list[IndexItem]:
+    """Rule 28's merge of the selected files' answers (newest file first).
+
+    Items are keyed by (queueId, offset) and added while fewer than ``max_count`` are held
+    (a repeated key replaces the value in place); a failure is raised only when nothing was
+    found.  Every engine merges through this function.
+    """
+    merged: dict[tuple[int, int], IndexItem] = {}
+    failure: Exception | None = None
+    for answer in per_file:
+        if isinstance(answer, Exception):
+            failure = failure or answer
+            continue
+        for item in answer:
+            if len(merged) < max_count:
+                merged[(item.queue_id, item.offset)] = item
+    if not merged and failure is not None:
+        raise failure
+    return list(merged.values())[: max(max_count, 0)]
 
 AnyIndexFile = TieredIndexFile | CompactedIndexFile
 
@@ -87,6 +113,33 @@ class TieredIndexStore:
             raise
         return store
 
+    @classmethod
+    def open_folder(
+        cls,
+        path: str | os.PathLike[str],
+        hash_slot_num: int = DEFAULT_HASH_SLOT_NUM,
+        index_num: int = DEFAULT_INDEX_NUM,
+    ) -> TieredIndexStore:
+        """Read-only store over any folder :func:`detect_tiered` calls a directory.
+
+        ``path`` may be ``storePathRootDir`` (holding ``tiered_index_file/``), the
+        ``tiered_index_file/`` folder itself (or any folder of numerically named files), or
+        a folder of uploaded segments.
+        """
+        s, n = check_geometry(hash_slot_num, index_num)
+        p = Path(path)
+        if not p.is_dir():
+            raise StoreNotFoundError(f"{p}: no such directory")
+        local = p / LOCAL_DIR_NAME if (p / LOCAL_DIR_NAME).is_dir() else p
+        has_segments = any(parse_segment_name(q.name) is not None for q in p.iterdir())
+        store = cls(local, p if has_segments else None, (s, n), False, _now_ms)
+        try:
+            store._load()
+        except BaseException:
+            store.close()
+            raise
+        return store
+
     def _load(self) -> None:
         if self._local_dir.is_dir():
             for p in sorted(self._local_dir.iterdir(), key=lambda q: q.name):
@@ -139,30 +192,54 @@ class TieredIndexStore:
         return [f for f in self.files() if begin <= f.begin_timestamp <= end]
 
     def query(
-        self, topic: str, key: str, max_count: int, begin: int, end: int
+        self, topic: str, key: str, max_count: int, begin: int, end: int, exact: bool = False
     ) -> list[IndexItem]:
         """IndexStoreService's answer: merged by (queueId, offset), at most ``max_count``.
 
         Items come in first-seen order (newest file first) where RocketMQ uses hash-map
         order.  A read failure is raised only when nothing was found (as RocketMQ does).
+        ``exact=True`` asks every file in exact mode (rule 29).
         """
         check_text("topic", topic)
         check_text("key", key)
         max_count = check_int("max_count", max_count)
-        merged: dict[tuple[int, int], IndexItem] = {}
-        failure: Exception | None = None
+        per_file: list[list[IndexItem] | Exception] = []
         for f in self.select(begin, end):
             try:
-                items = f.query(topic, key, max_count, begin, end)
+                per_file.append(f.query(topic, key, max_count, begin, end, exact))
             except Exception as exc:  # RocketMQ's allOf keeps going and keeps the first
-                failure = failure or exc
+                per_file.append(exc)
+        return merge_answers(per_file, max_count)
+
+    def query_many(
+        self, queries: Iterable[Sequence[object]], exact: bool = False
+    ) -> list[list[IndexItem] | Exception]:
+        """:meth:`query` over many ``(topic, key, max_count, begin, end)``: each file answers
+        the queries that select it in bulk, then the answers merge per query (rule 28).  A
+        query whose reads failed with nothing found gets the exception in its place."""
+        qs = [TieredQuery(*q) for q in queries]  # type: ignore[arg-type]
+        per_query: list[list[list[IndexItem] | Exception]] = [[] for _ in qs]
+        for f in self.files():  # newest first, so each query's answers come newest first
+            mine = [i for i, q in enumerate(qs)
+                    if check_long("begin", q.begin) <= f.begin_timestamp
+                    <= check_long("end", q.end)]
+            if not mine:
                 continue
-            for item in items:
-                if len(merged) < max_count:
-                    merged[(item.queue_id, item.offset)] = item
-        if not merged and failure is not None:
-            raise failure
-        return list(merged.values())[: max(max_count, 0)]
+            asked = [qs[i] for i in mine]
+            if isinstance(f, TieredIndexFile):
+                answers: list[list[IndexItem] | TieredReadError] = list(
+                    f.query_many(asked, exact=exact))
+            else:
+                answers = f.query_many(asked, exact=exact, errors="return")
+            for i, a in zip(mine, answers, strict=True):
+                per_query[i].append(a)
+        out: list[list[IndexItem] | Exception] = []
+        for q, answers_of_q in zip(qs, per_query, strict=True):
+            try:
+                out.append(merge_answers(answers_of_q, check_int("max_count", q.max_count)))
+            except TieredReadError as exc:
+                out.append(exc)
+        return out
 
     # -- writing ------------------------------------------------------------------------
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from ._rules import stored_time
 
-__all__ = ["AppendResult", "FileStatus", "IndexItem"]
+__all__ = ["AppendResult", "FileStatus", "IndexItem", "TieredQuery"]
 
 
 class AppendResult(enum.Enum):
@@ -46,3 +47,13 @@ class IndexItem:
     def store_time(self, begin_timestamp: int) -> int:
         """The time queries compare: whole seconds after ``begin_timestamp`` (wrapping)."""
         return stored_time(self.time_diff, begin_timestamp)
+
+
+class TieredQuery(NamedTuple):
+    """One lookup: ``queryAsync(topic, key, maxCount, begin, end)`` (times in ms)."""
+
+    topic: str
+    key: str
+    max_count: int
+    begin: int
+    end: int

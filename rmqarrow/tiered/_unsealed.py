@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import mmap
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from types import TracebackType
 
 from rmqarrow.errors import InvalidValueError, OutputExistsError, ReadOnlyIndexError
 
 from ._args import check_geometry, check_int, check_long, check_text, distinct_keys
+from ._bulk import checked_queries, walk_local_many
+from ._compacted import CompactedIndexFile
 from ._compaction import compact_bytes
 from ._layout import (
     BEGIN_TIMESTAMP_OFFSET,
@@ -247,14 +249,26 @@ class TieredIndexFile:
     # -- reading ------------------------------------------------------------------------
 
     def query(
-        self, topic: str, key: str, max_count: int, begin: int, end: int
+        self, topic: str, key: str, max_count: int, begin: int, end: int, exact: bool = False
     ) -> list[IndexItem]:
-        """RocketMQ's local-file answer: up to ``max_count + 1`` items, newest first."""
+        """RocketMQ's local-file answer: up to ``max_count + 1`` items, newest first.
+
+        ``exact=True`` walks the whole chain and returns at most ``max_count`` (rule 29).
+        """
         h = key_hash(check_text("topic", topic), check_text("key", key))
         return walk_local(
             self._mapped(), self._slots, self._item_count, self._begin, h,
             key_slot_position(h, self._slots), check_int("max_count", max_count),
-            check_long("begin", begin), check_long("end", end),
+            check_long("begin", begin), check_long("end", end), exact,
+        )
+
+    def query_many(
+        self, queries: Iterable[Sequence[object]], exact: bool = False
+    ) -> list[list[IndexItem]]:
+        """:meth:`query` over many ``(topic, key, max_count, begin, end)``, vectorized."""
+        qs, hashes = checked_queries(queries)
+        return walk_local_many(
+            self._mapped(), (self._slots, self._item_count), self._begin, qs, hashes, exact
         )
 
     def compaction_bytes(self) -> bytes:
@@ -265,6 +279,17 @@ class TieredIndexFile:
         )
         self._status = FileStatus.SEALED
         return data
+
+    def compacted(self) -> CompactedIndexFile:
+        """The uploaded form of this file as it is now, in memory; the file stays as it is
+        (no sealing): what RocketMQ would answer once it uploads the file."""
+        data = compact_bytes(
+            self._mapped(), self._slots, self._items,
+            (self._begin, self._end, self._slot_count, self._item_count), self._path,
+        )
+        return CompactedIndexFile.from_bytes(
+            data, self._slots, f"{self._path} (compacted)", self._begin, self._end
+        )
 
     def compact(self, out_path: str | os.PathLike[str]) -> Path:
         """Write :meth:`compaction_bytes` to ``out_path`` (never replacing a file)."""

@@ -1,0 +1,68 @@
+"""DuckDB lookups on RocketMQ tiered index files (RIP-65), both forms, with RocketMQ's
+answers (or exact ones).
+
+:func:`answer_queries` reads a tiered file, a folder of them, or a tiered Parquet dataset
+(:mod:`rmqarrow.converters.parquet.tiered_export`), registers the relations of
+:mod:`rmqarrow.converters.arrow.tiered_lookup` on an in-memory DuckDB connection and runs
+its SQL: local files answer along their ``next`` chains (512 steps, ``maxCount + 1``),
+uploaded ones from the first 1,024 items of the slot (``maxCount``).  Answers equal
+:func:`rmqarrow.tiered.answer_queries` (tests check every golden query, both forms).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+from rmqarrow.converters.arrow.tiered import TieredTables, tiered_tables
+from rmqarrow.converters.arrow.tiered_lookup import TIERED_LOOKUP_SQL, assemble, lookup_relations
+from rmqarrow.converters.parquet.tiered_import import is_tiered_dataset, read_tiered_dataset
+
+from rmqarrow.tiered import TieredAnswer
+
+__all__ = ["answer_queries", "load_tables", "lookup_rows"]
+
+
+def load_tables(
+    source: str | os.PathLike[str],
+    hash_slot_num: int | None = None,
+    index_num: int | None = None,
+) -> tuple[TieredTables, bool]:
+    """The tables of a tiered dataset, file or folder, and whether it is a store (folder)."""
+    src = Path(source)
+    if is_tiered_dataset(src):
+        files, slots, items = read_tiered_dataset(src)
+        return TieredTables(files, slots, items), files.num_rows != 1
+    return tiered_tables(src, hash_slot_num, index_num), src.is_dir()
+
+
+def lookup_rows(con: duckdb.DuckDBPyConnection, relations: dict[str, pa.Table]) -> pa.Table:
+    """Register ``relations`` on ``con`` and run the lookup SQL."""
+    for name, table in relations.items():
+        con.register(name, table)
+    try:
+        result: pa.Table = con.sql(TIERED_LOOKUP_SQL).to_arrow_table()
+    finally:
+        for name in relations:
+            con.unregister(name)
+    return result
+
+
+def answer_queries(
+    source: str | os.PathLike[str],
+    queries: Sequence[Sequence[object]],
+    *,
+    exact: bool = False,
+    hash_slot_num: int | None = None,
+    index_num: int | None = None,
+) -> list[TieredAnswer]:
+    """Answer ``(topic, key, max_count, begin, end)`` queries in DuckDB; per query the
+    items, or the :class:`~rmqarrow.errors.TieredReadError` RocketMQ's query fails with."""
+    tables, store = load_tables(source, hash_slot_num, index_num)
+    inp = lookup_relations(tables, queries, exact=exact, store=store)
+    with duckdb.connect() as con:
+        rows = lookup_rows(con, inp.relations)
+    return assemble(inp, rows)

@@ -1,0 +1,150 @@
+"""Rebuild tiered index files, byte for byte, from a dataset of :mod:`.tiered_export`.
+
+Every check runs before a file appears: manifest kind and counts, one ``tiered_files`` row
+per file, safe relative paths, rows in range and not repeated, nothing null where bytes
+come from (:func:`rmqarrow.converters.arrow.tiered.file_bytes`).  Files are written into a
+hidden staging folder, then moved into ``out_dir`` (created if missing) without ever
+replacing an existing file (:func:`~rmqarrow.converters.parquet.atomic.move_files_no_replace`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import uuid
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+from rmqarrow.converters.arrow.tiered import file_bytes
+from rmqarrow.converters.parquet.atomic import move_files_no_replace
+from rmqarrow.converters.parquet.manifest import MANIFEST_NAME
+from rmqarrow.converters.parquet.parts import table_parts
+from rmqarrow.converters.parquet.tiered_export import TIERED_FORMAT, TIERED_TABLES
+from rmqarrow.converters.schema import TIERED_SCHEMA_VERSION, TIERED_SCHEMAS
+
+from rmqarrow.errors import DatasetError, OutputExistsError, StoreNotFoundError
+
+__all__ = ["import_tiered", "is_tiered_dataset", "read_tiered_dataset", "read_tiered_manifest"]
+
+
+def is_tiered_dataset(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` holds a manifest of format ``rmqarrow-tiered-dataset``."""
+    try:
+        manifest = json.loads((Path(path) / MANIFEST_NAME).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(manifest, dict) and manifest.get("format") == TIERED_FORMAT
+
+
+def read_tiered_manifest(dataset_dir: str | os.PathLike[str]) -> dict[str, Any]:
+    """The manifest of a tiered dataset; :class:`DatasetError` when it is not one."""
+    path = Path(dataset_dir) / MANIFEST_NAME
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise DatasetError(f"{path}: missing; not an rmqarrow dataset (or incomplete)") from None
+    except (OSError, ValueError) as exc:
+        raise DatasetError(f"{path}: unreadable manifest: {exc}") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != TIERED_FORMAT:
+        raise DatasetError(f"{path}: format is not {TIERED_FORMAT!r}")
+    if manifest.get("schema_version") != TIERED_SCHEMA_VERSION:
+        raise DatasetError(f"{path}: schema_version {manifest.get('schema_version')!r}, "
+                           f"expected {TIERED_SCHEMA_VERSION!r}")
+    try:
+        for t in TIERED_TABLES:
+            int(manifest["tables"][t]["rows"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise DatasetError(f"{path}: malformed manifest ({exc!r} missing or wrong)") from None
+    return manifest
+
+
+def _read_table(dataset_dir: Path, table: str) -> pa.Table:
+    schema = TIERED_SCHEMAS[table]
+    pieces = []
+    for part in table_parts(dataset_dir, table):
+        try:
+            t = pq.read_table(part)
+        except (pa.ArrowInvalid, OSError) as exc:
+            raise DatasetError(f"{part}: unreadable Parquet: {exc}") from None
+        if t.schema.remove_metadata() != schema.remove_metadata():
+            raise DatasetError(f"{part}: columns {t.schema.names} with types that are not "
+                               f"the {table} schema {schema.names}")
+        pieces.append(t.cast(schema))
+    return pa.concat_tables(pieces)
+
+
+def read_tiered_dataset(dataset_dir: str | os.PathLike[str]) -> tuple[pa.Table, ...]:
+    """``(files, slots, items)`` of a tiered dataset, checked against the manifest."""
+    src = Path(dataset_dir)
+    if not src.is_dir():
+        raise StoreNotFoundError(f"{src}: no such dataset directory")
+    manifest = read_tiered_manifest(src)
+    tables = tuple(_read_table(src, t) for t in TIERED_TABLES)
+    for name, table in zip(TIERED_TABLES, tables, strict=True):
+        want = int(manifest["tables"][name]["rows"])
+        if table.num_rows != want:
+            raise DatasetError(f"{src / name}: {table.num_rows} rows, manifest says {want}")
+    return tables
+
+
+def _safe_relative(rel: str, where: Path) -> PurePosixPath:
+    p = PurePosixPath(rel)
+    if not rel or p.is_absolute() or ".." in p.parts or "\\" in rel or "\0" in rel:
+        raise DatasetError(f"{where}: unsafe relative_path {rel!r}")
+    return p
+
+
+def import_tiered(
+    dataset_dir: str | os.PathLike[str], out_dir: str | os.PathLike[str]
+) -> list[Path]:
+    """Rebuild every file of the tiered dataset under ``out_dir``; returns their paths."""
+    src = Path(dataset_dir)
+    files, slots, items = read_tiered_dataset(src)
+    rows = files.to_pylist()
+    rels = [_safe_relative(str(r["relative_path"]), src / "tiered_files") for r in rows]
+    names = [str(r["file_name"]) for r in rows]
+    if len(set(names)) != len(names) or len(set(rels)) != len(rels):
+        raise DatasetError(f"{src / 'tiered_files'}: a file listed twice")
+    unknown = set(pc.unique(slots.column("file_name")).to_pylist()) | set(
+        pc.unique(items.column("file_name")).to_pylist())
+    if unknown - set(names):
+        raise DatasetError(f"{src}: rows for file_name {sorted(unknown - set(names))!r} "
+                           "without a tiered_files row")
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise OutputExistsError(f"{out}: exists and is not a directory")
+    taken = [str(r) for r in rels if (out / r).exists()]
+    if taken:
+        raise OutputExistsError(f"{out}: already holds {', '.join(taken)}; rmqarrow never "
+                                "overwrites index files")
+    out.mkdir(parents=True, exist_ok=True)
+    staging = out / f".rmqarrow-tiered-import-{uuid.uuid4().hex[:12]}"
+    staging.mkdir()
+    placed: list[Path] = []
+    try:
+        built: list[tuple[Path, PurePosixPath]] = []
+        for i, (row, rel) in enumerate(zip(rows, rels, strict=True)):
+            mine_s = slots.filter(pc.equal(slots.column("file_name"), row["file_name"]))
+            mine_i = items.filter(pc.equal(items.column("file_name"), row["file_name"]))
+            data = file_bytes(row, mine_s, mine_i)
+            part = staging / str(i)
+            part.mkdir()
+            (part / rel.name).write_bytes(data)
+            built.append((part / rel.name, rel))
+        for path, rel in built:
+            target = out / rel.parent
+            target.mkdir(parents=True, exist_ok=True)
+            placed += move_files_no_replace([path], target)
+    except BaseException:
+        for p in placed:
+            with contextlib.suppress(FileNotFoundError):
+                p.unlink()
+        raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return placed

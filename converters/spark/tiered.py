@@ -1,0 +1,55 @@
+"""Spark SQL lookups on RocketMQ tiered index files (RIP-65), both forms.
+
+The same relations and SQL as the DuckDB engine
+(:mod:`rmqarrow.converters.arrow.tiered_lookup`), registered as temporary views of the
+session: a tiered file, folder or tiered Parquet dataset answers with RocketMQ's rules of
+each form (or exactly), equal to :func:`rmqarrow.tiered.answer_queries`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import pyarrow as pa
+from rmqarrow.converters.arrow.tiered import TieredTables, tiered_tables
+from rmqarrow.converters.arrow.tiered_lookup import TIERED_LOOKUP_SQL, assemble, lookup_relations
+from rmqarrow.converters.parquet.tiered_import import is_tiered_dataset, read_tiered_dataset
+
+from rmqarrow.tiered import TieredAnswer
+
+__all__ = ["answer_queries"]
+
+
+def _load(source: Path, hash_slot_num: int | None, index_num: int | None
+          ) -> tuple[TieredTables, bool]:
+    if is_tiered_dataset(source):
+        files, slots, items = read_tiered_dataset(source)
+        return TieredTables(files, slots, items), files.num_rows != 1
+    return tiered_tables(source, hash_slot_num, index_num), source.is_dir()
+
+
+def answer_queries(
+    source: str | os.PathLike[str],
+    queries: Sequence[Sequence[object]],
+    *,
+    exact: bool = False,
+    master: str | None = None,
+    hash_slot_num: int | None = None,
+    index_num: int | None = None,
+) -> list[TieredAnswer]:
+    """Answer ``(topic, key, max_count, begin, end)`` queries with Spark SQL."""
+    from rmqarrow.converters.spark.session import get_spark
+
+    tables, store = _load(Path(source), hash_slot_num, index_num)
+    inp = lookup_relations(tables, queries, exact=exact, store=store)
+    spark = get_spark(master)
+    for name, table in inp.relations.items():
+        spark.createDataFrame(table).createOrReplaceTempView(name)
+    try:
+        rows: pa.Table = spark.sql(TIERED_LOOKUP_SQL).toArrow()
+    finally:
+        for name in inp.relations:
+            spark.catalog.dropTempView(name)
+    return assemble(inp, rows)
