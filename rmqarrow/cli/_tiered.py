@@ -128,7 +128,10 @@ def _queries(args: argparse.Namespace) -> tuple[list[tuple[str, str, int, int, i
         qs = read_queries_tsv(args.queries, escaped=args.escaped)
         return [(*_split(q.key), q.max_num, q.begin, q.end) for q in qs], True
     topic, key = (args.topic, args.key) if args.topic is not None else _split(args.key)
-    return [(topic, key, args.max_num, args.begin, args.end)], False
+    from rmqarrow.format.times import parse_time
+
+    begin, end = parse_time(args.begin, "--begin"), parse_time(args.end, "--end")
+    return [(topic, key, args.max_num, begin, end)], False
 
 
 def _answer(engine: str, path: Path, queries: list[Any], exact: bool,
