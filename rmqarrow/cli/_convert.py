@@ -154,7 +154,16 @@ def _export(args: argparse.Namespace) -> int:
 
 def _import(args: argparse.Namespace) -> int:
     from rmqarrow.converters.parquet.importer import import_dataset
+    from rmqarrow.errors import StoreNotFoundError, UsageError
+    from rmqarrow.format.detect import describe, detect
 
+    t = detect(args.dataset)
+    if t.kind == "missing":
+        raise StoreNotFoundError(f"{args.dataset}: no such dataset directory")
+    if t.kind != "dataset":
+        hint = " (it already is index files: query it directly)" if t.is_index else ""
+        raise UsageError(f"{args.dataset}: {describe(t)}{hint}; import takes a dataset made "
+                         "by `rmqarrow export`")
     start = time.perf_counter()
     paths = import_dataset(args.dataset, args.outdir, progress=True)
     summary = {

@@ -301,7 +301,9 @@ def cmd_query(args: argparse.Namespace) -> int:
         raise UsageError("a dataset is for the duckdb and spark engines; native reads the store")
     queries, batch = _queries_from_args(args)
     if args.resolve is not None:
-        args.resolve = require_commitlog(args.resolve)
+        say: list[str] = []
+        args.resolve = require_commitlog(args.resolve, say=say)
+        _notes(say)
     if args.engine == "native":
         service = open_native(args.store, args)
         with service:
