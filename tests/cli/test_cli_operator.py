@@ -549,7 +549,7 @@ def test_more_operator_mistakes(capsys: pytest.CaptureFixture[str], gen: Generat
         (["sql", str(broker / "checkpoint"), "SELECT 1"], 2, "not an index file"),
     ]
     for argv, status, needle in cases:
-        got, out, err = run(capsys, *argv)
+        got, _, err = run(capsys, *argv)
         assert got == status, (argv, err)
         one_error(err, needle)
     assert not (tmp_path / "out").exists()
