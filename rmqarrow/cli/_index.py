@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from rmqarrow.index.health import StoreHealth
     from rmqarrow.index.service import IndexService
 
-__all__ = ["register"]
+__all__ = ["refuse_unknown_geometry", "register"]
 
 
 def _notes(lines: list[str]) -> None:
@@ -144,7 +144,7 @@ def store_health(path: Path, args: argparse.Namespace, chains: bool) -> StoreHea
     return scan_store(path, args.hash_slot_num, args.index_num)
 
 
-def _refuse_unknown_geometry(health: StoreHealth) -> None:
+def refuse_unknown_geometry(health: StoreHealth) -> None:
     """When no file fits the geometry and all share one size, the counts are what is wrong:
     say so in one line instead of calling every file damaged."""
     from rmqarrow.errors import GeometryError
@@ -173,7 +173,7 @@ def cmd_info(args: argparse.Namespace) -> int:
     path = target.index_path
     health = store_health(path, args, not args.no_chain_check)
     g = health.geometry
-    _refuse_unknown_geometry(health)
+    refuse_unknown_geometry(health)
     infos = []
     for fh in health.files:
         if fh.ok or fh.status in ("damaged chains",):
@@ -245,7 +245,7 @@ def open_native(store: Path, args: argparse.Namespace) -> IndexService:
     if not service.files:
         from rmqarrow.index.health import StoreHealth
 
-        _refuse_unknown_geometry(StoreHealth(target.index_path, service.geometry, None,
+        refuse_unknown_geometry(StoreHealth(target.index_path, service.geometry, None,
                                              service.skipped))
     for fh in service.skipped:
         print(f"warning: skipped damaged file {fh.describe()}", file=sys.stderr)
