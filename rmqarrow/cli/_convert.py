@@ -70,7 +70,7 @@ def _spark_export() -> Callable[..., None]:
     return fn
 
 
-def _export_source(args: argparse.Namespace) -> None:
+def _export_source(args: argparse.Namespace) -> list[str]:
     """The store to export (a broker root -> its index/); damaged files are named on stderr
     (:func:`rmqarrow.index.health.healthy_index_files` is what the exporter leaves out) and,
     with --strict, refused."""
@@ -99,11 +99,27 @@ def _export_source(args: argparse.Namespace) -> None:
         from rmqarrow.errors import UsageError
 
         raise UsageError(f"{args.store}: no healthy index files to export")
+    return [f.name for f in damaged]
 
 
 def _export(args: argparse.Namespace) -> int:
+    from rmqarrow.errors import CorruptIndexError
+
+    damaged = _export_source(args)
+    try:
+        return _run_export(args)
+    except CorruptIndexError as exc:
+        if not damaged or not any(name in str(exc) for name in damaged):
+            raise
+        raise CorruptIndexError(
+            f"{args.store}: the exporter stopped at a damaged file ({', '.join(damaged)}) "
+            "instead of leaving it out; copy the healthy files into a new directory outside "
+            "the store and export that (see `rmqarrow check`)"
+        ) from None
+
+
+def _run_export(args: argparse.Namespace) -> int:
     start = time.perf_counter()
-    _export_source(args)
     if args.engine == "spark":
         if args.commitlog is not None:
             print("rmqarrow export: error: --commitlog needs --engine local", file=sys.stderr)
