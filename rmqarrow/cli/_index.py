@@ -280,12 +280,16 @@ def _check_sql_target(args: argparse.Namespace) -> None:
     from rmqarrow.index.health import scan_store
 
     health = scan_store(t.index_path, args.hash_slot_num, args.index_num)
+    refuse_unknown_geometry(health)
     if health.damaged:
         raise UsageError(
             f"{t.index_path}: {len(health.damaged)} damaged file(s) "
             f"({', '.join(f'{f.name}: {f.status}' for f in health.damaged)}); the "
             f"{args.engine} engine reads every file: use --engine native, which skips them"
         )
+    # the geometry fitted from the healthy files, never from the newest file alone
+    args.hash_slot_num = health.geometry.hash_slot_num
+    args.index_num = health.geometry.index_num
 
 
 def cmd_query(args: argparse.Namespace) -> int:
