@@ -369,6 +369,11 @@ def _print_explained(lines: list[str], json_out: bool) -> None:
 
 
 def _topic_hint(args: argparse.Namespace, empty: list[Query]) -> None:
+    if getattr(args, "topic", None) is not None and args.key is not None and "#" in args.key:
+        print(f"hint: --key {args.key!r} already holds a '#', and --topic made the index key "
+              f"{args.topic}#{args.key!r}; pass either --key 'TOPIC#KEY' or --topic with the "
+              "bare key", file=sys.stderr)
+        return
     bare = [q.key for q in empty if "#" not in q.key]
     if bare and getattr(args, "topic", None) is None:
         example = bare[0]

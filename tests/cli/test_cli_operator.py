@@ -263,6 +263,9 @@ def test_key_without_topic_gets_a_hint(capsys: pytest.CaptureFixture[str],
     status, out, err = run(capsys, "query", str(gen.store), "--topic", "orders", "--key",
                            "ORD-000001")
     assert status == 0 and "hint" not in err and "0 offsets" not in out
+    status, out, err = run(capsys, "query", str(gen.store), "--topic", "orders", "--key",
+                           "orders#ORD-000001")
+    assert status == 0 and "0 offsets" in out and "already holds a '#'" in err
 
 
 # -- finding 6: say what the input is -----------------------------------------------------------
