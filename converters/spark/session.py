@@ -204,7 +204,7 @@ def _log_error_line(path: Path | None) -> str:
     except OSError:
         return ""
     for line in lines:
-        if re.search(r"(Error|Exception|error:|refused|denied)", line):
+        if re.search(r"( ERROR |Error:|Exception|error:|refused|denied)", line):
             return line.strip()[:300]
     return lines[-1].strip()[:300] if lines else ""
 
@@ -224,6 +224,16 @@ def spark_error(exc: BaseException) -> Exception:
                            + (f": {cause}" if cause else "") + where)
     if name in ("Py4JNetworkError", "ConnectionRefusedError"):
         return EngineError(f"lost the connection to Spark's JVM ({text}){where}")
+    if name == "Py4JJavaError":
+        import contextlib
+
+        # the Java exception's own message, not py4j's "An error occurred while..."; the
+        # JVM may be gone, then py4j's line stays
+        with contextlib.suppress(Exception):
+            text = _first_line(str(exc.java_exception)) or text  # type: ignore[attr-defined]
+        cause = _log_error_line(log)
+        if cause and cause not in text:
+            text = f"{text}; the log says: {cause}"
     return EngineError(f"Spark {name}: {text or 'no message'}{where}")
 
 

@@ -73,7 +73,7 @@ def _spark_export() -> Callable[..., None]:
     return fn
 
 
-def _export_source(args: argparse.Namespace) -> None:
+def _export_source(args: argparse.Namespace) -> list[str]:
     """The store to export (a broker root -> its index/); damaged files are named on stderr
     (:func:`rmqarrow.index.health.healthy_index_files` is what the exporter leaves out) and,
     with --strict, refused."""
@@ -102,15 +102,30 @@ def _export_source(args: argparse.Namespace) -> None:
         from rmqarrow.errors import UsageError
 
         raise UsageError(f"{args.store}: no healthy index files to export")
+    return [f.name for f in damaged]
 
 
 def _export(args: argparse.Namespace) -> int:
     from rmqarrow.cli._tiered import is_tiered_input, tiered_export
+    from rmqarrow.errors import CorruptIndexError
 
     if is_tiered_input(args.store):  # RocketMQ tiered-storage index (issue 16)
         return tiered_export(Path(args.store), args)
+    damaged = _export_source(args)
+    try:
+        return _run_export(args)
+    except CorruptIndexError as exc:
+        if not damaged or not any(name in str(exc) for name in damaged):
+            raise
+        raise CorruptIndexError(
+            f"{args.store}: the exporter stopped at a damaged file ({', '.join(damaged)}) "
+            "instead of leaving it out; copy the healthy files into a new directory outside "
+            "the store and export that (see `rmqarrow check`)"
+        ) from None
+
+
+def _run_export(args: argparse.Namespace) -> int:
     start = time.perf_counter()
-    _export_source(args)
     if args.engine == "spark":
         if args.commitlog is not None:
             print("rmqarrow export: error: --commitlog needs --engine local", file=sys.stderr)
@@ -165,7 +180,16 @@ def _import(args: argparse.Namespace) -> int:
     if is_tiered_input(args.dataset):  # a tiered dataset (issue 16)
         return tiered_import(Path(args.dataset), args)
     from rmqarrow.converters.parquet.importer import import_dataset
+    from rmqarrow.errors import StoreNotFoundError, UsageError
+    from rmqarrow.format.detect import describe, detect
 
+    t = detect(args.dataset)
+    if t.kind == "missing":
+        raise StoreNotFoundError(f"{args.dataset}: no such dataset directory")
+    if t.kind != "dataset":
+        hint = " (it already is index files: query it directly)" if t.is_index else ""
+        raise UsageError(f"{args.dataset}: {describe(t)}{hint}; import takes a dataset made "
+                         "by `rmqarrow export`")
     start = time.perf_counter()
     paths = import_dataset(args.dataset, args.outdir, progress=True,
                            trust=args.trust_dataset)

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from rmqarrow.index.health import StoreHealth
     from rmqarrow.index.service import IndexService
 
-__all__ = ["register"]
+__all__ = ["refuse_unknown_geometry", "register"]
 
 
 def _notes(lines: list[str]) -> None:
@@ -146,7 +146,7 @@ def store_health(path: Path, args: argparse.Namespace, chains: bool) -> StoreHea
     return scan_store(path, args.hash_slot_num, args.index_num)
 
 
-def _refuse_unknown_geometry(health: StoreHealth) -> None:
+def refuse_unknown_geometry(health: StoreHealth) -> None:
     """When no file fits the geometry and all share one size, the counts are what is wrong:
     say so in one line instead of calling every file damaged."""
     from rmqarrow.errors import GeometryError
@@ -179,7 +179,7 @@ def cmd_info(args: argparse.Namespace) -> int:
     path = target.index_path
     health = store_health(path, args, not args.no_chain_check)
     g = health.geometry
-    _refuse_unknown_geometry(health)
+    refuse_unknown_geometry(health)
     infos = []
     for fh in health.files:
         if fh.ok or fh.status in ("damaged chains",):
@@ -251,7 +251,7 @@ def open_native(store: Path, args: argparse.Namespace) -> IndexService:
     if not service.files:
         from rmqarrow.index.health import StoreHealth
 
-        _refuse_unknown_geometry(StoreHealth(target.index_path, service.geometry, None,
+        refuse_unknown_geometry(StoreHealth(target.index_path, service.geometry, None,
                                              service.skipped))
     for fh in service.skipped:
         print(f"warning: skipped damaged file {fh.describe()}", file=sys.stderr)
@@ -286,12 +286,16 @@ def _check_sql_target(args: argparse.Namespace) -> None:
     from rmqarrow.index.health import scan_store
 
     health = scan_store(t.index_path, args.hash_slot_num, args.index_num)
+    refuse_unknown_geometry(health)
     if health.damaged:
         raise UsageError(
             f"{t.index_path}: {len(health.damaged)} damaged file(s) "
             f"({', '.join(f'{f.name}: {f.status}' for f in health.damaged)}); the "
             f"{args.engine} engine reads every file: use --engine native, which skips them"
         )
+    # the geometry fitted from the healthy files, never from the newest file alone
+    args.hash_slot_num = health.geometry.hash_slot_num
+    args.index_num = health.geometry.index_num
 
 
 def cmd_query(args: argparse.Namespace) -> int:
@@ -311,7 +315,9 @@ def cmd_query(args: argparse.Namespace) -> int:
         raise UsageError("a dataset is for the duckdb and spark engines; native reads the store")
     queries, batch = _queries_from_args(args)
     if args.resolve is not None:
-        args.resolve = require_commitlog(args.resolve)
+        say: list[str] = []
+        args.resolve = require_commitlog(args.resolve, say=say)
+        _notes(say)
     if args.engine == "native":
         service = open_native(args.store, args)
         with service:
@@ -373,6 +379,11 @@ def _print_explained(lines: list[str], json_out: bool) -> None:
 
 
 def _topic_hint(args: argparse.Namespace, empty: list[Query]) -> None:
+    if getattr(args, "topic", None) is not None and args.key is not None and "#" in args.key:
+        print(f"hint: --key {args.key!r} already holds a '#', and --topic made the index key "
+              f"{args.topic}#{args.key!r}; pass either --key 'TOPIC#KEY' or --topic with the "
+              "bare key", file=sys.stderr)
+        return
     bare = [q.key for q in empty if "#" not in q.key]
     if bare and getattr(args, "topic", None) is None:
         example = bare[0]

@@ -292,6 +292,23 @@ def _target(args: argparse.Namespace) -> None:
         if t.kind == "broker_root" and args.commitlog is None and t.commitlog_dir is not None:
             args.commitlog = str(t.commitlog_dir)
             say.append(f"note: using its CommitLog too: {t.commitlog_dir}")
+        from rmqarrow.cli._index import refuse_unknown_geometry
+        from rmqarrow.index.health import scan_store
+
+        health = scan_store(t.index_path, args.hash_slot_num, args.index_num)
+        refuse_unknown_geometry(health)
+        if health.damaged:
+            for line in dict.fromkeys(say):
+                print(line, file=sys.stderr)
+            raise UsageError(
+                f"{t.index_path}: {len(health.damaged)} damaged index file(s) ("
+                + ", ".join(f"{f.name}: {f.status}" for f in health.damaged[:5])
+                + "); SQL reads every file: see `rmqarrow check`, or look keys up with "
+                "`rmqarrow query`, which skips damaged files"
+            )
+        # the geometry fitted from the healthy files, never from the newest file alone
+        args.hash_slot_num = health.geometry.hash_slot_num
+        args.index_num = health.geometry.index_num
     if args.commitlog is not None:
         args.commitlog = str(require_commitlog(args.commitlog, say=say))
     for line in dict.fromkeys(say):

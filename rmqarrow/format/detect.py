@@ -101,22 +101,28 @@ def _file_kind(p: Path) -> tuple[str, str]:
     if len(head) >= 4 and struct.unpack(">i", head[:4])[0] in _TIERED_MAGICS:
         return "tiered", "starts with the tiered IndexStoreFile magic"
     if size < HEADER_SIZE:
+        if _is_index_name(p.name):  # a crash can cut an index file this short
+            return "index_file", f"named like an index file, {size} bytes"
         return "other_file", f"{size} bytes, shorter than an index file header"
+    if head[:4] == b"PAR1":
+        return "other_file", "a Parquet file"
+    if _is_commitlog_name(p.name):
+        return "other_file", "a CommitLog file (its directory is the broker's store/commitlog)"
+    if b"\0" not in head:  # an index header (big-endian ms times, offsets) holds zero bytes
+        try:
+            head.decode("utf-8")
+            return "other_file", "a text file"
+        except UnicodeDecodeError:
+            pass
     if _is_index_name(p.name):
         return "index_file", "named like an index file"
     if size == Geometry().file_size or Geometry.for_size_default_ratio(size) is not None:
         return "index_file", "sized like an index file"
     begin_ts, end_ts, begin_off, end_off, slots, count = struct.unpack(">qqqqii", head)
-    if (0 <= begin_ts <= end_ts and 0 <= begin_off <= end_off and
-            0 <= slots <= DEFAULT_HASH_SLOT_NUM and 0 <= count <= size // 20 and count >= 1):
+    if (begin_ts >= 0 and end_ts >= 0 and 0 <= begin_off <= end_off and
+            0 <= slots <= DEFAULT_HASH_SLOT_NUM and 1 <= count <= size // 20):
         return "index_file", "holds a plausible index file header"
-    if head[:4] == b"PAR1":
-        return "other_file", "a Parquet file"
-    try:
-        head.decode("utf-8")
-        return "other_file", "a text file"
-    except UnicodeDecodeError:
-        return "other_file", "not an index file (no index header, unknown size)"
+    return "other_file", "not an index file (no index header, unknown size)"
 
 
 def detect(target: str | os.PathLike[str]) -> Target:
@@ -148,10 +154,10 @@ def detect(target: str | os.PathLike[str]) -> Target:
         return Target("commitlog_dir", p, commitlog_dir=p, detail="a CommitLog directory")
     if not children:
         return Target("empty_dir", p, detail="an empty directory")
-    if files and all(_file_kind(c)[0] == "tiered" for c in files[:3]):
+    kinds = {_file_kind(c)[0] for c in files[:64]}
+    if "tiered" in kinds and "index_file" not in kinds:
         return Target("tiered", p, detail="a directory of tiered IndexStoreFiles")
-    index_like = [c for c in files if _is_index_name(c.name) or _file_kind(c)[0] == "index_file"]
-    if index_like:
+    if "index_file" in kinds or any(_is_index_name(c.name) for c in files):
         return Target("index_dir", p, index_dir=p, detail="a directory of index files")
     if not files:
         return Target("other_dir", p, detail="a directory with no files (only folders)")

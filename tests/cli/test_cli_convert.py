@@ -48,10 +48,13 @@ def test_export_refuses_existing_then_overwrites(
     assert (ds / MANIFEST_NAME).is_file()
 
 
-def test_import_errors_exit_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_import_of_a_non_dataset_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     (tmp_path / "ds").mkdir()
-    assert main(["import", str(tmp_path / "ds"), str(tmp_path / "out")]) == 1
-    assert "rmqarrow import: error:" in capsys.readouterr().err
+    assert main(["import", str(tmp_path / "ds"), str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert "rmqarrow import: error:" in err and "empty directory" in err
     assert not (tmp_path / "out").exists()
 
 

@@ -263,6 +263,9 @@ def test_key_without_topic_gets_a_hint(capsys: pytest.CaptureFixture[str],
     status, out, err = run(capsys, "query", str(gen.store), "--topic", "orders", "--key",
                            "ORD-000001")
     assert status == 0 and "hint" not in err and "0 offsets" not in out
+    status, out, err = run(capsys, "query", str(gen.store), "--topic", "orders", "--key",
+                           "orders#ORD-000001")
+    assert status == 0 and "0 offsets" in out and "already holds a '#'" in err
 
 
 # -- finding 6: say what the input is -----------------------------------------------------------
@@ -520,3 +523,55 @@ def test_bad_demo_size_creates_nothing(capsys: pytest.CaptureFixture[str],
     assert status == 1
     one_error(err, "demo size")
     assert not (tmp_path / "d").exists()
+
+
+# -- mistakes beyond the issue's list -------------------------------------------------------------
+
+
+def test_more_operator_mistakes(capsys: pytest.CaptureFixture[str], gen: GeneratedStore,
+                                broker: Path, dataset: Path, tmp_path: Path) -> None:
+    damaged = copy_store(gen, tmp_path / "damaged")
+    newest = list_index_files(damaged)[-1]
+    with open(newest, "r+b") as fh:
+        fh.truncate(1000)
+    key = gen.keys[1]
+    cases = [
+        (["query", str(gen.store), "--key", key, "--begin", "2026-01-16", "--end",
+          "2026-01-15"], 2, "is after --end"),
+        (["query", str(damaged), "--engine", "duckdb", "--key", key], 2,
+         "use --engine native"),
+        (["build", str(broker), "--from-commitlog", str(broker)], 2,
+         "build into its index directory"),
+        (["verify", str(gen.store), "--dataset", str(gen.store), "--engines", "native"], 2,
+         "not an exported dataset"),
+        (["verify", str(dataset), "--engines", "native"], 2, "needs the native store"),
+        (["import", str(gen.store), str(tmp_path / "out")], 2, "import takes a dataset"),
+        (["info", str(gen.root / "commitlog" / ("0" * 20))], 2, "a CommitLog file"),
+        (["query", str(gen.store), "--key", key, "--resolve", str(gen.store)], 2,
+         "index files, not a CommitLog"),
+        (["query", str(gen.store), "--key", key, "--explain", "--engine", "duckdb"], 2,
+         "--explain"),
+        (["stats", str(gen.root / "commitlog")], 2, "CommitLog directory"),
+        (["sql", str(broker / "checkpoint"), "SELECT 1"], 2, "not an index file"),
+    ]
+    for argv, status, needle in cases:
+        got, _, err = run(capsys, *argv)
+        assert got == status, (argv, err)
+        one_error(err, needle)
+    assert not (tmp_path / "out").exists()
+
+
+def test_export_of_a_damaged_store_names_the_file(
+    capsys: pytest.CaptureFixture[str], gen: GeneratedStore, tmp_path: Path
+) -> None:
+    """Until the exporter leaves damaged files out, export names them and says what to do;
+    either way no dataset appears half-made and no traceback is shown."""
+    store = copy_store(gen, tmp_path / "s")
+    newest = list_index_files(store)[-1]
+    with open(newest, "r+b") as fh:
+        fh.truncate(3000)
+    status, _, err = run(capsys, "export", str(store), str(tmp_path / "out"))
+    assert newest.name in err and "truncated" in err
+    if status != 0:  # the exporter could not leave the file out
+        assert status == 1 and not (tmp_path / "out").exists()
+        one_error(err, newest.name, "outside the store")
