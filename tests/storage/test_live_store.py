@@ -20,10 +20,10 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
-
 from rmqarrow.converters.parquet.export import export_store
 from rmqarrow.converters.parquet.importer import import_dataset
 from rmqarrow.converters.parquet.manifest import read_manifest
+
 from rmqarrow.index.indexfile import IndexFile
 from rmqarrow.index.service import IndexService
 
