@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from rmqarrow.converters.parquet.export import export_store
 from storage.storage_helpers import GEO, INDEX, SLOTS, cli, records, write_csv
 
-from rmqarrow.converters.parquet.export import export_store
 from rmqarrow.errors import DatasetError
 from rmqarrow.format.queries import Query
 from rmqarrow.index.service import answer_queries
