@@ -40,7 +40,6 @@ def _store(root: Path, files: int) -> Path:
 
 def run(full: bool, workdir: Path) -> list[dict[str, Any]]:
     import duckdb
-
     from rmqarrow.converters.duckdb.walk import HASH_MACROS_SQL
     from rmqarrow.converters.parquet.export import export_store
     from rmqarrow.converters.parquet.importer import import_dataset

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import duckdb
 import pytest
-
 from rmqarrow.converters.duckdb.walk import HASH_MACROS_SQL
+
 from rmqarrow.format.hashing import index_key_hash
 
 
