@@ -57,14 +57,21 @@ def read_keys(path: Path, escaped: bool) -> list[str]:
     return [unescape_text(k) if escaped else k for k in lines if k]
 
 
+#: Sampled queries are held in memory with their answers from every engine.
+_MAX_SAMPLE = 1_000_000
+
+
 def cmd_verify(args: argparse.Namespace) -> int:
     from rmqarrow.engines import parse_engines
     from rmqarrow.format.queries import read_queries_tsv
     from rmqarrow.verify import format_report, verify
 
     engines = parse_engines(args.engines)
-    if args.sample < 1:
-        raise UsageError(f"--sample must be >= 1, got {args.sample}")
+    if not 1 <= args.sample <= _MAX_SAMPLE:
+        raise UsageError(
+            f"--sample must be 1..{_MAX_SAMPLE:,}, got {args.sample}; for more, give the "
+            "queries themselves with --queries"
+        )
     if args.queries is not None and args.keys is not None:
         raise UsageError("--keys is for sampling; --queries gives the queries themselves")
     queries = None
