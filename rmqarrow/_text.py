@@ -7,6 +7,7 @@ through these, so the command line stays a thin leaf.
 from __future__ import annotations
 
 import json
+import math
 import sys
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any, TextIO
@@ -64,6 +65,19 @@ def print_kv(pairs: Mapping[str, Any], out: TextIO | None = None) -> None:
     print_table([(k, v) for k, v in pairs.items()], ["field", "value"], out)
 
 
+def _finite(obj: Any) -> Any:
+    """``obj`` with NaN and infinities (a null read as a float, or a real one) as None:
+    ``NaN`` is not JSON, and a consumer's parser would reject the whole answer."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_finite(v) for v in obj]
+    return obj
+
+
 def print_json(obj: Any, out: TextIO | None = None) -> None:
-    json.dump(obj, out or sys.stdout, indent=2, ensure_ascii=False, default=str)
+    json.dump(_finite(obj), out or sys.stdout, indent=2, ensure_ascii=False, default=str,
+              allow_nan=False)
     (out or sys.stdout).write("\n")

@@ -2,7 +2,10 @@
 
 A table's parts are the ``*.parquet`` files anywhere below ``DATASET/TABLE/`` (exporters
 may nest them in subfolders); names starting with ``_`` or ``.`` are metadata or staging,
-never data.  The list is explicit, so readers never see a user's path as a glob pattern.
+never data.  The list is explicit, so readers never see a user's path as a glob pattern
+(and :func:`duckdb_literal` / :func:`hadoop_literal` keep the engines from globbing the
+names themselves); each part is checked to be a readable Parquet file (magic at both
+ends).
 """
 
 from __future__ import annotations
@@ -29,10 +32,37 @@ def table_parts(dataset_dir: str | os.PathLike[str], table: str) -> list[Path]:
         raise DatasetError(
             f"{directory}: missing; a dataset has the directories files/, slots/ and entries/"
         )
-    parts = sorted(p for p in directory.rglob("*.parquet") if _is_data(p, directory))
+    try:
+        parts = sorted(p for p in directory.rglob("*.parquet") if _is_data(p, directory))
+    except OSError as exc:
+        raise DatasetError(f"{directory}: cannot list: {exc.strerror or exc}") from None
     if not parts:
         raise DatasetError(f"{directory}: no .parquet files; not a complete dataset")
+    for p in parts:
+        _check_part(p)
     return parts
+
+
+def _check_part(path: Path) -> None:
+    """A part must be a readable file with Parquet's magic at both ends: an empty,
+    truncated, unreadable or foreign file is one clear error here, not an engine's
+    traceback later."""
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as fh:
+            head = fh.read(4)
+            fh.seek(max(size - 4, 0))
+            tail = fh.read(4)
+    except PermissionError:
+        raise DatasetError(f"{path}: permission denied; cannot read this part") from None
+    except OSError as exc:
+        raise DatasetError(f"{path}: unreadable: {exc.strerror or exc}") from None
+    if size < 12 or head != b"PAR1" or tail != b"PAR1":
+        what = "empty" if size == 0 else f"{size} bytes without Parquet's magic"
+        raise DatasetError(
+            f"{path}: {what}; not a Parquet file (truncated or foreign): remove it or "
+            "re-export the dataset"
+        )
 
 
 def duckdb_literal(path: str | os.PathLike[str]) -> str:

@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 
 __all__ = ["register"]
 
+#: Largest --top/--limit: rows printed to a terminal, not a dump (use sql for that).
+_MAX_ROWS = 1_000_000
+
 PROMPT = "rmqarrow> "
 
 
@@ -324,8 +327,9 @@ def _run_stats(args: argparse.Namespace) -> int:
     from rmqarrow.converters.duckdb import stats
     from rmqarrow.converters.duckdb.sql import check_against_log, connect
 
-    if args.top < 0 or args.limit < 0:
-        raise UsageError(f"--top and --limit must be >= 0, got {args.top} and {args.limit}")
+    if not (0 <= args.top <= _MAX_ROWS and 0 <= args.limit <= _MAX_ROWS):
+        raise UsageError(f"--top and --limit must be 0..{_MAX_ROWS:,}, got {args.top} and "
+                         f"{args.limit}")
     between = None
     if args.between:
         from rmqarrow.format.times import parse_time

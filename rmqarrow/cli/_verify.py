@@ -62,6 +62,10 @@ def read_keys(path: Path, escaped: bool) -> list[str]:
     return [unescape_text(k) if escaped else k for k in lines]
 
 
+#: Sampled queries are held in memory with their answers from every engine.
+_MAX_SAMPLE = 1_000_000
+
+
 def cmd_verify(args: argparse.Namespace) -> int:
     from rmqarrow.cli._tiered import is_tiered_input, tiered_verify
     from rmqarrow.engines import parse_engines
@@ -73,8 +77,11 @@ def cmd_verify(args: argparse.Namespace) -> int:
     if is_tiered_input(args.store):  # RocketMQ tiered-storage index (issue 16)
         return tiered_verify(args.store, args)
     engines = parse_engines(args.engines)
-    if args.sample < 1:
-        raise UsageError(f"--sample must be >= 1, got {args.sample}")
+    if not 1 <= args.sample <= _MAX_SAMPLE:
+        raise UsageError(
+            f"--sample must be 1..{_MAX_SAMPLE:,}, got {args.sample}; for more, give the "
+            "queries themselves with --queries"
+        )
     if args.queries is not None and args.keys is not None:
         raise UsageError("--keys is for sampling; --queries gives the queries themselves")
     queries = None

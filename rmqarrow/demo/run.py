@@ -38,6 +38,8 @@ __all__ = [
 
 #: Messages per named size.
 SIZES = {"small": 3_000, "medium": 30_000}
+#: Largest ``--size``: a few GB of CommitLog and index, minutes per engine.
+MAX_MESSAGES = 10_000_000
 FILES_TARGET = 8  # roughly this many index files
 
 Echo = Callable[[str], None]
@@ -69,8 +71,11 @@ class DemoResult:
 def message_count(size: str | int) -> int:
     if isinstance(size, int) or str(size).isdigit():
         n = int(size)
-        if n < 100:
-            raise InvalidValueError(f"demo size must be at least 100 messages, got {n}")
+        if not 100 <= n <= MAX_MESSAGES:
+            raise InvalidValueError(
+                f"demo size must be 100..{MAX_MESSAGES:,} messages, got {n}; the demo holds "
+                "its answers in memory (build a larger store with rmqarrow build)"
+            )
         return n
     try:
         return SIZES[str(size)]

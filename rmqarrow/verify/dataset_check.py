@@ -88,6 +88,13 @@ def check_dataset(
         check.stale = stale_reasons(root, store)
     except DatasetError as exc:
         check.problems.append(f"manifest: {exc}")
+    try:  # every part listed in the manifest, unchanged, and no other (issue 13)
+        from rmqarrow.converters.parquet.manifest import check_parts
+
+        check_parts(root, full=True)
+    except DatasetError as exc:
+        check.problems.append(f"parts: {exc}")
+        return check  # its parts are not the exported ones: nothing in them is evidence
     try:
         tables = {t: _table_dataset(root, t) for t in _TABLES}
     except DatasetError as exc:
