@@ -63,7 +63,7 @@ manifest lists every part with its row count and checksums (``parts``).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -269,8 +269,12 @@ def export_store(
     index_num: int | None = None,
     progress: bool = False,
     commitlog: str | os.PathLike[str] | None = None,
+    skip: Collection[str] = (),
 ) -> dict[str, Any]:
     """Export a store directory (or one index file) to the Parquet dataset ``out_dir``.
+
+    ``skip`` names index files to leave out (the damaged files of a store, which
+    :func:`rmqarrow.index.health.healthy_index_files` finds); the rest is exported as usual.
 
     Returns the manifest written.  ``out_dir`` appears complete or not at all; an existing
     ``out_dir`` is replaced only with ``overwrite=True``, after the new dataset is done.
@@ -289,7 +293,7 @@ def export_store(
         )
     try:
         return _export(source, Path(out_dir), overwrite, hash_slot_num, index_num, progress,
-                       commitlog)
+                       commitlog, frozenset(skip))
     except OSError as exc:
         if is_disk_full(exc) and not isinstance(exc, DiskFullError):
             raise disk_full(out_dir, None, exc) from None
@@ -299,8 +303,11 @@ def export_store(
 def _export(
     source: Path, out_dir: Path, overwrite: bool, hash_slot_num: int | None,
     index_num: int | None, progress: bool, commitlog: str | os.PathLike[str] | None,
+    skip: frozenset[str],
 ) -> dict[str, Any]:
-    paths = source_paths(source)
+    paths = [p for p in source_paths(source) if p.name not in skip]
+    if not paths:
+        raise StoreNotFoundError(f"{source}: no index files to export")
     geometries = [geometry_of(p, hash_slot_num, index_num) for p in paths]
     total = sum(_entry_count(p) for p in paths)
     infos: list[dict[str, Any]] = []

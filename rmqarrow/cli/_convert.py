@@ -113,7 +113,7 @@ def _export(args: argparse.Namespace) -> int:
         return tiered_export(Path(args.store), args)
     damaged = _export_source(args)
     try:
-        return _run_export(args)
+        return _run_export(args, damaged)
     except CorruptIndexError as exc:
         if not damaged or not any(name in str(exc) for name in damaged):
             raise
@@ -124,7 +124,7 @@ def _export(args: argparse.Namespace) -> int:
         ) from None
 
 
-def _run_export(args: argparse.Namespace) -> int:
+def _run_export(args: argparse.Namespace, damaged: list[str]) -> int:
     start = time.perf_counter()
     if args.engine == "spark":
         if args.commitlog is not None:
@@ -156,6 +156,7 @@ def _run_export(args: argparse.Namespace) -> int:
             index_num=args.index_num,
             progress=True,
             commitlog=args.commitlog,
+            skip=damaged,
         )
     summary = {
         "dataset": args.out,
