@@ -306,8 +306,6 @@ def _export(
     skip: frozenset[str],
 ) -> dict[str, Any]:
     paths = [p for p in source_paths(source) if p.name not in skip]
-    if not paths:
-        raise StoreNotFoundError(f"{source}: no index files to export")
     geometries = [geometry_of(p, hash_slot_num, index_num) for p in paths]
     total = sum(_entry_count(p) for p in paths)
     infos: list[dict[str, Any]] = []
