@@ -173,7 +173,7 @@ def _put_run(f: OpenIndex, hashes: np.ndarray, offsets: np.ndarray, stamps: np.n
     empty = module.put_chain(hashes, offsets, stamps, h.begin_timestamp, h.index_count,
                              slots, words)
     crash_point("put:entries")
-    changed = hashes % np.int32(slots.size)  # repeats write the same value again
+    changed = np.flatnonzero(slots != mapped_slots)  # in slot order: sequential writes
     half = changed.size // 2
     mapped_slots[changed[:half]] = slots[changed[:half]]
     crash_point("put:some-heads")

@@ -75,7 +75,36 @@ def check_dataset(
     sample: int = 200,
     seed: int = 0,
 ) -> DatasetCheck:
-    """Compare ``dataset`` with the native ``files`` of ``store`` (oldest first)."""
+    """Compare ``dataset`` with the native ``files`` of ``store`` (oldest first).
+
+    A part that cannot be read (damaged pages behind a valid footer) is a problem of the
+    check, never a traceback."""
+    import pyarrow as pa
+
+    try:
+        return _check_dataset(dataset, store, files, sample=sample, seed=seed)
+    except (pa.ArrowException, OSError) as exc:
+        from rmqarrow.converters.parquet.manifest import check_parts
+        from rmqarrow.errors import DatasetError
+
+        check = DatasetCheck(str(Path(dataset)))
+        try:
+            check_parts(dataset, full=True)
+        except DatasetError as bad:
+            check.problems.append(f"parts: {bad}")
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        check.problems.append(f"{dataset}: a part cannot be read: {first}")
+        return check
+
+
+def _check_dataset(
+    dataset: str | os.PathLike[str],
+    store: str | os.PathLike[str],
+    files: Sequence[IndexFile],
+    *,
+    sample: int,
+    seed: int,
+) -> DatasetCheck:
     import pyarrow.compute as pc
 
     from rmqarrow.errors import DatasetError
@@ -94,7 +123,6 @@ def check_dataset(
         check_parts(root, full=True)
     except DatasetError as exc:
         check.problems.append(f"parts: {exc}")
-        return check  # its parts are not the exported ones: nothing in them is evidence
     try:
         tables = {t: _table_dataset(root, t) for t in _TABLES}
     except DatasetError as exc:
