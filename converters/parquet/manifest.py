@@ -46,6 +46,7 @@ __all__ = [
     "MANIFEST_NAME",
     "TRUST_ENV",
     "check_parts",
+    "load_manifest_json",
     "new_manifest",
     "part_records",
     "read_manifest",
@@ -217,17 +218,24 @@ def write_manifest(dataset_dir: Path, manifest: dict[str, Any]) -> None:
     (dataset_dir / MANIFEST_NAME).write_text(text, encoding="utf-8")
 
 
-def read_manifest(dataset_dir: str | os.PathLike[str]) -> dict[str, Any]:
-    """The manifest of a dataset; :class:`DatasetError` when missing, unreadable or foreign."""
+def load_manifest_json(dataset_dir: str | os.PathLike[str]) -> Any:
+    """The parsed ``_rmqarrow.json`` of ``dataset_dir``, whatever format it declares;
+    :class:`DatasetError` (one line) when it is missing, unreadable or not JSON."""
     path = Path(dataset_dir) / MANIFEST_NAME
     try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise DatasetError(f"{path}: missing; not an rmqarrow dataset (or incomplete)") from None
     except PermissionError:
         raise DatasetError(f"{path}: permission denied; cannot read the manifest") from None
     except (OSError, ValueError, RecursionError) as exc:
         raise DatasetError(f"{path}: unreadable manifest: {str(exc)[:200]}") from None
+
+
+def read_manifest(dataset_dir: str | os.PathLike[str]) -> dict[str, Any]:
+    """The manifest of a dataset; :class:`DatasetError` when missing, unreadable or foreign."""
+    path = Path(dataset_dir) / MANIFEST_NAME
+    manifest = load_manifest_json(dataset_dir)
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise DatasetError(f"{path}: format is not {FORMAT!r}")
     if manifest.get("schema_version") != SCHEMA_VERSION:

@@ -10,7 +10,6 @@ replacing an existing file (:func:`~rmqarrow.converters.parquet.atomic.move_file
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import shutil
 import uuid
@@ -22,7 +21,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from rmqarrow.converters.arrow.tiered import file_bytes
 from rmqarrow.converters.parquet.atomic import move_files_no_replace
-from rmqarrow.converters.parquet.manifest import MANIFEST_NAME
+from rmqarrow.converters.parquet.manifest import MANIFEST_NAME, load_manifest_json
 from rmqarrow.converters.parquet.parts import table_parts
 from rmqarrow.converters.parquet.tiered_export import TIERED_FORMAT, TIERED_TABLES
 from rmqarrow.converters.schema import TIERED_SCHEMA_VERSION, TIERED_SCHEMAS
@@ -35,8 +34,8 @@ __all__ = ["import_tiered", "is_tiered_dataset", "read_tiered_dataset", "read_ti
 def is_tiered_dataset(path: str | os.PathLike[str]) -> bool:
     """Whether ``path`` holds a manifest of format ``rmqarrow-tiered-dataset``."""
     try:
-        manifest = json.loads((Path(path) / MANIFEST_NAME).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        manifest = load_manifest_json(path)
+    except DatasetError:
         return False
     return isinstance(manifest, dict) and manifest.get("format") == TIERED_FORMAT
 
@@ -44,12 +43,7 @@ def is_tiered_dataset(path: str | os.PathLike[str]) -> bool:
 def read_tiered_manifest(dataset_dir: str | os.PathLike[str]) -> dict[str, Any]:
     """The manifest of a tiered dataset; :class:`DatasetError` when it is not one."""
     path = Path(dataset_dir) / MANIFEST_NAME
-    try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise DatasetError(f"{path}: missing; not an rmqarrow dataset (or incomplete)") from None
-    except (OSError, ValueError) as exc:
-        raise DatasetError(f"{path}: unreadable manifest: {exc}") from None
+    manifest = load_manifest_json(dataset_dir)
     if not isinstance(manifest, dict) or manifest.get("format") != TIERED_FORMAT:
         raise DatasetError(f"{path}: format is not {TIERED_FORMAT!r}")
     if manifest.get("schema_version") != TIERED_SCHEMA_VERSION:
