@@ -573,6 +573,12 @@ def answer_queries(
         raise StoreNotFoundError("answer_queries needs a store, a dataset or a connection")
     if isinstance(source, duckdb.DuckDBPyConnection):
         con, own = source, False
+    elif detect_target(source) == "store":  # only the queries' slots, never whole files
+        from rmqarrow.converters.duckdb.native import connect_for_queries
+
+        con = connect_for_queries(source, queries_table(qs).column("key_hash").to_numpy(),
+                                  hash_slot_num=hash_slot_num, index_num=index_num)
+        own = True
     else:
         con, own = connect(source, hash_slot_num=hash_slot_num, index_num=index_num), True
     try:
