@@ -19,6 +19,7 @@ the walk loop; an entry reached twice is loaded once.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
