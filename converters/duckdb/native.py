@@ -4,17 +4,17 @@
 every file into DuckDB (a full default file is 20 M rows), so one lookup over a store of
 dozens of files would cost minutes and tens of GB.  A lookup reads one hash slot per file,
 so :func:`connect_for_queries` gives DuckDB only that: for each file, the ``files`` row
-(its header), the ``slots`` rows of the queries' slots, and the entries of those slots'
-chains, walked in the mapped file (a few entries per slot; cost independent of the file
-count times its size).  The same lookup SQL (:mod:`rmqarrow.converters.duckdb.walk`) then
-answers in DuckDB.
+(its header), the ``slots`` rows of the queries' slots, and every entry of those slots
+(found by one streamed pass over the stored hashes, :func:`rmqarrow.kernels.chains.
+slot_positions`, whose resident memory stays one chunk: a few entries per slot reach
+DuckDB).  The same lookup SQL (:mod:`rmqarrow.converters.duckdb.walk`) then answers.
 
-Equal to the whole-store connection whenever a slot's entries are its chain, which is so
-in every file RocketMQ writes (the lookup SQL assumes the same).  The per-file facts the
-SQL reads (least store time and time diff of the entries) are computed over the loaded
+The answers equal the whole-store connection's on any file, damaged ones included (the
+slot's entries are the same rows, reached by the chain or not).  The per-file facts the SQL
+reads (least store time and time diff of the entries) are computed over the loaded
 entries: that can only turn the plain join into the cut window, which is exact for any
-entries of the slot.  Chains are walked strictly backwards, so a damaged file cannot make
-the walk loop; an entry reached twice is loaded once.
+set holding all of the slot's entries.  :func:`chain_positions` (the entries a chain walk
+reaches) is kept for tests and diagnostics.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from rmqarrow.converters.schema import SCHEMAS
 
 from rmqarrow.format.layout import MappedIndex, check_header, map_regions
 from rmqarrow.format.naming import list_index_files
+from rmqarrow.kernels.chains import slot_positions
 
 if TYPE_CHECKING:
     import duckdb
@@ -74,7 +75,7 @@ def _file_tables(
         slots = pa.table([repeated_string(name, int(used.sum())),
                           pa.array(wanted[used].astype(np.int32)), pa.array(heads[used])],
                          schema=SCHEMAS["slots"])
-        positions = chain_positions(m, wanted)
+        positions = slot_positions(m, wanted, max(int(m.header[0]["index_count"]), 1) - 1)
         cols = decode_entries(m.entries[positions], 0, int(m.header[0]["begin_timestamp"]),
                               m.geometry.hash_slot_num)
         cols["position"] = positions.astype(np.int32)

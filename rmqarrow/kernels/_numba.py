@@ -34,7 +34,8 @@ from llvmlite import ir  # type: ignore[import-untyped]
 from numba.core import cgutils, types
 from numba.extending import intrinsic
 
-__all__ = ["index_hashes", "java_hashes", "put_chain", "walk_rounds"]
+__all__ = ["chain_links", "index_hashes", "java_hashes", "put_chain", "slot_members",
+           "walk_rounds"]
 
 _U = np.uint64
 _U32 = np.uint32
@@ -422,3 +423,51 @@ def _grow(a: np.ndarray) -> np.ndarray:  # pragma: no cover
     out = np.empty(2 * a.size, dtype=a.dtype)
     out[: a.size] = a
     return out
+
+
+@numba.njit(cache=True, nogil=True, boundscheck=False)
+def chain_links(  # pragma: no cover
+    words: np.ndarray, n: np.int64, slot_num: np.int64, heads: np.ndarray, bad: np.ndarray,
+    expected: np.ndarray,
+) -> np.int64:
+    """One pass over entries ``1..n`` (raw big-endian words): each entry's expected
+    ``prev_index`` is the last earlier position of its slot (Java remainder of its hash;
+    0 for the first).  Fills ``heads`` (the last position of each slot >= 0), the first
+    ``bad.size`` positions whose stored prev differs in ``bad`` (their expected value in
+    ``expected``); returns how many differ."""
+    last_neg = np.zeros(slot_num, dtype=np.int32)  # slots < 0 (a damaged hash)
+    count = 0
+    for p in range(1, n + 1):
+        w = _U(p) * _U(5)
+        h = _I64(_I32(_bswap(words[w])))
+        s = h % slot_num
+        if h < 0 and s != 0:  # Java's remainder keeps the dividend's sign
+            s -= slot_num
+        if s >= 0:
+            want = _I64(heads[s])
+            heads[s] = p
+        else:
+            want = _I64(last_neg[-s])
+            last_neg[-s] = p
+        if _I64(_I32(_bswap(words[w + _U(4)]))) != want:
+            if count < bad.size:
+                bad[count] = p
+                expected[count] = want
+            count += 1
+    return _I64(count)
+
+
+@numba.njit(cache=True, nogil=True, boundscheck=False)
+def slot_members(  # pragma: no cover
+    words: np.ndarray, start: np.int64, stop: np.int64, slot_num: np.int64,
+    wanted: np.ndarray, out: np.ndarray,
+) -> np.int64:
+    """Positions ``start..stop-1`` whose slot (Java remainder of the stored hash) is
+    ``wanted`` (a bool per slot), written to ``out``; returns how many."""
+    k = 0
+    for p in range(start, stop):
+        h = _I64(_I32(_bswap(words[_U(p) * _U(5)])))
+        if h >= 0 and wanted[h % slot_num]:
+            out[k] = p
+            k += 1
+    return _I64(k)
