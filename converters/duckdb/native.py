@@ -3,7 +3,8 @@
 :func:`rmqarrow.converters.duckdb.sql.connect` over a native store loads every entry of
 every file into DuckDB (a full default file is 20 M rows), so one lookup over a store of
 dozens of files would cost minutes and tens of GB.  A lookup reads one hash slot per file,
-so :func:`connect_for_queries` gives DuckDB only that: for each file, the ``files`` row
+so :func:`rmqarrow.converters.duckdb.sql.connect_for_queries` (with :func:`attach_slots`)
+gives DuckDB only that: for each file, the ``files`` row
 (its header), the ``slots`` rows of the queries' slots, and every entry of those slots
 (found by one streamed pass over the stored hashes, :func:`rmqarrow.kernels.chains.
 slot_positions`, whose resident memory stays one chunk: a few entries per slot reach
@@ -19,7 +20,6 @@ reaches) is kept for tests and diagnostics.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,7 +36,7 @@ from rmqarrow.kernels.chains import slot_positions
 if TYPE_CHECKING:
     import duckdb
 
-__all__ = ["attach_slots", "chain_positions", "connect_for_queries"]
+__all__ = ["attach_slots", "chain_positions"]
 
 
 def chain_positions(m: MappedIndex, slots: np.ndarray) -> np.ndarray:
@@ -125,35 +125,3 @@ def attach_slots(
                 "SELECT * EXCLUDE (newest_rank) FROM _rmq_native_entries")
     con.execute("CREATE OR REPLACE TEMP VIEW _rmq_entries AS "
                 "SELECT * EXCLUDE (file_name) FROM _rmq_native_entries")
-
-
-def connect_for_queries(
-    target: str | os.PathLike[str],
-    key_hashes: np.ndarray,
-    *,
-    hash_slot_num: int | None = None,
-    index_num: int | None = None,
-) -> duckdb.DuckDBPyConnection:
-    """A connection like :func:`~rmqarrow.converters.duckdb.sql.connect` over the native
-    store ``target``, holding only the slots of ``key_hashes`` (the queries' key hashes).
-
-    Lookups of those keys (``index_lookup``, ``index_lookups``) answer as over the whole
-    store; any other statement sees only the loaded slots.
-    """
-    import duckdb
-    from rmqarrow.converters.duckdb.sql import _ranks, _register_files
-    from rmqarrow.converters.duckdb.walk import HASH_MACROS_SQL, LOOKUP_MACROS_SQL
-
-    root = Path(target)
-    names = [root.name] if root.is_file() else [p.name for p in list_index_files(root)]
-    con = duckdb.connect()
-    try:
-        con.execute("SET enable_progress_bar = false")
-        attach_slots(con, root, key_hashes, _ranks(names), hash_slot_num, index_num)
-        _register_files(con)
-        con.execute(HASH_MACROS_SQL)
-        con.execute(LOOKUP_MACROS_SQL)
-    except BaseException:
-        con.close()
-        raise
-    return con

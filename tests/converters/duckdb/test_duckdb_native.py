@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from golden_data import GoldenSet
 from rmqarrow.converters.duckdb import sql as duckdb_sql
-from rmqarrow.converters.duckdb.native import chain_positions, connect_for_queries
+from rmqarrow.converters.duckdb.native import chain_positions
 
 from rmqarrow import IndexFile
 from rmqarrow.errors import RmqArrowError
@@ -20,7 +20,7 @@ def test_slots_connection_equals_whole_store(golden: GoldenSet) -> None:
     hashes = duckdb_sql.queries_table(golden.queries).column("key_hash").to_numpy()
     geometry = {"hash_slot_num": golden.hash_slot_num, "index_num": golden.index_num}
     whole = duckdb_sql.connect(golden.store_dir, **geometry)
-    part = connect_for_queries(golden.store_dir, hashes, **geometry)
+    part = duckdb_sql.connect_for_queries(golden.store_dir, hashes, **geometry)
     try:
         assert (duckdb_sql.lookup_table(part, golden.queries)
                 == duckdb_sql.lookup_table(whole, golden.queries))
@@ -39,7 +39,7 @@ def test_loads_only_the_chains_of_the_wanted_slots(tmp_path: Path) -> None:
     key = "T#k7"
     q = [Query(key, 64)]
     hashes = duckdb_sql.queries_table(q).column("key_hash").to_numpy()
-    con = connect_for_queries(tmp_path, hashes, hash_slot_num=16, index_num=400)
+    con = duckdb_sql.connect_for_queries(tmp_path, hashes, hash_slot_num=16, index_num=400)
     try:
         slot = int(hashes[0]) % 16
         rows = con.execute("SELECT DISTINCT slot FROM entries").fetchall()
