@@ -62,6 +62,7 @@ __all__ = [
     "answer_queries",
     "check_against_log",
     "connect",
+    "connect_for_queries",
     "detect_target",
     "lookup_table",
     "queries_table",
@@ -341,6 +342,41 @@ def connect(
     return con
 
 
+def connect_for_queries(
+    target: Target,
+    key_hashes: np.ndarray,
+    *,
+    hash_slot_num: int | None = None,
+    index_num: int | None = None,
+) -> duckdb.DuckDBPyConnection:
+    """A connection like :func:`connect` over the native store ``target`` that holds only
+    the slots of ``key_hashes`` (the queries' key hashes) in every file
+    (:mod:`rmqarrow.converters.duckdb.native`): lookups of those keys (``index_lookup``,
+    ``index_lookups``) answer as over the whole store, at a cost that does not grow with
+    the files' size; any other statement sees only the loaded slots.
+    """
+    import duckdb
+    from rmqarrow.converters.duckdb.native import attach_slots
+
+    from rmqarrow.format.naming import list_index_files
+
+    root = Path(target)
+    if detect_target(root) != "store":
+        raise DatasetError(f"{root}: connect_for_queries reads a native store, not a dataset")
+    names = [root.name] if root.is_file() else [p.name for p in list_index_files(root)]
+    con = duckdb.connect()
+    try:
+        con.execute("SET enable_progress_bar = false")
+        attach_slots(con, root, key_hashes, _ranks(names), hash_slot_num, index_num)
+        _register_files(con)
+        con.execute(HASH_MACROS_SQL)
+        con.execute(LOOKUP_MACROS_SQL)
+    except BaseException:
+        con.close()
+        raise
+    return con
+
+
 # --- the index against the log --------------------------------------------------------
 
 #: The keys ``IndexService.buildIndex`` puts for each message of the ``messages`` view:
@@ -578,6 +614,10 @@ def answer_queries(
         raise StoreNotFoundError("answer_queries needs a store, a dataset or a connection")
     if isinstance(source, duckdb.DuckDBPyConnection):
         con, own = source, False
+    elif detect_target(source) == "store":  # only the queries' slots, never whole files
+        con = connect_for_queries(source, queries_table(qs).column("key_hash").to_numpy(),
+                                  hash_slot_num=hash_slot_num, index_num=index_num)
+        own = True
     else:
         con, own = connect(source, hash_slot_num=hash_slot_num, index_num=index_num), True
     try:

@@ -29,10 +29,17 @@ parameters:
 
 from __future__ import annotations
 
+import contextlib
+import os
+import re
+import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
+
+from rmqarrow.errors import InvalidValueError
 
 if TYPE_CHECKING:
     import duckdb
@@ -320,6 +327,50 @@ class IndexStats:
         return out
 
 
+#: DuckDB's working memory while :func:`collect` runs: its group-bys, distinct counts,
+#: windows and sorts over every entry (120 M rows in six default files) spill to a
+#: temporary directory beyond it, rather than taking most of the machine's memory (the
+#: default limit is 80 % of RAM).  ``RMQARROW_STATS_MEMORY`` overrides it (e.g. ``4GB``).
+MEMORY_LIMIT = "1GB"
+
+
+@contextlib.contextmanager
+def bounded_memory(con: duckdb.DuckDBPyConnection, limit: str | None = None) -> Iterator[None]:
+    """Within the block, ``con`` works in at most ``limit`` of memory (only ever lowered: a
+    smaller limit already set stays), spilling to a new temporary directory removed after;
+    the connection's settings are restored."""
+    limit = limit or os.environ.get("RMQARROW_STATS_MEMORY") or MEMORY_LIMIT
+    wanted = _size(limit)
+    names = ("memory_limit", "temp_directory", "preserve_insertion_order")
+    old = {n: str(con.execute(f"SELECT current_setting('{n}')").fetchall()[0][0]) for n in names}
+    with tempfile.TemporaryDirectory(prefix="rmqarrow-stats-") as spill:
+        try:
+            con.execute(f"SET temp_directory = '{_quote(spill)}'")
+            if wanted < _size(old["memory_limit"]):
+                con.execute(f"SET memory_limit = '{wanted}B'")
+            con.execute("SET preserve_insertion_order = false")
+            yield
+        finally:
+            for name, value in old.items():
+                con.execute(f"SET {name} = '{_quote(value)}'")
+
+
+def _quote(text: str) -> str:
+    return text.replace("'", "''")
+
+
+_UNITS = {"": 1, "B": 1, "BYTES": 1, "KB": 10**3, "KIB": 2**10, "MB": 10**6, "MIB": 2**20,
+          "GB": 10**9, "GIB": 2**30, "TB": 10**12, "TIB": 2**40}
+
+
+def _size(text: str) -> int:
+    """Bytes of a size such as ``1GB``, ``1.5 GiB`` or ``1000000B``."""
+    m = re.fullmatch(r"\s*([0-9.]+)\s*([A-Za-z]*)\s*", text)
+    if m is None or m.group(2).upper() not in _UNITS:
+        raise InvalidValueError(f"not a memory size: {text!r}; expected e.g. 1GB or 512MiB")
+    return int(float(m.group(1)) * _UNITS[m.group(2).upper()])
+
+
 def collect(
     con: duckdb.DuckDBPyConnection,
     *,
@@ -327,7 +378,17 @@ def collect(
     between: tuple[int, int] | None = None,
     limit: int = 100,
 ) -> IndexStats:
-    """Run every analysis; ``between=(t1, t2)`` adds the key-less time-range scan."""
+    """Run every analysis; ``between=(t1, t2)`` adds the key-less time-range scan.
+
+    DuckDB works within :data:`MEMORY_LIMIT` meanwhile (see :func:`bounded_memory`).
+    """
+    with bounded_memory(con):
+        return _collect(con, top=top, between=between, limit=limit)
+
+
+def _collect(
+    con: duckdb.DuckDBPyConnection, *, top: int, between: tuple[int, int] | None, limit: int,
+) -> IndexStats:
     extra: dict[str, Any] = {}
     if between is not None:
         t1, t2 = between

@@ -4,16 +4,26 @@
 request (topic, KEYS, UNIQ_KEY, commit-log offset, store timestamp, SYSFLAG) for every
 message record in commit-log order, rollback records included: deciding what to index is
 the index service's job.  Frames are checked by the same walk as the full reader; the
-fields are decoded vectorized (see :mod:`._columns`).
+fields are decoded vectorized (see :mod:`.columns`), or, with numba, by one compiled pass
+over the mapped bytes that splits the properties as ``string2messageProperties`` does and
+copies the topic, KEYS and UNIQ_KEY bytes straight into Arrow buffers
+(:func:`._walk_numba.index_fields`); both give the same batches (tested).
 """
 
 from __future__ import annotations
 
 import os
+from collections import deque
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+from types import ModuleType
+from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
+from rmqarrow._optional import compiled_kernels
+from rmqarrow.commitlog._walk import Buf
 from rmqarrow.commitlog.columns import decode_columns
 from rmqarrow.commitlog.reader import CommitLogReader
 from rmqarrow.errors import InvalidValueError
@@ -21,6 +31,8 @@ from rmqarrow.errors import InvalidValueError
 __all__ = ["DEFAULT_BATCH_ROWS", "INDEX_RECORDS_SCHEMA", "index_record_batches", "index_records"]
 
 DEFAULT_BATCH_ROWS = 65_536
+#: Batches decoded at once (the compiled pass releases the GIL).
+THREADS = 2
 
 
 def _field(name: str, type_: pa.DataType, nullable: bool, description: str) -> pa.Field:
@@ -46,9 +58,14 @@ def index_record_batches(
     """:func:`index_records` over an open reader (its ``lenient`` and ``problems`` apply)."""
     if batch_rows < 1:
         raise InvalidValueError(f"batch_rows must be >= 1, got {batch_rows}")
+    kernels = compiled_kernels("rmqarrow.commitlog._walk_numba")
+    if kernels is not None:
+        yield from _compiled_batches(kernels, reader, start_offset, batch_rows)
+        return
     for file, buf, positions in reader.positions(start_offset):
         for lo in range(0, len(positions), batch_rows):
-            cols = decode_columns(buf, positions[lo : lo + batch_rows], file.start_offset)
+            part = positions[lo : lo + batch_rows]
+            cols = decode_columns(buf, part, file.start_offset)
             yield pa.RecordBatch.from_arrays(
                 [
                     cols.topic,
@@ -61,6 +78,68 @@ def index_record_batches(
                 schema=INDEX_RECORDS_SCHEMA,
             )
             del cols
+
+
+def _compiled_batches(
+    kernels: ModuleType, reader: CommitLogReader, start_offset: int, batch_rows: int
+) -> Iterator[pa.RecordBatch]:
+    """The batches decoded by the compiled pass, ``THREADS`` at once, yielded in order.
+
+    A file's batches are all done before the reader moves on (its mapping closes then).
+    """
+    with ThreadPoolExecutor(THREADS, thread_name_prefix="rmqarrow-records") as pool:
+        for file, buf, positions in reader.positions(start_offset):
+            pending: deque[Future[pa.RecordBatch]] = deque()
+            try:
+                for lo in range(0, len(positions), batch_rows):
+                    if len(pending) >= THREADS:
+                        yield pending.popleft().result()
+                    pending.append(pool.submit(_compiled_batch, kernels, buf,
+                                               positions[lo : lo + batch_rows],
+                                               file.start_offset))
+                while pending:
+                    yield pending.popleft().result()
+            finally:
+                for left in pending:  # the consumer stopped early: let them finish first
+                    left.cancel()
+                wait(pending)
+
+
+def _compiled_batch(
+    kernels: ModuleType, buf: Buf, positions: np.ndarray[Any, Any], file_start: int
+) -> pa.RecordBatch:
+    """One batch decoded by the compiled pass (every byte copied out of the mapping)."""
+    arr = np.frombuffer(buf, dtype=np.uint8)
+    try:
+        pos = np.ascontiguousarray(positions, dtype=np.int64)
+        ints, texts = kernels.index_fields(arr, pos)
+    finally:
+        del arr  # no view of the mapping may outlive this call
+    return pa.RecordBatch.from_arrays(
+        [*(_strings(offsets, data) for offsets, data in texts),
+         pa.array(pos + file_start, pa.int64()), pa.array(ints[:, 1], pa.int64()),
+         pa.array(ints[:, 0].astype(np.int32), pa.int32())],
+        schema=INDEX_RECORDS_SCHEMA,
+    )
+
+
+def _strings(offsets: np.ndarray[Any, Any], data: np.ndarray[Any, Any]) -> pa.Array:
+    """A string array of the kernel's (offsets, data), where ``-1 - end`` marks a null;
+    invalid UTF-8 is decoded with replacement characters, as Java's ``new String`` does."""
+    n = offsets.size - 1
+    valid = offsets[1:] >= 0
+    nulls = n - int(np.count_nonzero(valid))
+    bitmap = None
+    if nulls:
+        bitmap = pa.py_buffer(np.packbits(valid, bitorder="little"))
+        offsets = np.where(offsets < 0, -1 - offsets, offsets)
+    binary = pa.LargeBinaryArray.from_buffers(
+        pa.large_binary(), n, [bitmap, pa.py_buffer(offsets), pa.py_buffer(data)], nulls)
+    try:
+        return binary.cast(pa.large_string()).cast(pa.string())
+    except pa.ArrowInvalid:
+        return pa.array([None if b is None else b.decode("utf-8", errors="replace")
+                         for b in binary.to_pylist()], pa.string())
 
 
 def index_records(

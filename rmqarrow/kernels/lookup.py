@@ -12,6 +12,10 @@ file are dropped, and the file is walked again for it by the exact scalar
 :func:`~rmqarrow.kernels.walk.walk_chain` (which bounds cycles). The few queries still
 walking very long chains late are finished the same way, so a step never runs for a handful
 of queries.
+
+With numba the walk of a block is the compiled :func:`rmqarrow.kernels._numba.walk_rounds`
+(the same rounds in one pass each, with prefetch); the numpy walk is the fallback and both
+are tested against the scalar walk.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from types import ModuleType
 
 import numpy as np
 import pyarrow as pa
@@ -27,6 +32,7 @@ import pyarrow as pa
 from rmqarrow.errors import InvalidValueError
 from rmqarrow.format.java import JAVA_INT_MAX, JAVA_LONG_MAX
 from rmqarrow.format.layout import OpenIndex
+from rmqarrow.kernels import _compiled as _kernels
 from rmqarrow.kernels.arrays import per_query
 from rmqarrow.kernels.hashing import index_key_hashes
 from rmqarrow.kernels.walk import committed_heads, walk_chain
@@ -151,12 +157,22 @@ def _walk_block(f: OpenIndex, w: _Walk, queries: np.ndarray) -> None:
     count = state.index_count
     if not queries.size:
         return
+    held_before = w.held[queries].copy()
+    # the same bounds for every query (the common case) stay scalars
+    uniform = bool((w.begin == w.begin[0]).all() and (w.end == w.end[0]).all())
+    # ... and when they hold every time the file can store, times need no computing
+    last_t = state.begin_timestamp + JAVA_INT_MAX * 1000
+    all_time = (uniform and last_t <= JAVA_LONG_MAX
+                and int(w.begin[0]) <= state.begin_timestamp and int(w.end[0]) >= last_t)
+    kernels = _kernels.compiled()
+    if kernels is not None:
+        _walk_compiled(kernels, f, w, queries, held_before, all_time, uniform)
+        return
     limit = regions.geometry.index_num
     entries = regions.entries
     # gathering whole 20-byte rows of raw bytes is far faster than a structured gather
     rows = entries.view(np.uint8).reshape(-1, entries.dtype.itemsize)
     begin_ts = np.int64(state.begin_timestamp)
-    held_before = w.held[queries].copy()
     hashes = w.hashes[queries]
     slot_of = hashes % np.int32(regions.geometry.hash_slot_num)
     pos = regions.slots.view(np.int32)[slot_of]
@@ -167,14 +183,8 @@ def _walk_block(f: OpenIndex, w: _Walk, queries: np.ndarray) -> None:
     ok = (pos > 0) & (pos <= count) & (pos < limit) & (left > 0)
     idx = np.flatnonzero(ok)
     cur, pos, hashes, left = queries[idx], pos[idx], hashes[idx], left[idx]
-    # the same bounds for every query (the common case) stay scalars
-    uniform = bool((w.begin == w.begin[0]).all() and (w.end == w.end[0]).all())
     b: np.ndarray | np.int64 = w.begin[0] if uniform else w.begin[cur]
     en: np.ndarray | np.int64 = w.end[0] if uniform else w.end[cur]
-    # ... and when they hold every time the file can store, times need no computing
-    last_t = state.begin_timestamp + JAVA_INT_MAX * 1000
-    all_time = (uniform and last_t <= JAVA_LONG_MAX and int(b) <= state.begin_timestamp
-                and int(en) >= last_t)
     cap = min(count, limit - 1)  # a valid prev is 1..cap
     hashes_raw = hashes.byteswap()  # compared with the stored big-endian bytes as they are
     found_q: list[np.ndarray] = []
@@ -217,6 +227,27 @@ def _walk_block(f: OpenIndex, w: _Walk, queries: np.ndarray) -> None:
             cur, pos, hashes_raw, left = cur[idx], prev[idx], hashes_raw[idx], left[idx]
             if not uniform:
                 b, en = b[idx], en[idx]  # type: ignore[index]
+    _finish(f, w, queries, held_before, found_q, found_rank, found_off, scalar)
+
+
+def _walk_compiled(kernels: ModuleType, f: OpenIndex, w: _Walk, queries: np.ndarray,
+                   held_before: np.ndarray, all_time: bool, uniform: bool) -> None:
+    """The walk of one block by the compiled kernel (same rules, one pass per round)."""
+    state, regions = f.state, f.regions
+    sel = slice(0, 1) if uniform else queries
+    hq, hr, ho, fwd = kernels.walk_rounds(
+        queries, w.hashes[queries], w.max_num[queries] - held_before, w.begin[sel],
+        w.end[sel], uniform, all_time, np.int64(state.begin_timestamp),
+        np.int64(state.index_count), np.int64(regions.geometry.index_num),
+        regions.slots.view(np.uint32), regions.entries.view(np.uint32), w.held)
+    _finish(f, w, queries, held_before, [hq], [hr], [ho], [fwd] if fwd.size else [])
+
+
+def _finish(f: OpenIndex, w: _Walk, queries: np.ndarray, held_before: np.ndarray,
+            found_q: list[np.ndarray], found_rank: list[np.ndarray],
+            found_off: list[np.ndarray], scalar: list[np.ndarray]) -> None:
+    """Walk the ``scalar`` queries again exactly, then hand the block's hits to ``w``."""
+    state, regions = f.state, f.regions
     if scalar:  # drop their hits in this file and walk it again, exactly
         redo = np.concatenate(scalar)
         w.held[redo] = held_before[np.searchsorted(queries, redo)]

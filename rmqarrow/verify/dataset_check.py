@@ -60,11 +60,16 @@ def _table_dataset(root: Path, table: str) -> Any:
 
 
 def _counts(ds: Any) -> dict[str, int]:
+    """Rows per ``file_name``, counted batch by batch (the names of every row of a large
+    store would not fit in memory at once: 120 M strings for six default files)."""
     import pyarrow.compute as pc
 
-    names = ds.to_table(columns=["file_name"]).column("file_name")
-    counts = pc.value_counts(names)
-    return {str(v["values"]): int(v["counts"]) for v in counts.to_pylist()}
+    counts: dict[str, int] = {}
+    for batch in ds.to_batches(columns=["file_name"]):
+        for v in pc.value_counts(batch.column(0)).to_pylist():
+            name = str(v["values"])
+            counts[name] = counts.get(name, 0) + int(v["counts"])
+    return counts
 
 
 def check_dataset(

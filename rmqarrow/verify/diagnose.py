@@ -26,6 +26,7 @@ from rmqarrow.format.java import java_long
 from rmqarrow.format.layout import map_regions
 from rmqarrow.format.queries import Query
 from rmqarrow.index.indexfile import IndexFile
+from rmqarrow.kernels.chains import chain_links
 from rmqarrow.kernels.walk import EMPTY_SLOT, OLDER_THAN_BEGIN, walk_chain
 
 __all__ = [
@@ -223,6 +224,24 @@ def check_chains(files: Sequence[IndexFile], max_examples: int = 3) -> list[Chai
         m = map_regions(f.path, f.geometry, writable=False)
         try:
             n = max(f.index_count, 1) - 1
+            compiled = chain_links(m, n, max_examples)
+            if compiled is not None:  # one pass, no sort (same findings)
+                count, bad_at, want, heads = compiled
+                bad_heads = np.flatnonzero(m.slots.astype(np.int64) != heads)
+                if count or bad_heads.size:
+                    prev_of = m.entries["prev_index"]
+                    slot_num = f.geometry.hash_slot_num
+                    hashes = m.entries["key_hash"]
+                    examples = [
+                        f"position {p} (slot {int(np.fmod(int(hashes[p]), slot_num))})"
+                        f" prev_index {int(prev_of[p])}, expected {int(x)}"
+                        for p, x in zip(bad_at.tolist(), want.tolist(), strict=True)
+                    ] + [
+                        f"slot {s} head {int(m.slots[s])}, expected {int(heads[s])}"
+                        for s in bad_heads[: max(0, max_examples - count)]
+                    ]
+                    damaged.append(ChainDamage(f.name, count, int(bad_heads.size), examples))
+                continue
             e = m.entries[1 : n + 1]
             slot = np.fmod(e["key_hash"].astype(np.int64), f.geometry.hash_slot_num)
             prev = e["prev_index"].astype(np.int64)

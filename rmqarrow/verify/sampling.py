@@ -29,6 +29,7 @@ from rmqarrow.format.java import JAVA_LONG_MAX
 from rmqarrow.format.layout import map_regions
 from rmqarrow.format.queries import Query
 from rmqarrow.index.indexfile import IndexFile
+from rmqarrow.kernels.chains import slot_positions
 from rmqarrow.kernels.hashing import index_key_hashes
 
 __all__ = ["IndexSample", "probe_key", "sample_entries", "sample_queries", "shadowed_entries"]
@@ -97,13 +98,24 @@ def sample_entries(files: Sequence[IndexFile], n: int, rng: np.random.Generator)
 
 
 def _present_hashes(files: Sequence[IndexFile], candidates: np.ndarray) -> np.ndarray:
-    """Which ``candidates`` (int32 hashes) some file of the store holds."""
+    """Which ``candidates`` (int32 hashes) some file of the store holds.
+
+    A stored hash equal to a candidate ``c >= 0`` sits in slot ``c % hash_slot_num``, so
+    only the entries of the candidates' slots are compared (found by one streamed pass,
+    :func:`rmqarrow.kernels.chains.slot_positions`), not every hash of every file.
+    """
     found = np.zeros(candidates.size, dtype=bool)
+    cands = np.asarray(candidates, dtype=np.int64)
     for f in files:
         m = map_regions(f.path, f.geometry, writable=False)
         try:
-            stored = m.entries[1 : max(f.index_count, 1)]["key_hash"].astype(np.int32)
-            found |= np.isin(candidates, stored)
+            n = max(f.index_count, 1) - 1
+            if cands.size and int(cands.min()) >= 0:
+                slots = np.unique(cands % f.geometry.hash_slot_num)
+                stored = m.entries["key_hash"][slot_positions(m, slots, n)].astype(np.int64)
+            else:  # a negative candidate: compare with every stored hash
+                stored = m.entries[1 : n + 1]["key_hash"].astype(np.int64)
+            found |= np.isin(cands, stored)
             del stored
         finally:
             m.close()

@@ -78,13 +78,21 @@ def damaged_store(draw: st.DrawFn) -> dict[str, object]:
 
 @settings(max_examples=200, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(sc=damaged_store(), steps=st.sampled_from([None, 1]), block=st.sampled_from([3, 1 << 18]))
+@given(sc=damaged_store(), steps=st.sampled_from([None, 1]), block=st.sampled_from([3, 1 << 18]),
+       numpy_walk=st.booleans())
 def test_bulk_lookup_equals_per_key_on_damaged_files(
-    sc: dict[str, object], steps: int | None, block: int,
+    sc: dict[str, object], steps: int | None, block: int, numpy_walk: bool,
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """Both walks (compiled rounds, numpy steps) equal the scalar walk, damage included."""
+    from rmqarrow.kernels import _compiled
     from rmqarrow.kernels import lookup as _bulk_lookup
 
+    if numpy_walk:  # the pure-numpy kernels, as without numba
+        monkeypatch.setenv("RMQARROW_NO_NUMBA", "1")
+    else:
+        monkeypatch.delenv("RMQARROW_NO_NUMBA", raising=False)
+    _compiled.reset()
     monkeypatch.setattr(_bulk_lookup, "BLOCK", block)  # 3: blocks walked by two threads
     if steps is not None:  # hand every walk to the scalar finisher early
         monkeypatch.setattr(_bulk_lookup, "_SCALAR_AFTER_STEPS", steps)
@@ -114,6 +122,8 @@ def test_bulk_lookup_equals_per_key_on_damaged_files(
     finally:
         for f in files:
             f.close()
+        monkeypatch.undo()
+        _compiled.reset()
 
 
 def test_cycle_in_damaged_file_is_bounded(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import tempfile
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -198,3 +199,29 @@ def test_chain_check_is_clean_on_golden_and_flags_damage(
     with duckdb_sql.connect(store, hash_slot_num=2, index_num=16) as c:
         check = stats.chain_check(c)
     assert check["broken_links"] >= 1 and check["negative_time_diffs"] == 1
+
+
+def test_stats_run_within_a_memory_bound_and_restore_the_connection() -> None:
+    """collect's bound: DuckDB spills beyond it; a lower limit stays; settings come back."""
+    import duckdb
+    from rmqarrow.converters.duckdb.stats import bounded_memory
+
+    from rmqarrow.errors import InvalidValueError
+
+    con = duckdb.connect()
+
+    def settings() -> list[tuple[object, ...]]:
+        return con.execute("SELECT current_setting('memory_limit'), "
+                           "current_setting('temp_directory')").fetchall()
+
+    before = settings()
+    with bounded_memory(con, "256MiB"):
+        limit, spill = settings()[0]
+        assert limit == "256.0 MiB" and str(spill).startswith(tempfile.gettempdir())
+        with bounded_memory(con, "4GiB"):  # never raised
+            assert settings()[0][0] == "256.0 MiB"
+    assert settings()[0][1] == before[0][1]
+    with pytest.raises(InvalidValueError, match="not a memory size"), \
+            bounded_memory(con, "lots"):
+        pass
+    con.close()
