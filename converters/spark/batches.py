@@ -85,7 +85,7 @@ def plan_pieces(
     if piece_rows < 1:
         raise InvalidValueError(f"piece_rows must be a positive int, got {piece_rows!r}")
     pieces: list[Piece] = []
-    source = Path(store_dir)
+    source = Path(store_dir).absolute()  # executors resolve paths in their own work dirs
     for path in [source] if source.is_file() else list_index_files(source):
         geometry = geometry_of(path, hash_slot_num, index_num)
         mapped = map_regions(path, geometry, writable=False)

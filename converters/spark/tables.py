@@ -108,7 +108,7 @@ def register_views(
 ) -> tuple[str, pa.Table]:
     """:func:`register_tables`; also returns the newest-first files table it registered."""
     kind = detect_target(target)
-    root = Path(target)
+    root = Path(target).absolute()  # executors resolve paths in their own work dirs
     frames: dict[str, DataFrame] = {}
     if kind == "dataset":
         for table in TABLES:

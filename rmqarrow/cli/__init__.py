@@ -33,8 +33,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; errors print one line.  Exit status: 0 ok, 1 failure, 2 usage."""
+    from rmqarrow.cli._output import apply_spark_options, spark_error
+
     args = build_parser().parse_args(argv)
     try:
+        apply_spark_options(args)
         status: int = args.func(args)
     except UsageError as exc:
         print(f"rmqarrow {args.command}: error: {exc}", file=sys.stderr)
@@ -47,4 +50,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"rmqarrow {args.command}: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:
+        translated = spark_error(exc)  # Spark's executor/JVM errors, in one line
+        if translated is None:
+            raise
+        print(f"rmqarrow {args.command}: error: {translated}", file=sys.stderr)
+        return 1
     return status

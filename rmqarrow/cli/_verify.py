@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from rmqarrow.cli._output import add_geometry_options, print_json
+from rmqarrow.cli._output import add_geometry_options, add_spark_options, print_json
 from rmqarrow.errors import StoreNotFoundError, UsageError
 
 __all__ = ["register"]
@@ -40,6 +40,7 @@ def register(sub: Any) -> None:
     p.add_argument("--escaped", action="store_true", help="keys in --queries/--keys are escaped")
     p.add_argument("--seed", type=int, default=0, help="sampling seed (default 0)")
     p.add_argument("--master", help="Spark master URL (default local[*])")
+    add_spark_options(p)
     p.add_argument("--no-chain-check", action="store_true",
                    help="skip the scan of every file for damaged chains")
     add_geometry_options(p)
