@@ -182,6 +182,13 @@ def configure(
     _DEFAULTS["ship"] = ship
 
 
+def _spark_at_least(major: int, minor: int) -> bool:
+    import pyspark
+
+    m = re.match(r"(\d+)\.(\d+)", pyspark.__version__)
+    return m is not None and (int(m.group(1)), int(m.group(2))) >= (major, minor)
+
+
 def is_local_master(master: str | None) -> bool:
     """True for in-process masters (``local``, ``local[N]``, ``local[*]``); None is local."""
     return master is None or master == "local" or master.startswith("local[")
@@ -235,6 +242,8 @@ def get_spark(
         "spark.sql.execution.arrow.pyspark.enabled": "true",
         "spark.ui.showConsoleProgress": "false",
     }
+    if _spark_at_least(4, 1):  # filters reach the rocketmq-index data source
+        settings["spark.sql.python.filterPushdown.enabled"] = "true"
     settings.update({k: str(v) for k, v in _DEFAULTS["conf"].items()})
     settings.update({k: str(v) for k, v in (conf or {}).items()})
     master = master or settings.pop("spark.master", None)

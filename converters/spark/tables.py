@@ -114,11 +114,19 @@ def register_views(
         for table in TABLES:
             frames[table] = _read_parquet_table(spark, root / table, table)
     else:
-        from rmqarrow.converters.spark.source import FORMAT, register, spark_ddl
+        from rmqarrow.converters.spark.source import (
+            FORMAT,
+            PUSHDOWN_CONF,
+            pushdown_supported,
+            register,
+            spark_ddl,
+        )
 
         register(spark)
+        push = pushdown_supported() and spark.conf.get(PUSHDOWN_CONF, "false") == "true"
         for table in TABLES:
             reader = spark.read.format(FORMAT).schema(spark_ddl(table)).option("table", table)
+            reader = reader.option("pushdown", "true" if push else "false")
             if hash_slot_num is not None:
                 reader = reader.option("hash_slot_num", str(hash_slot_num))
             if index_num is not None:
