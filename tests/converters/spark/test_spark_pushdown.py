@@ -50,7 +50,7 @@ def _check(spark: Any, store: Path, hsn: int, inum: int, conds: list[str]) -> li
     counts = []
     for i, cond in enumerate(conds):
         mine = got.filter(pc.equal(got["_c"], i)).drop_columns(["_c"])
-        want = con.execute(f"SELECT * FROM full_entries WHERE {cond}").to_arrow_table()
+        want = con.sql(f"SELECT * FROM full_entries WHERE {cond}").to_arrow_table()
         mine = mine.cast(want.schema).sort_by(_ORDER)
         assert mine.equals(want.sort_by(_ORDER)), (store, cond, mine.num_rows, want.num_rows)
         counts.append(mine.num_rows)
