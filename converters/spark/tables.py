@@ -10,7 +10,8 @@ the lookup in :mod:`rmqarrow.converters.spark.sql` walks, computed on the driver
 A ``messages`` view (:data:`rmqarrow.converters.arrow.messages.MESSAGES_SCHEMA`: the real topic and
 keys
 of every CommitLog message) is added from ``commitlog=`` (a broker's ``store/commitlog``,
-decoded on the driver and handed to Spark as Arrow) or, without it, from a dataset's
+decoded in parallel by the ``rocketmq-commitlog`` data source, one task a file) or,
+without it, from a dataset's
 ``messages/`` Parquet directory when there is one; joining ``entries.phy_offset`` to
 ``messages.physical_offset`` filtered on the real key gives exact-key answers.
 """
@@ -83,9 +84,9 @@ def register_messages(
     the views always describe this target.
     """
     if commitlog is not None:
-        from rmqarrow.converters.arrow.messages import messages_table
+        from rmqarrow.converters.spark.commitlog import messages_frame
 
-        df = spark.createDataFrame(messages_table(commitlog))
+        df = messages_frame(spark, commitlog)  # decoded by the executors, a task a file
     elif kind == "dataset" and (root / "messages").is_dir():
         from rmqarrow.converters.arrow.messages import MESSAGES_SCHEMA
 
