@@ -125,7 +125,7 @@ def from_filters(filters: Iterable[Any]) -> Pushdown:
     p = Pushdown()
     for f in filters:
         kind = type(f).__name__
-        attr = getattr(f, "attribute", ())
+        attr: tuple[str, ...] = tuple(getattr(f, "attribute", ()))
         if len(attr) != 1:
             continue
         col = attr[0]
@@ -140,10 +140,13 @@ def from_filters(filters: Iterable[Any]) -> Pushdown:
             continue
         if kind in ("EqualTo", "In", "EqualNullSafe"):
             if col in ("key_hash", "slot"):
-                field = "key_hashes" if col == "key_hash" else "slots"
-                old = getattr(p, field)
-                new = frozenset(ints) if old is None else old & frozenset(ints)
-                p = replace(p, **{field: new})
+                vals = frozenset(ints)
+                if col == "key_hash":
+                    keys = vals if p.key_hashes is None else p.key_hashes & vals
+                    p = replace(p, key_hashes=keys)
+                else:
+                    slots = vals if p.slots is None else p.slots & vals
+                    p = replace(p, slots=slots)
             elif len(ints) >= 1:
                 p = _range(p, col, min(ints), max(ints))
         elif kind in ("GreaterThan", "GreaterThanOrEqual") and len(ints) == 1:
@@ -154,13 +157,18 @@ def from_filters(filters: Iterable[Any]) -> Pushdown:
 
 
 def _range(p: Pushdown, col: str, lo: int | None, hi: int | None) -> Pushdown:
-    prefix = {"position": "pos", "store_timestamp": "ts"}.get(col)
-    if prefix is None:  # key_hash / slot ranges: not used
-        return p
-    old_lo, old_hi = getattr(p, f"{prefix}_min"), getattr(p, f"{prefix}_max")
-    new_lo = lo if old_lo is None else (old_lo if lo is None else max(lo, old_lo))
-    new_hi = hi if old_hi is None else (old_hi if hi is None else min(hi, old_hi))
-    return replace(p, **{f"{prefix}_min": new_lo, f"{prefix}_max": new_hi})
+    def tighten(old_lo: int | None, old_hi: int | None) -> tuple[int | None, int | None]:
+        new_lo = lo if old_lo is None else (old_lo if lo is None else max(lo, old_lo))
+        new_hi = hi if old_hi is None else (old_hi if hi is None else min(hi, old_hi))
+        return new_lo, new_hi
+
+    if col == "position":
+        pos_min, pos_max = tighten(p.pos_min, p.pos_max)
+        return replace(p, pos_min=pos_min, pos_max=pos_max)
+    if col == "store_timestamp":
+        ts_min, ts_max = tighten(p.ts_min, p.ts_max)
+        return replace(p, ts_min=ts_min, ts_max=ts_max)
+    return p  # key_hash / slot ranges: not used
 
 
 def _name_filter(p: Pushdown, kind: str, value: Any) -> Pushdown:

@@ -58,6 +58,16 @@ def _bulk(spark: Any, step: dict[str, Any]) -> dict[str, Any]:
     return {"offsets": [list(r["offsets"]) for r in rows]}
 
 
+def _messages(spark: Any, step: dict[str, Any]) -> dict[str, Any]:
+    import pyarrow.parquet as pq
+    from rmqarrow.converters.spark.commitlog import messages_frame
+
+    df = messages_frame(spark, step["path"])  # relative to the driver's cwd
+    table = df.toArrow()
+    pq.write_table(table, step["out"])
+    return {"rows": table.num_rows, "partitions": df.rdd.getNumPartitions()}
+
+
 def main() -> int:
     spec = json.loads(Path(sys.argv[1]).read_text())
     os.chdir(spec["cwd"])
@@ -74,6 +84,8 @@ def main() -> int:
                 res = _source(spark, step)
             elif step["kind"] == "bulk":
                 res = _bulk(spark, step)
+            elif step["kind"] == "messages":
+                res = _messages(spark, step)
             else:
                 raise ValueError(f"unknown step kind {step['kind']!r}")
         except Exception as exc:

@@ -66,6 +66,8 @@ def main_run(spark_cluster: Any, tmp_path_factory: pytest.TempPathFactory) -> di
          "index_num": 4000, "piece_rows": 700, "out": str(tmp / "source.parquet")},
         {"name": "bulk", "kind": "bulk", "path": "rolling", "hash_slot_num": 16,
          "index_num": 32, "keys": keys, "max_num": 64},
+        {"name": "messages", "kind": "messages", "path": "commitlog/store1/commitlog",
+         "out": str(tmp / "messages.parquet")},
     ]
     result = run_driver(spark_cluster, tmp, "rmqarrow-cluster-main", steps,
                         {"spark.pyspark.python": sys.executable})
@@ -211,3 +213,14 @@ def test_driver_only_path_in_the_data_source(bare_run: dict[str, Any]) -> None:
     # planning runs in Spark's Python (spark.pyspark.python) on the driver's machine
     assert "rolling" in text and "the driver sees this path" in text
     assert "same absolute path" in text
+
+
+def test_commitlog_messages_decoded_by_the_executors(main_run: dict[str, Any]) -> None:
+    from rmqarrow.converters.arrow.messages import messages_table
+
+    step = _ok(main_run, "messages")
+    log = GOLDEN / "commitlog" / "store1" / "commitlog"
+    assert step["partitions"] == len([p for p in log.iterdir() if p.is_file()]) > 1
+    got = pq.read_table(Path(main_run["tmp"]) / "messages.parquet").sort_by("physical_offset")
+    want = messages_table(log)
+    assert got.cast(want.schema).equals(want)
