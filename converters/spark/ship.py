@@ -38,14 +38,18 @@ def ship_enabled(conf_value: str | None, explicit: bool | None = None) -> bool:
     return True
 
 
+def _locations(package: str) -> list[str]:
+    import importlib.util
+
+    spec = importlib.util.find_spec(package)
+    return list(spec.submodule_search_locations or []) if spec is not None else []
+
+
 def _sources() -> list[tuple[str, Path]]:
     """``(name in the zip, file)`` for every file of the installed package."""
-    import rmqarrow.converters
-
-    import rmqarrow
-
-    roots = [("rmqarrow", Path(p)) for p in rmqarrow.__path__]
-    conv = [Path(p) for p in rmqarrow.converters.__path__]
+    # the package's folders as installed (editable: converters/ lives outside rmqarrow/)
+    roots = [("rmqarrow", Path(p)) for p in _locations("rmqarrow")]
+    conv = [Path(p) for p in _locations("rmqarrow.converters")]
     roots += [
         ("rmqarrow/converters", p)
         for p in conv
