@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test lint bench bench-full bench-anchor clean
+.PHONY: setup demo test lint bench bench-full bench-anchor clean cluster-start cluster-stop
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -39,6 +39,14 @@ bench-full: $(STAMP)
 # RocketMQ's Java IndexFile side by side (needs a JDK and the anchor built); ARGS="--n 4000000"
 bench-anchor: $(STAMP)
 	$(BIN)/python benchmarks/bench_anchor.py $(ARGS)
+
+# A Spark standalone test cluster on 127.0.0.1 (pip pyspark's spark-daemon.sh); see README.
+CLUSTER_DIR ?= build/spark-cluster
+cluster-start: $(STAMP)
+	$(BIN)/python -m rmqarrow.converters.spark.cluster start --dir $(CLUSTER_DIR)
+
+cluster-stop: $(STAMP)
+	$(BIN)/python -m rmqarrow.converters.spark.cluster stop --dir $(CLUSTER_DIR)
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -22,7 +22,14 @@ Rows (``vs_baseline`` = the row's per_s divided by its benchmark's baseline per_
                  data source``: the Python data source over the native file (Arrow
                  batches).  Target: >= 5 M rows/s (--full).
 
-Run alone: ``python benchmarks/bench_spark.py [--full] [--workdir DIR]``.
+``one-key query`` (``--pushdown``, its own run): a ``key_hash = h`` query through the
+                 ``rocketmq-index`` data source over ``--pushdown-files`` (default 3) full
+                 default-geometry files (~420 MB each, written to a temporary directory
+                 and deleted after), without pushdown (baseline: every entry decoded, Spark
+                 filters) and with it (the slot's chain in each file).  Target: >= 50x
+                 faster and < 5 s on local[2].
+
+Run alone: ``python benchmarks/bench_spark.py [--full] [--workdir DIR] [--pushdown]``.
 """
 
 from __future__ import annotations
@@ -153,14 +160,71 @@ def run(full: bool, workdir: Path, size: str | None = None) -> list[dict[str, An
     return set_ratios(rows)
 
 
+def run_pushdown(workdir: Path, files: int = 3, repeat: int = 3) -> list[dict[str, Any]]:
+    """One-key query with vs without pushdown over ``files`` full default-geometry files."""
+    import os
+
+    from rmqarrow.converters.spark.session import get_spark
+    from rmqarrow.converters.spark.source import FORMAT, register
+
+    geometry = Geometry()
+    store = workdir / "pushdown-store"
+    store.mkdir(parents=True, exist_ok=True)
+    n = geometry.index_num - 1
+    for i in range(files):
+        name = f"2024010{i + 1}000000000"
+        write_random_file(store / name, geometry, n, seed=11 + i,
+                          begin_timestamp=1_700_000_000_000 + i * 86_400_000)
+    from rmqarrow.converters.arrow.tables import file_tables
+
+    first = sorted(store.iterdir())[0]
+    hashes = file_tables(first, geometry.hash_slot_num, geometry.index_num).entries
+    key_hash = int(hashes.column("key_hash")[12345].as_py())
+    del hashes
+    spark = get_spark(MASTER, app_name="rmqarrow-bench-pushdown",
+                      conf={"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "2"})
+    register(spark)
+
+    def query(push: bool) -> tuple[float, int]:
+        df = (spark.read.format(FORMAT).option("pushdown", str(push).lower())
+              .option("hash_slot_num", geometry.hash_slot_num)
+              .option("index_num", geometry.index_num).load(str(store))
+              .where(f"key_hash = {key_hash}"))
+        t0 = time.perf_counter()
+        got = df.toArrow()
+        return time.perf_counter() - t0, got.num_rows
+
+    query(True)  # warm the Python workers
+    with_push = [query(True) for _ in range(repeat)]
+    without = [query(False)]
+    assert {r for _, r in with_push} == {without[0][1]}, (with_push, without)
+    load = os.getloadavg()[0]
+    rows = [
+        row("one-key query", f"no pushdown: scan {files} x {n:,} entries", 1,
+            min(t for t, _ in without), f"baseline; {without[0][1]} rows; load {load:.2f}"),
+        row("one-key query", "pushdown: the slot's chain per file", 1,
+            min(t for t, _ in with_push), "target >= 50x faster, < 5 s"),
+    ]
+    for path in store.iterdir():
+        path.unlink()
+    store.rmdir()
+    return set_ratios(rows)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--full", action="store_true", help="full default-geometry file, 1 M keys")
     parser.add_argument("--size", choices=sorted(SIZES), help="override: small/medium/full")
     parser.add_argument("--workdir", type=Path, default=None, help="keep generated data here")
     parser.add_argument("--json", action="store_true", help="print rows as JSON")
+    parser.add_argument("--pushdown", action="store_true",
+                        help="only the one-key query with vs without pushdown (3 full files)")
+    parser.add_argument("--pushdown-files", type=int, default=3)
     args = parser.parse_args(argv)
-    if args.workdir is None:
+    if args.pushdown:
+        with tempfile.TemporaryDirectory(prefix="bench_pushdown_") as tmp:
+            rows = run_pushdown(Path(tmp), args.pushdown_files)
+    elif args.workdir is None:
         with tempfile.TemporaryDirectory(prefix="bench_spark_") as tmp:
             rows = run(args.full, Path(tmp), args.size)
     else:

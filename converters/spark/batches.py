@@ -16,10 +16,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 from rmqarrow.converters.arrow.scan import decode_entries, iter_file_batches, repeated_string
 from rmqarrow.converters.arrow.tables import geometry_of
 from rmqarrow.converters.schema import SCHEMAS
+from rmqarrow.converters.spark.pushdown import Pushdown, chain_positions
 
 from rmqarrow.errors import InvalidValueError
 from rmqarrow.format.layout import Geometry, MappedIndex, check_header, map_regions
@@ -49,6 +51,7 @@ class Piece:
     index_num: int
     start: int = 0
     stop: int = 0
+    pushdown: Pushdown | None = None
 
     @property
     def geometry(self) -> Geometry:
@@ -73,35 +76,53 @@ def plan_pieces(
     hash_slot_num: int | None = None,
     index_num: int | None = None,
     piece_rows: int = DEFAULT_PIECE_ROWS,
+    pushdown: Pushdown | None = None,
 ) -> list[Piece]:
     """The pieces of ``table`` over every index file of ``store_dir`` (oldest first).
 
     ``store_dir`` may also be a single index file.
     ``entries`` gets one piece per ``piece_rows`` positions of each file (at least one per
     file, even an empty one); ``files`` and ``slots`` one piece per file.  Geometry and
-    header are checked here, so a bad file fails before any task runs.
+    header are checked here, so a bad file fails before any task runs.  ``pushdown``
+    (:mod:`rmqarrow.converters.spark.pushdown`) skips files by name, clips entries to its
+    position range, and reads wanted slots' chains as one piece per file.
     """
+    if pushdown is not None and pushdown.empty:
+        pushdown = None
     _check_table(table)
     if piece_rows < 1:
         raise InvalidValueError(f"piece_rows must be a positive int, got {piece_rows!r}")
     pieces: list[Piece] = []
-    source = Path(store_dir)
+    source = Path(store_dir).absolute()  # executors resolve paths in their own work dirs
     for path in [source] if source.is_file() else list_index_files(source):
+        if pushdown is not None and not pushdown.keeps_file(path.name):
+            continue
         geometry = geometry_of(path, hash_slot_num, index_num)
         mapped = map_regions(path, geometry, writable=False)
         try:
             count = max(_index_count(mapped), 1)
         finally:
             mapped.close()
-        base = Piece(str(path), table, geometry.hash_slot_num, geometry.index_num)
+        base = Piece(str(path), table, geometry.hash_slot_num, geometry.index_num,
+                     pushdown=pushdown)
         if table != "entries":
             pieces.append(base)
             continue
-        starts = range(1, count, piece_rows) if count > 1 else range(1, 2)
+        first, end = 1, count
+        if pushdown is not None:
+            if pushdown.pos_min is not None:
+                first = max(first, pushdown.pos_min)
+            if pushdown.pos_max is not None:
+                end = min(end, pushdown.pos_max + 1)
+            if end <= first:
+                continue
+            if pushdown.chain_slots(geometry.hash_slot_num) is not None:
+                piece_rows = max(count, 1)  # chains are short: one piece per file
+        starts = range(first, end, piece_rows) if count > 1 else range(1, 2)
         for start in starts:
             pieces.append(
                 Piece(base.path, table, base.hash_slot_num, base.index_num, start,
-                      min(start + piece_rows, count))
+                      min(start + piece_rows, end), pushdown)
             )
     return pieces
 
@@ -134,12 +155,55 @@ def piece_batches(
         begin = int(mapped.header[0]["begin_timestamp"])
         stop = min(piece.stop, count)
         names = repeated_string(path.name, min(batch_rows, max(stop - piece.start, 0)))
+        hsn = mapped.geometry.hash_slot_num
+        push = piece.pushdown
+        chains = _chain_union(mapped, count, push) if push is not None else None
+        if chains is not None:
+            chains = chains[(chains >= max(piece.start, 1)) & (chains < stop)]
+            for i in range(0, len(chains), batch_rows):
+                positions = chains[i:i + batch_rows]
+                cols = decode_entries(mapped.entries[positions], 0, begin, hsn)
+                cols["position"] = positions.astype(np.int32)
+                yield _entries_batch(cols, path.name, names, schema, push)
+            return
         for start in range(max(piece.start, 1), stop, batch_rows):
             end = min(start + batch_rows, stop)
-            cols = decode_entries(
-                mapped.entries[start:end], start, begin, mapped.geometry.hash_slot_num
-            )
-            arrays = [names.slice(0, end - start)] + [cols[f] for f in schema.names[1:]]
-            yield pa.RecordBatch.from_arrays(arrays, schema=schema)
+            cols = decode_entries(mapped.entries[start:end], start, begin, hsn)
+            if push is None:
+                arrays = [names.slice(0, end - start)] + [cols[f] for f in schema.names[1:]]
+                yield pa.RecordBatch.from_arrays(arrays, schema=schema)
+            else:
+                yield _entries_batch(cols, path.name, names, schema, push)
     finally:
         mapped.close()
+
+
+def _chain_union(mapped: MappedIndex, count: int, push: Pushdown) -> np.ndarray | None:
+    """Ascending positions on the wanted slots' chains; None: read the positions in order."""
+    wanted = push.chain_slots(mapped.geometry.hash_slot_num)
+    if wanted is None:
+        return None
+    parts = []
+    for slot in wanted:
+        chain = chain_positions(mapped.slots, mapped.entries, count, slot)
+        if chain is None:
+            return None  # a damaged chain: scan this file (the masks still apply)
+        parts.append(chain)
+    if not parts:
+        return np.empty(0, dtype=np.int64)
+    return np.unique(np.concatenate(parts))
+
+
+def _entries_batch(
+    cols: dict[str, np.ndarray], name: str, names: pa.Array, schema: pa.Schema,
+    push: Pushdown | None,
+) -> pa.RecordBatch:
+    """Decoded entry columns as a batch, keeping only rows the pushed filters may pass."""
+    keep = push.mask(cols) if push is not None else None
+    if keep is not None:
+        cols = {k: v[keep] for k, v in cols.items()}
+    n = len(cols["position"])
+    if n > len(names):
+        names = repeated_string(name, n)
+    arrays = [names.slice(0, n)] + [cols[f] for f in schema.names[1:]]
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)

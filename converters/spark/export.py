@@ -34,7 +34,7 @@ from rmqarrow.errors import RmqArrowError, StoreNotFoundError
 __all__ = ["export_store", "main"]
 
 
-def _export_one(task: tuple[int, str, int, int, str]) -> dict[str, Any]:
+def _export_one(task: tuple[int, str, int, int, str, bool]) -> dict[str, Any]:
     """Spark task: export one native file's ``slots`` and ``entries`` parts.
 
     Returns its ``files`` row, manifest entry and row counts, or the rmqarrow error it
@@ -51,7 +51,7 @@ def _export_one(task: tuple[int, str, int, int, str]) -> dict[str, Any]:
     from rmqarrow._progress import Progress
     from rmqarrow.format.layout import Geometry, check_header, map_regions
 
-    rank, path_text, hash_slot_num, index_num, tmp_text = task
+    rank, path_text, hash_slot_num, index_num, tmp_text, on_cluster = task
     path, tmp = Path(path_text), Path(tmp_text)
     try:
         geometry = Geometry(hash_slot_num, index_num)
@@ -71,9 +71,29 @@ def _export_one(task: tuple[int, str, int, int, str]) -> dict[str, Any]:
         finally:
             m.close()
     except RmqArrowError as exc:
-        return {"error": type(exc).__name__, "message": str(exc)}
+        message = _on_executor(exc) if on_cluster else str(exc)
+        return {"error": type(exc).__name__, "message": message}
     return {"rank": rank, "files_row": files_row, "info": info, "slots": slots,
             "entries": entries}
+
+
+def _on_executor(exc: RmqArrowError) -> str:
+    """``exc``'s message with where it happened (the executor's host and work directory).
+
+    A Python worker runs in its executor's working directory, which on a standalone
+    cluster is ``<worker dir>/<app-id>/<executor-id>`` and holds the executor's log.
+    """
+    import socket
+
+    from rmqarrow.errors import StoreNotFoundError
+
+    cwd = os.getcwd()
+    where = f" (on the executor at {socket.gethostname()}, log {cwd}/stderr)"
+    if isinstance(exc, StoreNotFoundError):
+        return (f"{exc}{where}: the executors do not see this path; stores and outputs must "
+                f"be visible at the same absolute path on the driver and every executor "
+                f"(a shared file system)")
+    return f"{exc}{where}"
 
 
 def _raise_task_error(result: dict[str, Any]) -> None:
@@ -111,28 +131,32 @@ def export_store(
     )
     from rmqarrow.converters.parquet.manifest import new_manifest, write_manifest
     from rmqarrow.converters.schema import SCHEMAS
-    from rmqarrow.converters.spark.session import get_spark
+    from rmqarrow.converters.spark.errors import spark_errors
+    from rmqarrow.converters.spark.session import get_spark, is_local_master
 
     from rmqarrow._version import __version__
 
-    source = Path(store_dir)
+    source = Path(store_dir).absolute()  # executors resolve paths in their own work dirs
+    out_dir = Path(out_dir).absolute()
     if not source.exists():
         raise StoreNotFoundError(f"{source}: no such store directory or index file")
     paths = source_paths(source)
     geometries = [geometry_of(p, hash_slot_num, index_num) for p in paths]
     spark = get_spark(master, app_name="rmqarrow-export")
+    on_cluster = not is_local_master(spark.sparkContext.master)
     with atomic_dir(out_dir, overwrite=overwrite) as tmp:
         for sub in ("files", "slots", "entries"):
             (tmp / sub).mkdir()
         tasks = [
-            (rank, str(p.absolute()), g.hash_slot_num, g.index_num, str(tmp))
+            (rank, str(p.absolute()), g.hash_slot_num, g.index_num, str(tmp), on_cluster)
             for rank, (p, g) in enumerate(zip(paths, geometries, strict=True))
         ]
         tasks.sort(key=lambda t: -Path(t[1]).stat().st_size)
         results: list[dict[str, Any]] = []
         if tasks:
             rdd = spark.sparkContext.parallelize(tasks, len(tasks))
-            results = rdd.map(_export_one).collect()
+            with spark_errors(spark.sparkContext.applicationId):
+                results = rdd.map(_export_one).collect()
         for result in results:
             if "error" in result:
                 _raise_task_error(result)

@@ -8,8 +8,15 @@ Before starting a JVM it checks what a new user gets wrong most often and says h
 it: pyspark not installed (the ``rmqarrow[spark]`` extra), Java missing or too old
 (``JAVA_HOME``, Java 17).  Spark's own log noise is kept off stdout/stderr by default: a
 quiet log4j2 configuration (level ERROR, or ``RMQARROW_SPARK_LOG_LEVEL``) and no console
-progress bars.  Python workers run the interpreter that runs this code.  The JVM's console goes to a
-per-run log file, removed at exit unless a failure kept it (:func:`spark_error`).
+progress bars.  The JVM's console goes to a per-run log file, removed at exit unless a
+failure kept it (:func:`spark_error`).
+
+The executors' Python comes from Spark's own settings (``spark.pyspark.python`` in
+``conf``, else ``PYSPARK_PYTHON``); only a local master defaults it to the interpreter
+running this code (a cluster's workers may not have that path).  On a non-local master
+rmqarrow itself is shipped to the executors (:mod:`rmqarrow.converters.spark.ship`), and
+``py_files`` are added with ``addPyFile``.  :func:`configure` sets process-wide defaults
+for ``conf``/``py_files``/``ship`` (the CLI's ``--conf``, ``--py-files``, ``--no-ship``).
 """
 
 from __future__ import annotations
@@ -35,7 +42,9 @@ __all__ = [
     "check_java",
     "check_master",
     "check_pyspark",
+    "configure",
     "get_spark",
+    "is_local_master",
     "jvm_log_path",
     "keep_jvm_log",
     "spark_error",
@@ -237,12 +246,74 @@ def spark_error(exc: BaseException) -> Exception:
     return EngineError(f"Spark {name}: {text or 'no message'}{where}")
 
 
+_DEFAULTS: dict[str, Any] = {"conf": {}, "py_files": [], "ship": None}
+_SHIPPED: dict[int, set[str]] = {}
+PYTHON_CONF = "spark.pyspark.python"
+
+
+def configure(
+    conf: dict[str, str] | None = None,
+    py_files: list[str] | None = None,
+    ship: bool | None = None,
+) -> None:
+    """Defaults every later :func:`get_spark` of this process applies (the CLI's options).
+
+    ``conf`` is added under an explicit ``conf=``; ``py_files`` are added to every
+    session :func:`get_spark` returns; ``ship=False`` turns off shipping rmqarrow.
+    """
+    from rmqarrow.errors import StoreNotFoundError
+
+    files: list[str] = []
+    for raw in py_files or []:
+        for item in (x for x in str(raw).split(",") if x):
+            path = Path(item).absolute()
+            if not path.exists():
+                raise StoreNotFoundError(
+                    f"--py-files {item}: no such file (expected a .py, .zip or .egg file)"
+                )
+            files.append(str(path))
+    _DEFAULTS["conf"] = dict(conf or {})
+    _DEFAULTS["py_files"] = files
+    _DEFAULTS["ship"] = ship
+
+
+def _spark_at_least(major: int, minor: int) -> bool:
+    import pyspark
+
+    m = re.match(r"(\d+)\.(\d+)", pyspark.__version__)
+    return m is not None and (int(m.group(1)), int(m.group(2))) >= (major, minor)
+
+
+def is_local_master(master: str | None) -> bool:
+    """True for in-process masters (``local``, ``local[N]``, ``local[*]``); None is local."""
+    return master is None or master == "local" or master.startswith("local[")
+
+
+def _add_py_files(spark: SparkSession, settings: dict[str, str], ship: bool | None) -> None:
+    """addPyFile the rmqarrow zip (non-local masters) and the configured py files, once."""
+    from rmqarrow.converters.spark.ship import SHIP_CONF, package_zip, ship_enabled
+
+    sc = spark.sparkContext
+    done = _SHIPPED.setdefault(id(sc), set())
+    wanted: list[str] = []
+    if not is_local_master(sc.master) and ship_enabled(
+        settings.get(SHIP_CONF) or sc.getConf().get(SHIP_CONF), ship
+    ):
+        wanted.append(str(package_zip()))
+    wanted += list(_DEFAULTS["py_files"])
+    for path in wanted:
+        if path not in done:
+            sc.addPyFile(path)
+            done.add(path)
+
+
 def get_spark(
     master: str | None = None,
     app_name: str = "rmqarrow",
     *,
     conf: dict[str, Any] | None = None,
     log_level: str | None = None,
+    ship: bool | None = None,
 ) -> SparkSession:
     """A SparkSession: the active one, the spark-submit one, or a new one on ``master``.
 
@@ -261,22 +332,35 @@ def get_spark(
     from pyspark.sql import SparkSession
 
     level = (log_level or os.environ.get(_LOG_LEVEL_ENV) or "ERROR").upper()
-    active = SparkSession.getActiveSession()
-    if active is not None:
-        if master is None or active.sparkContext.master == master:
-            return active
-        raise EngineUnavailableError(
-            f"a SparkSession on {active.sparkContext.master!r} is already running in this "
-            f"process; cannot start another on {master!r} (stop it first)"
-        )
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    ship = _DEFAULTS["ship"] if ship is None else ship
     settings: dict[str, str] = {
         "spark.app.name": app_name,
         "spark.sql.execution.arrow.pyspark.enabled": "true",
         "spark.ui.showConsoleProgress": "false",
     }
+    if _spark_at_least(4, 1):  # filters reach the rocketmq-index data source
+        settings["spark.sql.python.filterPushdown.enabled"] = "true"
+    settings.update({k: str(v) for k, v in _DEFAULTS["conf"].items()})
     settings.update({k: str(v) for k, v in (conf or {}).items()})
+    master = master or settings.pop("spark.master", None)
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        if master is None or active.sparkContext.master == master:
+            _add_py_files(active, settings, ship)
+            return active
+        raise EngineUnavailableError(
+            f"a SparkSession on {active.sparkContext.master!r} is already running in this "
+            f"process; cannot start another on {master!r} (stop it first)"
+        )
+    # Python on the executors: Spark's own settings; the driver's interpreter only locally.
+    python = settings.get(PYTHON_CONF) or os.environ.get("PYSPARK_PYTHON")
+    if python is None and is_local_master(master):
+        python = sys.executable
+    if python is not None:
+        os.environ["PYSPARK_PYTHON"] = python  # pyspark reads the env var for its workers
+        settings[PYTHON_CONF] = python
+    # the driver-side Python workers (data source planning) run on this machine
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     if _running_under_spark_submit() or SparkContext._active_spark_context is not None:
         builder = SparkSession.builder
         if master is not None:
@@ -303,4 +387,5 @@ def get_spark(
             raise spark_error(exc) from exc
         spark = SparkSession.builder.getOrCreate()
     spark.sparkContext.setLogLevel(level)
+    _add_py_files(spark, settings, ship)
     return spark

@@ -9,18 +9,21 @@ A PySpark Python Data Source (``pyspark.sql.datasource``, Spark 4)::
 
 Options: ``table`` (``entries`` by default, or ``files`` / ``slots``), ``hash_slot_num``
 and ``index_num`` (geometry, as ``--hash-slot-num`` / ``--index-num``), ``piece_rows``
-(entry positions per partition, default 2,500,000) and ``batch_rows`` (rows per Arrow
-batch).  The schema is the Parquet dataset's (:mod:`rmqarrow.converters.schema`), every column
-nullable as Spark reports it.  Partitions are planned on the driver (one per file, big
+(entry positions per partition, default 2,500,000), ``batch_rows`` (rows per Arrow
+batch) and ``pushdown`` (``true`` to use the query's filters: Spark >= 4.1 with
+``spark.sql.python.filterPushdown.enabled``; ``get_spark`` and ``register_tables`` turn
+both on, see :mod:`rmqarrow.converters.spark.pushdown`).  The schema is the Parquet
+dataset's (:mod:`rmqarrow.converters.schema`), every column nullable as Spark reports it.
+Partitions are planned on the driver (one per file, big
 files split into position ranges, see :mod:`rmqarrow.converters.spark.batches`); each executor
 maps its file and yields ``pyarrow.RecordBatch`` es, so no row ever passes through Python
-one at a time.  On a cluster the store must be readable at the same path on every
-executor and rmqarrow installed there.
+one at a time.  On a cluster the store must be readable at the same absolute path on
+every executor (rmqarrow is shipped there by ``get_spark``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -32,6 +35,7 @@ from rmqarrow.converters.spark.batches import (
     piece_batches,
     plan_pieces,
 )
+from rmqarrow.converters.spark.pushdown import Pushdown, from_filters
 from rmqarrow.converters.spark.session import check_pyspark
 
 from rmqarrow.errors import InvalidValueError
@@ -48,9 +52,23 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
     from pyspark.sql.types import StructType
 
-__all__ = ["FORMAT", "RocketMQIndexDataSource", "register", "spark_arrow_schema", "spark_ddl"]
+__all__ = [
+    "FORMAT",
+    "PUSHDOWN_CONF",
+    "RocketMQIndexDataSource",
+    "pushdown_supported",
+    "register",
+    "spark_arrow_schema",
+    "spark_ddl",
+]
 
 FORMAT = "rocketmq-index"
+PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
+
+
+def pushdown_supported() -> bool:
+    """True when this pyspark hands filters to Python data sources (Spark >= 4.1)."""
+    return "pushFilters" in vars(DataSourceReader)
 
 _SPARK_TYPES = {pa.string(): "STRING", pa.int32(): "INT", pa.int64(): "BIGINT"}
 
@@ -102,6 +120,7 @@ class RocketMQIndexReader(DataSourceReader):
         self.index_num = _int_option(options, "index_num", None)
         self.piece_rows = _int_option(options, "piece_rows", DEFAULT_PIECE_ROWS)
         self.batch_rows = _int_option(options, "batch_rows", DEFAULT_BATCH_ROWS)
+        self.pushdown: Pushdown | None = None
 
     def partitions(self) -> Sequence[InputPartition]:
         pieces = plan_pieces(
@@ -110,6 +129,7 @@ class RocketMQIndexReader(DataSourceReader):
             hash_slot_num=self.hash_slot_num,
             index_num=self.index_num,
             piece_rows=self.piece_rows or DEFAULT_PIECE_ROWS,
+            pushdown=self.pushdown,
         )
         return [InputPartition(p) for p in pieces]
 
@@ -119,6 +139,23 @@ class RocketMQIndexReader(DataSourceReader):
         yield from piece_batches(
             piece, schema=schema, batch_rows=self.batch_rows or DEFAULT_BATCH_ROWS
         )
+
+
+class PushdownReader(RocketMQIndexReader):
+    """The reader with ``pushFilters`` (only offered when pushdown is on: Spark refuses a
+    reader implementing it while ``spark.sql.python.filterPushdown.enabled`` is off)."""
+
+    def pushFilters(self, filters: list[Any]) -> Iterable[Any]:
+        self.pushdown = from_filters(filters)
+        # every filter goes back to Spark: pushdown only skips rows they would drop
+        return list(filters)
+
+
+def _pushdown_option(options: Any) -> bool:
+    raw = str(options.get("pushdown") or "false").strip().lower()
+    if raw not in ("true", "false"):
+        raise InvalidValueError(f"option pushdown must be true or false, got {raw!r}")
+    return raw == "true"
 
 
 class RocketMQIndexDataSource(DataSource):
@@ -140,6 +177,8 @@ class RocketMQIndexDataSource(DataSource):
                 f"the {table} table of {FORMAT} has the fixed schema {spark_ddl(table)}; "
                 f"got {schema.simpleString()} (select or cast columns after loading instead)"
             )
+        if _pushdown_option(self.options) and pushdown_supported():
+            return PushdownReader(self.options)
         return RocketMQIndexReader(self.options)
 
 

@@ -10,7 +10,8 @@ the lookup in :mod:`rmqarrow.converters.spark.sql` walks, computed on the driver
 A ``messages`` view (:data:`rmqarrow.converters.arrow.messages.MESSAGES_SCHEMA`: the real topic and
 keys
 of every CommitLog message) is added from ``commitlog=`` (a broker's ``store/commitlog``,
-decoded on the driver and handed to Spark as Arrow) or, without it, from a dataset's
+decoded in parallel by the ``rocketmq-commitlog`` data source, one task a file) or,
+without it, from a dataset's
 ``messages/`` Parquet directory when there is one; joining ``entries.phy_offset`` to
 ``messages.physical_offset`` filtered on the real key gives exact-key answers.
 """
@@ -83,9 +84,9 @@ def register_messages(
     the views always describe this target.
     """
     if commitlog is not None:
-        from rmqarrow.converters.arrow.messages import messages_table
+        from rmqarrow.converters.spark.commitlog import messages_frame
 
-        df = spark.createDataFrame(messages_table(commitlog))
+        df = messages_frame(spark, commitlog)  # decoded by the executors, a task a file
     elif kind == "dataset" and (root / "messages").is_dir():
         from rmqarrow.converters.arrow.messages import MESSAGES_SCHEMA
 
@@ -108,7 +109,7 @@ def register_views(
 ) -> tuple[str, pa.Table]:
     """:func:`register_tables`; also returns the newest-first files table it registered."""
     kind = detect_target(target)
-    root = Path(target)
+    root = Path(target).absolute()  # executors resolve paths in their own work dirs
     frames: dict[str, DataFrame] = {}
     if kind == "dataset":
         from rmqarrow.converters.parquet.manifest import check_parts, trusted
@@ -118,11 +119,19 @@ def register_views(
         for table in TABLES:
             frames[table] = _read_parquet_table(spark, root / table, table)
     else:
-        from rmqarrow.converters.spark.source import FORMAT, register, spark_ddl
+        from rmqarrow.converters.spark.source import (
+            FORMAT,
+            PUSHDOWN_CONF,
+            pushdown_supported,
+            register,
+            spark_ddl,
+        )
 
         register(spark)
+        push = pushdown_supported() and spark.conf.get(PUSHDOWN_CONF, "false") == "true"
         for table in TABLES:
             reader = spark.read.format(FORMAT).schema(spark_ddl(table)).option("table", table)
+            reader = reader.option("pushdown", "true" if push else "false")
             if hash_slot_num is not None:
                 reader = reader.option("hash_slot_num", str(hash_slot_num))
             if index_num is not None:

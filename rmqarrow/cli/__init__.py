@@ -16,6 +16,7 @@ import traceback
 from collections.abc import Sequence
 from typing import NoReturn
 
+from rmqarrow.cli._output import apply_spark_options
 from rmqarrow.errors import RmqArrowError, UsageError
 
 __all__ = ["main"]
@@ -72,6 +73,15 @@ def _unexpected(exc: BaseException) -> str:
             "--debug and report the traceback)")
 
 
+def _spark_failure(exc: BaseException) -> Exception:
+    """Spark's error in one rmqarrow error: an executor's (which path, which executor) or
+    the JVM's (its first line and the kept log)."""
+    from rmqarrow.converters.spark.errors import is_spark_error, translate
+    from rmqarrow.converters.spark.session import spark_error
+
+    return translate(exc) if is_spark_error(exc) else spark_error(exc)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; errors print one line.  Exit status: 0 ok, 1 failure, 2 usage."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -83,6 +93,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
     command = f"rmqarrow {args.command}"
     try:
+        apply_spark_options(args)
         status: int = args.func(args)
     except UsageError as exc:
         if debug:
@@ -103,9 +114,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if debug:
             traceback.print_exc()
         if type(exc).__module__.startswith(("pyspark", "py4j")):
-            from rmqarrow.converters.spark.session import spark_error
-
-            print(f"{command}: error: {_one_line(spark_error(exc))}", file=sys.stderr)
+            print(f"{command}: error: {_one_line(_spark_failure(exc))}", file=sys.stderr)
             return 1
         print(f"{command}: error: {_unexpected(exc)}", file=sys.stderr)
         return 1

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from rmqarrow.cli._output import add_geometry_options, print_json, print_kv
+from rmqarrow.cli._output import add_geometry_options, add_spark_options, print_json, print_kv
 
 __all__ = ["register"]
 
@@ -35,6 +35,7 @@ def register(sub: Any) -> None:
     p.add_argument("--engine", choices=("local", "spark"), default="local",
                    help="local (numpy + pyarrow, default) or spark")
     p.add_argument("--master", default=None, help="Spark master URL (--engine spark only)")
+    add_spark_options(p)
     p.add_argument("--commitlog", metavar="DIR", default=None,
                    help="a broker's store/commitlog: also write the messages table "
                    "(messages/), local engine only")

@@ -8,7 +8,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from rmqarrow.cli._output import print_json
+from rmqarrow.cli._output import add_spark_options, print_json
 
 __all__ = ["register", "spark_unavailable"]
 
@@ -48,6 +48,7 @@ def register(sub: Any) -> None:
                    help="new or empty directory for everything the demo writes "
                         "(default: a new temporary directory, kept)")
     p.add_argument("--master", help="Spark master URL (default local[*])")
+    add_spark_options(p)
     p.add_argument("--seed", type=int, default=42, help="stream seed (default 42)")
     p.add_argument("--json", action="store_true", help="print only a JSON summary")
     p.set_defaults(func=cmd_demo)

@@ -7,7 +7,13 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rmqarrow.cli._output import add_geometry_options, print_json, print_kv, print_table
+from rmqarrow.cli._output import (
+    add_geometry_options,
+    add_spark_options,
+    print_json,
+    print_kv,
+    print_table,
+)
 from rmqarrow.engines import ENGINES, answer_with_engine
 from rmqarrow.errors import DatasetError, StoreNotFoundError, UsageError
 from rmqarrow.format.detect import detect, require_commitlog, require_index_store
@@ -60,6 +66,7 @@ def register(sub: Any) -> None:
     query.add_argument("--engine", choices=ENGINES, default="native")
     query.add_argument("--dataset", type=Path, help="a Parquet dataset (duckdb/spark engines)")
     query.add_argument("--master", help="Spark master URL (spark engine)")
+    add_spark_options(query)
     query.add_argument(
         "--resolve",
         type=Path,

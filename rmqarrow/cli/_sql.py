@@ -17,7 +17,13 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TextIO
 
-from rmqarrow.cli._output import add_geometry_options, print_json, print_kv, print_table
+from rmqarrow.cli._output import (
+    add_geometry_options,
+    add_spark_options,
+    print_json,
+    print_kv,
+    print_table,
+)
 from rmqarrow.errors import EngineError, EngineUnavailableError, RmqArrowError, UsageError
 
 if TYPE_CHECKING:
@@ -55,6 +61,7 @@ def register(sub: Any) -> None:
         help="duckdb (default; with the lookup macros) or spark (the three views)",
     )
     p.add_argument("--master", default=None, help="Spark master URL (--engine spark)")
+    add_spark_options(p)
     p.add_argument(
         "--commitlog",
         metavar="DIR",

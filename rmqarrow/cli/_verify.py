@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from rmqarrow.cli._output import add_geometry_options, print_json
+from rmqarrow.cli._output import add_geometry_options, add_spark_options, print_json
 from rmqarrow.errors import CorruptIndexError, UsageError
 
 __all__ = ["register"]
@@ -44,6 +44,7 @@ def register(sub: Any) -> None:
     p.add_argument("--master", help="Spark master URL (default local[*])")
     p.add_argument("--strict", action="store_true",
                    help="refuse a store with a damaged file instead of skipping it")
+    add_spark_options(p)
     p.add_argument("--no-chain-check", action="store_true",
                    help="skip the scan of every file for damaged chains")
     add_geometry_options(p)
