@@ -34,7 +34,7 @@ tables; paths reach it through the relation API, never inside SQL text.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -44,7 +44,13 @@ from rmqarrow.converters.duckdb.walk import HASH_MACROS_SQL, LOOKUP_COLUMNS, LOO
 from rmqarrow.converters.parquet.dataset import detect_target
 from rmqarrow.converters.parquet.parts import duckdb_literal, table_parts
 
-from rmqarrow.errors import DatasetError, InvalidKeyError, InvalidValueError, StoreNotFoundError
+from rmqarrow.errors import (
+    CommitLogError,
+    DatasetError,
+    InvalidKeyError,
+    InvalidValueError,
+    StoreNotFoundError,
+)
 from rmqarrow.format.java import JAVA_LONG_MAX
 from rmqarrow.format.naming import java_name_order
 from rmqarrow.format.queries import Query
@@ -293,15 +299,46 @@ def _attach_messages(
 ) -> None:
     """The ``messages`` view: from ``commitlog`` (wins) or the dataset's ``messages/``."""
     if commitlog is not None:
+        import duckdb
         from rmqarrow.converters.arrow.messages import messages_reader
 
         # Streamed into DuckDB's own storage (which can spill), never whole in Python.
-        con.register("_rmq_messages_stream", messages_reader(commitlog))
-        con.execute("CREATE OR REPLACE TEMP TABLE messages AS SELECT * FROM _rmq_messages_stream")
-        con.unregister("_rmq_messages_stream")
+        reader = _DamageNoting(messages_reader(commitlog))
+        con.register("_rmq_messages_stream", reader.reader)
+        try:
+            con.execute(
+                "CREATE OR REPLACE TEMP TABLE messages AS SELECT * FROM _rmq_messages_stream"
+            )
+        except duckdb.Error:
+            if reader.damage is not None:  # the CommitLog's own one-line error, not DuckDB's
+                raise reader.damage from None
+            raise
+        finally:
+            con.unregister("_rmq_messages_stream")
     elif kind == "dataset" and (root / "messages").is_dir():
         files = [duckdb_literal(p) for p in _parquet_files(root / "messages")]
         con.read_parquet(files).create_view("messages", replace=True)
+
+
+class _DamageNoting:
+    """A RecordBatchReader that remembers the :class:`CommitLogError` it stopped at, so a
+    damaged CommitLog streamed into DuckDB reports itself instead of DuckDB's wrapper."""
+
+    def __init__(self, reader: pa.RecordBatchReader) -> None:
+        self.damage: CommitLogError | None = None
+        self.reader = pa.RecordBatchReader.from_batches(reader.schema, self._batches(reader))
+
+    def _batches(self, reader: pa.RecordBatchReader) -> Iterator[pa.RecordBatch]:
+        try:
+            yield from reader
+        except CommitLogError as exc:
+            self.damage = exc
+            raise
+        except pa.ArrowInvalid as exc:  # the generator's CommitLogError, as Arrow saw it
+            cause = exc.__cause__ or exc.__context__
+            if isinstance(cause, CommitLogError):
+                self.damage = cause
+            raise
 
 
 def connect(

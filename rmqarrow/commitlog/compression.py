@@ -69,16 +69,19 @@ def _zstd() -> Any:
     return require("zstandard", "a ZSTD-compressed body")
 
 
-def inflate(body: bytes, kind: Compression) -> bytes:
-    """Decompress a stored body; a corrupt body raises :class:`CommitLogError`."""
+def inflate(body: bytes, kind: Compression, limit: int | None = None) -> bytes:
+    """Decompress a stored body (only its first ``limit`` bytes when given: a preview never
+    inflates a whole multi-GB body); a corrupt body raises :class:`CommitLogError`."""
     try:
         if kind == "zlib":
-            return zlib.decompress(body)
+            return zlib.decompressobj().decompress(body, limit or 0)
         if kind == "lz4":
-            return bytes(_lz4().decompress(body))
+            if limit is None:
+                return bytes(_lz4().decompress(body))
+            return bytes(_lz4().LZ4FrameDecompressor().decompress(body, max_length=limit))
         if kind == "zstd":
             reader = _zstd().ZstdDecompressor().stream_reader(body)
-            return bytes(reader.read())
+            return bytes(reader.read(-1 if limit is None else limit))
     except EngineUnavailableError:
         raise
     except Exception as exc:

@@ -132,8 +132,9 @@ class Record(NamedTuple):
         """Physical offset just after this record."""
         return self.physical_offset + self.total_size
 
-    def read_body(self, inflate_body: bool = False) -> bytes:
-        """The body bytes, read from the file now; inflated when asked and compressed."""
+    def read_body(self, inflate_body: bool = False, limit: int | None = None) -> bytes:
+        """The body bytes, read from the file now; inflated when asked and compressed
+        (only the first ``limit`` inflated bytes when given)."""
         with open(self.path, "rb") as f:
             f.seek(self.body_position)
             body = f.read(self.body_length)
@@ -145,7 +146,9 @@ class Record(NamedTuple):
                 f"is cut short ({len(body)} of {self.body_length} bytes)"
             )
         kind = self.compression if inflate_body else None
-        return inflate(body, kind) if kind else body
+        if not kind:
+            return body if limit is None else body[:limit]
+        return inflate(body, kind, limit)
 
 
 def parse_record(buf: Buf, pos: int, path: Path, file_start: int) -> Record:

@@ -148,9 +148,11 @@ def format_message(record: Record, body_preview: int = 200) -> str:
     for name, value in record.properties.items():
         lines.append(f"  {name} = {value!r}" if not value.isprintable() else f"  {name} = {value}")
     try:
-        body = record.read_body(inflate_body=True)
-        note = f" (inflated from {record.body_length})" if record.compression else ""
-        lines.append(f"body              {len(body)} bytes{note}")
+        body = record.read_body(inflate_body=True, limit=body_preview + 1)
+        if record.compression:
+            lines.append(f"body              {record.body_length} bytes, {record.compression}")
+        else:
+            lines.append(f"body              {record.body_length} bytes")
         if body:
             lines.append("  " + _preview(body, body_preview))
     except Exception as exc:  # a body that cannot be read must not hide the headers

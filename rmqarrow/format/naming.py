@@ -14,7 +14,7 @@ import datetime as _dt
 import os
 from pathlib import Path
 
-from rmqarrow.errors import StoreNotFoundError
+from rmqarrow.errors import InvalidValueError, StoreNotFoundError
 
 __all__ = ["file_name_for", "free_file_name", "java_name_order", "list_index_files"]
 
@@ -51,4 +51,20 @@ def list_index_files(store_dir: str | os.PathLike[str]) -> list[Path]:
     if not directory.is_dir():
         raise StoreNotFoundError(f"{directory}: no such store directory")
     files = [p for p in directory.iterdir() if p.is_file() and not p.name.startswith(".")]
+    for p in files:
+        if _undecodable(p.name):
+            raw = p.name.encode("utf-8", "surrogateescape")
+            raise InvalidValueError(
+                f"{directory}: holds a file whose name is not UTF-8 text ({raw!r}); index "
+                "files are named yyyyMMddHHmmssSSS: move it out of the store"
+            )
     return sorted(files, key=lambda p: java_name_order(p.name))
+
+
+def _undecodable(name: str) -> bool:
+    """True for a name the file system gave as bytes that are not UTF-8 (surrogateescape)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False

@@ -56,3 +56,29 @@ def test_missing_package_is_named(monkeypatch: pytest.MonkeyPatch, kind: str, pa
     monkeypatch.setitem(sys.modules, f"{package}.frame", None)
     with pytest.raises(EngineUnavailableError, match=rf"needs {package}.*rmqarrow\[compression\]"):
         inflate(b"\x00", kind)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("kind", ["zlib", "lz4", "zstd"])
+def test_preview_never_inflates_a_whole_body(tmp_path: Path, kind: str) -> None:
+    """``query --resolve --show`` previews a body: a 64 MiB compressed bomb is inflated only
+    as far as the preview needs (bounded memory), and ``inflate(limit=)`` is exact."""
+    import tracemalloc
+
+    from rmqarrow.commitlog.resolve import format_message
+
+    bomb = b"A" * (64 << 20)
+    body = compress_body(bomb, kind)  # type: ignore[arg-type]
+    assert inflate(body, kind, limit=10) == b"A" * 10  # type: ignore[arg-type]
+    write_commitlog(tmp_path / "cl", [Message(topic="T", body=body,
+                                               sys_flag=compression_sys_flag(kind))],  # type: ignore[arg-type]
+                    mapped_file_size=4 << 20)
+    (r,) = iter_records(tmp_path / "cl")
+    del bomb
+    tracemalloc.start()
+    try:
+        text = format_message(r)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert "AAAA" in text and " ..." in text
+    assert peak < 8 << 20, peak

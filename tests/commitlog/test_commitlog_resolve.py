@@ -85,4 +85,4 @@ def test_format_message(golden_commitlog: Path) -> None:
         if r.keys:
             assert "KEYS" in text
         if r.compression:
-            assert f"{r.compression} body" in text and "inflated from" in text
+            assert f"{r.compression} body" in text and f"bytes, {r.compression}" in text

@@ -80,3 +80,14 @@ def test_import_and_export_on_a_full_disk(tmp_path: Path, small_disk: Path) -> N
     assert not (small_disk / "ds").exists() and hidden(small_disk) == []
     (small_disk / "filler").unlink()
     assert _used(small_disk) < 64 << 10
+
+
+def test_demo_on_a_full_disk(small_disk: Path) -> None:
+    """The demo writes a CommitLog, a store and a dataset: on a full disk, one line, and
+    what it created is removed (the space comes back)."""
+    done = cli("demo", "--out", small_disk / "demo", "--engines", "native,duckdb",
+               "--size", "small")
+    assert done.returncode == 1, done.stderr
+    assert "no space left" in one_line_error(done)
+    assert not (small_disk / "demo").exists()
+    assert _used(small_disk) < 64 << 10

@@ -73,3 +73,46 @@ def test_deeply_nested_manifest(made: tuple[Path, Path], tmp_path: Path) -> None
     done = cli("import", bad, tmp_path / "out")
     assert done.returncode == 1
     assert "manifest" in one_line_error(done)
+
+
+@pytest.mark.parametrize("command", ["info", "query", "export", "sql"])
+def test_file_name_that_is_not_utf8(made: tuple[Path, Path], tmp_path: Path,
+                                    command: str) -> None:
+    """A stray file whose name is not UTF-8 (its bytes cannot enter an Arrow string):
+    one line naming it and what to do, never a UnicodeEncodeError."""
+    import os
+    import shutil
+
+    store, _ = made
+    odd = tmp_path / "odd"
+    shutil.copytree(store, odd)
+    with open(os.path.join(os.fsencode(odd), b"2026\xff"), "wb") as fh:
+        fh.write(b"x" * 64)
+    args = {"info": ["info", odd, *GEO], "query": ["query", odd, "--key", "T#k1", *GEO],
+            "export": ["export", odd, tmp_path / "out", *GEO],
+            "sql": ["sql", odd, "SELECT 1", *GEO]}[command]
+    done = cli(*args)
+    assert done.returncode == 1
+    assert "not UTF-8" in one_line_error(done) and "move it out" in one_line_error(done)
+    assert not (tmp_path / "out").exists()
+
+
+def test_damaged_commitlog_under_sql_and_stats(tmp_path: Path) -> None:
+    """A damaged CommitLog streamed into DuckDB (``sql``/``stats --commitlog``) reports the
+    CommitLog's own line (file and physical offset), not DuckDB's wrapped traceback."""
+    from rmqarrow.demo.run import write_demo_commitlog
+
+    commitlog, _ = write_demo_commitlog(tmp_path, 300, 3)
+    store = tmp_path / "store"
+    cli("build", store, "--from-commitlog", commitlog, "--hash-slot-num", "64",
+        "--index-num", "256").check_returncode()
+    first = sorted(commitlog.iterdir())[0]
+    data = bytearray(first.read_bytes())
+    data[5000:5008] = b"\xff" * 8  # a record's fields become impossible
+    first.write_bytes(bytes(data))
+    for args in (["sql", store, "SELECT count(*) FROM messages", "--commitlog", commitlog],
+                 ["stats", store, "--commitlog", commitlog]):
+        done = cli(*args, "--hash-slot-num", "64", "--index-num", "256")
+        assert done.returncode == 1
+        line = one_line_error(done)
+        assert "physical offset" in line and first.name in line
