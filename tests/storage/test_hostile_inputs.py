@@ -116,3 +116,34 @@ def test_damaged_commitlog_under_sql_and_stats(tmp_path: Path) -> None:
         assert done.returncode == 1
         line = one_line_error(done)
         assert "physical offset" in line and first.name in line
+
+
+@pytest.mark.parametrize("what", ["file", "dir"])
+def test_unreadable_store_as_an_ordinary_user(made: tuple[Path, Path], what: str) -> None:
+    """Run as an unprivileged user (root reads everything): an unreadable index file or
+    store directory is one line saying permission denied and which, never a traceback."""
+    import shutil
+    import subprocess
+    import sys
+    import tempfile
+
+    store, _ = made
+    base = Path(tempfile.mkdtemp(prefix="rmqarrow-perm-"))  # reachable by any user
+    try:
+        base.chmod(0o755)
+        locked = base / "locked"
+        shutil.copytree(store, locked)
+        locked.chmod(0o755)
+        target = sorted(locked.iterdir())[0] if what == "file" else locked
+        target.chmod(0o000)
+        done = subprocess.run(
+            ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable,
+             "-m", "rmqarrow", "query", str(locked), "--key", "T#k1", *GEO],
+            capture_output=True, text=True, timeout=120, cwd=base,
+        )
+        target.chmod(0o755)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    assert done.returncode == 1, done.stderr
+    line = one_line_error(done)
+    assert "permission denied" in line and str(target) in line
