@@ -165,7 +165,10 @@ def _walk_block(f: OpenIndex, w: _Walk, queries: np.ndarray) -> None:
     all_time = (uniform and last_t <= JAVA_LONG_MAX
                 and int(w.begin[0]) <= state.begin_timestamp and int(w.end[0]) >= last_t)
     kernels = _kernels.compiled()
-    if kernels is not None:
+    # The compiled walk reads slot heads as it goes; a read-only view may share the file
+    # with a live writer, so it takes the numpy walk, which reads each head once and walks
+    # heads past its header count back to committed entries.
+    if kernels is not None and regions.writable:
         _walk_compiled(kernels, f, w, queries, held_before, all_time, uniform)
         return
     limit = regions.geometry.index_num
