@@ -6,10 +6,10 @@ import mmap
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from types import TracebackType
 
 import numpy as np
 
+from rmqarrow._closing import Closing
 from rmqarrow.errors import CorruptIndexError, GeometryError, InvalidValueError, TieredReadError
 
 from ._args import check_geometry, check_int, check_long, check_text
@@ -50,7 +50,7 @@ def _check_compacted(path: Path, size: int, hash_slot_num: int, header: Header |
         )
 
 
-class CompactedIndexFile:
+class CompactedIndexFile(Closing):
     """An uploaded tiered index segment (the bytes ``doCompaction`` wrote), read-only."""
 
     def __init__(
@@ -225,16 +225,6 @@ class CompactedIndexFile:
         self._buf = None
         self._closed = True
 
-    def __enter__(self) -> CompactedIndexFile:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return f"CompactedIndexFile({str(self._path)!r}, S={self._slots}, bytes={self._size})"

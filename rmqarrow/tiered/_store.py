@@ -13,8 +13,8 @@ import os
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from types import TracebackType
 
+from rmqarrow._closing import Closing
 from rmqarrow.errors import (
     InvalidValueError,
     ReadOnlyIndexError,
@@ -60,7 +60,7 @@ def _now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-class TieredIndexStore:
+class TieredIndexStore(Closing):
     """Local tiered index files plus uploaded segments, queried newest first."""
 
     def __init__(
@@ -327,13 +327,3 @@ class TieredIndexStore:
         for f in self._table.values():
             f.close()
 
-    def __enter__(self) -> TieredIndexStore:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()

@@ -6,8 +6,8 @@ import mmap
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from types import TracebackType
 
+from rmqarrow._closing import Closing
 from rmqarrow.errors import InvalidValueError, OutputExistsError, ReadOnlyIndexError
 
 from ._args import check_geometry, check_int, check_long, check_text, distinct_keys
@@ -48,7 +48,7 @@ def begin_timestamp_of_name(path: Path) -> int | None:
     return None
 
 
-class TieredIndexFile:
+class TieredIndexFile(Closing):
     """A local RocketMQ tiered index file (``IndexStoreFile`` before upload).
 
     Use :meth:`create` or :meth:`open`; the constructor is private.  Writes go straight to
@@ -322,16 +322,6 @@ class TieredIndexFile:
             self._buf = None
             self._status = FileStatus.SHUTDOWN
 
-    def __enter__(self) -> TieredIndexFile:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return (
