@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from rmqarrow._text import print_json, print_kv, print_table
@@ -12,6 +13,7 @@ __all__ = [
     "apply_spark_options",
     "print_json",
     "print_kv",
+    "print_notes",
     "print_table",
 ]
 
@@ -70,3 +72,9 @@ def apply_spark_options(args: Any) -> None:
     from rmqarrow.converters.spark.session import configure
 
     configure(conf=conf, py_files=files, ship=False if no_ship else None)
+
+
+def print_notes(lines: list[str]) -> None:
+    """Notes for stderr (what was detected, what was skipped), each said once."""
+    for line in dict.fromkeys(lines):
+        print(line, file=sys.stderr)

@@ -302,7 +302,7 @@ def _target(args: argparse.Namespace) -> None:
         if t.kind == "broker_root" and args.commitlog is None and t.commitlog_dir is not None:
             args.commitlog = str(t.commitlog_dir)
             say.append(f"note: using its CommitLog too: {t.commitlog_dir}")
-        from rmqarrow.cli._index import refuse_unknown_geometry
+        from rmqarrow.cli._info import refuse_unknown_geometry
         from rmqarrow.index.health import scan_store
 
         health = scan_store(t.index_path, args.hash_slot_num, args.index_num)

@@ -153,12 +153,12 @@ def test_unexpected_error_is_one_line_and_debug_shows_traceback(
 ) -> None:
     """The last-resort handler: an exception rmqarrow did not classify (a bug) is one line
     asking for --debug; --debug prints the traceback."""
-    import rmqarrow.cli._index as index_cli
+    import rmqarrow.cli._query as query_cli
 
     def broken(_args: object) -> int:
         raise KeyError("slot")
 
-    monkeypatch.setattr(index_cli, "cmd_query", broken)
+    monkeypatch.setattr(query_cli, "cmd_query", broken)
     status = main(["query", str(gen.store), "--key", "orders#x"])
     err = capsys.readouterr().err
     assert status == 1 and "Traceback" not in err

@@ -1,0 +1,287 @@
+"""``rmqarrow query``: key lookups through any engine, explained, resolved against the CommitLog."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rmqarrow.cli._output import (
+    add_geometry_options,
+    add_spark_options,
+    print_json,
+    print_notes,
+    print_table,
+)
+from rmqarrow.engines import ENGINES, answer_with_engine
+from rmqarrow.errors import UsageError
+from rmqarrow.format.detect import detect, require_commitlog, require_index_store
+from rmqarrow.format.java import JAVA_LONG_MAX
+from rmqarrow.format.queries import Query
+from rmqarrow.format.times import TIME_HELP, parse_time
+
+if TYPE_CHECKING:
+    from rmqarrow.index.service import IndexService
+
+from rmqarrow.cli._info import refuse_unknown_geometry
+
+__all__ = ['register']
+
+
+def register(sub: Any) -> None:
+    query = sub.add_parser(
+        "query", help="look keys up with the native chained lookup",
+        description="Look keys up. Damaged files (truncated, bad header, wrong size) are "
+                    "skipped and named on stderr; --strict refuses instead.")
+    query.add_argument("store", type=Path,
+                       help="store directory, broker store root (or dataset, for SQL engines)")
+    what = query.add_mutually_exclusive_group(required=True)
+    what.add_argument("--key", help="the key (with --topic) or the full index key topic#key")
+    what.add_argument("--queries", type=Path,
+                      help="TSV, one query a line: key[<TAB>max_num[<TAB>begin[<TAB>end]]] "
+                           "(a header line is allowed; missing columns take the options)")
+    query.add_argument("--topic", help="topic; the index key is then TOPIC#KEY")
+    query.add_argument("--begin", default="0", help=f"from this store time: {TIME_HELP}")
+    query.add_argument("--end", default=str(JAVA_LONG_MAX),
+                       help=f"to this store time: {TIME_HELP}")
+    query.add_argument("--max-num", type=int, default=64, help="at most this many offsets")
+    query.add_argument("--escaped", action="store_true", help="keys in --queries are escaped")
+    query.add_argument("--engine", choices=ENGINES, default="native")
+    query.add_argument("--dataset", type=Path, help="a Parquet dataset (duckdb/spark engines)")
+    query.add_argument("--master", help="Spark master URL (spark engine)")
+    add_spark_options(query)
+    query.add_argument(
+        "--resolve",
+        type=Path,
+        metavar="COMMITLOG_DIR",
+        help="read each hit back from this CommitLog and keep only exact topic/key matches",
+    )
+    query.add_argument("--show", action="store_true", help="with --resolve: print the messages")
+    query.add_argument("--explain", action="store_true",
+                       help="say per file why nothing (or something) came back (native)")
+    query.add_argument("--strict", action="store_true",
+                       help="refuse a store with a damaged file instead of skipping it")
+    add_geometry_options(query)
+    query.add_argument("--json", action="store_true", help="print JSON")
+    query.add_argument("--exact", action="store_true",
+                       help="tiered index: every match of the chain or slot, capped by --max-num")
+    query.set_defaults(func=cmd_query)
+
+
+
+def _queries_from_args(args: argparse.Namespace) -> tuple[list[Query], bool]:
+    begin = parse_time(args.begin, "--begin")
+    end = parse_time(args.end, "--end")
+    if begin > end:
+        raise UsageError(f"--begin {begin} is after --end {end}: the range is empty")
+    if args.queries is not None:
+        from rmqarrow.format.query_file import read_query_file
+
+        return read_query_file(args.queries, max_num=args.max_num, begin=begin, end=end,
+                               escaped=args.escaped), True
+    if args.key == "":
+        raise UsageError("--key is empty")
+    key = f"{args.topic}#{args.key}" if args.topic is not None else args.key
+    return [Query(key, args.max_num, begin, end)], False
+
+
+def open_native(store: Path, args: argparse.Namespace) -> IndexService:
+    """The read-only service over the store's healthy files; skipped files named on stderr."""
+    from rmqarrow.index.service import open_store
+
+    say: list[str] = []
+    target = require_index_store(store, say=say)
+    print_notes(say)
+    service, note = open_store(target.index_path, args.hash_slot_num, args.index_num,
+                               strict=getattr(args, "strict", False))
+    if note:
+        print(f"note: {note}", file=sys.stderr)
+    if not service.files:
+        from rmqarrow.index.health import StoreHealth
+
+        refuse_unknown_geometry(StoreHealth(target.index_path, service.geometry, None,
+                                             service.skipped))
+    for fh in service.skipped:
+        print(f"warning: skipped damaged file {fh.describe()}", file=sys.stderr)
+    if not service.files:
+        service.close()
+        raise UsageError(f"{target.index_path}: no readable index files"
+                         + (" (every file is damaged)" if service.skipped else ""))
+    return service
+
+
+def _native_answers(service: IndexService, queries: list[Query]) -> list[list[int]]:
+    from rmqarrow.kernels.lookup import answers_from_table
+
+    table = service.query_offsets([q.key for q in queries], [q.max_num for q in queries],
+                                  [q.begin for q in queries], [q.end for q in queries])
+    return answers_from_table(table, len(queries))
+
+
+def _check_sql_target(args: argparse.Namespace) -> None:
+    source = args.dataset if args.dataset is not None else args.store
+    t = detect(source)
+    if t.kind == "dataset":
+        return
+    say: list[str] = []
+    t = require_index_store(source, say=say)
+    print_notes(say)
+    if t.kind == "broker_root":
+        if args.dataset is None:
+            args.store = t.index_path
+        else:
+            args.dataset = t.index_path
+    from rmqarrow.index.health import scan_store
+
+    health = scan_store(t.index_path, args.hash_slot_num, args.index_num)
+    refuse_unknown_geometry(health)
+    if health.damaged:
+        raise UsageError(
+            f"{t.index_path}: {len(health.damaged)} damaged file(s) "
+            f"({', '.join(f'{f.name}: {f.status}' for f in health.damaged)}); the "
+            f"{args.engine} engine reads every file: use --engine native, which skips them"
+        )
+    # the geometry fitted from the healthy files, never from the newest file alone
+    args.hash_slot_num = health.geometry.hash_slot_num
+    args.index_num = health.geometry.index_num
+
+
+def cmd_query(args: argparse.Namespace) -> int:
+    from rmqarrow.cli._tiered import is_tiered_input, tiered_query
+
+    if is_tiered_input(args.store):  # RocketMQ tiered-storage index (issue 16)
+        return tiered_query(args.store, args)
+    if args.topic is not None and args.queries is not None:
+        raise UsageError("--topic goes with --key; --queries lines hold full index keys")
+    if args.max_num < 0:
+        raise UsageError(f"--max-num must be >= 0, got {args.max_num}")
+    if args.explain and args.engine != "native":
+        raise UsageError("--explain traces the native lookup; drop --engine")
+    if args.resolve is not None and args.queries is not None:
+        raise UsageError("--resolve works with --key, not --queries")
+    if args.engine == "native" and args.dataset is not None:
+        raise UsageError("a dataset is for the duckdb and spark engines; native reads the store")
+    queries, batch = _queries_from_args(args)
+    if args.resolve is not None:
+        say: list[str] = []
+        args.resolve = require_commitlog(args.resolve, say=say)
+        print_notes(say)
+    if args.engine == "native":
+        service = open_native(args.store, args)
+        with service:
+            answers = _native_answers(service, queries)
+            explained = _explain(service, queries, args) if args.explain else []
+    else:
+        explained = []
+        _check_sql_target(args)
+        answers = answer_with_engine(
+            args.engine,
+            args.store,
+            queries,
+            dataset=args.dataset,
+            master=args.master,
+            hash_slot_num=args.hash_slot_num,
+            index_num=args.index_num,
+        )
+    if args.resolve is not None:
+        status = _print_resolved(args, queries[0], answers[0])
+        _print_explained(explained, args.json)
+        return status
+    if batch:
+        if args.json:
+            print_json([{"key": q.key, "max_num": q.max_num, "begin": q.begin, "end": q.end,
+                         "phy_offsets": a} for q, a in zip(queries, answers, strict=True)])
+            _print_explained(explained, True)
+        else:
+            from rmqarrow.format.queries import escape_text
+
+            for q, a in zip(queries, answers, strict=True):  # keys escaped: one line each
+                sys.stdout.write(f"{escape_text(q.key)}\t{','.join(str(o) for o in a)}\n")
+            _print_explained(explained, False)
+        _topic_hint(args, [q for q, a in zip(queries, answers, strict=True) if not a])
+        return 0
+    q = queries[0]
+    if args.json:
+        doc: dict[str, Any] = {"key": q.key, "max_num": q.max_num, "begin": q.begin,
+                               "end": q.end, "phy_offsets": answers[0]}
+        if args.explain:
+            doc["explain"] = explained
+        print_json(doc)
+    else:
+        print_table([[o] for o in answers[0]], ["phy_offset"])
+        print(f"\n{len(answers[0])} offsets for {q.key!r}")
+        _print_explained(explained, False)
+    if not answers[0]:
+        _topic_hint(args, [q])
+    return 0
+
+
+def _print_explained(lines: list[str], json_out: bool) -> None:
+    """Explanations go after the answer; with --json (already printed) to stderr."""
+    if not lines:
+        return
+    out = sys.stderr if json_out else sys.stdout
+    print("\nexplain:", file=out)
+    for line in lines:
+        print(f"  {line}", file=out)
+
+
+def _topic_hint(args: argparse.Namespace, empty: list[Query]) -> None:
+    if getattr(args, "topic", None) is not None and args.key is not None and "#" in args.key:
+        print(f"hint: --key {args.key!r} already holds a '#', and --topic made the index key "
+              f"{args.topic}#{args.key!r}; pass either --key 'TOPIC#KEY' or --topic with the "
+              "bare key", file=sys.stderr)
+        return
+    bare = [q.key for q in empty if "#" not in q.key]
+    if bare and getattr(args, "topic", None) is None:
+        example = bare[0]
+        print(f"hint: {example!r} has no '#': RocketMQ indexes TOPIC#KEY, so pass --topic "
+              f"TOPIC (or --key 'TOPIC#{example}')"
+              + (f"; {len(bare)} such keys in --queries" if len(bare) > 1 else ""),
+              file=sys.stderr)
+
+
+def _explain(service: IndexService, queries: list[Query], args: argparse.Namespace
+             ) -> list[str]:
+    """Per query and file, why the native lookup returned what it did."""
+    from rmqarrow.verify.explain import explain_query
+
+    lines: list[str] = []
+    for q in queries:
+        lines += explain_query(service.files, q, skipped=service.skipped,
+                               commitlog=args.resolve)
+    return lines
+
+
+def _print_resolved(args: argparse.Namespace, q: Query, offsets: list[int]) -> int:
+    from rmqarrow.commitlog import format_message, resolve
+
+    topic, _, key = q.key.partition("#") if args.topic is None else (args.topic, "#", args.key)
+    # a key repeated in KEYS is indexed once per occurrence: read each message once
+    distinct = list(dict.fromkeys(offsets))
+    result = resolve(args.resolve, topic, key, distinct)
+    if args.json:
+        print_json({
+            "key": q.key,
+            "hits": len(offsets),
+            "distinct_offsets": len(distinct),
+            "phy_offsets": [m.physical_offset for m in result.messages],
+            "dropped_false_positives": result.dropped,
+            "dropped_offsets": list(result.dropped_offsets),
+            "unreadable": [{"phy_offset": o, "error": e} for o, e in result.unreadable],
+        })
+        return 0
+    print_table([[m.physical_offset, m.topic, m.keys or "", m.uniq_key or ""]
+                 for m in result.messages], ["phy_offset", "topic", "keys", "uniq_key"])
+    print(f"\n{len(offsets)} index hits, {len(distinct)} distinct offsets: "
+          f"{len(result.messages)} messages match exactly, "
+          f"{result.dropped} hash false positives dropped"
+          + (f", {len(result.unreadable)} unreadable" if result.unreadable else ""))
+    for offset, error in result.unreadable:
+        print(f"unreadable offset {offset}: {error}", file=sys.stderr)
+    if args.show:
+        for m in result.messages:
+            print()
+            print(format_message(m))
+    return 0
