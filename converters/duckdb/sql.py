@@ -277,6 +277,14 @@ _FILES_SCHEMA = pa.schema(
 )
 
 
+def _add_views_and_macros(con: duckdb.DuckDBPyConnection) -> None:
+    """What every connection gets once its tables are attached: the file order view and
+    the hash and lookup macros."""
+    _register_files(con)
+    con.execute(HASH_MACROS_SQL)
+    con.execute(LOOKUP_MACROS_SQL)
+
+
 def _register_files(con: duckdb.DuckDBPyConnection) -> None:
     """``_rmq_files`` (see :mod:`rmqarrow.converters.duckdb.walk`), computed once per connection."""
     names = [r[0] for r in con.sql("SELECT file_name FROM files").fetchall()]
@@ -370,9 +378,7 @@ def connect(
         else:
             _attach_store(con, root, hash_slot_num, index_num)
         _attach_messages(con, root, kind, commitlog)
-        _register_files(con)
-        con.execute(HASH_MACROS_SQL)
-        con.execute(LOOKUP_MACROS_SQL)
+        _add_views_and_macros(con)
     except BaseException:
         con.close()
         raise
@@ -405,9 +411,7 @@ def connect_for_queries(
     try:
         con.execute("SET enable_progress_bar = false")
         attach_slots(con, root, key_hashes, _ranks(names), hash_slot_num, index_num)
-        _register_files(con)
-        con.execute(HASH_MACROS_SQL)
-        con.execute(LOOKUP_MACROS_SQL)
+        _add_views_and_macros(con)
     except BaseException:
         con.close()
         raise
