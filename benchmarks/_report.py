@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import resource
 import sys
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
-__all__ = ["COLUMNS", "peak_rss_mb", "print_rows", "row", "set_ratios"]
+__all__ = ["COLUMNS", "peak_rss_mb", "print_rows", "row", "set_ratios", "timed"]
 
 #: Leading columns, in this order; any other keys a row has follow, first seen first.
 COLUMNS = ("benchmark", "variant", "items", "seconds", "per_s", "vs_baseline", "peak_rss_mb")
@@ -72,3 +73,10 @@ def set_ratios(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         base = next(b for b in rows if b["benchmark"] == r["benchmark"] and "baseline" in b["note"])
         r["vs_baseline"] = r["per_s"] / base["per_s"]
     return rows
+
+
+def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
+    """``fn()``'s wall seconds and its result."""
+    t = time.perf_counter()
+    result = fn()
+    return time.perf_counter() - t, result

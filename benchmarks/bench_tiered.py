@@ -20,13 +20,11 @@ from __future__ import annotations
 
 import argparse
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from _report import print_rows, row, set_ratios
+from _report import print_rows, row, set_ratios, timed
 
 from rmqarrow.tiered import TieredIndexFile
 
@@ -53,12 +51,6 @@ def _file(workdir: Path, items: int) -> tuple[Path, int, int]:
     return path, s, n
 
 
-def _timed(fn: Callable[[], Any]) -> tuple[float, Any]:
-    t = time.perf_counter()
-    result = fn()
-    return time.perf_counter() - t, result
-
-
 def run(full: bool, workdir: Path) -> list[dict[str, Any]]:
     from rmqarrow.converters.duckdb.tiered import answer_queries as duck
 
@@ -77,12 +69,12 @@ def run(full: bool, workdir: Path) -> list[dict[str, Any]]:
     note = f"{items:,} items, S={s:,}; {_load()}"
     with TieredIndexFile.open(path, s, n) as f:
         f.query_many(qs[:10])  # the first call compiles the hash kernel (numba): not timed
-        t_loop, a = _timed(lambda: [f.query(*q) for q in qs])
-        t_bulk, b = _timed(lambda: f.query_many(qs))
+        t_loop, a = timed(lambda: [f.query(*q) for q in qs])
+        t_bulk, b = timed(lambda: f.query_many(qs))
         assert a == b
         rows.append(row("tiered query", "query() loop", nq, t_loop, f"baseline; {note}"))
         rows.append(row("tiered query", "query_many (vectorized)", nq, t_bulk, note))
-        t_duck, c = _timed(lambda: duck(path, qs, hash_slot_num=s, index_num=n))
+        t_duck, c = timed(lambda: duck(path, qs, hash_slot_num=s, index_num=n))
         assert c == a
         rows.append(row("tiered query", "duckdb engine (incl. load)", nq, t_duck, note))
 
@@ -91,12 +83,12 @@ def run(full: bool, workdir: Path) -> list[dict[str, Any]]:
         nexts = np.frombuffer(raw, ">i4", n * 8, 28 + 8 * s)[7::8]
         heads = np.maximum(slots, 0).astype(np.int64).tolist()
         c = f.item_count
-        t_walk, _ = _timed(lambda: _chain_order(heads, nexts, c, n, path))
+        t_walk, _ = timed(lambda: _chain_order(heads, nexts, c, n, path))
         h64 = np.asarray(heads, np.int64)
         n64 = nexts[: c + 1].astype(np.int64)
-        t_vec, _ = _timed(lambda: is_healthy(h64, n64, c) and slot_chains(h64, n64, c, c + 1,
+        t_vec, _ = timed(lambda: is_healthy(h64, n64, c) and slot_chains(h64, n64, c, c + 1,
                                                                           healthy=True))
-        t_all, _ = _timed(f.compaction_bytes)
+        t_all, _ = timed(f.compaction_bytes)
         rows.append(row("tiered compaction order", "slot-by-slot walk", items, t_walk,
                         f"baseline; {note}"))
         rows.append(row("tiered compaction order", "is_healthy + slot_chains", items, t_vec,

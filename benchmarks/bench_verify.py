@@ -20,12 +20,11 @@ from __future__ import annotations
 
 import argparse
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from _report import print_rows
+from _report import print_rows, timed
 
 from rmqarrow.demo.run import demo_geometry, read_index_records, write_demo_commitlog
 from rmqarrow.index.service import IndexService, answer_queries, open_store
@@ -49,12 +48,6 @@ def _store(workdir: Path, messages: int) -> tuple[Path, Path, int, int]:
         export_store(store, dataset, hash_slot_num=hsn, index_num=inum)
         (root / "done").touch()
     return store, dataset, hsn, inum
-
-
-def _timed(fn: Callable[[], Any]) -> tuple[float, Any]:
-    t = time.perf_counter()
-    result = fn()
-    return time.perf_counter() - t, result
 
 
 def run(full: bool, workdir: Path) -> list[dict[str, Any]]:
@@ -90,7 +83,7 @@ def run(full: bool, workdir: Path) -> list[dict[str, Any]]:
         ]
         base_rate = None
         for variant, fn in stages:
-            seconds, _result = _timed(fn)
+            seconds, _result = timed(fn)
             rate = n / seconds if seconds > 0 else float("inf")
             base_rate = base_rate or rate
             rows.append({

@@ -262,10 +262,20 @@ def verify(
     )
 
 
+def print_engine_table(engines: Sequence[EngineResult], compared: str, out: Any) -> None:
+    """The agreement table, one row an engine, then each engine's error or skip reason."""
+    rows = [[e.engine, e.target, e.queries, e.offsets_compared, e.mismatches, e.status,
+             round(e.seconds, 3)] for e in engines]
+    print_table(rows, ["engine", "target", "queries", compared, "mismatches", "status",
+                       "seconds"], out)
+    for e in engines:
+        if e.error is not None:
+            print(f"\n{e.engine}: {'skipped' if e.skipped else 'error'}: {e.error}", file=out)
+
+
 def format_report(report: VerifyReport, out: Any = None, *, max_mismatches: int = 50) -> None:
     """Print the agreement table, every mismatch (up to ``max_mismatches``) and the checks."""
     import sys
-
 
     out = out or sys.stdout
     print(f"store: {report.store}", file=out)
@@ -273,13 +283,7 @@ def format_report(report: VerifyReport, out: Any = None, *, max_mismatches: int 
         print(f"dataset: {report.dataset}", file=out)
     print(f"queries: {report.query_source}", file=out)
     print(file=out)
-    rows = [[e.engine, e.target, e.queries, e.offsets_compared, e.mismatches, e.status,
-             round(e.seconds, 3)] for e in report.engines]
-    print_table(rows, ["engine", "target", "queries", "offsets compared", "mismatches",
-                       "status", "seconds"], out)
-    for e in report.engines:
-        if e.error is not None:
-            print(f"\n{e.engine}: {'skipped' if e.skipped else 'error'}: {e.error}", file=out)
+    print_engine_table(report.engines, "offsets compared", out)
     if report.chain_damage:
         print("\ndamaged chains (prev_index / slot heads off the slots' entry order):", file=out)
         for d in report.chain_damage:

@@ -23,7 +23,6 @@ from importlib import import_module
 from pathlib import Path
 from typing import Any
 
-from rmqarrow._text import print_table
 from rmqarrow.converters.arrow.tiered import tiered_tables
 from rmqarrow.errors import EngineUnavailableError, RmqArrowError, UsageError
 from rmqarrow.format.java import JAVA_LONG_MAX, JAVA_LONG_MIN
@@ -36,7 +35,7 @@ from rmqarrow.tiered import (
     form_differences,
     open_tiered,
 )
-from rmqarrow.verify.run import EngineResult
+from rmqarrow.verify.run import EngineResult, print_engine_table
 from rmqarrow.verify.sampling import probe_key
 
 __all__ = [
@@ -232,13 +231,7 @@ def format_tiered_report(report: TieredVerifyReport, out: Any = None,
         print(f"dataset: {report.dataset}", file=out)
     print(f"queries: {report.query_source}{' (exact mode)' if report.exact else ''}", file=out)
     print(file=out)
-    rows = [[e.engine, e.target, e.queries, e.offsets_compared, e.mismatches, e.status,
-             round(e.seconds, 3)] for e in report.engines]
-    print_table(rows, ["engine", "target", "queries", "items compared", "mismatches",
-                       "status", "seconds"], out)
-    for e in report.engines:
-        if e.error is not None:
-            print(f"\n{e.engine}: {'skipped' if e.skipped else 'error'}: {e.error}", file=out)
+    print_engine_table(report.engines, "items compared", out)
     for m in report.mismatches[:max_mismatches]:
         print(f"\nmismatch #{m.index} ({m.engine}): {list(m.query)}", file=out)
         print(f"  native: {describe(m.native)}", file=out)
