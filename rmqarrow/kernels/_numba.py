@@ -8,9 +8,10 @@
   other key takes the exact serial path, which decodes UTF-8 to UTF-16 units (a non-BMP
   character becomes a surrogate pair, a surrogate written with ``surrogatepass`` its own
   unit).
-* :func:`put_chain`: :func:`put_one` for a run of puts, in order, writing the big-endian
-  entries and slot heads straight into the map: the chaining visits the puts bucket by
-  bucket of slots so the heads stay in cache, then one sequential sweep writes entries.
+* :func:`bucket_order`, :func:`link_puts`, :func:`write_entries`, :func:`write_heads`:
+  :func:`put_one` for a run of puts, in order, straight into the big-endian map, in the
+  crash-safe order (entries, then heads): the puts are visited bucket by bucket of slots
+  so the heads stay in cache, the entries are written in one sequential sweep.
 * :func:`walk_rounds`: the bulk lookup's walk, breadth-first like the numpy walk (a round
   reads the current entry of every walking query) but fused into one pass per round, with
   software prefetch ``_AHEAD`` queries on.  (A depth-first compiled walk, serial or 16
@@ -34,8 +35,8 @@ from llvmlite import ir  # type: ignore[import-untyped]
 from numba.core import cgutils, types
 from numba.extending import intrinsic
 
-__all__ = ["chain_links", "index_hashes", "java_hashes", "put_chain", "slot_members",
-           "walk_rounds"]
+__all__ = ["bucket_order", "chain_links", "index_hashes", "java_hashes", "link_puts",
+           "slot_members", "walk_rounds", "write_entries", "write_heads"]
 
 _U = np.uint64
 _U32 = np.uint32
@@ -208,45 +209,112 @@ def _bswap(x: np.uint32) -> np.uint32:  # pragma: no cover
     )
 
 
+def _prefetch_typing(typingctx, ary, index):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """``llvm.prefetch`` of ``ary[index]`` (a read, kept in every cache level)."""
+    sig = types.void(ary, index)
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        aryty = signature.args[0]
+        arr = context.make_array(aryty)(context, builder, args[0])
+        ptr = cgutils.get_item_pointer(  # type: ignore[no-untyped-call]
+            context, builder, aryty, arr, [args[1]])
+        i8p = ir.IntType(8).as_pointer()
+        i32 = ir.IntType(32)
+        fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
+        fn = cgutils.get_or_insert_function(  # type: ignore[no-untyped-call]
+            builder.module, fnty, "llvm.prefetch.p0i8")
+        builder.call(fn, [builder.bitcast(ptr, i8p), i32(0), i32(3), i32(1)])
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+_prefetch: Any = intrinsic(_prefetch_typing)
+
+#: Reads prefetched ahead (puts' slot heads, walkers' entries): enough misses in flight
+#: to hide the memory latency of random reads over a 420 MB map.
+_AHEAD = 24
+
+
 #: Slots per bucket of the chaining pass: 2**16 heads (256 KiB) stay in the L2 cache.
-_BUCKET_SHIFT = 16
+BUCKET_SHIFT = 16
 
 
 @numba.njit(cache=True, nogil=True, boundscheck=False)
-def _chain(  # pragma: no cover
-    hashes: np.ndarray, pos0: np.int64, slot_num: np.int64, slots: np.ndarray,
-    prev: np.ndarray,
-) -> np.int64:
-    # Rules 2 and 3 for each put, visiting the puts bucket by bucket of slots (in position
-    # order within a bucket, which is all a slot's chain depends on), so that the heads
-    # touched stay in cache; a put-ordered walk would miss the cache on every put.
+def bucket_order(  # pragma: no cover
+    hashes: np.ndarray, slot_num: np.int64,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each put's slot, and the puts ordered bucket by bucket of ``2**BUCKET_SHIFT``
+    slots (position order within a bucket: all a slot's chain depends on).
+
+    Depends on the keys only, so it runs on the hashing thread, ahead of the writes;
+    :func:`link_puts` and :func:`write_heads` then visit the puts in this order, so the
+    heads they touch stay in cache (a put-ordered walk misses the cache on every put).
+    """
     m = hashes.size
     slot = np.empty(m, dtype=np.uint32)
-    nb = (slot_num >> _BUCKET_SHIFT) + 2
+    nb = (slot_num >> BUCKET_SHIFT) + 2
     start = np.zeros(nb, dtype=np.int64)
     for i in range(m):
         s = _U32(hashes[i] % slot_num)
         slot[i] = s
-        start[(s >> _U32(_BUCKET_SHIFT)) + _U32(1)] += 1
+        start[(s >> _U32(BUCKET_SHIFT)) + _U32(1)] += 1
     for b in range(1, nb):
         start[b] += start[b - 1]
     order = np.empty(m, dtype=np.uint32)
     for i in range(m):
-        b = slot[i] >> _U32(_BUCKET_SHIFT)
+        b = slot[i] >> _U32(BUCKET_SHIFT)
         order[start[b]] = _U32(i)
         start[b] += 1
+    return slot, order
+
+
+@numba.njit(cache=True, nogil=True, boundscheck=False)
+def link_puts(  # pragma: no cover
+    slot: np.ndarray, order: np.ndarray, pos0: np.int64, slots: np.ndarray,
+    prev: np.ndarray, last: np.ndarray, seen: np.ndarray, stamp0: np.int64,
+) -> np.int64:
+    """Rules 2 and 3 for each put (``prev``), reading the stored heads but writing none.
+
+    A put's previous entry is the previous put of its slot in this run, else the stored
+    head when valid at its position.  ``last``/``seen`` (``2**BUCKET_SHIFT`` each) hold
+    the newest put of each slot of the current bucket, stamped ``stamp0 + bucket`` so no
+    clearing is needed between buckets or runs (callers advance ``stamp0`` past the
+    buckets used).  Returns how many puts found their slot empty.
+    """
+    mask = _U32((1 << BUCKET_SHIFT) - 1)
     empty = 0
+    m = order.size
     for t in range(m):
+        if t + _AHEAD < m:
+            _prefetch(slots, _U(slot[_U(order[t + _AHEAD])]))
         at = _U(order[t])
-        sl = _U(slot[at])
+        sl = slot[at]
         pos = pos0 + _I64(at)
-        head = _I64(_I32(_bswap(slots[sl])))
-        p = head if 0 < head <= pos else 0  # rule 2
-        if p == 0:
-            empty += 1  # rule 3
+        low = _U(sl & mask)
+        stamp = stamp0 + _I64(sl >> _U32(BUCKET_SHIFT))
+        if seen[low] == stamp:
+            p = _I64(last[low])
+        else:
+            head = _I64(_I32(_bswap(slots[_U(sl)])))
+            p = head if 0 < head <= pos else _I64(0)  # rule 2
+            if p == 0:
+                empty += 1  # rule 3
+            seen[low] = stamp
         prev[at] = _I32(p)
-        slots[sl] = _bswap(_U32(pos))
+        last[low] = _I32(pos)
     return _I64(empty)
+
+
+@numba.njit(cache=True, nogil=True, boundscheck=False)
+def write_heads(  # pragma: no cover
+    slot: np.ndarray, order: np.ndarray, pos0: np.int64, first: np.int64, stop: np.int64,
+    slots: np.ndarray,
+) -> None:
+    """Point each slot at its newest put among ``order[first:stop]`` (big-endian)."""
+    for t in range(first, stop):
+        at = _U(order[t])
+        slots[_U(slot[at])] = _bswap(_U32(pos0 + _I64(at)))
 
 
 @numba.njit(cache=True, nogil=True, boundscheck=False)
@@ -271,51 +339,20 @@ def _write_entries(  # pragma: no cover
         words[e + _U(4)] = _bswap(_U32(prev[i]))
 
 
-def put_chain(
-    hashes: np.ndarray, offsets: np.ndarray, stamps: np.ndarray, begin_timestamp: int,
-    pos0: int, slots: np.ndarray, words: np.ndarray,
-) -> int:
-    """:func:`put_one` for each put in order at positions ``pos0..``, into the raw map.
+def write_entries(
+    hashes: np.ndarray, offsets: np.ndarray, stamps: np.ndarray, prev: np.ndarray,
+    begin_timestamp: int, pos0: int, words: np.ndarray,
+) -> None:
+    """The entries of puts at positions ``pos0..`` into the raw map, one sequential sweep.
 
-    ``slots`` and ``words`` are the slot table and the entries as uint32 views of the
-    mapped bytes; ``pos0 > 1`` (the first put of a file sets the header's begin, which
-    the caller does).  Returns how many puts found their slot empty (``hashSlotCount``).
+    ``words`` is the entry region as a uint32 view of the mapped bytes; ``prev`` comes
+    from :func:`link_puts`.
     """
-    prev = np.empty(hashes.size, dtype=np.int32)
-    empty = _chain(hashes, np.int64(pos0), np.int64(slots.size), slots, prev)
     _write_entries(hashes, offsets, stamps, prev, np.int64(begin_timestamp), np.int64(pos0),
                    words)
-    return int(empty)
 
 
 # -- bulk lookup: all queries of a block walk their chains in rounds ---------------------
-
-
-def _prefetch_typing(typingctx, ary, index):  # type: ignore[no-untyped-def]  # pragma: no cover
-    """``llvm.prefetch`` of ``ary[index]`` (a read, kept in every cache level)."""
-    sig = types.void(ary, index)
-
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
-        aryty = signature.args[0]
-        arr = context.make_array(aryty)(context, builder, args[0])
-        ptr = cgutils.get_item_pointer(  # type: ignore[no-untyped-call]
-            context, builder, aryty, arr, [args[1]])
-        i8p = ir.IntType(8).as_pointer()
-        i32 = ir.IntType(32)
-        fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
-        fn = cgutils.get_or_insert_function(  # type: ignore[no-untyped-call]
-            builder.module, fnty, "llvm.prefetch.p0i8")
-        builder.call(fn, [builder.bitcast(ptr, i8p), i32(0), i32(3), i32(1)])
-        return context.get_dummy_value()
-
-    return sig, codegen
-
-
-_prefetch: Any = intrinsic(_prefetch_typing)
-
-#: Queries ahead whose next entry is prefetched: enough misses in flight to hide the
-#: memory latency of random reads over a 420 MB map.
-_AHEAD = 24
 
 
 @numba.njit(cache=True, nogil=True, boundscheck=False)

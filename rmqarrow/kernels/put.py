@@ -123,21 +123,29 @@ def _put_keys_compiled(
 ) -> None:
     """:func:`put_keys` with the compiled kernels: one pass per chunk, no sort.
 
-    A second thread hashes the next chunk while the main thread chains and writes this
-    one; the pages the batch writes are faulted in first, in one call (far cheaper than a
-    fault per page).
+    A second thread hashes the next chunk and orders it by slot bucket while the main
+    thread links and writes this one; the pages the batch writes are faulted in first, in
+    one call (far cheaper than a fault per page), while the first chunk is hashed.
     """
     if not bounds:
         return
-    _prefault(f, f.state.index_count, bounds[-1][1])
+    module = _kernels.compiled()
+    assert module is not None
+    slot_num = np.int64(f.regions.geometry.hash_slot_num)
+
+    def plan(a: int, b: int) -> _Run:
+        hashes = index_key_hashes(arr.slice(a, b - a))
+        return _Run(hashes, *module.bucket_order(hashes, slot_num))
+
     with ThreadPoolExecutor(1, thread_name_prefix="rmqarrow-bulk") as pool:
-        ahead = pool.submit(index_key_hashes, arr.slice(0, bounds[0][1]))
+        ahead = pool.submit(plan, *bounds[0])
+        _prefault(f, f.state.index_count, bounds[-1][1])
+        scratch = _Scratch.new()
         for i, (a, b) in enumerate(bounds):
-            hashes = ahead.result()
+            run = ahead.result()
             if i + 1 < len(bounds):
-                c, d = bounds[i + 1]
-                ahead = pool.submit(index_key_hashes, arr.slice(c, d - c))
-            _put_run(f, hashes, offsets[a:b], stamps[a:b])
+                ahead = pool.submit(plan, *bounds[i + 1])
+            _put_run(f, run, offsets[a:b], stamps[a:b], scratch)
 
 
 def _prefault(f: OpenIndex, pos0: int, count: int) -> None:
@@ -150,36 +158,68 @@ def _prefault(f: OpenIndex, pos0: int, count: int) -> None:
         f.regions.mm.madvise(_MADV_POPULATE_WRITE, start, min(stop, g.file_size) - start)
 
 
-def _put_run(f: OpenIndex, hashes: np.ndarray, offsets: np.ndarray, stamps: np.ndarray) -> None:
+@dataclass(frozen=True)
+class _Run:
+    """A run of puts for the compiled kernels: hashes, each put's slot, the bucket order."""
+
+    hashes: np.ndarray  # int32
+    slot: np.ndarray  # uint32
+    order: np.ndarray  # uint32
+
+
+@dataclass
+class _Scratch:
+    """:func:`~rmqarrow.kernels._numba.link_puts`' per-bucket memory, reused across runs."""
+
+    last: np.ndarray
+    seen: np.ndarray
+    stamp: int = 1
+
+    @classmethod
+    def new(cls) -> _Scratch:
+        module = _kernels.compiled()
+        assert module is not None
+        size = 1 << module.BUCKET_SHIFT
+        return cls(np.zeros(size, dtype=np.int32), np.zeros(size, dtype=np.int64))
+
+
+def _put_run(f: OpenIndex, run: _Run, offsets: np.ndarray, stamps: np.ndarray,
+             scratch: _Scratch) -> None:
     """The compiled :func:`put_one` over puts that fit; the first put of a file (rule 5)
-    goes through :func:`put_one` itself.  The header is written once."""
+    goes through :func:`put_one` itself.  The header is written once.
+
+    Entries are written first, then slot heads (in two halves), then the header, so an
+    interruption anywhere leaves heads that point at written entries only
+    (:func:`repair_uncommitted` rolls them back to the header on the next open).
+    """
     h = f.state
+    module = _kernels.compiled()
+    assert module is not None
+    hashes = run.hashes
     if not hashes.size:
         return
+    slot_num = np.int64(f.regions.geometry.hash_slot_num)
     if h.index_count <= 1:
         put_one(f, int(hashes[0]), int(offsets[0]), int(stamps[0]))
         hashes, offsets, stamps = hashes[1:], offsets[1:], stamps[1:]
         if not hashes.size:
             return
-    module = _kernels.compiled()
-    assert module is not None
+        run = _Run(hashes, *module.bucket_order(hashes, slot_num))
     mapped_slots = f.regions.slots.view(np.uint32)
-    words = f.regions.entries.view(np.uint32)
-    # The kernel chains into a copy of the slot table and writes the entries into the
-    # map; the changed heads are copied in after: entries, then heads, then the header,
-    # so an interruption anywhere leaves heads that point at written entries only
-    # (:func:`repair_uncommitted` rolls them back to the header on the next open).
-    slots = mapped_slots.copy()
-    empty = module.put_chain(hashes, offsets, stamps, h.begin_timestamp, h.index_count,
-                             slots, words)
+    pos0 = np.int64(h.index_count)
+    prev = np.empty(hashes.size, dtype=np.int32)
+    empty = module.link_puts(run.slot, run.order, pos0, mapped_slots, prev, scratch.last,
+                             scratch.seen, np.int64(scratch.stamp))
+    scratch.stamp += (int(slot_num) >> module.BUCKET_SHIFT) + 2  # past the buckets used
+    module.write_entries(hashes, offsets, stamps, prev, h.begin_timestamp, pos0,
+                         f.regions.entries.view(np.uint32))
     crash_point("put:entries")
-    changed = np.flatnonzero(slots != mapped_slots)  # in slot order: sequential writes
-    half = changed.size // 2
-    mapped_slots[changed[:half]] = slots[changed[:half]]
+    half = np.int64(hashes.size // 2)
+    module.write_heads(run.slot, run.order, pos0, np.int64(0), half, mapped_slots)
     crash_point("put:some-heads")
-    mapped_slots[changed[half:]] = slots[changed[half:]]
+    module.write_heads(run.slot, run.order, pos0, half, np.int64(hashes.size), mapped_slots)
     crash_point("put:heads")
-    h.hash_slot_count += empty
+    h.hash_slot_count += int(empty)
     h.index_count += hashes.size
     h.end_phy_offset = int(offsets[-1])
     h.end_timestamp = int(stamps[-1])
@@ -190,9 +230,12 @@ def put_hashes(f: OpenIndex, hashes: np.ndarray, offsets: np.ndarray, stamps: np
     """:func:`put_one` each (hash, offset, timestamp) in order until full; returns the count."""
     done = 0
     total = min(hashes.size, max(f.regions.geometry.index_num - f.state.index_count, 0))
-    if _kernels.compiled() is not None:
-        _put_run(f, hashes[:total].astype(np.int32, copy=False), offsets[:total],
-                 stamps[:total])
+    module = _kernels.compiled()
+    if module is not None:
+        hashes = hashes[:total].astype(np.int32, copy=False)
+        slot_num = np.int64(f.regions.geometry.hash_slot_num)
+        run = _Run(hashes, *module.bucket_order(hashes, slot_num))
+        _put_run(f, run, offsets[:total], stamps[:total], _Scratch.new())
         return total
     while done < total:
         stop = min(done + CHUNK, total)
