@@ -13,9 +13,9 @@
   crash-safe order (entries, then heads): the puts are visited bucket by bucket of slots
   so the heads stay in cache, the entries are written in one sequential sweep.
 * :func:`walk_rounds`: the bulk lookup's walk, breadth-first like the numpy walk (a round
-  reads the current entry of every walking query) but fused into one pass per round, with
-  software prefetch ``_AHEAD`` queries on.  (A depth-first compiled walk, serial or 16
-  chains interleaved, was slower than numpy: each chain step waits for a random read.)
+  reads the current entry of every walking query): a prefetching gather, then the rules
+  over the gathered entries.  (A depth-first compiled walk, serial or 16 chains
+  interleaved, was slower than numpy: each chain step waits for a random read.)
 
 Indices are unsigned where it matters: numba adds a negative-index wraparound check to
 every signed index, which stops LLVM from vectorizing.
@@ -357,67 +357,67 @@ def write_entries(
 
 @numba.njit(cache=True, nogil=True, boundscheck=False)
 def walk_rounds(  # pragma: no cover
-    queries: np.ndarray, hashes: np.ndarray, left0: np.ndarray, begin: np.ndarray,
-    end: np.ndarray, uniform: bool, all_time: bool, begin_ts: np.int64, count: np.int64,
-    limit: np.int64, slots: np.ndarray, words: np.ndarray, held: np.ndarray,
+    queries: np.ndarray, hashes: np.ndarray, heads: np.ndarray, left0: np.ndarray,
+    begin: np.ndarray, end: np.ndarray, uniform: bool, all_time: bool, begin_ts: np.int64,
+    count: np.int64, limit: np.int64, words: np.ndarray, held: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The bulk lookup's walk (rules 8-10) of ``queries`` over one file, in rounds.
 
-    Each round reads the current entry of every still-walking query (prefetching the
-    entry ``_AHEAD`` walkers on, so that many random reads of the map are in flight),
-    records hits with their rank ``held[q]`` (incremented), and moves the query to
-    ``prev``: the numpy walk's design, fused into one pass per round.  ``slots`` and
-    ``words`` are the raw big-endian uint32 views of the map (compared and decoded
-    without byte-swapped copies); ``hashes``, ``left0``, ``begin`` and ``end`` are per
-    query of ``queries`` (``begin``/``end`` one value when ``uniform``).  A query whose
-    chain turns forward (a damaged file) stops and is returned in ``forward``; its hits in
-    this file are among those returned, for the caller to drop and walk again exactly.
+    Each round first copies the current entry of every still-walking query into a
+    contiguous buffer (a branch-free gather, prefetching ``_AHEAD`` walkers on, so that
+    many random reads of the map are in flight), then applies the match and stop rules
+    to the buffer: hits are recorded with their rank ``held[q]`` (incremented) and the
+    query moves to ``prev``.  (Fusing the two, the rules' unpredictable branches stalled
+    the reads: twice the time.)  ``heads`` are the queries' slot heads as read by the
+    caller (committed ones: a live writer's heads are walked back first); ``words`` is
+    the entries as raw big-endian uint32 (decoded without byte-swapped copies);
+    ``hashes``, ``left0``, ``begin`` and ``end`` are per query of ``queries``
+    (``begin``/``end`` one value when ``uniform``).  A query whose chain turns forward
+    (a damaged file) stops and is returned in ``forward``; its hits in this file are
+    among those returned, for the caller to drop and walk again exactly.
     Returns (hit query, hit rank, hit offset, forward queries).
-
-    (Visiting each round's walkers in position order, by a counting sort per round, was
-    measured: no faster, the sort costing what the better locality saved.)
     """
     k = queries.size
-    slot_num = _U(slots.size)
     cap = min(count, limit - 1)
     cur = np.empty(k, dtype=np.int64)  # index into queries
     pos = np.empty(k, dtype=np.int64)
     left = np.empty(k, dtype=np.int64)
     n = 0
     for i in range(k):
-        if i + _AHEAD < k:
-            _prefetch(slots, _U(hashes[i + _AHEAD]) % slot_num)
-        p = _I64(_I32(_bswap(slots[_U(hashes[i]) % slot_num])))
+        p = heads[i]
         if p > 0 and p <= count and p < limit and left0[i] > 0:
             cur[n] = i
             pos[n] = p
             left[n] = left0[i]
             n += 1
-    cap_hits = max(k, 16)
-    hq = np.empty(cap_hits, dtype=np.int64)
-    hr = np.empty(cap_hits, dtype=np.int64)
-    ho = np.empty(cap_hits, dtype=np.int64)
+    entry = np.empty((n, 5), dtype=np.uint32)
+    hq = np.empty(max(k, 16), dtype=np.int64)
+    hr = np.empty(hq.size, dtype=np.int64)
+    ho = np.empty(hq.size, dtype=np.int64)
     fwd = np.empty(16, dtype=np.int64)
     nh = 0
     nf = 0
     b = begin[0]
     e = end[0]
     while n > 0:
-        m = 0
         for i in range(n):
             if i + _AHEAD < n:
                 _prefetch(words, _U(pos[i + _AHEAD]) * _U(5))
+            w = _U(pos[i]) * _U(5)
+            for j in range(5):
+                entry[i, j] = words[w + _U(j)]
+        m = 0
+        for i in range(n):
             c = cur[i]
             p = pos[i]
-            w = _U(p) * _U(5)
-            diff = _I64(_I32(_bswap(words[w + _U(3)])))
+            diff = _I64(_I32(_bswap(entry[i, 3])))
             if diff < 0:
                 continue
-            prev = _I64(_I32(_bswap(words[w + _U(4)])))
+            prev = _I64(_I32(_bswap(entry[i, 4])))
             if not uniform:
                 b = begin[c]
                 e = end[c]
-            hit = _I32(_bswap(words[w])) == hashes[c]
+            hit = _I32(_bswap(entry[i, 0])) == hashes[c]
             older = False
             if not all_time:
                 t = begin_ts + diff * 1000  # wraps like Java's long
@@ -432,8 +432,8 @@ def walk_rounds(  # pragma: no cover
                 q = queries[c]
                 hq[nh] = q
                 hr[nh] = held[q]
-                high = _U(_bswap(words[w + _U(1)]))
-                low = _U(_bswap(words[w + _U(2)]))
+                high = _U(_bswap(entry[i, 1]))
+                low = _U(_bswap(entry[i, 2]))
                 ho[nh] = _I64((high << _U(32)) | low)
                 nh += 1
                 held[q] += 1

@@ -13,9 +13,12 @@ file are dropped, and the file is walked again for it by the exact scalar
 walking very long chains late are finished the same way, so a step never runs for a handful
 of queries.
 
-With numba the walk of a block is the compiled :func:`rmqarrow.kernels._numba.walk_rounds`
-(the same rounds in one pass each, with prefetch); the numpy walk is the fallback and both
-are tested against the scalar walk.
+Slot heads are read once per block, before any walk (a live writer's heads past the
+header count walked back to committed entries first), so read-only and writable files take
+the same walk.  With numba the walk of a block is the compiled
+:func:`rmqarrow.kernels._numba.walk_rounds` (the same rounds, each a prefetching gather
+then the rules); the numpy walk is the fallback and both are tested against the scalar
+walk.
 """
 
 from __future__ import annotations
@@ -164,24 +167,23 @@ def _walk_block(f: OpenIndex, w: _Walk, queries: np.ndarray) -> None:
     last_t = state.begin_timestamp + JAVA_INT_MAX * 1000
     all_time = (uniform and last_t <= JAVA_LONG_MAX
                 and int(w.begin[0]) <= state.begin_timestamp and int(w.end[0]) >= last_t)
-    kernels = _kernels.compiled()
-    # The compiled walk reads slot heads as it goes; a read-only view may share the file
-    # with a live writer, so it takes the numpy walk, which reads each head once and walks
-    # heads past its header count back to committed entries.
-    if kernels is not None and regions.writable:
-        _walk_compiled(kernels, f, w, queries, held_before, all_time, uniform)
-        return
     limit = regions.geometry.index_num
-    entries = regions.entries
-    # gathering whole 20-byte rows of raw bytes is far faster than a structured gather
-    rows = entries.view(np.uint8).reshape(-1, entries.dtype.itemsize)
-    begin_ts = np.int64(state.begin_timestamp)
     hashes = w.hashes[queries]
     slot_of = hashes % np.int32(regions.geometry.hash_slot_num)
     pos = regions.slots.view(np.int32)[slot_of]
     pos = pos.byteswap()
-    if (pos >= count).any():  # heads not committed yet (live writer, crash): walk back
+    # Each head is read once, here: a live writer's heads past the header count (or an
+    # interrupted batch's) are walked back to committed entries before any walk.
+    if (pos >= count).any():
         pos = committed_heads(regions, pos, slot_of, count).astype(np.int32)
+    kernels = _kernels.compiled()
+    if kernels is not None:
+        _walk_compiled(kernels, f, w, queries, pos, held_before, all_time, uniform)
+        return
+    entries = regions.entries
+    # gathering whole 20-byte rows of raw bytes is far faster than a structured gather
+    rows = entries.view(np.uint8).reshape(-1, entries.dtype.itemsize)
+    begin_ts = np.int64(state.begin_timestamp)
     left = w.max_num[queries] - held_before
     ok = (pos > 0) & (pos <= count) & (pos < limit) & (left > 0)
     idx = np.flatnonzero(ok)
@@ -234,15 +236,16 @@ def _walk_block(f: OpenIndex, w: _Walk, queries: np.ndarray) -> None:
 
 
 def _walk_compiled(kernels: ModuleType, f: OpenIndex, w: _Walk, queries: np.ndarray,
-                   held_before: np.ndarray, all_time: bool, uniform: bool) -> None:
-    """The walk of one block by the compiled kernel (same rules, one pass per round)."""
+                   heads: np.ndarray, held_before: np.ndarray, all_time: bool,
+                   uniform: bool) -> None:
+    """The walk of one block by the compiled kernel (same rules, two passes per round)."""
     state, regions = f.state, f.regions
     sel = slice(0, 1) if uniform else queries
     hq, hr, ho, fwd = kernels.walk_rounds(
-        queries, w.hashes[queries], w.max_num[queries] - held_before, w.begin[sel],
-        w.end[sel], uniform, all_time, np.int64(state.begin_timestamp),
+        queries, w.hashes[queries], heads.astype(np.int64), w.max_num[queries] - held_before,
+        w.begin[sel], w.end[sel], uniform, all_time, np.int64(state.begin_timestamp),
         np.int64(state.index_count), np.int64(regions.geometry.index_num),
-        regions.slots.view(np.uint32), regions.entries.view(np.uint32), w.held)
+        regions.entries.view(np.uint32), w.held)
     _finish(f, w, queries, held_before, [hq], [hr], [ho], [fwd] if fwd.size else [])
 
 
