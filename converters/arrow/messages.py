@@ -103,12 +103,17 @@ def split_keys_column(keys_raw: pa.Array) -> pa.Array:
 
 
 def messages_batches(
-    reader: CommitLogReader, *, start_offset: int = 0, batch_rows: int = DEFAULT_BATCH_ROWS
+    reader: CommitLogReader,
+    *,
+    start_offset: int = 0,
+    batch_rows: int = DEFAULT_BATCH_ROWS,
+    end_offset: int | None = None,
 ) -> Iterator[pa.RecordBatch]:
-    """Batches of :data:`MESSAGES_SCHEMA` over an open reader (never spanning two files)."""
+    """Batches of :data:`MESSAGES_SCHEMA` over an open reader (never spanning two files);
+    ``end_offset`` stops before the first file starting at or after it (one file a task)."""
     if batch_rows < 1:
         raise InvalidValueError(f"batch_rows must be >= 1, got {batch_rows}")
-    for file, buf, positions in reader.positions(start_offset):
+    for file, buf, positions in reader.positions(start_offset, end_offset):
         for lo in range(0, len(positions), batch_rows):
             c = decode_columns(buf, positions[lo : lo + batch_rows], file.start_offset, True)
             keys_raw = c.keys()
