@@ -151,12 +151,15 @@ def messages_reader(
     start_offset: int = 0,
     batch_rows: int = DEFAULT_BATCH_ROWS,
     lenient: bool = False,
+    end_offset: int | None = None,
 ) -> pa.RecordBatchReader:
-    """A streaming reader of the messages table (damage raises unless ``lenient``)."""
+    """A streaming reader of the messages table (damage raises unless ``lenient``);
+    ``end_offset`` stops before the first file starting at or after it."""
     reader = CommitLogReader(commitlog_dir, lenient=lenient)
     return pa.RecordBatchReader.from_batches(
         MESSAGES_SCHEMA,
-        messages_batches(reader, start_offset=start_offset, batch_rows=batch_rows),
+        messages_batches(reader, start_offset=start_offset, batch_rows=batch_rows,
+                         end_offset=end_offset),
     )
 
 
@@ -171,11 +174,14 @@ def write_messages_parquet(
     *,
     batch_rows: int = DEFAULT_BATCH_ROWS,
     lenient: bool = False,
+    start_offset: int = 0,
+    end_offset: int | None = None,
 ) -> int:
     """Stream the messages table to a new Parquet file; the number of rows written.
 
     An existing ``out_path`` is refused (:class:`OutputExistsError`); a failed write
-    removes its partial file.
+    removes its partial file.  ``start_offset``/``end_offset`` limit it to some files
+    (the Spark exporter writes one part per CommitLog file).
     """
     import pyarrow.parquet as pq
 
@@ -187,7 +193,8 @@ def write_messages_parquet(
     rows = 0
     try:
         with sink, pq.ParquetWriter(sink, MESSAGES_SCHEMA) as writer:
-            for batch in messages_reader(commitlog_dir, batch_rows=batch_rows, lenient=lenient):
+            for batch in messages_reader(commitlog_dir, batch_rows=batch_rows, lenient=lenient,
+                                         start_offset=start_offset, end_offset=end_offset):
                 writer.write_batch(batch)
                 rows += batch.num_rows
     except BaseException:
