@@ -15,7 +15,7 @@ from the current one, so the driver holds at most two windows of index records.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
@@ -31,7 +31,7 @@ __all__ = ["MAX_WINDOW", "ordered_index_records"]
 MAX_WINDOW = 8
 
 
-def _encode(tasks: Iterator[FileTask]) -> Iterator[bytes]:
+def _encode(tasks: Iterable[FileTask]) -> Iterator[bytes]:
     """Spark task: one file's index-record batches as Arrow IPC messages."""
     for task in tasks:
         for batch in file_batches(task):
@@ -53,8 +53,9 @@ def ordered_index_records(
     batch_rows=...)``; damage raises the same :class:`~rmqarrow.errors.CommitLogError`
     (with the executor that met it) after the batches before it.
     """
-    from rmqarrow.commitlog.index_records import INDEX_RECORDS_SCHEMA
     from rmqarrow.converters.spark.errors import spark_errors
+
+    from rmqarrow.commitlog.index_records import INDEX_RECORDS_SCHEMA
 
     tasks = file_tasks(commitlog_dir, "index_records", start_offset=start_offset,
                        batch_rows=batch_rows)
