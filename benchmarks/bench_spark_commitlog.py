@@ -130,10 +130,12 @@ def run(
     warm, _ = _ensure_log(workdir, 1 / 64, 4)
     spark = _spark()
     from rmqarrow.converters.spark.commitlog import index_records_frame, messages_frame
+    from rmqarrow.converters.spark.records import ordered_index_records
 
     for _ in range(2):  # start the Python workers and load the compiled kernels first
         _noop(index_records_frame(spark, warm))
         _noop(messages_frame(spark, warm))
+        sum(b.num_rows for b in ordered_index_records(spark, warm))
         sum(b.num_rows for b in index_records(warm))
     rows = _read_rows(spark, log, records) + _build_rows(log, records, workdir)
     return set_ratios(rows)

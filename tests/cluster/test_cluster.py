@@ -3,7 +3,9 @@
 Two applications run on the session's cluster (``conftest.py``): the *main* one, whose
 executors use this venv's Python, runs the CLI's ``query``/``sql``/``verify``/``export``
 with ``--engine spark --master spark://...``, the ``rocketmq-index`` data source and
-``bulk_lookup``, with store paths relative to the driver's working directory; the *bare*
+``bulk_lookup`` and the CommitLog paths (``build --from-commitlog --engine spark``, ``export
+--commitlog``, ``stats --engine spark``), with store paths relative to the driver's working
+directory; the *bare*
 one gives executors a Python without rmqarrow (shipped by the driver) that cannot see
 one directory (a path only the driver sees).  Answers are compared with the native
 engine and the golden expectations; the executor logs show both workers ran tasks.
