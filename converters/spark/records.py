@@ -9,12 +9,14 @@ the tasks are the files in log order and Spark returns a job's partitions in tha
 
 Memory stays bounded: files are decoded a *window* at a time (as many as the cluster runs
 at once, at most :data:`MAX_WINDOW`), the next window decoding while the driver builds
-from the current one, so the driver holds at most two windows of index records.
+from the current one, so the driver holds at most two windows of index records.  A build
+that stops early cancels the window still decoding (a job group of its own).
 """
 
 from __future__ import annotations
 
 import os
+import uuid
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
@@ -66,18 +68,26 @@ def ordered_index_records(
     rdd = sc.parallelize(tasks, len(tasks)).mapPartitions(_encode)
     windows = [list(range(lo, min(lo + size, len(tasks)))) for lo in range(0, len(tasks), size)]
 
+    group = f"rmqarrow-commitlog-{uuid.uuid4().hex}"
+
     def run(parts: list[int]) -> list[Any]:
+        sc.setJobGroup(group, "rmqarrow: CommitLog index records", interruptOnCancel=True)
         return sc.runJob(rdd, lambda blobs: blobs, parts)
 
     with ThreadPoolExecutor(1, thread_name_prefix="rmqarrow-clog") as pool, \
             spark_errors(sc.applicationId):
         ahead: Future[list[Any]] = pool.submit(run, windows[0])
-        for following in [*windows[1:], None]:
-            blobs = ahead.result()
-            if following is not None:  # decode the next window while this one is built
-                ahead = pool.submit(run, following)
-            try:
-                for blob in blobs:
-                    yield pa.ipc.read_record_batch(pa.py_buffer(blob), INDEX_RECORDS_SCHEMA)
-            finally:
-                del blobs
+        try:
+            for following in [*windows[1:], None]:
+                blobs = ahead.result()
+                if following is not None:  # decode the next window while this one is built
+                    ahead = pool.submit(run, following)
+                try:
+                    for blob in blobs:
+                        yield pa.ipc.read_record_batch(pa.py_buffer(blob), INDEX_RECORDS_SCHEMA)
+                finally:
+                    del blobs
+        except GeneratorExit:  # the build stopped (an error, Ctrl-C): drop the decoding
+            if not ahead.done():
+                sc.cancelJobGroup(group)
+            raise
