@@ -103,12 +103,17 @@ def split_keys_column(keys_raw: pa.Array) -> pa.Array:
 
 
 def messages_batches(
-    reader: CommitLogReader, *, start_offset: int = 0, batch_rows: int = DEFAULT_BATCH_ROWS
+    reader: CommitLogReader,
+    *,
+    start_offset: int = 0,
+    batch_rows: int = DEFAULT_BATCH_ROWS,
+    end_offset: int | None = None,
 ) -> Iterator[pa.RecordBatch]:
-    """Batches of :data:`MESSAGES_SCHEMA` over an open reader (never spanning two files)."""
+    """Batches of :data:`MESSAGES_SCHEMA` over an open reader (never spanning two files);
+    ``end_offset`` stops before the first file starting at or after it (one file a task)."""
     if batch_rows < 1:
         raise InvalidValueError(f"batch_rows must be >= 1, got {batch_rows}")
-    for file, buf, positions in reader.positions(start_offset):
+    for file, buf, positions in reader.positions(start_offset, end_offset):
         for lo in range(0, len(positions), batch_rows):
             c = decode_columns(buf, positions[lo : lo + batch_rows], file.start_offset, True)
             keys_raw = c.keys()
@@ -146,12 +151,15 @@ def messages_reader(
     start_offset: int = 0,
     batch_rows: int = DEFAULT_BATCH_ROWS,
     lenient: bool = False,
+    end_offset: int | None = None,
 ) -> pa.RecordBatchReader:
-    """A streaming reader of the messages table (damage raises unless ``lenient``)."""
+    """A streaming reader of the messages table (damage raises unless ``lenient``);
+    ``end_offset`` stops before the first file starting at or after it."""
     reader = CommitLogReader(commitlog_dir, lenient=lenient)
     return pa.RecordBatchReader.from_batches(
         MESSAGES_SCHEMA,
-        messages_batches(reader, start_offset=start_offset, batch_rows=batch_rows),
+        messages_batches(reader, start_offset=start_offset, batch_rows=batch_rows,
+                         end_offset=end_offset),
     )
 
 
@@ -166,11 +174,14 @@ def write_messages_parquet(
     *,
     batch_rows: int = DEFAULT_BATCH_ROWS,
     lenient: bool = False,
+    start_offset: int = 0,
+    end_offset: int | None = None,
 ) -> int:
     """Stream the messages table to a new Parquet file; the number of rows written.
 
     An existing ``out_path`` is refused (:class:`OutputExistsError`); a failed write
-    removes its partial file.
+    removes its partial file.  ``start_offset``/``end_offset`` limit it to some files
+    (the Spark exporter writes one part per CommitLog file).
     """
     import pyarrow.parquet as pq
 
@@ -182,7 +193,8 @@ def write_messages_parquet(
     rows = 0
     try:
         with sink, pq.ParquetWriter(sink, MESSAGES_SCHEMA) as writer:
-            for batch in messages_reader(commitlog_dir, batch_rows=batch_rows, lenient=lenient):
+            for batch in messages_reader(commitlog_dir, batch_rows=batch_rows, lenient=lenient,
+                                         start_offset=start_offset, end_offset=end_offset):
                 writer.write_batch(batch)
                 rows += batch.num_rows
     except BaseException:

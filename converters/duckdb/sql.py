@@ -41,6 +41,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 from rmqarrow.converters.duckdb.walk import HASH_MACROS_SQL, LOOKUP_COLUMNS, LOOKUP_MACROS_SQL
+from rmqarrow.converters.log_check import (
+    CHECK_DANGLING_SQL,
+    CHECK_MISSING_SQL,
+    EXPECTED_KEYS_VIEW,
+    LOG_FACTS_SQL,
+    expected_key_texts_sql,
+)
 from rmqarrow.converters.parquet.dataset import detect_target
 from rmqarrow.converters.parquet.parts import duckdb_literal, table_parts
 
@@ -420,45 +427,15 @@ def connect_for_queries(
 
 # --- the index against the log --------------------------------------------------------
 
-#: The keys ``IndexService.buildIndex`` puts for each message of the ``messages`` view:
-#: every message that is not a rollback (``(sys_flag & 12) != 12``; prepared and commit
-#: records are indexed) gives ``topic#uniq_key`` (when UNIQ_KEY is present and non-empty)
-#: and ``topic#k`` for each token of its KEYS list; one row per distinct
-#: (physical_offset, key), with the key's hash.
-EXPECTED_KEY_TEXTS_SQL = """
-SELECT physical_offset, topic || '#' || uniq_key AS key
-FROM messages
-WHERE (sys_flag & 12) <> 12 AND uniq_key IS NOT NULL AND uniq_key <> ''
-UNION
-SELECT physical_offset, topic || '#' || k AS key
-FROM (SELECT physical_offset, topic, unnest(keys) AS k
-      FROM messages WHERE (sys_flag & 12) <> 12)
-"""
+#: The keys ``IndexService.buildIndex`` puts for each message of the ``messages`` view
+#: (:func:`rmqarrow.converters.log_check.expected_key_texts_sql`, shared with Spark).
+EXPECTED_KEY_TEXTS_SQL = expected_key_texts_sql("unnest")
 
 #: The same with each key's hash computed in SQL (the form to run by hand);
 #: :func:`check_against_log` hashes :data:`EXPECTED_KEY_TEXTS_SQL` vectorized instead.
 EXPECTED_KEYS_SQL = f"""
 SELECT physical_offset, key, index_key_hash(key) AS key_hash
 FROM ({EXPECTED_KEY_TEXTS_SQL})
-"""
-
-#: Entries whose ``phy_offset`` is the physical offset of no message (dangling).
-CHECK_DANGLING_SQL = """
-SELECT e.file_name, e.position, e.key_hash, e.phy_offset, e.store_timestamp
-FROM entries e
-WHERE NOT EXISTS (SELECT 1 FROM messages m WHERE m.physical_offset = e.phy_offset)
-ORDER BY e.phy_offset, e.file_name, e.position
-"""
-
-#: Expected keys (``_rmq_expected_keys``, the rows of :data:`EXPECTED_KEYS_SQL`) with no
-#: entry of that ``phy_offset`` and ``key_hash`` (missing from the index).
-CHECK_MISSING_SQL = """
-SELECT x.physical_offset, x.key, x.key_hash
-FROM _rmq_expected_keys x
-WHERE NOT EXISTS (
-  SELECT 1 FROM entries e WHERE e.phy_offset = x.physical_offset AND e.key_hash = x.key_hash
-)
-ORDER BY x.physical_offset, x.key
 """
 
 
@@ -491,7 +468,7 @@ def check_against_log(con: duckdb.DuckDBPyConnection, *, examples: int = 5) -> d
     expected = texts.append_column(
         "key_hash", pa.array(index_key_hashes(texts.column("key")), pa.int32())
     )
-    con.register("_rmq_expected_keys", expected)
+    con.register(EXPECTED_KEYS_VIEW, expected)
     try:
 
         def count(sql: str) -> int:
@@ -503,24 +480,21 @@ def check_against_log(con: duckdb.DuckDBPyConnection, *, examples: int = 5) -> d
             )
             return rows
 
-        facts = con.sql(
-            "SELECT count(*), count(*) FILTER (WHERE (sys_flag & 12) <> 12), "
-            "min(physical_offset), max(physical_offset + total_size) FROM messages"
-        ).fetchall()[0]
+        facts = con.sql(LOG_FACTS_SQL).fetchall()[0]
         result: dict[str, Any] = {
             "messages": int(facts[0]),
             "indexable_messages": int(facts[1]),
             "log_begin_offset": facts[2],
             "log_end_offset": facts[3],
             "entries": count("SELECT 1 FROM entries"),
-            "expected_keys": count("SELECT 1 FROM _rmq_expected_keys"),
+            "expected_keys": count(f"SELECT 1 FROM {EXPECTED_KEYS_VIEW}"),
             "dangling": count(CHECK_DANGLING_SQL),
             "missing": count(CHECK_MISSING_SQL),
             "dangling_examples": first(CHECK_DANGLING_SQL),
             "missing_examples": first(CHECK_MISSING_SQL),
         }
     finally:
-        con.unregister("_rmq_expected_keys")
+        con.unregister(EXPECTED_KEYS_VIEW)
     return result
 
 

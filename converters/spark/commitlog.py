@@ -1,14 +1,17 @@
-"""A broker's CommitLog as a Spark table, decoded in parallel: one task per file.
+"""A broker's CommitLog as Spark tables, decoded in parallel: one task per file.
 
 ``spark.read.format("rocketmq-commitlog").load(COMMITLOG_DIR)`` gives the messages table
-(:data:`rmqarrow.converters.arrow.messages.MESSAGES_SCHEMA`).  Every CommitLog file ends
-with a blank (or end-of-file) record, so each file is decoded on its own by its own task
-with :func:`rmqarrow.converters.arrow.messages.messages_batches`, the single-process
-reader's decoder (same rows, same damage checks).  Files are listed on the driver (paths
-made absolute); each executor maps its file and yields Arrow batches.
+(:data:`rmqarrow.converters.arrow.messages.MESSAGES_SCHEMA`); with
+``.option("table", "index_records")`` it gives the index records the bulk build consumes
+(:data:`rmqarrow.commitlog.INDEX_RECORDS_SCHEMA`).  Every CommitLog file ends with a blank
+(or end-of-file) record, so each file is decoded on its own by its own task with the
+single-process reader's decoder (same rows, same damage checks): the task's reader walks
+only its file (``end_offset``) but judges it as part of the whole log.  Files are listed
+on the driver (paths made absolute); each executor maps its file and yields Arrow batches.
 
 :func:`messages_frame` is what ``register_tables(..., commitlog=DIR)`` uses for the
-``messages`` view.
+``messages`` view; :func:`file_tasks` and :func:`file_batches` are shared with the ordered
+read of :mod:`rmqarrow.converters.spark.records`.
 """
 
 from __future__ import annotations
@@ -35,10 +38,28 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
-__all__ = ["FORMAT", "CommitLogDataSource", "file_batches", "messages_frame", "register",
+__all__ = ["FORMAT", "TABLES", "CommitLogDataSource", "FileTask", "file_batches", "file_tasks",
+           "index_records_frame", "messages_frame", "register", "spark_ddl",
            "spark_messages_ddl"]
 
 FORMAT = "rocketmq-commitlog"
+#: The tables the source gives (``option("table", ...)``); the first is the default.
+TABLES = ("messages", "index_records")
+#: One task's work: (CommitLog dir, start offset, end offset, mapped file size, table,
+#: batch rows).  The start is a file's first byte, or a resume offset inside it.
+FileTask = tuple[str, int, int, int, str, int]
+
+
+def _schema(table: str) -> pa.Schema:
+    if table == "messages":
+        from rmqarrow.converters.arrow.messages import MESSAGES_SCHEMA
+
+        return MESSAGES_SCHEMA
+    if table == "index_records":
+        from rmqarrow.commitlog.index_records import INDEX_RECORDS_SCHEMA
+
+        return INDEX_RECORDS_SCHEMA
+    raise InvalidValueError(f"option table={table!r}: expected one of {', '.join(TABLES)}")
 
 
 def _spark_type(t: pa.DataType) -> str:
@@ -48,11 +69,14 @@ def _spark_type(t: pa.DataType) -> str:
     return names[t]
 
 
+def spark_ddl(table: str = "messages") -> str:
+    """The Spark DDL of one of :data:`TABLES` (names and types of its Arrow schema)."""
+    return ", ".join(f"`{f.name}` {_spark_type(f.type)}" for f in _schema(table))
+
+
 def spark_messages_ddl() -> str:
     """The messages table's Spark DDL (names and types of ``MESSAGES_SCHEMA``)."""
-    from rmqarrow.converters.arrow.messages import MESSAGES_SCHEMA
-
-    return ", ".join(f"`{f.name}` {_spark_type(f.type)}" for f in MESSAGES_SCHEMA)
+    return spark_ddl("messages")
 
 
 def _nullable(schema: pa.Schema) -> pa.Schema:
@@ -65,20 +89,41 @@ def _nullable(schema: pa.Schema) -> pa.Schema:
     return pa.schema(fields)
 
 
-def file_batches(
-    commitlog_dir: str, start_offset: int, mapped_file_size: int
-) -> Iterator[pa.RecordBatch]:
-    """The messages of the one CommitLog file starting at ``start_offset``."""
-    from rmqarrow.converters.arrow.messages import messages_batches
-
+def file_tasks(
+    commitlog_dir: str | os.PathLike[str],
+    table: str = "messages",
+    *,
+    start_offset: int = 0,
+    batch_rows: int | None = None,
+) -> list[FileTask]:
+    """One task per CommitLog file holding data at or after ``start_offset``, in log order."""
+    from rmqarrow.commitlog.index_records import DEFAULT_BATCH_ROWS
     from rmqarrow.commitlog.reader import CommitLogReader
 
-    reader = CommitLogReader(commitlog_dir, mapped_file_size=mapped_file_size)
-    end = start_offset + mapped_file_size
-    for batch in messages_batches(reader, start_offset=start_offset):
-        if batch.num_rows and batch.column(0)[0].as_py() >= end:
-            return  # batches never span files: the next file is another task's
-        yield batch
+    _schema(table)
+    path = Path(commitlog_dir).absolute()  # executors resolve paths in their own work dirs
+    if not path.is_dir():
+        raise StoreNotFoundError(f"{path}: no such CommitLog directory")
+    log = CommitLogReader(path)
+    size, rows = log.mapped_file_size, batch_rows or DEFAULT_BATCH_ROWS
+    return [(str(path), max(start_offset, f.start_offset), f.start_offset + size, size, table,
+             rows) for f in log.files if f.start_offset + size > start_offset]
+
+
+def file_batches(task: FileTask) -> Iterator[pa.RecordBatch]:
+    """The batches of one task's file, in log order, by the single-process decoder."""
+    from rmqarrow.commitlog.index_records import index_record_batches
+    from rmqarrow.commitlog.reader import CommitLogReader
+
+    path, start, end, size, table, rows = task
+    reader = CommitLogReader(path, mapped_file_size=size)
+    if table == "index_records":
+        yield from index_record_batches(reader, start_offset=start, batch_rows=rows,
+                                        end_offset=end)
+        return
+    from rmqarrow.converters.arrow.messages import messages_batches
+
+    yield from messages_batches(reader, start_offset=start, batch_rows=rows, end_offset=end)
 
 
 class CommitLogReaderSource(DataSourceReader):
@@ -91,31 +136,28 @@ class CommitLogReaderSource(DataSourceReader):
                 f'no CommitLog directory: use spark.read.format("{FORMAT}").load(DIR)'
             )
         self.path = str(Path(str(path)).absolute())
+        self.table = str(options.get("table") or TABLES[0])
+        rows = options.get("batch_rows")
+        self.batch_rows = int(rows) if rows else None
 
     def partitions(self) -> Sequence[InputPartition]:
-        from rmqarrow.commitlog.reader import CommitLogReader
-
-        if not Path(self.path).is_dir():
-            raise StoreNotFoundError(f"{self.path}: no such CommitLog directory")
-        log = CommitLogReader(self.path)
-        size = log.mapped_file_size
-        return [InputPartition((self.path, f.start_offset, size)) for f in log.files]
+        tasks = file_tasks(self.path, self.table, batch_rows=self.batch_rows)
+        return [InputPartition(task) for task in tasks]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        path, start, size = partition.value
-        for batch in file_batches(path, start, size):
+        for batch in file_batches(partition.value):
             yield pa.RecordBatch.from_arrays(batch.columns, schema=_nullable(batch.schema))
 
 
 class CommitLogDataSource(DataSource):
-    """The ``rocketmq-commitlog`` format: the messages table of a CommitLog directory."""
+    """The ``rocketmq-commitlog`` format: a CommitLog directory's messages or index records."""
 
     @classmethod
     def name(cls) -> str:
         return FORMAT
 
     def schema(self) -> str:
-        return spark_messages_ddl()
+        return spark_ddl(str(self.options.get("table") or TABLES[0]))
 
     def reader(self, schema: StructType) -> DataSourceReader:
         return CommitLogReaderSource(self.options)
@@ -126,7 +168,20 @@ def register(spark: SparkSession) -> None:
     spark.dataSource.register(CommitLogDataSource)
 
 
+def _frame(spark: SparkSession, commitlog_dir: str | os.PathLike[str], table: str) -> DataFrame:
+    register(spark)
+    path = str(Path(commitlog_dir).absolute())
+    return spark.read.format(FORMAT).option("table", table).load(path)
+
+
 def messages_frame(spark: SparkSession, commitlog_dir: str | os.PathLike[str]) -> DataFrame:
     """The messages of ``commitlog_dir`` as a DataFrame decoded by the executors."""
-    register(spark)
-    return spark.read.format(FORMAT).load(str(Path(commitlog_dir).absolute()))
+    return _frame(spark, commitlog_dir, "messages")
+
+
+def index_records_frame(
+    spark: SparkSession, commitlog_dir: str | os.PathLike[str]
+) -> DataFrame:
+    """The index records of ``commitlog_dir`` (what the bulk build reads), decoded by the
+    executors; rows equal :func:`rmqarrow.commitlog.index_records`'s."""
+    return _frame(spark, commitlog_dir, "index_records")

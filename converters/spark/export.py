@@ -18,7 +18,7 @@ Runnable as a Spark application::
     spark-submit "$(python -c 'import rmqarrow.converters.spark.export as m
     print(m.__file__)')" STORE OUT
     python -m rmqarrow.converters.spark.export STORE OUT [--overwrite] [--master URL]
-        [--hash-slot-num N] [--index-num N]
+        [--hash-slot-num N] [--index-num N] [--commitlog DIR]
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from typing import Any
 
 from rmqarrow.errors import RmqArrowError, StoreNotFoundError
 
-__all__ = ["export_store", "main"]
+__all__ = ["export_store", "main", "on_executor", "raise_task_error"]
 
 
 def _export_one(task: tuple[int, str, int, int, str, bool]) -> dict[str, Any]:
@@ -71,13 +71,13 @@ def _export_one(task: tuple[int, str, int, int, str, bool]) -> dict[str, Any]:
         finally:
             m.close()
     except RmqArrowError as exc:
-        message = _on_executor(exc) if on_cluster else str(exc)
+        message = on_executor(exc) if on_cluster else str(exc)
         return {"error": type(exc).__name__, "message": message}
     return {"rank": rank, "files_row": files_row, "info": info, "slots": slots,
             "entries": entries}
 
 
-def _on_executor(exc: RmqArrowError) -> str:
+def on_executor(exc: RmqArrowError) -> str:
     """``exc``'s message with where it happened (the executor's host and work directory).
 
     A Python worker runs in its executor's working directory, which on a standalone
@@ -96,7 +96,7 @@ def _on_executor(exc: RmqArrowError) -> str:
     return f"{exc}{where}"
 
 
-def _raise_task_error(result: dict[str, Any]) -> None:
+def raise_task_error(result: dict[str, Any]) -> None:
     from rmqarrow import errors
 
     cls = getattr(errors, str(result["error"]), RmqArrowError)
@@ -113,10 +113,14 @@ def export_store(
     master: str | None = None,
     hash_slot_num: int | None = None,
     index_num: int | None = None,
+    commitlog: str | os.PathLike[str] | None = None,
 ) -> None:
     """Export every index file of ``store_dir`` to the Parquet dataset ``out_dir`` on Spark.
 
     One task per native file (largest first); the result equals the local exporter's.
+    ``commitlog`` (a broker's ``store/commitlog``) also writes the ``messages/`` table, a
+    task and a part per CommitLog file (:mod:`rmqarrow.converters.spark.messages_export`),
+    recorded in the manifest as the local exporter does.
     """
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -140,6 +144,8 @@ def export_store(
     out_dir = Path(out_dir).absolute()
     if not source.exists():
         raise StoreNotFoundError(f"{source}: no such store directory or index file")
+    if commitlog is not None and not Path(commitlog).is_dir():
+        raise StoreNotFoundError(f"{commitlog}: no such CommitLog directory")
     paths = source_paths(source)
     geometries = [geometry_of(p, hash_slot_num, index_num) for p in paths]
     spark = get_spark(master, app_name="rmqarrow-export")
@@ -159,7 +165,7 @@ def export_store(
                 results = rdd.map(_export_one).collect()
         for result in results:
             if "error" in result:
-                _raise_task_error(result)
+                raise_task_error(result)
         results.sort(key=lambda r: int(r["rank"]))
         if not paths:
             for sub in ("slots", "entries"):
@@ -183,6 +189,11 @@ def export_store(
                 "parquet": {"row_group_rows": ROW_GROUP_ROWS, **PARQUET_OPTIONS},
             },
         )
+        if commitlog is not None:
+            from rmqarrow.converters.spark.messages_export import write_messages_parts
+
+            manifest["tables"]["messages"] = write_messages_parts(spark, commitlog, tmp,
+                                                                  on_cluster)
         from rmqarrow.converters.parquet.manifest import part_records
 
         manifest["parts"] = part_records(tmp)  # checked by every reader (issue 13)
@@ -202,11 +213,14 @@ def main(argv: list[str] | None = None) -> int:
                         "spark-submit session, else local[*])")
     parser.add_argument("--hash-slot-num", type=int, default=None)
     parser.add_argument("--index-num", type=int, default=None)
+    parser.add_argument("--commitlog", default=None, help="also write messages/ from this "
+                        "store/commitlog")
     args = parser.parse_args(argv)
     try:
         export_store(
             args.store, args.out, overwrite=args.overwrite, master=args.master,
             hash_slot_num=args.hash_slot_num, index_num=args.index_num,
+            commitlog=args.commitlog,
         )
     except RmqArrowError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -1,9 +1,9 @@
 """``rmqarrow export`` and ``rmqarrow import``: native store <-> Parquet dataset.
 
 ``export STORE OUT [--overwrite] [--engine local|spark] [--master URL] [--commitlog DIR]``
-writes the dataset layout documented in :mod:`rmqarrow.converters.parquet.export` (``--commitlog``
-adds the
-``messages/`` table, local engine); ``import DATASET OUTDIR`` rebuilds byte-identical
+writes the dataset layout documented in :mod:`rmqarrow.converters.parquet.export`
+(``--commitlog`` adds the ``messages/`` table: one part, or with Spark one part per
+CommitLog file); ``import DATASET OUTDIR`` rebuilds byte-identical
 native files (never replacing one).  Engines load inside the commands.
 """
 
@@ -38,7 +38,7 @@ def register(sub: Any) -> None:
     add_spark_options(p)
     p.add_argument("--commitlog", metavar="DIR", default=None,
                    help="a broker's store/commitlog: also write the messages table "
-                   "(messages/), local engine only")
+                   "(messages/; with --engine spark a task per CommitLog file)")
     add_geometry_options(p)
     p.add_argument("--strict", action="store_true",
                    help="refuse a store with a damaged file instead of skipping it")
@@ -128,9 +128,6 @@ def _export(args: argparse.Namespace) -> int:
 def _run_export(args: argparse.Namespace, damaged: list[str]) -> int:
     start = time.perf_counter()
     if args.engine == "spark":
-        if args.commitlog is not None:
-            print("rmqarrow export: error: --commitlog needs --engine local", file=sys.stderr)
-            return 2
         spark_export = _spark_export()
         spark_export(
             args.store,
@@ -139,6 +136,7 @@ def _run_export(args: argparse.Namespace, damaged: list[str]) -> int:
             master=args.master,
             hash_slot_num=args.hash_slot_num,
             index_num=args.index_num,
+            commitlog=args.commitlog,
         )
         from rmqarrow.converters.parquet.manifest import read_manifest
 

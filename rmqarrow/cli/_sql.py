@@ -6,7 +6,8 @@ stdin, ``;``-terminated, as an interactive prompt on a terminal) over the ``file
 or Spark.  ``stats TARGET`` prints the analyses of :mod:`rmqarrow.converters.duckdb.stats`.  With
 ``--commitlog DIR`` (a broker's ``store/commitlog``) both also get the ``messages`` view
 (a dataset exported with its messages has it without the option), and ``stats`` adds the
-check of the index against the log (:func:`rmqarrow.converters.duckdb.sql.check_against_log`).
+check of the index against the log (:func:`rmqarrow.converters.duckdb.sql.check_against_log`;
+with ``--engine spark``, :func:`rmqarrow.converters.spark.log_check.check_against_log`).
 """
 
 from __future__ import annotations
@@ -99,6 +100,13 @@ def register(sub: Any) -> None:
         default=None,
         help="a broker's store/commitlog: also check the index against the log",
     )
+    s.add_argument(
+        "--engine", choices=("duckdb", "spark"), default="duckdb",
+        help="who checks the index against --commitlog: duckdb (default) or spark (the log "
+        "decoded by the executors, a task per file; the other analyses stay DuckDB's)",
+    )
+    s.add_argument("--master", default=None, help="Spark master URL (--engine spark)")
+    add_spark_options(s)
     add_geometry_options(s)
     s.set_defaults(func=_run_stats)
 
@@ -345,18 +353,29 @@ def _run_stats(args: argparse.Namespace) -> int:
                    parse_time(args.between[1], "--between"))
         if between[0] > between[1]:
             raise UsageError(f"--between {between[0]} {between[1]}: the first time is later")
+    if args.engine != "spark" and (args.master is not None or args.spark_conf
+                                   or args.spark_py_files or args.spark_no_ship):
+        raise UsageError("--master, --conf, --py-files and --no-ship need --engine spark")
     _target(args)
+    if args.engine == "spark" and args.commitlog is None:
+        raise UsageError("--engine spark checks the index against the log: give --commitlog "
+                         "DIR (the other analyses are DuckDB's)")
+    spark_check = args.engine == "spark"
     con = connect(
         args.target,
         hash_slot_num=args.hash_slot_num,
         index_num=args.index_num,
-        commitlog=args.commitlog,
+        commitlog=None if spark_check else args.commitlog,
     )
     try:
         result = stats.collect(con, top=args.top, between=between, limit=args.limit)
-        log_check = check_against_log(con, examples=args.top) if args.commitlog else None
+        log_check = None
+        if args.commitlog and not spark_check:
+            log_check = check_against_log(con, examples=args.top)
     finally:
         con.close()
+    if spark_check:
+        log_check = _spark_log_check(args)
     charts = []
     if args.plot:
         from rmqarrow.converters.duckdb.stats_plot import write_charts
@@ -393,6 +412,22 @@ def _run_stats(args: argparse.Namespace) -> int:
     for c in charts:
         print(f"wrote {c}", file=sys.stderr)
     return 0
+
+
+def _spark_log_check(args: argparse.Namespace) -> dict[str, Any]:
+    """The check against the log computed in Spark (same figures as DuckDB's)."""
+    try:
+        from rmqarrow.converters.spark.log_check import check_against_log
+        from rmqarrow.converters.spark.session import get_spark
+        from rmqarrow.converters.spark.tables import register_tables
+    except ImportError as exc:
+        raise EngineUnavailableError(
+            f"--engine spark needs pyspark ({exc}); pip install 'rmqarrow[spark]'"
+        ) from None
+    spark = get_spark(args.master, app_name="rmqarrow-stats")
+    register_tables(spark, args.target, hash_slot_num=args.hash_slot_num,
+                    index_num=args.index_num, commitlog=args.commitlog)
+    return check_against_log(spark, examples=args.top)
 
 
 def _print_log_check(check: dict[str, Any], top: int) -> None:

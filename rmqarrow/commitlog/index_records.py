@@ -53,16 +53,21 @@ INDEX_RECORDS_SCHEMA = pa.schema(
 
 
 def index_record_batches(
-    reader: CommitLogReader, *, start_offset: int = 0, batch_rows: int = DEFAULT_BATCH_ROWS
+    reader: CommitLogReader,
+    *,
+    start_offset: int = 0,
+    batch_rows: int = DEFAULT_BATCH_ROWS,
+    end_offset: int | None = None,
 ) -> Iterator[pa.RecordBatch]:
-    """:func:`index_records` over an open reader (its ``lenient`` and ``problems`` apply)."""
+    """:func:`index_records` over an open reader (its ``lenient`` and ``problems`` apply);
+    ``end_offset`` stops before the first file starting at or after it (one file a task)."""
     if batch_rows < 1:
         raise InvalidValueError(f"batch_rows must be >= 1, got {batch_rows}")
     kernels = compiled_kernels("rmqarrow.commitlog._walk_numba")
     if kernels is not None:
-        yield from _compiled_batches(kernels, reader, start_offset, batch_rows)
+        yield from _compiled_batches(kernels, reader, start_offset, batch_rows, end_offset)
         return
-    for file, buf, positions in reader.positions(start_offset):
+    for file, buf, positions in reader.positions(start_offset, end_offset):
         for lo in range(0, len(positions), batch_rows):
             part = positions[lo : lo + batch_rows]
             cols = decode_columns(buf, part, file.start_offset)
@@ -81,14 +86,18 @@ def index_record_batches(
 
 
 def _compiled_batches(
-    kernels: ModuleType, reader: CommitLogReader, start_offset: int, batch_rows: int
+    kernels: ModuleType,
+    reader: CommitLogReader,
+    start_offset: int,
+    batch_rows: int,
+    end_offset: int | None,
 ) -> Iterator[pa.RecordBatch]:
     """The batches decoded by the compiled pass, ``THREADS`` at once, yielded in order.
 
     A file's batches are all done before the reader moves on (its mapping closes then).
     """
     with ThreadPoolExecutor(THREADS, thread_name_prefix="rmqarrow-records") as pool:
-        for file, buf, positions in reader.positions(start_offset):
+        for file, buf, positions in reader.positions(start_offset, end_offset):
             pending: deque[Future[pa.RecordBatch]] = deque()
             try:
                 for lo in range(0, len(positions), batch_rows):

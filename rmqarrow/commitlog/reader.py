@@ -108,11 +108,16 @@ class CommitLogReader:
         return None
 
     # -- walking ----------------------------------------------------------------------
-    def _files_from(self, start_offset: int) -> Iterator[tuple[CommitLogFile, int, bool]]:
-        """Files to walk from ``start_offset``: (file, start position, is last); gaps are damage."""
+    def _files_from(
+        self, start_offset: int, end_offset: int | None = None
+    ) -> Iterator[tuple[CommitLogFile, int, bool]]:
+        """Files to walk from ``start_offset`` (those starting before ``end_offset``, if
+        given): (file, start position, is last of the whole log); gaps are damage."""
         mapped = self.mapped_file_size
         prev: CommitLogFile | None = None
         for i, file in enumerate(self.files):
+            if end_offset is not None and file.start_offset >= end_offset:
+                return
             if file.start_offset + mapped <= start_offset:
                 prev = file
                 continue
@@ -127,14 +132,16 @@ class CommitLogReader:
             yield file, max(0, start_offset - file.start_offset), i == len(self.files) - 1
 
     def positions(
-        self, start_offset: int = 0
+        self, start_offset: int = 0, end_offset: int | None = None
     ) -> Iterator[tuple[CommitLogFile, Buf, np.ndarray[Any, np.dtype[np.int64]]]]:
         """For each file from ``start_offset``: the file, its mapped bytes, record positions.
 
+        ``end_offset`` stops before the first file starting at or after it (a task that
+        decodes one file of a log walks only that file, yet judges it as part of the log).
         The buffer is valid only until the next item is taken; drop every view of it first.
         Damage is raised (or reported) after the good positions before it were yielded.
         """
-        for file, start_pos, is_last in self._files_from(start_offset):
+        for file, start_pos, is_last in self._files_from(start_offset, end_offset):
             with _mapped(file.path, file.size) as buf:
                 found, damage = record_positions(
                     buf, file.size, self.mapped_file_size, file.start_offset, start_pos, is_last

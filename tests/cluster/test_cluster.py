@@ -3,7 +3,9 @@
 Two applications run on the session's cluster (``conftest.py``): the *main* one, whose
 executors use this venv's Python, runs the CLI's ``query``/``sql``/``verify``/``export``
 with ``--engine spark --master spark://...``, the ``rocketmq-index`` data source and
-``bulk_lookup``, with store paths relative to the driver's working directory; the *bare*
+``bulk_lookup`` and the CommitLog paths (``build --from-commitlog --engine spark``, ``export
+--commitlog``, ``stats --engine spark``), with store paths relative to the driver's working
+directory; the *bare*
 one gives executors a Python without rmqarrow (shipped by the driver) that cannot see
 one directory (a path only the driver sees).  Answers are compared with the native
 engine and the golden expectations; the executor logs show both workers ran tasks.
@@ -43,8 +45,18 @@ def _query_step(master: str) -> dict[str, Any]:
         "--queries", "rolling.queries.tsv", *_ROLLING]}
 
 
+_STORE1 = ["--hash-slot-num", "64", "--index-num", "256"]
+
+
+def _generated_geometry(generated: Any) -> list[str]:
+    return ["--hash-slot-num", str(generated.hash_slot_num),
+            "--index-num", str(generated.index_num)]
+
+
 @pytest.fixture(scope="module")
-def main_run(spark_cluster: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+def main_run(
+    spark_cluster: Any, generated: Any, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, Any]:
     tmp = tmp_path_factory.mktemp("cluster-main")
     m = spark_cluster.master_url
     g = golden_set("rolling")
@@ -68,6 +80,20 @@ def main_run(spark_cluster: Any, tmp_path_factory: pytest.TempPathFactory) -> di
          "index_num": 32, "keys": keys, "max_num": 64},
         {"name": "messages", "kind": "messages", "path": "commitlog/store1/commitlog",
          "out": str(tmp / "messages.parquet")},
+        # the CommitLog paths: relative to the driver's cwd, decoded by the executors
+        {"name": "build_golden", "kind": "cli", "argv": [
+            "build", str(tmp / "build-golden"), "--from-commitlog", "commitlog/store1",
+            "--engine", "spark", "--master", m, *_STORE1]},
+        {"name": "build_generated", "kind": "cli", "argv": [
+            "build", str(tmp / "build-generated"), "--from-commitlog",
+            str(generated.root / "commitlog"), "--engine", "spark", "--master", m,
+            *_generated_geometry(generated)]},
+        {"name": "export_messages", "kind": "cli", "argv": [
+            "export", "commitlog_store1", str(tmp / "export-messages"), "--commitlog",
+            "commitlog/store1/commitlog", "--engine", "spark", "--master", m, *_STORE1]},
+        {"name": "log_check", "kind": "cli", "argv": [
+            "stats", "commitlog_store1", "--commitlog", "commitlog/store1/commitlog",
+            "--engine", "spark", "--master", m, "--json", "--top", "2", *_STORE1]},
     ]
     result = run_driver(spark_cluster, tmp, "rmqarrow-cluster-main", steps,
                         {"spark.pyspark.python": sys.executable})
@@ -229,3 +255,41 @@ def test_commitlog_messages_decoded_by_the_executors(main_run: dict[str, Any]) -
     got = pq.read_table(Path(main_run["tmp"]) / "messages.parquet").sort_by("physical_offset")
     want = messages_table(log)
     assert got.cast(want.schema).equals(want)
+
+
+def _store_bytes(store: Path) -> list[bytes]:
+    return [p.read_bytes() for p in sorted(store.iterdir())]
+
+
+def test_build_from_commitlog_on_the_cluster_is_byte_identical(
+    main_run: dict[str, Any], generated: Any, tmp_path: Path
+) -> None:
+    from rmqarrow.cli import main
+
+    _ok(main_run, "build_golden")
+    built = Path(main_run["tmp"]) / "build-golden"
+    assert _store_bytes(built) == [p.read_bytes() for p in golden_set("commitlog_store1")
+                                   .file_paths]
+    _ok(main_run, "build_generated")
+    local = tmp_path / "local"
+    assert main(["build", str(local), "--from-commitlog", str(generated.root / "commitlog"),
+                 *_generated_geometry(generated)]) == 0
+    dist = _store_bytes(Path(main_run["tmp"]) / "build-generated")
+    assert dist == _store_bytes(local) and len(dist) > 1
+
+
+def test_export_messages_and_log_check_on_the_cluster(main_run: dict[str, Any]) -> None:
+    from rmqarrow.converters.arrow.messages import messages_table
+    from rmqarrow.converters.duckdb.sql import check_against_log, connect
+
+    _ok(main_run, "export_messages")
+    log = GOLDEN / "commitlog" / "store1" / "commitlog"
+    got = pq.read_table(Path(main_run["tmp"]) / "export-messages" / "messages")
+    want = messages_table(log)
+    assert got.sort_by("physical_offset").cast(want.schema).equals(want)
+    spark_check = json.loads(_ok(main_run, "log_check")["stdout"])["log_check"]
+    con = connect(GOLDEN / "commitlog_store1", hash_slot_num=64, index_num=256, commitlog=log)
+    try:
+        assert spark_check == check_against_log(con, examples=2)
+    finally:
+        con.close()
