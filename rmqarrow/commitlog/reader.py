@@ -15,7 +15,7 @@ import mmap
 import os
 import warnings
 from collections.abc import Iterator
-from contextlib import closing, contextmanager
+from contextlib import closing, contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -58,8 +58,16 @@ def _mapped(path: Path, size: int) -> Iterator[Buf]:
     if size == 0:
         yield b""
         return
-    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
+    with open(path, "rb") as f:
+        m = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    try:
         yield m
+    finally:
+        # Views of the map may still be alive (a decoder's arrays held by an exception's
+        # frames): closing would raise BufferError over the real error; the map is then
+        # unmapped when the last view goes.
+        with suppress(BufferError):
+            m.close()
 
 
 class CommitLogReader:
