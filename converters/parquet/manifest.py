@@ -48,6 +48,7 @@ __all__ = [
     "check_parts",
     "load_manifest_json",
     "new_manifest",
+    "part_record",
     "part_records",
     "read_manifest",
     "source_file_info",
@@ -129,22 +130,34 @@ def _data_parts(dataset_dir: Path) -> list[Path]:
     return out
 
 
-def part_records(dataset_dir: Path) -> list[dict[str, Any]]:
-    """The ``parts`` list of a manifest for the data parts now in ``dataset_dir``."""
+def part_record(dataset_dir: Path, part: Path) -> dict[str, Any]:
+    """The ``parts`` record of one data part (path, rows, size, footer and whole-file
+    sha256).  A writer computes it as soon as the part is closed, while its bytes are
+    still in the page cache (and on the writer's thread, beside the others)."""
     import pyarrow.parquet as pq
 
+    size = part.stat().st_size
+    with open(part, "rb") as fh:
+        digest = hashlib.file_digest(fh, "sha256").hexdigest()
+    return {
+        "path": part.relative_to(dataset_dir).as_posix(),
+        "rows": pq.ParquetFile(part).metadata.num_rows,
+        "size": size,
+        "footer_sha256": _footer_digest(part, size),
+        "sha256": digest,
+    }
+
+
+def part_records(
+    dataset_dir: Path, known: dict[str, dict[str, Any]] | None = None
+) -> list[dict[str, Any]]:
+    """The ``parts`` list of a manifest for the data parts now in ``dataset_dir``; parts
+    whose record is in ``known`` (by path) are not read again."""
+    known = known or {}
     records = []
     for p in _data_parts(dataset_dir):
-        size = p.stat().st_size
-        with open(p, "rb") as fh:
-            digest = hashlib.file_digest(fh, "sha256").hexdigest()
-        records.append({
-            "path": p.relative_to(dataset_dir).as_posix(),
-            "rows": pq.ParquetFile(p).metadata.num_rows,
-            "size": size,
-            "footer_sha256": _footer_digest(p, size),
-            "sha256": digest,
-        })
+        rel = p.relative_to(dataset_dir).as_posix()
+        records.append(known[rel] if rel in known else part_record(dataset_dir, p))
     return records
 
 
