@@ -12,8 +12,6 @@ time.  Both give identical rows; the tests compare them.
 
 from __future__ import annotations
 
-import mmap
-from collections.abc import Iterator
 from dataclasses import dataclass
 from types import ModuleType
 
@@ -21,13 +19,12 @@ import numpy as np
 
 from rmqarrow._optional import compiled_kernels
 from rmqarrow.format.layout import MappedIndex
+from rmqarrow.kernels.stream import entry_chunks
 
 __all__ = ["COMPILED", "RECORD_DTYPE", "Rows", "SlotOrder"]
 
 #: The compiled kernels (numba), when importable.
 COMPILED = "rmqarrow.kernels._numba_order"
-#: Entries per chunk of a pass over the map (80 MiB of it).
-CHUNK = 1 << 22
 #: Slots per bucket of the counting sort: a bucket's rows (about 1 MiB at RocketMQ's
 #: 4 entries a slot) and counters stay in cache while it is sorted.
 SHIFT = 12
@@ -72,7 +69,7 @@ class SlotOrder:
         bounds = np.cumsum(counts)  # each bucket's first row, then the end
         records = np.empty((n, 6), dtype=np.uint32)
         cursor = bounds[:-1].copy()
-        for a, b in _chunks(m, n):
+        for a, b in entry_chunks(m, n):
             k.scatter_buckets(words, a, b, np.int64(slot_num), np.int64(lo), np.int64(SHIFT),
                               cursor, records)
         ends = np.empty(slot_num - lo, dtype=np.int64)
@@ -91,7 +88,7 @@ class SlotOrder:
         ``lo``."""
         buckets = ((m.geometry.hash_slot_num - lo) >> SHIFT) + 1
         counts = np.zeros(buckets + 1, dtype=np.int64)
-        for a, b in _chunks(m, n):
+        for a, b in entry_chunks(m, n):
             if not k.bucket_histogram(words, a, b, np.int64(m.geometry.hash_slot_num),
                                       np.int64(lo), np.int64(SHIFT), counts[1:]):
                 return None
@@ -124,18 +121,3 @@ class SlotOrder:
                                  np.int64(self._lo), slot)
         return Rows(rec["position"].copy(), rec["key_hash"].copy(), slot,
                     rec["phy_offset"].copy(), rec["time_diff"].copy(), rec["prev_index"].copy())
-
-
-def _chunks(m: MappedIndex, n: int) -> Iterator[tuple[np.int64, np.int64]]:
-    """Entries ``1..n`` in chunks of :data:`CHUNK`; after each chunk its pages are dropped
-    from this process (``MADV_DONTNEED`` on a read-only map: they stay in the page cache),
-    so a pass over the map holds one chunk of it, whatever the file size."""
-    base = m.geometry.entries_offset
-    page = mmap.PAGESIZE
-    for a in range(1, n + 1, CHUNK):
-        b = min(a + CHUNK, n + 1)
-        yield np.int64(a), np.int64(b)
-        lo = (base + a * 20) // page * page
-        hi = (base + b * 20) // page * page
-        if hi > lo and not m.writable:  # a private or written map keeps its pages
-            m.mm.madvise(mmap.MADV_DONTNEED, lo, hi - lo)
