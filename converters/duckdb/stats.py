@@ -338,7 +338,10 @@ MEMORY_LIMIT = "1GB"
 def bounded_memory(con: duckdb.DuckDBPyConnection, limit: str | None = None) -> Iterator[None]:
     """Within the block, ``con`` works in at most ``limit`` of memory (only ever lowered: a
     smaller limit already set stays), spilling to a new temporary directory removed after;
-    the connection's settings are restored."""
+    the connection's settings are restored (but for a temporary directory DuckDB has
+    spilled to, which it will not switch away from)."""
+    import duckdb
+
     limit = limit or os.environ.get("RMQARROW_STATS_MEMORY") or MEMORY_LIMIT
     wanted = _size(limit)
     names = ("memory_limit", "temp_directory", "preserve_insertion_order")
@@ -352,7 +355,14 @@ def bounded_memory(con: duckdb.DuckDBPyConnection, limit: str | None = None) -> 
             yield
         finally:
             for name, value in old.items():
-                con.execute(f"SET {name} = '{_quote(value)}'")
+                try:
+                    con.execute(f"SET {name} = '{_quote(value)}'")
+                except duckdb.NotImplementedException:
+                    # DuckDB keeps a temporary directory it has spilled to for the life of
+                    # the connection ("cannot switch ... after the current one has been
+                    # used"): the setting stays; the directory goes when this block ends.
+                    if name != "temp_directory":
+                        raise
 
 
 def _quote(text: str) -> str:
