@@ -115,9 +115,9 @@ def sort_buckets(  # pragma: no cover
             if base + j < ends.size:
                 ends[base + j] = start + total
         for r in range(start, stop):
-            j = _slot(_I64(_I32(rows[r, 0])), slot_num, inverse) - lo - base
-            d = cursor[j]
-            cursor[j] = d + 1
+            i = _slot(_I64(_I32(rows[r, 0])), slot_num, inverse) - lo - base
+            d = cursor[i]
+            cursor[i] = d + 1
             for c in range(6):
                 tmp[d, c] = rows[r, c]
         rows[start:stop] = tmp[: stop - start]
