@@ -68,6 +68,7 @@ manifest lists every part with its row count and checksums (``parts``).
 from __future__ import annotations
 
 import os
+import threading
 from collections import deque
 from collections.abc import Callable, Collection, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -228,14 +229,22 @@ def export_file_slots(m: MappedIndex, path: Path) -> int:
     return len(idx)
 
 
-def export_file_entries(m: MappedIndex, path: Path, progress: Progress) -> int:
+def export_file_entries(
+    m: MappedIndex, path: Path, progress: Progress, spare: list[np.ndarray] | None = None
+) -> int:
     """Write one mapped file's entries, sorted by (slot, position), as an ``entries`` part
-    (:class:`rmqarrow.kernels.order.SlotOrder`: a counting sort by slot with numba)."""
+    (:class:`rmqarrow.kernels.order.SlotOrder`: a counting sort by slot with numba).
+
+    ``spare``, a list kept by the caller from file to file, holds the sort buffer for the
+    next file (reused: its pages are already faulted in)."""
     schema = SCHEMAS["entries"]
     count = max(int(m.header["index_count"][0]), 1)
     begin = np.int64(m.header["begin_timestamp"][0])
     n = count - 1
-    order = SlotOrder(m, n)
+    order = SlotOrder(m, n, spare[0] if spare else None)
+    buffer = order.buffer()
+    if spare is not None and buffer is not None:
+        spare[:] = [buffer]
     names = repeated_string(m.path.name, min(ROW_GROUP_ROWS, n))
 
     def row_group(start: int) -> pa.RecordBatch:
@@ -276,7 +285,8 @@ class _Part:
     records: dict[str, dict[str, Any]]
 
 
-def _export_file(p: Path, g: Geometry, tmp: Path, part: str, bar: Progress) -> _Part:
+def _export_file(p: Path, g: Geometry, tmp: Path, part: str, bar: Progress,
+                 spare: list[np.ndarray]) -> _Part:
     """Snapshot, check and write one native file's ``slots`` and ``entries`` parts, and
     their manifest records."""
     mapped = map_regions(p, g, writable=False)
@@ -286,7 +296,7 @@ def _export_file(p: Path, g: Geometry, tmp: Path, part: str, bar: Progress) -> _
         check_exportable(m)
         batch = files_batch(m, p.name)
         slots = export_file_slots(m, tmp / "slots" / part)
-        entries = export_file_entries(m, tmp / "entries" / part, bar)
+        entries = export_file_entries(m, tmp / "entries" / part, bar, spare)
         info = source_file_info(p, g.hash_slot_num, g.index_num, int(m.header["index_count"][0]))
     finally:
         mapped.close()
@@ -367,8 +377,12 @@ def _export(
         big = max((_entry_count(p) for p in paths), default=0) >= PARALLEL_ENTRIES
         workers = min(EXPORT_THREADS, len(paths)) if big else 1
 
+        local = threading.local()  # each thread's sort buffer, gone with the export
+
         def one(i: int) -> _Part:
-            return _export_file(paths[i], geometries[i], tmp, f"part-{i:05d}.parquet", bar)
+            spare = local.__dict__.setdefault("spare", [])
+            return _export_file(paths[i], geometries[i], tmp, f"part-{i:05d}.parquet", bar,
+                                spare)
 
         with ThreadPoolExecutor(max(workers, 1)) as pool:
             try:

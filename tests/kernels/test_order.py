@@ -70,3 +70,26 @@ def test_counting_sort_equals_numpy(
     want = np.lexsort((np.arange(1, n + 1), slots)) + 1
     assert numpy_rows["position"].tolist() == want.tolist()
     assert numpy_rows["slot"].tolist() == slots[want - 1].tolist()
+
+
+def test_spare_buffer_gives_the_same_rows(tmp_path: Path) -> None:
+    """A buffer left by a larger file's order is reused, and changes nothing."""
+    big, small = tmp_path / "big", tmp_path / "small"
+    g = Geometry(5, 400)
+    write_random_file(big, g, 300, seed=1)
+    write_random_file(small, g, 120, seed=2)
+    if order.compiled_kernels(order.COMPILED) is None:
+        pytest.skip("numba not installed")
+    maps = [map_regions(p, g, writable=False) for p in (big, small)]
+    try:
+        first = order.SlotOrder(maps[0], 300)
+        spare = first.buffer()
+        assert spare is not None
+        again = order.SlotOrder(maps[1], 120, spare)
+        fresh = order.SlotOrder(maps[1], 120)
+        assert again.buffer() is spare
+        for f in FIELDS:
+            assert np.array_equal(getattr(again.rows(0, 120), f), getattr(fresh.rows(0, 120), f))
+    finally:
+        for m in maps:
+            m.close()
