@@ -123,7 +123,8 @@ __all__ = [
 ]
 
 ROW_GROUP_ROWS = 1 << 17
-#: Native files exported at once (one thread each: numba and Parquet release the GIL)...
+#: Native files exported at once (one thread each: numba and Parquet release the GIL);
+#: ``RMQARROW_EXPORT_THREADS=1`` trades time for memory (one file's sort buffer, not two)...
 EXPORT_THREADS = 2
 #: ... when the largest has at least this many entries (below, threads cost more than
 #: they give).  Each file in flight holds about 26 bytes an entry (its sorted records and
@@ -375,7 +376,8 @@ def _export(
         file_batches = []
         known: dict[str, dict[str, Any]] = {}
         big = max((_entry_count(p) for p in paths), default=0) >= PARALLEL_ENTRIES
-        workers = min(EXPORT_THREADS, len(paths)) if big else 1
+        threads = int(os.environ.get("RMQARROW_EXPORT_THREADS") or EXPORT_THREADS)
+        workers = max(1, min(threads, len(paths))) if big else 1
 
         local = threading.local()  # each thread's sort buffer, gone with the export
 
