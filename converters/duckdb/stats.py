@@ -155,13 +155,16 @@ ORDER BY depth
 """
 
 HOT_KEYS_SQL = """
-SELECT key_hash, count(*) AS entries, count(DISTINCT phy_offset) AS offsets,
-       count(DISTINCT file_name) AS files,
-       min(store_timestamp) AS first_ms, max(store_timestamp) AS last_ms
-FROM entries
-GROUP BY key_hash
-ORDER BY entries DESC, key_hash
-LIMIT $top
+WITH top AS (  -- the keys first (a count per hash), then the details of those alone
+  SELECT key_hash, count(*) AS entries FROM entries
+  GROUP BY key_hash ORDER BY entries DESC, key_hash LIMIT $top
+)
+SELECT t.key_hash, t.entries, count(DISTINCT e.phy_offset) AS offsets,
+       count(DISTINCT e.file_name) AS files,
+       min(e.store_timestamp) AS first_ms, max(e.store_timestamp) AS last_ms
+FROM top t JOIN entries e ON e.key_hash = t.key_hash
+GROUP BY t.key_hash, t.entries
+ORDER BY t.entries DESC, t.key_hash
 """
 
 FILES_SQL = """
@@ -205,20 +208,22 @@ SELECT (SELECT count(*) FROM links WHERE prev_index <> expected_prev) AS broken_
 """
 
 DUPLICATES_SQL = """
-SELECT phy_offset, count(*) AS entries, count(DISTINCT key_hash) AS key_hashes,
-       count(DISTINCT file_name) AS files,
-       count(*) - count(DISTINCT (key_hash, file_name)) AS same_key_repeats
-FROM entries
-GROUP BY phy_offset
-HAVING count(*) > 1
-ORDER BY entries DESC, phy_offset
-LIMIT $top
+WITH top AS (  -- the offsets first (a count per offset), then the details of those alone
+  SELECT phy_offset, count(*) AS entries FROM entries
+  GROUP BY phy_offset HAVING count(*) > 1
+  ORDER BY entries DESC, phy_offset LIMIT $top
+)
+SELECT t.phy_offset, t.entries, count(DISTINCT e.key_hash) AS key_hashes,
+       count(DISTINCT e.file_name) AS files,
+       t.entries - count(DISTINCT (e.key_hash, e.file_name)) AS same_key_repeats
+FROM top t JOIN entries e ON e.phy_offset = t.phy_offset
+GROUP BY t.phy_offset, t.entries
+ORDER BY t.entries DESC, t.phy_offset
 """
 
 DUPLICATES_SUMMARY_SQL = """
 WITH per_offset AS (
-  SELECT phy_offset, count(*) AS n, count(DISTINCT key_hash) AS k FROM entries
-  GROUP BY phy_offset
+  SELECT phy_offset, count(*) AS n FROM entries GROUP BY phy_offset
 ),
 pairs AS (SELECT key_hash, phy_offset, count(*) AS n FROM entries GROUP BY ALL)
 SELECT (SELECT count(*) FROM per_offset) AS distinct_offsets,
