@@ -129,12 +129,17 @@ WITH per_file AS (
   FROM files f LEFT JOIN entries e ON e.file_name = f.file_name
   GROUP BY f.file_name, f.hash_slot_num
 ),
-depths AS (
-  SELECT row_number() OVER (PARTITION BY file_name, slot ORDER BY position DESC) AS depth
-  FROM entries
+-- The entries at depth d are one per slot holding d or more: counted from the slots'
+-- loads (a group-by), not by numbering every chain (a window sort of every entry).
+loads AS (SELECT count(*) AS load FROM entries GROUP BY file_name, slot),
+per_load AS (SELECT load, count(*) AS slots FROM loads GROUP BY load),
+deepest AS (SELECT coalesce(max(load), 0) AS depth FROM per_load),
+observed AS (
+  SELECT r.range AS depth, sum(p.slots) AS entries
+  FROM range(1, (SELECT depth FROM deepest) + 1) r JOIN per_load p ON p.load >= r.range
+  GROUP BY r.range
 ),
-observed AS (SELECT depth, count(*) AS entries FROM depths GROUP BY depth),
-ks AS (SELECT range AS k FROM range(0, (SELECT coalesce(max(depth), 0) FROM depths) + 2)),
+ks AS (SELECT range AS k FROM range(0, (SELECT depth FROM deepest) + 2)),
 pmf AS (
   SELECT per_file.file_name, s, k,
          CASE WHEN n = 0 THEN CASE WHEN k = 0 THEN 1.0 ELSE 0.0 END
@@ -150,7 +155,7 @@ expected AS (SELECT d, sum(s * p_at_least) AS poisson FROM tail GROUP BY d)
 SELECT e.d::INTEGER AS depth, coalesce(o.entries, 0)::BIGINT AS entries,
        e.poisson AS poisson_entries
 FROM expected e LEFT JOIN observed o ON o.depth = e.d
-WHERE e.d <= (SELECT coalesce(max(depth), 0) FROM depths) + 1
+WHERE e.d <= (SELECT depth FROM deepest) + 1
 ORDER BY depth
 """
 
