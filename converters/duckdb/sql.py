@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
+from rmqarrow.converters.duckdb.footer_facts import entry_facts
 from rmqarrow.converters.duckdb.walk import HASH_MACROS_SQL, LOOKUP_COLUMNS, LOOKUP_MACROS_SQL
 from rmqarrow.converters.log_check import (
     CHECK_DANGLING_SQL,
@@ -163,10 +164,12 @@ def _attach_dataset(con: duckdb.DuckDBPyConnection, root: Path) -> None:
                 f"{root}: entries of file {unknown[0]!r}, which the files table does not list"
             )
         relation = None
+        owned: dict[int, list[str]] = {}
         for name, rank in ranks.items():
             mine = [p for p, o in zip(parts, owners, strict=True) if o == name]
             if not mine:
                 continue
+            owned[rank] = mine
             rel = con.read_parquet([duckdb_literal(p) for p in mine]).select(
                 duckdb.ConstantExpression(rank)
                 .cast(duckdb.sqltype("INTEGER"))
@@ -176,6 +179,9 @@ def _attach_dataset(con: duckdb.DuckDBPyConnection, root: Path) -> None:
             relation = rel if relation is None else relation.union(rel)
         if relation is not None:
             relation.create_view("_rmq_entries", replace=True)
+            facts = entry_facts(owned)
+            if facts is not None:  # the per-file minima from the footers, not a full scan
+                con.register(_ENTRY_FACTS, facts)
             return
     _register_rank_table(con, ranks)
     con.execute(
@@ -262,11 +268,18 @@ _FILE_FACTS_SQL = """
 SELECT f.file_name, f.begin_timestamp, f.end_timestamp, f.hash_slot_num, f.index_count,
        e.min_store_timestamp, e.min_time_diff, e.newest_rank
 FROM files f LEFT JOIN _rmq_rank r ON r.file_name = f.file_name
-LEFT JOIN (
-  SELECT newest_rank, min(store_timestamp) AS min_store_timestamp,
-         min(time_diff) AS min_time_diff
-  FROM _rmq_entries GROUP BY newest_rank
-) e ON e.newest_rank = r.newest_rank
+LEFT JOIN _rmq_entry_facts e ON e.newest_rank = r.newest_rank
+"""
+
+#: Per file rank, the smallest store time and time diff of its entries: registered from
+#: the footers for an exporter's dataset (:mod:`rmqarrow.converters.duckdb.footer_facts`),
+#: else this view.
+_ENTRY_FACTS = "_rmq_entry_facts"
+_ENTRY_FACTS_SQL = f"""
+CREATE TEMP VIEW IF NOT EXISTS {_ENTRY_FACTS} AS
+SELECT newest_rank, min(store_timestamp) AS min_store_timestamp,
+       min(time_diff) AS min_time_diff
+FROM _rmq_entries GROUP BY newest_rank
 """
 
 _FILES_SCHEMA = pa.schema(
@@ -297,6 +310,7 @@ def _register_files(con: duckdb.DuckDBPyConnection) -> None:
     names = [r[0] for r in con.sql("SELECT file_name FROM files").fetchall()]
     ranks = _ranks(names)
     _register_rank_table(con, ranks)
+    con.execute(_ENTRY_FACTS_SQL)
     facts = {r["file_name"]: r for r in con.sql(_FILE_FACTS_SQL).to_arrow_table().to_pylist()}
     rows = []
     newer_min = JAVA_LONG_MAX

@@ -129,12 +129,17 @@ WITH per_file AS (
   FROM files f LEFT JOIN entries e ON e.file_name = f.file_name
   GROUP BY f.file_name, f.hash_slot_num
 ),
-depths AS (
-  SELECT row_number() OVER (PARTITION BY file_name, slot ORDER BY position DESC) AS depth
-  FROM entries
+-- The entries at depth d are one per slot holding d or more: counted from the slots'
+-- loads (a group-by), not by numbering every chain (a window sort of every entry).
+loads AS (SELECT count(*) AS load FROM entries GROUP BY file_name, slot),
+per_load AS (SELECT load, count(*) AS slots FROM loads GROUP BY load),
+deepest AS (SELECT coalesce(max(load), 0) AS depth FROM per_load),
+observed AS (
+  SELECT r.range AS depth, sum(p.slots) AS entries
+  FROM range(1, (SELECT depth FROM deepest) + 1) r JOIN per_load p ON p.load >= r.range
+  GROUP BY r.range
 ),
-observed AS (SELECT depth, count(*) AS entries FROM depths GROUP BY depth),
-ks AS (SELECT range AS k FROM range(0, (SELECT coalesce(max(depth), 0) FROM depths) + 2)),
+ks AS (SELECT range AS k FROM range(0, (SELECT depth FROM deepest) + 2)),
 pmf AS (
   SELECT per_file.file_name, s, k,
          CASE WHEN n = 0 THEN CASE WHEN k = 0 THEN 1.0 ELSE 0.0 END
@@ -150,18 +155,21 @@ expected AS (SELECT d, sum(s * p_at_least) AS poisson FROM tail GROUP BY d)
 SELECT e.d::INTEGER AS depth, coalesce(o.entries, 0)::BIGINT AS entries,
        e.poisson AS poisson_entries
 FROM expected e LEFT JOIN observed o ON o.depth = e.d
-WHERE e.d <= (SELECT coalesce(max(depth), 0) FROM depths) + 1
+WHERE e.d <= (SELECT depth FROM deepest) + 1
 ORDER BY depth
 """
 
 HOT_KEYS_SQL = """
-SELECT key_hash, count(*) AS entries, count(DISTINCT phy_offset) AS offsets,
-       count(DISTINCT file_name) AS files,
-       min(store_timestamp) AS first_ms, max(store_timestamp) AS last_ms
-FROM entries
-GROUP BY key_hash
-ORDER BY entries DESC, key_hash
-LIMIT $top
+WITH top AS (  -- the keys first (a count per hash), then the details of those alone
+  SELECT key_hash, count(*) AS entries FROM entries
+  GROUP BY key_hash ORDER BY entries DESC, key_hash LIMIT $top
+)
+SELECT t.key_hash, t.entries, count(DISTINCT e.phy_offset) AS offsets,
+       count(DISTINCT e.file_name) AS files,
+       min(e.store_timestamp) AS first_ms, max(e.store_timestamp) AS last_ms
+FROM top t JOIN entries e ON e.key_hash = t.key_hash
+GROUP BY t.key_hash, t.entries
+ORDER BY t.entries DESC, t.key_hash
 """
 
 FILES_SQL = """
@@ -205,20 +213,22 @@ SELECT (SELECT count(*) FROM links WHERE prev_index <> expected_prev) AS broken_
 """
 
 DUPLICATES_SQL = """
-SELECT phy_offset, count(*) AS entries, count(DISTINCT key_hash) AS key_hashes,
-       count(DISTINCT file_name) AS files,
-       count(*) - count(DISTINCT (key_hash, file_name)) AS same_key_repeats
-FROM entries
-GROUP BY phy_offset
-HAVING count(*) > 1
-ORDER BY entries DESC, phy_offset
-LIMIT $top
+WITH top AS (  -- the offsets first (a count per offset), then the details of those alone
+  SELECT phy_offset, count(*) AS entries FROM entries
+  GROUP BY phy_offset HAVING count(*) > 1
+  ORDER BY entries DESC, phy_offset LIMIT $top
+)
+SELECT t.phy_offset, t.entries, count(DISTINCT e.key_hash) AS key_hashes,
+       count(DISTINCT e.file_name) AS files,
+       t.entries - count(DISTINCT (e.key_hash, e.file_name)) AS same_key_repeats
+FROM top t JOIN entries e ON e.phy_offset = t.phy_offset
+GROUP BY t.phy_offset, t.entries
+ORDER BY t.entries DESC, t.phy_offset
 """
 
 DUPLICATES_SUMMARY_SQL = """
 WITH per_offset AS (
-  SELECT phy_offset, count(*) AS n, count(DISTINCT key_hash) AS k FROM entries
-  GROUP BY phy_offset
+  SELECT phy_offset, count(*) AS n FROM entries GROUP BY phy_offset
 ),
 pairs AS (SELECT key_hash, phy_offset, count(*) AS n FROM entries GROUP BY ALL)
 SELECT (SELECT count(*) FROM per_offset) AS distinct_offsets,
@@ -338,7 +348,10 @@ MEMORY_LIMIT = "1GB"
 def bounded_memory(con: duckdb.DuckDBPyConnection, limit: str | None = None) -> Iterator[None]:
     """Within the block, ``con`` works in at most ``limit`` of memory (only ever lowered: a
     smaller limit already set stays), spilling to a new temporary directory removed after;
-    the connection's settings are restored."""
+    the connection's settings are restored (but for a temporary directory DuckDB has
+    spilled to, which it will not switch away from)."""
+    import duckdb
+
     limit = limit or os.environ.get("RMQARROW_STATS_MEMORY") or MEMORY_LIMIT
     wanted = _size(limit)
     names = ("memory_limit", "temp_directory", "preserve_insertion_order")
@@ -352,7 +365,14 @@ def bounded_memory(con: duckdb.DuckDBPyConnection, limit: str | None = None) -> 
             yield
         finally:
             for name, value in old.items():
-                con.execute(f"SET {name} = '{_quote(value)}'")
+                try:
+                    con.execute(f"SET {name} = '{_quote(value)}'")
+                except duckdb.NotImplementedException:
+                    # DuckDB keeps a temporary directory it has spilled to for the life of
+                    # the connection ("cannot switch ... after the current one has been
+                    # used"): the setting stays; the directory goes when this block ends.
+                    if name != "temp_directory":
+                        raise
 
 
 def _quote(text: str) -> str:

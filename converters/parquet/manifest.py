@@ -48,6 +48,7 @@ __all__ = [
     "check_parts",
     "load_manifest_json",
     "new_manifest",
+    "part_record",
     "part_records",
     "read_manifest",
     "source_file_info",
@@ -129,23 +130,51 @@ def _data_parts(dataset_dir: Path) -> list[Path]:
     return out
 
 
-def part_records(dataset_dir: Path) -> list[dict[str, Any]]:
-    """The ``parts`` list of a manifest for the data parts now in ``dataset_dir``."""
+def part_record(dataset_dir: Path, part: Path) -> dict[str, Any]:
+    """The ``parts`` record of one data part (path, rows, size, footer and whole-file
+    sha256).  A writer computes it as soon as the part is closed, while its bytes are
+    still in the page cache (and on the writer's thread, beside the others)."""
     import pyarrow.parquet as pq
 
+    size = part.stat().st_size
+    with open(part, "rb") as fh:
+        digest = hashlib.file_digest(fh, "sha256").hexdigest()
+    return {
+        "path": part.relative_to(dataset_dir).as_posix(),
+        "rows": pq.ParquetFile(part).metadata.num_rows,
+        "size": size,
+        "footer_sha256": _footer_digest(part, size),
+        "sha256": digest,
+    }
+
+
+def part_records(
+    dataset_dir: Path, known: dict[str, dict[str, Any]] | None = None
+) -> list[dict[str, Any]]:
+    """The ``parts`` list of a manifest for the data parts now in ``dataset_dir``; parts
+    whose record is in ``known`` (by path) are not read again."""
+    known = known or {}
     records = []
     for p in _data_parts(dataset_dir):
-        size = p.stat().st_size
-        with open(p, "rb") as fh:
-            digest = hashlib.file_digest(fh, "sha256").hexdigest()
-        records.append({
-            "path": p.relative_to(dataset_dir).as_posix(),
-            "rows": pq.ParquetFile(p).metadata.num_rows,
-            "size": size,
-            "footer_sha256": _footer_digest(p, size),
-            "sha256": digest,
-        })
+        rel = p.relative_to(dataset_dir).as_posix()
+        records.append(known[rel] if rel in known else part_record(dataset_dir, p))
     return records
+
+
+def _whole_digests(parts: dict[str, Path]) -> dict[str, str | OSError]:
+    """sha256 of each part (or the error reading it), two parts at a time: hashlib
+    releases the GIL, so a large dataset hashes on both cores."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def digest(p: Path) -> str | OSError:
+        try:
+            with open(p, "rb") as fh:
+                return hashlib.file_digest(fh, "sha256").hexdigest()
+        except OSError as exc:
+            return exc
+
+    with ThreadPoolExecutor(min(2, max(len(parts), 1))) as pool:
+        return dict(zip(parts, pool.map(digest, parts.values()), strict=True))
 
 
 def check_parts(
@@ -183,6 +212,7 @@ def check_parts(
             f"{root}: part {missing[0]} listed in the manifest is missing "
             f"({len(missing)} missing){hint}"
         )
+    digests = _whole_digests(have) if full else {}
     for rel, p in have.items():
         rec = want[rel]
         try:
@@ -196,10 +226,12 @@ def check_parts(
                 raise DatasetError(f"{p}: Parquet footer differs from the manifest's: "
                                    f"changed since export{hint}")
             if full:
-                with open(p, "rb") as fh:
-                    if hashlib.file_digest(fh, "sha256").hexdigest() != rec["sha256"]:
-                        raise DatasetError(f"{p}: checksum differs from the manifest's: "
-                                           f"changed since export{hint}")
+                digest = digests[rel]
+                if isinstance(digest, OSError):
+                    raise digest
+                if digest != rec["sha256"]:
+                    raise DatasetError(f"{p}: checksum differs from the manifest's: "
+                                       f"changed since export{hint}")
         except OSError as exc:
             raise DatasetError(f"{p}: unreadable: {exc.strerror or exc}") from None
         except (KeyError, TypeError) as exc:

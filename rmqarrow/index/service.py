@@ -232,13 +232,15 @@ class IndexService(Closing):
         max_num: int | np.ndarray | Sequence[int],
         begin: int | np.ndarray | Sequence[int] = 0,
         end: int | np.ndarray | Sequence[int] = JAVA_LONG_MAX,
+        *,
+        release: bool = False,
     ) -> pa.Table:
         """Bulk :meth:`lookup` by full index keys (no batch cap): a table (``query``,
         ``phy_offset``) in native order; ``max_num``/``begin``/``end`` are scalars or one
-        value per key."""
+        value per key.  ``release``: see :func:`rmqarrow.kernels.lookup.query_offsets`."""
         for f in self.files:
             f.refresh()
-        return _lookup.query_offsets(self.files, keys, max_num, begin, end)
+        return _lookup.query_offsets(self.files, keys, max_num, begin, end, release=release)
 
     def lookup(self, query: Query) -> list[int]:
         """The native answer to a query by full index key, with no batch cap."""
@@ -348,5 +350,6 @@ def answer_queries(
             [q.max_num for q in qs],
             [q.begin for q in qs],
             [q.end for q in qs],
+            release=True,  # one pass: memory flat in the number of files
         )
     return _lookup.answers_from_table(table, len(qs))

@@ -16,17 +16,13 @@ numpy form, which gives the same findings.
 
 from __future__ import annotations
 
-import mmap
-
 import numpy as np
 
 from rmqarrow.format.layout import MappedIndex
 from rmqarrow.kernels import _compiled as _kernels
+from rmqarrow.kernels.stream import CHUNK, entry_chunks
 
 __all__ = ["chain_links", "slot_positions"]
-
-#: Entries per chunk of :func:`slot_positions` (80 MiB of the map).
-CHUNK = 1 << 22
 
 
 
@@ -63,10 +59,7 @@ def slot_positions(m: MappedIndex, wanted: np.ndarray, n: int) -> np.ndarray:
     kernels = _kernels.compiled()
     words = m.entries.view(np.uint32)
     found: list[np.ndarray] = []
-    base = m.geometry.entries_offset
-    page = mmap.PAGESIZE
-    for a in range(1, n + 1, CHUNK):
-        b = min(a + CHUNK, n + 1)
+    for a, b in entry_chunks(m, n, CHUNK):
         if kernels is not None:
             out = np.empty(b - a, dtype=np.int64)
             k = int(kernels.slot_members(words, np.int64(a), np.int64(b), np.int64(slot_num),
@@ -77,8 +70,4 @@ def slot_positions(m: MappedIndex, wanted: np.ndarray, n: int) -> np.ndarray:
             keep = h >= 0
             keep[keep] = mask[h[keep] % slot_num]
             found.append(np.flatnonzero(keep) + a)
-        lo = (base + a * 20) // page * page
-        hi = (base + b * 20) // page * page
-        if hi > lo and not m.writable:  # a private or written map keeps its pages
-            m.mm.madvise(mmap.MADV_DONTNEED, lo, hi - lo)
     return np.concatenate(found) if found else np.empty(0, dtype=np.int64)

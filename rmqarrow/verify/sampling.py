@@ -26,11 +26,12 @@ import numpy as np
 from rmqarrow.errors import InvalidValueError
 from rmqarrow.format.hashing import index_key_hash, java_string_hash
 from rmqarrow.format.java import JAVA_LONG_MAX
-from rmqarrow.format.layout import map_regions
+from rmqarrow.format.layout import MappedIndex, map_regions
 from rmqarrow.format.queries import Query
 from rmqarrow.index.indexfile import IndexFile
 from rmqarrow.kernels.chains import slot_positions
 from rmqarrow.kernels.hashing import index_key_hashes
+from rmqarrow.kernels.stream import CHUNK, entry_chunks
 
 __all__ = ["IndexSample", "probe_key", "sample_entries", "sample_queries", "shadowed_entries"]
 
@@ -137,18 +138,19 @@ def shadowed_entries(
     for f in reversed(files):
         if len(out) >= limit:
             break
+        n = max(f.index_count, 1) - 1
         m = map_regions(f.path, f.geometry, writable=False)
         try:
-            e = m.entries[1 : max(f.index_count, 1)]
+            late = _late_positions(m, n)
+            if n < 2 or late.size == 0:  # the usual case: read once, in chunks
+                continue
+            e = m.entries[1 : n + 1]
             hashes = e["key_hash"].astype(np.int64)
             with np.errstate(over="ignore"):
                 t = np.int64(f.begin_timestamp) + e["time_diff"].astype(np.int64) * 1000
             del e
         finally:
             m.close()
-        if t.size < 2:
-            continue
-        late = np.flatnonzero(t[1:] < np.maximum.accumulate(t)[:-1]) + 1
         slots = np.fmod(hashes, f.geometry.hash_slot_num)
         for p in rng.permutation(late)[: 4 * limit]:
             below = np.flatnonzero((slots[:p] == slots[p]) & (t[:p] > t[p]))
@@ -158,6 +160,24 @@ def shadowed_entries(
                 if len(out) >= limit:
                     break
     return out
+
+
+def _late_positions(m: MappedIndex, n: int, chunk: int = CHUNK) -> np.ndarray:
+    """Indices ``i`` (0-based, of entries ``1..n``) stored earlier than some entry before
+    them, found chunk by chunk with the running maximum carried over: one streamed pass,
+    a chunk of memory (store times rise with ``time_diff``, so it is compared alone)."""
+    found: list[np.ndarray] = []
+    carry = np.iinfo(np.int64).min  # no entry before the first
+    for a, b in entry_chunks(m, n, chunk):
+        td = m.entries["time_diff"][a:b].astype(np.int64)
+        before = np.empty_like(td)
+        before[0] = carry
+        np.maximum.accumulate(td[:-1], out=before[1:])
+        np.maximum(before[1:], carry, out=before[1:])
+        found.append(np.flatnonzero(td < before) + (a - 1))
+        carry = max(carry, int(before[-1]), int(td[-1]))
+        del td, before
+    return np.concatenate(found) if found else np.empty(0, dtype=np.int64)
 
 
 def _window(rng: random.Random, t: int, t_min: int, t_max: int) -> tuple[int, int]:

@@ -51,3 +51,34 @@ def test_sampled_queries_mix_present_absent_and_windows(generated: Any) -> None:
     keys = set(generated.keys)
     assert all(q.key in keys or q.key.startswith("verify#absent-") for q in with_keys)
     assert sum(q.key in keys for q in with_keys) >= 70
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.integers(-(2**31), 2**31 - 1), max_size=40), st.integers(1, 9))
+def test_late_positions_streamed_equal_whole_file(time_diffs: list[int], chunk: int) -> None:
+    """The chunked pass finds exactly the entries the whole-file running maximum does."""
+    import tempfile
+    from pathlib import Path
+
+    import numpy as np
+
+    from rmqarrow.format.layout import Geometry, map_regions
+    from rmqarrow.testing.stores import write_random_file
+    from rmqarrow.verify.sampling import _late_positions
+
+    n = len(time_diffs)
+    g = Geometry(7, 64)
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "00000"
+        write_random_file(path, g, n, seed=1)
+        m = map_regions(path, g, writable=True)
+        m.entries["time_diff"][1 : n + 1] = time_diffs
+        m.close()
+        m = map_regions(path, g, writable=False)
+        try:
+            got = _late_positions(m, n, chunk).tolist()
+        finally:
+            m.close()
+    t = np.array(time_diffs, dtype=np.int64)
+    want = (np.flatnonzero(t[1:] < np.maximum.accumulate(t)[:-1]) + 1).tolist() if n else []
+    assert got == want
