@@ -11,12 +11,16 @@ difference, the function that turns the ``keys`` list into rows, is a parameter.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from typing import Any
+
 __all__ = [
     "CHECK_DANGLING_SQL",
     "CHECK_MISSING_SQL",
     "EXPECTED_KEYS_VIEW",
     "LOG_FACTS_SQL",
     "expected_key_texts_sql",
+    "log_check_figures",
 ]
 
 #: The view holding the expected keys with their hash (the rows of
@@ -68,3 +72,27 @@ LOG_FACTS_SQL = """
 SELECT count(*), count(*) FILTER (WHERE (sys_flag & 12) <> 12),
        min(physical_offset), max(physical_offset + total_size) FROM messages
 """
+
+
+def log_check_figures(
+    facts: Sequence[Any],
+    count: Callable[[str], int],
+    first: Callable[[str], list[dict[str, Any]]],
+) -> dict[str, Any]:
+    """The check's figures, the same keys whichever engine ran the statements.
+
+    ``facts`` is the row of :data:`LOG_FACTS_SQL`; ``count(sql)`` counts a statement's
+    rows and ``first(sql)`` returns its first rows as dicts, in the engine at hand.
+    """
+    return {
+        "messages": int(facts[0]),
+        "indexable_messages": int(facts[1]),
+        "log_begin_offset": facts[2],
+        "log_end_offset": facts[3],
+        "entries": count("SELECT 1 FROM entries"),
+        "expected_keys": count(f"SELECT 1 FROM {EXPECTED_KEYS_VIEW}"),
+        "dangling": count(CHECK_DANGLING_SQL),
+        "missing": count(CHECK_MISSING_SQL),
+        "dangling_examples": first(CHECK_DANGLING_SQL),
+        "missing_examples": first(CHECK_MISSING_SQL),
+    }

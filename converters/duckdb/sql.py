@@ -48,6 +48,7 @@ from rmqarrow.converters.log_check import (
     EXPECTED_KEYS_VIEW,
     LOG_FACTS_SQL,
     expected_key_texts_sql,
+    log_check_figures,
 )
 from rmqarrow.converters.parquet.dataset import detect_target
 from rmqarrow.converters.parquet.parts import duckdb_literal, table_parts
@@ -495,18 +496,7 @@ def check_against_log(con: duckdb.DuckDBPyConnection, *, examples: int = 5) -> d
             return rows
 
         facts = con.sql(LOG_FACTS_SQL).fetchall()[0]
-        result: dict[str, Any] = {
-            "messages": int(facts[0]),
-            "indexable_messages": int(facts[1]),
-            "log_begin_offset": facts[2],
-            "log_end_offset": facts[3],
-            "entries": count("SELECT 1 FROM entries"),
-            "expected_keys": count(f"SELECT 1 FROM {EXPECTED_KEYS_VIEW}"),
-            "dangling": count(CHECK_DANGLING_SQL),
-            "missing": count(CHECK_MISSING_SQL),
-            "dangling_examples": first(CHECK_DANGLING_SQL),
-            "missing_examples": first(CHECK_MISSING_SQL),
-        }
+        result = log_check_figures(facts, count, first)
     finally:
         con.unregister(EXPECTED_KEYS_VIEW)
     return result

@@ -26,12 +26,16 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rmqarrow.errors import RmqArrowError, StoreNotFoundError
 
-__all__ = ["export_store", "main", "on_executor", "raise_task_error"]
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = ["export_store", "main", "on_executor", "raise_task_error", "run_tasks"]
 
 
 def _export_one(task: tuple[int, str, int, int, str, bool]) -> dict[str, Any]:
@@ -105,6 +109,24 @@ def raise_task_error(result: dict[str, Any]) -> None:
     raise cls(result["message"])
 
 
+def run_tasks(
+    spark: SparkSession, fn: Callable[[Any], dict[str, Any]], work: Sequence[Any]
+) -> list[dict[str, Any]]:
+    """``fn`` over ``work``, one Spark task an item; a task's reported error is raised
+    here as its own rmqarrow error class (Spark's own failures in one line)."""
+    from rmqarrow.converters.spark.errors import spark_errors
+
+    results: list[dict[str, Any]] = []
+    if work:
+        rdd = spark.sparkContext.parallelize(list(work), len(work))
+        with spark_errors(spark.sparkContext.applicationId):
+            results = rdd.map(fn).collect()
+    for result in results:
+        if "error" in result:
+            raise_task_error(result)
+    return results
+
+
 def export_store(
     store_dir: str | os.PathLike[str],
     out_dir: str | os.PathLike[str],
@@ -135,7 +157,6 @@ def export_store(
     )
     from rmqarrow.converters.parquet.manifest import new_manifest, write_manifest
     from rmqarrow.converters.schema import SCHEMAS
-    from rmqarrow.converters.spark.errors import spark_errors
     from rmqarrow.converters.spark.session import get_spark, is_local_master
 
     from rmqarrow._version import __version__
@@ -158,14 +179,7 @@ def export_store(
             for rank, (p, g) in enumerate(zip(paths, geometries, strict=True))
         ]
         tasks.sort(key=lambda t: -Path(t[1]).stat().st_size)
-        results: list[dict[str, Any]] = []
-        if tasks:
-            rdd = spark.sparkContext.parallelize(tasks, len(tasks))
-            with spark_errors(spark.sparkContext.applicationId):
-                results = rdd.map(_export_one).collect()
-        for result in results:
-            if "error" in result:
-                raise_task_error(result)
+        results = run_tasks(spark, _export_one, tasks)
         results.sort(key=lambda r: int(r["rank"]))
         if not paths:
             for sub in ("slots", "entries"):

@@ -15,11 +15,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from rmqarrow.converters.log_check import (
-    CHECK_DANGLING_SQL,
-    CHECK_MISSING_SQL,
     EXPECTED_KEYS_VIEW,
     LOG_FACTS_SQL,
     expected_key_texts_sql,
+    log_check_figures,
 )
 from rmqarrow.converters.spark.sql import jvm_key_hash
 from rmqarrow.converters.spark.tables import MESSAGES_VIEW
@@ -63,18 +62,7 @@ def check_against_log(spark: SparkSession, *, examples: int = 5) -> dict[str, An
     try:
         with spark_errors(spark.sparkContext.applicationId):
             facts = spark.sql(LOG_FACTS_SQL).collect()[0]
-            return {
-                "messages": int(facts[0]),
-                "indexable_messages": int(facts[1]),
-                "log_begin_offset": facts[2],
-                "log_end_offset": facts[3],
-                "entries": count("SELECT 1 FROM entries"),
-                "expected_keys": count(f"SELECT 1 FROM {EXPECTED_KEYS_VIEW}"),
-                "dangling": count(CHECK_DANGLING_SQL),
-                "missing": count(CHECK_MISSING_SQL),
-                "dangling_examples": first(CHECK_DANGLING_SQL),
-                "missing_examples": first(CHECK_MISSING_SQL),
-            }
+            return log_check_figures(facts, count, first)
     finally:
         for view in cached:
             spark.catalog.uncacheTable(view)

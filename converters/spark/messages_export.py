@@ -46,22 +46,14 @@ def write_messages_parts(
     (``{"rows": n, "commitlog": absolute path}``, as the local exporter records it)."""
     import pyarrow.parquet as pq
     from rmqarrow.converters.arrow.messages import MESSAGES_SCHEMA
-    from rmqarrow.converters.spark.errors import spark_errors
-    from rmqarrow.converters.spark.export import raise_task_error
+    from rmqarrow.converters.spark.export import run_tasks
 
     log = Path(commitlog).absolute()
     tasks = file_tasks(log, "messages")
     target = out_dir / "messages"
     target.mkdir()
     work = [(rank, task, str(target), on_cluster) for rank, task in enumerate(tasks)]
-    results: list[dict[str, Any]] = []
-    if work:
-        rdd = spark.sparkContext.parallelize(work, len(work))
-        with spark_errors(spark.sparkContext.applicationId):
-            results = rdd.map(_write_part).collect()
-    for result in results:
-        if "error" in result:
-            raise_task_error(result)
+    results = run_tasks(spark, _write_part, work)
     if not work:  # an empty log: one empty part, as the local exporter writes
         pq.write_table(MESSAGES_SCHEMA.empty_table(), target / "part-00000.parquet")
     return {"rows": sum(int(r["rows"]) for r in results), "commitlog": str(log)}

@@ -94,5 +94,5 @@ def test_engine_spark_dispatches_lazily(
     assert main(argv) == 0
     assert calls == [{"store": str(golden.store_dir), "out": str(out), "overwrite": False,
                       "master": "local[1]", "hash_slot_num": golden.hash_slot_num,
-                      "index_num": golden.index_num}]
+                      "index_num": golden.index_num, "commitlog": None}]
     assert json.loads(capsys.readouterr().out)["engine"] == "spark"
