@@ -464,17 +464,16 @@ def _grow(a: np.ndarray) -> np.ndarray:  # pragma: no cover
 
 @numba.njit(cache=True, nogil=True, boundscheck=False)
 def chain_links(  # pragma: no cover
-    words: np.ndarray, n: np.int64, slot_num: np.int64, heads: np.ndarray, bad: np.ndarray,
-    expected: np.ndarray,
+    words: np.ndarray, a: np.int64, b: np.int64, slot_num: np.int64, heads: np.ndarray,
+    last_neg: np.ndarray, bad: np.ndarray, expected: np.ndarray, count: np.int64,
 ) -> np.int64:
-    """One pass over entries ``1..n`` (raw big-endian words): each entry's expected
-    ``prev_index`` is the last earlier position of its slot (Java remainder of its hash;
-    0 for the first).  Fills ``heads`` (the last position of each slot >= 0), the first
-    ``bad.size`` positions whose stored prev differs in ``bad`` (their expected value in
-    ``expected``); returns how many differ."""
-    last_neg = np.zeros(slot_num, dtype=np.int32)  # slots < 0 (a damaged hash)
-    count = 0
-    for p in range(1, n + 1):
+    """One pass over entries ``a..b-1`` (raw big-endian words), continuing a pass that
+    ended at ``a``: each entry's expected ``prev_index`` is the last earlier position of
+    its slot (Java remainder of its hash; 0 for the first).  Updates ``heads`` (the last
+    position of each slot >= 0) and ``last_neg`` (slots < 0: a damaged hash), records the
+    positions whose stored prev differs in ``bad`` (their expected value in
+    ``expected``) from index ``count`` on while there is room; returns the new count."""
+    for p in range(a, b):
         w = _U(p) * _U(5)
         h = _I64(_I32(_bswap(words[w])))
         s = h % slot_num
@@ -491,7 +490,7 @@ def chain_links(  # pragma: no cover
                 bad[count] = p
                 expected[count] = want
             count += 1
-    return _I64(count)
+    return count
 
 
 @numba.njit(cache=True, nogil=True, boundscheck=False)

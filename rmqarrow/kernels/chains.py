@@ -37,11 +37,14 @@ def chain_links(
         return None
     slot_num = m.geometry.hash_slot_num
     heads = np.zeros(slot_num, dtype=np.int32)
+    last_neg = np.zeros(slot_num, dtype=np.int32)
     bad = np.zeros(max_examples, dtype=np.int64)
     expected = np.zeros(max_examples, dtype=np.int64)
     words = m.entries.view(np.uint32)
-    count = int(kernels.chain_links(words, np.int64(n), np.int64(slot_num), heads, bad,
-                                    expected))
+    count = 0
+    for a, b in entry_chunks(m, n):  # resident memory: one chunk, whatever the file size
+        count = int(kernels.chain_links(words, np.int64(a), np.int64(b), np.int64(slot_num),
+                                        heads, last_neg, bad, expected, np.int64(count)))
     shown = min(count, max_examples)
     return count, bad[:shown], expected[:shown], heads
 

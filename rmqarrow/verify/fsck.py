@@ -20,6 +20,7 @@ import numpy as np
 from rmqarrow.format.layout import map_regions
 from rmqarrow.index.health import FileHealth, StoreHealth, scan_store
 from rmqarrow.index.indexfile import IndexFile
+from rmqarrow.kernels.stream import entry_chunks
 from rmqarrow.verify.diagnose import check_chains
 
 __all__ = ["DAMAGED_CHAINS", "DANGLING", "ChainReport", "check_store"]
@@ -69,33 +70,45 @@ def _chain_report(f: IndexFile, messages: np.ndarray | None) -> ChainReport:
     m = map_regions(f.path, f.geometry, writable=False)
     try:
         count = max(f.index_count, 1)
-        e = m.entries[1:count]
-        prev = e["prev_index"].astype(np.int64)
-        pos = np.arange(1, count, dtype=np.int64)
-        out = (prev < 0) | (prev >= count)
-        rep.out_of_range = int(out.sum())
         heads = m.slots.astype(np.int64)
         rep.out_of_range += int(((heads < 0) | (heads >= count)).sum())
-        rep.forward_links = int(((prev >= pos) & ~out).sum())
-        neg = np.flatnonzero(e["time_diff"].astype(np.int64) < 0)
-        rep.negative_time_diffs = int(neg.size)
-        if neg.size and len(rep.examples) < 5:
-            rep.examples.append(f"position {int(neg[0]) + 1} has a negative time diff")
-        if messages is not None:
-            offsets = e["phy_offset"].astype(np.int64)
-            found = np.searchsorted(messages, offsets)
-            hit = (found < messages.size) & (messages[np.minimum(found, messages.size - 1)]
-                                             == offsets) if messages.size else \
-                np.zeros(offsets.size, dtype=bool)
-            missing = np.flatnonzero(~hit)
-            rep.dangling = int(missing.size)
-            if missing.size:
-                rep.examples.append(f"position {int(missing[0]) + 1} points at offset "
-                                    f"{int(offsets[missing[0]])}, where no message starts")
-        del e
+        negative: list[int] = []
+        dangling: list[tuple[int, int]] = []
+        for a, b in entry_chunks(m, count - 1):  # one chunk resident at a time
+            e = m.entries[a:b]
+            prev = e["prev_index"].astype(np.int64)
+            out = (prev < 0) | (prev >= count)
+            rep.out_of_range += int(out.sum())
+            rep.forward_links += int(((prev >= np.arange(a, b)) & ~out).sum())
+            neg = np.flatnonzero(e["time_diff"] < 0)
+            rep.negative_time_diffs += int(neg.size)
+            if neg.size and not negative:
+                negative.append(a + int(neg[0]))
+            if messages is not None:
+                offsets = e["phy_offset"].astype(np.int64)
+                missing = np.flatnonzero(~_starts_message(messages, offsets))
+                rep.dangling += int(missing.size)
+                if missing.size and not dangling:
+                    dangling.append((a + int(missing[0]), int(offsets[missing[0]])))
+            del e
+        if negative and len(rep.examples) < 5:
+            rep.examples.append(f"position {negative[0]} has a negative time diff")
+        if dangling:
+            position, offset = dangling[0]
+            rep.examples.append(f"position {position} points at offset {offset}, where no "
+                                "message starts")
     finally:
         m.close()
     return rep
+
+
+def _starts_message(messages: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """For each offset: is it the physical offset of a message (``messages`` sorted)?"""
+    if not messages.size:
+        return np.zeros(offsets.size, dtype=bool)
+    found = np.minimum(np.searchsorted(messages, offsets), messages.size - 1)
+    hit: np.ndarray = messages[found] == offsets
+    return hit
 
 
 def check_store(
