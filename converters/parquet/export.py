@@ -97,6 +97,7 @@ from rmqarrow._space import disk_full, is_disk_full
 from rmqarrow.errors import (
     CorruptIndexError,
     DiskFullError,
+    InvalidValueError,
     OutputExistsError,
     StoreNotFoundError,
 )
@@ -131,6 +132,17 @@ EXPORT_THREADS = 2
 #: slot ends), so peak memory depends on this, not on the number of files.
 PARALLEL_ENTRIES = 1 << 20
 ENTRIES_ORDER = ("slot", "position")
+
+
+def _export_threads() -> int:
+    """``RMQARROW_EXPORT_THREADS`` (a positive integer), else :data:`EXPORT_THREADS`."""
+    text = os.environ.get("RMQARROW_EXPORT_THREADS", "").strip()
+    if not text:
+        return EXPORT_THREADS
+    if not text.isdigit() or int(text) < 1:
+        raise InvalidValueError(f"RMQARROW_EXPORT_THREADS must be a positive integer, got "
+                                f"{text!r}: unset it or give 1 or 2")
+    return int(text)
 _DELTA = "DELTA_BINARY_PACKED"
 PARQUET_OPTIONS: dict[str, Any] = {
     "compression": "none",
@@ -376,7 +388,7 @@ def _export(
         file_batches = []
         known: dict[str, dict[str, Any]] = {}
         big = max((_entry_count(p) for p in paths), default=0) >= PARALLEL_ENTRIES
-        threads = int(os.environ.get("RMQARROW_EXPORT_THREADS") or EXPORT_THREADS)
+        threads = _export_threads()
         workers = max(1, min(threads, len(paths))) if big else 1
 
         local = threading.local()  # each thread's sort buffer, gone with the export

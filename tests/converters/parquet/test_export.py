@@ -241,3 +241,35 @@ def test_read_dataset_equals_reference(golden: GoldenSet, tmp_path: Path) -> Non
     hits = open_dataset(tmp_path / "ds", "entries").to_table(
         filter=(pc.field("slot") == s) & (pc.field("key_hash") == h))
     assert hits.num_rows == pc.sum(pc.equal(ref.entries.column("key_hash"), h)).as_py()
+
+
+@pytest.mark.parametrize("value", ["abc", "0", "-1", "1.5"])
+def test_a_bad_thread_count_is_one_clear_error(
+    golden: GoldenSet, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    from rmqarrow.errors import InvalidValueError
+
+    monkeypatch.setenv("RMQARROW_EXPORT_THREADS", value)
+    out = tmp_path / "ds"
+    with pytest.raises(InvalidValueError, match="RMQARROW_EXPORT_THREADS must be a positive"):
+        export_store(golden.store_dir, out, hash_slot_num=golden.hash_slot_num,
+                     index_num=golden.index_num)
+    assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_one_export_thread_gives_the_same_dataset(
+    golden: GoldenSet, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Files exported two at a time (forced on these small files) or one at a time: the
+    same parts."""
+    monkeypatch.setattr(export_mod, "PARALLEL_ENTRIES", 1)
+    kwargs = {"hash_slot_num": golden.hash_slot_num, "index_num": golden.index_num}
+    export_store(golden.store_dir, tmp_path / "two", **kwargs)
+    monkeypatch.setenv("RMQARROW_EXPORT_THREADS", "1")
+    export_store(golden.store_dir, tmp_path / "one", **kwargs)
+    for table in ("files", "slots", "entries"):
+        parts = sorted(p.name for p in (tmp_path / "two" / table).iterdir())
+        assert parts == sorted(p.name for p in (tmp_path / "one" / table).iterdir())
+        for part in parts:
+            one = pq.read_table(tmp_path / "one" / table / part)
+            assert one.equals(pq.read_table(tmp_path / "two" / table / part)), (table, part)
