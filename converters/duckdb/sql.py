@@ -51,7 +51,7 @@ from rmqarrow.converters.log_check import (
     log_check_figures,
 )
 from rmqarrow.converters.parquet.dataset import detect_target
-from rmqarrow.converters.parquet.parts import duckdb_literal, table_parts
+from rmqarrow.converters.parquet.parts import duckdb_literal, single_file_name, table_parts
 
 from rmqarrow.errors import (
     CommitLogError,
@@ -113,31 +113,6 @@ def _ranks(names: Sequence[str]) -> dict[str, int]:
     return {name: rank for rank, name in enumerate(ordered)}
 
 
-def _single_file_name(path: str) -> str | None:
-    """The one ``file_name`` a Parquet file holds, from its statistics (None if unsure)."""
-    import pyarrow.parquet as pq
-
-    meta = pq.ParquetFile(path).metadata
-    index = meta.schema.names.index("file_name") if "file_name" in meta.schema.names else -1
-    if index < 0:
-        return None
-    values: set[object] = set()
-    for g in range(meta.num_row_groups):
-        stats = meta.row_group(g).column(index).statistics
-        if stats is None or not stats.has_min_max:
-            return None
-        # truncated string statistics (some writers shorten long values) prove nothing
-        if not getattr(stats, "is_min_value_exact", True) or not getattr(
-            stats, "is_max_value_exact", True
-        ):
-            return None
-        values.update((stats.min, stats.max))
-    if len(values) != 1:
-        return None
-    value = values.pop()
-    return value.decode() if isinstance(value, bytes) else str(value)
-
-
 def _attach_dataset(con: duckdb.DuckDBPyConnection, root: Path) -> None:
     """Views over the Parquet files, and ``_rmq_entries`` with int file ranks.
 
@@ -157,7 +132,7 @@ def _attach_dataset(con: duckdb.DuckDBPyConnection, root: Path) -> None:
     names = [r[0] for r in con.sql("SELECT file_name FROM files").fetchall()]
     ranks = _ranks(names)
     parts = _parquet_files(root / "entries")
-    owners = [_single_file_name(p) for p in parts]
+    owners = [single_file_name(p) for p in parts]
     if parts and all(o is not None for o in owners):
         unknown = sorted({o for o in owners if o is not None and o not in ranks})
         if unknown:

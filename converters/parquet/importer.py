@@ -43,7 +43,7 @@ from rmqarrow.converters.parquet.atomic import (
     recover_import,
 )
 from rmqarrow.converters.parquet.manifest import check_parts, read_manifest
-from rmqarrow.converters.parquet.parts import table_parts
+from rmqarrow.converters.parquet.parts import single_file_name, table_parts
 from rmqarrow.converters.schema import SCHEMAS
 
 from rmqarrow._crash import crash_point
@@ -313,27 +313,6 @@ def _write_file(path: Path, f: _FileRow, parts: dict[str, list[Path]], dataset_d
     return n_slots, n_entries
 
 
-def _owner(path: Path) -> str | None:
-    """The one ``file_name`` a part holds, from its row-group statistics (None: unsure)."""
-    try:
-        meta = pq.ParquetFile(path).metadata
-        index = meta.schema.names.index("file_name")
-    except (ValueError, pa.ArrowException, OSError):
-        return None
-    values: set[object] = set()
-    for g in range(meta.num_row_groups):
-        stats = meta.row_group(g).column(index).statistics
-        if stats is None or not stats.has_min_max or not getattr(
-            stats, "is_min_value_exact", True
-        ) or not getattr(stats, "is_max_value_exact", True):
-            return None
-        values.update((stats.min, stats.max))
-    if len(values) != 1:
-        return None
-    value = values.pop()
-    return value.decode() if isinstance(value, bytes) else str(value)
-
-
 def _parts_by_file(parts: list[Path]) -> tuple[dict[str, list[Path]], list[Path]]:
     """Parts holding a single file's rows, by that file's name; and the mixed ones.
 
@@ -343,7 +322,7 @@ def _parts_by_file(parts: list[Path]) -> tuple[dict[str, list[Path]], list[Path]
     own: dict[str, list[Path]] = {}
     mixed: list[Path] = []
     for p in parts:
-        name = _owner(p)
+        name = single_file_name(p)
         if name is None:
             mixed.append(p)
         else:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from rmqarrow.errors import DatasetError
 
-__all__ = ["duckdb_literal", "hadoop_literal", "table_parts"]
+__all__ = ["duckdb_literal", "hadoop_literal", "single_file_name", "table_parts"]
 
 
 def _is_data(path: Path, table_dir: Path) -> bool:
@@ -79,3 +79,32 @@ def hadoop_literal(path: str | os.PathLike[str]) -> str:
     """``path`` as a Hadoop/Spark path that matches only itself: the glob characters
     ``* ? [ ] { } \\`` escaped with a backslash (Hadoop's ``GlobPattern``)."""
     return re.sub(r"([*?\[\]{}\\])", r"\\\1", str(path))
+
+
+def single_file_name(path: str | os.PathLike[str]) -> str | None:
+    """The one ``file_name`` a Parquet part holds, read from its row-group statistics;
+    None when they cannot prove it (no column, missing or truncated statistics, several
+    names, an unreadable footer): callers then read the names themselves."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        meta = pq.ParquetFile(path).metadata
+        index = meta.schema.names.index("file_name")
+    except (ValueError, pa.ArrowException, OSError):
+        return None
+    values: set[object] = set()
+    for g in range(meta.num_row_groups):
+        stats = meta.row_group(g).column(index).statistics
+        if stats is None or not stats.has_min_max:
+            return None
+        # truncated string statistics (some writers shorten long values) prove nothing
+        if not getattr(stats, "is_min_value_exact", True) or not getattr(
+            stats, "is_max_value_exact", True
+        ):
+            return None
+        values.update((stats.min, stats.max))
+    if len(values) != 1:
+        return None
+    value = values.pop()
+    return value.decode() if isinstance(value, bytes) else str(value)
