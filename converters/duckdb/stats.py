@@ -43,6 +43,7 @@ from rmqarrow.errors import InvalidValueError
 
 if TYPE_CHECKING:
     import duckdb
+    from rmqarrow.converters.parquet.stats_pass import Figures
 
 __all__ = [
     "CHAIN_CHECK_SQL",
@@ -99,52 +100,55 @@ GROUP BY file_name
 ORDER BY file_name
 """
 
-# Poisson pmf as exp(-l + k ln l - lgamma(k+1)); a file with no entries has all slots at 0.
-SLOT_LOAD_SQL = """
-WITH per_file AS (
+# The inputs of the two distributions: each file's slot count ``s`` and entries ``n``, and
+# how many slots (summed over files) hold each non-zero load.  The streamed figures of a
+# large dataset (rmqarrow.converters.parquet.stats_pass) register tables of these names and
+# run the same tails.
+_LOAD_INPUTS = """
+file_fill AS (
   SELECT f.file_name, f.hash_slot_num::DOUBLE AS s, count(e.position)::DOUBLE AS n
   FROM files f LEFT JOIN entries e ON e.file_name = f.file_name
   GROUP BY f.file_name, f.hash_slot_num
 ),
-loads AS (SELECT file_name, slot, count(*) AS load FROM entries GROUP BY file_name, slot),
+load_slots AS (
+  SELECT load, count(*) AS slots
+  FROM (SELECT count(*) AS load FROM entries GROUP BY file_name, slot) GROUP BY load
+)"""
+
+# Poisson pmf as exp(-l + k ln l - lgamma(k+1)); a file with no entries has all slots at 0.
+_SLOT_LOAD_TAIL = """
 observed AS (
-  SELECT load, count(*) AS slots FROM loads GROUP BY load
+  SELECT load, slots FROM load_slots
   UNION ALL
-  SELECT 0, (SELECT sum(s) FROM per_file)::BIGINT - (SELECT count(*) FROM loads)
+  SELECT 0, (SELECT sum(s) FROM file_fill)::BIGINT
+            - (SELECT coalesce(sum(slots), 0) FROM load_slots)
 ),
-ks AS (SELECT range AS k FROM range(0, (SELECT coalesce(max(load), 0) FROM loads) + 2)),
+ks AS (SELECT range AS k FROM range(0, (SELECT coalesce(max(load), 0) FROM load_slots) + 2)),
 expected AS (
   SELECT k, sum(CASE WHEN n = 0 THEN CASE WHEN k = 0 THEN s ELSE 0 END
                      ELSE s * exp(-(n / s) + k * ln(n / s) - lgamma(k + 1)) END) AS poisson
-  FROM ks CROSS JOIN per_file GROUP BY k
+  FROM ks CROSS JOIN file_fill GROUP BY k
 )
 SELECT ks.k::INTEGER AS load, coalesce(o.slots, 0)::BIGINT AS slots, e.poisson AS poisson_slots
 FROM ks LEFT JOIN observed o ON o.load = ks.k JOIN expected e ON e.k = ks.k
 ORDER BY load
 """
 
-CHAIN_DEPTH_SQL = """
-WITH per_file AS (
-  SELECT f.file_name, f.hash_slot_num::DOUBLE AS s, count(e.position)::DOUBLE AS n
-  FROM files f LEFT JOIN entries e ON e.file_name = f.file_name
-  GROUP BY f.file_name, f.hash_slot_num
-),
--- The entries at depth d are one per slot holding d or more: counted from the slots'
--- loads (a group-by), not by numbering every chain (a window sort of every entry).
-loads AS (SELECT count(*) AS load FROM entries GROUP BY file_name, slot),
-per_load AS (SELECT load, count(*) AS slots FROM loads GROUP BY load),
-deepest AS (SELECT coalesce(max(load), 0) AS depth FROM per_load),
+# The entries at depth d are one per slot holding d or more: counted from the slots' loads
+# (a group-by), not by numbering every chain (a window sort of every entry).
+_CHAIN_DEPTH_TAIL = """
+deepest AS (SELECT coalesce(max(load), 0) AS depth FROM load_slots),
 observed AS (
   SELECT r.range AS depth, sum(p.slots) AS entries
-  FROM range(1, (SELECT depth FROM deepest) + 1) r JOIN per_load p ON p.load >= r.range
+  FROM range(1, (SELECT depth FROM deepest) + 1) r JOIN load_slots p ON p.load >= r.range
   GROUP BY r.range
 ),
 ks AS (SELECT range AS k FROM range(0, (SELECT depth FROM deepest) + 2)),
 pmf AS (
-  SELECT per_file.file_name, s, k,
+  SELECT file_fill.file_name, s, k,
          CASE WHEN n = 0 THEN CASE WHEN k = 0 THEN 1.0 ELSE 0.0 END
               ELSE exp(-(n / s) + k * ln(n / s) - lgamma(k + 1)) END AS p
-  FROM ks CROSS JOIN per_file
+  FROM ks CROSS JOIN file_fill
 ),
 tail AS (  -- P(X >= d) = 1 - P(X <= d - 1)
   SELECT file_name, s, k + 1 AS d,
@@ -159,6 +163,9 @@ WHERE e.d <= (SELECT depth FROM deepest) + 1
 ORDER BY depth
 """
 
+SLOT_LOAD_SQL = f"WITH {_LOAD_INPUTS},{_SLOT_LOAD_TAIL}"
+CHAIN_DEPTH_SQL = f"WITH {_LOAD_INPUTS},{_CHAIN_DEPTH_TAIL}"
+
 HOT_KEYS_SQL = """
 WITH top AS (  -- the keys first (a count per hash), then the details of those alone
   SELECT key_hash, count(*) AS entries FROM entries
@@ -172,20 +179,24 @@ GROUP BY t.key_hash, t.entries
 ORDER BY t.entries DESC, t.key_hash
 """
 
-FILES_SQL = """
-WITH ordered AS (
+# Per file from its entries in position order (``file_entries``, also registered by the
+# streamed figures), then joined to the header of every file.
+_FILE_ENTRIES = """
+ordered AS (
   SELECT file_name, store_timestamp,
          store_timestamp < max(store_timestamp) OVER (
            PARTITION BY file_name ORDER BY position
            ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS backwards
   FROM entries
 ),
-per_file AS (
+file_entries AS (
   SELECT file_name, count(*) AS entries, min(store_timestamp) AS first_entry_ms,
          max(store_timestamp) AS last_entry_ms,
          count(*) FILTER (WHERE backwards) AS out_of_order
   FROM ordered GROUP BY file_name
-)
+)"""
+
+_FILES_TAIL = """
 SELECT f.file_name, f.begin_timestamp, f.end_timestamp,
        (f.end_timestamp::DOUBLE - f.begin_timestamp::DOUBLE) / 1000.0 AS span_s,
        coalesce(p.entries, 0)::BIGINT AS entries, (f.index_num - 1)::BIGINT AS capacity,
@@ -193,9 +204,11 @@ SELECT f.file_name, f.begin_timestamp, f.end_timestamp,
        f.hash_slot_count::BIGINT AS slots_used, f.hash_slot_num::BIGINT AS hash_slot_num,
        f.hash_slot_count / f.hash_slot_num AS slot_fill,
        p.first_entry_ms, p.last_entry_ms, coalesce(p.out_of_order, 0)::BIGINT AS out_of_order
-FROM files f LEFT JOIN per_file p ON p.file_name = f.file_name
+FROM files f LEFT JOIN file_entries p ON p.file_name = f.file_name
 ORDER BY f.file_name
 """
+
+FILES_SQL = f"WITH {_FILE_ENTRIES}{_FILES_TAIL}"
 
 CHAIN_CHECK_SQL = """
 WITH links AS (
@@ -397,34 +410,77 @@ def collect(
     top: int = 10,
     between: tuple[int, int] | None = None,
     limit: int = 100,
+    dataset: str | os.PathLike[str] | None = None,
 ) -> IndexStats:
     """Run every analysis; ``between=(t1, t2)`` adds the key-less time-range scan.
 
-    DuckDB works within :data:`MEMORY_LIMIT` meanwhile (see :func:`bounded_memory`).
+    ``dataset``, the exported dataset ``con`` reads, lets the figures over every entry be
+    computed by :mod:`rmqarrow.converters.parquet.stats_pass` in memory that does not grow
+    with the store (same figures; the statements above answer where its layout does not
+    allow it).  DuckDB works within :data:`MEMORY_LIMIT` meanwhile (see
+    :func:`bounded_memory`).
     """
     with bounded_memory(con):
-        return _collect(con, top=top, between=between, limit=limit)
+        extra: dict[str, Any] = {}
+        if between is not None:
+            t1, t2 = between
+            extra = {
+                "time_range": (t1, t2),
+                "time_range_summary": time_range_summary(con, t1, t2),
+                "time_range_entries": time_range(con, t1, t2, limit),
+            }
+        figures = None
+        if dataset is not None:
+            from rmqarrow.converters.parquet.stats_pass import scan
+
+            figures = scan(dataset, top=top)
+        if figures is not None:
+            return _from_figures(con, figures, extra)
+        return IndexStats(
+            summary=summary(con),
+            files=file_coverage(con),
+            slot_load=slot_load(con),
+            chain_depth=chain_depth(con),
+            hot_keys=hot_keys(con, top),
+            duplicates_summary=duplicates_summary(con),
+            duplicates=duplicates(con, top),
+            chain_check=chain_check(con),
+            **extra,
+        )
 
 
-def _collect(
-    con: duckdb.DuckDBPyConnection, *, top: int, between: tuple[int, int] | None, limit: int,
+def _from_figures(
+    con: duckdb.DuckDBPyConnection, figures: Figures, extra: dict[str, Any]
 ) -> IndexStats:
-    extra: dict[str, Any] = {}
-    if between is not None:
-        t1, t2 = between
-        extra = {
-            "time_range": (t1, t2),
-            "time_range_summary": time_range_summary(con, t1, t2),
-            "time_range_entries": time_range(con, t1, t2, limit),
-        }
+    """The streamed figures as :class:`IndexStats`: the per-file table and the two
+    distributions by the tails of their statements over the registered inputs."""
+    inputs = {"file_entries": figures.file_entries, "file_fill": figures.file_fill,
+              "load_slots": figures.load_slots}
+    for name, table in inputs.items():
+        con.register(name, table)
+    try:
+        files = _table(con, _FILES_TAIL)
+        loads = _table(con, f"WITH {_SLOT_LOAD_TAIL}")
+        depths = _table(con, f"WITH {_CHAIN_DEPTH_TAIL}")
+    finally:
+        for name in inputs:
+            con.unregister(name)
     return IndexStats(
-        summary=summary(con),
-        files=file_coverage(con),
-        slot_load=slot_load(con),
-        chain_depth=chain_depth(con),
-        hot_keys=hot_keys(con, top),
-        duplicates_summary=duplicates_summary(con),
-        duplicates=duplicates(con, top),
-        chain_check=chain_check(con),
+        summary={
+            "files": figures.files,
+            "entries": figures.entries,
+            "capacity": figures.capacity,
+            "distinct_key_hashes": figures.distinct_key_hashes,
+            "distinct_offsets": figures.distinct_offsets,
+            "first_store_ms": figures.first_store_ms,
+            "last_store_ms": figures.last_store_ms,
+        },
+        files=files,
+        slot_load=loads,
+        chain_depth=depths,
+        hot_keys=figures.hot_keys,
+        duplicates_summary=figures.duplicates_summary,
+        duplicates=figures.duplicates,
+        chain_check=figures.chain_check,
         **extra,
     )

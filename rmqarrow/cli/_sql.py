@@ -13,9 +13,12 @@ with ``--engine spark``, :func:`rmqarrow.converters.spark.log_check.check_agains
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import sys
+import tempfile
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from rmqarrow.cli._output import (
@@ -34,6 +37,11 @@ __all__ = ["register"]
 
 #: Largest --top/--limit: rows printed to a terminal, not a dump (use sql for that).
 _MAX_ROWS = 1_000_000
+
+#: A native store with more entries than this is exported to a temporary dataset before
+#: ``stats``: DuckDB would otherwise hold every entry (about 8 GB in six full files), where
+#: the dataset's streamed passes keep memory flat in the store's size.
+STATS_EXPORT_ABOVE = 8 << 20
 
 PROMPT = "rmqarrow> "
 
@@ -324,6 +332,7 @@ def _target(args: argparse.Namespace) -> None:
                 + "); SQL reads every file: see `rmqarrow check`, or look keys up with "
                 "`rmqarrow query`, which skips damaged files"
             )
+        args.entries = sum(max(f.header.get("index_count", 1) - 1, 0) for f in health.files)
         # the geometry fitted from the healthy files, never from the newest file alone
         args.hash_slot_num = health.geometry.hash_slot_num
         args.index_num = health.geometry.index_num
@@ -336,6 +345,28 @@ def _target(args: argparse.Namespace) -> None:
 def _section(title: str, table: pa.Table) -> None:
     print(f"\n{title}")
     print_table([list(r.values()) for r in table.to_pylist()], table.column_names)
+
+
+def _stats_dataset(args: argparse.Namespace, stack: contextlib.ExitStack) -> str | None:
+    """The dataset ``stats`` reads in bounded passes: the target itself, or for a native
+    store above :data:`STATS_EXPORT_ABOVE` entries an export of it into a temporary
+    directory (removed when ``stack`` closes); None: DuckDB loads the small store."""
+    from rmqarrow.converters.parquet.dataset import detect_target
+
+    if detect_target(args.target) == "dataset":
+        return str(args.target)
+    entries = getattr(args, "entries", 0)
+    if entries <= STATS_EXPORT_ABOVE:
+        return None
+    from rmqarrow.converters.parquet.export import export_store
+
+    spill = stack.enter_context(tempfile.TemporaryDirectory(prefix="rmqarrow-stats-"))
+    print(f"note: {entries:,} entries: exporting the store to a temporary dataset in {spill} "
+          "first (removed after), so memory stays flat in the store's size", file=sys.stderr)
+    dataset = str(Path(spill) / "dataset")
+    export_store(args.target, dataset, hash_slot_num=args.hash_slot_num,
+                 index_num=args.index_num, progress=True)
+    return dataset
 
 
 def _run_stats(args: argparse.Namespace) -> int:
@@ -361,19 +392,22 @@ def _run_stats(args: argparse.Namespace) -> int:
         raise UsageError("--engine spark checks the index against the log: give --commitlog "
                          "DIR (the other analyses are DuckDB's)")
     spark_check = args.engine == "spark"
-    con = connect(
-        args.target,
-        hash_slot_num=args.hash_slot_num,
-        index_num=args.index_num,
-        commitlog=None if spark_check else args.commitlog,
-    )
-    try:
-        result = stats.collect(con, top=args.top, between=between, limit=args.limit)
-        log_check = None
-        if args.commitlog and not spark_check:
-            log_check = check_against_log(con, examples=args.top)
-    finally:
-        con.close()
+    with contextlib.ExitStack() as stack:
+        dataset = _stats_dataset(args, stack)
+        con = connect(
+            args.target if dataset is None else dataset,
+            hash_slot_num=args.hash_slot_num,
+            index_num=args.index_num,
+            commitlog=None if spark_check else args.commitlog,
+        )
+        try:
+            result = stats.collect(con, top=args.top, between=between, limit=args.limit,
+                                   dataset=dataset)
+            log_check = None
+            if args.commitlog and not spark_check:
+                log_check = check_against_log(con, examples=args.top)
+        finally:
+            con.close()
     if spark_check:
         log_check = _spark_log_check(args)
     charts = []
