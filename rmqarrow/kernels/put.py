@@ -5,8 +5,8 @@ It leaves exactly the bytes of ``put_key`` on each key in order (rules in
 
 * :func:`put_keys` is ``put_key`` on each key in order.  With the compiled kernels
   (:mod:`rmqarrow.kernels._numba`) the puts are chained and written in one serial pass
-  per chunk, straight into the mapped bytes, while a second thread hashes the next chunk;
-  the pages the batch will write are faulted in first, in one ``madvise`` call.  The pure
+  per chunk, straight into the mapped bytes, while a second thread hashes the next chunk
+  and faults in the pages it will write (one ``madvise`` call a chunk).  The pure
   numpy form orders each chunk by (slot, position) with one sort of a combined int64 key,
   so each put's ``prev_index`` is the previous put of its slot, or, for the first put of
   a slot in the chunk, the slot's stored head when that is valid at the put's own
@@ -22,6 +22,7 @@ regions and its in-memory header.  ``IndexService.build_index_batch``
 from __future__ import annotations
 
 import contextlib
+import mmap
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -123,9 +124,9 @@ def _put_keys_compiled(
 ) -> None:
     """:func:`put_keys` with the compiled kernels: one pass per chunk, no sort.
 
-    A second thread hashes the next chunk and orders it by slot bucket while the main
-    thread links and writes this one; the pages the batch writes are faulted in first, in
-    one call (far cheaper than a fault per page), while the first chunk is hashed.
+    A second thread hashes the next chunk, orders it by slot bucket and faults in the
+    pages it will write while the main thread links and writes this one (the slot table
+    is faulted in first, while the first chunk is hashed).
     """
     if not bounds:
         return
@@ -133,13 +134,17 @@ def _put_keys_compiled(
     assert module is not None
     slot_num = np.int64(f.regions.geometry.hash_slot_num)
 
+    pos0 = f.state.index_count
+
     def plan(a: int, b: int) -> _Run:
         hashes = index_key_hashes(arr.slice(a, b - a))
-        return _Run(hashes, *module.bucket_order(hashes, slot_num))
+        run = _Run(hashes, *module.bucket_order(hashes, slot_num))
+        _prefault(f, pos0 + a, pos0 + b)  # the pages this run writes, ahead of the writer
+        return run
 
     with ThreadPoolExecutor(1, thread_name_prefix="rmqarrow-bulk") as pool:
+        _prefault(f, -1, 0)  # the header and slot table: every run writes heads anywhere
         ahead = pool.submit(plan, *bounds[0])
-        _prefault(f, f.state.index_count, bounds[-1][1])
         scratch = _Scratch.new()
         for i, (a, b) in enumerate(bounds):
             run = ahead.result()
@@ -148,14 +153,16 @@ def _put_keys_compiled(
             _put_run(f, run, offsets[a:b], stamps[a:b], scratch)
 
 
-def _prefault(f: OpenIndex, pos0: int, count: int) -> None:
-    """Fault in the slot table and the entries ``pos0 .. pos0+count`` (Linux >= 5.14
-    ``MADV_POPULATE_WRITE``; elsewhere the writes fault them in one by one, as before)."""
+def _prefault(f: OpenIndex, a: int, b: int) -> None:
+    """Fault in entries ``a .. b-1`` for writing (``a < 0``: the header and slot table) in
+    one call: Linux >= 5.14 ``MADV_POPULATE_WRITE``, far cheaper than a fault per page;
+    elsewhere the writes fault them in one by one, as before."""
     g = f.regions.geometry
-    start = 0  # the header and slot table share the first pages
-    stop = g.entries_offset + (pos0 + count) * _ENTRY_SIZE
-    with contextlib.suppress(AttributeError, OSError, ValueError):
-        f.regions.mm.madvise(_MADV_POPULATE_WRITE, start, min(stop, g.file_size) - start)
+    start = 0 if a < 0 else (g.entries_offset + a * _ENTRY_SIZE) & ~(mmap.PAGESIZE - 1)
+    stop = min(g.entries_offset if a < 0 else g.entries_offset + b * _ENTRY_SIZE, g.file_size)
+    if stop > start:
+        with contextlib.suppress(AttributeError, OSError, ValueError):
+            f.regions.mm.madvise(_MADV_POPULATE_WRITE, start, stop - start)
 
 
 @dataclass(frozen=True)
