@@ -10,7 +10,8 @@ command then runs as its own ``rmqarrow`` process (so its peak RSS is its own, r
 ``wait4``), on each store in turn:
 
 - ``info``; ``query`` with the native engine and with ``--engine duckdb`` on the *native*
-  store (one key);
+  store (one key); ``stats`` on the native store (above 8 Mi entries it exports the store
+  to a temporary dataset first);
 - ``export`` to a dataset, ``query --engine duckdb`` and ``stats`` over that dataset;
 - ``verify --dataset --engines native,duckdb --sample 1000``.
 
@@ -89,6 +90,7 @@ def commands(store: Path, dataset: Path, geometry: Geometry) -> list[tuple[str, 
         ("query native", [*cli, "query", str(store), "--key", KEY, *geo]),
         ("query duckdb (native store)",
          [*cli, "query", str(store), "--key", KEY, "--engine", "duckdb", *geo]),
+        ("stats (native store)", [*cli, "stats", str(store), *geo]),
         ("export", [*cli, "export", str(store), str(dataset), "--overwrite", *geo]),
         ("query duckdb (dataset)",
          [*cli, "query", str(dataset), "--key", KEY, "--engine", "duckdb"]),
