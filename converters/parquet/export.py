@@ -243,10 +243,12 @@ def export_file_slots(m: MappedIndex, path: Path) -> int:
 
 
 def export_file_entries(
-    m: MappedIndex, path: Path, progress: Progress, spare: list[np.ndarray] | None = None
+    m: MappedIndex, path: Path, progress: Progress, spare: list[np.ndarray] | None = None,
+    sort_threads: int = 1,
 ) -> int:
     """Write one mapped file's entries, sorted by (slot, position), as an ``entries`` part
-    (:class:`rmqarrow.kernels.order.SlotOrder`: a counting sort by slot with numba).
+    (:class:`rmqarrow.kernels.order.SlotOrder`: a counting sort by slot with numba, on
+    ``sort_threads`` threads).
 
     ``spare``, a list kept by the caller from file to file, holds the sort buffer for the
     next file (reused: its pages are already faulted in)."""
@@ -254,7 +256,7 @@ def export_file_entries(
     count = max(int(m.header["index_count"][0]), 1)
     begin = np.int64(m.header["begin_timestamp"][0])
     n = count - 1
-    order = SlotOrder(m, n, spare[0] if spare else None)
+    order = SlotOrder(m, n, spare[0] if spare else None, sort_threads)
     buffer = order.buffer()
     if spare is not None and buffer is not None:
         spare[:] = [buffer]
@@ -299,7 +301,7 @@ class _Part:
 
 
 def _export_file(p: Path, g: Geometry, tmp: Path, part: str, bar: Progress,
-                 spare: list[np.ndarray]) -> _Part:
+                 spare: list[np.ndarray], sort_threads: int) -> _Part:
     """Snapshot, check and write one native file's ``slots`` and ``entries`` parts, and
     their manifest records."""
     mapped = map_regions(p, g, writable=False)
@@ -309,7 +311,7 @@ def _export_file(p: Path, g: Geometry, tmp: Path, part: str, bar: Progress,
         check_exportable(m)
         batch = files_batch(m, p.name)
         slots = export_file_slots(m, tmp / "slots" / part)
-        entries = export_file_entries(m, tmp / "entries" / part, bar, spare)
+        entries = export_file_entries(m, tmp / "entries" / part, bar, spare, sort_threads)
         info = source_file_info(p, g.hash_slot_num, g.index_num, int(m.header["index_count"][0]))
     finally:
         mapped.close()
@@ -390,13 +392,15 @@ def _export(
         big = max((_entry_count(p) for p in paths), default=0) >= PARALLEL_ENTRIES
         threads = _export_threads()
         workers = max(1, min(threads, len(paths))) if big else 1
+        # one file in flight (a store of one file): its sort takes the threads instead
+        sort_threads = threads if big and workers == 1 else 1
 
         local = threading.local()  # each thread's sort buffer, gone with the export
 
         def one(i: int) -> _Part:
             spare = local.__dict__.setdefault("spare", [])
             return _export_file(paths[i], geometries[i], tmp, f"part-{i:05d}.parquet", bar,
-                                spare)
+                                spare, sort_threads)
 
         with ThreadPoolExecutor(max(workers, 1)) as pool:
             try:

@@ -89,23 +89,19 @@ def scatter_buckets(  # pragma: no cover
 @numba.njit(cache=True, nogil=True, boundscheck=False)
 def sort_buckets(  # pragma: no cover
     rows: np.ndarray, bounds: np.ndarray, slot_num: np.int64, lo: np.int64, shift: np.int64,
-    ends: np.ndarray,
+    ends: np.ndarray, first: np.int64, stop: np.int64, tmp: np.ndarray, cursor: np.ndarray,
 ) -> None:
-    """Sort each bucket ``rows[bounds[k]:bounds[k+1]]`` by slot, stably (a counting sort
-    through a buffer of one bucket, which stays in cache), and set ``ends[slot - lo]`` to
-    each slot's end row."""
+    """Sort buckets ``first .. stop-1`` (``rows[bounds[k]:bounds[k+1]]``) by slot, stably
+    (a counting sort through ``tmp``, room for the largest bucket, which stays in cache;
+    ``cursor`` has a counter per slot of a bucket), and set ``ends[slot - lo]`` to each of
+    their slots' end row."""
     inverse = 1.0 / np.float64(slot_num)
     width = _I64(1) << shift
-    biggest = 0
-    for k in range(bounds.size - 1):
-        biggest = max(biggest, bounds[k + 1] - bounds[k])
-    tmp = np.empty((biggest, 6), dtype=np.uint32)
-    cursor = np.zeros(width, dtype=np.int64)
-    for k in range(bounds.size - 1):
-        start, stop = _I64(bounds[k]), _I64(bounds[k + 1])
+    for k in range(first, stop):
+        start, end = _I64(bounds[k]), _I64(bounds[k + 1])
         base = _I64(k) << shift
         cursor[:] = 0
-        for r in range(start, stop):
+        for r in range(start, end):
             cursor[_slot(_I64(_I32(rows[r, 0])), slot_num, inverse) - lo - base] += 1
         total = _I64(0)
         for j in range(width):
@@ -114,13 +110,13 @@ def sort_buckets(  # pragma: no cover
             total += c
             if base + j < ends.size:
                 ends[base + j] = start + total
-        for r in range(start, stop):
+        for r in range(start, end):
             i = _slot(_I64(_I32(rows[r, 0])), slot_num, inverse) - lo - base
             d = cursor[i]
             cursor[i] = d + 1
             for c in range(6):
                 tmp[d, c] = rows[r, c]
-        rows[start:stop] = tmp[: stop - start]
+        rows[start:end] = tmp[: end - start]
 
 
 @numba.njit(cache=True, nogil=True, boundscheck=False)

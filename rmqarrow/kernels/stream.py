@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 from rmqarrow.format.layout import MappedIndex
 
-__all__ = ["CHUNK", "entry_chunks"]
+__all__ = ["CHUNK", "entry_chunks", "release_entries"]
 
 #: Entries per chunk (80 MiB of the map).
 CHUNK = 1 << 22
@@ -23,14 +23,19 @@ CHUNK = 1 << 22
 def entry_chunks(m: MappedIndex, n: int, chunk: int = CHUNK) -> Iterator[tuple[int, int]]:
     """``(a, b)`` ranges covering entries ``1..n``; each chunk's pages are released when
     the caller asks for the next one (or stops)."""
-    base = m.geometry.entries_offset
-    page = mmap.PAGESIZE
     for a in range(1, n + 1, chunk):
         b = min(a + chunk, n + 1)
         try:
             yield a, b
         finally:
-            lo = (base + a * 20) // page * page
-            hi = (base + b * 20) // page * page
-            if hi > lo and not m.writable and not m.mm.closed:  # a written map keeps its pages
-                m.mm.madvise(mmap.MADV_DONTNEED, lo, hi - lo)
+            release_entries(m, a, b)
+
+
+def release_entries(m: MappedIndex, a: int, b: int) -> None:
+    """Drop the pages of entries ``a..b-1`` from this process (a read-only map only: a
+    written map keeps its pages)."""
+    base, page = m.geometry.entries_offset, mmap.PAGESIZE
+    lo = (base + a * 20) // page * page
+    hi = (base + b * 20) // page * page
+    if hi > lo and not m.writable and not m.mm.closed:
+        m.mm.madvise(mmap.MADV_DONTNEED, lo, hi - lo)

@@ -19,12 +19,12 @@ INT32 = st.integers(-(2**31), 2**31 - 1)
 
 
 def _rows(path: Path, g: Geometry, n: int, numpy: bool, monkeypatch: pytest.MonkeyPatch,
-          step: int) -> dict[str, np.ndarray]:
+          step: int, threads: int = 1) -> dict[str, np.ndarray]:
     monkeypatch.setenv("RMQARROW_NO_NUMBA", "1" if numpy else "0")
     _compiled.reset()
     m = map_regions(path, g, writable=False)
     try:
-        o = order.SlotOrder(m, n)
+        o = order.SlotOrder(m, n, threads=threads)
         parts = [o.rows(a, min(a + step, n)) for a in range(0, n, step)]
     finally:
         m.close()
@@ -38,12 +38,14 @@ def _rows(path: Path, g: Geometry, n: int, numpy: bool, monkeypatch: pytest.Monk
 @given(slot_num=st.sampled_from([1, 3, 7, 4096, 4097, 9000]),
        n=st.integers(0, 300), seed=st.integers(0, 2**16),
        damage=st.lists(st.tuples(st.integers(1, 300), INT32), max_size=4),
-       step=st.sampled_from([1, 7, 64, 1000]))
+       step=st.sampled_from([1, 7, 64, 1000]), threads=st.sampled_from([1, 2]))
 def test_counting_sort_equals_numpy(
-    slot_num: int, n: int, seed: int, damage: list[tuple[int, int]], step: int,
+    slot_num: int, n: int, seed: int, damage: list[tuple[int, int]], step: int, threads: int,
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """Also spread by two threads over many chunks of the map (CHUNK made small)."""
     monkeypatch.setenv("RMQARROW_NO_NUMBA", "0")
+    monkeypatch.setattr(order, "CHUNK", 64)
     _compiled.reset()
     if order.compiled_kernels(order.COMPILED) is None:
         pytest.skip("numba not installed")
@@ -55,7 +57,7 @@ def test_counting_sort_equals_numpy(
         if pos <= n:
             m.entries["key_hash"][pos] = value
     m.close()
-    numba_rows = _rows(path, g, n, False, monkeypatch, step)
+    numba_rows = _rows(path, g, n, False, monkeypatch, step, threads)
     numpy_rows = _rows(path, g, n, True, monkeypatch, step)
     for f in FIELDS:
         assert numba_rows[f].dtype == numpy_rows[f].dtype or n == 0, f
@@ -93,3 +95,27 @@ def test_spare_buffer_gives_the_same_rows(tmp_path: Path) -> None:
     finally:
         for m in maps:
             m.close()
+
+
+def test_ranges_asked_for_in_any_order_give_the_same_rows(tmp_path: Path) -> None:
+    """Buckets are sorted when a range first needs them: ranges asked for backwards, or
+    twice, give the rows of one pass in order."""
+    if order.compiled_kernels(order.COMPILED) is None:
+        pytest.skip("numba not installed")
+    g = Geometry(20_000, 3_000)  # five buckets of 4,096 slots
+    path = tmp_path / "00000"
+    write_random_file(path, g, 2_999, seed=4)
+    m = map_regions(path, g, writable=False)
+    try:
+        forward = order.SlotOrder(m, 2_999)
+        want = forward.rows(0, 2_999)
+        backward = order.SlotOrder(m, 2_999)
+        starts = list(range(0, 2_999, 500))[::-1]
+        parts = {a: backward.rows(a, min(a + 500, 2_999)) for a in starts}
+        again = backward.rows(1_000, 1_500)
+    finally:
+        m.close()
+    for f in FIELDS:
+        got = np.concatenate([getattr(parts[a], f) for a in sorted(parts)])
+        assert np.array_equal(got, getattr(want, f)), f
+        assert np.array_equal(getattr(again, f), getattr(want, f)[1_000:1_500]), f
