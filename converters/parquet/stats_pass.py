@@ -37,7 +37,7 @@ import pyarrow.parquet as pq
 from rmqarrow.converters.parquet.parts import single_file_name, table_parts
 
 from rmqarrow._progress import Progress
-from rmqarrow.errors import DiskFullError
+from rmqarrow.errors import DatasetError, DiskFullError
 
 __all__ = ["BUCKET_ROWS", "CHUNK_ROWS", "DUPLICATES_SCHEMA", "HOT_KEYS_SCHEMA", "Figures", "scan"]
 
@@ -106,12 +106,12 @@ def scan(dataset_dir: str | os.PathLike[str], *, top: int = 10,
     layout does not allow the passes.  Offset buckets spill to a temporary directory under
     ``spill_dir`` (default: the system's) when there are more than :data:`BUCKET_ROWS`
     entries; it is removed after."""
-    layout = _layout(Path(dataset_dir))
-    if layout is None:
-        return None
-    files_table, files, slot_num = layout
-    total = sum(f.rows for f in files)
     try:
+        layout = _layout(Path(dataset_dir))
+        if layout is None:
+            return None
+        files_table, files, slot_num = layout
+        total = sum(f.rows for f in files)
         with Progress(3 * total or None, "stats", "rows") as progress, \
                 _Spilling(files, total, spill_dir) as buckets:
             per_file = [_position_pass(f, i, buckets, progress) for i, f in enumerate(files)]
@@ -119,6 +119,13 @@ def scan(dataset_dir: str | os.PathLike[str], *, top: int = 10,
             offsets = _offset_pass(buckets, top, progress)
     except _NotPartitioned:
         return None
+    except DiskFullError:
+        raise
+    except (pa.ArrowException, OSError) as exc:  # Arrow reports damaged pages as OSError
+        raise DatasetError(
+            f"{dataset_dir}: a part cannot be read: {exc}; `rmqarrow verify` tells which, "
+            "or export the store again"
+        ) from None
     return _figures(files_table, files, top, per_file, slots, offsets)
 
 

@@ -282,3 +282,18 @@ def test_cli_exports_a_large_native_store_first(
     assert "exporting" not in direct.err
     assert list(spill.iterdir()) == []
     _same(json.loads(exported.out), json.loads(direct.out))
+
+
+def test_an_unreadable_part_is_one_clear_error(tmp_path: Path) -> None:
+    """A part whose pages are damaged after its footer was checked: a DatasetError naming
+    the dataset, no Arrow traceback."""
+    from rmqarrow.errors import DatasetError
+
+    store, geometry = _repeating_store(tmp_path)
+    ds = _export(store, tmp_path / "ds", geometry)
+    part = table_parts(ds, "entries")[0]
+    data = bytearray(part.read_bytes())
+    data[4:4_000] = b"\xff" * 3_996  # the first pages, footer intact
+    part.write_bytes(bytes(data))
+    with pytest.raises(DatasetError, match="a part cannot be read"):
+        stats_pass.scan(ds)
