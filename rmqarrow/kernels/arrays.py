@@ -42,9 +42,10 @@ def int64_values(name: str, values: object, n: int | None = None) -> np.ndarray:
 
 
 def per_query(name: str, value: object, n: int) -> np.ndarray:
-    """A scalar repeated ``n`` times, or ``n`` values: as int64, checked to fit a long."""
+    """A scalar repeated ``n`` times (a read-only view: no memory per query), or ``n``
+    values: as int64, checked to fit a long."""
     if isinstance(value, int | np.integer) and not isinstance(value, bool):
         if not JAVA_LONG_MIN <= int(value) <= JAVA_LONG_MAX:
             raise InvalidValueError(f"{name} must fit a Java long (int64), got {value}")
-        return np.full(n, int(value), dtype=np.int64)
+        return np.broadcast_to(np.int64(value), (n,))
     return int64_values(name, value, n)

@@ -165,6 +165,11 @@ def _walk_file(f: OpenIndex, w: _Walk, queries: np.ndarray) -> None:
             done.result()
 
 
+def _same_everywhere(a: np.ndarray) -> bool:
+    """One value for every query (a scalar's broadcast view is known to be)."""
+    return a.size == 0 or (a.strides == (0,)) or bool((a == a[0]).all())
+
+
 def _walk_block(f: OpenIndex, w: _Walk, queries: np.ndarray) -> None:
     state, regions = f.state, f.regions
     count = state.index_count
@@ -172,7 +177,7 @@ def _walk_block(f: OpenIndex, w: _Walk, queries: np.ndarray) -> None:
         return
     held_before = w.held[queries].copy()
     # the same bounds for every query (the common case) stay scalars
-    uniform = bool((w.begin == w.begin[0]).all() and (w.end == w.end[0]).all())
+    uniform = all(_same_everywhere(a) for a in (w.begin, w.end))
     # ... and when they hold every time the file can store, times need no computing
     last_t = state.begin_timestamp + JAVA_INT_MAX * 1000
     all_time = (uniform and last_t <= JAVA_LONG_MAX
