@@ -16,9 +16,9 @@ of queries.
 Slot heads are read once per block, before any walk (a live writer's heads past the
 header count walked back to committed entries first), so read-only and writable files take
 the same walk.  With numba the walk of a block is the compiled
-:func:`rmqarrow.kernels._numba.walk_rounds` (the same rounds, each a prefetching gather
-then the rules); the numpy walk is the fallback and both are tested against the scalar
-walk.
+:func:`rmqarrow.kernels._numba.walk_chains` (the same rules, a few dozen chains walked
+interleaved with their reads prefetched); the numpy walk is the fallback and both are
+tested against the scalar walk.
 """
 
 from __future__ import annotations
@@ -77,13 +77,18 @@ class _Walk:
         n = self.hashes.size
         counts = self.held
         total = int(counts.sum())
-        offsets = np.empty(total, dtype=np.int64)
-        if total:
-            q = np.concatenate(self.hit_query)
-            rank = np.concatenate(self.hit_rank)
-            start = np.cumsum(counts) - counts
-            offsets[start[q] + rank] = np.concatenate(self.hit_offset)
-        query = np.repeat(np.arange(n, dtype=np.int64), counts)
+        q = np.concatenate(self.hit_query) if total else np.empty(0, dtype=np.int64)
+        rank = np.concatenate(self.hit_rank) if total else q
+        offset = np.concatenate(self.hit_offset) if total else q
+        kernels = _kernels.compiled()
+        if kernels is not None:
+            query, offsets = np.empty(total, dtype=np.int64), np.empty(total, dtype=np.int64)
+            kernels.place_hits(counts, q, rank, offset, np.empty(n, dtype=np.int64), query,
+                               offsets)
+        else:
+            offsets = np.empty(total, dtype=np.int64)
+            offsets[(np.cumsum(counts) - counts)[q] + rank] = offset
+            query = np.repeat(np.arange(n, dtype=np.int64), counts)
         return pa.table([pa.array(query), pa.array(offsets)], schema=RESULT_SCHEMA)
 
 
@@ -175,7 +180,8 @@ def _walk_block(f: OpenIndex, w: _Walk, queries: np.ndarray) -> None:
     count = state.index_count
     if not queries.size:
         return
-    held_before = w.held[queries].copy()
+    at = _as_index(queries)
+    held_before = w.held[at].copy()
     # the same bounds for every query (the common case) stay scalars
     uniform = all(_same_everywhere(a) for a in (w.begin, w.end))
     # ... and when they hold every time the file can store, times need no computing
@@ -183,23 +189,26 @@ def _walk_block(f: OpenIndex, w: _Walk, queries: np.ndarray) -> None:
     all_time = (uniform and last_t <= JAVA_LONG_MAX
                 and int(w.begin[0]) <= state.begin_timestamp and int(w.end[0]) >= last_t)
     limit = regions.geometry.index_num
-    hashes = w.hashes[queries]
-    slot_of = hashes % np.int32(regions.geometry.hash_slot_num)
-    pos = regions.slots.view(np.int32)[slot_of]
-    pos = pos.byteswap()
+    hashes = w.hashes[at]
+    slot_num = regions.geometry.hash_slot_num
+    kernels = _kernels.compiled()
+    if kernels is not None:
+        pos: np.ndarray = np.empty(hashes.size, dtype=np.int64)
+        kernels.slot_heads(hashes, regions.slots.view(np.uint32), np.int64(slot_num), pos)
+    else:
+        pos = regions.slots.view(np.int32)[hashes % np.int32(slot_num)].byteswap()
     # Each head is read once, here: a live writer's heads past the header count (or an
     # interrupted batch's) are walked back to committed entries before any walk.
     if (pos >= count).any():
-        pos = committed_heads(regions, pos, slot_of, count).astype(np.int32)
-    kernels = _kernels.compiled()
+        pos = committed_heads(regions, pos, hashes % np.int32(slot_num), count)
     if kernels is not None:
-        _walk_compiled(kernels, f, w, queries, pos, held_before, all_time, uniform)
+        _walk_compiled(kernels, f, w, queries, at, pos, held_before, all_time, uniform)
         return
     entries = regions.entries
     # gathering whole 20-byte rows of raw bytes is far faster than a structured gather
     rows = entries.view(np.uint8).reshape(-1, entries.dtype.itemsize)
     begin_ts = np.int64(state.begin_timestamp)
-    left = w.max_num[queries] - held_before
+    left = w.max_num[at] - held_before
     ok = (pos > 0) & (pos <= count) & (pos < limit) & (left > 0)
     idx = np.flatnonzero(ok)
     cur, pos, hashes, left = queries[idx], pos[idx], hashes[idx], left[idx]
@@ -250,18 +259,33 @@ def _walk_block(f: OpenIndex, w: _Walk, queries: np.ndarray) -> None:
     _finish(f, w, queries, held_before, found_q, found_rank, found_off, scalar)
 
 
+def _as_index(queries: np.ndarray) -> slice | np.ndarray:
+    """Ascending ``queries`` as a slice when they are consecutive (the common case), so
+    their per-query values are views instead of gathers."""
+    first, last = int(queries[0]), int(queries[-1])
+    return slice(first, last + 1) if last - first + 1 == queries.size else queries
+
+
 def _walk_compiled(kernels: ModuleType, f: OpenIndex, w: _Walk, queries: np.ndarray,
-                   heads: np.ndarray, held_before: np.ndarray, all_time: bool,
-                   uniform: bool) -> None:
-    """The walk of one block by the compiled kernel (same rules, two passes per round)."""
+                   at: slice | np.ndarray, heads: np.ndarray, held_before: np.ndarray,
+                   all_time: bool, uniform: bool) -> None:
+    """The walk of one block by the compiled kernel (same rules, chains interleaved)."""
     state, regions = f.state, f.regions
-    sel = slice(0, 1) if uniform else queries
-    hq, hr, ho, fwd = kernels.walk_rounds(
-        queries, w.hashes[queries], heads.astype(np.int64), w.max_num[queries] - held_before,
+    sel = slice(0, 1) if uniform else at
+    hq, hr, ho, fwd = kernels.walk_chains(
+        queries, w.hashes[at], np.asarray(heads, dtype=np.int64), w.max_num[at] - held_before,
         w.begin[sel], w.end[sel], uniform, all_time, np.int64(state.begin_timestamp),
         np.int64(state.index_count), np.int64(regions.geometry.index_num),
-        regions.entries.view(np.uint32), w.held)
+        regions.entries.view(np.uint32), w.held, *_hit_buffers(queries.size))
     _finish(f, w, queries, held_before, [hq], [hr], [ho], [fwd] if fwd.size else [])
+
+
+def _hit_buffers(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The compiled walk's first buffers for hit queries, ranks and offsets (allocated
+    here: numpy gives large arrays huge pages, numba faults them in 4 KiB at a time)."""
+    size = max(n, 16)
+    return (np.empty(size, dtype=np.int64), np.empty(size, dtype=np.int64),
+            np.empty(size, dtype=np.int64))
 
 
 def _finish(f: OpenIndex, w: _Walk, queries: np.ndarray, held_before: np.ndarray,

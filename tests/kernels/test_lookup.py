@@ -84,7 +84,7 @@ def test_bulk_lookup_equals_per_key_on_damaged_files(
     sc: dict[str, object], steps: int | None, block: int, numpy_walk: bool,
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Both walks (compiled rounds, numpy steps) equal the scalar walk, damage included."""
+    """Both walks (compiled chains, numpy steps) equal the scalar walk, damage included."""
     from rmqarrow.kernels import _compiled
     from rmqarrow.kernels import lookup as _bulk_lookup
 
@@ -145,6 +145,34 @@ def test_long_chain_and_scalars(tmp_path: Path) -> None:
         assert answers_from_table(table, 4) == [
             f.select_phy_offsets(k, 2500, T0 + 5000, LONG_MAX) for k in keys
         ]
+
+
+@pytest.mark.parametrize("numpy_walk", [False, True])
+def test_many_hits_and_forward_chains_in_one_block(
+    tmp_path: Path, numpy_walk: bool, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """More hits and more chains turning forward than the compiled walk's first buffers
+    hold (it grows them mid-walk and carries on), interleaved with queries on other
+    slots; every answer equals the per-key walk."""
+    from rmqarrow.kernels import _compiled
+
+    if numpy_walk:
+        monkeypatch.setenv("RMQARROW_NO_NUMBA", "1")
+    _compiled.reset()
+    try:
+        with IndexFile.create(tmp_path / "f", 2, 64) as f:
+            keys = ["Aa" if i % 3 else "c" for i in range(60)]  # "Aa" slot 0, "c" slot 1
+            assert f.put_keys(keys, range(60), [T0 + i for i in range(60)]) == 60
+            broken = max(p for p in range(1, 61) if keys[p - 1] == "c")
+            f.regions.entries["prev_index"][broken - 3] = broken  # "c": forward, then a cycle
+            queries = ["Aa", "c", "zz"] * 40
+            want = [f.select_phy_offsets(k, 50) for k in queries]
+            assert sum(map(len, want)) > 16 * 40 and want[1]
+            got = f.select_phy_offsets_many(queries, 50)
+            assert answers_from_table(got, len(queries)) == want
+    finally:
+        monkeypatch.undo()
+        _compiled.reset()
 
 
 def test_query_offsets_validates(tmp_path: Path) -> None:
