@@ -195,3 +195,27 @@ def test_many_chunked_input_is_hashed_in_slices(
         for i, k in enumerate(keys):
             f.put_key(k, i, T0 + i)
     assert (tmp_path / "c").read_bytes() == (tmp_path / "s").read_bytes()
+
+
+@settings(max_examples=200, deadline=None)
+@given(hashes=st.lists(st.integers(0, 2**31 - 1), min_size=1, max_size=64),
+       slot_num=st.one_of(st.sampled_from([1, 2, 3, 7, 65536, 5_000_000, 2**31 - 1]),
+                          st.integers(1, 2**31 - 1)))
+def test_compiled_slot_is_the_remainder(hashes: list[int], slot_num: int) -> None:
+    """The compiled kernels find a hash's slot by multiplication; it is ``hash % slot_num``
+    for every index hash and slot count (edges of both included)."""
+    from rmqarrow.kernels import _compiled
+
+    module = _compiled.compiled()
+    assert module is not None
+    edges = [0, 1, slot_num - 1, slot_num, 2**31 - 1, (2**31 - 1) // slot_num * slot_num]
+    h = np.array(hashes + [e for e in edges if 0 <= e < 2**31], dtype=np.int32)
+    slot, order = module.bucket_order(h, np.int64(slot_num))
+    assert (slot.astype(np.int64) == h.astype(np.int64) % slot_num).all()
+    buckets = slot[order] >> module.BUCKET_SHIFT  # every put once, bucket by bucket
+    assert sorted(order.tolist()) == list(range(h.size)) and (np.diff(buckets) >= 0).all()
+    if slot_num <= 1 << 16:  # a slot table this size: the lookup's head reads agree
+        table = np.arange(slot_num, dtype=">i4").view(np.uint32)
+        heads = np.empty(h.size, dtype=np.int64)
+        module.slot_heads(h, table, np.int64(slot_num), heads)
+        assert (heads == h.astype(np.int64) % slot_num).all()
