@@ -235,10 +235,15 @@ def test_memory_bound_ends_cleanly_after_spilling() -> None:
 
     con = duckdb.connect()
     con.execute("SET enable_progress_bar = false")
+    setting = "SELECT current_setting('temp_directory')"
     with bounded_memory(con, "32MiB"):
         con.execute("SET threads = 1")
-        rows = con.sql("SELECT count(*) FROM (SELECT range % 3000000 AS k, count(*) "
-                       "FROM range(6000000) GROUP BY k ORDER BY k)").fetchall()
-    assert rows == [(3_000_000,)]
+        spill = Path(con.execute(setting).fetchall()[0][0])
+        # a sort of 6 M rows with text (about 200 MB) cannot stay within 32 MiB
+        rows = con.sql("SELECT count(*) FROM (SELECT range * 7919 % 6000000 AS k, "
+                       "range::VARCHAR AS s FROM range(6000000) ORDER BY k)").fetchall()
+    assert rows == [(6_000_000,)]
+    assert Path(con.execute(setting).fetchall()[0][0]) == spill  # it did spill there
+    assert not spill.exists()
     assert con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0] != "32.0 MiB"
     con.close()
