@@ -233,8 +233,8 @@ def _prefetch_typing(typingctx, ary, index):  # type: ignore[no-untyped-def]  # 
 
 _prefetch: Any = intrinsic(_prefetch_typing)
 
-#: Puts whose slot heads are prefetched ahead: enough misses in flight to hide the memory
-#: latency of random reads over the slot table.
+#: Slot heads prefetched ahead (by the put's linking pass and the lookup's head reads):
+#: enough misses in flight to hide the memory latency of random reads of the slot table.
 _AHEAD = 24
 
 
@@ -548,7 +548,7 @@ def _walk_steps(  # pragma: no cover
 
 @numba.njit(cache=True, nogil=True)
 def _grow(a: np.ndarray) -> np.ndarray:  # pragma: no cover
-    out = np.empty(2 * a.size, dtype=a.dtype)
+    out = np.empty(max(2 * a.size, 16), dtype=a.dtype)
     out[: a.size] = a
     return out
 

@@ -16,7 +16,7 @@ of queries.
 Slot heads are read once per block, before any walk (a live writer's heads past the
 header count walked back to committed entries first), so read-only and writable files take
 the same walk.  With numba the walk of a block is the compiled
-:func:`rmqarrow.kernels._numba.walk_chains` (the same rules, a few dozen chains walked
+:func:`rmqarrow.kernels._numba.walk_chains` (the same rules, two dozen chains walked
 interleaved with their reads prefetched); the numpy walk is the fallback and both are
 tested against the scalar walk.
 """
@@ -238,16 +238,16 @@ def _walk_block(f: OpenIndex, w: _Walk, queries: np.ndarray) -> None:
                 t = begin_ts + diff.astype(np.int64) * 1000  # Java long arithmetic: wraps
                 hit &= (b <= t) & (t <= en)
                 valid &= t >= b
-            at = np.flatnonzero(hit)
-            if at.size:
-                q = cur[at]
+            hits = np.flatnonzero(hit)
+            if hits.size:
+                q = cur[hits]
                 found_q.append(q)
                 found_rank.append(w.held[q])
-                high = raw[at, 1].byteswap().astype(np.int64)
-                low = raw[at, 2].byteswap().view(np.uint32).astype(np.int64)
+                high = raw[hits, 1].byteswap().astype(np.int64)
+                low = raw[hits, 2].byteswap().view(np.uint32).astype(np.int64)
                 found_off.append((high << 32) | low)
                 w.held[q] += 1
-                left[at] -= 1
+                left[hits] -= 1
             forward = valid & (prev > pos)
             if forward.any():
                 scalar.append(cur[forward])
@@ -274,9 +274,13 @@ def _walk_compiled(kernels: ModuleType, f: OpenIndex, w: _Walk, queries: np.ndar
     sel = slice(0, 1) if uniform else at
     hq, hr, ho, fwd = kernels.walk_chains(
         queries, w.hashes[at], np.asarray(heads, dtype=np.int64), w.max_num[at] - held_before,
-        w.begin[sel], w.end[sel], uniform, all_time, np.int64(state.begin_timestamp),
-        np.int64(state.index_count), np.int64(regions.geometry.index_num),
-        regions.entries.view(np.uint32), w.held, *_hit_buffers(queries.size))
+        # contiguous bounds (not a scalar's broadcast view): one compiled form for all
+        np.ascontiguousarray(w.begin[sel]), np.ascontiguousarray(w.end[sel]), uniform,
+        all_time, np.int64(state.begin_timestamp), np.int64(state.index_count),
+        np.int64(regions.geometry.index_num), regions.entries.view(np.uint32), w.held,
+        *_hit_buffers(queries.size))
+    if 2 * hq.size < queries.size:  # views would keep the whole buffers to the end
+        hq, hr, ho = hq.copy(), hr.copy(), ho.copy()
     _finish(f, w, queries, held_before, [hq], [hr], [ho], [fwd] if fwd.size else [])
 
 

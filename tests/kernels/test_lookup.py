@@ -71,7 +71,7 @@ def damaged_store(draw: st.DrawFn) -> dict[str, object]:
         Query, keys, st.sampled_from([0, 1, 2, 3, 100]),
         st.one_of(st.sampled_from([0, LONG_MIN, T0, T0 + 3000]), st.integers(T0 - 9000, T0 + 9000)),
         st.one_of(st.sampled_from([LONG_MAX, T0, -1]), st.integers(T0 - 9000, T0 + 9000)),
-    ), max_size=30))
+    ), max_size=60))  # more than the compiled walk's 24 walkers
     return {"slots": slots, "index_num": index_num, "files": files, "slot_damage": slot_damage,
             "entry_damage": entry_damage, "queries": queries}
 
@@ -162,7 +162,7 @@ def test_many_hits_and_forward_chains_in_one_block(
     try:
         with IndexFile.create(tmp_path / "f", 2, 64) as f:
             keys = ["Aa" if i % 3 else "c" for i in range(60)]  # "Aa" slot 0, "c" slot 1
-            assert f.put_keys(keys, range(60), [T0 + i for i in range(60)]) == 60
+            assert f.put_keys(keys, range(60), [T0 + 1000 * i for i in range(60)]) == 60
             broken = max(p for p in range(1, 61) if keys[p - 1] == "c")
             f.regions.entries["prev_index"][broken - 3] = broken  # "c": forward, then a cycle
             queries = ["Aa", "c", "zz"] * 40
@@ -170,6 +170,16 @@ def test_many_hits_and_forward_chains_in_one_block(
             assert sum(map(len, want)) > 16 * 40 and want[1]
             got = f.select_phy_offsets_many(queries, 50)
             assert answers_from_table(got, len(queries)) == want
+            # time bounds: a scalar begin with one end per query, then both per query
+            n = len(queries)
+            ends = np.array([T0 + 20 + 9000 * (i % 7) for i in range(n)], dtype=np.int64)
+            begins = np.array([T0 + 7000 * (i % 5) for i in range(n)], dtype=np.int64)
+            for begin, end in ((T0 + 5000, ends), (begins, ends)):
+                b = np.broadcast_to(np.asarray(begin, dtype=np.int64), (n,))
+                want = [f.select_phy_offsets(k, 7, int(b[i]), int(end[i]))
+                        for i, k in enumerate(queries)]
+                got = f.select_phy_offsets_many(queries, 7, begin, end)
+                assert answers_from_table(got, n) == want and any(want)
     finally:
         monkeypatch.undo()
         _compiled.reset()
