@@ -262,12 +262,13 @@ BUCKET_SHIFT = 16
 def bucket_order(  # pragma: no cover
     hashes: np.ndarray, slot_num: np.int64,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Each put's slot, and the puts ordered bucket by bucket of ``2**BUCKET_SHIFT``
-    slots (position order within a bucket: all a slot's chain depends on).
+    """The puts ordered bucket by bucket of ``2**BUCKET_SHIFT`` slots (position order
+    within a bucket: all a slot's chain depends on), and each one's slot in that order.
 
     Depends on the keys only, so it runs on the hashing thread, ahead of the writes;
     :func:`link_puts` and :func:`write_heads` then visit the puts in this order, so the
-    heads they touch stay in cache (a put-ordered walk misses the cache on every put).
+    heads they touch stay in cache (a put-ordered walk misses the cache on every put),
+    and read the slots in sequence.  Returns (slot of ``order[t]``, ``order``).
     """
     m = hashes.size
     slot = np.empty(m, dtype=np.uint32)
@@ -281,11 +282,14 @@ def bucket_order(  # pragma: no cover
     for b in range(1, nb):
         start[b] += start[b - 1]
     order = np.empty(m, dtype=np.uint32)
+    ordered = np.empty(m, dtype=np.uint32)
     for i in range(m):
-        b = slot[i] >> _U32(BUCKET_SHIFT)
+        s = slot[i]
+        b = s >> _U32(BUCKET_SHIFT)
         order[start[b]] = _U32(i)
+        ordered[start[b]] = s
         start[b] += 1
-    return slot, order
+    return ordered, order
 
 
 @numba.njit(cache=True, nogil=True, boundscheck=False)
@@ -294,6 +298,7 @@ def link_puts(  # pragma: no cover
     prev: np.ndarray, last: np.ndarray, seen: np.ndarray, stamp0: np.int64,
 ) -> np.int64:
     """Rules 2 and 3 for each put (``prev``), reading the stored heads but writing none.
+    The puts are visited in :func:`bucket_order`'s order, ``slot[t]`` that of ``order[t]``.
 
     A put's previous entry is the previous put of its slot in this run, else the stored
     head when valid at its position.  ``last``/``seen`` (``2**BUCKET_SHIFT`` each) hold
@@ -306,9 +311,9 @@ def link_puts(  # pragma: no cover
     m = order.size
     for t in range(m):
         if t + _AHEAD < m:
-            _prefetch(slots, _U(slot[_U(order[t + _AHEAD])]))
+            _prefetch(slots, _U(slot[t + _AHEAD]))
         at = _U(order[t])
-        sl = slot[at]
+        sl = slot[t]
         pos = pos0 + _I64(at)
         low = _U(sl & mask)
         stamp = stamp0 + _I64(sl >> _U32(BUCKET_SHIFT))
@@ -330,10 +335,10 @@ def write_heads(  # pragma: no cover
     slot: np.ndarray, order: np.ndarray, pos0: np.int64, first: np.int64, stop: np.int64,
     slots: np.ndarray,
 ) -> None:
-    """Point each slot at its newest put among ``order[first:stop]`` (big-endian)."""
+    """Point each slot at its newest put among ``order[first:stop]`` (big-endian);
+    ``slot`` is in the same order, as :func:`bucket_order` returns it."""
     for t in range(first, stop):
-        at = _U(order[t])
-        slots[_U(slot[at])] = _bswap(_U32(pos0 + _I64(at)))
+        slots[_U(slot[t])] = _bswap(_U32(pos0 + _I64(order[t])))
 
 
 @numba.njit(cache=True, nogil=True, boundscheck=False)

@@ -167,10 +167,11 @@ def _prefault(f: OpenIndex, a: int, b: int) -> None:
 
 @dataclass(frozen=True)
 class _Run:
-    """A run of puts for the compiled kernels: hashes, each put's slot, the bucket order."""
+    """A run of puts for the compiled kernels: hashes, the bucket order, and the slot of
+    each put in that order."""
 
     hashes: np.ndarray  # int32
-    slot: np.ndarray  # uint32
+    slot: np.ndarray  # uint32, slot[t] of put order[t]
     order: np.ndarray  # uint32
 
 
