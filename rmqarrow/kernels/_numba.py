@@ -15,8 +15,8 @@
 * :func:`walk_chains`: the bulk lookup's walk, :data:`WALKERS` chains interleaved, each
   step's read prefetched a turn ahead (about twice the speed of walking in rounds, a
   gather of every walking query's entry and then the rules, as the numpy walk does);
-  :func:`slot_heads` reads the queries' slot heads, :func:`place_hits` puts the hits in
-  native order.
+  :func:`slot_heads` reads the queries' slot heads, :func:`hit_rows` and :func:`place_hits`
+  put the hits in native order.
 
 Indices are unsigned where it matters: numba adds a negative-index wraparound check to
 every signed index, which stops LLVM from vectorizing.
@@ -36,9 +36,20 @@ from llvmlite import ir  # type: ignore[import-untyped]
 from numba.core import cgutils, types
 from numba.extending import intrinsic
 
-__all__ = ["bucket_order", "chain_links", "index_hashes", "java_hashes", "link_puts",
-           "place_hits", "slot_heads", "slot_members", "walk_chains", "write_entries",
-           "write_heads"]
+__all__ = [
+    "bucket_order",
+    "chain_links",
+    "hit_rows",
+    "index_hashes",
+    "java_hashes",
+    "link_puts",
+    "place_hits",
+    "slot_heads",
+    "slot_members",
+    "walk_chains",
+    "write_entries",
+    "write_heads",
+]
 
 _U = np.uint64
 _U32 = np.uint32
@@ -397,21 +408,29 @@ def slot_heads(  # pragma: no cover
 
 
 @numba.njit(cache=True, nogil=True, boundscheck=False)
-def place_hits(  # pragma: no cover
-    counts: np.ndarray, query: np.ndarray, rank: np.ndarray, offset: np.ndarray,
-    start: np.ndarray, rows: np.ndarray, out: np.ndarray,
+def hit_rows(  # pragma: no cover
+    counts: np.ndarray, start: np.ndarray, rows: np.ndarray,
 ) -> None:
-    """The lookup's result columns: hit ``k`` (of query ``query[k]``, its ``rank[k]``-th)
-    goes to row ``start[query[k]] + rank[k]``, a query's rows starting after the ``counts``
-    of all queries before it; ``rows`` gets each row's query, ``out`` its offset.
-    (``start`` is scratch; all three are allocated by the caller: numpy's allocator gives
-    large arrays huge pages, this module's would fault them in 4 KiB at a time.)"""
+    """The lookup's query column: ``counts[i]`` rows of query ``i``, in query order, into
+    ``rows``; ``start[i]`` gets query ``i``'s first row.  (Both arrays are allocated by
+    the caller: numpy's allocator gives large arrays huge pages, this module's would fault
+    them in 4 KiB at a time.)"""
     total = 0
     for i in range(counts.size):
         start[i] = total
         for j in range(counts[i]):
             rows[total + j] = i
         total += counts[i]
+
+
+@numba.njit(cache=True, nogil=True, boundscheck=False)
+def place_hits(  # pragma: no cover
+    start: np.ndarray, query: np.ndarray, rank: np.ndarray, offset: np.ndarray,
+    out: np.ndarray,
+) -> None:
+    """The lookup's offset column: hit ``k`` (of query ``query[k]``, its ``rank[k]``-th)
+    goes to row ``start[query[k]] + rank[k]`` of ``out`` (``start`` from
+    :func:`hit_rows`)."""
     for k in range(query.size):
         out[start[query[k]] + rank[k]] = offset[k]
 

@@ -12,6 +12,7 @@ key (a leading zero unit does not change a Java hash).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pyarrow as pa
@@ -102,17 +103,24 @@ def kernel_name() -> str:
     return _kernels.kernel_name()
 
 
+#: Keys below which :func:`index_key_hashes` stays on one thread whatever ``threads`` says.
+PARALLEL_FROM = 1 << 17
+
+
 def index_key_hashes(
-    keys: pa.Array | pa.ChunkedArray | Sequence[str], *, kernel: str | None = None
+    keys: pa.Array | pa.ChunkedArray | Sequence[str], *, kernel: str | None = None,
+    threads: int = 1,
 ) -> np.ndarray:
     """Vectorized :func:`index_key_hash` over many keys, as an int32 array.
 
     ``kernel`` forces ``"numba"`` or ``"numpy"`` (tests compare them); by default the
-    compiled kernel is used when numba is importable.
+    compiled kernel is used when numba is importable.  ``threads`` > 1 hashes that many
+    slices at once with the compiled kernel (callers with the cores to spare: the bulk
+    lookup; the bulk build hashes beside its writer already).
     """
     if isinstance(keys, pa.ChunkedArray) and keys.num_chunks > 1:
         return np.concatenate(
-            [index_key_hashes(c, kernel=kernel) for c in keys.chunks]
+            [index_key_hashes(c, kernel=kernel, threads=threads) for c in keys.chunks]
             or [np.empty(0, np.int32)]
         )
     arr = key_array(keys)
@@ -123,6 +131,12 @@ def index_key_hashes(
         raise EngineUnavailableError("the numba kernel needs numba: pip install rmqarrow[fast]")
     if kernel not in (None, "numba", "numpy"):
         raise InvalidValueError(f"kernel must be 'numba' or 'numpy', got {kernel!r}")
+    if module is not None and threads > 1 and len(arr) >= PARALLEL_FROM:
+        step = -(-len(arr) // threads)
+        with ThreadPoolExecutor(threads, thread_name_prefix="rmqarrow-hash") as pool:
+            parts = pool.map(lambda a: module.index_hashes(*_raw_buffers(arr.slice(a, step))),
+                             range(0, len(arr), step))
+            return np.concatenate(list(parts))
     if module is not None and len(arr):
         hashes: np.ndarray = module.index_hashes(*_raw_buffers(arr))
         return hashes

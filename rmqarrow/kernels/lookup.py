@@ -77,17 +77,18 @@ class _Walk:
         n = self.hashes.size
         counts = self.held
         total = int(counts.sum())
-        q = np.concatenate(self.hit_query) if total else np.empty(0, dtype=np.int64)
-        rank = np.concatenate(self.hit_rank) if total else q
-        offset = np.concatenate(self.hit_offset) if total else q
         kernels = _kernels.compiled()
-        if kernels is not None:
-            query, offsets = np.empty(total, dtype=np.int64), np.empty(total, dtype=np.int64)
-            kernels.place_hits(counts, q, rank, offset, np.empty(n, dtype=np.int64), query,
-                               offsets)
+        offsets = np.empty(total, dtype=np.int64)
+        if kernels is not None:  # straight from each block's hits, no concatenation
+            query, start = np.empty(total, dtype=np.int64), np.empty(n, dtype=np.int64)
+            kernels.hit_rows(counts, start, query)
+            for hits in zip(self.hit_query, self.hit_rank, self.hit_offset, strict=True):
+                kernels.place_hits(start, *hits, offsets)
         else:
-            offsets = np.empty(total, dtype=np.int64)
-            offsets[(np.cumsum(counts) - counts)[q] + rank] = offset
+            if total:
+                q = np.concatenate(self.hit_query)
+                rank = np.concatenate(self.hit_rank)
+                offsets[(np.cumsum(counts) - counts)[q] + rank] = np.concatenate(self.hit_offset)
             query = np.repeat(np.arange(n, dtype=np.int64), counts)
         return pa.table([pa.array(query), pa.array(offsets)], schema=RESULT_SCHEMA)
 
@@ -98,7 +99,7 @@ def _prepare(
     begin: object,
     end: object,
 ) -> _Walk:
-    hashes = index_key_hashes(keys)
+    hashes = index_key_hashes(keys, threads=THREADS)
     n = hashes.size
     max_nums = per_query("max_num", max_num, n)
     if n and int(max_nums.min()) < 0:

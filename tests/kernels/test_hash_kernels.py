@@ -61,6 +61,23 @@ def test_many_keys_in_blocks() -> None:
     assert index_key_hashes(arr, kernel="numba").tolist() == expected
 
 
+@pytest.mark.parametrize("threads", [2, 3])
+def test_hashing_on_several_threads_equals_one(
+    threads: int, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Slices hashed on several threads come back whole and in order (an uneven split, a
+    sliced array, a chunked one, keys that take the exact serial path)."""
+    monkeypatch.setattr(hashing, "PARALLEL_FROM", 1000)
+    values = [f"TopicTest#{i:x}" if i % 97 else "a😀" * (i % 5) for i in range(10_007)]
+    arr = pa.array(values).slice(3)
+    one = index_key_hashes(arr)
+    assert one.tolist() == [index_key_hash(k) for k in values[3:]]
+    assert np.array_equal(index_key_hashes(arr, threads=threads), one)
+    chunked = pa.chunked_array([arr.slice(0, 4000), arr.slice(4000)])
+    assert np.array_equal(index_key_hashes(chunked, threads=threads), one)
+    assert index_key_hashes(arr.slice(0, 999), threads=threads).size == 999  # below: one
+
+
 def test_numpy_fallback_is_used_without_numba(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "numba", None)  # import numba -> ImportError
     monkeypatch.delitem(sys.modules, "rmqarrow.kernels._numba", raising=False)
