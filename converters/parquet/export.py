@@ -38,7 +38,9 @@ What this exporter also does, and why (numbers in the converters README, measure
 ``benchmarks/bench_export.py``):
 
 * one Parquet file per native file and table, named ``part-NNNNN.parquet`` with NNNNN the
-  file's rank oldest first (``files/part-00000.parquet`` holds every files row);
+  file's rank oldest first (``files/part-00000.parquet`` holds every files row); a large
+  file exported alone (a store of one file) has its entries in two consecutive ranges
+  of its order, ``part-NNNNN.parquet`` and ``part-NNNNN-1.parquet``, written at once;
 * entries sorted by ``(slot, position)`` within each file, recorded as Parquet
   ``sorting_columns``: a lookup ``WHERE slot = h % hash_slot_num AND key_hash = h`` (the
   chain walk needs the whole slot anyway) prunes to one row group by min/max statistics,
@@ -116,6 +118,7 @@ __all__ = [
     "PARQUET_OPTIONS",
     "ROW_GROUP_ROWS",
     "check_exportable",
+    "entry_part_paths",
     "export_file_entries",
     "export_file_slots",
     "export_store",
@@ -242,28 +245,60 @@ def export_file_slots(m: MappedIndex, path: Path) -> int:
     return len(idx)
 
 
+def entry_part_paths(path: Path, parts: int) -> list[Path]:
+    """Where a file's entries go when written as ``parts`` parts: ``path`` itself, then
+    ``STEM-1.parquet``, ``STEM-2.parquet``... beside it."""
+    return [path] + [path.with_name(f"{path.stem}-{i}{path.suffix}") for i in range(1, parts)]
+
+
 def export_file_entries(
     m: MappedIndex, path: Path, progress: Progress, spare: list[np.ndarray] | None = None,
-    sort_threads: int = 1,
+    sort_threads: int = 1, parts: int = 1,
 ) -> int:
     """Write one mapped file's entries, sorted by (slot, position), as an ``entries`` part
     (:class:`rmqarrow.kernels.order.SlotOrder`: a counting sort by slot with numba, on
     ``sort_threads`` threads).
 
-    ``spare``, a list kept by the caller from file to file, holds the sort buffer for the
-    next file (reused: its pages are already faulted in)."""
-    schema = SCHEMAS["entries"]
+    ``parts`` > 1 splits the order into that many consecutive ranges of whole row groups,
+    written to :func:`entry_part_paths` on a thread each: Parquet encodes a file on one
+    thread, so a store of one big file would otherwise leave a core idle.  ``spare``, a
+    list kept by the caller from file to file, holds the sort buffer for the next file
+    (reused: its pages are already faulted in).  Returns the number of entries."""
     count = max(int(m.header["index_count"][0]), 1)
-    begin = np.int64(m.header["begin_timestamp"][0])
     n = count - 1
     order = SlotOrder(m, n, spare[0] if spare else None, sort_threads)
     buffer = order.buffer()
     if spare is not None and buffer is not None:
         spare[:] = [buffer]
-    names = repeated_string(m.path.name, min(ROW_GROUP_ROWS, n))
+    groups = -(-n // ROW_GROUP_ROWS)
+    parts = max(1, min(parts, groups))
+    if parts == 1:
+        _write_entry_range(m, order, 0, n, path, progress, decode_ahead=True)
+        return n
+    order.sort_all(parts)  # rows() is then safe from several threads
+    cuts = [groups * i // parts * ROW_GROUP_ROWS for i in range(parts)] + [n]
+    paths = entry_part_paths(path, parts)
+    with ThreadPoolExecutor(parts, thread_name_prefix="rmqarrow-export") as pool:
+        done = [pool.submit(_write_entry_range, m, order, cuts[i], cuts[i + 1], paths[i],
+                            progress, decode_ahead=False) for i in range(parts)]
+        for d in done:
+            d.result()
+    return n
+
+
+def _write_entry_range(
+    m: MappedIndex, order: SlotOrder, first: int, stop: int, path: Path, progress: Progress,
+    decode_ahead: bool,
+) -> None:
+    """Rows ``first .. stop-1`` of ``order`` as one ``entries`` part, a row group at a time;
+    ``decode_ahead`` decodes the next row group on a second thread while Parquet encodes
+    this one (numpy and numba release the GIL)."""
+    schema = SCHEMAS["entries"]
+    begin = np.int64(m.header["begin_timestamp"][0])
+    names = repeated_string(m.path.name, min(ROW_GROUP_ROWS, stop - first))
 
     def row_group(start: int) -> pa.RecordBatch:
-        r = order.rows(start, min(start + ROW_GROUP_ROWS, n))
+        r = order.rows(start, min(start + ROW_GROUP_ROWS, stop))
         with np.errstate(over="ignore"):
             ts = begin + r.time_diff.astype(np.int64) * np.int64(1000)
         return pa.RecordBatch.from_arrays(
@@ -272,21 +307,24 @@ def export_file_entries(
             schema=schema,
         )
 
+    starts = range(first, stop, ROW_GROUP_ROWS)
     with parquet_writer(path, "entries", ENTRIES_ORDER) as w:
-        if n == 0:
+        if not starts:
             w.write_table(schema.empty_table())
-        # Decode the next row group (numpy and numba, GIL released) while Parquet encodes
-        # this one.
-        with ThreadPoolExecutor(1) as pool:
-            pending = pool.submit(row_group, 0) if n else None
-            for start in range(0, n, ROW_GROUP_ROWS):
-                assert pending is not None
-                batch = pending.result()
-                nxt = start + ROW_GROUP_ROWS
-                pending = pool.submit(row_group, nxt) if nxt < n else None
+        if not decode_ahead:
+            for start in starts:
+                batch = row_group(start)
                 w.write_batch(batch, row_group_size=ROW_GROUP_ROWS)
                 progress.advance(batch.num_rows)
-    return n
+            return
+        with ThreadPoolExecutor(1) as pool:
+            pending = pool.submit(row_group, starts[0]) if starts else None
+            for i in range(len(starts)):
+                assert pending is not None
+                batch = pending.result()
+                pending = pool.submit(row_group, starts[i + 1]) if i + 1 < len(starts) else None
+                w.write_batch(batch, row_group_size=ROW_GROUP_ROWS)
+                progress.advance(batch.num_rows)
 
 
 @dataclass(frozen=True)
@@ -311,11 +349,16 @@ def _export_file(p: Path, g: Geometry, tmp: Path, part: str, bar: Progress,
         check_exportable(m)
         batch = files_batch(m, p.name)
         slots = export_file_slots(m, tmp / "slots" / part)
-        entries = export_file_entries(m, tmp / "entries" / part, bar, spare, sort_threads)
+        # one file in flight: its entries are written on as many threads as it sorts on
+        entries = export_file_entries(m, tmp / "entries" / part, bar, spare, sort_threads,
+                                      parts=sort_threads)
         info = source_file_info(p, g.hash_slot_num, g.index_num, int(m.header["index_count"][0]))
     finally:
         mapped.close()
-    records = [part_record(tmp, tmp / t / part) for t in ("slots", "entries")]
+    written = [tmp / "slots" / part, *entry_part_paths(tmp / "entries" / part, sort_threads)]
+    written = [w for w in written if w.exists()]
+    with ThreadPoolExecutor(max(1, min(sort_threads, len(written)))) as pool:
+        records = list(pool.map(lambda w: part_record(tmp, w), written))  # sha256 off the GIL
     return _Part(batch, slots, entries, info, {r["path"]: r for r in records})
 
 

@@ -127,6 +127,31 @@ class SlotOrder:
                 self._tmp, self._cursor)
             self._sorted = need
 
+    def sort_all(self, threads: int = 1) -> None:
+        """Sort every bucket now, on ``threads`` threads (each its own share of the rows,
+        and its own scratch).  Afterwards :meth:`rows` only reads, so several threads may
+        ask for ranges at once (a file's entries written as several parts)."""
+        if self._keys is not None:
+            return  # the numpy order is complete from the start
+        buckets = self._bounds.size - 1
+        first = self._sorted
+        if first >= buckets:
+            return
+        rows = self._bounds[buckets] - self._bounds[first]
+        share = [int(self._bounds[first] + rows * i // threads) for i in range(1, threads)]
+        cuts = [first, *np.searchsorted(self._bounds, share, side="left").tolist(), buckets]
+        cuts = sorted(max(first, min(c, buckets)) for c in cuts)
+
+        def sort(i: int) -> None:
+            self._kernels.sort_buckets(
+                self._rows, self._bounds, np.int64(self._slot_num), np.int64(self._lo),
+                np.int64(SHIFT), self._ends, np.int64(cuts[i]), np.int64(cuts[i + 1]),
+                np.empty_like(self._tmp), np.empty_like(self._cursor))
+
+        with ThreadPoolExecutor(max(threads, 1)) as pool:
+            list(pool.map(sort, range(len(cuts) - 1)))
+        self._sorted = buckets
+
     @staticmethod
     def _bucket_counts(
         k: ModuleType, m: MappedIndex, words: np.ndarray, chunks: list[tuple[int, int]],

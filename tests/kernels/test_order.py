@@ -113,9 +113,14 @@ def test_ranges_asked_for_in_any_order_give_the_same_rows(tmp_path: Path) -> Non
         starts = list(range(0, 2_999, 500))[::-1]
         parts = {a: backward.rows(a, min(a + 500, 2_999)) for a in starts}
         again = backward.rows(1_000, 1_500)
+        upfront = order.SlotOrder(m, 2_999)
+        upfront.rows(0, 10)  # the first bucket sorted lazily, the rest on three threads
+        upfront.sort_all(3)
+        eager = upfront.rows(0, 2_999)
     finally:
         m.close()
     for f in FIELDS:
         got = np.concatenate([getattr(parts[a], f) for a in sorted(parts)])
         assert np.array_equal(got, getattr(want, f)), f
         assert np.array_equal(getattr(again, f), getattr(want, f)[1_000:1_500]), f
+        assert np.array_equal(getattr(eager, f), getattr(want, f)), f

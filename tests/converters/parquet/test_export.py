@@ -273,3 +273,39 @@ def test_one_export_thread_gives_the_same_dataset(
         for part in parts:
             one = pq.read_table(tmp_path / "one" / table / part)
             assert one.equals(pq.read_table(tmp_path / "two" / table / part)), (table, part)
+
+
+@pytest.mark.parametrize("numba", ["0", "1"], ids=["numba", "numpy"])
+def test_one_big_file_is_written_as_two_parts_that_import_byte_identical(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, numba: str
+) -> None:
+    """A store of one large file: its entries in two consecutive ranges of the (slot,
+    position) order, written at once; together the rows of one part, and the dataset
+    imports to the same bytes (with the manifest's checksums of both parts)."""
+    from rmqarrow.converters.parquet.importer import import_dataset
+
+    from rmqarrow.kernels import _compiled
+
+    monkeypatch.setenv("RMQARROW_NO_NUMBA", numba)
+    _compiled.reset()
+    monkeypatch.setattr(export_mod, "PARALLEL_ENTRIES", 1)
+    monkeypatch.setattr(export_mod, "ROW_GROUP_ROWS", 64)  # several row groups a part
+    g = Geometry(97, 2_000)
+    (path,) = write_random_store(tmp_path / "store", g, [1_500], seed=3)
+    kwargs = {"hash_slot_num": 97, "index_num": 2_000}
+    manifest = export_store(tmp_path / "store", tmp_path / "two", **kwargs)
+    monkeypatch.setenv("RMQARROW_EXPORT_THREADS", "1")
+    export_store(tmp_path / "store", tmp_path / "one", **kwargs)
+    _compiled.reset()
+    names = sorted(p.name for p in (tmp_path / "two" / "entries").iterdir())
+    assert names == ["part-00000-1.parquet", "part-00000.parquet"]
+    first, second = (pq.read_table(tmp_path / "two" / "entries" / n)
+                     for n in ("part-00000.parquet", "part-00000-1.parquet"))
+    assert first.num_rows > 0 and second.num_rows > 0
+    assert first.num_rows % 64 == 0  # the split falls between row groups
+    one = pq.read_table(tmp_path / "one" / "entries" / "part-00000.parquet")
+    assert pa.concat_tables([first, second]).equals(one)
+    assert {p["path"] for p in manifest["parts"]} >= {f"entries/{n}" for n in names}
+    assert manifest["tables"]["entries"]["rows"] == 1_500
+    (rebuilt,) = import_dataset(tmp_path / "two", tmp_path / "back")
+    assert rebuilt.read_bytes() == path.read_bytes()
