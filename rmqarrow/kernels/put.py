@@ -124,33 +124,27 @@ def _put_keys_compiled(
 ) -> None:
     """:func:`put_keys` with the compiled kernels: one pass per chunk, no sort.
 
-    A second thread hashes the next chunk, orders it by slot bucket and faults in the
-    pages it will write while the main thread links and writes this one (the slot table
-    is faulted in first, while the first chunk is hashed).
+    A second thread hashes the next chunk and faults in the pages it will write while
+    the main thread writes this one (the slot table is faulted in first, while the first
+    chunk is hashed).
     """
     if not bounds:
         return
-    module = _kernels.compiled()
-    assert module is not None
-    slot_num = np.int64(f.regions.geometry.hash_slot_num)
-
     pos0 = f.state.index_count
 
-    def plan(a: int, b: int) -> _Run:
+    def plan(a: int, b: int) -> np.ndarray:
         hashes = index_key_hashes(arr.slice(a, b - a))
-        run = _Run(hashes, *module.bucket_order(hashes, slot_num))
-        _prefault(f, pos0 + a, pos0 + b)  # the pages this run writes, ahead of the writer
-        return run
+        _prefault(f, pos0 + a, pos0 + b)  # the pages this chunk writes, ahead of the writer
+        return hashes
 
     with ThreadPoolExecutor(1, thread_name_prefix="rmqarrow-bulk") as pool:
-        _prefault(f, -1, 0)  # the header and slot table: every run writes heads anywhere
+        _prefault(f, -1, 0)  # the header and slot table: every chunk writes heads anywhere
         ahead = pool.submit(plan, *bounds[0])
-        scratch = _Scratch.new()
         for i, (a, b) in enumerate(bounds):
-            run = ahead.result()
+            hashes = ahead.result()
             if i + 1 < len(bounds):
                 ahead = pool.submit(plan, *bounds[i + 1])
-            _put_run(f, run, offsets[a:b], stamps[a:b], scratch)
+            _put_run(f, hashes, offsets[a:b], stamps[a:b])
 
 
 def _prefault(f: OpenIndex, a: int, b: int) -> None:
@@ -165,67 +159,32 @@ def _prefault(f: OpenIndex, a: int, b: int) -> None:
             f.regions.mm.madvise(_MADV_POPULATE_WRITE, start, stop - start)
 
 
-@dataclass(frozen=True)
-class _Run:
-    """A run of puts for the compiled kernels: hashes, the bucket order, and the slot of
-    each put in that order."""
-
-    hashes: np.ndarray  # int32
-    slot: np.ndarray  # uint32, slot[t] of put order[t]
-    order: np.ndarray  # uint32
-
-
-@dataclass
-class _Scratch:
-    """:func:`~rmqarrow.kernels._numba.link_puts`' per-bucket memory, reused across runs."""
-
-    last: np.ndarray
-    seen: np.ndarray
-    stamp: int = 1
-
-    @classmethod
-    def new(cls) -> _Scratch:
-        module = _kernels.compiled()
-        assert module is not None
-        size = 1 << module.BUCKET_SHIFT
-        return cls(np.zeros(size, dtype=np.int32), np.zeros(size, dtype=np.int64))
-
-
-def _put_run(f: OpenIndex, run: _Run, offsets: np.ndarray, stamps: np.ndarray,
-             scratch: _Scratch) -> None:
+def _put_run(f: OpenIndex, hashes: np.ndarray, offsets: np.ndarray, stamps: np.ndarray) -> None:
     """The compiled :func:`put_one` over puts that fit; the first put of a file (rule 5)
-    goes through :func:`put_one` itself.  The header is written once.
+    goes through :func:`put_one` itself.  The header is written once, at the end.
 
-    Entries are written first, then slot heads (in two halves), then the header, so an
-    interruption anywhere leaves heads that point at written entries only
+    Each put writes its entry before its slot head, and the header follows them all, so
+    an interruption anywhere leaves heads that point at written entries only
     (:func:`repair_uncommitted` rolls them back to the header on the next open).
     """
     h = f.state
     module = _kernels.compiled()
     assert module is not None
-    hashes = run.hashes
     if not hashes.size:
         return
-    slot_num = np.int64(f.regions.geometry.hash_slot_num)
     if h.index_count <= 1:
         put_one(f, int(hashes[0]), int(offsets[0]), int(stamps[0]))
         hashes, offsets, stamps = hashes[1:], offsets[1:], stamps[1:]
         if not hashes.size:
             return
-        run = _Run(hashes, *module.bucket_order(hashes, slot_num))
-    mapped_slots = f.regions.slots.view(np.uint32)
-    pos0 = np.int64(h.index_count)
-    prev = np.empty(hashes.size, dtype=np.int32)
-    empty = module.link_puts(run.slot, run.order, pos0, mapped_slots, prev, scratch.last,
-                             scratch.seen, np.int64(scratch.stamp))
-    scratch.stamp += (int(slot_num) >> module.BUCKET_SHIFT) + 2  # past the buckets used
-    module.write_entries(hashes, offsets, stamps, prev, h.begin_timestamp, pos0,
-                         f.regions.entries.view(np.uint32))
-    crash_point("put:entries")
+    g = f.regions.geometry
+    args = (hashes, offsets, stamps, np.int64(h.begin_timestamp), np.int64(g.hash_slot_num),
+            np.int64(h.index_count))
+    slots, words = f.regions.slots.view(np.uint32), f.regions.entries.view(np.uint32)
     half = np.int64(hashes.size // 2)
-    module.write_heads(run.slot, run.order, pos0, np.int64(0), half, mapped_slots)
+    empty = module.put_run(*args, np.int64(0), half, slots, words)
     crash_point("put:some-heads")
-    module.write_heads(run.slot, run.order, pos0, half, np.int64(hashes.size), mapped_slots)
+    empty += module.put_run(*args, half, np.int64(hashes.size), slots, words)
     crash_point("put:heads")
     h.hash_slot_count += int(empty)
     h.index_count += hashes.size
@@ -240,10 +199,8 @@ def put_hashes(f: OpenIndex, hashes: np.ndarray, offsets: np.ndarray, stamps: np
     total = min(hashes.size, max(f.regions.geometry.index_num - f.state.index_count, 0))
     module = _kernels.compiled()
     if module is not None:
-        hashes = hashes[:total].astype(np.int32, copy=False)
-        slot_num = np.int64(f.regions.geometry.hash_slot_num)
-        run = _Run(hashes, *module.bucket_order(hashes, slot_num))
-        _put_run(f, run, offsets[:total], stamps[:total], _Scratch.new())
+        _put_run(f, hashes[:total].astype(np.int32, copy=False), offsets[:total],
+                 stamps[:total])
         return total
     while done < total:
         stop = min(done + CHUNK, total)
