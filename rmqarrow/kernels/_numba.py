@@ -8,9 +8,10 @@
   other key takes the exact serial path, which decodes UTF-8 to UTF-16 units (a non-BMP
   character becomes a surrogate pair, a surrogate written with ``surrogatepass`` its own
   unit).
-* :func:`put_run`: :func:`put_one` for a run of puts, in order, straight into the
-  big-endian map, each put's entry before its slot head (Java's order); the heads are
-  prefetched a few dozen puts ahead.
+* :func:`put_fields`, :func:`put_links`: :func:`put_one` for a run of puts, straight into
+  the big-endian map: the fields that need no other put (on the hashing thread, ahead),
+  then, in order, each put's ``prev_index`` and its slot head (Java's order); the heads
+  are prefetched a few dozen puts ahead.
 * :func:`walk_chains`: the bulk lookup's walk, :data:`WALKERS` chains interleaved, each
   step's read prefetched a turn ahead (about twice the speed of walking in rounds, a
   gather of every walking query's entry and then the rules, as the numpy walk does);
@@ -41,7 +42,8 @@ __all__ = [
     "index_hashes",
     "java_hashes",
     "place_hits",
-    "put_run",
+    "put_fields",
+    "put_links",
     "slot_heads",
     "slot_members",
     "walk_chains",
@@ -265,45 +267,57 @@ def _remainder(a: np.uint32, d: np.int64, magic: np.uint64) -> np.uint64:  # pra
 
 
 @numba.njit(cache=True, nogil=True, boundscheck=False)
-def put_run(  # pragma: no cover
+def put_fields(  # pragma: no cover
     hashes: np.ndarray, offsets: np.ndarray, stamps: np.ndarray, begin_ts: np.int64,
-    slot_num: np.int64, pos0: np.int64, first: np.int64, stop: np.int64, slots: np.ndarray,
-    words: np.ndarray,
-) -> np.int64:
-    """:func:`put_one` for puts ``first .. stop-1`` of a run, put ``i`` at position
-    ``pos0 + i``, in order, straight into the big-endian map (``slots``: the slot table,
-    ``words``: the entries, both as raw uint32).  Returns how many found their slot empty.
+    pos0: np.int64, first: np.int64, stop: np.int64, words: np.ndarray,
+) -> None:
+    """The fields of puts ``first .. stop-1`` that do not depend on other puts (key hash,
+    offset, time diff: all but ``prev_index``), put ``i`` at position ``pos0 + i``, into
+    the big-endian entries (``words``, raw uint32, five a put): one sequential sweep.
 
-    Each put writes its entry, then its slot's head: Java's order, so an interruption
-    leaves heads that point at written entries only.  The entries go out in one
-    sequential sweep; the head of the put :data:`_PUT_AHEAD` on is prefetched, so that
-    many random reads of the slot table are in flight (about twice a visit in slot
-    order, which first had to sort the puts by slot).
+    A run's fields can be written ahead, on another thread: nothing points at an entry
+    until :func:`put_links` has written its ``prev_index`` and then its slot's head.
     """
-    magic = _remainder_magic(slot_num)
-    empty = 0
     for i in range(first, stop):
-        if i + _PUT_AHEAD < stop:
-            _prefetch(slots, _remainder(_U32(hashes[i + _PUT_AHEAD]), slot_num, magic))
-        h = _U32(hashes[i])  # index hashes are >= 0
-        s = _remainder(h, slot_num, magic)
-        pos = pos0 + i
-        head = _I64(_I32(_bswap(slots[s])))
-        prev = head if 0 < head <= pos else _I64(0)  # rule 2
-        if prev == 0:
-            empty += 1  # rule 3
         diff = _I64(0)  # rule 4
         if begin_ts > 0:
             delta = _I64(_U(stamps[i]) - _U(begin_ts))  # wraps like Java's long
             if delta > 0:
                 diff = min(delta // 1000, _I64(2147483647))
         off = _U(offsets[i])
-        e = _U(pos) * _U(5)
-        words[e] = _bswap(h)
+        e = _U(pos0 + i) * _U(5)
+        words[e] = _bswap(_U32(hashes[i]))
         words[e + _U(1)] = _bswap(_U32(off >> _U(32)))
         words[e + _U(2)] = _bswap(_U32(off & _U(0xFFFFFFFF)))
         words[e + _U(3)] = _bswap(_U32(diff))
-        words[e + _U(4)] = _bswap(_U32(prev))
+
+
+@numba.njit(cache=True, nogil=True, boundscheck=False)
+def put_links(  # pragma: no cover
+    hashes: np.ndarray, slot_num: np.int64, pos0: np.int64, first: np.int64, stop: np.int64,
+    slots: np.ndarray, words: np.ndarray,
+) -> np.int64:
+    """Chain puts ``first .. stop-1`` (fields written by :func:`put_fields`), in order:
+    each put's ``prev_index`` (rule 2), then its slot's head, Java's order, so an
+    interruption leaves heads that point at written entries only.  ``slots`` is the slot
+    table, ``words`` the entries, both raw big-endian uint32.  Returns how many puts
+    found their slot empty (rule 3).
+
+    The head of the put :data:`_PUT_AHEAD` on is prefetched, so that many random reads of
+    the slot table are in flight.
+    """
+    magic = _remainder_magic(slot_num)
+    empty = 0
+    for i in range(first, stop):
+        if i + _PUT_AHEAD < stop:
+            _prefetch(slots, _remainder(_U32(hashes[i + _PUT_AHEAD]), slot_num, magic))
+        s = _remainder(_U32(hashes[i]), slot_num, magic)  # index hashes are >= 0
+        pos = pos0 + i
+        head = _I64(_I32(_bswap(slots[s])))
+        prev = head if 0 < head <= pos else _I64(0)  # rule 2
+        if prev == 0:
+            empty += 1  # rule 3
+        words[_U(pos) * _U(5) + _U(4)] = _bswap(_U32(prev))
         slots[s] = _bswap(_U32(pos))
     return _I64(empty)
 

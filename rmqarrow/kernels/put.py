@@ -4,9 +4,11 @@ It leaves exactly the bytes of ``put_key`` on each key in order (rules in
 :mod:`rmqarrow.format.rules`):
 
 * :func:`put_keys` is ``put_key`` on each key in order.  With the compiled kernels
-  (:mod:`rmqarrow.kernels._numba`) the puts are chained and written in one serial pass
-  per chunk, straight into the mapped bytes, while a second thread hashes the next chunk
-  and faults in the pages it will write (one ``madvise`` call a chunk).  The pure
+  (:mod:`rmqarrow.kernels._numba`) a second thread hashes the next chunk and writes the
+  fields of its entries that need no other put, while the main thread chains this one
+  in one serial pass straight into the mapped bytes (each put's ``prev_index``, then its
+  slot head) and faults in the pages of the chunk after next (one ``madvise`` call a
+  chunk): about 0.3 CPU-s on each thread for a full default file.  The pure
   numpy form orders each chunk by (slot, position) with one sort of a combined int64 key,
   so each put's ``prev_index`` is the previous put of its slot, or, for the first put of
   a slot in the chunk, the slot's stored head when that is valid at the put's own
@@ -122,29 +124,45 @@ def _put_keys_compiled(
     f: OpenIndex, arr: pa.Array | pa.ChunkedArray, offsets: np.ndarray, stamps: np.ndarray,
     bounds: list[tuple[int, int]],
 ) -> None:
-    """:func:`put_keys` with the compiled kernels: one pass per chunk, no sort.
+    """:func:`put_keys` with the compiled kernels: two sequential passes per chunk.
 
-    A second thread hashes the next chunk and faults in the pages it will write while
-    the main thread writes this one (the slot table is faulted in first, while the first
-    chunk is hashed).
+    A second thread hashes the next chunk and writes the fields of its entries that need
+    no other put (faulting their pages in) while the main thread chains this one: each
+    put's ``prev_index``, then its slot head.
     """
     if not bounds:
         return
-    pos0 = f.state.index_count
+    module = _kernels.compiled()
+    assert module is not None
+    h = f.state
+    pos0 = h.index_count
+    # rule 5: the batch's first put sets a new file's begin timestamp (put_one does that
+    # put itself); every later put's time diff counts from it
+    skip = 1 if pos0 <= 1 else 0
+    begin = np.int64(stamps[0] if skip else h.begin_timestamp)
+    words = f.regions.entries.view(np.uint32)
 
     def plan(a: int, b: int) -> np.ndarray:
         hashes = index_key_hashes(arr.slice(a, b - a))
-        _prefault(f, pos0 + a, pos0 + b)  # the pages this chunk writes, ahead of the writer
+        module.put_fields(hashes, offsets[a:b], stamps[a:b], begin, np.int64(pos0 + a),
+                          np.int64(skip if a == 0 else 0), np.int64(b - a), words)
         return hashes
+
+    def prefault(i: int) -> None:  # chunk i's pages, two chunks before its fields
+        if i < len(bounds):
+            _prefault(f, pos0 + bounds[i][0], pos0 + bounds[i][1])
 
     with ThreadPoolExecutor(1, thread_name_prefix="rmqarrow-bulk") as pool:
         _prefault(f, -1, 0)  # the header and slot table: every chunk writes heads anywhere
+        prefault(0)
         ahead = pool.submit(plan, *bounds[0])
+        prefault(1)
         for i, (a, b) in enumerate(bounds):
             hashes = ahead.result()
             if i + 1 < len(bounds):
                 ahead = pool.submit(plan, *bounds[i + 1])
-            _put_run(f, hashes, offsets[a:b], stamps[a:b])
+            _put_run(f, hashes, offsets[a:b], stamps[a:b], fields_written=True)
+            prefault(i + 2)  # the chaining thread has the lighter load
 
 
 def _prefault(f: OpenIndex, a: int, b: int) -> None:
@@ -159,13 +177,15 @@ def _prefault(f: OpenIndex, a: int, b: int) -> None:
             f.regions.mm.madvise(_MADV_POPULATE_WRITE, start, stop - start)
 
 
-def _put_run(f: OpenIndex, hashes: np.ndarray, offsets: np.ndarray, stamps: np.ndarray) -> None:
+def _put_run(f: OpenIndex, hashes: np.ndarray, offsets: np.ndarray, stamps: np.ndarray,
+             fields_written: bool = False) -> None:
     """The compiled :func:`put_one` over puts that fit; the first put of a file (rule 5)
-    goes through :func:`put_one` itself.  The header is written once, at the end.
+    goes through :func:`put_one` itself.  ``fields_written``: :func:`put_fields` has
+    already run on these puts.  The header is written once, at the end.
 
-    Each put writes its entry before its slot head, and the header follows them all, so
-    an interruption anywhere leaves heads that point at written entries only
-    (:func:`repair_uncommitted` rolls them back to the header on the next open).
+    Each put's ``prev_index`` is written before its slot head, and the header follows
+    them all, so an interruption anywhere leaves heads that point at written entries
+    only (:func:`repair_uncommitted` rolls them back to the header on the next open).
     """
     h = f.state
     module = _kernels.compiled()
@@ -177,14 +197,17 @@ def _put_run(f: OpenIndex, hashes: np.ndarray, offsets: np.ndarray, stamps: np.n
         hashes, offsets, stamps = hashes[1:], offsets[1:], stamps[1:]
         if not hashes.size:
             return
-    g = f.regions.geometry
-    args = (hashes, offsets, stamps, np.int64(h.begin_timestamp), np.int64(g.hash_slot_num),
-            np.int64(h.index_count))
-    slots, words = f.regions.slots.view(np.uint32), f.regions.entries.view(np.uint32)
-    half = np.int64(hashes.size // 2)
-    empty = module.put_run(*args, np.int64(0), half, slots, words)
+    pos0, n = np.int64(h.index_count), np.int64(hashes.size)
+    words = f.regions.entries.view(np.uint32)
+    if not fields_written:
+        module.put_fields(hashes, offsets, stamps, np.int64(h.begin_timestamp), pos0,
+                          np.int64(0), n, words)
+    crash_point("put:entries")
+    links = (hashes, np.int64(f.regions.geometry.hash_slot_num), pos0)
+    slots, half = f.regions.slots.view(np.uint32), np.int64(n // 2)
+    empty = module.put_links(*links, np.int64(0), half, slots, words)
     crash_point("put:some-heads")
-    empty += module.put_run(*args, half, np.int64(hashes.size), slots, words)
+    empty += module.put_links(*links, half, n, slots, words)
     crash_point("put:heads")
     h.hash_slot_count += int(empty)
     h.index_count += hashes.size
