@@ -1,6 +1,7 @@
 """Export native index files to a Parquet dataset (local engine: numpy + pyarrow).
 
-Dataset layout (layout_version 1; ``rmqarrow.converters.spark.export`` writes the same)::
+Dataset layout (layout_version 1; ``rmqarrow.converters.spark.export`` writes the same
+tables, each file's entries in one part)::
 
     OUT/
       _rmqarrow.json        manifest (rmqarrow.converters.parquet.manifest): versions, source files
@@ -39,8 +40,9 @@ What this exporter also does, and why (numbers in the converters README, measure
 
 * one Parquet file per native file and table, named ``part-NNNNN.parquet`` with NNNNN the
   file's rank oldest first (``files/part-00000.parquet`` holds every files row); a large
-  file exported alone (a store of one file) has its entries in two consecutive ranges
-  of its order, ``part-NNNNN.parquet`` and ``part-NNNNN-1.parquet``, written at once;
+  file exported alone (a store of one file) has its entries in consecutive ranges of its
+  order, one part per export thread (two by default: ``part-NNNNN.parquet`` and
+  ``part-NNNNN-1.parquet``), written at once;
 * entries sorted by ``(slot, position)`` within each file, recorded as Parquet
   ``sorting_columns``: a lookup ``WHERE slot = h % hash_slot_num AND key_hash = h`` (the
   chain walk needs the whole slot anyway) prunes to one row group by min/max statistics,

@@ -91,8 +91,8 @@ class Figures:
 @dataclass
 class _File:
     name: str
-    part: Path
-    slots_part: Path | None
+    parts: list[Path]  # its entries (several when written on several threads)
+    slot_parts: list[Path]
     rows: int
 
 
@@ -142,25 +142,25 @@ def _layout(root: Path) -> tuple[pa.Table, list[_File], int] | None:
     if entry_parts is None or slot_parts is None or not set(entry_parts) <= set(names):
         return None
     files = [
-        _File(name, part, slot_parts.get(name), pq.ParquetFile(part).metadata.num_rows)
-        for name, part in sorted(entry_parts.items())
+        _File(name, parts, slot_parts.get(name, []),
+              sum(pq.ParquetFile(p).metadata.num_rows for p in parts))
+        for name, parts in sorted(entry_parts.items())
     ]
     if len(files) >= 1 << 16:
         return None
     return files_table, files, int(slot_nums.pop())
 
 
-def _parts_by_file(root: Path, table: str) -> dict[str, Path] | None:
-    """The one part of each file, or None when a part holds several files or a file has
-    several parts."""
-    found: dict[str, Path] = {}
+def _parts_by_file(root: Path, table: str) -> dict[str, list[Path]] | None:
+    """The parts of each file (in name order), or None when a part holds several files."""
+    found: dict[str, list[Path]] = {}
     for part in table_parts(root, table):
         if pq.ParquetFile(part).metadata.num_rows == 0:
             continue
         name = single_file_name(part)
-        if name is None or name in found:
+        if name is None:
             return None
-        found[name] = part
+        found.setdefault(name, []).append(part)
     return found
 
 
@@ -175,21 +175,23 @@ def _position_pass(f: _File, number: int, buckets: _OffsetBuckets,
                    progress: Progress) -> tuple[int, int | None, int | None, int]:
     """Entries, first and last store time and out-of-order count of one file; its offsets
     and key hashes go to their buckets."""
-    position, stamp = _read(f.part, "position"), _read(f.part, "store_timestamp")
+    position, stamp = _read(f.parts, "position"), _read(f.parts, "store_timestamp")
     n = len(position)
     first = int(stamp.min()) if n else None
     last = int(stamp.max()) if n else None
     late = _out_of_order(position, stamp)
     del position, stamp
-    buckets.add(number, _read(f.part, "phy_offset"), _read(f.part, "key_hash"))
+    buckets.add(number, _read(f.parts, "phy_offset"), _read(f.parts, "key_hash"))
     pa.default_memory_pool().release_unused()
     progress.advance(n)
     return n, first, last, late
 
 
-def _read(part: Path, name: str) -> np.ndarray:
-    """One column of a part (read alone: the Arrow copy is freed before the next)."""
-    return _column(pq.read_table(part, columns=[name]), name)
+def _read(parts: list[Path], name: str) -> np.ndarray:
+    """One column of a file's parts (read alone: the Arrow copy is freed before the
+    next)."""
+    columns = [_column(pq.read_table(p, columns=[name]), name) for p in parts]
+    return columns[0] if len(columns) == 1 else np.concatenate(columns)
 
 
 def _out_of_order(position: np.ndarray, stamp: np.ndarray) -> int:
@@ -240,8 +242,8 @@ def _slot_pass(files: list[_File], slot_num: int, top: int, progress: Progress) 
     # every int32 slot falls in one range: a slot outside 0 .. slot_num - 1 is not its key
     # hash's, which the range it lands in finds
     bounds = [-(1 << 31), *(slot_num * i // ranges for i in range(1, ranges)), 1 << 31]
-    readers = [_RangeReader(f.part, _CHUNK_COLUMNS) for f in files]
-    heads = [None if f.slots_part is None else _RangeReader(f.slots_part, ["slot", "head"])
+    readers = [_RangeReader(f.parts, _CHUNK_COLUMNS) for f in files]
+    heads = [_RangeReader(f.slot_parts, ["slot", "head"]) if f.slot_parts else None
              for f in files]
     out = _SlotFigures(load_counts=np.zeros(2, np.int64), hot=[])
     for lo, hi in itertools.pairwise(bounds):
@@ -269,25 +271,34 @@ def _java_remainder(values: np.ndarray, divisor: int) -> np.ndarray:
 
 
 class _RangeReader:
-    """The rows of one part whose slot lies in a range, reading only the row groups whose
-    statistics overlap it."""
+    """The rows of a file's parts whose slot lies in a range, reading only the row groups
+    whose statistics overlap it (parts in order: consecutive ranges of the slot order
+    stay in order)."""
 
-    def __init__(self, part: Path, columns: list[str]) -> None:
-        self.file = pq.ParquetFile(part)
+    def __init__(self, parts: list[Path], columns: list[str]) -> None:
+        self.files = [pq.ParquetFile(p) for p in parts]
         self.columns = columns
-        meta = self.file.metadata
+        self.bounds = [self._slot_bounds(f.metadata) for f in self.files]
+
+    @staticmethod
+    def _slot_bounds(meta: pq.FileMetaData) -> tuple[np.ndarray, np.ndarray]:
         index = meta.schema.names.index("slot")
         groups = meta.num_row_groups
-        self.low = np.full(groups, -(1 << 31), np.int64)
-        self.high = np.full(groups, (1 << 31) - 1, np.int64)
+        low = np.full(groups, -(1 << 31), np.int64)
+        high = np.full(groups, (1 << 31) - 1, np.int64)
         for g in range(groups):
             stats = meta.row_group(g).column(index).statistics
             if stats is not None and stats.has_min_max:
-                self.low[g], self.high[g] = int(stats.min), int(stats.max)
+                low[g], high[g] = int(stats.min), int(stats.max)
+        return low, high
 
     def read(self, lo: int, hi: int) -> dict[str, np.ndarray]:
-        groups = np.flatnonzero((self.high >= lo) & (self.low < hi)).tolist()
-        t = self.file.read_row_groups(groups, columns=self.columns)
+        tables: list[pa.Table] = []
+        for f, (low, high) in zip(self.files, self.bounds, strict=True):
+            groups = np.flatnonzero((high >= lo) & (low < hi)).tolist()
+            if groups or not tables:
+                tables.append(f.read_row_groups(groups, columns=self.columns))
+        t = pa.concat_tables(tables)
         rows = {c: _column(t, c) for c in self.columns}
         slot = rows["slot"]
         inside = (slot >= lo) & (slot < hi)
@@ -488,7 +499,7 @@ class _Spilling:
                 f"{self.total:,} entries, {free:,} free; free space or set TMPDIR to a "
                 "larger disk"
             )
-        sample = np.concatenate([_offset_sample(f.part) for f in self.files])
+        sample = np.concatenate([_offset_sample(p) for f in self.files for p in f.parts])
         bounds = np.unique(np.quantile(sample, np.arange(1, count) / count,
                                        method="lower")).astype(np.int64)
         return _OffsetBuckets(bounds, directory)

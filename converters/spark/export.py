@@ -1,10 +1,11 @@
 """Distributed export: many native index files to one Parquet dataset, in parallel on Spark.
 
-Writes exactly the dataset :func:`rmqarrow.converters.parquet.export.export_store` writes (layout
-version
-1: ``files/``, ``slots/``, ``entries/`` with one ``part-NNNNN.parquet`` per native file
-and table, entries sorted by ``(slot, position)``, and the ``_rmqarrow.json`` manifest),
-because each Spark task runs the local exporter's own per-file writers on one file.  The
+Writes the dataset :func:`rmqarrow.converters.parquet.export.export_store` writes (layout
+version 1: ``files/``, ``slots/``, ``entries/`` with one ``part-NNNNN.parquet`` per native
+file and table, entries sorted by ``(slot, position)``, and the ``_rmqarrow.json``
+manifest), because each Spark task runs the local exporter's own per-file writers on one
+file.  The one difference: a local export of a single large file splits its entries into
+one part per export thread; a Spark task writes one (the tables' rows are the same).  The
 driver plans (geometry and header checks), then writes ``files/`` and the manifest.
 
 Atomicity is the local exporter's: everything is written into a hidden sibling of
@@ -139,7 +140,7 @@ def export_store(
 ) -> None:
     """Export every index file of ``store_dir`` to the Parquet dataset ``out_dir`` on Spark.
 
-    One task per native file (largest first); the result equals the local exporter's.
+    One task per native file (largest first); the tables equal the local exporter's.
     ``commitlog`` (a broker's ``store/commitlog``) also writes the ``messages/`` table, a
     task and a part per CommitLog file (:mod:`rmqarrow.converters.spark.messages_export`),
     recorded in the manifest as the local exporter does.

@@ -299,7 +299,8 @@ def put_links(  # pragma: no cover
 ) -> np.int64:
     """Chain puts ``first .. stop-1`` (fields written by :func:`put_fields`), in order:
     each put's ``prev_index`` (rule 2), then its slot's head, Java's order, so an
-    interruption leaves heads that point at written entries only.  ``slots`` is the slot
+    interruption leaves heads that point at written entries only (the compiler keeps
+    the two stores in that order: as far as it knows the arrays may overlap).  ``slots`` is the slot
     table, ``words`` the entries, both raw big-endian uint32.  Returns how many puts
     found their slot empty (rule 3).
 

@@ -127,8 +127,11 @@ def _put_keys_compiled(
     """:func:`put_keys` with the compiled kernels: two sequential passes per chunk.
 
     A second thread hashes the next chunk and writes the fields of its entries that need
-    no other put (faulting their pages in) while the main thread chains this one: each
-    put's ``prev_index``, then its slot head.
+    no other put while the main thread chains this one (each put's ``prev_index``, then
+    its slot head) and faults in the pages of the chunk after next.  Stopped by an
+    exception, the file may hold the next chunk's fields past the header: readers stop
+    at the header's count, later puts overwrite them, and the next writable open clears
+    them (:func:`repair_uncommitted`).
     """
     if not bounds:
         return
@@ -329,9 +332,10 @@ _TAIL_BLOCK = 1 << 16
 def repair_uncommitted(f: OpenIndex) -> str | None:
     """Bring a writable file back to its header after an interrupted batch; what was done.
 
-    Writers put entries, then slot heads, then the header (see :func:`put_keys`).  A
-    crash in between leaves entries past the header's ``indexCount`` and heads pointing
-    at them; resuming on top would cut chains and miscount ``hashSlotCount``.  Here each
+    Writers write each entry before the slot head that points at it, and the header
+    last (see :func:`put_keys`; the compiled put also writes the next chunk's fields
+    ahead).  A crash before the header leaves entries past its ``indexCount`` and heads
+    pointing at them; resuming on top would cut chains and miscount ``hashSlotCount``.  Here each
     head ``>= indexCount`` is walked back to its newest committed position
     (:func:`rmqarrow.kernels.walk.committed_heads`) and the uncommitted entries are
     zeroed, so the file is byte-identical to one whose writer stopped at the header's
@@ -344,7 +348,8 @@ def repair_uncommitted(f: OpenIndex) -> str | None:
     if bad.size:
         fixed = committed_heads(regions, heads[bad], bad, count)
         regions.slots[bad] = np.maximum(fixed, 0)  # a damaged head: an empty slot
-    # the uncommitted entries: a contiguous run written from position ``count`` on
+    # the uncommitted entries: a run written from about position ``count`` on (a block
+    # whose last entry is written continues it)
     raw = regions.entries.view(np.uint8).reshape(-1, _ENTRY_SIZE)
     end = count
     while end < g.index_num:

@@ -48,8 +48,9 @@ def committed_heads(
 ) -> np.ndarray:
     """``heads`` (int64, the stored heads of ``slots``) as of header count ``count``.
 
-    A writer writes a batch's entries, then its slot heads, then the header; a reader (or
-    a crash) between the two sees heads ``>= count``: positions not yet committed.  Each
+    A writer writes each entry before the slot head that points at it, and the header
+    after a batch's heads; a reader (or a crash) before the header sees heads
+    ``>= count``: positions not yet committed.  Each
     such head is walked back along ``prev_index`` to the newest committed position of its
     chain, stepping only over entries of the same slot at strictly falling positions;
     anything else (a damaged head) becomes -1: readers take it as an empty slot, crash

@@ -122,6 +122,24 @@ def test_several_ranges_and_spilled_buckets(small_ranges: None, tmp_path: Path) 
             _both(con, ds, top=top)
 
 
+def test_a_file_in_several_parts_takes_the_streamed_passes(
+    small_ranges: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A lone large file's entries come as two parts (export_file_entries' split): the
+    passes read both, and the figures equal the SQL's."""
+    from rmqarrow.converters.parquet import export as export_mod
+
+    monkeypatch.setattr(export_mod, "PARALLEL_ENTRIES", 1)
+    monkeypatch.setattr(export_mod, "ROW_GROUP_ROWS", 128)
+    store, geometry = _repeating_store(tmp_path)
+    one = sorted(store.iterdir())[1]  # the 1,999-entry file alone
+    ds = _export(one, tmp_path / "ds", geometry)
+    assert len(table_parts(ds, "entries")) == 2
+    assert stats_pass.scan(ds) is not None
+    with duckdb_sql.connect(ds) as con:
+        _both(con, ds, top=25)
+
+
 def test_out_of_order_and_duplicates_on_a_built_store(tmp_path: Path) -> None:
     store = tmp_path / "s"
     store.mkdir()
