@@ -113,7 +113,7 @@ from rmqarrow.format.layout import (
     map_regions,
 )
 from rmqarrow.kernels.order import SlotOrder
-from rmqarrow.kernels.walk import committed_heads
+from rmqarrow.kernels.walk import committed_slot_heads
 
 __all__ = [
     "ENTRIES_ORDER",
@@ -191,13 +191,8 @@ def snapshot(m: MappedIndex) -> MappedIndex:
             break
         header = again
     count = max(int(header["index_count"][0]), 1)
-    slots = m.slots.copy()
-    heads = slots.astype(np.int64)
-    late = np.flatnonzero(heads >= count)
-    if late.size:
-        fixed = committed_heads(m, heads[late], late, count)
-        ok = fixed >= 0  # a damaged head stays, and check_exportable refuses the file
-        slots[late[ok]] = fixed[ok]
+    heads, _ = committed_slot_heads(m, count)  # a damaged head stays: check_exportable refuses
+    slots = heads.astype(m.slots.dtype)
     return MappedIndex(m.path, m.geometry, m.mm, header, slots, m.entries, False)
 
 

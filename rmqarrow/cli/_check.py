@@ -80,6 +80,9 @@ def cmd_check(args: argparse.Namespace) -> int:
     print_table(rows, ["name", "status", "size", "entries", "chain_problems", "dangling"],
                 grouped=("entries", "chain_problems", "dangling"))
     print(f"\ngeometry {g} ({len(health.files)} files)")
+    for fh in health.files:
+        if fh.ok and fh.detail:  # a write past the header: not damage
+            print(f"note: {fh.path}: {fh.detail}")
     for fh in health.damaged:
         print(f"damaged: {fh.describe()}")
         c = chains.get(fh.name)

@@ -147,6 +147,9 @@ def cmd_info(args: argparse.Namespace) -> int:
     total = sum(i["entries"] or 0 for i in infos)
     print(f"\n{len(infos)} files, {total:,} entries, geometry {g.hash_slot_num:,} slots x "
           f"{g.index_num:,}")
+    for fh in health.files:
+        if fh.ok and fh.detail:  # a write past the header: not damage
+            print(f"note: {fh.path}: {fh.detail}")
     for fh in health.damaged:
         print(f"damaged: {fh.describe()}")
     if health.damaged:

@@ -26,6 +26,7 @@ __all__ = [
     "PREV_INVALID",
     "StepHook",
     "committed_heads",
+    "committed_slot_heads",
     "walk_chain",
 ]
 
@@ -77,6 +78,20 @@ def committed_heads(
         out[todo] = prev
         todo = todo[prev >= count]
     return out
+
+
+def committed_slot_heads(regions: MappedIndex, count: int) -> tuple[np.ndarray, int]:
+    """The whole slot table (int64) as of header count ``count``, and how many heads
+    were past it: each such head walked back by :func:`committed_heads`, except one that
+    cannot be (a damaged head), which stays as stored for the caller to see."""
+    heads = regions.slots.astype(np.int64)
+    late = np.flatnonzero(heads >= count)
+    if not late.size:
+        return heads, 0
+    fixed = committed_heads(regions, heads[late], late, count)
+    ok = fixed >= 0
+    heads[late[ok]] = fixed[ok]
+    return heads, int(np.count_nonzero(ok))
 
 
 def walk_chain(

@@ -21,6 +21,7 @@ from rmqarrow.format.layout import map_regions
 from rmqarrow.index.health import FileHealth, StoreHealth, scan_store
 from rmqarrow.index.indexfile import IndexFile
 from rmqarrow.kernels.stream import entry_chunks
+from rmqarrow.kernels.walk import committed_slot_heads
 from rmqarrow.verify.diagnose import check_chains
 
 __all__ = ["DAMAGED_CHAINS", "DANGLING", "ChainReport", "check_store"]
@@ -39,6 +40,9 @@ class ChainReport:
     forward_links: int = 0  # prev_index >= own position (cycles need one)
     negative_time_diffs: int = 0
     dangling: int = 0  # with a CommitLog: offsets that start no message
+    #: heads past the header walked back to committed entries: not damage, a write in
+    #: progress or interrupted (the next writable open rolls it back)
+    uncommitted_heads: int = 0
     examples: list[str] = field(default_factory=list)
 
     @property
@@ -49,7 +53,8 @@ class ChainReport:
     def to_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in ("off_chain", "bad_heads", "out_of_range",
                                                "forward_links", "negative_time_diffs",
-                                               "dangling", "examples")}
+                                               "dangling", "uncommitted_heads",
+                                               "examples")}
 
 
 def _message_offsets(commitlog: Path) -> np.ndarray:
@@ -70,7 +75,7 @@ def _chain_report(f: IndexFile, messages: np.ndarray | None) -> ChainReport:
     m = map_regions(f.path, f.geometry, writable=False)
     try:
         count = max(f.index_count, 1)
-        heads = m.slots.astype(np.int64)
+        heads, rep.uncommitted_heads = committed_slot_heads(m, count)
         rep.out_of_range += int(((heads < 0) | (heads >= count)).sum())
         negative: list[int] = []
         dangling: list[tuple[int, int]] = []
@@ -144,3 +149,8 @@ def _apply(fh: FileHealth, rep: ChainReport) -> None:
     elif rep.dangling:
         fh.status = DANGLING
         fh.detail = f"{rep.dangling} entries point at no message in the CommitLog"
+    if rep.uncommitted_heads:
+        note = (f"{rep.uncommitted_heads} slot heads point past the header's indexCount "
+                "(a write in progress, or one interrupted by a crash): readers use the "
+                "committed entries; the next build or writable open rolls the file back")
+        fh.detail = f"{fh.detail}; {note}" if fh.detail else note

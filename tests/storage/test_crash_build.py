@@ -53,6 +53,12 @@ def test_build_killed_at_each_write_step_resumes_consistent(
     first = cli("build", store, "--from", write_csv(tmp_path / "more.csv", records(N, N)),
                 *GEO, "--batch-rows", "30", crash=f"{step}@{visit}", numba=numba)
     assert first.returncode == -9, first.stderr
+    # before the resume: an interrupted write is not damage, and info/check say what it is
+    for command in ("info", "check"):
+        seen = cli(command, store, *GEO)
+        assert seen.returncode == 0 and "damaged" not in seen.stdout, seen.stdout
+        if step == "put:heads":  # every head of the run written, the header not
+            assert "slot heads point past the header" in seen.stdout, seen.stdout
     again = cli("build", store, "--from", tmp_path / "more.csv", *GEO, "--batch-rows", "30",
                 numba=numba)
     assert again.returncode == 0, again.stderr
