@@ -300,9 +300,9 @@ def put_links(  # pragma: no cover
     """Chain puts ``first .. stop-1`` (fields written by :func:`put_fields`), in order:
     each put's ``prev_index`` (rule 2), then its slot's head, Java's order, so an
     interruption leaves heads that point at written entries only (the compiler keeps
-    the two stores in that order: as far as it knows the arrays may overlap).  ``slots`` is the slot
-    table, ``words`` the entries, both raw big-endian uint32.  Returns how many puts
-    found their slot empty (rule 3).
+    the two stores in that order: as far as it knows the arrays may overlap).  ``slots``
+    is the slot table, ``words`` the entries, both raw big-endian uint32.  Returns how
+    many puts found their slot empty (rule 3).
 
     The head of the put :data:`_PUT_AHEAD` on is prefetched, so that many random reads of
     the slot table are in flight.
@@ -323,7 +323,7 @@ def put_links(  # pragma: no cover
     return _I64(empty)
 
 
-# -- bulk lookup: all queries of a block walk their chains in rounds ---------------------
+# -- bulk lookup: the queries of a block walk their chains interleaved -------------------
 
 
 @numba.njit(cache=True, nogil=True, boundscheck=False)
