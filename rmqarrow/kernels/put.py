@@ -7,8 +7,9 @@ It leaves exactly the bytes of ``put_key`` on each key in order (rules in
   (:mod:`rmqarrow.kernels._numba`) a second thread hashes the next chunk and writes the
   fields of its entries that need no other put, while the main thread chains this one
   in one serial pass straight into the mapped bytes (each put's ``prev_index``, then its
-  slot head) and faults in the pages of the chunk after next (one ``madvise`` call a
-  chunk): about 0.3 CPU-s on each thread for a full default file.  The pure
+  slot head); whichever thread is free faults in the pages of the chunk after next
+  (:mod:`rmqarrow.kernels.pages`): about 0.3 CPU-s on each thread for a full default
+  file.  The pure
   numpy form orders each chunk by (slot, position) with one sort of a combined int64 key,
   so each put's ``prev_index`` is the previous put of its slot, or, for the first put of
   a slot in the chunk, the slot's stored head when that is valid at the put's own
@@ -23,8 +24,6 @@ regions and its in-memory header.  ``IndexService.build_index_batch``
 
 from __future__ import annotations
 
-import contextlib
-import mmap
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -38,6 +37,7 @@ from rmqarrow.format.layout import OpenIndex, write_header
 from rmqarrow.kernels import _compiled as _kernels
 from rmqarrow.kernels.arrays import int64_values
 from rmqarrow.kernels.hashing import check_keys, index_key_hashes
+from rmqarrow.kernels.pages import Pager, fault_in
 from rmqarrow.kernels.walk import committed_heads
 
 __all__ = ["CHUNK", "put_hashes", "put_keys", "put_one", "repair_uncommitted"]
@@ -45,8 +45,6 @@ __all__ = ["CHUNK", "put_hashes", "put_keys", "put_one", "repair_uncommitted"]
 #: Puts per vectorized chunk: bounds temporaries to a few tens of MB whatever the batch.
 CHUNK = 1 << 20
 _ENTRY_SIZE = 20
-#: Linux's ``madvise(MADV_POPULATE_WRITE)``: fault a range in for writing, in one call.
-_MADV_POPULATE_WRITE = 23
 
 
 def put_one(f: OpenIndex, key_hash: int, phy_offset: int, store_timestamp: int) -> bool:
@@ -128,7 +126,8 @@ def _put_keys_compiled(
 
     A second thread hashes the next chunk and writes the fields of its entries that need
     no other put while the main thread chains this one (each put's ``prev_index``, then
-    its slot head) and faults in the pages of the chunk after next.  Stopped by an
+    its slot head); both then fault in the pages of the chunk after next, a piece at a
+    time, until they are all claimed.  Stopped by an
     exception, the file may hold the next chunk's fields past the header: readers stop
     at the header's count, later puts overwrite them, and the next writable open clears
     them (:func:`repair_uncommitted`).
@@ -145,39 +144,29 @@ def _put_keys_compiled(
     begin = np.int64(stamps[0] if skip else h.begin_timestamp)
     words = f.regions.entries.view(np.uint32)
 
-    def plan(a: int, b: int) -> np.ndarray:
+    pager = Pager(f, pos0)
+
+    def pages_through(i: int) -> None:  # chunk i's pages, two chunks before its fields
+        pager.fault_until(pos0 + bounds[min(i, len(bounds) - 1)][1])
+
+    def plan(i: int) -> np.ndarray:
+        a, b = bounds[i]
         hashes = index_key_hashes(arr.slice(a, b - a))
         module.put_fields(hashes, offsets[a:b], stamps[a:b], begin, np.int64(pos0 + a),
                           np.int64(skip if a == 0 else 0), np.int64(b - a), words)
+        pages_through(i + 1)  # with the chaining thread, whichever is free
         return hashes
 
-    def prefault(i: int) -> None:  # chunk i's pages, two chunks before its fields
-        if i < len(bounds):
-            _prefault(f, pos0 + bounds[i][0], pos0 + bounds[i][1])
-
     with ThreadPoolExecutor(1, thread_name_prefix="rmqarrow-bulk") as pool:
-        _prefault(f, -1, 0)  # the header and slot table: every chunk writes heads anywhere
-        prefault(0)
-        ahead = pool.submit(plan, *bounds[0])
-        prefault(1)
+        ahead = pool.submit(plan, 0)
+        fault_in(f, -1, 0)  # the header and slot table: every chunk writes heads anywhere
+        pages_through(1)
         for i, (a, b) in enumerate(bounds):
             hashes = ahead.result()
             if i + 1 < len(bounds):
-                ahead = pool.submit(plan, *bounds[i + 1])
+                ahead = pool.submit(plan, i + 1)
             _put_run(f, hashes, offsets[a:b], stamps[a:b], fields_written=True)
-            prefault(i + 2)  # the chaining thread has the lighter load
-
-
-def _prefault(f: OpenIndex, a: int, b: int) -> None:
-    """Fault in entries ``a .. b-1`` for writing (``a < 0``: the header and slot table) in
-    one call: Linux >= 5.14 ``MADV_POPULATE_WRITE``, far cheaper than a fault per page;
-    elsewhere the writes fault them in one by one, as before."""
-    g = f.regions.geometry
-    start = 0 if a < 0 else (g.entries_offset + a * _ENTRY_SIZE) & ~(mmap.PAGESIZE - 1)
-    stop = min(g.entries_offset if a < 0 else g.entries_offset + b * _ENTRY_SIZE, g.file_size)
-    if stop > start:
-        with contextlib.suppress(AttributeError, OSError, ValueError):
-            f.regions.mm.madvise(_MADV_POPULATE_WRITE, start, stop - start)
+            pages_through(i + 2)
 
 
 def _put_run(f: OpenIndex, hashes: np.ndarray, offsets: np.ndarray, stamps: np.ndarray,

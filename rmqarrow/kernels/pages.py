@@ -1,0 +1,82 @@
+"""Faulting a writable file's pages in ahead of the bulk put's writes.
+
+A new file's pages cost most where the memory behind them is slow to hand out: on a
+virtual machine whose host takes freed memory back (free page reporting), faulting in a
+full file's 420 MB took 0.35-0.42 CPU-s instead of 0.07 in runs minutes apart, with the
+same faults and page sizes.  So the work is not left to the writes (one fault per page),
+nor to one thread: :class:`Pager` hands out pieces of the range to whichever thread is
+free, each faulted in with one ``madvise(MADV_POPULATE_WRITE)`` call (Linux >= 5.14;
+elsewhere the writes fault the pages in as before).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import mmap
+import threading
+from collections.abc import Callable
+
+from rmqarrow.format.layout import OpenIndex
+
+__all__ = ["Pager", "fault_in"]
+
+#: Linux's ``madvise(MADV_POPULATE_WRITE)``: fault a range in for writing, in one call.
+_MADV_POPULATE_WRITE = 23
+_ENTRY_SIZE = 20
+#: Entries a thread faults in per claim (4 MiB): small enough to share a chunk's pages
+#: between both threads, large enough that the calls cost nothing.
+PIECE = (4 << 20) // _ENTRY_SIZE
+
+
+@functools.cache
+def _libc_madvise() -> Callable[[int, int, int], int] | None:
+    """libc's ``madvise`` through ctypes, which lets go of the GIL for the call (the
+    :mod:`mmap` method holds it, stalling the other thread's Python between kernels)."""
+    try:
+        func = ctypes.CDLL(None, use_errno=True).madvise
+    except (OSError, AttributeError, TypeError):
+        return None
+    func.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
+    func.restype = ctypes.c_int
+    return func
+
+
+def fault_in(f: OpenIndex, a: int, b: int) -> bool:
+    """Fault in entries ``a .. b-1`` for writing (``a < 0``: the header and slot table);
+    False when the system would not.
+
+    A hint only: where the call is missing or refused, the writes fault the pages in.
+    """
+    g = f.regions.geometry
+    start = 0 if a < 0 else (g.entries_offset + a * _ENTRY_SIZE) & ~(mmap.PAGESIZE - 1)
+    stop = min(g.entries_offset if a < 0 else g.entries_offset + b * _ENTRY_SIZE, g.file_size)
+    if stop <= start:
+        return True
+    madvise = _libc_madvise()
+    if madvise is None or f.regions.mm.closed:
+        return False
+    base = f.regions.header.ctypes.data  # the map's first byte
+    return madvise(base + start, stop - start, _MADV_POPULATE_WRITE) == 0
+
+
+class Pager:
+    """Faults in entries from ``start`` on, a piece at a time, for any thread that asks.
+
+    :meth:`fault_until` returns once every piece below ``stop`` is claimed; a piece
+    another thread claimed may still be in progress (a write there simply waits for it).
+    """
+
+    def __init__(self, f: OpenIndex, start: int) -> None:
+        self._file = f
+        self._next = start
+        self._lock = threading.Lock()
+
+    def fault_until(self, stop: int) -> None:
+        while True:
+            with self._lock:
+                a = self._next
+                if a >= stop:
+                    return
+                self._next = b = min(a + PIECE, stop)
+            fault_in(self._file, a, b)
