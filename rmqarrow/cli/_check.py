@@ -37,7 +37,7 @@ def register(sub: Any) -> None:
 
 def cmd_check(args: argparse.Namespace) -> int:
     from rmqarrow.cli._tiered import is_tiered_input, tiered_check
-    from rmqarrow.verify.fsck import check_store
+    from rmqarrow.verify.fsck import check_store, damage_summary
 
     if is_tiered_input(args.store):  # RocketMQ's tiered-storage index (issue 16)
         return tiered_check(args.store, args)
@@ -91,6 +91,5 @@ def cmd_check(args: argparse.Namespace) -> int:
     if not health.files:
         print(f"{target.index_path}: no index files", file=sys.stderr)
         return 1
-    print("healthy" if health.ok else f"{len(health.damaged)} of {len(health.files)} files "
-          "damaged; query, export and verify skip them (--strict refuses)")
+    print("healthy" if health.ok else damage_summary(health.damaged, len(health.files)))
     return 0 if health.ok else 1

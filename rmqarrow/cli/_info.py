@@ -153,6 +153,7 @@ def cmd_info(args: argparse.Namespace) -> int:
     for fh in health.damaged:
         print(f"damaged: {fh.describe()}")
     if health.damaged:
-        print(f"\n{len(health.damaged)} of {len(infos)} files damaged; `rmqarrow query`, "
-              "`export` and `verify` skip them (--strict refuses); `rmqarrow check` tells more")
+        from rmqarrow.verify.fsck import damage_summary
+
+        print(f"\n{damage_summary(health.damaged, len(infos))}; `rmqarrow check` tells more")
     return status

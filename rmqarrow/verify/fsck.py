@@ -24,10 +24,29 @@ from rmqarrow.kernels.stream import entry_chunks
 from rmqarrow.kernels.walk import committed_slot_heads
 from rmqarrow.verify.diagnose import check_chains
 
-__all__ = ["DAMAGED_CHAINS", "DANGLING", "ChainReport", "check_store"]
+__all__ = ["DAMAGED_CHAINS", "DANGLING", "ChainReport", "check_store", "damage_summary"]
 
 DAMAGED_CHAINS = "damaged chains"
 DANGLING = "dangling offsets"
+
+
+def damage_summary(damaged: list[FileHealth], total: int) -> str:
+    """One line on the damaged files: which ones the readers skip and which they still read.
+
+    ``query``, ``export`` and ``verify`` look at sizes and headers only, so they skip
+    files damaged there; damage found by reading whole files (chains, offsets) is not
+    seen by them, and they read such a file as RocketMQ would.
+    """
+    deep = sum(f.status in (DAMAGED_CHAINS, DANGLING) for f in damaged)
+    parts = []
+    if len(damaged) > deep:
+        parts.append(f"query, export and verify skip the {len(damaged) - deep} with a bad "
+                     "size or header (--strict refuses them)")
+    if deep:
+        parts.append(f"they still read the {deep} with damaged chains or offsets, as "
+                     "RocketMQ would: a lookup there may miss entries or return offsets "
+                     "where no message starts")
+    return f"{len(damaged)} of {total} files damaged; " + "; ".join(parts)
 
 
 @dataclass
