@@ -129,6 +129,7 @@ def cmd_info(args: argparse.Namespace) -> int:
             for k in ("begin_timestamp", "end_timestamp"):
                 if k in fh.header:
                     info[k.replace("timestamp", "time")] = _iso(fh.header[k])
+        info["skipped_by_readers"] = fh.skipped_by_readers
         infos.append(info)
     status = 0 if health.ok else 1
     if args.json:

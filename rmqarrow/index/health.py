@@ -72,12 +72,20 @@ class FileHealth:
     def ok(self) -> bool:
         return self.status == OK
 
+    @property
+    def skipped_by_readers(self) -> bool:
+        """Whether ``query``, ``export`` and ``verify`` leave this file out: they judge
+        sizes and headers only, so damage found in whole files (chains, offsets) is not
+        a reason (``verify`` reports damaged chains itself)."""
+        return self.status in (TRUNCATED, WRONG_GEOMETRY, BAD_HEADER)
+
     def describe(self) -> str:
         return f"{self.path}: {self.status}" + (f": {self.detail}" if self.detail else "")
 
     def to_dict(self) -> dict[str, object]:
         return {"file": str(self.path), "name": self.name, "size": self.size,
-                "status": self.status, "detail": self.detail, **self.header}
+                "status": self.status, "detail": self.detail,
+                "skipped_by_readers": self.skipped_by_readers, **self.header}
 
 
 @dataclass

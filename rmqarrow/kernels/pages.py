@@ -14,6 +14,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import mmap
+import sys
 import threading
 from collections.abc import Callable
 
@@ -33,6 +34,8 @@ PIECE = (4 << 20) // _ENTRY_SIZE
 def _libc_madvise() -> Callable[[int, int, int], int] | None:
     """libc's ``madvise`` through ctypes, which lets go of the GIL for the call (the
     :mod:`mmap` method holds it, stalling the other thread's Python between kernels)."""
+    if not sys.platform.startswith("linux"):  # the advice number is Linux's
+        return None
     try:
         func = ctypes.CDLL(None, use_errno=True).madvise
     except (OSError, AttributeError, TypeError):
@@ -54,9 +57,10 @@ def fault_in(f: OpenIndex, a: int, b: int) -> bool:
     if stop <= start:
         return True
     madvise = _libc_madvise()
-    if madvise is None or f.regions.mm.closed:
+    header = f.regions.header
+    if madvise is None or f.regions.mm.closed or header.size == 0:  # closed: no map
         return False
-    base = f.regions.header.ctypes.data  # the map's first byte
+    base = header.ctypes.data  # the map's first byte
     return madvise(base + start, stop - start, _MADV_POPULATE_WRITE) == 0
 
 

@@ -45,6 +45,9 @@ __all__ = ["CHUNK", "put_hashes", "put_keys", "put_one", "repair_uncommitted"]
 #: Puts per vectorized chunk: bounds temporaries to a few tens of MB whatever the batch.
 CHUNK = 1 << 20
 _ENTRY_SIZE = 20
+#: Slot heads on a 4 KiB page; a batch of fewer puts than the table has pages leaves
+#: most of them untouched, so it is not faulted in (nor dirtied) up front.
+_SLOTS_PER_PAGE = 1024
 
 
 def put_one(f: OpenIndex, key_hash: int, phy_offset: int, store_timestamp: int) -> bool:
@@ -146,7 +149,7 @@ def _put_keys_compiled(
 
     pager = Pager(f, pos0)
 
-    def pages_through(i: int) -> None:  # chunk i's pages, two chunks before its fields
+    def pages_through(i: int) -> None:  # every page up to the end of chunk i
         pager.fault_until(pos0 + bounds[min(i, len(bounds) - 1)][1])
 
     def plan(i: int) -> np.ndarray:
@@ -159,7 +162,8 @@ def _put_keys_compiled(
 
     with ThreadPoolExecutor(1, thread_name_prefix="rmqarrow-bulk") as pool:
         ahead = pool.submit(plan, 0)
-        fault_in(f, -1, 0)  # the header and slot table: every chunk writes heads anywhere
+        if bounds[-1][1] >= f.regions.geometry.hash_slot_num // _SLOTS_PER_PAGE:
+            fault_in(f, -1, 0)  # the slot table: so many puts write heads on every page
         pages_through(1)
         for i, (a, b) in enumerate(bounds):
             hashes = ahead.result()

@@ -33,19 +33,20 @@ DANGLING = "dangling offsets"
 def damage_summary(damaged: list[FileHealth], total: int) -> str:
     """One line on the damaged files: which ones the readers skip and which they still read.
 
-    ``query``, ``export`` and ``verify`` look at sizes and headers only, so they skip
-    files damaged there; damage found by reading whole files (chains, offsets) is not
-    seen by them, and they read such a file as RocketMQ would.
+    ``query``, ``export`` and ``verify`` skip a file for its size or header only
+    (:attr:`FileHealth.skipped_by_readers`); a file with damaged chains or offsets is
+    still read, as RocketMQ would read it (``verify`` also reports damaged chains).
     """
-    deep = sum(f.status in (DAMAGED_CHAINS, DANGLING) for f in damaged)
+    skipped = sum(f.skipped_by_readers for f in damaged)
     parts = []
-    if len(damaged) > deep:
-        parts.append(f"query, export and verify skip the {len(damaged) - deep} with a bad "
-                     "size or header (--strict refuses them)")
-    if deep:
-        parts.append(f"they still read the {deep} with damaged chains or offsets, as "
-                     "RocketMQ would: a lookup there may miss entries or return offsets "
-                     "where no message starts")
+    if skipped:
+        parts.append(f"query, export and verify skip the {skipped} with a bad size or "
+                     "header (--strict refuses them)")
+    if len(damaged) > skipped:
+        parts.append(f"query and export still read the {len(damaged) - skipped} with damaged "
+                     "chains or offsets, as RocketMQ would: a lookup there may miss entries "
+                     "or return offsets where no message starts (verify reports damaged "
+                     "chains)")
     return f"{len(damaged)} of {total} files damaged; " + "; ".join(parts)
 
 

@@ -359,6 +359,7 @@ def test_info_lists_every_file_with_its_status(
     status, out, err = run(capsys, "info", str(store), "--json")
     assert status == 1
     assert [i["status"] for i in json.loads(out)].count("ok") == len(files) - 2
+    assert [i["skipped_by_readers"] for i in json.loads(out)].count(True) == 2
     status, _, err = run(capsys, "query", str(store), "--key", gen.keys[0], "--strict")
     assert status == 1
     one_error(err, "--strict", files[-1].name, files[2].name)
@@ -398,12 +399,13 @@ def test_check_reports_chain_damage_and_dangling_offsets(
     assert status == 1
     assert f"damaged: {files[1]}: damaged chains" in out and "forward links" in out
     assert f"damaged: {files[3]}: dangling offsets" in out
-    assert f"2 of {len(files)} files damaged; they still read the 2" in out
+    assert f"2 of {len(files)} files damaged; query and export still read the 2" in out
     status, out, err = run(capsys, "query", str(store), "--key", gen.keys[1], "--strict")
     assert status == 0 and files[1].name not in err  # as said: it does not see chain damage
     status, out, _ = run(capsys, "check", str(store), "--json")
     doc = json.loads(out)
     assert not doc["ok"] and doc["files"][1]["chains"]["forward_links"] == 1
+    assert not any(fh["skipped_by_readers"] for fh in doc["files"])
 
 
 def test_explain_says_why(capsys: pytest.CaptureFixture[str], gen: GeneratedStore) -> None:

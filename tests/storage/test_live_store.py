@@ -31,9 +31,10 @@ SLOTS, INDEX = 16, 60_000
 KEYS = 7
 BATCH = 40
 RECORDS = 25_000  # 50 000 entries, one file
+PAUSE_AT = 20_000  # the writer waits here until the reader has exported twice
 
 WRITER = f"""
-import sys, time
+import os, sys, time
 import pyarrow as pa
 from rmqarrow.index.service import IndexService
 def batch(a, b):
@@ -48,6 +49,10 @@ def batch(a, b):
 s = IndexService(sys.argv[1], {SLOTS}, {INDEX}, 1 << 20)
 s.load()
 for a in range(0, {RECORDS}, {BATCH}):
+    if a == {PAUSE_AT}:  # a slow reader still gets its exports of the live file
+        waited = time.monotonic()
+        while not os.path.exists(sys.argv[3]) and time.monotonic() - waited < 120:
+            time.sleep(0.01)
     s.build_index_batch(batch(a, a + {BATCH}))
     if a == 0:
         open(sys.argv[2], "w").close()
@@ -94,8 +99,10 @@ def _reference(tmp: Path, records: int) -> bytes:
 
 def test_readers_and_exports_of_a_live_store(tmp_path: Path) -> None:
     store = tmp_path / "store"
-    ready = tmp_path / "ready"
-    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(store), str(ready)])
+    ready, exported = tmp_path / "ready", tmp_path / "exported"
+    writer = subprocess.Popen(
+        [sys.executable, "-c", WRITER, str(store), str(ready), str(exported)]
+    )
     try:
         while not ready.exists():
             assert writer.poll() is None, "the writer died"
@@ -119,6 +126,8 @@ def test_readers_and_exports_of_a_live_store(tmp_path: Path) -> None:
                 export_store(store, ds, hash_slot_num=SLOTS, index_num=INDEX)
                 datasets.append(ds)
                 exports += 1
+                if exports == 2:
+                    exported.touch()
         assert writer.wait(60) == 0
     finally:
         if writer.poll() is None:
