@@ -9,13 +9,12 @@ It leaves exactly the bytes of ``put_key`` on each key in order (rules in
   in one serial pass straight into the mapped bytes (each put's ``prev_index``, then its
   slot head); whichever thread is free faults in the pages of the chunk after next
   (:mod:`rmqarrow.kernels.pages`): about 0.3 CPU-s on each thread for a full default
-  file.  The pure
-  numpy form orders each chunk by (slot, position) with one sort of a combined int64 key,
-  so each put's ``prev_index`` is the previous put of its slot, or, for the first put of
-  a slot in the chunk, the slot's stored head when that is valid at the put's own
-  position (``0 < head <= position``); entries go in as one contiguous run, slot heads
-  are scattered once.  Either way the header is written once per chunk and at most two
-  chunks are in flight, so memory stays bounded whatever the batch.
+  file.  The pure numpy form orders each chunk by (slot, position) with one sort of a
+  combined int64 key, so each put's ``prev_index`` is the previous put of its slot, or,
+  for the first put of a slot in the chunk, the slot's stored head when that is valid
+  at the put's own position (``0 < head <= position``); entries go in as one contiguous
+  run, slot heads are scattered once.  Either way the header is written once per chunk
+  and at most two chunks are in flight, so memory stays bounded whatever the batch.
 
 The kernels work on any open file (:class:`rmqarrow.format.layout.OpenIndex`): its mapped
 regions and its in-memory header.  ``IndexService.build_index_batch``
@@ -130,10 +129,9 @@ def _put_keys_compiled(
     A second thread hashes the next chunk and writes the fields of its entries that need
     no other put while the main thread chains this one (each put's ``prev_index``, then
     its slot head); both then fault in the pages of the chunk after next, a piece at a
-    time, until they are all claimed.  Stopped by an
-    exception, the file may hold the next chunk's fields past the header: readers stop
-    at the header's count, later puts overwrite them, and the next writable open clears
-    them (:func:`repair_uncommitted`).
+    time, until they are all claimed.  Stopped by an exception, the file may hold the
+    next chunk's fields past the header: readers stop at the header's count, later puts
+    overwrite them, and the next writable open clears them (:func:`repair_uncommitted`).
     """
     if not bounds:
         return
