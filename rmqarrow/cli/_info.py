@@ -156,5 +156,5 @@ def cmd_info(args: argparse.Namespace) -> int:
     if health.damaged:
         from rmqarrow.verify.fsck import damage_summary
 
-        print(f"\n{damage_summary(health.damaged, len(infos))}; `rmqarrow check` tells more")
+        print(f"\n{damage_summary(health.damaged, len(infos))}\n`rmqarrow check` tells more")
     return status

@@ -31,23 +31,23 @@ DANGLING = "dangling offsets"
 
 
 def damage_summary(damaged: list[FileHealth], total: int) -> str:
-    """One line on the damaged files: which ones the readers skip and which they still read.
+    """What the readers do with the damaged files: which they skip, which they still read.
 
     ``query``, ``export`` and ``verify`` skip a file for its size or header only
     (:attr:`FileHealth.skipped_by_readers`); a file with damaged chains or offsets is
     still read, as RocketMQ would read it (``verify`` also reports damaged chains).
     """
     skipped = sum(f.skipped_by_readers for f in damaged)
-    parts = []
+    lines = [f"{len(damaged)} of {total} files damaged:"]
     if skipped:
-        parts.append(f"query, export and verify skip the {skipped} with a bad size or "
+        lines.append(f"- query, export and verify skip the {skipped} with a bad size or "
                      "header (--strict refuses them)")
     if len(damaged) > skipped:
-        parts.append(f"query and export still read the {len(damaged) - skipped} with damaged "
-                     "chains or offsets, as RocketMQ would: a lookup there may miss entries "
-                     "or return offsets where no message starts (verify reports damaged "
-                     "chains)")
-    return f"{len(damaged)} of {total} files damaged; " + "; ".join(parts)
+        lines.append(f"- query and export still read the {len(damaged) - skipped} with "
+                     "damaged chains or offsets, as RocketMQ would: a lookup there may miss "
+                     "entries or return offsets where no message starts (verify reports "
+                     "damaged chains)")
+    return "\n".join(lines)
 
 
 @dataclass

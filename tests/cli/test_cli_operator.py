@@ -355,7 +355,7 @@ def test_info_lists_every_file_with_its_status(
     lines = {line.split()[0]: line for line in out.splitlines() if line[:1].isdigit()}
     assert "truncated" in lines[files[-1].name] and "bad header" in lines[files[2].name]
     assert all(" ok " in lines[f.name] for f in files[:2] + files[3:-1])
-    assert f"2 of {len(files)} files damaged; query, export and verify skip the 2" in out
+    assert f"2 of {len(files)} files damaged:\n- query, export and verify skip the 2" in out
     status, out, err = run(capsys, "info", str(store), "--json")
     assert status == 1
     assert [i["status"] for i in json.loads(out)].count("ok") == len(files) - 2
@@ -399,7 +399,7 @@ def test_check_reports_chain_damage_and_dangling_offsets(
     assert status == 1
     assert f"damaged: {files[1]}: damaged chains" in out and "forward links" in out
     assert f"damaged: {files[3]}: dangling offsets" in out
-    assert f"2 of {len(files)} files damaged; query and export still read the 2" in out
+    assert f"2 of {len(files)} files damaged:\n- query and export still read the 2" in out
     status, out, err = run(capsys, "query", str(store), "--key", gen.keys[1], "--strict")
     assert status == 0 and files[1].name not in err  # as said: it does not see chain damage
     status, out, _ = run(capsys, "check", str(store), "--json")
