@@ -18,16 +18,15 @@ import sys
 import threading
 from collections.abc import Callable
 
-from rmqarrow.format.layout import OpenIndex
+from rmqarrow.format.layout import INDEX_SIZE, OpenIndex
 
 __all__ = ["Pager", "fault_in"]
 
 #: Linux's ``madvise(MADV_POPULATE_WRITE)``: fault a range in for writing, in one call.
 _MADV_POPULATE_WRITE = 23
-_ENTRY_SIZE = 20
 #: Entries a thread faults in per claim (4 MiB): small enough to share a chunk's pages
 #: between both threads, large enough that the calls cost nothing.
-PIECE = (4 << 20) // _ENTRY_SIZE
+PIECE = (4 << 20) // INDEX_SIZE
 
 
 @functools.cache
@@ -52,8 +51,8 @@ def fault_in(f: OpenIndex, a: int, b: int) -> bool:
     A hint only: where the call is missing or refused, the writes fault the pages in.
     """
     g = f.regions.geometry
-    start = 0 if a < 0 else (g.entries_offset + a * _ENTRY_SIZE) & ~(mmap.PAGESIZE - 1)
-    stop = min(g.entries_offset if a < 0 else g.entries_offset + b * _ENTRY_SIZE, g.file_size)
+    start = 0 if a < 0 else (g.entries_offset + a * INDEX_SIZE) & ~(mmap.PAGESIZE - 1)
+    stop = min(g.entries_offset if a < 0 else g.entries_offset + b * INDEX_SIZE, g.file_size)
     if stop <= start:
         return True
     madvise = _libc_madvise()

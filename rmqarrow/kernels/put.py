@@ -32,7 +32,7 @@ import pyarrow as pa
 
 from rmqarrow._crash import crash_point
 from rmqarrow.format import rules as _rules
-from rmqarrow.format.layout import OpenIndex, write_header
+from rmqarrow.format.layout import INDEX_SIZE, OpenIndex, write_header
 from rmqarrow.kernels import _compiled as _kernels
 from rmqarrow.kernels.arrays import int64_values
 from rmqarrow.kernels.hashing import check_keys, index_key_hashes
@@ -43,7 +43,6 @@ __all__ = ["CHUNK", "put_hashes", "put_keys", "put_one", "repair_uncommitted"]
 
 #: Puts per vectorized chunk: bounds temporaries to a few tens of MB whatever the batch.
 CHUNK = 1 << 20
-_ENTRY_SIZE = 20
 #: Slot heads on a 4 KiB page; a batch of fewer puts than the table has pages leaves
 #: most of them untouched, so it is not faulted in (nor dirtied) up front.
 _SLOTS_PER_PAGE = 1024
@@ -341,7 +340,7 @@ def repair_uncommitted(f: OpenIndex) -> str | None:
         regions.slots[bad] = np.maximum(fixed, 0)  # a damaged head: an empty slot
     # the uncommitted entries: a run written from about position ``count`` on (a block
     # whose last entry is written continues it)
-    raw = regions.entries.view(np.uint8).reshape(-1, _ENTRY_SIZE)
+    raw = regions.entries.view(np.uint8).reshape(-1, INDEX_SIZE)
     end = count
     while end < g.index_num:
         stop = min(end + _TAIL_BLOCK, g.index_num)
