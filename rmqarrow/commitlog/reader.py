@@ -43,11 +43,16 @@ class CommitLogWarning(UserWarning):
 
 @dataclass(frozen=True)
 class CommitLogProblem:
-    """A damaged spot a lenient reader skipped: the rest of ``path`` after it was not read."""
+    """A damaged spot a lenient reader skipped: the rest of ``path`` after it was not read.
+
+    ``unread`` is the physical range ``[start, end)`` that was therefore not read: from the
+    damage to the end of its file, or the gap between two files.
+    """
 
     path: Path
     physical_offset: int
     reason: str
+    unread: tuple[int, int] = (0, 0)
 
     def __str__(self) -> str:
         return f"{self.path}: physical offset {self.physical_offset}: {self.reason}"
@@ -91,8 +96,12 @@ class CommitLogReader:
         self.problems: list[CommitLogProblem] = []
 
     # -- damage handling -------------------------------------------------------------
-    def _damage(self, file: CommitLogFile, position: int, reason: str) -> None:
-        problem = CommitLogProblem(file.path, file.start_offset + position, reason)
+    def _damage(self, file: CommitLogFile, position: int, reason: str,
+                unread: tuple[int, int] | None = None) -> None:
+        at = file.start_offset + position
+        problem = CommitLogProblem(
+            file.path, at, reason,
+            unread or (at, file.start_offset + self.mapped_file_size))
         if not self.lenient:
             raise CommitLogError(str(problem))
         self.problems.append(problem)
@@ -135,6 +144,7 @@ class CommitLogReader:
                     0,
                     f"file starts at {file.start_offset}, expected {prev.start_offset + mapped} "
                     f"(previous file {prev.path.name} + mapped file size {mapped})",
+                    (prev.start_offset + mapped, file.start_offset),
                 )
             prev = file
             yield file, max(0, start_offset - file.start_offset), i == len(self.files) - 1

@@ -8,8 +8,18 @@ every file a status:
 * ``ok``
 * ``truncated``: shorter than the store's geometry;
 * ``wrong geometry``: longer, or of a size no geometry of the store explains;
-* ``bad header``: counts out of range or inconsistent (more used slots than entries).
-  Begin time after end time is legal (out-of-order store times) and not judged.
+* ``bad header``: counts out of range or inconsistent (more used slots than entries), or
+  times and offsets no RocketMQ file holds, which its reader misreads: a begin or end time
+  before 1970 or at the end of the long range, a begin offset after the end offset, a
+  negative offset (:func:`header_problems` says what RocketMQ's lookup does with each);
+* ``misread header``: begin time after end time.  A broker writes that when its clock
+  steps back while a file fills, so the file is still read (as RocketMQ reads it), but
+  RocketMQ's ``isTimeMatched`` then skips the file for every time range starting at or
+  after its begin time, although its entries lie there;
+* ``not an index file``: an entry of the store directory that is not loaded (a directory,
+  FIFO or dangling symlink named like an index file, a file named otherwise, see
+  :mod:`rmqarrow.format.naming`).  Listed so that ``check`` and ``info`` name it; it never
+  counts as damage of the index.
 
 (``damaged chains`` is added by :mod:`rmqarrow.verify.fsck`, which reads whole files.)
 
@@ -28,6 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from rmqarrow.errors import CorruptIndexError, GeometryError
+from rmqarrow.format.java import JAVA_INT_MAX, JAVA_LONG_MAX
 from rmqarrow.format.layout import (
     DEFAULT_HASH_SLOT_NUM,
     DEFAULT_INDEX_NUM,
@@ -36,13 +47,14 @@ from rmqarrow.format.layout import (
     Geometry,
     check_header,
 )
-from rmqarrow.format.naming import list_index_files
+from rmqarrow.format.naming import list_index_files, stray_entries
 
 __all__ = [
     "OK",
     "FileHealth",
     "StoreHealth",
     "fit_geometry",
+    "header_problems",
     "healthy_index_files",
     "scan_file",
     "scan_store",
@@ -52,6 +64,13 @@ OK = "ok"
 TRUNCATED = "truncated"
 WRONG_GEOMETRY = "wrong geometry"
 BAD_HEADER = "bad header"
+MISREAD_HEADER = "misread header"
+STRAY = "not an index file"
+
+#: The latest time at which RocketMQ still reads every entry of a file back: it computes an
+#: entry's time as ``beginTimestamp + timeDiff * 1000`` in a Java long, ``timeDiff`` up to
+#: ``Integer.MAX_VALUE``; past this the sum wraps to a negative time.
+LATEST_TIME = JAVA_LONG_MAX - JAVA_INT_MAX * 1000
 
 
 @dataclass
@@ -77,7 +96,7 @@ class FileHealth:
         """Whether ``query``, ``export`` and ``verify`` leave this file out: they judge
         sizes and headers only, so damage found in whole files (chains, offsets) is not
         a reason (``verify`` reports damaged chains itself)."""
-        return self.status in (TRUNCATED, WRONG_GEOMETRY, BAD_HEADER)
+        return self.status in (TRUNCATED, WRONG_GEOMETRY, BAD_HEADER, STRAY)
 
     def describe(self) -> str:
         return f"{self.path}: {self.status}" + (f": {self.detail}" if self.detail else "")
@@ -99,11 +118,18 @@ class StoreHealth:
 
     @property
     def healthy(self) -> list[FileHealth]:
-        return [f for f in self.files if f.ok]
+        """The files readers load: ok, or with a header RocketMQ reads (and misreads)."""
+        return [f for f in self.files if f.ok or f.status == MISREAD_HEADER]
 
     @property
     def damaged(self) -> list[FileHealth]:
-        return [f for f in self.files if not f.ok]
+        """Index files that are not ok (entries that are no index file aside)."""
+        return [f for f in self.files if not f.ok and f.status != STRAY]
+
+    @property
+    def strays(self) -> list[FileHealth]:
+        """Entries of the store directory that are not index files (never loaded)."""
+        return [f for f in self.files if f.status == STRAY]
 
     @property
     def ok(self) -> bool:
@@ -177,20 +203,62 @@ def scan_file(path: Path, geometry: Geometry, common_size: int | None = None) ->
     except (CorruptIndexError, GeometryError) as exc:
         fh.status, fh.detail = BAD_HEADER, str(exc).removeprefix(f"{path}: ")
         return fh
-    h = fh.header
-    problems = []
-    # Only what no RocketMQ file can hold: begin time after end time and the like are
-    # legal (out-of-order store times), so they are not judged here.
-    if h["index_count"] < 0:
-        problems.append(f"indexCount {h['index_count']} < 0")
-    if h["index_count"] > 1 and h["hash_slot_count"] > h["index_count"] - 1:
-        problems.append(f"hashSlotCount {h['hash_slot_count']} > entries "
-                        f"{h['index_count'] - 1} (each used slot needs an entry)")
-    if h["index_count"] <= 1 and h["hash_slot_count"] > 0:
-        problems.append(f"hashSlotCount {h['hash_slot_count']} in a file without entries")
-    if problems:
-        fh.status, fh.detail = BAD_HEADER, "; ".join(problems)
+    bad, misread = header_problems(fh.header)
+    if bad:
+        fh.status, fh.detail = BAD_HEADER, "; ".join(bad + misread)
+    elif misread:
+        fh.status, fh.detail = MISREAD_HEADER, "; ".join(misread)
     return fh
+
+
+def header_problems(h: dict[str, int]) -> tuple[list[str], list[str]]:
+    """What is wrong with a header's values: (impossible values, which readers skip the
+    file for; values RocketMQ writes but its reader misreads, which readers still read).
+
+    Each line says what RocketMQ's ``IndexService.queryOffset`` / ``IndexFile`` do with the
+    value (rmqarrow's lookup does the same with any file it reads).
+    """
+    bad: list[str] = []
+    misread: list[str] = []
+    count, slots = h["index_count"], h["hash_slot_count"]
+    begin, end = h["begin_timestamp"], h["end_timestamp"]
+    begin_off, end_off = h["begin_phy_offset"], h["end_phy_offset"]
+    if count < 0:
+        bad.append(f"indexCount {count} < 0")
+    if count > 1 and slots > count - 1:
+        bad.append(f"hashSlotCount {slots} > entries {count - 1} (each used slot needs an "
+                   "entry)")
+    if count <= 1 and slots > 0:
+        bad.append(f"hashSlotCount {slots} in a file without entries")
+    if begin < 0:
+        bad.append(f"beginTimestamp {begin} is before 1970 (no store time is): RocketMQ's "
+                   "lookup stops at a file that begins before the query's range, so it "
+                   "reads no older file, and reads this file's entries as times before 1970")
+    elif begin > LATEST_TIME:
+        bad.append(f"beginTimestamp {begin} is at the end of the long range (no store time "
+                   "is): RocketMQ's entry time (begin + timeDiff * 1000) wraps to a negative "
+                   "value there, so its lookup stops at the first entry stored later")
+    if end < 0:
+        bad.append(f"endTimestamp {end} is before 1970 (no store time is): RocketMQ reads "
+                   "this file only for time ranges starting before its begin time")
+    elif end > LATEST_TIME:
+        bad.append(f"endTimestamp {end} is at the end of the long range (no store time is): "
+                   "RocketMQ starts the next file at this time, and reads every entry of "
+                   "that file as stored then")
+    if begin_off < 0 or end_off < 0:
+        bad.append(f"negative CommitLog offset (beginPhyOffset {begin_off}, endPhyOffset "
+                   f"{end_off})")
+    elif begin_off > end_off:
+        bad.append(f"beginPhyOffset {begin_off} after endPhyOffset {end_off} (RocketMQ puts "
+                   "keys in CommitLog order, so no file it wrote has this): its build guard "
+                   "and its expiry judge the file by a wrong end offset")
+    if 0 <= end < begin <= LATEST_TIME and not bad:
+        misread.append(f"beginTimestamp {begin} after endTimestamp {end} (the store clock "
+                       "stepped back while the file filled, or damage): RocketMQ's lookup "
+                       "reads this file only for time ranges that start before its begin "
+                       "and end after its end, and misses its entries for any range "
+                       "starting at or after its begin time")
+    return bad, misread
 
 
 def scan_store(
@@ -201,6 +269,7 @@ def scan_store(
     """Every file of ``store`` (a directory, or one index file) with its status."""
     p = Path(store)
     paths = [p] if p.is_file() else list_index_files(p)
+    strays = [] if p.is_file() else stray_entries(p)
     sizes = [q.stat().st_size for q in paths]
     geometry, note = fit_geometry(sizes, hash_slot_num, index_num)
     counts = Counter(sizes).most_common(2)
@@ -209,7 +278,16 @@ def scan_store(
     if len(sizes) == 1 and (hash_slot_num is not None or index_num is not None
                             or _size_geometry(sizes[0]) is not None):
         common = None  # one file, a geometry to hold it against: shorter means truncated
-    return StoreHealth(p, geometry, note, [scan_file(q, geometry, common) for q in paths])
+    files = [scan_file(q, geometry, common) for q in paths]
+    files += [FileHealth(e.path, _entry_size(e.path), STRAY, e.reason) for e in strays]
+    return StoreHealth(p, geometry, note, files)
+
+
+def _entry_size(path: Path) -> int:
+    try:
+        return path.lstat().st_size
+    except OSError:
+        return 0
 
 
 def healthy_index_files(

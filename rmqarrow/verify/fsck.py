@@ -6,11 +6,19 @@ slot's chain (:func:`rmqarrow.verify.diagnose.check_chains`), pointers out of ra
 forward links (the only way a chain can cycle), negative time diffs; with a CommitLog,
 entries whose offset is not the start of any message there.  A file with any of these gets
 status ``damaged chains`` (``dangling offsets`` for the CommitLog check).
+
+A damaged CommitLog is reported as such: each damaged spot becomes an entry of its own
+(status ``damaged CommitLog``, the CommitLog file and physical offset), and index entries
+pointing into the part of the CommitLog that damage left unread are counted as
+``unverified``, never as dangling: only an offset inside a part that was read, or past
+the log's end, is dangling.  Offsets before the log's oldest file point at messages the
+broker's expiry deleted; they are counted as ``expired``, not dangling.
 """
 
 from __future__ import annotations
 
 import os
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,16 +26,24 @@ from typing import Any
 import numpy as np
 
 from rmqarrow.format.layout import map_regions
-from rmqarrow.index.health import FileHealth, StoreHealth, scan_store
+from rmqarrow.index.health import MISREAD_HEADER, FileHealth, StoreHealth, scan_store
 from rmqarrow.index.indexfile import IndexFile
 from rmqarrow.kernels.stream import entry_chunks
 from rmqarrow.kernels.walk import committed_slot_heads
 from rmqarrow.verify.diagnose import check_chains
 
-__all__ = ["DAMAGED_CHAINS", "DANGLING", "ChainReport", "check_store", "damage_summary"]
+__all__ = [
+    "DAMAGED_CHAINS",
+    "DAMAGED_COMMITLOG",
+    "DANGLING",
+    "ChainReport",
+    "check_store",
+    "damage_summary",
+]
 
 DAMAGED_CHAINS = "damaged chains"
 DANGLING = "dangling offsets"
+DAMAGED_COMMITLOG = "damaged CommitLog"
 
 
 def damage_summary(damaged: list[FileHealth], total: int) -> str:
@@ -37,16 +53,27 @@ def damage_summary(damaged: list[FileHealth], total: int) -> str:
     (:attr:`FileHealth.skipped_by_readers`); a file with damaged chains or offsets is
     still read, as RocketMQ would read it (``verify`` also reports damaged chains).
     """
-    skipped = sum(f.skipped_by_readers for f in damaged)
-    lines = [f"{len(damaged)} of {total} files damaged:"]
+    logs = [f for f in damaged if f.status == DAMAGED_COMMITLOG]
+    index = [f for f in damaged if f.status != DAMAGED_COMMITLOG]
+    skipped = sum(f.skipped_by_readers for f in index)
+    misread = sum(f.status == MISREAD_HEADER for f in index)
+    lines = [f"{len(index)} of {total - len(logs)} files damaged:"] if index else []
     if skipped:
         lines.append(f"- query, export and verify skip the {skipped} with a bad size or "
                      "header (--strict refuses them)")
-    if len(damaged) > skipped:
-        lines.append(f"- query and export still read the {len(damaged) - skipped} with "
-                     "damaged chains or offsets, as RocketMQ would: a lookup there may miss "
-                     "entries or return offsets where no message starts (verify reports "
-                     "damaged chains)")
+    if misread:
+        lines.append(f"- query and export still read the {misread} with a header RocketMQ "
+                     "misreads, as RocketMQ would: a time-ranged lookup may miss their "
+                     "entries")
+    if len(index) > skipped + misread:
+        lines.append(f"- query and export still read the {len(index) - skipped - misread} "
+                     "with damaged chains or offsets, as RocketMQ would: a lookup there may "
+                     "miss entries or return offsets where no message starts (verify "
+                     "reports damaged chains)")
+    if logs:
+        lines.append(f"{len(logs)} damaged spot(s) in the CommitLog: the rest of each "
+                     "damaged CommitLog file is not read (query --resolve and the messages "
+                     "table miss its messages); index entries pointing there are not judged")
     return "\n".join(lines)
 
 
@@ -60,6 +87,10 @@ class ChainReport:
     forward_links: int = 0  # prev_index >= own position (cycles need one)
     negative_time_diffs: int = 0
     dangling: int = 0  # with a CommitLog: offsets that start no message
+    #: with a CommitLog: offsets into a part that CommitLog damage left unread
+    unverified: int = 0
+    #: with a CommitLog: offsets before its oldest file (deleted by the broker's expiry)
+    expired: int = 0
     #: heads past the header walked back to committed entries: not damage, a write in
     #: progress or interrupted (the next writable open rolls it back)
     uncommitted_heads: int = 0
@@ -73,20 +104,59 @@ class ChainReport:
     def to_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in ("off_chain", "bad_heads", "out_of_range",
                                                "forward_links", "negative_time_diffs",
-                                               "dangling", "uncommitted_heads",
-                                               "examples")}
+                                               "dangling", "unverified", "expired",
+                                               "uncommitted_heads", "examples")}
 
 
-def _message_offsets(commitlog: Path) -> np.ndarray:
-    from rmqarrow.commitlog import CommitLogReader
+@dataclass
+class _Log:
+    """What the CommitLog check knows: message offsets, and the ranges it could not read."""
+
+    messages: np.ndarray  # sorted physical offsets of every message read
+    min_offset: int
+    unread: list[tuple[int, int]]  # physical [start, end) left unread by damage
+
+    def judge(self, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Masks over ``offsets``: dangling, unverified (in an unread range), expired."""
+        expired = offsets < self.min_offset
+        unverified = np.zeros(offsets.size, dtype=bool)
+        for a, b in self.unread:
+            unverified |= (offsets >= a) & (offsets < b)
+        unverified &= ~expired
+        dangling = ~_starts_message(self.messages, offsets) & ~unverified & ~expired
+        return dangling, unverified, expired
+
+
+def _read_log(commitlog: Path) -> tuple[_Log, list[FileHealth]]:
+    """The CommitLog's message offsets, and one finding per damaged spot (the reader's
+    warnings are turned into these findings, never shown raw)."""
+    from rmqarrow.commitlog import CommitLogReader, CommitLogWarning
 
     reader = CommitLogReader(commitlog, lenient=True)
-    parts = [file.start_offset + np.asarray(found, dtype=np.int64)
-             for file, _buf, found in reader.positions()]
-    return np.sort(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CommitLogWarning)
+        parts = [file.start_offset + np.asarray(found, dtype=np.int64)
+                 for file, _buf, found in reader.positions()]
+    messages = np.sort(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
+    findings = []
+    for problem in reader.problems:
+        start, end = problem.unread
+        fh = FileHealth(problem.path, _size(problem.path), DAMAGED_COMMITLOG,
+                        f"physical offset {problem.physical_offset}: {problem.reason}; "
+                        f"offsets {start}..{end - 1} not read")
+        findings.append(fh)
+    log = _Log(messages, reader.min_offset, [p.unread for p in reader.problems])
+    return log, findings
 
 
-def _chain_report(f: IndexFile, messages: np.ndarray | None) -> ChainReport:
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _chain_report(f: IndexFile, log: _Log | None) -> ChainReport:
     rep = ChainReport()
     damage = check_chains([f], max_examples=3)
     if damage:
@@ -109,9 +179,12 @@ def _chain_report(f: IndexFile, messages: np.ndarray | None) -> ChainReport:
             rep.negative_time_diffs += int(neg.size)
             if neg.size and not negative:
                 negative.append(a + int(neg[0]))
-            if messages is not None:
+            if log is not None:
                 offsets = e["phy_offset"].astype(np.int64)
-                missing = np.flatnonzero(~_starts_message(messages, offsets))
+                bad, unverified, expired = log.judge(offsets)
+                rep.unverified += int(unverified.sum())
+                rep.expired += int(expired.sum())
+                missing = np.flatnonzero(bad)
                 rep.dangling += int(missing.size)
                 if missing.size and not dangling:
                     dangling.append((a + int(missing[0]), int(offsets[missing[0]])))
@@ -145,18 +218,21 @@ def check_store(
 ) -> tuple[StoreHealth, dict[str, ChainReport]]:
     """Every file's health, chain checks included (per healthy file name)."""
     health = scan_store(store, hash_slot_num, index_num)
-    messages = _message_offsets(Path(commitlog)) if commitlog is not None else None
+    log, log_findings = (_read_log(Path(commitlog)) if commitlog is not None
+                         else (None, []))
     reports: dict[str, ChainReport] = {}
     g = health.geometry
     for fh in health.healthy:
         with IndexFile.open(fh.path, g.hash_slot_num, g.index_num) as f:
-            rep = _chain_report(f, messages)
+            rep = _chain_report(f, log)
         reports[fh.name] = rep
         _apply(fh, rep)
+    health.files.extend(log_findings)
     return health, reports
 
 
 def _apply(fh: FileHealth, rep: ChainReport) -> None:
+    before = fh.detail if fh.status == MISREAD_HEADER else ""
     if not rep.chains_ok:
         fh.status = DAMAGED_CHAINS
         parts = [f"{n} {label}" for n, label in (
@@ -169,6 +245,15 @@ def _apply(fh: FileHealth, rep: ChainReport) -> None:
     elif rep.dangling:
         fh.status = DANGLING
         fh.detail = f"{rep.dangling} entries point at no message in the CommitLog"
+    if before and fh.detail != before:
+        fh.detail = f"{fh.detail}; {before}"
+    for n, note in ((rep.unverified, "point into a part of the CommitLog that damage left "
+                     "unread (not judged)"),
+                    (rep.expired, "point before the CommitLog's oldest file (messages the "
+                     "broker's expiry deleted)")):
+        if n:
+            fh.detail = f"{fh.detail}; {n} entries {note}" if fh.detail else \
+                f"{n} entries {note}"
     if rep.uncommitted_heads:
         note = (f"{rep.uncommitted_heads} slot heads point past the header's indexCount "
                 "(a write in progress, or one interrupted by a crash): readers use the "

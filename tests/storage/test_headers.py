@@ -1,0 +1,163 @@
+"""``check``/``info`` findings: headers RocketMQ's reader misreads, entries of a store
+directory that are no index file, and CommitLog damage reported as CommitLog damage."""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import struct
+from pathlib import Path
+
+import pytest
+
+from rmqarrow.format.java import JAVA_LONG_MAX, JAVA_LONG_MIN
+from rmqarrow.format.naming import is_index_file_name, list_index_files, stray_entries
+from rmqarrow.format.records import MessageRecord
+from rmqarrow.index.health import scan_store
+from rmqarrow.index.service import IndexService, open_healthy
+from rmqarrow.verify.fsck import check_store, damage_summary
+
+T0 = 1_700_000_000_000
+GOLDEN = Path(__file__).resolve().parents[1] / "golden"
+
+
+def _store(path: Path) -> list[Path]:
+    with IndexService(path, 16, 64) as svc:
+        for i in range(100):
+            svc.build_index(MessageRecord("T", f"k{i % 7}", f"u{i}", 1000 + 100 * i,
+                                          T0 + 1500 * i))
+    return list_index_files(path)
+
+
+def _answer(store: Path, begin: int = 0, end: int = JAVA_LONG_MAX) -> list[int]:
+    with IndexService(store, 16, 64, read_only=True) as svc:
+        svc.load()
+        return svc.query_offset("T", "k3", 100, begin, end).phy_offsets
+
+
+def _set(path: Path, field: int, value: int) -> None:
+    with open(path, "r+b") as fh:
+        fh.seek(field)
+        fh.write(struct.pack(">q", value))
+
+
+@pytest.mark.parametrize(("field", "value", "says"), [
+    (0, JAVA_LONG_MAX, "beginTimestamp 9223372036854775807 is at the end of the long range"),
+    (0, JAVA_LONG_MIN, "is before 1970"),
+    (0, -5, "reads no older file"),
+    (8, JAVA_LONG_MAX, "endTimestamp 9223372036854775807 is at the end of the long range"),
+    (8, JAVA_LONG_MIN, "endTimestamp -9223372036854775808 is before 1970"),
+    (16, 10**12, "beginPhyOffset 1000000000000 after endPhyOffset"),
+    (24, -1, "negative CommitLog offset"),
+])
+def test_impossible_header_values_are_bad_headers(tmp_path: Path, field: int, value: int,
+                                                  says: str) -> None:
+    """Values no RocketMQ file holds: ``bad header``, skipped by readers, which then read
+    the other files (a reader that took the file as RocketMQ does would lose them)."""
+    files = _store(tmp_path / "s")
+    _set(files[1], field, value)
+    health = scan_store(tmp_path / "s")
+    assert [f.status for f in health.files] == ["ok", "bad header", "ok", "ok"]
+    assert says in health.files[1].detail
+    assert health.files[1].skipped_by_readers and not health.ok
+    service, _ = open_healthy(tmp_path / "s")
+    with service:
+        assert [f.path for f in service.files] == [files[0], *files[2:]]
+
+
+def test_begin_after_end_is_flagged_and_still_read(tmp_path: Path) -> None:
+    """A clock step back leaves begin after end; RocketMQ's isTimeMatched then skips the
+    file for ranges starting inside it: check says so, readers still read it as RocketMQ."""
+    files = _store(tmp_path / "s")
+    with open(files[1], "rb") as fh:
+        _, end = struct.unpack(">qq", fh.read(16))
+    full, narrow = _answer(tmp_path / "s"), _answer(tmp_path / "s", T0 + 60_000, T0 + 90_000)
+    assert narrow  # entries of the second file lie in that range
+    _set(files[1], 0, end + 1_000_000)
+    health = scan_store(tmp_path / "s")
+    assert [f.status for f in health.files] == ["ok", "misread header", "ok", "ok"]
+    assert "start before its begin and end after its end" in health.files[1].detail
+    assert not health.files[1].skipped_by_readers and not health.ok
+    assert [f.path for f in health.healthy] == files
+    # what the finding announces: the full range still reads it, the narrow one misses it
+    assert _answer(tmp_path / "s") == full
+    assert _answer(tmp_path / "s", T0 + 60_000, T0 + 90_000) == []
+    assert "header RocketMQ misreads" in damage_summary(health.damaged, len(health.files))
+    checked, _ = check_store(tmp_path / "s")
+    assert checked.files[1].status == "misread header"
+
+
+def test_java_long_names() -> None:
+    """``Long.parseLong``: sign, Unicode decimal digits of one UTF-16 unit, the long range."""
+    for name in ["20240301000000000", "0", "+7", "-3", "\u0663\u0664", "9223372036854775807"]:
+        assert is_index_file_name(name), name
+    for name in ["", "+", "-", "x.bak", "2024.bak", " 1", "1_000", "9223372036854775808",
+                 "\U0001d7ce", ".1", "1e3"]:
+        assert not is_index_file_name(name), name
+
+
+def test_store_entries_that_are_no_index_file(tmp_path: Path,
+                                              caplog: pytest.LogCaptureFixture) -> None:
+    """Directories, FIFOs and dangling symlinks named like index files, files named
+    otherwise: never loaded, each named once in a warning and as a finding of check."""
+    store = tmp_path / "s"
+    files = _store(store)
+    shutil.copy(files[0], store / "20240101000000000.bak")
+    (store / "20230101000000000").mkdir()
+    os.mkfifo(store / "20230101000000001")
+    os.symlink(tmp_path / "gone", store / "20230101000000002")
+    os.symlink(files[1], store / "20230101000000003")  # a symlink to a file is loaded
+    (store / ".rmqarrow-staging").mkdir()  # rmqarrow's own hidden entries: silent
+    expected = ["20230101000000000", "20230101000000001", "20230101000000002",
+                "20240101000000000.bak"]
+    with caplog.at_level(logging.WARNING, logger="rmqarrow"):
+        loaded = list_index_files(store)
+        list_index_files(store)  # a second listing does not repeat the warnings
+    assert [p.name for p in loaded] == ["20230101000000003", *(p.name for p in files)]
+    warned = [r.getMessage() for r in caplog.records if r.name == "rmqarrow.format.naming"]
+    assert len(warned) == 4
+    assert all(any(w.startswith(f"{store / n}: ") for w in warned) for n in expected)
+    kinds = {e.path.name: e.kind for e in stray_entries(store)}
+    assert kinds == {"20230101000000000": "directory", "20230101000000001": "FIFO",
+                     "20230101000000002": "dangling symlink",
+                     "20240101000000000.bak": "file"}
+    health, _ = check_store(store)
+    assert [f.name for f in health.strays] == expected
+    assert all(f.status == "not an index file" and f.skipped_by_readers
+               for f in health.strays)
+    assert "RocketMQ's load fails on it" in health.strays[0].detail
+    assert "create its target" in health.strays[2].detail
+    assert health.ok  # the index itself is healthy; the strays are findings, not damage
+    assert {d["name"]: d["status"] for d in (f.to_dict() for f in health.files)}[
+        "20240101000000000.bak"] == "not an index file"
+    with IndexService(store, 16, 64, read_only=True) as svc:
+        svc.load()
+        assert len(svc.files) == len(files) + 1
+
+
+def test_commitlog_damage_is_reported_as_commitlog_damage(tmp_path: Path) -> None:
+    """A bad record in the CommitLog: one finding naming the CommitLog file and offset; the
+    index entries pointing into the unread rest are unverified, not dangling."""
+    log = tmp_path / "commitlog"
+    shutil.copytree(GOLDEN / "commitlog" / "store1" / "commitlog", log)
+    shutil.copytree(GOLDEN / "commitlog_store1", tmp_path / "idx")
+    health, _ = check_store(tmp_path / "idx", 64, 256, commitlog=log)
+    assert health.ok
+    first = sorted(log.iterdir())[0]
+    with open(first, "r+b") as fh:  # the second record's magic code
+        fh.seek(217 + 4)
+        fh.write(b"\xda\xa3\x21\xa7")
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no raw warning escapes the check
+        health, chains = check_store(tmp_path / "idx", 64, 256, commitlog=log)
+    (log_finding,) = health.damaged
+    assert log_finding.path == first and log_finding.status == "damaged CommitLog"
+    assert "physical offset 217: bad magic code" in log_finding.detail
+    assert all(f.ok for f in health.files if f.path.parent.name == "idx")
+    assert sum(c.dangling for c in chains.values()) == 0
+    assert sum(c.unverified for c in chains.values()) > 0
+    assert "damaged spot(s) in the CommitLog" in damage_summary(health.damaged,
+                                                                len(health.files))
