@@ -1,4 +1,4 @@
-"""Costs that must stay linear (issue 13, item 9): ``import`` by file count, and the
+"""Costs that must stay linear: ``import`` by file count, and the
 DuckDB ``index_key_hash`` macro by key length.
 
     python benchmarks/bench_storage.py

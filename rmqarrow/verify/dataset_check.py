@@ -139,7 +139,7 @@ def _check_dataset(
         check.stale = stale_reasons(root, store)
     except DatasetError as exc:
         check.problems.append(f"manifest: {exc}")
-    try:  # every part listed in the manifest, unchanged, and no other (issue 13)
+    try:  # every part listed in the manifest, unchanged, and no other: copies are refused
         from rmqarrow.converters.parquet.manifest import check_parts
 
         check_parts(root, full=True)

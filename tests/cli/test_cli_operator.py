@@ -1,8 +1,8 @@
-"""Issue 12, through the command line as an operator uses it after a crash.
+"""The command line as an operator uses it after a crash.
 
-Every failure: the exit status, one line on stderr, no traceback.  Findings 3 (tracebacks),
-5 (silent success on the wrong input), 6 (wrong advice), 7 (one damaged file), 8 (numbers
-and times), 9 (litter), plus the user mistakes tried beyond them.
+Every failure: the exit status, one line on stderr, no traceback.  No tracebacks, no
+silent success on the wrong input, no wrong advice, a damaged file does not stop the
+store, numbers and times paste back, no litter; plus the user mistakes tried beyond them.
 """
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ def key_queries(gen: GeneratedStore, n: int = 300) -> list[Query]:
     return [Query(k, 64) for k in keys]
 
 
-# -- finding 3: no traceback -------------------------------------------------------------------
+# -- no traceback ------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("kind", ["missing", "directory", "parquet", "binary", "empty"])
@@ -210,7 +210,7 @@ def test_bad_master_url_is_a_usage_error(capsys: pytest.CaptureFixture[str],
     one_error(err, "not a Spark master URL")
 
 
-# -- finding 5: silent success on the wrong input -----------------------------------------------
+# -- silent success on the wrong input ----------------------------------------------------------
 
 
 def test_build_from_commitlog_store_root_uses_its_commitlog(
@@ -268,7 +268,7 @@ def test_key_without_topic_gets_a_hint(capsys: pytest.CaptureFixture[str],
     assert status == 0 and "0 offsets" in out and "already holds a '#'" in err
 
 
-# -- finding 6: say what the input is -----------------------------------------------------------
+# -- say what the input is ----------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("command", ["info", "query", "export", "check"])
@@ -309,7 +309,7 @@ def test_broker_root_is_read_through_its_index(capsys: pytest.CaptureFixture[str
     assert status == 0 and "8 files" in out
 
 
-# -- finding 7: damaged stores still answer -----------------------------------------------------
+# -- damaged stores still answer ----------------------------------------------------------------
 
 
 def test_truncated_newest_file_answers_as_the_store_without_it(
@@ -428,7 +428,7 @@ def test_explain_says_why(capsys: pytest.CaptureFixture[str], gen: GeneratedStor
     assert status == 0 and "collision" in out
 
 
-# -- finding 8: numbers and times ---------------------------------------------------------------
+# -- numbers and times --------------------------------------------------------------------------
 
 
 def test_numbers_paste_back(capsys: pytest.CaptureFixture[str], gen: GeneratedStore) -> None:
@@ -490,7 +490,7 @@ def test_queries_file_header_and_short_lines(
     one_error(err, f"{tsv}:1", "1 to 4")
 
 
-# -- finding 9: litter ---------------------------------------------------------------------------
+# -- litter --------------------------------------------------------------------------------------
 
 
 def test_failed_demo_removes_what_it_created(tmp_path: Path) -> None:

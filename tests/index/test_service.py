@@ -159,7 +159,7 @@ def test_salvage_keeps_valid_entries(tmp_path: Path) -> None:
         assert s.files[1].entry_count == 1
         assert s.query_offset("T", "k3", 10).phy_offsets == [3]
         assert s.query_offset("T", "k4", 10).phy_offsets == []
-    # the original is kept beside the store directory, never inside it (issue 12)
+    # the original is kept beside the store directory, never inside it (load() opens all)
     assert [p.name for p in store.iterdir() if p.name.startswith(".")] == []
     assert any((store.parent / f".{store.name}.before-salvage").iterdir())
 

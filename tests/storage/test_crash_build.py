@@ -1,4 +1,4 @@
-"""Issue 13, item 1 (and issue 12's kill -9 test for ``build``): a build killed at every
+"""A ``build`` killed (kill -9) at every
 write step of a batch (entries written, half the slot heads, all heads, before the
 header) leaves files that the next run repairs and says so; the resumed store answers
 every key with every offset and its headers agree with its slots.
@@ -127,7 +127,7 @@ def test_new_store_appears_only_complete(tmp_path: Path) -> None:
 
 
 def test_bad_row_leaves_nothing(tmp_path: Path) -> None:
-    """Issue 12, finding 4: a bad value near the end of the input: no store is created,
+    """A bad value near the end of the input: no store is created,
     and an existing store is not touched (its bytes are unchanged)."""
     recs = records(N)
     src = write_csv(tmp_path / "in.csv", recs)

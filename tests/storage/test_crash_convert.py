@@ -1,4 +1,4 @@
-"""Issue 12's kill -9 test and issue 13 items 6-7 for ``export``, ``export --overwrite`` and
+"""kill -9 for ``export``, ``export --overwrite`` and
 ``import``: killed at each write step, the output is the old state or the complete new
 one (never partial), and the next run cleans every leftover and succeeds.
 
@@ -114,7 +114,7 @@ def test_import_into_existing_dir_killed(tmp_path: Path, store: Path, crash: str
 
 
 def test_output_inside_a_store_is_refused(tmp_path: Path, store: Path) -> None:
-    """Issue 12, finding 2: RocketMQ's load() opens every entry of store/index."""
+    """No output inside a store: RocketMQ's load() opens every entry of store/index."""
     before = sorted(p.name for p in store.iterdir())
     done = cli("export", store, store / "exp", *GEO)
     assert done.returncode == 2
@@ -128,7 +128,7 @@ def test_output_inside_a_store_is_refused(tmp_path: Path, store: Path) -> None:
 @pytest.mark.parametrize("engine", ["local"])
 def test_overwrite_refuses_anything_but_a_dataset(tmp_path: Path, store: Path,
                                                   engine: str) -> None:
-    """Issue 12, finding 1 (Spark: tests/converters/spark/test_spark_export.py)."""
+    """Only a dataset is replaced (Spark: tests/converters/spark/test_spark_export.py)."""
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "report.txt").write_text("precious")

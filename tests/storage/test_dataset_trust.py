@@ -1,4 +1,4 @@
-"""Issue 13, items 5 and 6: paths are literal, datasets are checked, not trusted.
+"""Paths are literal, datasets are checked, not trusted.
 
 Before: a dataset at ``g/ds[12]`` made DuckDB read the sibling ``g/ds1``; an ``entries/``
 folder with a copied part made every DuckDB answer come back twice (exit 0); ``verify

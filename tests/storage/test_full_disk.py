@@ -1,4 +1,4 @@
-"""Issue 13, item 2: a full disk is one clear error before anything is written.
+"""A full disk is one clear error before anything is written.
 
 A 2 MiB tmpfs is mounted (we run as root in CI).  Before the fix, ``build`` and
 ``import`` died of SIGBUS (exit 135, no message) when the memory map touched pages the

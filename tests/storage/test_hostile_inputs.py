@@ -1,4 +1,4 @@
-"""Issue 13, items 8-9: hostile datasets and absurd sizes get one clear line, never a
+"""Hostile datasets and absurd sizes get one clear line, never a
 traceback or an attempt to allocate terabytes.
 
 Before: an empty or garbage Parquet part gave ``ArrowInvalid`` tracebacks in ``sql``,

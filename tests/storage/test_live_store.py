@@ -1,4 +1,4 @@
-"""Issue 13, items 3 and 4: readers and exports of a store a writer is appending to.
+"""Readers and exports of a store a writer is appending to.
 
 A writer process appends batches (entries, then slot heads, then the header) to one
 file while this process queries it through read-only handles opened once (the CLI's

@@ -1,4 +1,4 @@
-"""Issue 13, item 5 on Spark: a dataset at ``g/ds[12]`` is read as itself, never as the
+"""On Spark, a dataset at ``g/ds[12]`` is read as itself, never as the
 Hadoop glob that matches the sibling ``g/ds1``; a dataset whose parts differ from its
 manifest is refused."""
 

@@ -1,4 +1,4 @@
-"""Issue 13, item 9: the DuckDB ``index_key_hash`` macro splits a key into characters in
+"""The DuckDB ``index_key_hash`` macro splits a key into characters in
 one pass (linear; it took a ``substring`` per character, quadratic: 320 k characters,
 89 s).  Its answers stay Java's, for the empty key, astral characters and long keys
 (costs are measured in benchmarks/bench_storage.py, not here)."""

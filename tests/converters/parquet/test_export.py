@@ -114,7 +114,7 @@ def test_no_overwrite_without_flag(golden: GoldenSet, tmp_path: Path) -> None:
     with pytest.raises(OutputExistsError):
         export_store(golden.store_dir, out, **_geo(golden))
     assert [p.name for p in out.iterdir()] == ["precious"]
-    # --overwrite replaces only an rmqarrow dataset, never a folder of documents (issue 12)
+    # --overwrite replaces only an rmqarrow dataset, never a folder of documents
     with pytest.raises(OutputExistsError, match="not an rmqarrow dataset"):
         export_store(golden.store_dir, out, overwrite=True, **_geo(golden))
     assert [p.name for p in out.iterdir()] == ["precious"]
@@ -180,7 +180,7 @@ def _one_file_store(tmp_path: Path, n: int = 20) -> Path:
 
 def test_exports_as_of_the_header_count(tmp_path: Path) -> None:
     """Entries past the header's count are a batch not committed yet (a live broker, a
-    killed build): export snapshots the file at its count (issue 13)."""
+    killed build): export snapshots the file at its count, so the dataset is consistent."""
     store = _one_file_store(tmp_path)
     path = next(store.iterdir())
     before = path.read_bytes()

@@ -168,7 +168,7 @@ def test_duplicate_entry_row(dataset: Path) -> None:
 
 def test_row_count_differs_from_manifest(dataset: Path) -> None:
     _rewrite(dataset, "entries", 0, lambda t: t.slice(1), fix_manifest=False)
-    _expect(dataset, "changed since export")  # the part check sees it first (issue 13)
+    _expect(dataset, "changed since export")  # the manifest's part check sees it first
     m = json.loads((dataset / MANIFEST_NAME).read_text())
     del m["parts"]  # a manifest from before parts were recorded: the row counts still catch it
     (dataset / MANIFEST_NAME).write_text(json.dumps(m))

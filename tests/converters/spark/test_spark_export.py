@@ -69,7 +69,7 @@ def test_never_overwrites_without_flag(spark: Any, tmp_path: Path) -> None:
     with pytest.raises(OutputExistsError):
         spark_export.export_store(g.store_dir, out, **kw)
     assert (out / "keep.txt").read_text() == "user data"
-    # --overwrite replaces only an rmqarrow dataset, never user data (issue 12, finding 1)
+    # --overwrite replaces only an rmqarrow dataset, never user data
     with pytest.raises(OutputExistsError, match="not an rmqarrow dataset"):
         spark_export.export_store(g.store_dir, out, overwrite=True, **kw)
     assert (out / "keep.txt").read_text() == "user data"
@@ -87,7 +87,7 @@ def test_task_error_is_raised_as_rmqarrow_error(spark: Any, tmp_path: Path) -> N
     store.mkdir()
     data = bytearray((g.store_dir / g.files[0]).read_bytes())
     # a byte in entry position 0, which RocketMQ never writes: the export would lose it
-    # (bytes past indexCount are exported as of the header since issue 13)
+    # (bytes past indexCount are not: a file is exported as of its header)
     data[40 + 4 * g.hash_slot_num] = 7
     (store / g.files[0]).write_bytes(bytes(data))
     with pytest.raises(CorruptIndexError, match="position 0"):

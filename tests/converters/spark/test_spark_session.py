@@ -100,7 +100,7 @@ def test_new_session_prints_nothing() -> None:
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == ""
     log = Path(proc.stderr)  # the only thing printed: where the JVM's console went
-    # the per-run log is removed when the run ends well (issue 12, finding 9)
+    # the per-run log is removed when the run ends well: no litter in $TMPDIR
     assert log.name.startswith("rmqarrow-spark-") and not log.exists()
 
 
