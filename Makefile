@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test lint bench bench-full bench-anchor clean cluster-start cluster-stop
+.PHONY: setup demo test lint docs docs-build bench bench-full bench-anchor clean cluster-start cluster-stop
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,7 +27,14 @@ lint: $(STAMP)
 	ln -s "$(CURDIR)/converters" $(TYPECHECK)/rmqarrow/converters
 	$(BIN)/mypy $(TYPECHECK)/rmqarrow
 
-test: lint
+# The documentation site: served with live reload, or built with warnings as errors.
+docs: $(STAMP)
+	$(BIN)/mkdocs serve
+
+docs-build: $(STAMP)
+	$(BIN)/mkdocs build --strict --site-dir build/site
+
+test: lint docs-build
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)
@@ -36,9 +43,11 @@ bench: $(STAMP)
 bench-full: $(STAMP)
 	$(BIN)/python benchmarks/run.py --full
 
-# RocketMQ's Java IndexFile side by side (needs a JDK and the anchor built); ARGS="--n 4000000"
+# RocketMQ's own IndexFile (compiled from a RocketMQ checkout, needs a JDK 17) side by
+# side with rmqarrow; see benchmarks/anchor/README.md.
+#   make bench-anchor ROCKETMQ=/path/to/rocketmq [ARGS="--n 4000000 --repeats 3"]
 bench-anchor: $(STAMP)
-	$(BIN)/python benchmarks/bench_anchor.py $(ARGS)
+	$(BIN)/python benchmarks/bench_anchor.py --rocketmq "$(ROCKETMQ)" $(ARGS)
 
 # A Spark standalone test cluster on 127.0.0.1 (pip pyspark's spark-daemon.sh); see README.
 CLUSTER_DIR ?= build/spark-cluster

@@ -1,104 +1,200 @@
-"""rmqarrow next to RocketMQ's own Java ``IndexFile``, run side by side on one input.
+"""rmqarrow side by side with RocketMQ's own Java ``IndexFile``, on one input, in one run.
 
-    python benchmarks/bench_anchor.py                       # the anchor's defaults
-    python benchmarks/bench_anchor.py --n 19999999 --repeats 3 --json out.json
+    make bench-anchor ROCKETMQ=/path/to/rocketmq [ARGS="--n 4000000 --repeats 3"]
+    python benchmarks/bench_anchor.py --rocketmq /path/to/rocketmq [--n N ...] [--repeats R]
 
-A driver for the anchor in ``../shared/anchors/java`` (relative to the repository root;
-``/work/shared/anchors/java`` or ``$RMQARROW_ANCHOR_DIR`` also work): every option is
-passed to its ``side_by_side.py``, which prints the table (build, lookup and hash rates,
-wall and per CPU-second, the memmap floor, the load).  RocketMQ's Java is compiled by the
-anchor's ``build.sh`` outside this repository; when Java or that build is missing this
-says what is missing and how to build it, and exits 0.  ``run.py`` runs no anchor (it
-needs a JDK, 7 GB and minutes): its ``run`` returns no rows.
+RocketMQ's ``IndexFile`` is compiled unchanged from the given source checkout (a clone of
+https://github.com/apache/rocketmq; ``$ROCKETMQ_SRC`` is the default) into
+``build/anchor/``, with the harness's own Java driver and stand-ins (``anchor/java/``).
+For each N, ``--repeats`` runs per side, alternating: a fresh JVM puts the N keys into a
+new index file with ``putKey`` and answers the lookups with ``selectPhyOffset``; then
+rmqarrow does the same with ``put_keys`` and ``select_phy_offsets_many``.  After each pair
+the two files must be byte-identical and every answer equal.  Prints the side-by-side
+table (wall and CPU seconds, rates, Java/rmqarrow) and writes a dated JSON record to
+``benchmarks/results/anchor-*.json``.  Exits 2 with one line when the checkout or the JDK
+is missing, 1 when a check fails.  See ``benchmarks/anchor/README.md``.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
+import shlex
 import shutil
-import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-BUILD_DIR = Path("/tmp/rmq-indexfile-anchor")
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
+
+DEFAULT_JAVA_OPTS = "-Xms6g -Xmx6g -XX:+UseG1GC"
 
 
-def anchor_dir() -> Path | None:
-    """The anchor folder: ``$RMQARROW_ANCHOR_DIR``, next to the repository, or /work/shared."""
-    env = os.environ.get("RMQARROW_ANCHOR_DIR")
-    candidates = [Path(env)] if env else []
-    candidates += [ROOT.parent / "shared/anchors/java", Path("/work/shared/anchors/java")]
-    return next((c for c in candidates if (c / "side_by_side.py").is_file()), None)
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(
+        prog="bench_anchor.py", description=__doc__.splitlines()[0],
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("--rocketmq", default=None,
+                   help="root of a RocketMQ source checkout (default: $ROCKETMQ_SRC)")
+    p.add_argument("--n", type=int, nargs="+", default=[19_999_999],
+                   help="keys put into each file (at most entries - 1: a full file)")
+    p.add_argument("--repeats", type=int, default=3, help="runs per side, alternating")
+    p.add_argument("--lookups", type=int, default=1_000_000)
+    p.add_argument("--max-num", type=int, default=64, help="maxNum of each lookup")
+    p.add_argument("--slots", type=int, default=5_000_000, help="hash slots (RocketMQ's default)")
+    p.add_argument("--entries", type=int, default=20_000_000,
+                   help="index entries (RocketMQ's default)")
+    p.add_argument("--seed", type=int, default=7, help="seed of the lookup picks")
+    p.add_argument("--warmup-keys", type=int, default=200_000,
+                   help="keys of each warm-up pass (on a small file of its own)")
+    p.add_argument("--warmup-rounds", type=int, default=3,
+                   help="Java's warm-up passes before the timed loops (rmqarrow: one)")
+    p.add_argument("--java-opts", default=DEFAULT_JAVA_OPTS)
+    p.add_argument("--build-dir", type=Path, default=ROOT / "build" / "anchor",
+                   help="where RocketMQ's IndexFile and the driver are compiled")
+    p.add_argument("--workdir", type=Path, default=None,
+                   help="where the input and index files go (default: a temporary folder)")
+    p.add_argument("--results-dir", type=Path, default=HERE / "results",
+                   help="where the JSON run record is written")
+    args = p.parse_args(argv)
+    if args.rocketmq is None or not args.rocketmq.strip():
+        args.rocketmq = os.environ.get("ROCKETMQ_SRC", "")
+    bad = [n for n in args.n if not 1 <= n < args.entries]
+    if bad or args.repeats < 1 or args.lookups < 1:
+        p.error(f"expected 1 <= N < entries ({args.entries:,}), repeats >= 1 and lookups "
+                f">= 1; got N={bad or args.n}, repeats={args.repeats}, lookups={args.lookups}")
+    return args
 
 
-def build_dir(argv: list[str]) -> Path:
-    """The ``--build-dir`` given to the anchor, else its default."""
-    for i, a in enumerate(argv):
-        if a.startswith("--build-dir="):
-            return Path(a.split("=", 1)[1])
-        if a == "--build-dir" and i + 1 < len(argv):
-            return Path(argv[i + 1])
-    return BUILD_DIR
+def bench_n(args: argparse.Namespace, n: int, workdir: Path, build: Any) -> dict[str, Any]:
+    """All runs of one N: input, warm-up, alternating pairs, checks, summary."""
+    from anchor import _checks, _input, _record, _sides
 
+    from rmqarrow import Geometry
 
-def missing(anchor: Path | None, build: Path) -> list[str]:
-    """What stops the anchor from running here, each with how to fix it."""
-    if anchor is None:
-        return ["the anchor folder (side_by_side.py): expected ../shared/anchors/java next "
-                "to the repository, /work/shared/anchors/java, or $RMQARROW_ANCHOR_DIR"]
-    problems = [f"`{tool}` (JDK 17) on PATH" for tool in ("java", "javac")
-                if shutil.which(tool) is None]
-    if not (build / "classes").is_dir():
-        problems.append(
-            f"the compiled anchor in {build}/classes: build it with\n"
-            f"      cd {anchor} && ./build.sh ROCKETMQ_GIT_DIR {build}\n"
-            "    where ROCKETMQ_GIT_DIR is a git directory of apache/rocketmq "
-            "(e.g. a clone of https://github.com/apache/rocketmq)")
-    return problems
+    settings = _sides.Settings(args.slots, args.entries, args.max_num, args.warmup_keys,
+                               args.warmup_rounds, args.java_opts)
+    started = time.perf_counter()
+    inp = _input.generate(n, args.lookups, args.seed)
+    input_path = workdir / f"input-{n}.bin"
+    inp.write(input_path)
+    keys = inp.keys()
+    lookup_keys = keys.take(inp.lookups)
+    print(f"N={n:,}: input ready in {time.perf_counter() - started:.1f} s "
+          f"(keys like {keys[0].as_py()}); load {_record.load_now()['1m']}", flush=True)
+    _sides.warm_python(inp, keys, workdir, settings)
+    runs: list[dict[str, Any]] = []
+    for r in range(1, args.repeats + 1):
+        java_index, java_answers = workdir / "java.index", workdir / "java.answers"
+        py_index = workdir / "rmqarrow.index"
+        for stale in (java_index, java_answers, py_index):
+            stale.unlink(missing_ok=True)
+        load_java = _record.load_now()
+        java = _sides.run_java(build, settings, input_path, java_index, java_answers,
+                               args.build_dir / "java-driver.log")
+        if java.get("stderr"):
+            print(java["stderr"], file=sys.stderr)
+        load_py = _record.load_now()
+        py, answers = _sides.run_python(inp, keys, lookup_keys, settings, py_index)
+        files = _checks.compare_files(java_index, py_index)
+        same = _checks.compare_answers(_checks.read_java_answers(java_answers), answers,
+                                       inp.lookups, inp.phy_offsets)
+        del answers
+        runs.append({"repeat": r, "java": java, "rmqarrow": py, "files": files,
+                     "answers": same, "load_before_java": load_java,
+                     "load_before_rmqarrow": load_py})
+        print(f"  run {r}: build Java {java['build_wall_s']:.3f} s, rmqarrow "
+              f"{py['build_wall_s']:.3f} s; lookups Java {java['lookup_wall_s']:.3f} s, "
+              f"rmqarrow {py['lookup_wall_s']:.3f} s; files identical {files['identical']}, "
+              f"answers equal {same['equal']}", flush=True)
+        for done in (java_index, java_answers, py_index):
+            done.unlink(missing_ok=True)
+    input_path.unlink()
+    checks = {"files_identical": sum(r["files"]["identical"] for r in runs),
+              "answers_equal": sum(r["answers"]["equal"] for r in runs),
+              "own_key_found": sum(r["answers"]["every_query_found_its_key"] for r in runs),
+              "sha256": runs[0]["files"]["sha256"], "offsets": runs[0]["answers"]["offsets"]}
+    checks["all_passed"] = all(checks[k] == len(runs) for k in
+                               ("files_identical", "answers_equal", "own_key_found"))
+    return {"n": n, "q": args.lookups, "key_chars": _input.WIDTH,
+            "geometry": [args.slots, args.entries],
+            "file_size": Geometry(args.slots, args.entries).file_size,
+            "runs": runs, "summary": _record.summarize(runs), "checks": checks}
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = list(sys.argv[1:] if argv is None else argv)
-    if args and args[0] in ("-h", "--help") and anchor_dir() is None:
-        print(__doc__)
-        return 0
-    anchor = anchor_dir()
-    problems = missing(anchor, build_dir(args))
-    if problems:
-        print("bench_anchor: not run; missing:", *(f"  - {p}" for p in problems), sep="\n")
-        return 0
-    assert anchor is not None
-    env = dict(os.environ, RMQARROW_PYTHON=sys.executable)
-    cmd = [sys.executable, str(anchor / "side_by_side.py"), *args]
-    print("$ " + " ".join(cmd), flush=True)
-    with tempfile.TemporaryDirectory(prefix="rmqarrow-anchor-") as shim:
-        # The anchor names the module of the pre-layering tree (``rmqarrow.hashing``);
-        # a sitecustomize in its process maps that name to ``rmqarrow.kernels.hashing``.
-        Path(shim, "sitecustomize.py").write_text(_SHIM)
-        env["PYTHONPATH"] = os.pathsep.join(
-            filter(None, [shim, str(ROOT), env.get("PYTHONPATH")]))
-        return subprocess.run(cmd, cwd=anchor, env=env, check=False).returncode
+    args = parse_args(argv)
+    from anchor import _record, _setup
 
-
-_SHIM = """\
-import importlib
-import sys
-
-try:
-    importlib.import_module("rmqarrow.hashing")
-except ImportError:
     try:
-        sys.modules["rmqarrow.hashing"] = importlib.import_module("rmqarrow.kernels.hashing")
-    except ImportError:
-        pass
-"""
+        checkout = _setup.find_checkout(args.rocketmq)
+        jdk = _setup.find_jdk()
+        build = _setup.compile_anchor(checkout, jdk, args.build_dir)
+    except _setup.AnchorSetupError as e:
+        print(f"bench-anchor: {e}", file=sys.stderr)
+        return 2
+    print(f"RocketMQ {checkout.commit or '(no git commit)'}: IndexFile "
+          f"{'reused from' if build.reused else 'compiled into'} {build.classes} "
+          f"({jdk.version})", flush=True)
+    if checkout.modified:
+        print("bench-anchor: warning: the checkout's IndexFile sources differ from its HEAD; "
+              "this is not RocketMQ's released code", file=sys.stderr)
+    context: dict[str, Any] = {
+        "kind": "anchor",
+        "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "command": "python benchmarks/bench_anchor.py " + shlex.join(
+            a for a in (sys.argv[1:] if argv is None else argv)),
+        "machine": _record.machine(),
+        "load_at_start": _record.load_now(),
+        "rmqarrow": _record.rmqarrow_identity(),
+        "rocketmq": {"commit": checkout.commit, "modified": checkout.modified,
+                     "sources": checkout.blobs},
+        "java": {"version": jdk.version, "options": args.java_opts},
+        "settings": {k: getattr(args, k) for k in (
+            "repeats", "lookups", "max_num", "slots", "entries", "seed", "warmup_keys",
+            "warmup_rounds")},
+    }
+    # The record must not name local folders: the checkout's path is left out on purpose.
+    context["command"] = context["command"].replace(str(checkout.root), "$ROCKETMQ")
+    results: list[dict[str, Any]] = []
+    tmp = None if args.workdir else tempfile.mkdtemp(prefix="rmqarrow-anchor-")
+    workdir = args.workdir or Path(tmp or ".")
+    workdir.mkdir(parents=True, exist_ok=True)
+    try:
+        for n in args.n:
+            results.append(bench_n(args, n, workdir, build))
+    except _setup.AnchorSetupError as e:
+        print(f"bench-anchor: {e}", file=sys.stderr)
+        return 2
+    finally:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+    context["load_at_end"] = _record.load_now()
+    first = results[0]["runs"][0]["java"]
+    context["java"]["runtime"] = f"{first['java_vm']} {first['java_version']}"
+    print()
+    for res in results:
+        print(_record.table(res, context))
+        print()
+    record = {**context, "results": results,
+              "ok": all(r["checks"]["all_passed"] for r in results)}
+    path = _record.write_record(args.results_dir, record)
+    print(f"record: {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}")
+    if not record["ok"]:
+        print("bench-anchor: the two sides disagree (see the checks line above)",
+              file=sys.stderr)
+        return 1
+    return 0
 
 
 def run(full: bool, workdir: Path) -> list[dict[str, Any]]:
-    """For ``run.py``: no rows (run this file or ``make bench-anchor`` for the anchor)."""
+    """For ``run.py``: no rows (the anchor needs a RocketMQ checkout and a JDK; run
+    ``make bench-anchor ROCKETMQ=...``)."""
     return []
 
 
