@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test lint docs docs-build bench bench-full bench-anchor clean cluster-start cluster-stop
+.PHONY: setup demo test lint bench bench-full bench-anchor clean cluster-start cluster-stop
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,14 +27,7 @@ lint: $(STAMP)
 	ln -s "$(CURDIR)/converters" $(TYPECHECK)/rmqarrow/converters
 	$(BIN)/mypy $(TYPECHECK)/rmqarrow
 
-# The documentation site: served with live reload, or built with warnings as errors.
-docs: $(STAMP)
-	$(BIN)/mkdocs serve
-
-docs-build: $(STAMP)
-	$(BIN)/mkdocs build --strict --site-dir build/site
-
-test: lint docs-build
+test: lint
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)
