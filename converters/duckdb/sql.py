@@ -60,6 +60,7 @@ from rmqarrow.errors import (
     InvalidValueError,
     StoreNotFoundError,
 )
+from rmqarrow.format.hashing import check_query_key
 from rmqarrow.format.java import JAVA_LONG_MAX
 from rmqarrow.format.naming import java_name_order
 from rmqarrow.format.queries import Query
@@ -493,10 +494,7 @@ def queries_table(queries: pa.Table | Sequence[Query]) -> pa.Table:
     if not isinstance(queries, pa.Table):
         qs = list(queries)
         for q in qs:
-            if not isinstance(q.key, str):
-                raise InvalidKeyError(
-                    f"an index key must be str, got {type(q.key).__name__}: {q.key!r:.80}"
-                )
+            check_query_key(q.key)  # a str, and no byte that is not UTF-8
             for field in ("max_num", "begin", "end"):
                 value = getattr(q, field)
                 if isinstance(value, bool) or not isinstance(value, int | np.integer):

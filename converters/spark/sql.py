@@ -42,7 +42,8 @@ from rmqarrow.converters.spark.tables import (
     register_views,
 )
 
-from rmqarrow.errors import DatasetError, InvalidKeyError, InvalidValueError
+from rmqarrow.errors import DatasetError, InvalidValueError
+from rmqarrow.format.hashing import check_query_key
 from rmqarrow.format.java import JAVA_LONG_MAX
 from rmqarrow.format.queries import Query
 from rmqarrow.kernels.hashing import index_key_hashes
@@ -126,10 +127,7 @@ def queries_frame(spark: SparkSession, queries: Sequence[Query]) -> DataFrame:
     """Queries as a DataFrame ``qid, key_hash, max_num, begin_ms, end_ms`` (hashed here)."""
     qs = list(queries)
     for q in qs:
-        if not isinstance(q.key, str):
-            raise InvalidKeyError(
-                f"an index key must be str, got {type(q.key).__name__}: {q.key!r:.80}"
-            )
+        check_query_key(q.key)  # a str, and no byte that is not UTF-8
     table = pa.table(
         {
             "qid": pa.array(np.arange(len(qs), dtype=np.int64)),
@@ -325,10 +323,7 @@ def answer_queries(
 
     qs = list(queries)
     for q in qs:
-        if not isinstance(q.key, str):
-            raise InvalidKeyError(
-                f"an index key must be str, got {type(q.key).__name__}: {q.key!r:.80}"
-            )
+        check_query_key(q.key)  # a str, and no byte that is not UTF-8
     spark = get_spark(master)
     _, files = register_views(spark, target, hash_slot_num, index_num)
     if not qs:

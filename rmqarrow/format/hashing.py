@@ -15,7 +15,7 @@ import numpy as np
 from rmqarrow.errors import InvalidKeyError
 from rmqarrow.format.java import JAVA_INT_MIN
 
-__all__ = ["check_key", "index_key_hash", "java_string_hash"]
+__all__ = ["check_key", "check_query_key", "index_key_hash", "java_string_hash"]
 
 
 def check_key(key: object) -> str:
@@ -23,6 +23,38 @@ def check_key(key: object) -> str:
     if not isinstance(key, str):
         raise InvalidKeyError(f"an index key must be str, got {type(key).__name__}: {key!r:.80}")
     return key
+
+
+def check_query_key(key: object, what: str = "key") -> str:
+    """A key to look up: a ``str`` with no byte that is not UTF-8 (:class:`InvalidKeyError`).
+
+    Such a byte reaches Python as a lone surrogate U+DC80..U+DCFF (``surrogateescape``:
+    the command line, file names, ``os.fsdecode``).  No index key can hold it: a broker
+    gets KEYS and UNIQ_KEY as UTF-8 property text and decodes them with ``new
+    String(bytes, UTF_8)``, where a byte that is not UTF-8 becomes U+FFFD, and a Java
+    client (``mqadmin queryMsgByKey``) decodes its argv the same way.  Hashing the escape
+    would answer nothing, silently; so every engine refuses it, naming the byte.
+    """
+    key = check_key(key)
+    if key.isascii():
+        return key
+    for i, ch in enumerate(key):
+        if "\udc80" <= ch <= "\udcff":
+            raise InvalidKeyError(
+                f"{what} {_raw(key)!r:.120} holds the byte 0x{ord(ch) - 0xDC00:02X} at byte "
+                f"{len(_raw(key[:i]))}, which is not UTF-8: a broker keeps keys as UTF-8 "
+                "text, so no index key holds it (RocketMQ would read it as U+FFFD); give "
+                "the key as UTF-8 text"
+            )
+    return key
+
+
+def _raw(text: str) -> bytes:
+    """The bytes ``text`` came from (escapes back to bytes; other surrogates as Java's)."""
+    try:
+        return text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass")
 
 
 def java_string_hash(key: str) -> int:

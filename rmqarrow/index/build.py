@@ -3,15 +3,21 @@
 Keys are expanded by :mod:`rmqarrow.kernels.expand` (UNIQ_KEY, then the KEYS tokens),
 rollbacks skipped, the end-offset guard computed as a running maximum, and files rolled
 exactly when the one-by-one service rolls them: the same files, bytes and roll timing.
+
+:func:`check_record_values` is for records read from an input file (``build --from``):
+it refuses, naming the row, values no broker writes, which the service itself takes as
+RocketMQ's does (a negative offset is skipped by the guard, epoch seconds become 1970).
 """
 
 from __future__ import annotations
 
+import datetime as _dt
 from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
 
+from rmqarrow.errors import InvalidValueError
 from rmqarrow.format.java import JAVA_LONG_MIN
 from rmqarrow.kernels.expand import expand_keys, record_columns
 from rmqarrow.kernels.hashing import index_key_hashes
@@ -20,7 +26,7 @@ from rmqarrow.kernels.put import put_hashes
 if TYPE_CHECKING:
     from rmqarrow.index.service import IndexService
 
-__all__ = ["build_index_batch"]
+__all__ = ["build_index_batch", "check_record_values"]
 _LONG_MIN = np.int64(JAVA_LONG_MIN)
 
 
@@ -63,3 +69,62 @@ def build_index_batch(service: IndexService, records: pa.Table | pa.RecordBatch)
             rest = sel[done:]
             done += put_hashes(f, hashes[rest], rec_off[rec_sel[done:]], rec_ts[rec_sel[done:]])
         r0 = last + 1
+
+
+#: Store times in [10^8, 10^11) are epoch *seconds* (1973..5138) far more likely than
+#: milliseconds (1970-01-02..1973-03-03): the window :func:`rmqarrow.format.times.parse_time`
+#: refuses too.  Smaller values are left alone (synthetic test times, RocketMQ's 0).
+_SECONDS_LOW, _SECONDS_HIGH = 10**8, 10**11
+
+
+def _utc(ms: int) -> str:
+    try:
+        return _dt.datetime.fromtimestamp(ms / 1000, _dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    except (OverflowError, OSError, ValueError):
+        return "out of range"
+
+
+def check_record_values(
+    records: pa.Table | pa.RecordBatch, *, first_row: int = 1, source: str = "records"
+) -> None:
+    """Refuse input records no broker writes, in one line naming the row and the fix.
+
+    ``first_row`` is the number of the batch's first record over the whole input, counted
+    from 1 (a CSV's header line not counted).  Refused:
+
+    * a negative ``commit_log_offset``: CommitLog offsets start at 0 (RocketMQ's guard would
+      skip the record silently, indexing nothing);
+    * a negative ``store_timestamp``, or one in the epoch-*seconds* window (10^8..10^11)
+      while store times are epoch milliseconds: all of the batch so, or mixed with ms.
+
+    ``IndexService`` itself takes any value, as RocketMQ's does: this is for input files.
+    """
+    cols = record_columns(records)
+    offsets, stamps = cols.commit_log_offset, cols.store_timestamp
+    bad = np.flatnonzero(offsets < 0)
+    if bad.size:
+        i = int(bad[0])
+        raise InvalidValueError(
+            f"{source}: row {first_row + i}: commit_log_offset {int(offsets[i])} is negative "
+            f"({bad.size} such rows in this batch); CommitLog offsets start at 0 (RocketMQ's "
+            "guard would skip the record and index nothing): fix the offsets"
+        )
+    bad = np.flatnonzero(stamps < 0)
+    if bad.size:
+        i = int(bad[0])
+        raise InvalidValueError(
+            f"{source}: row {first_row + i}: store_timestamp {int(stamps[i])} is before 1970 "
+            f"({bad.size} such rows in this batch); give store times as epoch milliseconds"
+        )
+    bad = np.flatnonzero((stamps >= _SECONDS_LOW) & (stamps < _SECONDS_HIGH))
+    if bad.size:
+        i, v = int(bad[0]), int(stamps[bad[0]])
+        millis = np.flatnonzero(stamps >= _SECONDS_HIGH)
+        mixed = (f" while row {first_row + int(millis[0])} holds milliseconds "
+                 f"({int(stamps[millis[0]])})" if millis.size else "")
+        raise InvalidValueError(
+            f"{source}: row {first_row + i}: store_timestamp {v} looks like epoch seconds "
+            f"({_utc(v * 1000)} as seconds, {_utc(v)} as milliseconds; {bad.size} such rows "
+            f"in this batch){mixed}; store times are epoch milliseconds: multiply the "
+            "seconds by 1000"
+        )

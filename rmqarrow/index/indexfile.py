@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rmqarrow._args import check_flag, check_int, check_non_negative
 from rmqarrow._closing import Closing
 from rmqarrow._space import reserve
 from rmqarrow.errors import (
@@ -24,7 +25,7 @@ from rmqarrow.errors import (
     StoreNotFoundError,
 )
 from rmqarrow.format import rules as _rules
-from rmqarrow.format.hashing import index_key_hash
+from rmqarrow.format.hashing import check_query_key, index_key_hash
 from rmqarrow.format.java import JAVA_LONG_MAX, JAVA_LONG_MIN
 from rmqarrow.format.layout import (
     DEFAULT_HASH_SLOT_NUM,
@@ -133,6 +134,7 @@ class IndexFile(Closing):
         Opening read-only never changes a byte.  A stored ``indexCount <= 0`` is read as 1,
         as ``IndexHeader.load`` does.
         """
+        writable = check_flag("writable", writable)
         geometry = Geometry(
             DEFAULT_HASH_SLOT_NUM if hash_slot_num is None else hash_slot_num,
             DEFAULT_INDEX_NUM if index_num is None else index_num,
@@ -273,9 +275,12 @@ class IndexFile(Closing):
     ) -> list[int]:
         """The chained lookup: offsets of ``key`` stored within ``[begin, end]``, newest first."""
         self._check_open()
+        key_hash = index_key_hash(check_query_key(key))
+        max_num = check_non_negative("max_num", max_num)
+        begin, end = check_int("begin", begin), check_int("end", end)
         self.refresh()
         out: list[int] = []
-        walk_chain(self._m, self._h, index_key_hash(key), max_num, begin, end, out)
+        walk_chain(self._m, self._h, key_hash, max_num, begin, end, out)
         return out
 
     def select_phy_offsets_many(

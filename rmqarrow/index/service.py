@@ -15,10 +15,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rmqarrow._args import check_int, check_non_negative
 from rmqarrow._closing import Closing
-from rmqarrow.errors import CorruptIndexError, GeometryError, InvalidValueError, ReadOnlyIndexError
+from rmqarrow.errors import (
+    ClosedIndexError,
+    CorruptIndexError,
+    GeometryError,
+    InvalidValueError,
+    ReadOnlyIndexError,
+)
 from rmqarrow.format.checkpoint import StoreCheckpoint
-from rmqarrow.format.hashing import index_key_hash
+from rmqarrow.format.hashing import check_query_key, index_key_hash
 from rmqarrow.format.java import JAVA_LONG_MAX
 from rmqarrow.format.layout import DEFAULT_HASH_SLOT_NUM, DEFAULT_INDEX_NUM, Geometry
 from rmqarrow.format.naming import free_file_name, list_index_files
@@ -58,8 +65,8 @@ def query_files(
     files: Sequence[IndexFile], key_hash: int, max_num: int, begin: int, end: int
 ) -> list[int]:
     """``IndexService.queryOffset`` over ``files`` (oldest first) without the batch cap."""
-    if max_num < 0:
-        raise InvalidValueError(f"max_num must be >= 0, got {max_num}")
+    max_num = check_non_negative("max_num", max_num)
+    begin, end = check_int("begin", begin), check_int("end", end)
     out: list[int] = []
     for f in files:
         f.refresh()  # read-only files: this query's view of a store being appended
@@ -108,6 +115,7 @@ class IndexService(Closing):
         self._clock = clock or (lambda: time.time_ns() // 1_000_000)
         self._last_name_millis = -1
         self.files: list[IndexFile] = []
+        self._closed = False  # set by close(); load() opens the service again
         #: what :meth:`load` repaired after an interrupted write, one line per file
         self.repairs: list[str] = []
         #: damaged files a reader left out (rmqarrow.index.health.FileHealth), see open_store
@@ -125,6 +133,7 @@ class IndexService(Closing):
         ``.STORE.before-salvage/``).  This is what RocketMQ's issue #3868 asks for.
         """
         self.close()
+        self._closed = False
         if not self.store_dir.exists():
             return
         cutoff: int | None = None
@@ -160,6 +169,7 @@ class IndexService(Closing):
         """Open exactly ``paths`` (oldest first), read-only or not as the service is; for
         readers that left damaged files out (:func:`open_store`)."""
         self.close()
+        self._closed = False
         for path in paths:
             self.files.append(IndexFile.open(path, *self._geom(), not self.read_only))
 
@@ -192,8 +202,14 @@ class IndexService(Closing):
             return self.files[-1]
         return self.new_file()
 
+    def _check_open(self) -> None:
+        if self._closed:
+            raise ClosedIndexError(f"{self.store_dir}: the index service is closed; open a "
+                                   "new one or call load()")
+
     def build_index(self, record: MessageRecord) -> None:
         """``IndexService.buildIndex`` for one message record."""
+        self._check_open()
         f = self.last_file_for_write()
         if record.commit_log_offset < f.end_phy_offset or is_rollback(record.sys_flag):
             return
@@ -209,6 +225,7 @@ class IndexService(Closing):
         """Bulk :meth:`build_index` over a table of records (columns of ``RECORD_COLUMNS``)."""
         from rmqarrow.index.build import build_index_batch
 
+        self._check_open()
         build_index_batch(self, records)
 
     # -- reading ---------------------------------------------------------------------------
@@ -217,8 +234,10 @@ class IndexService(Closing):
         self, topic: str, key: str, max_num: int, begin: int = 0, end: int = JAVA_LONG_MAX
     ) -> QueryOffsetResult:
         """``IndexService.queryOffset``: ``max_num`` is capped at ``max_msgs_num_batch``."""
-        max_num = min(max_num, self.max_msgs_num_batch)
-        offsets = query_files(self.files, index_key_hash(f"{topic}#{key}"), max_num, begin, end)
+        self._check_open()
+        key = f"{check_query_key(topic, 'topic')}#{check_query_key(key)}"
+        max_num = min(check_non_negative("max_num", max_num), self.max_msgs_num_batch)
+        offsets = query_files(self.files, index_key_hash(key), max_num, begin, end)
         last = self.files[-1] if self.files else None
         return QueryOffsetResult(
             offsets,
@@ -238,15 +257,20 @@ class IndexService(Closing):
         """Bulk :meth:`lookup` by full index keys (no batch cap): a table (``query``,
         ``phy_offset``) in native order; ``max_num``/``begin``/``end`` are scalars or one
         value per key.  ``release``: see :func:`rmqarrow.kernels.lookup.query_offsets`."""
+        self._check_open()
+        if isinstance(keys, Sequence):
+            for k in keys:
+                if not (isinstance(k, str) and k.isascii()):
+                    check_query_key(k)
         for f in self.files:
             f.refresh()
         return _lookup.query_offsets(self.files, keys, max_num, begin, end, release=release)
 
     def lookup(self, query: Query) -> list[int]:
         """The native answer to a query by full index key, with no batch cap."""
-        return query_files(
-            self.files, index_key_hash(query.key), query.max_num, query.begin, query.end
-        )
+        self._check_open()
+        return query_files(self.files, index_key_hash(check_query_key(query.key)),
+                           query.max_num, query.begin, query.end)
 
     # -- maintenance -----------------------------------------------------------------------
 
@@ -279,6 +303,7 @@ class IndexService(Closing):
         return [f.path for f in doomed]
 
     def close(self) -> None:
+        self._closed = True
         for f in self.files:
             f.close()
         self.files = []
