@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test lint bench bench-full bench-anchor clean cluster-start cluster-stop
+.PHONY: setup demo test lint docs docs-build bench bench-full bench-anchor clean cluster-start cluster-stop
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,7 +27,14 @@ lint: $(STAMP)
 	ln -s "$(CURDIR)/converters" $(TYPECHECK)/rmqarrow/converters
 	$(BIN)/mypy $(TYPECHECK)/rmqarrow
 
-test: lint
+# The documentation site: served with live reload, or built with warnings as errors.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve
+
+docs-build: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir build/site
+
+test: lint docs-build
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)
