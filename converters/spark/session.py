@@ -11,6 +11,15 @@ quiet log4j2 configuration (level ERROR, or ``RMQARROW_SPARK_LOG_LEVEL``) and no
 progress bars.  The JVM's console goes to a per-run log file, removed at exit unless a
 failure kept it (:func:`spark_error`).
 
+Nothing listens on the network unless asked: a session rmqarrow starts has no web UI
+(``spark.ui.enabled=false``; the UI shows every statement, keys included), and a local
+session binds its driver to the loopback interface (``spark.driver.host`` and
+``spark.driver.bindAddress`` 127.0.0.1, ``SPARK_LOCAL_IP`` for the JVM, which binds the UI
+there too when it is on).  ``ui=True`` (or :func:`configure`'s ``ui``, or the environment
+variable ``RMQARROW_SPARK_UI=1``) turns the UI on; settings given in ``conf`` win over
+these defaults.  A cluster master keeps Spark's network defaults (executors must reach
+the driver), without the UI unless asked.
+
 The executors' Python comes from Spark's own settings (``spark.pyspark.python`` in
 ``conf``, else ``PYSPARK_PYTHON``); only a local master defaults it to the interpreter
 running this code (a cluster's workers may not have that path).  On a non-local master
@@ -39,6 +48,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_MASTER",
     "MIN_JAVA",
+    "UI_ENV",
     "check_java",
     "check_master",
     "check_pyspark",
@@ -48,11 +58,15 @@ __all__ = [
     "jvm_log_path",
     "keep_jvm_log",
     "spark_error",
+    "ui_wanted",
 ]
 
 DEFAULT_MASTER = "local[*]"
 MIN_JAVA = 17
 _LOG_LEVEL_ENV = "RMQARROW_SPARK_LOG_LEVEL"
+#: set to 1 (or true/yes/on) to start Spark's web UI (off by default)
+UI_ENV = "RMQARROW_SPARK_UI"
+LOOPBACK = "127.0.0.1"
 _JAVA_HELP = (
     "install Java 17 (or 21) and set JAVA_HOME to it, e.g. "
     "`export JAVA_HOME=/usr/lib/jvm/java-17-openjdk-amd64`"
@@ -246,7 +260,7 @@ def spark_error(exc: BaseException) -> Exception:
     return EngineError(f"Spark {name}: {text or 'no message'}{where}")
 
 
-_DEFAULTS: dict[str, Any] = {"conf": {}, "py_files": [], "ship": None}
+_DEFAULTS: dict[str, Any] = {"conf": {}, "py_files": [], "ship": None, "ui": None}
 _SHIPPED: dict[int, set[str]] = {}
 PYTHON_CONF = "spark.pyspark.python"
 
@@ -255,11 +269,13 @@ def configure(
     conf: dict[str, str] | None = None,
     py_files: list[str] | None = None,
     ship: bool | None = None,
+    ui: bool | None = None,
 ) -> None:
     """Defaults every later :func:`get_spark` of this process applies (the CLI's options).
 
     ``conf`` is added under an explicit ``conf=``; ``py_files`` are added to every
-    session :func:`get_spark` returns; ``ship=False`` turns off shipping rmqarrow.
+    session :func:`get_spark` returns; ``ship=False`` turns off shipping rmqarrow;
+    ``ui=True`` starts Spark's web UI (off by default).
     """
     from rmqarrow.errors import StoreNotFoundError
 
@@ -275,6 +291,27 @@ def configure(
     _DEFAULTS["conf"] = dict(conf or {})
     _DEFAULTS["py_files"] = files
     _DEFAULTS["ship"] = ship
+    _DEFAULTS["ui"] = ui
+
+
+def ui_wanted(ui: bool | None = None) -> bool:
+    """Whether a new session starts its web UI: ``ui``, else :func:`configure`'s, else
+    ``$RMQARROW_SPARK_UI`` (1/true/yes/on), else no."""
+    for choice in (ui, _DEFAULTS["ui"]):
+        if choice is not None:
+            return bool(choice)
+    return os.environ.get(UI_ENV, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def _network_defaults(settings: dict[str, str], master: str | None, ui: bool) -> None:
+    """No UI unless asked; a local driver on loopback only.  ``settings`` (the user's
+    ``conf`` included) win: only what they leave unset is filled in."""
+    settings.setdefault("spark.ui.enabled", "true" if ui else "false")
+    if is_local_master(master):
+        settings.setdefault("spark.driver.host", LOOPBACK)
+        settings.setdefault("spark.driver.bindAddress", LOOPBACK)
+        # the JVM binds its UI (when on) and block manager to SPARK_LOCAL_IP
+        os.environ.setdefault("SPARK_LOCAL_IP", settings["spark.driver.bindAddress"])
 
 
 def _spark_at_least(major: int, minor: int) -> bool:
@@ -314,6 +351,7 @@ def get_spark(
     conf: dict[str, Any] | None = None,
     log_level: str | None = None,
     ship: bool | None = None,
+    ui: bool | None = None,
 ) -> SparkSession:
     """A SparkSession: the active one, the spark-submit one, or a new one on ``master``.
 
@@ -324,6 +362,8 @@ def get_spark(
     ``$RMQARROW_SPARK_LOG_LEVEL``) applies to the JVM's log4j and the SparkContext.  A JVM
     this function launches writes its console (JVM warnings, log4j) to :func:`jvm_log_path`,
     never to the caller's stdout/stderr; errors still reach Python as exceptions.
+    ``ui`` starts Spark's web UI (see :func:`ui_wanted`); a new local session otherwise
+    listens on loopback only and has no UI.
     """
     check_pyspark()
     check_master(master)
@@ -352,6 +392,7 @@ def get_spark(
             f"a SparkSession on {active.sparkContext.master!r} is already running in this "
             f"process; cannot start another on {master!r} (stop it first)"
         )
+    _network_defaults(settings, master, ui_wanted(ui))
     # Python on the executors: Spark's own settings; the driver's interpreter only locally.
     python = settings.get(PYTHON_CONF) or os.environ.get("PYSPARK_PYTHON")
     if python is None and is_local_master(master):

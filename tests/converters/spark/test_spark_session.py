@@ -129,3 +129,89 @@ def test_interactive_spark_sql_survives_a_bad_statement(tmp_path: Path) -> None:
     log = errors[0].rsplit("Spark's log: ", 1)
     if len(log) == 2:  # kept for the failure report; clean up after the test
         Path(log[1].strip()).unlink(missing_ok=True)
+
+
+_LISTENERS = r'''
+import json, os, sys
+from rmqarrow.converters.spark.session import get_spark
+
+spark = get_spark(ui=None if sys.argv[1] == "default" else True)
+sc = spark.sparkContext
+conf = dict(sc.getConf().getAll())
+pid = sc._jvm.java.lang.ProcessHandle.current().pid()
+inodes = set()
+for fd in os.listdir(f"/proc/{pid}/fd"):
+    try:
+        target = os.readlink(f"/proc/{pid}/fd/{fd}")
+    except OSError:
+        continue
+    if target.startswith("socket:["):
+        inodes.add(target[8:-1])
+listening = []
+for table, width in (("tcp", 8), ("tcp6", 32)):
+    with open(f"/proc/{pid}/net/{table}") as fh:
+        for line in fh.read().splitlines()[1:]:
+            f = line.split()
+            if f[3] == "0A" and f[9] in inodes:  # LISTEN, one of the JVM's sockets
+                listening.append(f[1])
+print(json.dumps({"conf": conf, "ui": sc.uiWebUrl, "listening": listening}))
+spark.stop()
+'''
+
+
+def _loopback(address: str) -> bool:
+    """An address of /proc/net/tcp(6) (hex, host byte order) on the loopback interface."""
+    host = address.split(":")[0]
+    if len(host) == 8:
+        return bytes.fromhex(host)[::-1][0] == 127
+    return host in ("00000000000000000000000001000000",  # ::1
+                    "0000000000000000FFFF00000100007F")  # ::ffff:127.0.0.1
+
+
+def _listeners(mode: str, env: dict[str, str]) -> dict[str, object]:
+    import json
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-c", _LISTENERS, mode], capture_output=True,
+                          text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    result: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def test_local_session_listens_on_loopback_only_and_has_no_ui() -> None:
+    """A real local session: UI off, driver bound to 127.0.0.1, and every socket its JVM
+    listens on is a loopback one (nothing on *:4040)."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in (spark_session.UI_ENV, "SPARK_LOCAL_IP")}
+    got = _listeners("default", env)
+    conf = got["conf"]
+    assert isinstance(conf, dict)
+    assert conf["spark.ui.enabled"] == "false" and got["ui"] is None
+    assert conf["spark.driver.host"] == conf["spark.driver.bindAddress"] == "127.0.0.1"
+    listening = got["listening"]
+    assert isinstance(listening, list) and listening  # the driver's RPC endpoint at least
+    assert all(_loopback(a) for a in listening), listening
+
+
+def test_ui_when_asked_and_still_on_loopback() -> None:
+    env = {k: v for k, v in os.environ.items() if k != "SPARK_LOCAL_IP"}
+    env[spark_session.UI_ENV] = "1"
+    got = _listeners("default", env)
+    conf = got["conf"]
+    assert isinstance(conf, dict) and conf["spark.ui.enabled"] == "true" and got["ui"]
+    listening = got["listening"]
+    assert isinstance(listening, list) and all(_loopback(a) for a in listening)
+
+
+def test_ui_choice() -> None:
+    env = spark_session.UI_ENV
+    saved = os.environ.pop(env, None)
+    try:
+        assert not spark_session.ui_wanted() and spark_session.ui_wanted(True)
+        os.environ[env] = "1"
+        assert spark_session.ui_wanted() and not spark_session.ui_wanted(False)
+    finally:
+        os.environ.pop(env, None)
+        if saved is not None:
+            os.environ[env] = saved
