@@ -125,7 +125,7 @@ def _attach_dataset(con: duckdb.DuckDBPyConnection, root: Path) -> None:
     import duckdb
     from rmqarrow.converters.parquet.manifest import check_parts, trusted
 
-    if not trusted():  # parts added, missing or changed since export: refused (issue 13)
+    if not trusted():  # parts added, missing or changed since export: refused, never half-read
         check_parts(root)
     for table in TABLES:
         files = [duckdb_literal(p) for p in _parquet_files(root / table)]

@@ -19,7 +19,7 @@ Keys (all required unless marked optional)::
                     the index, so import and verify ignore it)
     entries_order   optional: sort columns of each entries part, e.g. ["slot", "position"]
     parquet         optional: writer settings (free form)
-    parts           optional (written since issue 13; checked whenever present): every data
+    parts           optional (older datasets lack it; checked whenever present): every data
                     part of the dataset, [{"path": "entries/part-00000.parquet" (relative,
                     "/"-separated), "rows": n, "size": bytes, "footer_sha256": hex of the
                     Parquet footer, "sha256": hex of the whole file}, ...]; readers refuse

@@ -211,7 +211,7 @@ def export_store(
                                                                   on_cluster)
         from rmqarrow.converters.parquet.manifest import part_records
 
-        manifest["parts"] = part_records(tmp)  # checked by every reader (issue 13)
+        manifest["parts"] = part_records(tmp)  # every reader checks the parts against it
         write_manifest(tmp, manifest)
 
 

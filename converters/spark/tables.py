@@ -114,7 +114,7 @@ def register_views(
     if kind == "dataset":
         from rmqarrow.converters.parquet.manifest import check_parts, trusted
 
-        if not trusted():  # parts added, missing or changed since export (issue 13)
+        if not trusted():  # parts added, missing or changed since export: refused
             check_parts(root)
         for table in TABLES:
             frames[table] = _read_parquet_table(spark, root / table, table)

@@ -170,7 +170,7 @@ def test_dataset_entries_compared_byte_for_byte(generated: Any, generated_datase
     report = verify(generated.store, dataset=ds, engines=["native"], sample=10,
                     hash_slot_num=generated.hash_slot_num, index_num=generated.index_num)
     assert report.dataset_check is not None and not report.dataset_check.ok
-    # the manifest's part list catches it first (issue 13) ...
+    # the manifest's part list catches it first ...
     assert any(p.startswith("parts:") for p in report.dataset_check.problems)
     # ... and without one (a manifest written before parts were listed), the rows do
     import json

@@ -91,7 +91,7 @@ def test_parts_naming_a_file_the_files_table_lacks(
     export_store(g.store_dir, out, hash_slot_num=g.hash_slot_num, index_num=g.index_num)
     files = pq.read_table(out / "files")
     pq.write_table(files.slice(1), next((out / "files").glob("*.parquet")))
-    with pytest.raises(DatasetError, match="changed since export"):  # issue 13
+    with pytest.raises(DatasetError, match="changed since export"):  # the part check
         duckdb_sql.connect(out)
     monkeypatch.setenv("RMQARROW_TRUST_DATASET", "1")  # past the part check: still refused
     with pytest.raises(DatasetError, match="does not list"):
