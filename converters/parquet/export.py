@@ -71,6 +71,7 @@ manifest lists every part with its row count and checksums (``parts``).
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from collections import deque
@@ -191,7 +192,17 @@ def snapshot(m: MappedIndex) -> MappedIndex:
             break
         header = again
     count = max(int(header["index_count"][0]), 1)
-    heads, _ = committed_slot_heads(m, count)  # a damaged head stays: check_exportable refuses
+    heads, _ = committed_slot_heads(m, count)
+    # A head outside 1..count-1 that no walk-back explains is damage: RocketMQ's
+    # selectPhyOffset reads such a slot as empty, so it is exported as empty (check calls
+    # the file "damaged chains", read as RocketMQ reads it); never the whole store refused.
+    bad = (heads != 0) & ((heads < 1) | (heads >= count))
+    if bad.any():
+        logging.getLogger(__name__).warning(
+            "%s: %d slot heads outside 1..%d (e.g. slot %d holds %d) exported as empty "
+            "slots, as RocketMQ reads them", m.path, int(bad.sum()), count - 1,
+            int(np.argmax(bad)), int(heads[np.argmax(bad)]))
+        heads = np.where(bad, 0, heads)
     slots = heads.astype(m.slots.dtype)
     return MappedIndex(m.path, m.geometry, m.mm, header, slots, m.entries, False)
 

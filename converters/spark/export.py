@@ -50,6 +50,7 @@ def _export_one(task: tuple[int, str, int, int, str, bool]) -> dict[str, Any]:
         check_exportable,
         export_file_entries,
         export_file_slots,
+        snapshot,
     )
     from rmqarrow.converters.parquet.manifest import source_file_info
 
@@ -63,6 +64,7 @@ def _export_one(task: tuple[int, str, int, int, str, bool]) -> dict[str, Any]:
         m = map_regions(path, geometry, writable=False)
         try:
             check_header(path, geometry, m.header)
+            m = snapshot(m)  # as the Parquet export: damaged slot heads read as RocketMQ does
             check_exportable(m)
             files_row = files_batch(m, path.name).to_pylist()[0]
             part = f"part-{rank:05d}.parquet"

@@ -67,9 +67,11 @@ def damage_summary(damaged: list[FileHealth], total: int) -> str:
                      "entries")
     if len(index) > skipped + misread:
         lines.append(f"- query and export still read the {len(index) - skipped - misread} "
-                     "with damaged chains or offsets, as RocketMQ would: a lookup there may "
-                     "miss entries or return offsets where no message starts (verify "
-                     "reports damaged chains)")
+                     "with damaged chains or offsets, as RocketMQ would (a slot head out of "
+                     "range is an empty slot): a lookup there may miss entries or return "
+                     "offsets where no message starts; DuckDB and Spark over an export find "
+                     "entries by hash and may answer more there (verify reports damaged "
+                     "chains)")
     if logs:
         lines.append(f"{len(logs)} damaged spot(s) in the CommitLog: the rest of each "
                      "damaged CommitLog file is not read (query --resolve and the messages "

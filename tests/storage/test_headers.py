@@ -161,3 +161,35 @@ def test_commitlog_damage_is_reported_as_commitlog_damage(tmp_path: Path) -> Non
     assert sum(c.unverified for c in chains.values()) > 0
     assert "damaged spot(s) in the CommitLog" in damage_summary(health.damaged,
                                                                 len(health.files))
+
+
+def test_out_of_range_slot_heads_check_and_export_agree(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """check says export still reads a file whose slot heads are out of range; export does,
+    with those slots empty as RocketMQ reads them (a note names the file), instead of
+    refusing the whole store."""
+    import pyarrow.parquet as pq
+
+    from rmqarrow.converters.parquet.export import export_store
+
+    files = _store(tmp_path / "s")
+    with open(files[1], "r+b") as fh:
+        fh.seek(40 + 4 * 3)
+        fh.write(struct.pack(">i", 5000))
+        fh.seek(40 + 4 * 5)
+        fh.write(struct.pack(">i", -7))
+    health, _ = check_store(tmp_path / "s")
+    assert [f.status for f in health.files] == ["ok", "damaged chains", "ok", "ok"]
+    assert "pointers out of range" in health.files[1].detail
+    assert not health.files[1].skipped_by_readers
+    summary = damage_summary(health.damaged, len(health.files))
+    assert "query and export still read the 1 with damaged chains" in summary
+    with caplog.at_level(logging.WARNING, logger="rmqarrow"):
+        export_store(tmp_path / "s", tmp_path / "ds", hash_slot_num=16, index_num=64)
+    assert any(files[1].name in r.getMessage() and "2 slot heads outside 1..63" in
+               r.getMessage() for r in caplog.records)
+    slots = pq.read_table(tmp_path / "ds" / "slots").to_pydict()
+    damaged = {s: h for n, s, h in zip(slots["file_name"], slots["slot"], slots["head"],
+                                       strict=True) if n == files[1].name}
+    assert 3 not in damaged and 5 not in damaged and damaged  # empty there, the rest kept
+    assert len(set(slots["file_name"])) == len(files)
