@@ -58,7 +58,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--build-dir", type=Path, default=ROOT / "build" / "anchor",
                    help="where RocketMQ's IndexFile and the driver are compiled")
     p.add_argument("--workdir", type=Path, default=None,
-                   help="where the input and index files go (default: a temporary folder)")
+                   help="where the input and index files go (default: a temporary folder); "
+                   "given, a run whose sides disagree leaves its files there")
     p.add_argument("--results-dir", type=Path, default=HERE / "results",
                    help="where the JSON run record is written")
     args = p.parse_args(argv)
@@ -112,9 +113,15 @@ def bench_n(args: argparse.Namespace, n: int, workdir: Path, build: Any) -> dict
               f"{py['build_wall_s']:.3f} s; lookups Java {java['lookup_wall_s']:.3f} s, "
               f"rmqarrow {py['lookup_wall_s']:.3f} s; files identical {files['identical']}, "
               f"answers equal {same['equal']}", flush=True)
+        agreed = files["identical"] and same["equal"] and same["every_query_found_its_key"]
+        if not agreed and args.workdir:
+            print(f"  run {r}: the two sides disagree; input, index and answer files are "
+                  f"kept in {workdir}", flush=True)
+            break
         for done in (java_index, java_answers, py_index):
             done.unlink(missing_ok=True)
-    input_path.unlink()
+    else:
+        input_path.unlink()
     checks = {"files_identical": sum(r["files"]["identical"] for r in runs),
               "answers_equal": sum(r["answers"]["equal"] for r in runs),
               "own_key_found": sum(r["answers"]["every_query_found_its_key"] for r in runs),
