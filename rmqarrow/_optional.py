@@ -10,6 +10,7 @@ results).  ``RMQARROW_NO_NUMBA=1`` turns compiled kernels off.
 from __future__ import annotations
 
 import importlib
+import logging
 import os
 from types import ModuleType
 
@@ -55,6 +56,15 @@ def compiled_kernels(module: str) -> ModuleType | None:
             try:
                 found = importlib.import_module(module)
             except ImportError:
+                found = None
+            except (OSError, MemoryError) as exc:
+                # llvmlite cannot map its library under a tight ulimit -v: it says "could
+                # not find/load shared object file"; the numpy kernels give the same answers
+                from rmqarrow._memory import describe_limit
+
+                logging.getLogger(__name__).info(
+                    "numba could not load (%s) under %s: using the numpy kernels",
+                    " ".join(str(exc).split())[:120], describe_limit())
                 found = None
         _compiled[module] = found
     return _compiled[module]

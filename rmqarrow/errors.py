@@ -93,3 +93,8 @@ class TieredReadError(RmqArrowError, ValueError):
 
 class DiskFullError(RmqArrowError, OSError):
     """No space left for a file rmqarrow reserves before writing (ENOSPC, quota)."""
+
+
+class MemoryLimitError(RmqArrowError, MemoryError):
+    """Memory ran out under the process's limit (``ulimit -v``, a container's memory);
+    the message names the limit, what was running and what to do."""

@@ -53,6 +53,7 @@ from rmqarrow.converters.log_check import (
 from rmqarrow.converters.parquet.dataset import detect_target
 from rmqarrow.converters.parquet.parts import duckdb_literal, single_file_name, table_parts
 
+from rmqarrow._memory import duckdb_settings
 from rmqarrow.errors import (
     CommitLogError,
     DatasetError,
@@ -367,7 +368,7 @@ def connect(
 
     root = Path(target)
     kind = detect_target(root)
-    con = duckdb.connect()
+    con = duckdb.connect(config=duckdb_settings())  # fits ulimit -v
     try:
         con.execute("SET enable_progress_bar = false")
         con.execute("SET parquet_metadata_cache = true")
@@ -405,7 +406,7 @@ def connect_for_queries(
     if detect_target(root) != "store":
         raise DatasetError(f"{root}: connect_for_queries reads a native store, not a dataset")
     names = [root.name] if root.is_file() else [p.name for p in list_index_files(root)]
-    con = duckdb.connect()
+    con = duckdb.connect(config=duckdb_settings())  # fits ulimit -v
     try:
         con.execute("SET enable_progress_bar = false")
         attach_slots(con, root, key_hashes, _ranks(names), hash_slot_num, index_num)
