@@ -111,3 +111,21 @@ def test_epoch_seconds_refused_with_row_and_fix() -> None:
         check_record_values(_records([1, 2], [T0, -1]))
     check_record_values(_records([0, 2], [T0, 0]))  # RocketMQ's 0 and small test times pass
     check_record_values(_records([0, 2], [5, 10]))
+
+
+def test_refeeding_records_reindexes_only_the_boundary_record(tmp_path: Path) -> None:
+    """RocketMQ's guard skips a record whose offset is *below* the newest file's end
+    offset: fed again, every record is skipped except the last one indexed (its offset
+    equals the end), whose keys are put once more; what the build help must say."""
+    recs = [MessageRecord("T", f"k{i} x{i}", f"u{i}", 100 * i, T0 + i) for i in range(10)]
+    table = pa.table({"topic": [r.topic for r in recs], "keys": [r.keys for r in recs],
+                      "uniq_key": [r.uniq_key for r in recs],
+                      "commit_log_offset": [r.commit_log_offset for r in recs],
+                      "store_timestamp": [r.store_timestamp for r in recs]})
+    with IndexService(tmp_path / "s", 16, 64) as s:
+        s.build_index_batch(table)
+        once = sum(f.entry_count for f in s.files)
+        s.build_index_batch(table)
+        assert sum(f.entry_count for f in s.files) == once + 3  # u9, k9, x9 again
+        assert s.query_offset("T", "k9", 10).phy_offsets == [900, 900]
+        assert s.query_offset("T", "k8", 10).phy_offsets == [800]
