@@ -169,7 +169,6 @@ def test_out_of_range_slot_heads_check_and_export_agree(
     with those slots empty as RocketMQ reads them (a note names the file), instead of
     refusing the whole store."""
     import pyarrow.parquet as pq
-
     from rmqarrow.converters.parquet.export import export_store
 
     files = _store(tmp_path / "s")
@@ -193,3 +192,31 @@ def test_out_of_range_slot_heads_check_and_export_agree(
                                        strict=True) if n == files[1].name}
     assert 3 not in damaged and 5 not in damaged and damaged  # empty there, the rest kept
     assert len(set(slots["file_name"])) == len(files)
+
+
+def test_cli_names_stray_entries_and_refuses_non_utf8_keys_alike(tmp_path: Path) -> None:
+    """The command line: check's JSON lists the stray entries with their status, a warning
+    line names each; a --key holding byte 0xFF is one error line in every engine."""
+    import json
+
+    from storage.storage_helpers import cli
+
+    store = tmp_path / "s"
+    files = _store(store)
+    shutil.copy(files[0], store / "x.bak")
+    (store / "20200101000000000").mkdir()
+    done = cli("check", store, "--json")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    status = {f["name"]: f["status"] for f in doc["files"]}
+    assert status["x.bak"] == status["20200101000000000"] == "not an index file"
+    assert sum(f["status"] == "ok" for f in doc["files"]) == len(files)
+    warned = [ln for ln in done.stderr.splitlines() if "not loaded" in ln]
+    assert len(warned) == 2 and any(str(store / "x.bak") in ln for ln in warned)
+    raw = os.fsdecode(b"T#k\xff")
+    for engine in ("native", "duckdb"):
+        done = cli("query", store, "--key", raw, "--engine", engine)
+        assert done.returncode == 1
+        errors = [ln for ln in done.stderr.splitlines() if "error" in ln]
+        assert len(errors) == 1 and "holds the byte 0xFF at byte 3" in errors[0], done.stderr
+        assert "Traceback" not in done.stderr and "bug" not in done.stderr
