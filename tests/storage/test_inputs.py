@@ -73,7 +73,8 @@ def test_non_utf8_key_refused_natively(tmp_path: Path) -> None:
                      lambda: s.lookup(Query(RAW_KEY, 5)),
                      lambda: s.query_offsets([RAW_KEY], 5),
                      lambda: s.files[0].select_phy_offsets(RAW_KEY, 5)):
-            with pytest.raises(InvalidKeyError, match=r"byte 0xFF at byte [68], which is not UTF-8"):
+            with pytest.raises(InvalidKeyError,
+                               match=r"byte 0xFF at byte [68], which is not UTF-8"):
                 call()
         # other lone surrogates are Java chars: hashed as Java does, not refused
         assert s.lookup(Query("T#\ud800", 5)) == []
