@@ -22,7 +22,7 @@ from rmqarrow._lazy import lazy_attributes
 if TYPE_CHECKING:
     from rmqarrow.converters.arrow.scan import scan_file, scan_store, store_scanner
     from rmqarrow.converters.arrow.tables import IndexTables, file_tables, store_tables
-    from rmqarrow.converters.parquet.dataset import detect_target, open_dataset, read_dataset
+    from rmqarrow.converters.parquet.dataset import open_dataset, read_dataset
     from rmqarrow.converters.parquet.export import export_store
     from rmqarrow.converters.parquet.importer import import_dataset
     from rmqarrow.converters.parquet.manifest import read_manifest, stale_reasons
@@ -34,7 +34,6 @@ __all__ = [
     "SCHEMAS",
     "SLOTS_SCHEMA",
     "IndexTables",
-    "detect_target",
     "export_store",
     "file_tables",
     "import_dataset",
@@ -54,7 +53,6 @@ __getattr__, __dir__ = lazy_attributes(__name__, {
     "SCHEMAS": "schema",
     "SLOTS_SCHEMA": "schema",
     "IndexTables": "arrow.tables",
-    "detect_target": "parquet.dataset",
     "export_store": "parquet.export",
     "file_tables": "arrow.tables",
     "import_dataset": "parquet.importer",

@@ -9,12 +9,14 @@ The layers, each a folder, import only downward::
     commitlog/   CommitLog reader, writer, resolve, compression
     testing/     synthetic stores and message streams (tests, demo, benchmarks)
     converters/  Arrow and Parquet, then the DuckDB and Spark engines
-    engines      the engine registry (native, duckdb, spark), loaded lazily
+    engines      the engine registry (format x engine), loaded lazily
     verify/      every engine checked against the native lookup
+    store/       the front door: rmqarrow.open(path) and rmqarrow.build(...)
     demo/        the end-to-end demo
     cli/         the command line: a leaf nothing imports
 
-``import rmqarrow`` loads numpy and pyarrow only: never DuckDB, pyspark or numba.
+``rmqarrow.open(path)`` is the one front door (:mod:`rmqarrow.store`).  ``import rmqarrow``
+loads numpy and pyarrow only: never DuckDB, pyspark or numba.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from rmqarrow.errors import (
     ReadOnlyIndexError,
     RmqArrowError,
     StoreNotFoundError,
+    UnsupportedOperationError,
     UsageError,
 )
 from rmqarrow.format.checkpoint import StoreCheckpoint
@@ -42,8 +45,10 @@ from rmqarrow.format.layout import DEFAULT_HASH_SLOT_NUM, DEFAULT_INDEX_NUM, Geo
 from rmqarrow.format.queries import Query
 from rmqarrow.format.records import MessageRecord
 from rmqarrow.index.indexfile import IndexFile
-from rmqarrow.index.service import IndexService, QueryOffsetResult, answer_queries, open_store
+from rmqarrow.index.service import IndexService, QueryOffsetResult, answer_queries
 from rmqarrow.kernels.hashing import index_key_hashes
+from rmqarrow.store import Store, build
+from rmqarrow.store import open_store as open
 
 __all__ = [
     "DEFAULT_HASH_SLOT_NUM",
@@ -66,13 +71,16 @@ __all__ = [
     "QueryOffsetResult",
     "ReadOnlyIndexError",
     "RmqArrowError",
+    "Store",
     "StoreCheckpoint",
     "StoreNotFoundError",
+    "UnsupportedOperationError",
     "UsageError",
     "__version__",
     "answer_queries",
+    "build",
     "index_key_hash",
     "index_key_hashes",
     "java_string_hash",
-    "open_store",
+    "open",
 ]

@@ -1,22 +1,41 @@
-"""A small progress bar on stderr for long jobs (no dependency).
+"""Progress of long jobs, reported to a callback: the library counts, the caller renders.
 
-It draws only when stderr is a terminal (or ``force=True``), at most ten times a second,
-so piping a command's output stays clean.
+A library function that may run for a while takes ``progress: ProgressCallback | None``
+and counts its work with :class:`Progress`; the callback receives a
+:class:`ProgressUpdate` at most ten times a second and once more when the job ends.  The
+command line renders updates as a bar on a terminal; a Python caller may log them, feed a
+notebook widget, or pass nothing.  Threads may count into one :class:`Progress`.
 """
 
 from __future__ import annotations
 
-import sys
+import threading
 import time
-from typing import TextIO
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from rmqarrow._closing import Closing
 
-__all__ = ["Progress"]
+__all__ = ["Progress", "ProgressCallback", "ProgressUpdate"]
+
+
+@dataclass(frozen=True)
+class ProgressUpdate:
+    """How far a job is: ``done`` of ``total`` (None when unknown) ``unit`` so far."""
+
+    label: str
+    done: int
+    total: int | None
+    unit: str
+    seconds: float
+    finished: bool = False
+
+
+ProgressCallback = Callable[[ProgressUpdate], None]
 
 
 class Progress(Closing):
-    """``with Progress(total, "building") as p: p.advance(n)``."""
+    """``with Progress(total, "building", "records", callback=cb) as p: p.advance(n)``."""
 
     def __init__(
         self,
@@ -24,39 +43,42 @@ class Progress(Closing):
         label: str,
         unit: str = "",
         *,
-        force: bool = False,
-        stream: TextIO | None = None,
+        callback: ProgressCallback | None = None,
+        interval: float = 0.1,
     ) -> None:
         self.total = total
         self.label = label
         self.unit = unit
         self.done = 0
-        self.stream = stream or sys.stderr
-        self.enabled = force or self.stream.isatty()
+        self._callback = callback
+        self._interval = interval
+        self._lock = threading.Lock()
         self._start = time.monotonic()
         self._last = 0.0
+        self._finished = False
+
+    def _update(self, now: float, finished: bool) -> ProgressUpdate:
+        return ProgressUpdate(self.label, self.done, self.total, self.unit,
+                              now - self._start, finished)
 
     def advance(self, n: int = 1) -> None:
-        self.done += n
-        now = time.monotonic()
-        if self.enabled and now - self._last >= 0.1:
+        with self._lock:
+            self.done += n
+            if self._callback is None:
+                return
+            now = time.monotonic()
+            if now - self._last < self._interval:
+                return
             self._last = now
-            self._draw(now)
-
-    def _draw(self, now: float, final: bool = False) -> None:
-        elapsed = max(now - self._start, 1e-9)
-        rate = self.done / elapsed
-        if self.total:
-            frac = min(self.done / self.total, 1.0)
-            bar = "#" * int(frac * 30)
-            head = f"{self.label} [{bar:<30}] {frac:6.1%} {self.done:,}/{self.total:,}"
-        else:
-            head = f"{self.label} {self.done:,}"
-        tail = f" {self.unit}" if self.unit else ""
-        self.stream.write(f"\r{head}{tail} {rate:,.0f}/s {elapsed:.1f}s" + ("\n" if final else ""))
-        self.stream.flush()
+            update = self._update(now, False)
+        self._callback(update)
 
     def close(self) -> None:
-        """Draw the final line (when enabled)."""
-        if self.enabled:
-            self._draw(time.monotonic(), final=True)
+        """Report the final count once."""
+        with self._lock:
+            if self._finished or self._callback is None:
+                self._finished = True
+                return
+            self._finished = True
+            update = self._update(time.monotonic(), True)
+        self._callback(update)

@@ -1,8 +1,13 @@
-"""The engine registry: every way rmqarrow answers a key query, reached by name.
+"""The engine registry: every way rmqarrow answers a key query, keyed by format and engine.
 
-``native`` is the reference (the chained lookup over the index files); ``duckdb`` and
-``spark`` answer the same queries in SQL over a native store or an exported dataset.
-Engines are imported only when used, so naming one costs nothing until it runs.
+Two index formats (``index``: RocketMQ's ``IndexFile``; ``tiered``: the RIP-65
+``IndexStoreFile``) and three engines each: ``native`` is the reference (the chained lookup
+over the files), ``duckdb`` and ``spark`` answer the same queries in SQL over the files or an
+exported dataset.  Each engine is one function following the format's contract
+(:class:`IndexEngine`, :class:`TieredEngine`), and gives one answer shape per format: a list
+of commit-log offsets per query for ``index``, a list of items (or the read error RocketMQ
+would raise) per query for ``tiered``.  Engines are imported only when used, so naming one
+costs nothing until it runs.
 """
 
 from __future__ import annotations
@@ -11,19 +16,67 @@ import os
 from collections.abc import Callable, Sequence
 from importlib import import_module
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
-from rmqarrow.errors import UsageError
-from rmqarrow.format.queries import Query
+from rmqarrow.errors import EngineUnavailableError, UsageError
+from rmqarrow.format.queries import Query, as_queries
 
-__all__ = ["ENGINES", "answer_with_engine", "parse_engines"]
+if TYPE_CHECKING:
+    from rmqarrow.tiered import TieredAnswer, TieredQuery
 
-#: name -> module holding ``answer_queries(target, queries, **options)``
-_MODULES = {
-    "native": "rmqarrow.index.service",
-    "duckdb": "rmqarrow.converters.duckdb.sql",
-    "spark": "rmqarrow.converters.spark.sql",
+__all__ = [
+    "ENGINES",
+    "FORMATS",
+    "IndexEngine",
+    "TieredEngine",
+    "answer_with_engine",
+    "get_engine",
+    "parse_engines",
+]
+
+FORMATS = ("index", "tiered")
+ENGINES = ("native", "duckdb", "spark")
+
+#: (format, engine) -> "module:function" following that format's engine contract
+_REGISTRY: dict[tuple[str, str], str] = {
+    ("index", "native"): "rmqarrow.index.service:answer_queries",
+    ("index", "duckdb"): "rmqarrow.converters.duckdb.sql:answer_queries",
+    ("index", "spark"): "rmqarrow.converters.spark.sql:answer_queries",
+    ("tiered", "native"): "rmqarrow.tiered:answer_queries",
+    ("tiered", "duckdb"): "rmqarrow.converters.duckdb.tiered:answer_queries",
+    ("tiered", "spark"): "rmqarrow.converters.spark.tiered:answer_queries",
 }
-ENGINES = tuple(_MODULES)
+
+
+class IndexEngine(Protocol):
+    """The contract of an ``index`` engine: the native answer to every query, offsets in
+    RocketMQ's order (newest file first, newest entry first), without the batch cap."""
+
+    def __call__(
+        self,
+        source: Path,
+        queries: list[Query],
+        /,
+        *,
+        hash_slot_num: int | None = ...,
+        index_num: int | None = ...,
+    ) -> list[list[int]]: ...
+
+
+class TieredEngine(Protocol):
+    """The contract of a ``tiered`` engine: per query the items RocketMQ returns (or, with
+    ``exact``, every match), or the :class:`~rmqarrow.errors.TieredReadError` it raises."""
+
+    def __call__(
+        self,
+        source: Path,
+        queries: list[TieredQuery],
+        /,
+        *,
+        exact: bool = ...,
+        hash_slot_num: int | None = ...,
+        index_num: int | None = ...,
+    ) -> list[TieredAnswer]: ...
 
 
 def parse_engines(spec: str, option: str = "--engines") -> list[str]:
@@ -37,27 +90,58 @@ def parse_engines(spec: str, option: str = "--engines") -> list[str]:
     return list(dict.fromkeys(names))
 
 
+def get_engine(fmt: str, engine: str) -> Callable[..., list[Any]]:
+    """The engine function for ``(fmt, engine)``, imported now.
+
+    An unknown name is a :class:`UsageError`; an engine whose package is not installed
+    (pyspark for ``spark``) an :class:`EngineUnavailableError` naming the extra to install.
+    """
+    if fmt not in FORMATS:
+        raise UsageError(f"unknown index format {fmt!r}; choose from {', '.join(FORMATS)}")
+    if engine not in ENGINES:
+        raise UsageError(f"unknown engine {engine!r}; choose from {', '.join(ENGINES)}")
+    module_name, _, attr = _REGISTRY[(fmt, engine)].partition(":")
+    try:
+        module = import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name is None or exc.name.startswith("rmqarrow"):
+            raise
+        raise EngineUnavailableError(
+            f"the {engine} engine needs {exc.name} (pip install 'rmqarrow[{engine}]'"
+            + (" and Java 17)" if engine == "spark" else ")")
+        ) from None
+    fn: Callable[..., list[Any]] = getattr(module, attr)
+    return fn
+
+
 def answer_with_engine(
     engine: str,
     target: str | os.PathLike[str],
-    queries: Sequence[Query],
+    queries: Sequence[Any],
     *,
+    fmt: str = "index",
     dataset: str | os.PathLike[str] | None = None,
     master: str | None = None,
+    exact: bool = False,
     hash_slot_num: int | None = None,
     index_num: int | None = None,
-) -> list[list[int]]:
-    """Answer ``queries`` with one engine over a native store (or ``dataset``).
+) -> list[Any]:
+    """Answer ``queries`` with one engine over the files ``target`` (or ``dataset``).
 
-    Every engine must give the native answer: offsets in native order per query.
+    ``index`` queries are :class:`~rmqarrow.Query` or ``(key, max_num[, begin[, end]])``
+    tuples (checked: :func:`rmqarrow.format.queries.as_queries`); ``tiered`` queries are
+    ``(topic, key, max_count, begin, end)``.  Every engine must give the native answer.
     """
-    if engine not in _MODULES:
-        raise UsageError(f"unknown engine {engine!r}; choose from {', '.join(ENGINES)}")
     if engine == "native" and dataset is not None:
-        raise UsageError("a dataset is for the duckdb and spark engines; native reads the store")
+        raise UsageError("a dataset is for the duckdb and spark engines; native reads the files")
+    if exact and fmt != "tiered":
+        raise UsageError("exact answers are a tiered-index option")
+    answer = get_engine(fmt, engine)
     source = Path(dataset if dataset is not None else target)
-    answer: Callable[..., list[list[int]]] = import_module(_MODULES[engine]).answer_queries
     options: dict[str, object] = {"hash_slot_num": hash_slot_num, "index_num": index_num}
+    if fmt == "tiered":
+        options["exact"] = exact
     if engine == "spark":
         options["master"] = master
-    return answer(source, list(queries), **options)
+    checked = as_queries(queries) if fmt == "index" else list(queries)
+    return answer(source, checked, **options)

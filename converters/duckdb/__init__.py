@@ -21,6 +21,7 @@ if TYPE_CHECKING:
         queries_table,
     )
     from rmqarrow.converters.duckdb.stats import IndexStats, collect
+    from rmqarrow.converters.duckdb.stats_plot import write_charts
 
 __all__ = [
     "IndexStats",
@@ -30,6 +31,7 @@ __all__ = [
     "connect",
     "lookup_table",
     "queries_table",
+    "write_charts",
 ]
 
 __getattr__, __dir__ = lazy_attributes(__name__, {
@@ -40,4 +42,5 @@ __getattr__, __dir__ = lazy_attributes(__name__, {
     "connect": "sql",
     "lookup_table": "sql",
     "queries_table": "sql",
+    "write_charts": "stats_plot",
 })

@@ -13,30 +13,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from pathlib import Path
 
 import duckdb
 import pyarrow as pa
-from rmqarrow.converters.arrow.tiered import TieredTables, tiered_tables
 from rmqarrow.converters.arrow.tiered_lookup import TIERED_LOOKUP_SQL, assemble, lookup_relations
-from rmqarrow.converters.parquet.tiered_import import is_tiered_dataset, read_tiered_dataset
+from rmqarrow.converters.parquet.tiered_import import tiered_source_tables
 
 from rmqarrow.tiered import TieredAnswer
 
-__all__ = ["answer_queries", "load_tables", "lookup_rows"]
-
-
-def load_tables(
-    source: str | os.PathLike[str],
-    hash_slot_num: int | None = None,
-    index_num: int | None = None,
-) -> tuple[TieredTables, bool]:
-    """The tables of a tiered dataset, file or folder, and whether it is a store (folder)."""
-    src = Path(source)
-    if is_tiered_dataset(src):
-        files, slots, items = read_tiered_dataset(src)
-        return TieredTables(files, slots, items), files.num_rows != 1
-    return tiered_tables(src, hash_slot_num, index_num), src.is_dir()
+__all__ = ["answer_queries", "lookup_rows"]
 
 
 def lookup_rows(con: duckdb.DuckDBPyConnection, relations: dict[str, pa.Table]) -> pa.Table:
@@ -61,7 +46,7 @@ def answer_queries(
 ) -> list[TieredAnswer]:
     """Answer ``(topic, key, max_count, begin, end)`` queries in DuckDB; per query the
     items, or the :class:`~rmqarrow.errors.TieredReadError` RocketMQ's query fails with."""
-    tables, store = load_tables(source, hash_slot_num, index_num)
+    tables, store = tiered_source_tables(source, hash_slot_num, index_num)
     inp = lookup_relations(tables, queries, exact=exact, store=store)
     with duckdb.connect() as con:
         rows = lookup_rows(con, inp.relations)

@@ -19,40 +19,12 @@ from rmqarrow.converters.parquet.importer import list_parts
 from rmqarrow.converters.parquet.manifest import read_manifest
 from rmqarrow.converters.schema import SCHEMAS
 
-from rmqarrow.errors import DatasetError, InvalidValueError, StoreNotFoundError
+from rmqarrow.errors import InvalidValueError, StoreNotFoundError
 
 if TYPE_CHECKING:
     import pyarrow.dataset as pads
 
-__all__ = ["detect_target", "open_dataset", "read_dataset"]
-
-
-def detect_target(target: str | os.PathLike[str]) -> str:
-    """``"dataset"`` for an exported Parquet dataset, ``"store"`` for native index files.
-
-    A dataset is a directory holding ``files/``, ``slots/`` and ``entries/``; a store is a
-    directory of index files (or a single index file).  Anything else raises.
-    """
-    p = Path(target)
-    if not p.exists():
-        raise StoreNotFoundError(f"{p}: no such store directory, index file or dataset")
-    if p.is_file():
-        return "store"
-    present = [t for t in SCHEMAS if (p / t).is_dir()]
-    if present:
-        if len(present) != len(SCHEMAS):
-            missing = sorted(set(SCHEMAS) - set(present))
-            raise DatasetError(
-                f"{p}: a dataset needs the directories files/, slots/ and entries/; "
-                f"found {', '.join(present)}, missing {', '.join(missing)}"
-            )
-        return "dataset"
-    if any(c.is_file() and not c.name.startswith(".") for c in p.iterdir()):
-        return "store"
-    raise DatasetError(
-        f"{p}: neither a dataset (expected files/, slots/, entries/ directories) nor a "
-        "store (expected index files); the directory is empty"
-    )
+__all__ = ["open_dataset", "read_dataset"]
 
 
 def open_dataset(dataset_dir: str | os.PathLike[str], table: str) -> pads.Dataset:

@@ -14,8 +14,16 @@ from typing import TYPE_CHECKING
 from rmqarrow._lazy import lazy_attributes
 
 if TYPE_CHECKING:
+    from rmqarrow.converters.spark.errors import is_spark_error, translate
     from rmqarrow.converters.spark.export import export_store
-    from rmqarrow.converters.spark.session import get_spark
+    from rmqarrow.converters.spark.log_check import check_against_log
+    from rmqarrow.converters.spark.session import (
+        check_java,
+        check_pyspark,
+        configure,
+        get_spark,
+        spark_error,
+    )
     from rmqarrow.converters.spark.source import register
     from rmqarrow.converters.spark.sql import answer_queries, bulk_lookup, lookup
     from rmqarrow.converters.spark.tables import register_tables
@@ -23,18 +31,32 @@ if TYPE_CHECKING:
 __all__ = [
     "answer_queries",
     "bulk_lookup",
+    "check_against_log",
+    "check_java",
+    "check_pyspark",
+    "configure",
     "export_store",
     "get_spark",
+    "is_spark_error",
     "lookup",
     "register",
     "register_tables",
+    "spark_error",
+    "translate",
 ]
 
 __getattr__, __dir__ = lazy_attributes(__name__, {
     "answer_queries": "sql",
     "bulk_lookup": "sql",
+    "check_against_log": "log_check",
+    "check_java": "session",
+    "check_pyspark": "session",
+    "configure": "session",
     "export_store": "export",
     "get_spark": "session",
+    "is_spark_error": "errors",
+    "spark_error": "session",
+    "translate": "errors",
     "lookup": "sql",
     "register": "source",
     "register_tables": "tables",

@@ -37,7 +37,6 @@ import pyarrow as pa
 from rmqarrow.converters.spark.tables import (
     FILE_ORDER_VIEW,
     Target,
-    detect_target,
     register_tables,
     register_views,
 )
@@ -57,7 +56,6 @@ __all__ = [
     "answer_queries",
     "arrow_key_hash",
     "bulk_lookup",
-    "detect_target",
     "jvm_key_hash",
     "lookup",
     "queries_frame",

@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
-from rmqarrow.converters.parquet.dataset import detect_target
 from rmqarrow.converters.parquet.parts import hadoop_literal, table_parts
 from rmqarrow.converters.schema import SCHEMAS
 
@@ -37,7 +36,6 @@ __all__ = [
     "MESSAGES_VIEW",
     "TABLES",
     "Target",
-    "detect_target",
     "register_messages",
     "register_tables",
     "register_views",
@@ -108,8 +106,12 @@ def register_views(
     commitlog: Target | None = None,
 ) -> tuple[str, pa.Table]:
     """:func:`register_tables`; also returns the newest-first files table it registered."""
-    kind = detect_target(target)
-    root = Path(target).absolute()  # executors resolve paths in their own work dirs
+    from rmqarrow.format.detect import require_index_source
+
+    source = require_index_source(target)
+    kind = "dataset" if source.kind == "dataset" else "store"
+    # executors resolve paths in their own work dirs
+    root = (source.path if kind == "dataset" else source.index_path).absolute()
     frames: dict[str, DataFrame] = {}
     if kind == "dataset":
         from rmqarrow.converters.parquet.manifest import check_parts, trusted

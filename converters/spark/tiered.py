@@ -13,21 +13,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pyarrow as pa
-from rmqarrow.converters.arrow.tiered import TieredTables, tiered_tables
 from rmqarrow.converters.arrow.tiered_lookup import TIERED_LOOKUP_SQL, assemble, lookup_relations
-from rmqarrow.converters.parquet.tiered_import import is_tiered_dataset, read_tiered_dataset
+from rmqarrow.converters.parquet.tiered_import import tiered_source_tables
 
 from rmqarrow.tiered import TieredAnswer
 
 __all__ = ["answer_queries"]
-
-
-def _load(source: Path, hash_slot_num: int | None, index_num: int | None
-          ) -> tuple[TieredTables, bool]:
-    if is_tiered_dataset(source):
-        files, slots, items = read_tiered_dataset(source)
-        return TieredTables(files, slots, items), files.num_rows != 1
-    return tiered_tables(source, hash_slot_num, index_num), source.is_dir()
 
 
 def answer_queries(
@@ -42,7 +33,7 @@ def answer_queries(
     """Answer ``(topic, key, max_count, begin, end)`` queries with Spark SQL."""
     from rmqarrow.converters.spark.session import get_spark
 
-    tables, store = _load(Path(source), hash_slot_num, index_num)
+    tables, store = tiered_source_tables(Path(source), hash_slot_num, index_num)
     inp = lookup_relations(tables, queries, exact=exact, store=store)
     spark = get_spark(master)
     for name, table in inp.relations.items():

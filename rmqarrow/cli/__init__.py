@@ -16,7 +16,7 @@ import traceback
 from collections.abc import Sequence
 from typing import NoReturn
 
-from rmqarrow.cli._output import apply_spark_options
+from rmqarrow.cli._output import apply_spark_options, install_log_handler
 from rmqarrow.errors import RmqArrowError, UsageError
 
 __all__ = ["main"]
@@ -76,8 +76,7 @@ def _unexpected(exc: BaseException) -> str:
 def _spark_failure(exc: BaseException) -> Exception:
     """Spark's error in one rmqarrow error: an executor's (which path, which executor) or
     the JVM's (its first line and the kept log)."""
-    from rmqarrow.converters.spark.errors import is_spark_error, translate
-    from rmqarrow.converters.spark.session import spark_error
+    from rmqarrow.converters.spark import is_spark_error, spark_error, translate
 
     return translate(exc) if is_spark_error(exc) else spark_error(exc)
 
@@ -92,6 +91,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # --help, --version, argparse's usage errors (status 2)
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
     command = f"rmqarrow {args.command}"
+    install_log_handler()
     try:
         apply_spark_options(args)
         status: int = args.func(args)

@@ -5,10 +5,15 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rmqarrow.cli._output import add_geometry_options, print_json, print_table
-from rmqarrow.format.detect import require_commitlog, require_index_store
+from rmqarrow.errors import UsageError
+from rmqarrow.verify import damage_summary
+
+if TYPE_CHECKING:
+    from rmqarrow.store import StoreCheck
+    from rmqarrow.tiered import TieredCheck
 
 __all__ = ["register"]
 
@@ -36,36 +41,24 @@ def register(sub: Any) -> None:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from rmqarrow.cli._tiered import is_tiered_input, tiered_check
-    from rmqarrow.verify.fsck import check_store, damage_summary
+    import rmqarrow
 
-    if is_tiered_input(args.store):  # RocketMQ's tiered-storage index (issue 16)
-        return tiered_check(args.store, args)
+    store = rmqarrow.open(args.store, hash_slot_num=args.hash_slot_num,
+                          index_num=args.index_num)
+    with store:
+        if isinstance(store, rmqarrow.store.TieredStore):
+            return _print_tiered(store.check(), args)
+        if not isinstance(store, rmqarrow.store.IndexStore):
+            raise UsageError(f"{args.store}: {store.description}")
+        result = store.check(commitlog=args.commitlog)
+    return _print_check(result, args)
 
-    say: list[str] = []
-    target = require_index_store(args.store, say=say)
-    commitlog = args.commitlog
-    if commitlog is None and target.kind == "broker_root" and target.commitlog_dir is not None:
-        commitlog = target.commitlog_dir
-        say.append(f"note: checking entries against the CommitLog in {commitlog}")
-    if commitlog is not None:
-        commitlog = require_commitlog(commitlog, say=say)
-    for line in dict.fromkeys(say):
-        print(line, file=sys.stderr)
-    health, chains = check_store(target.index_path, args.hash_slot_num, args.index_num,
-                                 commitlog=commitlog)
+
+def _print_check(result: StoreCheck, args: argparse.Namespace) -> int:
+    health, chains, commitlog = result.health, result.chains, result.commitlog
     g = health.geometry
     if args.json:
-        print_json({
-            "store": str(target.index_path),
-            "ok": health.ok,
-            "geometry": {"hash_slot_num": g.hash_slot_num, "index_num": g.index_num,
-                         "file_size": g.file_size, "note": health.note},
-            "commitlog": None if commitlog is None else str(commitlog),
-            "files": [{**fh.to_dict(),
-                       "chains": chains[fh.name].to_dict() if fh.name in chains else None}
-                      for fh in health.files],
-        })
+        print_json(result.to_dict())
         return 0 if health.ok else 1
     if health.note:
         print(f"note: {health.note}", file=sys.stderr)
@@ -89,7 +82,20 @@ def cmd_check(args: argparse.Namespace) -> int:
         for example in c.examples[:3] if c is not None else []:
             print(f"  e.g. {example}")
     if not health.files:
-        print(f"{target.index_path}: no index files", file=sys.stderr)
+        print(f"{result.store}: no index files", file=sys.stderr)
         return 1
     print("healthy" if health.ok else damage_summary(health.damaged, len(health.files)))
     return 0 if health.ok else 1
+
+
+def _print_tiered(result: TieredCheck, args: argparse.Namespace) -> int:
+    if args.json:
+        print_json(result.to_dict())
+        return 0 if result.ok else 1
+    for f in result.files:
+        print(f"{'ok     ' if f.ok else 'PROBLEM'}  {f.path}")
+        for problem in f.problems:
+            print(f"         {problem}")
+    print(f"\n{len(result.files)} tiered files checked: "
+          f"{'all ok' if result.ok else 'problems found'}")
+    return 0 if result.ok else 1

@@ -10,14 +10,17 @@ native files (never replacing one).  Engines load inside the commands.
 from __future__ import annotations
 
 import argparse
-import importlib
-import sys
 import time
-from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-from rmqarrow.cli._output import add_geometry_options, add_spark_options, print_json, print_kv
+from rmqarrow.cli._output import (
+    add_geometry_options,
+    add_spark_options,
+    print_json,
+    print_kv,
+    progress_bar,
+)
+from rmqarrow.errors import UsageError
 
 __all__ = ["register"]
 
@@ -59,112 +62,32 @@ def register(sub: Any) -> None:
     p.set_defaults(func=_import)
 
 
-def _spark_export() -> Callable[..., None]:
-    """``rmqarrow.converters.spark.export.export_store``, or EngineUnavailableError naming the
-    fix."""
-    from rmqarrow.errors import EngineUnavailableError
-
-    try:
-        module = importlib.import_module("rmqarrow.converters.spark.export")
-    except ModuleNotFoundError as exc:
-        raise EngineUnavailableError(
-            f"--engine spark needs {exc.name} (pip install 'rmqarrow[spark]' and Java 17)"
-        ) from None
-    fn: Callable[..., None] = module.export_store
-    return fn
-
-
-def _export_source(args: argparse.Namespace) -> list[str]:
-    """The store to export (a broker root -> its index/); damaged files are named on stderr
-    (:func:`rmqarrow.index.health.healthy_index_files` is what the exporter leaves out) and,
-    with --strict, refused."""
-    from rmqarrow.errors import CorruptIndexError
-    from rmqarrow.format.detect import require_commitlog, require_index_store
-    from rmqarrow.index.health import healthy_index_files
-
-    say: list[str] = []
-    target = require_index_store(args.store, say=say)
-    args.store = str(target.index_path)
-    if args.commitlog is not None:
-        args.commitlog = str(require_commitlog(args.commitlog, say=say))
-    for line in dict.fromkeys(say):
-        print(line, file=sys.stderr)
-    geometry, healthy, damaged = healthy_index_files(args.store, args.hash_slot_num,
-                                                     args.index_num)
-    # the geometry fitted from the healthy files, so a damaged newest file cannot decide it
-    args.hash_slot_num, args.index_num = geometry.hash_slot_num, geometry.index_num
-    if damaged and args.strict:
-        raise CorruptIndexError(
-            f"{len(damaged)} damaged index file(s), refused (--strict): "
-            + "; ".join(f.describe() for f in damaged))
-    for fh in damaged:
-        print(f"warning: damaged file {fh.describe()}", file=sys.stderr)
-    if not healthy:
-        from rmqarrow.errors import UsageError
-
-        raise UsageError(f"{args.store}: no healthy index files to export")
-    return [f.name for f in damaged]
-
-
 def _export(args: argparse.Namespace) -> int:
-    from rmqarrow.cli._tiered import is_tiered_input, tiered_export
-    from rmqarrow.errors import CorruptIndexError
+    import rmqarrow
+    from rmqarrow.cli._tiered import tiered_export
+    from rmqarrow.store import IndexStore, TieredStore
 
-    if is_tiered_input(args.store):  # RocketMQ tiered-storage index (issue 16)
-        return tiered_export(Path(args.store), args)
-    damaged = _export_source(args)
-    try:
-        return _run_export(args, damaged)
-    except CorruptIndexError as exc:
-        if not damaged or not any(name in str(exc) for name in damaged):
-            raise
-        raise CorruptIndexError(
-            f"{args.store}: the exporter stopped at a damaged file ({', '.join(damaged)}) "
-            "instead of leaving it out; copy the healthy files into a new directory outside "
-            "the store and export that (see `rmqarrow check`)"
-        ) from None
-
-
-def _run_export(args: argparse.Namespace, damaged: list[str]) -> int:
-    start = time.perf_counter()
-    if args.engine == "spark":
-        spark_export = _spark_export()
-        spark_export(
-            args.store,
-            args.out,
-            overwrite=args.overwrite,
-            master=args.master,
-            hash_slot_num=args.hash_slot_num,
-            index_num=args.index_num,
-            commitlog=args.commitlog,
-        )
-        from rmqarrow.converters.parquet.manifest import read_manifest
-
-        manifest = read_manifest(args.out)
-    else:
-        if args.master is not None:
-            print("rmqarrow export: error: --master needs --engine spark", file=sys.stderr)
-            return 2
-        from rmqarrow.converters.parquet.export import export_store
-
-        manifest = export_store(
-            args.store,
-            args.out,
-            overwrite=args.overwrite,
-            hash_slot_num=args.hash_slot_num,
-            index_num=args.index_num,
-            progress=True,
-            commitlog=args.commitlog,
-            skip=damaged,
-        )
+    if args.master is not None and args.engine != "spark":
+        raise UsageError("--master needs --engine spark")
+    store = rmqarrow.open(args.store, hash_slot_num=args.hash_slot_num,
+                          index_num=args.index_num, strict=args.strict)
+    with store:
+        if isinstance(store, TieredStore):
+            return tiered_export(store, args)
+        if not isinstance(store, IndexStore):
+            raise UsageError(f"{args.store}: {store.description}")
+        start = time.perf_counter()
+        manifest = store.export(args.out, overwrite=args.overwrite, engine=args.engine,
+                                master=args.master, commitlog=args.commitlog,
+                                progress=progress_bar())
+    tables = manifest["tables"]
     summary = {
         "dataset": args.out,
         "engine": args.engine,
-        "files": manifest["tables"]["files"]["rows"],
-        "slots": manifest["tables"]["slots"]["rows"],
-        "entries": manifest["tables"]["entries"]["rows"],
-        **({"messages": manifest["tables"]["messages"]["rows"]}
-           if "messages" in manifest["tables"] else {}),
+        "files": tables["files"]["rows"],
+        "slots": tables["slots"]["rows"],
+        "entries": tables["entries"]["rows"],
+        **({"messages": tables["messages"]["rows"]} if "messages" in tables else {}),
         "seconds": round(time.perf_counter() - start, 3),
     }
     if args.json:
@@ -175,24 +98,22 @@ def _run_export(args: argparse.Namespace, damaged: list[str]) -> int:
 
 
 def _import(args: argparse.Namespace) -> int:
-    from rmqarrow.cli._tiered import is_tiered_input, tiered_import
+    import rmqarrow
+    from rmqarrow.cli._tiered import tiered_import
+    from rmqarrow.store import DatasetStore, TieredDatasetStore
 
-    if is_tiered_input(args.dataset):  # a tiered dataset (issue 16)
-        return tiered_import(Path(args.dataset), args)
-    from rmqarrow.converters.parquet.importer import import_dataset
-    from rmqarrow.errors import StoreNotFoundError, UsageError
-    from rmqarrow.format.detect import describe, detect
-
-    t = detect(args.dataset)
-    if t.kind == "missing":
-        raise StoreNotFoundError(f"{args.dataset}: no such dataset directory")
-    if t.kind != "dataset":
-        hint = " (it already is index files: query it directly)" if t.is_index else ""
-        raise UsageError(f"{args.dataset}: {describe(t)}{hint}; import takes a dataset made "
-                         "by `rmqarrow export`")
-    start = time.perf_counter()
-    paths = import_dataset(args.dataset, args.outdir, progress=True,
-                           trust=args.trust_dataset)
+    store = rmqarrow.open(args.dataset)
+    with store:
+        if isinstance(store, TieredDatasetStore):
+            return tiered_import(store, args)
+        if not isinstance(store, DatasetStore):
+            hint = (" (it already is index files: query it directly)"
+                    if store.format == "index" else "")
+            raise UsageError(f"{args.dataset}: {store.description}{hint}; import takes a "
+                             "dataset made by `rmqarrow export`")
+        start = time.perf_counter()
+        paths = store.import_files(args.outdir, trust=args.trust_dataset,
+                                   progress=progress_bar())
     summary = {
         "outdir": args.outdir,
         "files": len(paths),

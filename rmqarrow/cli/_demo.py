@@ -20,7 +20,7 @@ def spark_unavailable() -> str | None:
     from rmqarrow.errors import EngineUnavailableError
 
     try:
-        from rmqarrow.converters.spark.session import check_java, check_pyspark
+        from rmqarrow.converters.spark import check_java, check_pyspark
 
         check_pyspark()
         check_java()
@@ -55,7 +55,7 @@ def register(sub: Any) -> None:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from rmqarrow.demo.run import run_demo
+    from rmqarrow.demo import run_demo
     from rmqarrow.engines import parse_engines
 
     engines = parse_engines(args.engines)
@@ -66,7 +66,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         if reason is not None:
             print(f"note: leaving Spark out: {reason}", file=sys.stderr)
             engines.remove("spark")
-    from rmqarrow.demo.run import message_count
+    from rmqarrow.demo import message_count
 
     message_count(args.size)  # a bad --size is refused before a directory is made
     out = args.out if args.out is not None else Path(tempfile.mkdtemp(prefix="rmqarrow-demo-"))

@@ -1,21 +1,84 @@
-"""Options shared by the commands; output helpers come from :mod:`rmqarrow._text`."""
+"""Options shared by the commands, and how the command line shows what the library reports.
+
+The library reports notes and warnings through the ``rmqarrow`` loggers and progress through
+callbacks; :func:`install_log_handler` prints each record as one line on stderr (``note:``
+or ``warning:``, each said once) and :func:`progress_bar` draws a tqdm bar on a terminal.
+"""
 
 from __future__ import annotations
 
+import logging
 import sys
 from typing import Any
 
+from rmqarrow._progress import ProgressCallback, ProgressUpdate
 from rmqarrow._text import print_json, print_kv, print_table
 
 __all__ = [
     "add_geometry_options",
     "add_spark_options",
     "apply_spark_options",
+    "install_log_handler",
     "print_json",
     "print_kv",
-    "print_notes",
     "print_table",
+    "progress_bar",
 ]
+
+
+class _OneLine(logging.Handler):
+    """Each record once, as ``note: ...`` (info) or ``warning: ...`` on stderr."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self._said: set[str] = set()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            text = record.getMessage()
+        except Exception:  # a malformed record must not kill the command
+            text = str(record.msg)
+        prefix = "note" if record.levelno < logging.WARNING else "warning"
+        line = f"{prefix}: {text}"
+        if line in self._said:
+            return
+        self._said.add(line)
+        print(line, file=sys.stderr)
+
+
+def install_log_handler() -> logging.Handler:
+    """Print the library's notes and warnings (logger ``rmqarrow``) for this command."""
+    logger = logging.getLogger("rmqarrow")
+    for h in list(logger.handlers):
+        if isinstance(h, _OneLine):
+            logger.removeHandler(h)
+    handler = _OneLine()
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    return handler
+
+
+def progress_bar() -> ProgressCallback | None:
+    """A callback drawing each job's progress as a tqdm bar on stderr, when stderr is a
+    terminal (None otherwise, so piped output stays clean)."""
+    if not sys.stderr.isatty():
+        return None
+    from tqdm import tqdm
+
+    bars: dict[str, Any] = {}
+
+    def draw(update: ProgressUpdate) -> None:
+        bar = bars.get(update.label)
+        if bar is None:
+            bar = bars[update.label] = tqdm(
+                total=update.total, desc=update.label, unit=f" {update.unit}".rstrip() or "it",
+                unit_scale=True, file=sys.stderr, leave=True, dynamic_ncols=True)
+        bar.update(update.done - bar.n)
+        if update.finished:
+            bar.close()
+            del bars[update.label]
+
+    return draw
 
 
 def add_geometry_options(parser: Any) -> None:
@@ -69,12 +132,6 @@ def apply_spark_options(args: Any) -> None:
                 f"e.g. --conf spark.executor.memory=2g"
             )
         conf[key.strip()] = value
-    from rmqarrow.converters.spark.session import configure
+    from rmqarrow.converters.spark import configure
 
     configure(conf=conf, py_files=files, ship=False if no_ship else None)
-
-
-def print_notes(lines: list[str]) -> None:
-    """Notes for stderr (what was detected, what was skipped), each said once."""
-    for line in dict.fromkeys(lines):
-        print(line, file=sys.stderr)

@@ -7,24 +7,16 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rmqarrow.cli._output import (
-    add_geometry_options,
-    add_spark_options,
-    print_json,
-    print_notes,
-    print_table,
-)
-from rmqarrow.engines import ENGINES, answer_with_engine
+from rmqarrow.cli._output import add_geometry_options, add_spark_options, print_json, print_table
+from rmqarrow.cli._tiered import tiered_query
+from rmqarrow.engines import ENGINES
 from rmqarrow.errors import UsageError
-from rmqarrow.format.detect import detect, require_commitlog, require_index_store
 from rmqarrow.format.java import JAVA_LONG_MAX
-from rmqarrow.format.queries import Query
+from rmqarrow.format.queries import Query, escape_text
 from rmqarrow.format.times import TIME_HELP, parse_time
 
 if TYPE_CHECKING:
-    from rmqarrow.index.service import IndexService
-
-from rmqarrow.cli._info import refuse_unknown_geometry
+    from rmqarrow.store import IndexStore
 
 __all__ = ['register']
 
@@ -86,72 +78,7 @@ def _queries_from_args(args: argparse.Namespace) -> tuple[list[Query], bool]:
     return [Query(key, args.max_num, begin, end)], False
 
 
-def open_native(store: Path, args: argparse.Namespace) -> IndexService:
-    """The read-only service over the store's healthy files; skipped files named on stderr."""
-    from rmqarrow.index.service import open_store
-
-    say: list[str] = []
-    target = require_index_store(store, say=say)
-    print_notes(say)
-    service, note = open_store(target.index_path, args.hash_slot_num, args.index_num,
-                               strict=getattr(args, "strict", False))
-    if note:
-        print(f"note: {note}", file=sys.stderr)
-    if not service.files:
-        from rmqarrow.index.health import StoreHealth
-
-        refuse_unknown_geometry(StoreHealth(target.index_path, service.geometry, None,
-                                             service.skipped))
-    for fh in service.skipped:
-        print(f"warning: skipped damaged file {fh.describe()}", file=sys.stderr)
-    if not service.files:
-        service.close()
-        raise UsageError(f"{target.index_path}: no readable index files"
-                         + (" (every file is damaged)" if service.skipped else ""))
-    return service
-
-
-def _native_answers(service: IndexService, queries: list[Query]) -> list[list[int]]:
-    from rmqarrow.kernels.lookup import answers_from_table
-
-    table = service.query_offsets([q.key for q in queries], [q.max_num for q in queries],
-                                  [q.begin for q in queries], [q.end for q in queries])
-    return answers_from_table(table, len(queries))
-
-
-def _check_sql_target(args: argparse.Namespace) -> None:
-    source = args.dataset if args.dataset is not None else args.store
-    t = detect(source)
-    if t.kind == "dataset":
-        return
-    say: list[str] = []
-    t = require_index_store(source, say=say)
-    print_notes(say)
-    if t.kind == "broker_root":
-        if args.dataset is None:
-            args.store = t.index_path
-        else:
-            args.dataset = t.index_path
-    from rmqarrow.index.health import scan_store
-
-    health = scan_store(t.index_path, args.hash_slot_num, args.index_num)
-    refuse_unknown_geometry(health)
-    if health.damaged:
-        raise UsageError(
-            f"{t.index_path}: {len(health.damaged)} damaged file(s) "
-            f"({', '.join(f'{f.name}: {f.status}' for f in health.damaged)}); the "
-            f"{args.engine} engine reads every file: use --engine native, which skips them"
-        )
-    # the geometry fitted from the healthy files, never from the newest file alone
-    args.hash_slot_num = health.geometry.hash_slot_num
-    args.index_num = health.geometry.index_num
-
-
-def cmd_query(args: argparse.Namespace) -> int:
-    from rmqarrow.cli._tiered import is_tiered_input, tiered_query
-
-    if is_tiered_input(args.store):  # RocketMQ tiered-storage index (issue 16)
-        return tiered_query(args.store, args)
+def _checked_options(args: argparse.Namespace) -> None:
     if args.topic is not None and args.queries is not None:
         raise UsageError("--topic goes with --key; --queries lines hold full index keys")
     if args.max_num < 0:
@@ -162,40 +89,39 @@ def cmd_query(args: argparse.Namespace) -> int:
         raise UsageError("--resolve works with --key, not --queries")
     if args.engine == "native" and args.dataset is not None:
         raise UsageError("a dataset is for the duckdb and spark engines; native reads the store")
-    queries, batch = _queries_from_args(args)
-    if args.resolve is not None:
-        say: list[str] = []
-        args.resolve = require_commitlog(args.resolve, say=say)
-        print_notes(say)
-    if args.engine == "native":
-        service = open_native(args.store, args)
-        with service:
-            answers = _native_answers(service, queries)
-            explained = _explain(service, queries, args) if args.explain else []
-    else:
-        explained = []
-        _check_sql_target(args)
-        answers = answer_with_engine(
-            args.engine,
-            args.store,
-            queries,
-            dataset=args.dataset,
-            master=args.master,
-            hash_slot_num=args.hash_slot_num,
-            index_num=args.index_num,
-        )
-    if args.resolve is not None:
-        status = _print_resolved(args, queries[0], answers[0])
-        _print_explained(explained, args.json)
-        return status
+
+
+def cmd_query(args: argparse.Namespace) -> int:
+    import rmqarrow
+    from rmqarrow.store import DatasetStore, IndexStore
+
+    source = args.dataset if args.dataset is not None else args.store
+    store = rmqarrow.open(source, hash_slot_num=args.hash_slot_num, index_num=args.index_num,
+                          strict=args.strict)
+    with store:
+        if store.format == "tiered":
+            return tiered_query(store, args)
+        _checked_options(args)
+        if not isinstance(store, IndexStore | DatasetStore) or (
+                isinstance(store, DatasetStore) and args.engine == "native"):
+            raise UsageError(f"{source}: {store.description}")
+        queries, batch = _queries_from_args(args)
+        answers = store.answers(queries, engine=args.engine, master=args.master)
+        explained: list[str] = []
+        if args.explain and isinstance(store, IndexStore):
+            explained = store.explain_queries(queries, commitlog=args.resolve)
+        if args.resolve is not None:
+            if not isinstance(store, IndexStore):
+                raise UsageError("--resolve reads hits back from the CommitLog of a store")
+            status = _print_resolved(store, args, queries[0], answers[0])
+            _print_explained(explained, args.json)
+            return status
     if batch:
         if args.json:
             print_json([{"key": q.key, "max_num": q.max_num, "begin": q.begin, "end": q.end,
                          "phy_offsets": a} for q, a in zip(queries, answers, strict=True)])
             _print_explained(explained, True)
         else:
-            from rmqarrow.format.queries import escape_text
-
             for q, a in zip(queries, answers, strict=True):  # keys escaped: one line each
                 sys.stdout.write(f"{escape_text(q.key)}\t{','.join(str(o) for o in a)}\n")
             _print_explained(explained, False)
@@ -242,25 +168,14 @@ def _topic_hint(args: argparse.Namespace, empty: list[Query]) -> None:
               file=sys.stderr)
 
 
-def _explain(service: IndexService, queries: list[Query], args: argparse.Namespace
-             ) -> list[str]:
-    """Per query and file, why the native lookup returned what it did."""
-    from rmqarrow.verify.explain import explain_query
-
-    lines: list[str] = []
-    for q in queries:
-        lines += explain_query(service.files, q, skipped=service.skipped,
-                               commitlog=args.resolve)
-    return lines
-
-
-def _print_resolved(args: argparse.Namespace, q: Query, offsets: list[int]) -> int:
-    from rmqarrow.commitlog import format_message, resolve
+def _print_resolved(store: IndexStore, args: argparse.Namespace, q: Query,
+                    offsets: list[int]) -> int:
+    from rmqarrow.commitlog import format_message
 
     topic, _, key = q.key.partition("#") if args.topic is None else (args.topic, "#", args.key)
-    # a key repeated in KEYS is indexed once per occurrence: read each message once
+    # a key repeated in KEYS is indexed once per occurrence: each message is read once
     distinct = list(dict.fromkeys(offsets))
-    result = resolve(args.resolve, topic, key, distinct)
+    result = store.resolve(topic, key, distinct, commitlog=args.resolve)
     if args.json:
         print_json({
             "key": q.key,

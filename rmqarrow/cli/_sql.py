@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import csv
+import logging
 import sys
 import tempfile
 from collections.abc import Callable
@@ -27,6 +28,7 @@ from rmqarrow.cli._output import (
     print_json,
     print_kv,
     print_table,
+    progress_bar,
 )
 from rmqarrow.errors import EngineError, EngineUnavailableError, RmqArrowError, UsageError
 
@@ -147,7 +149,7 @@ def _duckdb_runner(
 ) -> tuple[Callable[[str], pa.Table], Callable[[], None]]:
     import duckdb
 
-    from rmqarrow.converters.duckdb.sql import connect
+    from rmqarrow.converters.duckdb import connect
 
     con = connect(
         args.target,
@@ -178,7 +180,7 @@ def _duckdb_runner(
 def _spark_failure(exc: Exception) -> Exception:
     """A statement's error as one line; pyspark/py4j errors quote Spark's first line."""
     if type(exc).__module__.startswith(("pyspark", "py4j")):
-        from rmqarrow.converters.spark.session import spark_error
+        from rmqarrow.converters.spark import spark_error
 
         return spark_error(exc)
     return exc
@@ -186,60 +188,63 @@ def _spark_failure(exc: Exception) -> Exception:
 
 def _spark_runner(args: argparse.Namespace) -> tuple[Callable[[str], pa.Table], Callable[[], None]]:
     try:
-        from rmqarrow.converters.spark import sql as spark_sql
+        from rmqarrow.converters.spark import get_spark, register_tables
     except ImportError as exc:
-        raise EngineUnavailableError(
-            f"--engine spark needs rmqarrow.converters.spark.sql and pyspark ({exc})"
-        ) from None
-
-    if args.commitlog is not None:
-        from rmqarrow.converters.spark.session import get_spark
-        from rmqarrow.converters.spark.tables import register_tables
-
-        spark = get_spark(args.master)
-        register_tables(
-            spark,
-            args.target,
-            hash_slot_num=args.hash_slot_num,
-            index_num=args.index_num,
-            commitlog=args.commitlog,
-        )
-
-        def run_registered(query: str) -> pa.Table:
-            try:
-                result: pa.Table = spark.sql(query).toArrow()
-            except Exception as exc:
-                raise _spark_failure(exc) from None
-            return result
-
-        return run_registered, lambda: None
+        raise EngineUnavailableError(f"--engine spark needs pyspark ({exc})") from None
+    spark = get_spark(args.master)
+    register_tables(spark, args.target, hash_slot_num=args.hash_slot_num,
+                    index_num=args.index_num, commitlog=args.commitlog)
 
     def run(query: str) -> pa.Table:
         try:
-            return spark_sql.sql(
-                args.target,
-                query,
-                master=args.master,
-                hash_slot_num=args.hash_slot_num,
-                index_num=args.index_num,
-            )
+            result: pa.Table = spark.sql(query).toArrow()
         except RmqArrowError:
             raise
         except Exception as exc:
             raise _spark_failure(exc) from None
+        return result
 
     return run, lambda: None
+
+
+#: The interactive prompt's history, kept between sessions.
+HISTORY_FILE = Path("~/.rmqarrow_sql_history")
+
+
+def _read_lines(stream: TextIO, interactive: bool) -> Any:
+    """Lines of input: with line editing and history (:mod:`readline`) at a terminal."""
+    if not interactive:
+        yield from iter(stream.readline, "")
+        return
+    try:
+        import readline
+    except ImportError:  # a Python built without it: plain input() still works
+        readline = None  # type: ignore[assignment]
+    history = HISTORY_FILE.expanduser()
+    if readline is not None:
+        with contextlib.suppress(OSError):
+            readline.read_history_file(history)
+        readline.set_history_length(1000)
+    continued = False
+    try:
+        while True:
+            try:
+                line = input("      ...> " if continued else PROMPT)
+            except EOFError:
+                return
+            continued = bool(line.strip()) and not line.strip().endswith(";") \
+                and not (not continued and line.strip().startswith("."))
+            yield line + "\n"
+    finally:
+        if readline is not None:
+            with contextlib.suppress(OSError):
+                readline.write_history_file(history)
 
 
 def _statements(stream: TextIO, interactive: bool) -> Any:
     """Yield ``;``-terminated statements (and dot commands) read line by line."""
     buffer: list[str] = []
-    while True:
-        if interactive:
-            print(PROMPT if not buffer else "      ...> ", end="", file=sys.stderr, flush=True)
-        line = stream.readline()
-        if not line:
-            break
+    for line in _read_lines(stream, interactive):
         stripped = line.strip()
         if not buffer and stripped.startswith("."):
             yield stripped
@@ -308,38 +313,35 @@ def _run_sql(args: argparse.Namespace) -> int:
 def _target(args: argparse.Namespace) -> None:
     """Resolve ``target`` (a broker root -> its index/) and ``--commitlog`` (a broker root ->
     its commitlog/); the wrong kind of input gets one line saying what it is."""
-    from rmqarrow.format.detect import detect, require_commitlog, require_index_store
+    import rmqarrow
+    from rmqarrow.store import DatasetStore, IndexStore
 
-    say: list[str] = []
-    t = detect(args.target)
-    if t.kind != "dataset":
-        t = require_index_store(args.target, say=say)
-        args.target = str(t.index_path)
-        if t.kind == "broker_root" and args.commitlog is None and t.commitlog_dir is not None:
-            args.commitlog = str(t.commitlog_dir)
-            say.append(f"note: using its CommitLog too: {t.commitlog_dir}")
-        from rmqarrow.cli._info import refuse_unknown_geometry
-        from rmqarrow.index.health import scan_store
-
-        health = scan_store(t.index_path, args.hash_slot_num, args.index_num)
-        refuse_unknown_geometry(health)
-        if health.damaged:
-            for line in dict.fromkeys(say):
-                print(line, file=sys.stderr)
-            raise UsageError(
-                f"{t.index_path}: {len(health.damaged)} damaged index file(s) ("
-                + ", ".join(f"{f.name}: {f.status}" for f in health.damaged[:5])
-                + "); SQL reads every file: see `rmqarrow check`, or look keys up with "
-                "`rmqarrow query`, which skips damaged files"
-            )
-        args.entries = sum(max(f.header.get("index_count", 1) - 1, 0) for f in health.files)
-        # the geometry fitted from the healthy files, never from the newest file alone
-        args.hash_slot_num = health.geometry.hash_slot_num
-        args.index_num = health.geometry.index_num
+    store = rmqarrow.open(args.target, hash_slot_num=args.hash_slot_num,
+                          index_num=args.index_num)
+    with store:
+        args.is_dataset = isinstance(store, DatasetStore)
+        if args.is_dataset:
+            pass
+        elif isinstance(store, IndexStore):
+            args.target = str(store.index_path)
+            if store.kind == "broker_root" and args.commitlog is None \
+                    and store.commitlog_dir is not None:
+                args.commitlog = str(store.commitlog_dir)
+                logging.getLogger("rmqarrow").info("using its CommitLog too: %s",
+                                                   store.commitlog_dir)
+            try:
+                args.hash_slot_num, args.index_num = store.sql_geometry("SQL")
+            except UsageError as exc:
+                raise UsageError(f"{exc}; see `rmqarrow check`, or look keys up with "
+                                 "`rmqarrow query`, which skips damaged files") from None
+            args.entries = sum(max(f.header.get("index_count", 1) - 1, 0)
+                               for f in store.health().files)
+        else:
+            raise UsageError(f"{args.target}: {store.description}")
     if args.commitlog is not None:
-        args.commitlog = str(require_commitlog(args.commitlog, say=say))
-    for line in dict.fromkeys(say):
-        print(line, file=sys.stderr)
+        from rmqarrow.commitlog import require_commitlog
+
+        args.commitlog = str(require_commitlog(args.commitlog))
 
 
 def _section(title: str, table: pa.Table) -> None:
@@ -351,27 +353,25 @@ def _stats_dataset(args: argparse.Namespace, stack: contextlib.ExitStack) -> str
     """The dataset ``stats`` reads in bounded passes: the target itself, or for a native
     store above :data:`STATS_EXPORT_ABOVE` entries an export of it into a temporary
     directory (removed when ``stack`` closes); None: DuckDB loads the small store."""
-    from rmqarrow.converters.parquet.dataset import detect_target
-
-    if detect_target(args.target) == "dataset":
+    if args.is_dataset:
         return str(args.target)
     entries = getattr(args, "entries", 0)
     if entries <= STATS_EXPORT_ABOVE:
         return None
-    from rmqarrow.converters.parquet.export import export_store
+    import rmqarrow
 
     spill = stack.enter_context(tempfile.TemporaryDirectory(prefix="rmqarrow-stats-"))
     print(f"note: {entries:,} entries: exporting the store to a temporary dataset in {spill} "
           "first (removed after), so memory stays flat in the store's size", file=sys.stderr)
     dataset = str(Path(spill) / "dataset")
-    export_store(args.target, dataset, hash_slot_num=args.hash_slot_num,
-                 index_num=args.index_num, progress=True)
+    with rmqarrow.open(args.target, hash_slot_num=args.hash_slot_num,
+                       index_num=args.index_num) as store:
+        store.export(dataset, progress=progress_bar())
     return dataset
 
 
 def _run_stats(args: argparse.Namespace) -> int:
-    from rmqarrow.converters.duckdb import stats
-    from rmqarrow.converters.duckdb.sql import check_against_log, connect
+    from rmqarrow.converters.duckdb import check_against_log, collect, connect
 
     if not (0 <= args.top <= _MAX_ROWS and 0 <= args.limit <= _MAX_ROWS):
         raise UsageError(f"--top and --limit must be 0..{_MAX_ROWS:,}, got {args.top} and "
@@ -401,8 +401,8 @@ def _run_stats(args: argparse.Namespace) -> int:
             commitlog=None if spark_check else args.commitlog,
         )
         try:
-            result = stats.collect(con, top=args.top, between=between, limit=args.limit,
-                                   dataset=dataset)
+            result = collect(con, top=args.top, between=between, limit=args.limit,
+                             dataset=dataset, progress=progress_bar())
             log_check = None
             if args.commitlog and not spark_check:
                 log_check = check_against_log(con, examples=args.top)
@@ -412,7 +412,7 @@ def _run_stats(args: argparse.Namespace) -> int:
         log_check = _spark_log_check(args)
     charts = []
     if args.plot:
-        from rmqarrow.converters.duckdb.stats_plot import write_charts
+        from rmqarrow.converters.duckdb import write_charts
 
         charts = [str(p) for p in write_charts(result, args.plot, overwrite=args.overwrite)]
     if args.json:
@@ -451,9 +451,7 @@ def _run_stats(args: argparse.Namespace) -> int:
 def _spark_log_check(args: argparse.Namespace) -> dict[str, Any]:
     """The check against the log computed in Spark (same figures as DuckDB's)."""
     try:
-        from rmqarrow.converters.spark.log_check import check_against_log
-        from rmqarrow.converters.spark.session import get_spark
-        from rmqarrow.converters.spark.tables import register_tables
+        from rmqarrow.converters.spark import check_against_log, get_spark, register_tables
     except ImportError as exc:
         raise EngineUnavailableError(
             f"--engine spark needs pyspark ({exc}); pip install 'rmqarrow[spark]'"

@@ -67,16 +67,42 @@ def read_keys(path: Path, escaped: bool) -> list[str]:
 _MAX_SAMPLE = 1_000_000
 
 
+def _check_dataset_option(path: Path) -> None:
+    import rmqarrow
+    from rmqarrow.errors import RmqArrowError
+    from rmqarrow.store import DatasetStore
+
+    try:
+        with rmqarrow.open(path) as ds:
+            if isinstance(ds, DatasetStore):
+                return
+            what = ds.description
+    except RmqArrowError as exc:
+        what = str(exc)
+    raise UsageError(f"--dataset {path}: not an exported dataset ({what}); make one with "
+                     "`rmqarrow export`")
+
+
 def cmd_verify(args: argparse.Namespace) -> int:
-    from rmqarrow.cli._tiered import is_tiered_input, tiered_verify
+    import rmqarrow
+    from rmqarrow.cli._tiered import tiered_verify
     from rmqarrow.engines import parse_engines
-    from rmqarrow.format.detect import detect, require_index_store
     from rmqarrow.format.query_file import read_query_file
-    from rmqarrow.index.health import scan_store
+    from rmqarrow.store import DatasetStore, IndexStore, TieredStore
     from rmqarrow.verify import format_report, verify
 
-    if is_tiered_input(args.store):  # RocketMQ tiered-storage index (issue 16)
-        return tiered_verify(args.store, args)
+    opened = rmqarrow.open(args.store, hash_slot_num=args.hash_slot_num,
+                           index_num=args.index_num)
+    with opened:
+        if isinstance(opened, TieredStore):
+            return tiered_verify(opened, args)
+        if isinstance(opened, DatasetStore):
+            raise UsageError(f"{args.store}: an exported Parquet dataset; verify needs the "
+                             "native store as the reference (give the dataset with --dataset)")
+        if not isinstance(opened, IndexStore):
+            raise UsageError(f"{args.store}: {opened.description}")
+        health = opened.health()
+    store = opened.index_path
     engines = parse_engines(args.engines)
     if not 1 <= args.sample <= _MAX_SAMPLE:
         raise UsageError(
@@ -90,17 +116,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
         queries = read_query_file(args.queries, escaped=args.escaped)
     keys = read_keys(args.keys, args.escaped) if args.keys is not None else None
     explicit = args.engines != DEFAULT_ENGINES
-    say: list[str] = []
-    if detect(args.store).kind == "dataset":
-        raise UsageError(f"{args.store}: an exported Parquet dataset; verify needs the native "
-                         "store as the reference (give the dataset with --dataset)")
-    store = require_index_store(args.store, say=say).index_path
-    if args.dataset is not None and detect(args.dataset).kind != "dataset":
-        raise UsageError(f"--dataset {args.dataset}: not an exported dataset "
-                         f"({detect(args.dataset).detail}); make one with `rmqarrow export`")
-    for line in say:
-        print(line, file=sys.stderr)
-    health = scan_store(store, args.hash_slot_num, args.index_num)
+    if args.dataset is not None:
+        _check_dataset_option(args.dataset)
     if health.damaged:
         if args.strict:
             raise CorruptIndexError(

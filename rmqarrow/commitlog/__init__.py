@@ -70,6 +70,7 @@ from rmqarrow.commitlog.writer import (
     encode_record,
     write_commitlog,
 )
+from rmqarrow.format.detect import require_commitlog
 
 __all__ = [
     "DEFAULT_BATCH_ROWS",
@@ -117,6 +118,7 @@ __all__ = [
     "java_split_keys",
     "list_commitlog_files",
     "matches",
+    "require_commitlog",
     "resolve",
     "split_keys",
     "write_commitlog",

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from rmqarrow.demo.run import DemoResult, run_demo
+from rmqarrow.demo.run import DemoResult, message_count, run_demo
 
-__all__ = ["DemoResult", "run_demo"]
+__all__ = ["DemoResult", "message_count", "run_demo"]

@@ -224,7 +224,7 @@ def _run_demo(
     seed: int,
     echo: Echo,
 ) -> DemoResult:
-    from rmqarrow.index.service import IndexService, open_store
+    from rmqarrow.index.service import IndexService, open_healthy
     from rmqarrow.verify import verify
 
     hsn, inum = demo_geometry(n)
@@ -256,7 +256,7 @@ def _run_demo(
     with IndexService(store, hsn, inum) as service:
         service.build_index_batch(records)
         service.flush()
-    svc, _ = open_store(store, hsn, inum)
+    svc, _ = open_healthy(store, hsn, inum)
     with svc:
         files = list(svc.files)
         entries = sum(f.entry_count for f in files)

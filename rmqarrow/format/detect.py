@@ -1,33 +1,45 @@
-"""What a path given on the command line is: one detector for every command.
+"""What a path is: the one detector every command, engine and opener asks.
 
 Operators point tools at whatever they have after a crash: a broker's ``store`` root, its
-``store/index`` or ``store/commitlog``, one index file, an exported Parquet dataset, an empty
-folder, a text file.  :func:`detect` tells these apart from names and a few header bytes
-(stdlib and numpy only, nothing is mapped), so each command can use the right part of a
-broker store root by itself and refuse the wrong kind of input with one line naming what it
-is and which command takes it (:func:`require_index_store`, :func:`require_commitlog`).
+``store/index`` or ``store/commitlog``, one index file, an exported Parquet dataset, tiered
+index files, an empty folder, a text file.  :func:`detect` tells these apart from names, a
+few header bytes and a dataset's manifest (stdlib only, nothing is mapped), so each command
+can use the right part of a broker store root by itself and refuse the wrong kind of input
+with one line naming what it is and which command takes it (:func:`require_index_store`,
+:func:`require_commitlog`).  Notes (a broker root resolved to its ``index/``) go to the
+``rmqarrow.format.detect`` logger.
 
 Kinds (:data:`KINDS`): ``index_file``, ``index_dir``, ``broker_root``, ``commitlog_dir``,
-``dataset``, ``tiered`` (a tiered ``IndexStoreFile``, recognised by its magic; commands that
-read tiered files can accept it), ``empty_dir``, ``other_file``, ``other_dir``, ``missing``.
+``dataset`` (an exported Parquet dataset of index files), ``tiered`` (RocketMQ's tiered
+``IndexStoreFile``: one file of either form or a folder of them, see :attr:`Target.form`),
+``tiered_dataset``, ``empty_dir``, ``other_file``, ``other_dir``, ``missing``.
 """
 
 from __future__ import annotations
 
+import json
+import logging
 import os
 import struct
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
-from rmqarrow.errors import StoreNotFoundError, UsageError
+from rmqarrow.errors import DatasetError, StoreNotFoundError, UsageError
+from rmqarrow.format import tiered_layout as tl
 from rmqarrow.format.layout import DEFAULT_HASH_SLOT_NUM, HEADER_SIZE, Geometry
+from rmqarrow.format.tiered_naming import LOCAL_DIR_NAME, parse_segment_name
 
 __all__ = [
     "KINDS",
+    "MANIFEST_NAME",
+    "TIERED_DATASET_FORMAT",
     "Target",
+    "TieredForm",
     "describe",
     "detect",
     "require_commitlog",
+    "require_index_source",
     "require_index_store",
 ]
 
@@ -38,19 +50,28 @@ KINDS = (
     "commitlog_dir",
     "dataset",
     "tiered",
+    "tiered_dataset",
     "empty_dir",
     "other_file",
     "other_dir",
     "missing",
 )
 
-#: the first int32 of a tiered ``IndexStoreFile`` (``rmqarrow.tiered``'s BEGIN/END_MAGIC;
-#: repeated here because the format layer sits below the tiered package)
-_TIERED_MAGICS = (-1127939447, -1127939451)
+_log = logging.getLogger(__name__)
+
+#: What a tiered path holds: one local or uploaded file, or a folder of them.
+TieredForm = Literal["unsealed", "compacted", "local-dir", "segment-dir"]
+
+_TIERED_MAGICS = (tl.BEGIN_MAGIC, tl.END_MAGIC)
 _COMMITLOG_NAME_DIGITS = 20
 _INDEX_NAME_DIGITS = 17
 _DATASET_TABLES = ("files", "slots", "entries")
-_MANIFEST = "_rmqarrow.json"
+#: An exported dataset's manifest, and the format it states for a tiered dataset.
+MANIFEST_NAME = "_rmqarrow.json"
+TIERED_DATASET_FORMAT = "rmqarrow-tiered-dataset"
+#: Formats of the kinds: which family of readers and engines a path belongs to.
+_FORMATS = {"index_file": "index", "index_dir": "index", "broker_root": "index",
+            "dataset": "index", "tiered": "tiered", "tiered_dataset": "tiered"}
 
 
 @dataclass(frozen=True)
@@ -62,10 +83,22 @@ class Target:
     index_dir: Path | None = None  # the index directory to read (broker root or index dir)
     commitlog_dir: Path | None = None  # the CommitLog directory (broker root or itself)
     detail: str = ""  # what the detector saw, for messages
+    form: TieredForm | None = None  # for kind "tiered": which file form, or which folder
 
     @property
     def is_index(self) -> bool:
+        """Native index files (one, a directory of them, or a broker root's ``index/``)."""
         return self.kind in ("index_file", "index_dir", "broker_root")
+
+    @property
+    def is_dataset(self) -> bool:
+        """An exported Parquet dataset (of index files or of tiered files)."""
+        return self.kind in ("dataset", "tiered_dataset")
+
+    @property
+    def format(self) -> str | None:
+        """``"index"`` (RocketMQ's IndexFile), ``"tiered"`` (RIP-65), or None for the rest."""
+        return _FORMATS.get(self.kind)
 
     @property
     def index_path(self) -> Path:
@@ -90,16 +123,32 @@ def _visible(p: Path) -> list[Path]:
         return []
 
 
-def _file_kind(p: Path) -> tuple[str, str]:
+def _tiered_form(head: bytes, size: int) -> TieredForm | None:
+    """The form of a tiered file from its first bytes, or None when it is not one.  The
+    magic alone tells a tiered file (a classic file starts with a positive timestamp); a
+    damaged one is then reported by opening it, not mistaken for something else."""
+    if len(head) < tl.INT32.size or tl.INT32.unpack_from(head, 0)[0] not in _TIERED_MAGICS:
+        return None
+    return "compacted" if tl.compacted_slot_num(head, size) is not None else "unsealed"
+
+
+def _file_kind(p: Path) -> tuple[str, str, TieredForm | None]:
     """``index_file``, ``tiered`` or ``other_file`` for a regular file, from its bytes."""
     try:
         size = p.stat().st_size
         with open(p, "rb") as fh:
-            head = fh.read(HEADER_SIZE)
+            head = fh.read(max(HEADER_SIZE, tl.HEADER_SIZE + tl.SLOT_SIZE))
     except OSError as exc:
-        return "other_file", f"unreadable ({exc.strerror or exc})"
-    if len(head) >= 4 and struct.unpack(">i", head[:4])[0] in _TIERED_MAGICS:
-        return "tiered", "starts with the tiered IndexStoreFile magic"
+        return "other_file", f"unreadable ({exc.strerror or exc})", None
+    form = _tiered_form(head, size)
+    if form is not None:
+        return "tiered", f"a tiered IndexStoreFile ({form})", form
+    kind, detail = _classic_file_kind(p, head[:HEADER_SIZE], size)
+    return kind, detail, None
+
+
+def _classic_file_kind(p: Path, head: bytes, size: int) -> tuple[str, str]:
+    """``index_file`` or ``other_file`` for a file that is not tiered."""
     if size < HEADER_SIZE:
         if _is_index_name(p.name):  # a crash can cut an index file this short
             return "index_file", f"named like an index file, {size} bytes"
@@ -125,19 +174,56 @@ def _file_kind(p: Path) -> tuple[str, str]:
     return "other_file", "not an index file (no index header, unknown size)"
 
 
+def _manifest_format(p: Path) -> str | None:
+    """The ``format`` a dataset's manifest states (None when absent or unreadable)."""
+    try:
+        doc = json.loads((p / MANIFEST_NAME).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    value = doc.get("format") if isinstance(doc, dict) else None
+    return value if isinstance(value, str) else None
+
+
+def _is_local_tiered(q: Path) -> bool:
+    if not (q.name.isascii() and q.name.isdigit()) or not q.is_file():
+        return False
+    try:
+        with open(q, "rb") as fh:
+            head = fh.read(tl.HEADER_SIZE + tl.SLOT_SIZE)
+        return _tiered_form(head, q.stat().st_size) is not None
+    except OSError:
+        return False
+
+
+def _tiered_folder(p: Path, children: list[Path]) -> TieredForm | None:
+    """``local-dir``: a ``tiered_index_file/`` folder, a folder holding one, or a folder of
+    numerically named tiered files; ``segment-dir``: a folder of uploaded segments (names
+    ``<md5 prefix><20-digit base offset>``); None otherwise."""
+    local = p / LOCAL_DIR_NAME
+    if local.is_dir() and any(_is_local_tiered(q) for q in _visible(local)):
+        return "local-dir"
+    if any(_is_local_tiered(q) for q in children):
+        return "local-dir"
+    if any(parse_segment_name(q.name) is not None and q.is_file() for q in children):
+        return "segment-dir"
+    return None
+
+
 def detect(target: str | os.PathLike[str]) -> Target:
     """Classify ``target`` (never raises for an existing or missing path)."""
     p = Path(target)
     if not p.exists():
         return Target("missing", p, detail="no such file or directory")
     if p.is_file():
-        kind, detail = _file_kind(p)
-        return Target(kind, p, detail=detail)
+        kind, detail, form = _file_kind(p)
+        return Target(kind, p, detail=detail, form=form)
     if not p.is_dir():
         return Target("other_file", p, detail="not a regular file or directory")
     children = _visible(p)
     names = {c.name for c in children}
-    if _MANIFEST in names or any((p / t).is_dir() for t in _DATASET_TABLES):
+    if MANIFEST_NAME in names and _manifest_format(p) == TIERED_DATASET_FORMAT:
+        return Target("tiered_dataset", p, detail="an exported Parquet dataset of tiered files")
+    if MANIFEST_NAME in names or any((p / t).is_dir() for t in _DATASET_TABLES):
         return Target("dataset", p, detail="an exported Parquet dataset")
     if (p / "index").is_dir() and ((p / "commitlog").is_dir() or
                                    names & {"checkpoint", "abort", "config", "consumequeue"}):
@@ -154,9 +240,11 @@ def detect(target: str | os.PathLike[str]) -> Target:
         return Target("commitlog_dir", p, commitlog_dir=p, detail="a CommitLog directory")
     if not children:
         return Target("empty_dir", p, detail="an empty directory")
+    if not any(_is_index_name(c.name) for c in files):
+        form = _tiered_folder(p, children)
+        if form is not None:
+            return Target("tiered", p, detail=f"tiered IndexStoreFiles ({form})", form=form)
     kinds = {_file_kind(c)[0] for c in files[:64]}
-    if "tiered" in kinds and "index_file" not in kinds:
-        return Target("tiered", p, detail="a directory of tiered IndexStoreFiles")
     if "index_file" in kinds or any(_is_index_name(c.name) for c in files):
         return Target("index_dir", p, index_dir=p, detail="a directory of index files")
     if not files:
@@ -170,6 +258,9 @@ _INSTEAD = {
     "commitlog_dir": "a CommitLog directory, not index files: build an index from it with "
                      "`rmqarrow build STORE --from-commitlog DIR`, or pass it as --commitlog",
     "tiered": "a tiered IndexStoreFile (RocketMQ's tiered store), not a local index file",
+    "tiered_dataset": "an exported Parquet dataset of tiered index files: query it with "
+                      "`rmqarrow query --engine duckdb`, or rebuild the files with "
+                      "`rmqarrow import`",
     "empty_dir": "an empty directory: no index files to read",
     "other_file": "not an index file",
     "other_dir": "not a store: no index files in it",
@@ -185,13 +276,13 @@ def describe(t: Target) -> str:
     return text
 
 
-def require_index_store(target: str | os.PathLike[str], *, allow_file: bool = True,
-                        say: list[str] | None = None) -> Target:
+def require_index_store(target: str | os.PathLike[str], *, allow_file: bool = True
+                        ) -> Target:
     """The index file or directory to read for ``target``, or an error naming what it is.
 
-    A broker store root resolves to its ``index/`` directory; a line saying so is appended to
-    ``say`` (the command line prints it once on stderr).  A missing path raises
-    :class:`StoreNotFoundError`, any other wrong kind :class:`UsageError`.
+    A broker store root resolves to its ``index/`` directory, said as an info record of this
+    module's logger.  A missing path raises :class:`StoreNotFoundError`, any other wrong
+    kind :class:`UsageError`.
     """
     t = detect(target)
     if t.kind == "missing":
@@ -205,9 +296,8 @@ def require_index_store(target: str | os.PathLike[str], *, allow_file: bool = Tr
         if not any(_visible(t.index_dir)):
             raise UsageError(f"{t.path}: a broker store root whose index/ directory is empty: "
                              "no index files to read")
-        if say is not None:
-            say.append(f"note: {t.path} is a broker store root; reading its index files in "
-                       f"{t.index_dir}")
+        _log.info("%s is a broker store root; reading its index files in %s",
+                  t.path, t.index_dir)
         return t
     if t.kind == "index_dir" or (t.kind == "index_file" and allow_file):
         return t
@@ -216,16 +306,15 @@ def require_index_store(target: str | os.PathLike[str], *, allow_file: bool = Tr
     raise UsageError(f"{t.path}: {describe(t)}")
 
 
-def require_commitlog(target: str | os.PathLike[str], *, say: list[str] | None = None) -> Path:
+def require_commitlog(target: str | os.PathLike[str]) -> Path:
     """The CommitLog directory for ``target`` (a broker root resolves to its ``commitlog/``);
     an error when it holds no CommitLog file (20-digit names)."""
     t = detect(target)
     if t.kind == "missing":
         raise StoreNotFoundError(f"{t.path}: no such CommitLog directory")
     if t.kind == "broker_root" and t.commitlog_dir is not None:
-        if say is not None:
-            say.append(f"note: {t.path} is a broker store root; reading its CommitLog in "
-                       f"{t.commitlog_dir}")
+        _log.info("%s is a broker store root; reading its CommitLog in %s",
+                  t.path, t.commitlog_dir)
         t = detect(t.commitlog_dir)
         if t.kind == "empty_dir":
             raise UsageError(f"{t.path}: the CommitLog directory holds no CommitLog files "
@@ -240,3 +329,29 @@ def require_commitlog(target: str | os.PathLike[str], *, say: list[str] | None =
                          "store/commitlog directory")
     raise UsageError(f"{t.path}: {describe(t)}; expected a CommitLog directory (files with "
                      "20-digit names, the broker's store/commitlog)")
+
+
+def require_index_source(target: str | os.PathLike[str]) -> Target:
+    """Native index files or an exported dataset of them: what the SQL engines read.
+
+    A broker store root is accepted (read its :attr:`Target.index_path`); a dataset missing
+    one of its tables, a missing path or anything else is refused in one line.
+    """
+    t = detect(target)
+    if t.kind == "missing":
+        raise StoreNotFoundError(f"{t.path}: no such store directory, index file or dataset")
+    if t.kind == "dataset":
+        present = [name for name in _DATASET_TABLES if (t.path / name).is_dir()]
+        if len(present) != len(_DATASET_TABLES):
+            missing = sorted(set(_DATASET_TABLES) - set(present))
+            raise DatasetError(
+                f"{t.path}: a dataset needs the directories files/, slots/ and entries/; "
+                f"found {', '.join(present) or 'none'}, missing {', '.join(missing)}"
+            )
+        return t
+    if t.kind in ("index_file", "index_dir") or (t.kind == "broker_root" and t.index_dir):
+        return t
+    raise DatasetError(
+        f"{t.path}: neither a dataset (expected files/, slots/, entries/ directories) nor a "
+        f"store (expected index files): {describe(t)}"
+    )

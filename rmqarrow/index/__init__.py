@@ -4,6 +4,6 @@ the batch build, and salvage after an abnormal exit."""
 from __future__ import annotations
 
 from rmqarrow.index.indexfile import IndexFile
-from rmqarrow.index.service import IndexService, QueryOffsetResult, answer_queries, open_store
+from rmqarrow.index.service import IndexService, QueryOffsetResult, answer_queries, open_healthy
 
-__all__ = ["IndexFile", "IndexService", "QueryOffsetResult", "answer_queries", "open_store"]
+__all__ = ["IndexFile", "IndexService", "QueryOffsetResult", "answer_queries", "open_healthy"]

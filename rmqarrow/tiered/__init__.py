@@ -10,18 +10,27 @@ on reopen, ...) is listed in :mod:`rmqarrow.tiered._rules`.
 
 Beyond RocketMQ: ``query_many`` (vectorized across queries), ``exact=True`` (every match,
 no caps), :func:`form_differences` (queries whose answer changes on upload),
-:func:`detect_tiered`/:func:`open_tiered` (recognise and open any tiered path, geometry
-found from the file), and :func:`answer_queries`, the native reference the DuckDB and
-Spark engines (:mod:`rmqarrow.converters.duckdb.tiered`, ``...spark.tiered``) must equal.
+:func:`open_tiered` (open any path :func:`rmqarrow.format.detect.detect` calls tiered,
+geometry found from the file), and :func:`answer_queries`, the native reference the DuckDB
+and Spark engines (:mod:`rmqarrow.converters.duckdb.tiered`, ``...spark.tiered``) must equal.
 """
 
 from __future__ import annotations
 
+from rmqarrow.format.tiered_layout import (
+    BEGIN_MAGIC,
+    DEFAULT_HASH_SLOT_NUM,
+    DEFAULT_INDEX_NUM,
+    END_MAGIC,
+    compacted_slot_num,
+)
+from rmqarrow.format.tiered_naming import segment_dir, segment_file_name
+
 from ._bulk import key_hashes
 from ._chains import slot_chains, walk_chain
+from ._check import TieredCheck, TieredFileCheck, check_tiered
 from ._compacted import CompactedIndexFile
-from ._detect import TieredKind, compacted_slot_num, detect_tiered, local_geometry
-from ._layout import BEGIN_MAGIC, DEFAULT_HASH_SLOT_NUM, DEFAULT_INDEX_NUM, END_MAGIC
+from ._geometry import local_geometry
 from ._open import (
     FormDifference,
     TieredAnswer,
@@ -33,7 +42,6 @@ from ._open import (
     tiered_file_paths,
 )
 from ._rules import key_hash
-from ._segment import segment_dir, segment_file_name
 from ._store import TieredIndexStore, merge_answers
 from ._types import AppendResult, FileStatus, IndexItem, TieredQuery
 from ._unsealed import TieredIndexFile
@@ -49,13 +57,14 @@ __all__ = [
     "FormDifference",
     "IndexItem",
     "TieredAnswer",
+    "TieredCheck",
+    "TieredFileCheck",
     "TieredIndexFile",
     "TieredIndexStore",
-    "TieredKind",
     "TieredQuery",
     "answer_queries",
+    "check_tiered",
     "compacted_slot_num",
-    "detect_tiered",
     "folder_geometry",
     "form_differences",
     "key_hash",

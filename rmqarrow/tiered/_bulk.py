@@ -15,8 +15,9 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from rmqarrow.format.tiered_layout import HEADER_SIZE, ITEM_DTYPE, SLOT_SIZE, items_position
+
 from ._args import check_int, check_long, check_text
-from ._layout import HEADER_SIZE, ITEM_DTYPE, SLOT_SIZE, items_position
 from ._local_query import walk_local
 from ._rules import MAX_WALK_STEPS, key_hash
 from ._types import IndexItem, TieredQuery

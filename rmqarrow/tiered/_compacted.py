@@ -11,10 +11,7 @@ import numpy as np
 
 from rmqarrow._closing import Closing
 from rmqarrow.errors import CorruptIndexError, GeometryError, InvalidValueError, TieredReadError
-
-from ._args import check_geometry, check_int, check_long, check_text
-from ._bulk import checked_queries
-from ._layout import (
+from rmqarrow.format.tiered_layout import (
     COMPACT_ITEM_DTYPE,
     COMPACT_ITEM_SIZE,
     COMPACT_SLOT_STRUCT,
@@ -23,6 +20,9 @@ from ._layout import (
     HEADER_SIZE,
     items_position,
 )
+
+from ._args import check_geometry, check_int, check_long, check_text
+from ._bulk import checked_queries
 from ._mapping import Header, map_existing, read_header
 from ._rules import COMPACT_MAX_ITEMS, key_hash, key_slot_position
 from ._types import FileStatus, IndexItem

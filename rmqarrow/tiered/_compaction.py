@@ -8,9 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from rmqarrow.errors import CorruptIndexError
-
-from ._chains import is_healthy, slot_chains
-from ._layout import (
+from rmqarrow.format.tiered_layout import (
     COMPACT_ITEM_DTYPE,
     COMPACT_ITEM_SIZE,
     COMPACT_SLOT_DTYPE,
@@ -20,6 +18,8 @@ from ._layout import (
     SLOT_DTYPE,
     items_position,
 )
+
+from ._chains import is_healthy, slot_chains
 
 __all__ = ["compact_bytes"]
 

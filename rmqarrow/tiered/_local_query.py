@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import mmap
 
-from ._layout import INT32, ITEM_STRUCT, item_position
+from rmqarrow.format.tiered_layout import INT32, ITEM_STRUCT, item_position
+
 from ._rules import MAX_WALK_STEPS, stored_time
 from ._types import IndexItem
 

@@ -1,7 +1,7 @@
 """Opening whatever tiered path a user names, and comparing a file's two forms (rule 29).
 
 :func:`open_tiered` is what the command line and the converters call: a file of either
-form or a folder, geometry found as :mod:`rmqarrow.tiered._detect` says.
+form or a folder, geometry found as :mod:`rmqarrow.tiered._geometry` says.
 :func:`form_differences` answers queries on a local file and on its compacted form (built
 in memory) and lists where RocketMQ's answers change when the file is uploaded.
 """
@@ -14,11 +14,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rmqarrow.errors import StoreNotFoundError, TieredReadError, UsageError
+from rmqarrow.format.detect import detect
+from rmqarrow.format.tiered_layout import (
+    DEFAULT_HASH_SLOT_NUM,
+    DEFAULT_INDEX_NUM,
+    HEADER_SIZE,
+    SLOT_SIZE,
+    compacted_slot_num,
+)
+from rmqarrow.format.tiered_naming import LOCAL_DIR_NAME, parse_segment_name
 
 from ._compacted import CompactedIndexFile
-from ._detect import compacted_slot_num, detect_tiered, local_geometry
-from ._layout import DEFAULT_HASH_SLOT_NUM, DEFAULT_INDEX_NUM, HEADER_SIZE, SLOT_SIZE
-from ._segment import LOCAL_DIR_NAME, parse_segment_name
+from ._geometry import local_geometry
 from ._store import TieredIndexStore
 from ._types import IndexItem, TieredQuery
 from ._unsealed import TieredIndexFile
@@ -51,7 +58,7 @@ def folder_geometry(
     names = sorted(local.iterdir()) if local.is_dir() else []
     for q in names:
         if q.is_file() and q.name.isascii() and q.name.isdigit() and \
-                detect_tiered(q) == "unsealed":
+                detect(q).form == "unsealed":
             return local_geometry(q, hash_slot_num, index_num)
     for q in sorted(path.iterdir()):
         if parse_segment_name(q.name) is not None and q.is_file():
@@ -65,9 +72,9 @@ def folder_geometry(
 
 
 def tiered_file_paths(folder: str | os.PathLike[str]) -> list[Path]:
-    """Every tiered file of a folder :func:`detect_tiered` accepts: the local files (oldest
-    first), then the segments (by base offset), whether or not a segment replaces a local
-    file in queries (rule 27)."""
+    """Every tiered file of a tiered folder (:func:`rmqarrow.format.detect.detect`): the
+    local files (oldest first), then the segments (by base offset), whether or not a
+    segment replaces a local file in queries (rule 27)."""
     p = Path(folder)
     local = p / LOCAL_DIR_NAME if (p / LOCAL_DIR_NAME).is_dir() else p
     out = sorted((q for q in local.iterdir() if q.is_file() and q.name.isascii()
@@ -81,7 +88,7 @@ def open_file(
     path: Path, hash_slot_num: int, index_num: int
 ) -> TieredIndexFile | CompactedIndexFile:
     """One file of a folder, read-only, in the form its header says."""
-    if detect_tiered(path) == "unsealed":
+    if detect(path).form == "unsealed":
         return TieredIndexFile.open(path, hash_slot_num, index_num)
     return CompactedIndexFile.open(path, hash_slot_num)
 
@@ -99,7 +106,7 @@ def open_tiered(
     p = Path(path)
     if not p.exists():
         raise StoreNotFoundError(f"{p}: no such file or directory")
-    kind = detect_tiered(p)
+    kind = detect(p).form
     if kind == "unsealed":
         s, n, note = local_geometry(p, hash_slot_num, index_num)
         return TieredIndexFile.open(p, s, n), note

@@ -111,7 +111,7 @@ Beyond RocketMQ: exact answers and recognising files
     answers differ between the forms wherever a cap binds (``maxCount + 1`` vs
     ``maxCount``, 512 steps vs 1,024 items) or a ``MIN_VALUE`` slot read fails;
     :func:`rmqarrow.tiered.form_differences` lists those queries.
-30. **Recognising a file** (:func:`rmqarrow.tiered.detect_tiered`): magic BEGIN or END at
+30. **Recognising a file** (:func:`rmqarrow.format.detect.detect`): magic BEGIN or END at
     offset 0 (a classic IndexFile starts with a millisecond timestamp, whose high int32 is
     0).  A compacted file states its ``S`` itself: slot 0's position is always
     ``28 + 8*S`` (an empty slot gets the current position), and its size is then
@@ -127,9 +127,9 @@ from rmqarrow.format.hashing import java_string_hash
 from rmqarrow.format.java import JAVA_INT_MIN as INT_MIN
 from rmqarrow.format.java import java_div as trunc_div
 from rmqarrow.format.java import java_int, java_long, java_rem
+from rmqarrow.format.tiered_layout import BEGIN_MAGIC, END_MAGIC, slot_position
 
 from ._blank import is_blank
-from ._layout import BEGIN_MAGIC, END_MAGIC, slot_position
 
 __all__ = [
     "COMPACT_MAX_ITEMS",

@@ -9,12 +9,7 @@ from pathlib import Path
 
 from rmqarrow._closing import Closing
 from rmqarrow.errors import InvalidValueError, OutputExistsError, ReadOnlyIndexError
-
-from ._args import check_geometry, check_int, check_long, check_text, distinct_keys
-from ._bulk import checked_queries, walk_local_many
-from ._compacted import CompactedIndexFile
-from ._compaction import compact_bytes
-from ._layout import (
+from rmqarrow.format.tiered_layout import (
     BEGIN_TIMESTAMP_OFFSET,
     DEFAULT_HASH_SLOT_NUM,
     DEFAULT_INDEX_NUM,
@@ -25,6 +20,11 @@ from ._layout import (
     item_position,
     unsealed_size,
 )
+
+from ._args import check_geometry, check_int, check_long, check_text, distinct_keys
+from ._bulk import checked_queries, walk_local_many
+from ._compacted import CompactedIndexFile
+from ._compaction import compact_bytes
 from ._local_query import walk_local
 from ._mapping import (
     check_unsealed_header,

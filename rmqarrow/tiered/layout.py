@@ -1,11 +1,12 @@
-"""The tiered index byte layout, public: the dtypes and sizes of :mod:`._layout`.
+"""The tiered index byte layout, public: the dtypes and sizes of
+:mod:`rmqarrow.format.tiered_layout`.
 
 Converters (Arrow tables, Parquet import) build and read both file forms with these.
 """
 
 from __future__ import annotations
 
-from ._layout import (
+from rmqarrow.format.tiered_layout import (
     BEGIN_MAGIC,
     COMPACT_ITEM_DTYPE,
     COMPACT_ITEM_SIZE,

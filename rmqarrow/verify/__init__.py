@@ -1,9 +1,10 @@
 """``rmqarrow verify``: every engine's answers checked against the native chained lookup,
 with queries sampled from the index, mismatches explained by traced walks, and datasets
-checked against the store they came from."""
+checked against the store they came from; and ``check``'s damage summary."""
 
 from __future__ import annotations
 
+from rmqarrow.verify.fsck import damage_summary
 from rmqarrow.verify.run import (
     Engine,
     EngineResult,
@@ -12,5 +13,17 @@ from rmqarrow.verify.run import (
     format_report,
     verify,
 )
+from rmqarrow.verify.tiered import TieredVerifyReport, format_tiered_report, verify_tiered
 
-__all__ = ["Engine", "EngineResult", "Mismatch", "VerifyReport", "format_report", "verify"]
+__all__ = [
+    "Engine",
+    "EngineResult",
+    "Mismatch",
+    "TieredVerifyReport",
+    "VerifyReport",
+    "damage_summary",
+    "format_report",
+    "format_tiered_report",
+    "verify",
+    "verify_tiered",
+]

@@ -29,7 +29,7 @@ from rmqarrow._text import print_table
 from rmqarrow.engines import answer_with_engine
 from rmqarrow.errors import EngineUnavailableError, StoreNotFoundError, UsageError
 from rmqarrow.format.queries import Query
-from rmqarrow.index.service import answer_queries, open_store
+from rmqarrow.index.service import answer_queries, open_healthy
 from rmqarrow.verify.dataset_check import DatasetCheck, check_dataset
 from rmqarrow.verify.diagnose import ChainDamage, check_chains, explain, trace_query
 from rmqarrow.verify.sampling import sample_queries
@@ -188,7 +188,7 @@ def verify(
             f"{store_path}: is a Parquet dataset; verify needs the native store as the "
             f"reference: rmqarrow verify STORE --dataset {store_path}"
         )
-    service, _note = open_store(store_path, hash_slot_num, index_num)
+    service, _note = open_healthy(store_path, hash_slot_num, index_num)
     with service:
         files = service.files
         if not files:

@@ -19,12 +19,12 @@ import random
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from importlib import import_module
 from pathlib import Path
 from typing import Any
 
 from rmqarrow.converters.arrow.tiered import tiered_tables
-from rmqarrow.errors import EngineUnavailableError, RmqArrowError, UsageError
+from rmqarrow.engines import answer_with_engine, parse_engines
+from rmqarrow.errors import EngineUnavailableError, RmqArrowError
 from rmqarrow.format.java import JAVA_LONG_MAX, JAVA_LONG_MIN
 from rmqarrow.tiered import (
     FormDifference,
@@ -46,10 +46,6 @@ __all__ = [
     "verify_tiered",
 ]
 
-_ENGINE_MODULES = {
-    "duckdb": "rmqarrow.converters.duckdb.tiered",
-    "spark": "rmqarrow.converters.spark.tiered",
-}
 _MAX_COUNTS = (1, 2, 4, 16, 64, 1000)
 
 
@@ -168,9 +164,7 @@ def verify_tiered(
     An engine that cannot start is an error when named in ``required``, else skipped.
     """
     started = time.monotonic()
-    unknown = [e for e in engines if e != "native" and e not in _ENGINE_MODULES]
-    if unknown:
-        raise UsageError(f"unknown engines {unknown}; choose from native, duckdb, spark")
+    parse_engines(",".join(engines), "engines")  # unknown names refused up front
     if queries is None:
         qs = sample_tiered_queries(target, sample, seed, hash_slot_num, index_num)
         source = f"{sample} sampled (seed {seed})"
@@ -189,12 +183,8 @@ def verify_tiered(
         res = EngineResult(name, str(src), len(qs))
         t0 = time.monotonic()
         try:
-            module = import_module(_ENGINE_MODULES[name])
-            options: dict[str, object] = {"exact": exact, "hash_slot_num": hash_slot_num,
-                                          "index_num": index_num}
-            if name == "spark":
-                options["master"] = master
-            got = module.answer_queries(src, qs, **options)
+            got = answer_with_engine(name, src, qs, fmt="tiered", exact=exact, master=master,
+                                     hash_slot_num=hash_slot_num, index_num=index_num)
         except (ImportError, EngineUnavailableError) as exc:
             res.error, res.skipped = f"unavailable: {exc}", name not in required
             results.append(res)

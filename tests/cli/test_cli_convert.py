@@ -92,7 +92,7 @@ def test_engine_spark_dispatches_lazily(
     argv = ["export", str(golden.store_dir), str(out), "--engine", "spark", "--master",
             "local[1]", *_geo(golden), "--json"]
     assert main(argv) == 0
-    assert calls == [{"store": str(golden.store_dir), "out": str(out), "overwrite": False,
+    assert calls == [{"store": golden.store_dir, "out": str(out), "overwrite": False,
                       "master": "local[1]", "hash_slot_num": golden.hash_slot_num,
                       "index_num": golden.index_num, "commitlog": None}]
     assert json.loads(capsys.readouterr().out)["engine"] == "spark"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import logging
 from pathlib import Path
 
 import pyarrow as pa
@@ -36,7 +37,7 @@ def test_kinds(tmp_path: Path) -> None:
     assert detect(ds).kind == "dataset"
 
 
-def test_broker_root_resolves_its_parts(tmp_path: Path) -> None:
+def test_broker_root_resolves_its_parts(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     root = tmp_path / "store"
     (root / "index").mkdir(parents=True)
     (root / "commitlog").mkdir()
@@ -48,9 +49,11 @@ def test_broker_root_resolves_its_parts(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="no CommitLog files"):
         require_commitlog(root)
     (root / "commitlog" / ("0" * 20)).write_bytes(bytes(64))
-    say: list[str] = []
-    assert require_commitlog(root, say=say) == root / "commitlog"
-    assert len(say) == 1 and "broker store root" in say[0]
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="rmqarrow"):
+        assert require_commitlog(root) == root / "commitlog"
+    notes = [r.getMessage() for r in caplog.records]
+    assert len(notes) == 1 and "broker store root" in notes[0]
 
 
 def test_require_refuses_wrong_kinds(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ import pytest
 from rmqarrow.errors import CorruptIndexError
 from rmqarrow.format.layout import Geometry
 from rmqarrow.index.health import fit_geometry, healthy_index_files, scan_store
-from rmqarrow.index.service import open_store
+from rmqarrow.index.service import open_healthy
 from rmqarrow.testing.stores import write_random_store
 
 G = Geometry(16, 64)
@@ -34,12 +34,12 @@ def test_truncated_newest_is_left_out_and_geometry_from_the_rest(tmp_path: Path)
     assert [f.status for f in h.files] == ["ok", "ok", "ok", "truncated"]
     geometry, healthy, damaged = healthy_index_files(tmp_path / "s")
     assert geometry == G and healthy == paths[:-1] and damaged[0].path == paths[-1]
-    service, _ = open_store(tmp_path / "s")
+    service, _ = open_healthy(tmp_path / "s")
     with service:
         assert [f.path for f in service.files] == paths[:-1]
         assert [f.path for f in service.skipped] == [paths[-1]]
     with pytest.raises(CorruptIndexError, match="--strict"):
-        open_store(tmp_path / "s", strict=True)
+        open_healthy(tmp_path / "s", strict=True)
 
 
 def test_same_odd_size_everywhere_is_wrong_geometry(tmp_path: Path) -> None:

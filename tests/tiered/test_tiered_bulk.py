@@ -11,11 +11,11 @@ import pytest
 from tiered_golden_data import TIERED, TieredSet
 
 from rmqarrow.errors import CorruptIndexError, TieredReadError, UsageError
+from rmqarrow.format.detect import detect
 from rmqarrow.tiered import (
     CompactedIndexFile,
     TieredIndexFile,
     TieredIndexStore,
-    detect_tiered,
     form_differences,
     local_geometry,
     open_tiered,
@@ -119,22 +119,26 @@ def test_query_many_on_cycle_falls_back_to_scalar(tmp_path: Path) -> None:
             assert f.query_many(qs, exact=exact) == [f.query(*q, exact=exact) for q in qs]
 
 
-def test_detect_tiered(tiered_set: TieredSet, tmp_path: Path) -> None:
-    assert detect_tiered(tiered_set.dir / "unsealed.bin") == "unsealed"
-    assert detect_tiered(tiered_set.dir / "compacted.bin") == "compacted"
+def _form(path: Path) -> str | None:
+    return detect(path).form
+
+
+def test_detect_tiered_forms(tiered_set: TieredSet, tmp_path: Path) -> None:
+    assert _form(tiered_set.dir / "unsealed.bin") == "unsealed"
+    assert _form(tiered_set.dir / "compacted.bin") == "compacted"
     assert local_geometry(tiered_set.dir / "unsealed.bin")[:2] == (
         tiered_set.hash_slot_num, tiered_set.index_num)
     root = tmp_path / "store"
     (root / "tiered_index_file").mkdir(parents=True)
     local(tiered_set, root / "tiered_index_file")
-    assert detect_tiered(root) == "local-dir"
-    assert detect_tiered(root / "tiered_index_file") == "local-dir"
+    assert _form(root) == "local-dir"
+    assert _form(root / "tiered_index_file") == "local-dir"
     with TieredIndexStore.open(root, tiered_set.hash_slot_num, tiered_set.index_num) as st:
         assert st.files()
     up = tmp_path / "segments"
     up.mkdir()
     shutil.copyfile(tiered_set.dir / "compacted.bin", up / segment_file_name(0))
-    assert detect_tiered(up) == "segment-dir"
+    assert _form(up) == "segment-dir"
     opened, _ = open_tiered(up)
     with opened as o:
         assert isinstance(o, TieredIndexStore) and len(o.files()) == 1
@@ -142,11 +146,11 @@ def test_detect_tiered(tiered_set: TieredSet, tmp_path: Path) -> None:
 
 def test_detect_rejects_other_files(tmp_path: Path) -> None:
     classic = next(p for p in sorted((GOLDEN / "basic").rglob("*")) if p.is_file())
-    assert detect_tiered(classic) is None
-    assert detect_tiered(GOLDEN / "basic") is None
-    assert detect_tiered(tmp_path / "missing") is None
+    assert _form(classic) is None
+    assert _form(GOLDEN / "basic") is None
+    assert _form(tmp_path / "missing") is None
     (tmp_path / "empty").write_bytes(b"")
-    assert detect_tiered(tmp_path / "empty") is None
+    assert _form(tmp_path / "empty") is None
     with pytest.raises(UsageError, match="not a RocketMQ tiered index"):
         open_tiered(classic)
 

@@ -88,14 +88,7 @@ def test_export_import_check_verify(tmp_path: Path, capsys: pytest.CaptureFixtur
                  "--sample", "30"]) == 0
     out = capsys.readouterr().out
     assert "OK: every engine agrees" in out and "local vs uploaded form" in out
-    from rmqarrow.cli._tiered import tiered_check
-
-    class Args:
-        json = False
-        hash_slot_num = None
-        index_num = None
-
-    assert tiered_check(root, Args()) == 0  # type: ignore[arg-type]
+    assert main(["check", str(root)]) == 0
     assert "2 tiered files checked: all ok" in capsys.readouterr().out
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from rmqarrow.format.layout import ENTRY_DTYPE, Geometry
 from rmqarrow.format.queries import Query
-from rmqarrow.index.service import IndexService, open_store
+from rmqarrow.index.service import IndexService, open_healthy
 from rmqarrow.testing.stores import write_random_store
 from rmqarrow.verify.explain import explain_query
 from rmqarrow.verify.fsck import check_store
@@ -38,7 +38,7 @@ def test_explain_lines(tmp_path: Path) -> None:
             assert f.put_key("T#k" if i % 3 == 0 else f"T#o{i}", 100 * i, t0 + 1000 * i) or \
                 s.new_file().put_key("T#k" if i % 3 == 0 else f"T#o{i}", 100 * i, t0 + 1000 * i)
         s.flush()
-    service, _ = open_store(tmp_path / "s")
+    service, _ = open_healthy(tmp_path / "s")
     with service:
         lines = explain_query(service.files, Query("T#k", 64))
         assert lines[0].startswith("'T#k': hash") and "offsets" in lines[0]

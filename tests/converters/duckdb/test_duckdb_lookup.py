@@ -15,6 +15,7 @@ from rmqarrow.converters.arrow.tables import store_tables
 from rmqarrow.converters.duckdb import sql as duckdb_sql
 
 import rmqarrow
+from rmqarrow.format.detect import detect
 from rmqarrow.format.java import JAVA_LONG_MAX
 from rmqarrow.format.queries import Query
 
@@ -41,7 +42,7 @@ def test_golden_bulk_native_store(golden: GoldenSet) -> None:
 
 def test_golden_bulk_dataset(golden: GoldenSet, make_dataset: DatasetMaker) -> None:
     dataset = make_dataset(golden.store_dir, golden.hash_slot_num, golden.index_num)
-    assert duckdb_sql.detect_target(dataset) == "dataset"
+    assert detect(dataset).kind == "dataset"
     assert duckdb_sql.answer_queries(dataset, golden.queries) == golden.expected
     # the ``dataset`` keyword reads the export instead of the store
     got = duckdb_sql.answer_queries(Path("/nonexistent"), golden.queries, dataset=dataset)

@@ -10,12 +10,13 @@ from golden_data import golden_set
 from rmqarrow.converters.duckdb import sql as duckdb_sql
 
 from rmqarrow.errors import DatasetError, RmqArrowError, StoreNotFoundError
+from rmqarrow.format.detect import require_index_source
 
 
 def test_store_and_single_file() -> None:
     g = golden_set("collisions")
-    assert duckdb_sql.detect_target(g.store_dir) == "store"
-    assert duckdb_sql.detect_target(g.file_paths[0]) == "store"
+    assert require_index_source(g.store_dir).kind == "index_dir"
+    assert require_index_source(g.file_paths[0]).kind == "index_file"
     with duckdb_sql.connect(
         g.file_paths[0], hash_slot_num=g.hash_slot_num, index_num=g.index_num
     ) as con:

@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 from golden_data import golden_set
 from rmqarrow.converters.schema import SCHEMAS
-from rmqarrow.converters.spark.tables import detect_target, register_tables
+from rmqarrow.converters.spark.tables import register_tables
 
 from rmqarrow.errors import DatasetError, StoreNotFoundError
+from rmqarrow.format.detect import require_index_source
 
 pytestmark = pytest.mark.spark
 
@@ -37,11 +38,11 @@ def test_views_have_the_schema(spark: Any, make_dataset: Callable[..., Path], ki
         assert got == _expected(table)
 
 
-def test_detect_target_errors(tmp_path: Path) -> None:
+def test_index_source_errors(tmp_path: Path) -> None:
     with pytest.raises(StoreNotFoundError):
-        detect_target(tmp_path / "missing")
+        require_index_source(tmp_path / "missing")
     with pytest.raises(DatasetError, match="empty"):
-        detect_target(tmp_path)
+        require_index_source(tmp_path)
     (tmp_path / "files").mkdir()
     with pytest.raises(DatasetError, match="missing entries, slots"):
-        detect_target(tmp_path)
+        require_index_source(tmp_path)

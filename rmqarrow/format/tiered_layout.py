@@ -40,6 +40,7 @@ __all__ = [
     "ITEM_STRUCT",
     "SLOT_DTYPE",
     "SLOT_SIZE",
+    "compacted_slot_num",
     "item_position",
     "items_position",
     "slot_position",
@@ -110,3 +111,18 @@ def item_position(hash_slot_num: int, item_index: int) -> int:
 def unsealed_size(hash_slot_num: int, index_num: int) -> int:
     """Size of a local file: ``28 + 8*S + 32*N``."""
     return item_position(hash_slot_num, index_num)
+
+
+def compacted_slot_num(data: bytes, size: int) -> int | None:
+    """``S`` of a compacted file from its first bytes and size, or None if not compacted."""
+    if size <= HEADER_SIZE or len(data) < HEADER_SIZE + SLOT_SIZE:
+        return None
+    magic = INT32.unpack_from(data, 0)[0]
+    first = int(INT32.unpack_from(data, HEADER_SIZE)[0])
+    if magic != END_MAGIC or first < items_position(1) or (first - HEADER_SIZE) % SLOT_SIZE:
+        return None
+    s = (first - HEADER_SIZE) // SLOT_SIZE
+    rest = size - items_position(s)
+    if rest < COMPACT_ITEM_SIZE or rest % COMPACT_ITEM_SIZE:
+        return None
+    return s

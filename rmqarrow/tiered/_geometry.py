@@ -1,46 +1,31 @@
-"""Recognising tiered index files and folders, and finding a file's geometry (rule 30).
+"""Finding a tiered file's geometry (rule 30).
 
-A tiered file starts with magic BEGIN or END; a classic ``IndexFile`` starts with a
-millisecond timestamp, so the two never look alike.  The compacted form states its ``S``
-(slot 0 always starts right after the slot table); the local form's ``S`` and ``N`` are
-broker configuration, so they are taken from the defaults when the size fits, else from
-the only geometry under which the newest item heads its own slot.
+What a path is (a tiered file of either form, a folder of them) is decided once, by
+:func:`rmqarrow.format.detect.detect`.  The compacted form states its ``S`` (slot 0 always
+starts right after the slot table); the local form's ``S`` and ``N`` are broker
+configuration, so they are taken from the defaults when the size fits, else from the only
+geometry under which the newest item heads its own slot.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Literal
 
 import numpy as np
 
 from rmqarrow.errors import CorruptIndexError, StoreNotFoundError, UsageError
-
-from ._layout import (
-    BEGIN_MAGIC,
-    COMPACT_ITEM_SIZE,
+from rmqarrow.format.tiered_layout import (
     DEFAULT_HASH_SLOT_NUM,
     DEFAULT_INDEX_NUM,
-    END_MAGIC,
     HEADER_SIZE,
     HEADER_STRUCT,
-    INT32,
     ITEM_SIZE,
     SLOT_SIZE,
-    items_position,
     unsealed_size,
 )
-from ._segment import LOCAL_DIR_NAME, parse_segment_name
 
-__all__ = [
-    "TieredKind",
-    "compacted_slot_num",
-    "detect_tiered",
-    "local_geometry",
-]
-
-TieredKind = Literal["unsealed", "compacted", "local-dir", "segment-dir"]
+__all__ = ["local_geometry"]
 
 #: Local files larger than this are not searched for their geometry (pass S and N).
 _SEARCH_LIMIT = 1 << 30
@@ -49,67 +34,6 @@ _SEARCH_LIMIT = 1 << 30
 def _head(path: Path, size: int) -> bytes:
     with open(path, "rb") as f:
         return f.read(size)
-
-
-def compacted_slot_num(data: bytes, size: int) -> int | None:
-    """``S`` of a compacted file from its first bytes and size, or None if not compacted."""
-    if size <= HEADER_SIZE or len(data) < HEADER_SIZE + SLOT_SIZE:
-        return None
-    magic = INT32.unpack_from(data, 0)[0]
-    first = int(INT32.unpack_from(data, HEADER_SIZE)[0])
-    if magic != END_MAGIC or first < items_position(1) or (first - HEADER_SIZE) % SLOT_SIZE:
-        return None
-    s = (first - HEADER_SIZE) // SLOT_SIZE
-    rest = size - items_position(s)
-    if rest < COMPACT_ITEM_SIZE or rest % COMPACT_ITEM_SIZE:
-        return None
-    return s
-
-
-def _tiered_file_kind(path: Path) -> Literal["unsealed", "compacted"] | None:
-    try:
-        size = path.stat().st_size
-        data = _head(path, HEADER_SIZE + SLOT_SIZE)
-    except OSError:
-        return None
-    if len(data) < HEADER_SIZE:
-        return None
-    magic = HEADER_STRUCT.unpack_from(data, 0)[0]
-    if magic not in (BEGIN_MAGIC, END_MAGIC):
-        return None
-    # the magic alone tells a tiered file (a classic file starts with a positive timestamp);
-    # a damaged one is then reported by opening it, not mistaken for something else
-    return "compacted" if compacted_slot_num(data, size) is not None else "unsealed"
-
-
-def detect_tiered(path: str | os.PathLike[str]) -> TieredKind | None:
-    """What ``path`` is, when it is tiered-index data; None for anything else.
-
-    ``"unsealed"``/``"compacted"``: one local or uploaded file (by header and layout);
-    ``"local-dir"``: a ``tiered_index_file/`` folder, a folder holding one, or a folder of
-    numerically named tiered files; ``"segment-dir"``: a folder of uploaded segments (names
-    ``<md5 prefix><20-digit base offset>``).  Never raises for unreadable input.
-    """
-    p = Path(path)
-    if p.is_file():
-        return _tiered_file_kind(p)
-    if not p.is_dir():
-        return None
-    local = p / LOCAL_DIR_NAME
-    for folder in (local, p):
-        if not folder.is_dir():
-            continue
-        try:
-            names = sorted(folder.iterdir())
-        except OSError:
-            return None
-        for q in names:
-            if q.is_file() and q.name.isascii() and q.name.isdigit() and _tiered_file_kind(q):
-                return "local-dir"
-        if folder == p and any(parse_segment_name(q.name) is not None and q.is_file()
-                               for q in names):
-            return "segment-dir"
-    return None
 
 
 def _candidates(words: np.ndarray, size: int, item_count: int) -> list[tuple[int, int]]:

@@ -1,0 +1,160 @@
+"""The surface every opened store shares, and the one error for what a kind cannot do."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
+
+from rmqarrow._closing import Closing
+from rmqarrow.errors import ClosedIndexError, InvalidValueError, UnsupportedOperationError
+from rmqarrow.format.detect import Target, describe
+from rmqarrow.format.java import JAVA_LONG_MAX
+
+if TYPE_CHECKING:
+    import duckdb
+    import pyarrow as pa
+    import pyarrow.dataset as pads
+    from pyspark.sql import SparkSession
+
+__all__ = ["DEFAULT_MAX_NUM", "Store", "check_max_num"]
+
+_log = logging.getLogger("rmqarrow.store")
+
+#: ``query``'s default cap, as the command line's ``--max-num``.
+DEFAULT_MAX_NUM = 64
+
+
+def check_max_num(max_num: object) -> int:
+    """``max_num`` as a non-negative int (bools and floats are refused, not truncated)."""
+    if isinstance(max_num, bool) or not isinstance(max_num, int) or max_num < 0:
+        raise InvalidValueError(f"max_num must be an int >= 0, got {max_num!r}")
+    return max_num
+
+
+class Store(Closing):
+    """A path opened by :func:`rmqarrow.open`: the same methods for every kind.
+
+    Subclasses implement what their kind can do; the rest raises
+    :class:`~rmqarrow.errors.UnsupportedOperationError` naming the kind and what to use.
+    """
+
+    #: "index" (RocketMQ's IndexFile) or "tiered" (RIP-65 IndexStoreFile)
+    format: str = "index"
+    #: the tables :meth:`scan` reads
+    tables: tuple[str, ...] = ()
+
+    def __init__(self, target: Target, hash_slot_num: int | None, index_num: int | None
+                 ) -> None:
+        self.target = target
+        self.hash_slot_num = hash_slot_num
+        self.index_num = index_num
+        self._closed = False
+
+    @property
+    def path(self) -> Path:
+        """The path as given."""
+        return self.target.path
+
+    @property
+    def kind(self) -> str:
+        """What the path is (:data:`rmqarrow.format.detect.KINDS`)."""
+        return self.target.kind
+
+    @property
+    def description(self) -> str:
+        """What the path is and which command takes it, in one phrase."""
+        return describe(self.target)
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def close(self) -> None:
+        self._closed = True
+
+    def __repr__(self) -> str:
+        state = " closed" if self._closed else ""
+        return f"<{type(self).__name__} {self.kind} {str(self.path)!r}{state}>"
+
+    # -- helpers for subclasses ---------------------------------------------------------
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise ClosedIndexError(f"{self.path}: this store was closed; open it again")
+
+    def _unsupported(self, what: str, instead: str) -> NoReturn:
+        raise UnsupportedOperationError(
+            f"{self.path}: {what} is not available for {self.target.detail or self.kind}; "
+            f"{instead}"
+        )
+
+    def _check_table(self, table: str) -> None:
+        if table not in self.tables:
+            raise InvalidValueError(
+                f"unknown table {table!r} for {self.kind}; choose from {', '.join(self.tables)}"
+            )
+
+    # -- the surface ----------------------------------------------------------------------
+
+    def query(
+        self,
+        topic: str,
+        key: str,
+        *,
+        begin: int = 0,
+        end: int = JAVA_LONG_MAX,
+        max_num: int = DEFAULT_MAX_NUM,
+        engine: str | None = None,
+    ) -> list[Any]:
+        """Look ``topic#key`` up with RocketMQ's semantics (offsets for the index format,
+        items for the tiered one), newest first."""
+        self._unsupported("query", "open the index files themselves")
+
+    def query_many(self, queries: Sequence[Any], *, engine: str | None = None) -> pa.Table:
+        """Many lookups at once, one row per hit in each query's answer order."""
+        self._unsupported("query_many", "open the index files themselves")
+
+    def scan(
+        self,
+        table: str,
+        *,
+        columns: list[str] | None = None,
+        filter: pads.Expression | None = None,
+    ) -> pa.RecordBatchReader:
+        """One table (see :attr:`tables`) streamed as Arrow, projection and filter applied."""
+        self._unsupported("scan", "open the index files or an exported dataset")
+
+    def to_duckdb(self, con: duckdb.DuckDBPyConnection | None = None
+                  ) -> duckdb.DuckDBPyConnection:
+        """A DuckDB connection with the tables registered as views (and lookup macros)."""
+        self._unsupported("to_duckdb", "open the index files or an exported dataset")
+
+    def to_spark(self, spark: SparkSession | None = None) -> SparkSession:
+        """A SparkSession with the tables registered as temporary views."""
+        self._unsupported("to_spark", "open the index files or an exported dataset")
+
+    def export(
+        self,
+        dest: str | os.PathLike[str],
+        *,
+        overwrite: bool = False,
+        **options: Any,
+    ) -> dict[str, Any]:
+        """Write the store as a Parquet dataset; returns the dataset's manifest."""
+        self._unsupported("export", "it already is a dataset: copy it, or import it back "
+                          "into index files with import_files()")
+
+    def import_files(self, out_dir: str | os.PathLike[str], **options: Any) -> list[Path]:
+        """Rebuild the index files of an exported dataset under ``out_dir``."""
+        self._unsupported("import_files", "only an exported dataset is imported")
+
+    def check(self) -> Any:
+        """Every file checked (sizes, headers, chains); ``.ok`` and ``.to_dict()``."""
+        self._unsupported("check", "check the index files it was exported from")
+
+    def info(self) -> Any:
+        """Per file: header fields, geometry, fill, status (``.files``, ``.to_dict()``)."""
+        self._unsupported("info", "open the index files themselves")

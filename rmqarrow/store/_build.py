@@ -1,0 +1,100 @@
+"""``rmqarrow.build``: a store from message records or a CommitLog, crash-safe."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rmqarrow._progress import ProgressCallback
+from rmqarrow.errors import UsageError
+from rmqarrow.format.detect import require_commitlog
+from rmqarrow.index.record_files import bad_record, read_record_batches, validate_record_file
+from rmqarrow.index.store_build import BuildSummary, build_store, check_build_output
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = ["build"]
+
+
+def _commitlog_batches(commitlog: Path, start: int, engine: str, master: str | None,
+                       batch_rows: int) -> Iterator[pa.RecordBatch]:
+    """The index records of ``commitlog`` from ``start``, in log order: decoded here, or by
+    Spark's executors and handed back in order (the same batches either way)."""
+    if engine == "spark":
+        from rmqarrow.converters.spark.records import ordered_index_records
+        from rmqarrow.converters.spark.session import get_spark
+
+        spark = get_spark(master, app_name="rmqarrow-build")
+        yield from ordered_index_records(spark, commitlog, start_offset=start,
+                                         batch_rows=batch_rows)
+        return
+    from rmqarrow.commitlog import index_records
+
+    yield from index_records(commitlog, start_offset=start, batch_rows=batch_rows)
+
+
+def build(
+    store: str | os.PathLike[str],
+    *,
+    records: str | os.PathLike[str] | None = None,
+    commitlog: str | os.PathLike[str] | None = None,
+    start_offset: int = 0,
+    start_timestamp: int | None = None,
+    engine: str = "local",
+    master: str | None = None,
+    checkpoint: str | os.PathLike[str] | None = None,
+    hash_slot_num: int | None = None,
+    index_num: int | None = None,
+    batch_rows: int = 1 << 20,
+    progress: ProgressCallback | None = None,
+) -> BuildSummary:
+    """Build (or append to) the index store ``store`` as the broker's IndexService does.
+
+    The records come from ``records`` (a Parquet, CSV or TSV file of
+    :data:`rmqarrow.format.records.RECORD_COLUMNS`) or from a ``commitlog`` directory (a
+    broker root's ``commitlog/``), from ``start_offset`` or from where the broker's recovery
+    would start for ``start_timestamp``; ``engine="spark"`` decodes the CommitLog on Spark
+    (``master``) and writes the same bytes.  A new store appears whole or not at all; an
+    existing one is appended crash-consistently (see :mod:`rmqarrow.index.store_build`).
+    """
+    if (records is None) == (commitlog is None):
+        raise UsageError("give one source: records (a Parquet/CSV file) or commitlog (a DIR)")
+    if batch_rows < 1:
+        raise UsageError(f"batch_rows must be >= 1, got {batch_rows}")
+    if start_timestamp is not None and commitlog is None:
+        raise UsageError("start_timestamp goes with commitlog")
+    if engine not in ("local", "spark"):
+        raise UsageError(f"unknown build engine {engine!r}; choose from local, spark")
+    if engine == "spark" and commitlog is None:
+        raise UsageError("the spark engine decodes a CommitLog (records from a file are read "
+                         "by this process)")
+    if engine != "spark" and master is not None:
+        raise UsageError("master needs engine='spark'")
+    check_build_output(store)
+    if records is not None:
+        source = Path(records)
+        target = Path(store)
+        if target.is_dir() and any(target.iterdir()):
+            validate_record_file(source, batch_rows)  # never half-append a bad file
+        batches, total = read_record_batches(source, batch_rows)
+        import pyarrow as pa
+
+        try:
+            return build_store(store, batches, hash_slot_num=hash_slot_num,
+                               index_num=index_num, checkpoint=checkpoint, total=total,
+                               progress=progress)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+            raise bad_record(source, exc) from None
+    assert commitlog is not None
+    log = require_commitlog(commitlog)
+    start = start_offset
+    if start_timestamp is not None:
+        from rmqarrow.commitlog import CommitLogReader
+
+        start = CommitLogReader(log).recover_start_offset(start_timestamp)
+    return build_store(store, _commitlog_batches(log, start, engine, master, batch_rows),
+                       hash_slot_num=hash_slot_num, index_num=index_num,
+                       checkpoint=checkpoint, progress=progress)

@@ -1,0 +1,217 @@
+"""Exported Parquet datasets opened by :func:`rmqarrow.open` (of index files or tiered ones).
+
+A dataset has no native files to walk, so lookups run in SQL (DuckDB unless Spark is asked
+for) and answer exactly as the native lookup over the exported files.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rmqarrow._progress import ProgressCallback
+from rmqarrow.errors import DatasetError, UsageError
+from rmqarrow.format.java import JAVA_LONG_MAX
+from rmqarrow.format.queries import Query
+from rmqarrow.store._base import DEFAULT_MAX_NUM, Store, check_max_num
+from rmqarrow.store._queries import as_queries, hits_table, items_table
+
+if TYPE_CHECKING:
+    import duckdb
+    import pyarrow as pa
+    import pyarrow.dataset as pads
+    from pyspark.sql import SparkSession
+
+__all__ = ["DatasetCheck", "DatasetStore", "TieredDatasetStore"]
+
+
+@dataclass(frozen=True)
+class DatasetCheck:
+    """The result of :meth:`DatasetStore.check`: the parts against the manifest."""
+
+    dataset: Path
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"dataset": str(self.dataset), "ok": self.ok, "problems": list(self.problems)}
+
+
+def _sql_engine(engine: str | None) -> str:
+    name = engine or "duckdb"
+    if name == "native":
+        raise UsageError("a dataset holds no index files for the native engine: use engine="
+                         "'duckdb' or 'spark', or import_files() and open the files")
+    return name
+
+
+class DatasetStore(Store):
+    """An exported dataset of ``IndexFile`` s (``files``, ``slots``, ``entries``)."""
+
+    format = "index"
+    tables = ("files", "slots", "entries", "messages")
+
+    def query(
+        self,
+        topic: str,
+        key: str,
+        *,
+        begin: int = 0,
+        end: int = JAVA_LONG_MAX,
+        max_num: int = DEFAULT_MAX_NUM,
+        engine: str | None = None,
+    ) -> list[int]:
+        """RocketMQ's answer for ``topic#key`` from the exported tables (DuckDB)."""
+        q = Query(f"{topic}#{key}", check_max_num(max_num), begin, end)
+        return self.answers([q], engine=engine)[0]
+
+    def answers(self, queries: Sequence[Any], *, engine: str | None = None,
+                master: str | None = None) -> list[list[int]]:
+        from rmqarrow.engines import answer_with_engine
+
+        self._check_open()
+        return answer_with_engine(_sql_engine(engine), self.path, as_queries(queries),
+                                  master=master)
+
+    def query_many(self, queries: Sequence[Any], *, engine: str | None = None,
+                   master: str | None = None) -> pa.Table:
+        qs = as_queries(queries)
+        return hits_table(qs, self.answers(qs, engine=engine, master=master))
+
+    def scan(
+        self,
+        table: str,
+        *,
+        columns: list[str] | None = None,
+        filter: pads.Expression | None = None,
+    ) -> pa.RecordBatchReader:
+        from rmqarrow.converters.parquet.dataset import open_dataset
+
+        self._check_open()
+        self._check_table(table)
+        if table == "messages" and not (self.path / "messages").is_dir():
+            raise DatasetError(f"{self.path}: no messages table (export with a CommitLog)")
+        return open_dataset(self.path, table).scanner(columns=columns,
+                                                      filter=filter).to_reader()
+
+    def to_duckdb(self, con: duckdb.DuckDBPyConnection | None = None
+                  ) -> duckdb.DuckDBPyConnection:
+        from rmqarrow.converters.duckdb.sql import connect
+
+        self._check_open()
+        return connect(self.path, con=con)
+
+    def to_spark(self, spark: SparkSession | None = None) -> SparkSession:
+        from rmqarrow.converters.spark.session import get_spark
+        from rmqarrow.converters.spark.tables import register_tables
+
+        self._check_open()
+        session = spark if spark is not None else get_spark()
+        register_tables(session, self.path)
+        return session
+
+    def import_files(self, out_dir: str | os.PathLike[str], *, trust: bool = False,
+                     progress: ProgressCallback | None = None, **options: Any) -> list[Path]:
+        """Byte-identical index files under ``out_dir`` (never replacing one)."""
+        from rmqarrow.converters.parquet.importer import import_dataset
+
+        self._check_open()
+        if options:
+            raise UsageError(f"unknown import options {sorted(options)}")
+        return import_dataset(self.path, out_dir, progress=progress, trust=trust)
+
+    def check(self, *, full: bool = False) -> DatasetCheck:
+        """The parts against the manifest (names, sizes, footers; ``full``: checksums)."""
+        from rmqarrow.converters.parquet.manifest import check_parts, read_manifest
+
+        self._check_open()
+        try:
+            check_parts(self.path, read_manifest(self.path), full=full)
+        except DatasetError as exc:
+            return DatasetCheck(self.path, [str(exc)])
+        return DatasetCheck(self.path)
+
+    def info(self) -> dict[str, Any]:
+        """The dataset's manifest (source, geometry, row counts, parts)."""
+        from rmqarrow.converters.parquet.manifest import read_manifest
+
+        self._check_open()
+        return read_manifest(self.path)
+
+
+class TieredDatasetStore(Store):
+    """An exported dataset of tiered files (``tiered_files``, ``tiered_slots``,
+    ``tiered_items``)."""
+
+    format = "tiered"
+    tables = ("tiered_files", "tiered_slots", "tiered_items")
+
+    def answers(self, queries: Sequence[tuple[Any, ...]], *, engine: str | None = None,
+                exact: bool = False, master: str | None = None) -> list[Any]:
+        from rmqarrow.engines import answer_with_engine
+
+        self._check_open()
+        return answer_with_engine(_sql_engine(engine), self.path, list(queries), fmt="tiered",
+                                  exact=exact, master=master)
+
+    def query(
+        self,
+        topic: str,
+        key: str,
+        *,
+        begin: int = 0,
+        end: int = JAVA_LONG_MAX,
+        max_num: int = DEFAULT_MAX_NUM,
+        engine: str | None = None,
+        exact: bool = False,
+    ) -> list[Any]:
+        """The items RocketMQ returns for ``topic``/``key`` (a failing read raises)."""
+        from rmqarrow.errors import TieredReadError
+
+        answer = self.answers([(topic, key, check_max_num(max_num), begin, end)],
+                              engine=engine, exact=exact)[0]
+        if isinstance(answer, TieredReadError):
+            raise answer
+        return list(answer)
+
+    def query_many(self, queries: Sequence[Any], *, engine: str | None = None,
+                   exact: bool = False) -> pa.Table:
+        qs = [tuple(q) for q in queries]
+        return items_table(qs, self.answers(qs, engine=engine, exact=exact))
+
+    def scan(
+        self,
+        table: str,
+        *,
+        columns: list[str] | None = None,
+        filter: pads.Expression | None = None,
+    ) -> pa.RecordBatchReader:
+        import pyarrow.dataset as pads
+
+        from rmqarrow.converters.parquet.tiered_import import read_tiered_dataset
+
+        self._check_open()
+        self._check_table(table)
+        tables = dict(zip(self.tables, read_tiered_dataset(self.path), strict=True))
+        return pads.dataset(tables[table]).scanner(columns=columns, filter=filter).to_reader()
+
+    def import_files(self, out_dir: str | os.PathLike[str], **options: Any) -> list[Path]:
+        """Byte-identical tiered files under ``out_dir``."""
+        from rmqarrow.converters.parquet.tiered_import import import_tiered
+
+        self._check_open()
+        if options:
+            raise UsageError(f"unknown import options {sorted(options)}")
+        return import_tiered(self.path, out_dir)
+
+    def info(self) -> dict[str, Any]:
+        from rmqarrow.converters.parquet.tiered_import import read_tiered_manifest
+
+        self._check_open()
+        return read_tiered_manifest(self.path)

@@ -1,0 +1,422 @@
+"""Native index files opened by :func:`rmqarrow.open`: one file, a directory, a broker root."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rmqarrow._progress import ProgressCallback
+from rmqarrow.errors import CorruptIndexError, EngineUnavailableError, GeometryError, UsageError
+from rmqarrow.format.detect import Target, require_commitlog
+from rmqarrow.format.java import JAVA_LONG_MAX
+from rmqarrow.format.layout import Geometry, resolve_geometry
+from rmqarrow.format.queries import Query
+from rmqarrow.format.times import format_time
+from rmqarrow.index.health import StoreHealth, scan_store
+from rmqarrow.index.indexfile import IndexFile
+from rmqarrow.index.service import IndexService, open_healthy
+from rmqarrow.store._base import DEFAULT_MAX_NUM, Store, check_max_num
+from rmqarrow.store._queries import as_queries, hits_table
+
+if TYPE_CHECKING:
+    import duckdb
+    import pyarrow as pa
+    import pyarrow.dataset as pads
+    from pyspark.sql import SparkSession
+
+    from rmqarrow.commitlog.resolve import ResolveResult
+    from rmqarrow.verify.fsck import ChainReport
+
+__all__ = ["IndexStore", "StoreCheck", "StoreInfo", "refuse_unknown_geometry"]
+
+_log = logging.getLogger("rmqarrow.store")
+
+
+def refuse_unknown_geometry(health: StoreHealth) -> None:
+    """When no file fits the geometry and all share one size, the counts are what is wrong:
+    say so in one line instead of calling every file damaged."""
+    files = health.files
+    if not files or health.healthy or any(f.status != "wrong geometry" for f in files):
+        return
+    sizes = {f.size for f in files}
+    if len(sizes) != 1:
+        return
+    size, g = sizes.pop(), health.geometry
+    fitted = Geometry.for_size_default_ratio(size)
+    hint = (f"--hash-slot-num {fitted.hash_slot_num} --index-num {fitted.index_num} fits"
+            if fitted else "pass the --hash-slot-num and --index-num they were written with")
+    raise GeometryError(
+        f"{health.store}: expected {g.file_size} bytes per file for {g}, found {size} bytes "
+        f"in all {len(files)} files; {hint}"
+    )
+
+
+@dataclass(frozen=True)
+class StoreCheck:
+    """The result of :meth:`IndexStore.check`: each file's health and chain report."""
+
+    store: Path
+    health: StoreHealth
+    chains: dict[str, ChainReport]
+    commitlog: Path | None
+
+    @property
+    def ok(self) -> bool:
+        return self.health.ok
+
+    def to_dict(self) -> dict[str, Any]:
+        g = self.health.geometry
+        return {
+            "store": str(self.store),
+            "ok": self.ok,
+            "geometry": {"hash_slot_num": g.hash_slot_num, "index_num": g.index_num,
+                         "file_size": g.file_size, "note": self.health.note},
+            "commitlog": None if self.commitlog is None else str(self.commitlog),
+            "files": [{**fh.to_dict(), "chains": self.chains[fh.name].to_dict()
+                       if fh.name in self.chains else None} for fh in self.health.files],
+        }
+
+
+@dataclass(frozen=True)
+class StoreInfo:
+    """The result of :meth:`IndexStore.info`: one dict per file, and the health behind it."""
+
+    store: Path
+    health: StoreHealth
+    files: list[dict[str, Any]]
+
+    @property
+    def ok(self) -> bool:
+        return self.health.ok
+
+    def to_dict(self) -> list[dict[str, Any]]:
+        return list(self.files)
+
+
+def _file_info(path: Path, hash_slot_num: int, index_num: int) -> dict[str, Any]:
+    geometry, note = resolve_geometry(path.stat().st_size, hash_slot_num, index_num)
+    with IndexFile.open(path, geometry.hash_slot_num, geometry.index_num) as f:
+        return {
+            "file": str(path),
+            "name": f.name,
+            "status": "ok",
+            "hash_slot_num": geometry.hash_slot_num,
+            "index_num": geometry.index_num,
+            "file_size": geometry.file_size,
+            "begin_timestamp": f.begin_timestamp,
+            "begin_time": format_time(f.begin_timestamp),
+            "end_timestamp": f.end_timestamp,
+            "end_time": format_time(f.end_timestamp),
+            "begin_phy_offset": f.begin_phy_offset,
+            "end_phy_offset": f.end_phy_offset,
+            "hash_slot_count": f.hash_slot_count,
+            "index_count": f.index_count,
+            "entries": f.entry_count,
+            "fill_ratio": round(f.entry_count / max(f.capacity, 1), 6),
+            "slot_fill_ratio": round(f.hash_slot_count / geometry.hash_slot_num, 6),
+            "write_full": f.is_write_full(),
+            "geometry_note": note,
+        }
+
+
+class IndexStore(Store):
+    """RocketMQ ``IndexFile`` s, read-only: lookups skip damaged files (logged) unless
+    ``strict``, as ``rmqarrow query`` does."""
+
+    format = "index"
+    tables = ("files", "slots", "entries")
+
+    def __init__(self, target: Target, hash_slot_num: int | None, index_num: int | None,
+                 *, strict: bool = False) -> None:
+        super().__init__(target, hash_slot_num, index_num)
+        self.strict = strict
+        self._service: IndexService | None = None
+
+    @property
+    def index_path(self) -> Path:
+        """The index file or directory read (a broker root's ``index/``)."""
+        return self.target.index_path
+
+    @property
+    def commitlog_dir(self) -> Path | None:
+        """A broker root's ``commitlog/``, when it has one."""
+        return self.target.commitlog_dir
+
+    # -- the native service ---------------------------------------------------------------
+
+    @property
+    def service(self) -> IndexService:
+        """The read-only, loaded service over the healthy files (opened on first use)."""
+        self._check_open()
+        if self._service is None:
+            service, note = open_healthy(self.index_path, self.hash_slot_num, self.index_num,
+                                       strict=self.strict)
+            if note:
+                _log.info("%s", note)
+            if not service.files:
+                refuse_unknown_geometry(StoreHealth(self.index_path, service.geometry, None,
+                                                    service.skipped))
+            for fh in service.skipped:
+                _log.warning("skipped damaged file %s", fh.describe())
+            if not service.files:
+                service.close()
+                raise UsageError(f"{self.index_path}: no readable index files"
+                                 + (" (every file is damaged)" if service.skipped else ""))
+            self._service = service
+        return self._service
+
+    @property
+    def geometry(self) -> Geometry:
+        """The geometry every file is read with (given, or fitted from the healthy files)."""
+        return self.health().geometry
+
+    def health(self) -> StoreHealth:
+        """Each file's size and header status (no chain walk)."""
+        self._check_open()
+        return scan_store(self.index_path, self.hash_slot_num, self.index_num)
+
+    def sql_geometry(self, engine: str) -> tuple[int, int]:
+        """The fitted geometry for an engine that reads every file, refusing damaged ones."""
+        health = self.health()
+        refuse_unknown_geometry(health)
+        if health.damaged:
+            raise UsageError(
+                f"{self.index_path}: {len(health.damaged)} damaged file(s) "
+                f"({', '.join(f'{f.name}: {f.status}' for f in health.damaged)}); the "
+                f"{engine} engine reads every file: use --engine native (the native lookup), "
+                "which skips them"
+            )
+        return health.geometry.hash_slot_num, health.geometry.index_num
+
+    # -- queries --------------------------------------------------------------------------
+
+    def query(
+        self,
+        topic: str,
+        key: str,
+        *,
+        begin: int = 0,
+        end: int = JAVA_LONG_MAX,
+        max_num: int = DEFAULT_MAX_NUM,
+        engine: str | None = None,
+    ) -> list[int]:
+        """The commit-log offsets of ``topic#key`` stored in ``[begin, end]``, RocketMQ's
+        answer (newest file first, newest entry first), at most ``max_num``."""
+        q = Query(f"{topic}#{key}", check_max_num(max_num), begin, end)
+        return self.answers([q], engine=engine)[0]
+
+    def answers(self, queries: Sequence[Any], *, engine: str | None = None,
+                master: str | None = None) -> list[list[int]]:
+        """The answer of each query (:class:`~rmqarrow.Query` or ``(key, max_num[, begin,
+        end])``) as a list of offsets, through ``engine`` (native by default)."""
+        qs = as_queries(queries)
+        name = engine or "native"
+        if name == "native":
+            from rmqarrow.kernels.lookup import answers_from_table
+
+            table = self.service.query_offsets(
+                [q.key for q in qs], [q.max_num for q in qs], [q.begin for q in qs],
+                [q.end for q in qs])
+            return answers_from_table(table, len(qs))
+        from rmqarrow.engines import answer_with_engine
+
+        s, n = self.sql_geometry(name)
+        return answer_with_engine(name, self.index_path, qs, master=master,
+                                  hash_slot_num=s, index_num=n)
+
+    def query_many(self, queries: Sequence[Any], *, engine: str | None = None,
+                   master: str | None = None) -> pa.Table:
+        """One row per hit: ``query`` (position in ``queries``), ``key``, ``phy_offset``."""
+        qs = as_queries(queries)
+        return hits_table(qs, self.answers(qs, engine=engine, master=master))
+
+    def explain(self, topic: str, key: str, *, begin: int = 0, end: int = JAVA_LONG_MAX,
+                max_num: int = DEFAULT_MAX_NUM,
+                commitlog: str | os.PathLike[str] | None = None) -> list[str]:
+        """Per file, why the native lookup of ``topic#key`` returned what it did."""
+
+        q = Query(f"{topic}#{key}", check_max_num(max_num), begin, end)
+        return self.explain_queries([q], commitlog=commitlog)
+
+    def explain_queries(self, queries: Sequence[Any], *,
+                        commitlog: str | os.PathLike[str] | None = None) -> list[str]:
+        """:meth:`explain` for many queries, one block of lines each."""
+        from rmqarrow.verify.explain import explain_query
+
+        service = self.service
+        log = None if commitlog is None else Path(commitlog)
+        lines: list[str] = []
+        for q in as_queries(queries):
+            lines += explain_query(service.files, q, skipped=service.skipped, commitlog=log)
+        return lines
+
+    def resolve(self, topic: str, key: str, offsets: Sequence[int], *,
+                commitlog: str | os.PathLike[str] | None = None) -> ResolveResult:
+        """Read each hit back from the CommitLog (a broker root's own by default) and keep
+        the messages whose topic and KEYS/UNIQ_KEY really match: the hash false positives
+        RocketMQ's lookup returns are dropped.  Each offset is read once."""
+        from rmqarrow.commitlog import resolve
+
+        log = commitlog if commitlog is not None else self.commitlog_dir
+        if log is None:
+            raise UsageError(f"{self.path}: no CommitLog to resolve against; give commitlog")
+        return resolve(require_commitlog(log), topic, key, list(dict.fromkeys(offsets)))
+
+    # -- bulk -----------------------------------------------------------------------------
+
+    def scan(
+        self,
+        table: str,
+        *,
+        columns: list[str] | None = None,
+        filter: pads.Expression | None = None,
+    ) -> pa.RecordBatchReader:
+        """``files``, ``slots`` or ``entries`` of every healthy file, oldest first."""
+        from rmqarrow.converters.arrow.scan import store_scanner
+
+        self._check_table(table)
+        g = self.health().geometry
+        scanner = store_scanner(self.index_path, table, columns=columns, filter=filter,
+                                hash_slot_num=g.hash_slot_num, index_num=g.index_num)
+        return scanner.to_reader()
+
+    def to_duckdb(self, con: duckdb.DuckDBPyConnection | None = None
+                  ) -> duckdb.DuckDBPyConnection:
+        """Views ``files``, ``slots``, ``entries`` (and ``messages`` for a broker root with a
+        CommitLog) with the ``index_lookup`` macros, on ``con`` or a new connection."""
+        from rmqarrow.converters.duckdb.sql import connect
+
+        s, n = self.sql_geometry("duckdb")
+        log = None if self.commitlog_dir is None else str(self.commitlog_dir)
+        return connect(self.index_path, hash_slot_num=s, index_num=n, commitlog=log, con=con)
+
+    def to_spark(self, spark: SparkSession | None = None) -> SparkSession:
+        """The same views in Spark (``local[*]`` unless a session is active or given)."""
+        from rmqarrow.converters.spark.session import get_spark
+        from rmqarrow.converters.spark.tables import register_tables
+
+        s, n = self.sql_geometry("spark")
+        session = spark if spark is not None else get_spark()
+        register_tables(session, self.index_path, hash_slot_num=s, index_num=n)
+        return session
+
+    def export(
+        self,
+        dest: str | os.PathLike[str],
+        *,
+        overwrite: bool = False,
+        engine: str = "local",
+        master: str | None = None,
+        commitlog: str | os.PathLike[str] | None = None,
+        progress: ProgressCallback | None = None,
+        **options: Any,
+    ) -> dict[str, Any]:
+        """The healthy files as a Parquet dataset at ``dest`` (damaged files are left out
+        and logged, or refused when the store was opened ``strict``); returns the manifest.
+
+        ``commitlog`` also writes the ``messages`` table; ``engine="spark"`` exports on
+        Spark (``master``), one task per file.
+        """
+        self._check_open()
+        if options:
+            raise UsageError(f"unknown export options {sorted(options)}")
+        log = None if commitlog is None else require_commitlog(commitlog)
+        health = self.health()
+        damaged = health.damaged
+        if damaged and self.strict:
+            raise CorruptIndexError(
+                f"{len(damaged)} damaged index file(s), refused (strict, --strict): "
+                + "; ".join(f.describe() for f in damaged))
+        for fh in damaged:
+            _log.warning("damaged file %s", fh.describe())
+        if not health.healthy:
+            raise UsageError(f"{self.index_path}: no healthy index files to export")
+        g = health.geometry
+        if engine == "spark":
+            from rmqarrow.converters.parquet.manifest import read_manifest
+
+            try:
+                from rmqarrow.converters.spark.export import export_store as spark_export
+            except ModuleNotFoundError as exc:
+                raise EngineUnavailableError(
+                    f"the spark engine needs {exc.name} (pip install 'rmqarrow[spark]' and "
+                    "Java 17)") from None
+            if damaged:
+                raise UsageError(f"{self.index_path}: damaged files; the spark exporter "
+                                 "reads every file: export with the local engine")
+            spark_export(self.index_path, dest, overwrite=overwrite, master=master,
+                         hash_slot_num=g.hash_slot_num, index_num=g.index_num,
+                         commitlog=log)
+            return read_manifest(dest)
+        if engine != "local":
+            raise UsageError(f"unknown export engine {engine!r}; choose from local, spark")
+        if master is not None:
+            raise UsageError("master needs engine='spark'")
+        from rmqarrow.converters.parquet.export import export_store
+
+        names = [f.name for f in damaged]
+        try:
+            return export_store(self.index_path, dest, overwrite=overwrite,
+                                hash_slot_num=g.hash_slot_num, index_num=g.index_num,
+                                progress=progress, commitlog=log, skip=names)
+        except CorruptIndexError as exc:
+            if not any(name in str(exc) for name in names):
+                raise
+            raise CorruptIndexError(
+                f"{self.index_path}: the exporter stopped at a damaged file "
+                f"({', '.join(names)}) instead of leaving it out; copy the healthy files into "
+                "a new directory outside the store and export that (see `rmqarrow check`)"
+            ) from None
+
+    def check(self, *, commitlog: str | os.PathLike[str] | None = None,
+              chains: bool = True) -> StoreCheck:
+        """fsck: every file's size, header and (unless ``chains=False``) chains; with
+        ``commitlog`` (a broker root's own by default), entries pointing at no message."""
+        self._check_open()
+        log = commitlog
+        if log is None and self.kind == "broker_root" and self.commitlog_dir is not None:
+            log = self.commitlog_dir
+            _log.info("checking entries against the CommitLog in %s", log)
+        return self._check(None if log is None else require_commitlog(log), chains)
+
+    def _check(self, log_dir: Path | None, chains: bool) -> StoreCheck:
+        from rmqarrow.verify.fsck import check_store
+
+        if not chains:
+            return StoreCheck(self.index_path, self.health(), {}, None)
+        health, reports = check_store(self.index_path, self.hash_slot_num, self.index_num,
+                                      commitlog=log_dir)
+        return StoreCheck(self.index_path, health, reports, log_dir)
+
+    def info(self, *, chains: bool = True) -> StoreInfo:
+        """One dict per file with its status (``ok``, ``truncated``, ``damaged chains``...),
+        header fields and fill; the geometry is refused in one line when no file fits it."""
+        self._check_open()
+        health = self._check(None, chains).health
+        refuse_unknown_geometry(health)
+        g = health.geometry
+        infos = []
+        for fh in health.files:
+            if fh.ok or fh.status == "damaged chains":
+                info = _file_info(fh.path, g.hash_slot_num, g.index_num)
+                info["status"], info["detail"] = fh.status, fh.detail
+            else:
+                info = {"file": str(fh.path), "name": fh.name, "status": fh.status,
+                        "detail": fh.detail, "file_size": fh.size, **fh.header,
+                        "entries": None, "geometry_note": None}
+                for k in ("begin_timestamp", "end_timestamp"):
+                    if k in fh.header:
+                        info[k.replace("timestamp", "time")] = format_time(fh.header[k])
+            info["skipped_by_readers"] = fh.skipped_by_readers
+            infos.append(info)
+        return StoreInfo(self.index_path, health, infos)
+
+    def close(self) -> None:
+        if self._service is not None:
+            self._service.close()
+            self._service = None
+        super().close()

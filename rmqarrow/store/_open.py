@@ -1,0 +1,53 @@
+"""``rmqarrow.open``: the one front door, whatever the path holds."""
+
+from __future__ import annotations
+
+import os
+
+from rmqarrow.errors import StoreNotFoundError, UsageError
+from rmqarrow.format.detect import Target, describe, detect, require_index_store
+from rmqarrow.store._base import Store
+from rmqarrow.store._dataset import DatasetStore, TieredDatasetStore
+from rmqarrow.store._index import IndexStore
+from rmqarrow.store._tiered import TieredStore
+
+__all__ = ["open_store"]
+
+
+def open_store(
+    path: str | os.PathLike[str],
+    *,
+    hash_slot_num: int | None = None,
+    index_num: int | None = None,
+    strict: bool = False,
+) -> Store:
+    """Open what ``path`` holds, read-only, as a :class:`~rmqarrow.store.Store`.
+
+    ``path`` may be one index file, a ``store/index`` directory, a broker store root (its
+    ``index/``; its ``commitlog/`` where a method uses one), an exported Parquet dataset,
+    a tiered ``IndexStoreFile`` (local or uploaded) or a folder of them, or an exported
+    tiered dataset.  The geometry is fitted from the files as every command does, unless
+    ``hash_slot_num``/``index_num`` are given.  ``strict`` refuses a store with a damaged
+    file instead of skipping it.  Anything else is refused in one line naming what it is.
+    """
+    target = detect(path)
+    if target.kind == "missing":
+        raise StoreNotFoundError(f"{target.path}: no such store directory, index file or "
+                                 "dataset")
+    if target.kind == "tiered":
+        return TieredStore(target, hash_slot_num, index_num)
+    if target.kind == "tiered_dataset":
+        return TieredDatasetStore(target, None, None)
+    if target.kind == "dataset":
+        return DatasetStore(target, None, None)
+    if target.is_index:
+        return IndexStore(_index_target(target), hash_slot_num, index_num, strict=strict)
+    if target.kind == "commitlog_dir":
+        raise UsageError(f"{target.path}: {describe(target)}")
+    raise UsageError(f"{target.path}: {describe(target)}; rmqarrow.open takes index files, a "
+                     "broker store root, an exported dataset or tiered index files")
+
+
+def _index_target(target: Target) -> Target:
+    """The checked index target (a broker root needs a non-empty ``index/``)."""
+    return require_index_store(target.path)

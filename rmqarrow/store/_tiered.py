@@ -1,0 +1,198 @@
+"""Tiered index files (RIP-65 ``IndexStoreFile``) opened by :func:`rmqarrow.open`: one local
+or uploaded file, or a folder of them."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from rmqarrow.errors import TieredReadError, UsageError
+from rmqarrow.format.java import JAVA_LONG_MAX
+from rmqarrow.format.tiered_layout import COMPACT_ITEM_SIZE, items_position
+from rmqarrow.format.times import format_time
+from rmqarrow.store._base import DEFAULT_MAX_NUM, Store, check_max_num
+from rmqarrow.store._queries import items_table
+from rmqarrow.tiered import (
+    END_MAGIC,
+    CompactedIndexFile,
+    IndexItem,
+    TieredCheck,
+    TieredIndexFile,
+    TieredIndexStore,
+    TieredQuery,
+    check_tiered,
+    form_differences,
+    open_tiered,
+)
+
+if TYPE_CHECKING:
+    import duckdb
+    import pyarrow as pa
+    import pyarrow.dataset as pads
+    from pyspark.sql import SparkSession
+
+    from rmqarrow.converters.arrow.tiered import TieredTables
+
+__all__ = ["TieredStore", "tiered_file_info"]
+
+#: Local files up to this size get the "once uploaded" note (it compacts them in memory).
+_NOTE_LIMIT = 256 << 20
+
+
+def tiered_file_info(f: TieredIndexFile | CompactedIndexFile, note: str | None
+                     ) -> dict[str, Any]:
+    """Header fields, form and fill of one tiered file."""
+    common = {"file": str(f.path), "hash_slot_num": f.hash_slot_num,
+              "begin_timestamp": f.begin_timestamp, "begin_time": format_time(f.begin_timestamp),
+              "end_timestamp": f.end_timestamp, "end_time": format_time(f.end_timestamp)}
+    if isinstance(f, TieredIndexFile):
+        return {
+            **common, "form": "unsealed (local)", "index_num": f.index_num,
+            "magic": "END" if f.magic == END_MAGIC else "BEGIN",
+            "hash_slot_count": f.hash_slot_count, "item_count": f.item_count,
+            "capacity": f.index_num - 1,
+            "fill_ratio": round(f.item_count / max(f.index_num - 1, 1), 6),
+            "full": f.item_count == f.index_num - 1, "geometry_note": note,
+        }
+    items = max(f.size - items_position(f.hash_slot_num), 0) // COMPACT_ITEM_SIZE
+    return {**common, "form": "compacted (uploaded)", "file_size": f.size, "items": items,
+            "geometry_note": note}
+
+
+class TieredStore(Store):
+    """Tiered index files, read-only; lookups follow RocketMQ's tiered ``queryAsync``."""
+
+    format = "tiered"
+    tables = ("tiered_files", "tiered_slots", "tiered_items")
+
+    def answers(self, queries: Sequence[tuple[Any, ...]], *, engine: str | None = None,
+                exact: bool = False, master: str | None = None) -> list[Any]:
+        """Per ``(topic, key, max_count, begin, end)``: the items, or RocketMQ's read error."""
+        from rmqarrow.engines import answer_with_engine
+
+        self._check_open()
+        return answer_with_engine(engine or "native", self.path, list(queries),
+                                  fmt="tiered", exact=exact, master=master,
+                                  hash_slot_num=self.hash_slot_num, index_num=self.index_num)
+
+    def query(
+        self,
+        topic: str,
+        key: str,
+        *,
+        begin: int = 0,
+        end: int = JAVA_LONG_MAX,
+        max_num: int = DEFAULT_MAX_NUM,
+        engine: str | None = None,
+        exact: bool = False,
+    ) -> list[IndexItem]:
+        """The items RocketMQ returns for ``topic``/``key`` (``exact``: every match); a
+        read RocketMQ fails raises :class:`~rmqarrow.errors.TieredReadError`."""
+        answer = self.answers([(topic, key, check_max_num(max_num), begin, end)],
+                              engine=engine, exact=exact)[0]
+        if isinstance(answer, TieredReadError):
+            raise answer
+        return list(answer)
+
+    def query_many(self, queries: Sequence[Any], *, engine: str | None = None,
+                   exact: bool = False) -> pa.Table:
+        qs = [tuple(q) for q in queries]
+        return items_table(qs, self.answers(qs, engine=engine, exact=exact))
+
+    def file_begin_timestamp(self) -> int | None:
+        """The begin timestamp a single file's items are decoded with (None for a folder)."""
+        self._check_open()
+        if not self.path.is_file():
+            return None
+        opened, _ = open_tiered(self.path, self.hash_slot_num, self.index_num)
+        with opened:
+            return None if isinstance(opened, TieredIndexStore) else opened.begin_timestamp
+
+    def upload_note(self, query: tuple[Any, ...]) -> str | None:
+        """For one query on one local file: what RocketMQ answers once the file is uploaded
+        (None when nothing changes, or for files over 256 MiB, which ``verify`` reports)."""
+        self._check_open()
+        if not self.path.is_file() or self.path.stat().st_size > _NOTE_LIMIT:
+            return None
+        opened, _ = open_tiered(self.path, self.hash_slot_num, self.index_num)
+        with opened:
+            if not isinstance(opened, TieredIndexFile):
+                return None
+            diffs = form_differences(opened, [TieredQuery(*query)])
+        if not diffs:
+            return None
+        d = diffs[0]
+        after = ("fails (TieredStoreException)" if isinstance(d.compacted, TieredReadError)
+                 else f"answers {len(d.compacted)} items")
+        return (f"once this file is uploaded, RocketMQ {after} for this query instead of "
+                f"{len(d.local)} ({d.reason()}); --exact gives every match")
+
+    def _tables(self) -> TieredTables:
+        from rmqarrow.converters.arrow.tiered import tiered_tables
+
+        self._check_open()
+        return tiered_tables(self.path, self.hash_slot_num, self.index_num)
+
+    def scan(
+        self,
+        table: str,
+        *,
+        columns: list[str] | None = None,
+        filter: pads.Expression | None = None,
+    ) -> pa.RecordBatchReader:
+        import pyarrow.dataset as pads
+
+        self._check_table(table)
+        t = self._tables()
+        data = {"tiered_files": t.files, "tiered_slots": t.slots, "tiered_items": t.items}
+        return pads.dataset(data[table]).scanner(columns=columns, filter=filter).to_reader()
+
+    def to_duckdb(self, con: duckdb.DuckDBPyConnection | None = None
+                  ) -> duckdb.DuckDBPyConnection:
+        """Tables ``tiered_files``, ``tiered_slots``, ``tiered_items`` on ``con`` (or new)."""
+        import duckdb
+
+        t = self._tables()
+        connection = con if con is not None else duckdb.connect()
+        for name, table in (("tiered_files", t.files), ("tiered_slots", t.slots),
+                            ("tiered_items", t.items)):
+            connection.register(name, table)  # a view over the Arrow table
+        return connection
+
+    def to_spark(self, spark: SparkSession | None = None) -> SparkSession:
+        """The same tables as Spark temporary views."""
+        from rmqarrow.converters.spark.session import get_spark
+
+        t = self._tables()
+        session = spark if spark is not None else get_spark()
+        for name, table in (("tiered_files", t.files), ("tiered_slots", t.slots),
+                            ("tiered_items", t.items)):
+            session.createDataFrame(table).createOrReplaceTempView(name)
+        return session
+
+    def export(self, dest: str | os.PathLike[str], *, overwrite: bool = False,
+               engine: str = "local", **options: Any) -> dict[str, Any]:
+        """A tiered dataset at ``dest`` (local engine only); returns its manifest."""
+        from rmqarrow.converters.parquet.tiered_export import export_tiered
+
+        self._check_open()
+        if engine != "local" or options.get("commitlog") or set(options) - {"commitlog"}:
+            raise UsageError("tiered files export with the local engine only, without a "
+                             "CommitLog")
+        return export_tiered(self.path, dest, overwrite=overwrite,
+                             hash_slot_num=self.hash_slot_num, index_num=self.index_num)
+
+    def check(self) -> TieredCheck:
+        """Header, slots, chains and compacted ranges of every file (streamed)."""
+        self._check_open()
+        return check_tiered(self.path, self.hash_slot_num, self.index_num)
+
+    def info(self) -> list[dict[str, Any]]:
+        """One dict per file as RocketMQ queries them, newest first."""
+        self._check_open()
+        opened, note = open_tiered(self.path, self.hash_slot_num, self.index_num)
+        with opened:
+            if isinstance(opened, TieredIndexStore):
+                return [tiered_file_info(f, None) for f in opened.files()]
+            return [tiered_file_info(opened, note)]
