@@ -69,7 +69,11 @@ def _mapped_now() -> int | None:
     return None
 
 
-def duckdb_settings(threads: int | None = None) -> dict[str, str]:
+#: what ``duckdb.connect(config=...)`` takes
+DuckDBConfig = dict[str, str | bool | int | float | list[str]]
+
+
+def duckdb_settings(threads: int | None = None) -> DuckDBConfig:
     """DuckDB settings that fit this process's address-space limit ({} without one).
 
     Under ``RLIMIT_AS`` DuckDB's defaults abort the process (exit 127, "cannot allocate
