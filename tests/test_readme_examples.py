@@ -189,9 +189,10 @@ def test_page_examples_run(page: str, pristine: Path, tmp_path: Path,
 
 @pytest.mark.spark
 @pytest.mark.parametrize("page", [p for p, bs in BLOCKS.items() if any(b.spark for b in bs)])
-def test_page_spark_examples_run(page: str, pristine: Path, tmp_path: Path,
+def test_page_spark_examples_run(page: str, pristine: Path, tmp_path: Path, spark: Any,
                                  monkeypatch: pytest.MonkeyPatch,
                                  capsys: pytest.CaptureFixture[str]) -> None:
+    # The suite's one session is active first, so the examples' get_spark() returns it.
     _run_page(page, _copy(pristine, tmp_path), monkeypatch, capsys, spark=True)
 
 
