@@ -44,8 +44,8 @@ print(json.dumps({"kernels": kernel_name(),
 
 
 def test_duckdb_answers_within_the_limit() -> None:
-    """A DuckDB lookup over a store under a 1 GiB limit: settings that fit the limit."""
-    done = _run(1024, f"""
+    """A DuckDB lookup over a store under a 1.5 GiB limit: settings that fit the limit."""
+    done = _run(1536, f"""
 from rmqarrow._memory import duckdb_settings
 from rmqarrow.converters.duckdb import sql as duckdb_sql
 from rmqarrow.format.queries import read_queries_tsv
@@ -57,7 +57,7 @@ print(json.dumps({{"settings": settings, "answers": answers}}))
 """)
     assert done.returncode == 0, done.stderr
     got = json.loads(done.stdout.strip().splitlines()[-1])
-    assert got["settings"]["memory_limit"] == "409MB"
+    assert got["settings"]["memory_limit"] == "614MB"
     expected = [[int(x) for x in ln.split(",") if x]
                 for ln in (GOLDEN / "rolling.expected.tsv").read_text().split("\n")[:-1]]
     assert got["answers"] == [expected] * 3
