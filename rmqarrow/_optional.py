@@ -25,6 +25,7 @@ EXTRAS = {
     "matplotlib": "plot",
     "lz4": "compression",
     "zstandard": "compression",
+    "rocksdict": "rocksdb",
 }
 
 _compiled: dict[str, ModuleType | None] = {}

@@ -25,6 +25,7 @@ LAYERS: dict[str, int] = {
     "rmqarrow.index": 3,
     "rmqarrow.commitlog": 3,
     "rmqarrow.tiered": 3,
+    "rmqarrow.rocksdb": 3,
     "rmqarrow.testing": 4,
     "rmqarrow.converters": 5,  # the package itself and schema
     "rmqarrow.converters.arrow": 5,
@@ -49,6 +50,7 @@ FACADES = {FACADE, "rmqarrow.converters"}
 #: shows).  Everything else it reaches through these, so the library does the work.
 CLI_PUBLIC = {
     FACADE, "rmqarrow.store", "rmqarrow.verify", "rmqarrow.commitlog", "rmqarrow.tiered",
+    "rmqarrow.rocksdb",
     "rmqarrow.converters", "rmqarrow.converters.duckdb", "rmqarrow.converters.spark",
     "rmqarrow.demo", "rmqarrow.engines", "rmqarrow.errors", "rmqarrow.format.queries",
     "rmqarrow.format.query_file", "rmqarrow.format.times", "rmqarrow.format.java",
