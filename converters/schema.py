@@ -16,6 +16,10 @@ import pyarrow as pa
 __all__ = [
     "ENTRIES_SCHEMA",
     "FILES_SCHEMA",
+    "ROCKSDB_BOOKKEEPING_SCHEMA",
+    "ROCKSDB_RECORDS_SCHEMA",
+    "ROCKSDB_SCHEMAS",
+    "ROCKSDB_SCHEMA_VERSION",
     "SCHEMAS",
     "SCHEMA_VERSION",
     "SLOTS_SCHEMA",
@@ -172,4 +176,49 @@ TIERED_SCHEMAS: dict[str, pa.Schema] = {
     "tiered_files": TIERED_FILES_SCHEMA,
     "tiered_slots": TIERED_SLOTS_SCHEMA,
     "tiered_items": TIERED_ITEMS_SCHEMA,
+}
+
+
+# -- RocketMQ's RocksDB message index (RIP-82) --------------------------------------------
+# ``rocksdb_records``: one row per key of the ``default`` column family except the two
+# bookkeeping keys, in RocksDB (bytewise) order.  ``rocksdb_bookkeeping``: those two.
+
+ROCKSDB_SCHEMA_VERSION = "1"
+
+
+def _rschema(table: str, *fields: pa.Field) -> pa.Schema:
+    return pa.schema(
+        fields,
+        metadata={"rmqarrow.table": table, "rmqarrow.schema_version": ROCKSDB_SCHEMA_VERSION},
+    )
+
+
+ROCKSDB_RECORDS_SCHEMA = _rschema(
+    "rocksdb_records",
+    _tfield("hour", pa.int64(), "the key's first 8 bytes: hour(store time) in ms, the bucket "
+            "a query walks (null: a key shorter than 8 bytes)", nullable=True),
+    _tfield("topic", pa.string(), "the topic (first '@' part; null: the key does not parse)",
+            nullable=True),
+    _tfield("type", pa.string(), "K (a KEYS token), T (the TAGS value) or U (the message "
+            "id); null: the key does not parse", nullable=True),
+    _tfield("key", pa.string(), "the key or tag (null for U); a value holding '@' is "
+            "ambiguous in RocketMQ's unescaped key: queries use key_tail", nullable=True),
+    _tfield("uniq_key", pa.string(), "the message id (UNIQ_KEY)", nullable=True),
+    _tfield("offset", pa.int64(), "the key's last 8 bytes: the commit log offset",
+            nullable=True),
+    _tfield("store_time", pa.int64(), "the value: the message's store time in ms (null: "
+            "the value is not 8 bytes long)", nullable=True),
+    _tfield("key_tail", pa.binary(), "the raw key after its 8 hour bytes: what RocketMQ's "
+            "prefix seek compares (bytewise), so SQL answers exactly as the native walk"),
+)
+
+ROCKSDB_BOOKKEEPING_SCHEMA = _rschema(
+    "rocksdb_bookkeeping",
+    _tfield("name", pa.string(), "lastOffsetPy or lastStoreTimeStamp"),
+    _tfield("value", pa.int64(), "its value (null: not 8 bytes long)", nullable=True),
+)
+
+ROCKSDB_SCHEMAS: dict[str, pa.Schema] = {
+    "rocksdb_records": ROCKSDB_RECORDS_SCHEMA,
+    "rocksdb_bookkeeping": ROCKSDB_BOOKKEEPING_SCHEMA,
 }

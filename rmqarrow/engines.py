@@ -1,13 +1,15 @@
 """The engine registry: every way rmqarrow answers a key query, keyed by format and engine.
 
-Two index formats (``index``: RocketMQ's ``IndexFile``; ``tiered``: the RIP-65
-``IndexStoreFile``) and three engines each: ``native`` is the reference (the chained lookup
-over the files), ``duckdb`` and ``spark`` answer the same queries in SQL over the files or an
-exported dataset.  Each engine is one function following the format's contract
-(:class:`IndexEngine`, :class:`TieredEngine`), and gives one answer shape per format: a list
-of commit-log offsets per query for ``index``, a list of items (or the read error RocketMQ
-would raise) per query for ``tiered``.  Engines are imported only when used, so naming one
-costs nothing until it runs.
+Three index formats (``index``: RocketMQ's ``IndexFile``; ``tiered``: the RIP-65
+``IndexStoreFile``; ``rocksdb``: the RIP-82 RocksDB message index) and three engines each:
+``native`` is the reference (the chained lookup over the files, the RocksDB walk),
+``duckdb`` and ``spark`` answer the same queries in SQL over the files or an exported
+dataset.  Each engine is one function following the format's contract
+(:class:`IndexEngine`, :class:`TieredEngine`, :class:`RocksDBEngine`), and gives one answer
+shape per format: a list of commit-log offsets per query for ``index``, a list of items (or
+the read error RocketMQ would raise) per query for ``tiered``, RocketMQ's
+``QueryOffsetResult`` (or None for its null) per query for ``rocksdb``.  Engines are
+imported only when used, so naming one costs nothing until it runs.
 """
 
 from __future__ import annotations
@@ -22,19 +24,21 @@ from rmqarrow.errors import EngineUnavailableError, UsageError
 from rmqarrow.format.queries import Query, as_queries
 
 if TYPE_CHECKING:
+    from rmqarrow.rocksdb import QueryOffsetResult, RocksDBQuery
     from rmqarrow.tiered import TieredAnswer, TieredQuery
 
 __all__ = [
     "ENGINES",
     "FORMATS",
     "IndexEngine",
+    "RocksDBEngine",
     "TieredEngine",
     "answer_with_engine",
     "get_engine",
     "parse_engines",
 ]
 
-FORMATS = ("index", "tiered")
+FORMATS = ("index", "tiered", "rocksdb")
 ENGINES = ("native", "duckdb", "spark")
 
 #: (format, engine) -> "module:function" following that format's engine contract
@@ -45,6 +49,9 @@ _REGISTRY: dict[tuple[str, str], str] = {
     ("tiered", "native"): "rmqarrow.tiered:answer_queries",
     ("tiered", "duckdb"): "rmqarrow.converters.duckdb.tiered:answer_queries",
     ("tiered", "spark"): "rmqarrow.converters.spark.tiered:answer_queries",
+    ("rocksdb", "native"): "rmqarrow.rocksdb:answer_queries",
+    ("rocksdb", "duckdb"): "rmqarrow.converters.duckdb.rocksdb:answer_queries",
+    ("rocksdb", "spark"): "rmqarrow.converters.spark.rocksdb:answer_queries",
 }
 
 
@@ -77,6 +84,23 @@ class TieredEngine(Protocol):
         hash_slot_num: int | None = ...,
         index_num: int | None = ...,
     ) -> list[TieredAnswer]: ...
+
+
+class RocksDBEngine(Protocol):
+    """The contract of a ``rocksdb`` engine: per query RocketMQ's ``queryOffset`` answer
+    (None where it returns null; ``phy_offsets`` None for its null list), offsets in its
+    order, under the broker's ``maxMsgsNumBatch`` and ``maxRocksDBIndexQueryDays``."""
+
+    def __call__(
+        self,
+        source: Path,
+        queries: list[RocksDBQuery],
+        /,
+        *,
+        max_msgs_num_batch: int = ...,
+        max_query_days: int = ...,
+        now: int | None = ...,
+    ) -> list[QueryOffsetResult | None]: ...
 
 
 def parse_engines(spec: str, option: str = "--engines") -> list[str]:
@@ -125,12 +149,15 @@ def answer_with_engine(
     exact: bool = False,
     hash_slot_num: int | None = None,
     index_num: int | None = None,
+    rocksdb_options: dict[str, Any] | None = None,
 ) -> list[Any]:
     """Answer ``queries`` with one engine over the files ``target`` (or ``dataset``).
 
     ``index`` queries are :class:`~rmqarrow.Query` or ``(key, max_num[, begin[, end]])``
     tuples (checked: :func:`rmqarrow.format.queries.as_queries`); ``tiered`` queries are
-    ``(topic, key, max_count, begin, end)``.  Every engine must give the native answer.
+    ``(topic, key, max_count, begin, end)``; ``rocksdb`` queries are
+    :class:`~rmqarrow.rocksdb.RocksDBQuery` (``rocksdb_options``: ``max_msgs_num_batch``,
+    ``max_query_days``, ``now``).  Every engine must give the native answer.
     """
     if engine == "native" and dataset is not None:
         raise UsageError("a dataset is for the duckdb and spark engines; native reads the files")
@@ -138,6 +165,13 @@ def answer_with_engine(
         raise UsageError("exact answers are a tiered-index option")
     answer = get_engine(fmt, engine)
     source = Path(dataset if dataset is not None else target)
+    if fmt == "rocksdb":
+        extra: dict[str, object] = dict(rocksdb_options or {})
+        if engine == "spark":
+            extra["master"] = master
+        return answer(source, list(queries), **extra)
+    if rocksdb_options:
+        raise UsageError("rocksdb_options are for the rocksdb format")
     options: dict[str, object] = {"hash_slot_num": hash_slot_num, "index_num": index_num}
     if fmt == "tiered":
         options["exact"] = exact

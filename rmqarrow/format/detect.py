@@ -12,7 +12,14 @@ with one line naming what it is and which command takes it (:func:`require_index
 Kinds (:data:`KINDS`): ``index_file``, ``index_dir``, ``broker_root``, ``commitlog_dir``,
 ``dataset`` (an exported Parquet dataset of index files), ``tiered`` (RocketMQ's tiered
 ``IndexStoreFile``: one file of either form or a folder of them, see :attr:`Target.form`),
-``tiered_dataset``, ``empty_dir``, ``other_file``, ``other_dir``, ``missing``.
+``tiered_dataset``, ``rocksdb`` (RocketMQ's RocksDB message index, RIP-82: a RocksDB
+directory, or a broker store root holding ``rocksdbstore/`` and no ``index/``),
+``rocksdb_dataset``, ``empty_dir``, ``other_file``, ``other_dir``, ``missing``.
+
+A broker store root holding both ``index/`` and ``rocksdbstore/`` stays a ``broker_root``
+(its IndexFiles are what every command reads by default) and names the database in
+:attr:`Target.rocksdb_dir`; ``rmqarrow.open(root, index="rocksdb")`` and ``--index
+rocksdb`` pick it instead.
 """
 
 from __future__ import annotations
@@ -33,6 +40,8 @@ from rmqarrow.format.tiered_naming import LOCAL_DIR_NAME, parse_segment_name
 __all__ = [
     "KINDS",
     "MANIFEST_NAME",
+    "ROCKSDB_DATASET_FORMAT",
+    "ROCKSDB_DIR_NAMES",
     "TIERED_DATASET_FORMAT",
     "Target",
     "TieredForm",
@@ -51,6 +60,8 @@ KINDS = (
     "dataset",
     "tiered",
     "tiered_dataset",
+    "rocksdb",
+    "rocksdb_dataset",
     "empty_dir",
     "other_file",
     "other_dir",
@@ -69,9 +80,14 @@ _DATASET_TABLES = ("files", "slots", "entries")
 #: An exported dataset's manifest, and the format it states for a tiered dataset.
 MANIFEST_NAME = "_rmqarrow.json"
 TIERED_DATASET_FORMAT = "rmqarrow-tiered-dataset"
+#: The format an exported RocksDB-index dataset's manifest states.
+ROCKSDB_DATASET_FORMAT = "rmqarrow-rocksdb-dataset"
+#: The RocksDB index folder under a broker store root (an earlier revision: the second).
+ROCKSDB_DIR_NAMES = ("rocksdbstore", "RocksDBMessageStore")
 #: Formats of the kinds: which family of readers and engines a path belongs to.
 _FORMATS = {"index_file": "index", "index_dir": "index", "broker_root": "index",
-            "dataset": "index", "tiered": "tiered", "tiered_dataset": "tiered"}
+            "dataset": "index", "tiered": "tiered", "tiered_dataset": "tiered",
+            "rocksdb": "rocksdb", "rocksdb_dataset": "rocksdb"}
 
 
 @dataclass(frozen=True)
@@ -84,6 +100,7 @@ class Target:
     commitlog_dir: Path | None = None  # the CommitLog directory (broker root or itself)
     detail: str = ""  # what the detector saw, for messages
     form: TieredForm | None = None  # for kind "tiered": which file form, or which folder
+    rocksdb_dir: Path | None = None  # the RocksDB index database (kind rocksdb, broker root)
 
     @property
     def is_index(self) -> bool:
@@ -97,7 +114,8 @@ class Target:
 
     @property
     def format(self) -> str | None:
-        """``"index"`` (RocketMQ's IndexFile), ``"tiered"`` (RIP-65), or None for the rest."""
+        """``"index"`` (RocketMQ's IndexFile), ``"tiered"`` (RIP-65), ``"rocksdb"`` (RIP-82),
+        or None for the rest."""
         return _FORMATS.get(self.kind)
 
     @property
@@ -209,6 +227,24 @@ def _tiered_folder(p: Path, children: list[Path]) -> TieredForm | None:
     return None
 
 
+def _is_rocksdb_dir(p: Path) -> bool:
+    """A RocksDB database: ``CURRENT``, a ``MANIFEST-*`` and an ``OPTIONS-*`` file."""
+    try:
+        names = [c.name for c in p.iterdir()]
+    except OSError:
+        return False
+    return ("CURRENT" in names and any(n.startswith("MANIFEST-") for n in names)
+            and any(n.startswith("OPTIONS-") for n in names))
+
+
+def _rocksdb_in(p: Path) -> Path | None:
+    """The RocksDB index database of a broker store root, or None."""
+    for name in ROCKSDB_DIR_NAMES:
+        if _is_rocksdb_dir(p / name):
+            return p / name
+    return None
+
+
 def detect(target: str | os.PathLike[str]) -> Target:
     """Classify ``target`` (never raises for an existing or missing path)."""
     p = Path(target)
@@ -223,6 +259,18 @@ def detect(target: str | os.PathLike[str]) -> Target:
     names = {c.name for c in children}
     if MANIFEST_NAME in names and _manifest_format(p) == TIERED_DATASET_FORMAT:
         return Target("tiered_dataset", p, detail="an exported Parquet dataset of tiered files")
+    if MANIFEST_NAME in names and _manifest_format(p) == ROCKSDB_DATASET_FORMAT:
+        return Target("rocksdb_dataset", p,
+                      detail="an exported Parquet dataset of a RocksDB message index")
+    if _is_rocksdb_dir(p):
+        return Target("rocksdb", p, rocksdb_dir=p, detail="a RocksDB message index (RIP-82)")
+    rocksdb = _rocksdb_in(p)
+    if rocksdb is not None and not (p / "index").is_dir():
+        commitlog = p / "commitlog"
+        return Target("rocksdb", p, rocksdb_dir=rocksdb,
+                      commitlog_dir=commitlog if commitlog.is_dir() else None,
+                      detail=f"a broker store root with a RocksDB message index "
+                             f"({rocksdb.name}/)")
     if MANIFEST_NAME in names or any((p / t).is_dir() for t in _DATASET_TABLES):
         return Target("dataset", p, detail="an exported Parquet dataset")
     if (p / "index").is_dir() and ((p / "commitlog").is_dir() or
@@ -230,7 +278,7 @@ def detect(target: str | os.PathLike[str]) -> Target:
         commitlog = p / "commitlog"
         return Target("broker_root", p, index_dir=p / "index",
                       commitlog_dir=commitlog if commitlog.is_dir() else None,
-                      detail="a broker store root (index/, commitlog/)")
+                      detail="a broker store root (index/, commitlog/)", rocksdb_dir=rocksdb)
     if (p / "commitlog").is_dir() and not any(_is_index_name(n) for n in names):
         return Target("broker_root", p, commitlog_dir=p / "commitlog",
                       detail="a broker store root without an index/ directory")
@@ -261,6 +309,10 @@ _INSTEAD = {
     "tiered_dataset": "an exported Parquet dataset of tiered index files: query it with "
                       "`rmqarrow query --engine duckdb`, or rebuild the files with "
                       "`rmqarrow import`",
+    "rocksdb": "a RocksDB message index (RocketMQ RIP-82), not IndexFiles: `rmqarrow info`, "
+               "`query`, `check`, `export`, `verify` and `sql` read it",
+    "rocksdb_dataset": "an exported Parquet dataset of a RocksDB message index: query it with "
+                       "`rmqarrow query --engine duckdb` or `rmqarrow sql`",
     "empty_dir": "an empty directory: no index files to read",
     "other_file": "not an index file",
     "other_dir": "not a store: no index files in it",

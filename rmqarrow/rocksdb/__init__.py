@@ -15,18 +15,30 @@ from rmqarrow.rocksdb._index import (
     DEFAULT_MAX_MSGS_NUM_BATCH,
     DEFAULT_MAX_QUERY_DAYS,
     RocksDBIndex,
+    answer_queries,
 )
-from rmqarrow.rocksdb._layout import hour_of
-from rmqarrow.rocksdb._walk import QueryOffsetResult, RocksDBQuery, Search
+from rmqarrow.rocksdb._layout import BOOKKEEPING_KEYS, hour_of
+from rmqarrow.rocksdb._records import DecodedKey, decode_key
+from rmqarrow.rocksdb._sql import bookkeeping_getter, search_sql, searches_table, split_hits
+from rmqarrow.rocksdb._walk import QueryOffsetResult, RocksDBQuery, Search, answer_batched
 
 __all__ = [
+    "BOOKKEEPING_KEYS",
     "DEFAULT_MAX_MSGS_NUM_BATCH",
     "DEFAULT_MAX_QUERY_DAYS",
+    "DecodedKey",
     "QueryOffsetResult",
     "RocksDBIndex",
     "RocksDBQuery",
     "Search",
+    "answer_batched",
+    "answer_queries",
+    "bookkeeping_getter",
+    "decode_key",
     "hour_of",
     "is_rocksdb_dir",
     "resolve_db_dir",
+    "search_sql",
+    "searches_table",
+    "split_hits",
 ]

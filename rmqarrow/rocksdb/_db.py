@@ -24,7 +24,8 @@ from typing import Any
 
 from rmqarrow._optional import require
 from rmqarrow.errors import CorruptIndexError, OutputExistsError, StoreNotFoundError
-from rmqarrow.rocksdb._layout import COLUMN_FAMILIES, DB_DIR_NAMES
+from rmqarrow.format.detect import ROCKSDB_DIR_NAMES, describe, detect
+from rmqarrow.rocksdb._layout import COLUMN_FAMILIES
 
 __all__ = [
     "Shadow",
@@ -47,26 +48,23 @@ def rocksdict_module() -> Any:
 
 
 def is_rocksdb_dir(p: Path) -> bool:
-    """A RocksDB directory: ``CURRENT`` and at least one ``MANIFEST-*`` file."""
-    try:
-        return (p / "CURRENT").is_file() and any(
-            c.name.startswith("MANIFEST-") for c in p.iterdir())
-    except OSError:
-        return False
+    """A RocksDB database directory (:func:`rmqarrow.format.detect.detect` decides)."""
+    t = detect(p)
+    return t.kind == "rocksdb" and t.rocksdb_dir == p
 
 
 def resolve_db_dir(path: Path) -> Path:
-    """The database directory for ``path``: itself, or a broker root's ``rocksdbstore``."""
-    if is_rocksdb_dir(path):
-        return path
-    for name in DB_DIR_NAMES:
-        if is_rocksdb_dir(path / name):
-            return path / name
-    if not path.exists():
+    """The database directory for ``path``: itself, or a broker store root's
+    ``rocksdbstore/`` (also beside an ``index/``)."""
+    t = detect(path)
+    if t.rocksdb_dir is not None:
+        return t.rocksdb_dir
+    if t.kind == "missing":
         raise StoreNotFoundError(f"{path}: no such RocksDB directory")
     raise StoreNotFoundError(
-        f"{path}: not a RocksDB database (expected CURRENT and MANIFEST-* files, or a broker "
-        f"store root holding {DB_DIR_NAMES[0]}/)")
+        f"{path}: not a RocksDB message index (expected CURRENT, MANIFEST-* and OPTIONS-* "
+        f"files, or a broker store root holding {ROCKSDB_DIR_NAMES[0]}/); it is "
+        f"{describe(t)}")
 
 
 def _options(rd: Any, *, create: bool) -> Any:

@@ -37,7 +37,12 @@ from rmqarrow.rocksdb._walk import (
     search,
 )
 
-__all__ = ["DEFAULT_MAX_MSGS_NUM_BATCH", "DEFAULT_MAX_QUERY_DAYS", "RocksDBIndex"]
+__all__ = [
+    "DEFAULT_MAX_MSGS_NUM_BATCH",
+    "DEFAULT_MAX_QUERY_DAYS",
+    "RocksDBIndex",
+    "answer_queries",
+]
 
 _log = logging.getLogger(__name__)
 
@@ -289,3 +294,17 @@ class RocksDBIndex(Closing):
 def value_time(value: bytes) -> int | None:
     """The store time a value holds (None when it is not 8 bytes long)."""
     return be_long(value) if len(value) == LONG.size else None
+
+
+def answer_queries(
+    source: str | os.PathLike[str],
+    queries: Sequence[RocksDBQuery],
+    *,
+    max_msgs_num_batch: int = DEFAULT_MAX_MSGS_NUM_BATCH,
+    max_query_days: int = DEFAULT_MAX_QUERY_DAYS,
+    now: int | None = None,
+) -> list[QueryOffsetResult | None]:
+    """The native engine: the database at ``source`` opened read-only, each query walked."""
+    with RocksDBIndex.open(source, max_msgs_num_batch=max_msgs_num_batch,
+                           max_query_days=max_query_days) as index:
+        return index.answers(queries, now=now)

@@ -15,7 +15,6 @@ import struct
 __all__ = [
     "BOOKKEEPING_KEYS",
     "COLUMN_FAMILIES",
-    "DB_DIR_NAMES",
     "DEFAULT_CF",
     "DELETE_END_SUFFIX",
     "HOUR_MS",
@@ -39,8 +38,6 @@ __all__ = [
 #: the families RocketMQ creates, in its order; the index lives in ``default``
 DEFAULT_CF = "default"
 COLUMN_FAMILIES = (DEFAULT_CF, "timer", "trans")
-#: the database folder under a broker's store root (an earlier revision used the second)
-DB_DIR_NAMES = ("rocksdbstore", "RocksDBMessageStore")
 
 HOUR_MS = 3_600_000
 LONG = struct.Struct(">q")

@@ -185,3 +185,52 @@ def query_offset(
         found = run(search_plan(q.topic, q.index_type, q.key, begin, end, max_num,
                                 q.last_key))
     return QueryOffsetResult(found, last_ts, last_off)
+
+
+def answer_batched(
+    queries: list[RocksDBQuery],
+    get: Callable[[bytes], bytes | None],
+    run_many: Callable[[list[Search]], list[list[int]]],
+    *,
+    max_msgs_num_batch: int,
+    max_query_days: int,
+    now: int | None = None,
+) -> list[QueryOffsetResult | None]:
+    """:func:`query_offset` for many queries, the searches run in two batches by
+    ``run_many`` (an engine's SQL): every first search, then the ``U`` fallbacks of the
+    untyped queries that found nothing.  ``run_many`` gets only plans that are not null."""
+    last_ts, last_off = bookkeeping(get)
+    out: list[QueryOffsetResult | None] = [None] * len(queries)
+    firsts: dict[int, Search] = {}
+    windows: dict[int, tuple[int, int, int]] = {}
+    for i, q in enumerate(queries):
+        window = _checked(q, max_query_days, now)
+        if window is None:
+            continue
+        if last_ts is None or last_off is None:
+            out[i] = QueryOffsetResult(None, last_ts or 0, 0)
+            continue
+        max_num = min(q.max_num, max_msgs_num_batch)
+        windows[i] = (window[0], window[1], max_num)
+        if q.index_type:
+            firsts[i] = search_plan(q.topic, q.index_type, q.key, *window, max_num, q.last_key)
+        else:
+            firsts[i] = search_plan(q.topic, TYPE_KEY, q.key, *window, max_num, None)
+    found = _run(firsts, run_many)
+    fallbacks = {i: search_plan(queries[i].topic, TYPE_UNIQUE, queries[i].key, *windows[i],
+                                None)
+                 for i in firsts if not queries[i].index_type and not found[i]}
+    found.update(_run(fallbacks, run_many))
+    for i, offsets in found.items():
+        out[i] = QueryOffsetResult(offsets, last_ts or 0, last_off or 0)
+    return out
+
+
+def _run(plans: dict[int, Search], run_many: Callable[[list[Search]], list[list[int]]]
+         ) -> dict[int, list[int] | None]:
+    live = [i for i, p in plans.items() if not p.null and p.hours]
+    results = run_many([plans[i] for i in live]) if live else []
+    found: dict[int, list[int] | None] = {
+        i: (None if p.null else []) for i, p in plans.items()}
+    found.update(zip(live, results, strict=True))
+    return found

@@ -1,0 +1,68 @@
+"""DuckDB answers ``queryOffset`` on RocketMQ's RocksDB message index (RIP-82) exactly as
+the native walk: over the database (read now, read-only) or an exported dataset.
+
+The search runs as SQL (:func:`rmqarrow.rocksdb.search_sql`: hours, byte-prefix range,
+window, order, cap, lastKey page); the parameter checks, lastKey parsing, the ``K`` -> ``U``
+fallback and the bookkeeping values run in Python around it, as the module says why.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+import duckdb
+import pyarrow as pa
+from rmqarrow.converters.arrow.rocksdb import RocksDBTables
+from rmqarrow.converters.parquet.rocksdb_export import rocksdb_source_tables
+
+from rmqarrow.rocksdb import (
+    DEFAULT_MAX_MSGS_NUM_BATCH,
+    DEFAULT_MAX_QUERY_DAYS,
+    QueryOffsetResult,
+    RocksDBQuery,
+    Search,
+    answer_batched,
+    bookkeeping_getter,
+    search_sql,
+    searches_table,
+    split_hits,
+)
+
+__all__ = ["answer_queries", "register_rocksdb"]
+
+
+def register_rocksdb(con: duckdb.DuckDBPyConnection, tables: RocksDBTables) -> None:
+    """Views ``rocksdb_records`` and ``rocksdb_bookkeeping`` on ``con``."""
+    con.register("rocksdb_records", tables.records)
+    con.register("rocksdb_bookkeeping", tables.bookkeeping)
+
+
+def _run_many(con: duckdb.DuckDBPyConnection, plans: list[Search]) -> list[list[int]]:
+    con.register("rocksdb_searches", searches_table(plans))
+    try:
+        sql = search_sql("rocksdb_records", "rocksdb_searches", lambda c: f'"{c}"')
+        result: pa.Table = con.sql(sql).to_arrow_table()
+    finally:
+        con.unregister("rocksdb_searches")
+    rows = zip(result.column("sid").to_pylist(), result.column("phy_offset").to_pylist(),
+               strict=True)
+    return split_hits(len(plans), list(rows))
+
+
+def answer_queries(
+    source: str | os.PathLike[str],
+    queries: Sequence[RocksDBQuery],
+    *,
+    max_msgs_num_batch: int = DEFAULT_MAX_MSGS_NUM_BATCH,
+    max_query_days: int = DEFAULT_MAX_QUERY_DAYS,
+    now: int | None = None,
+) -> list[QueryOffsetResult | None]:
+    """RocketMQ's ``queryOffset`` answer per query, computed in DuckDB."""
+    tables = rocksdb_source_tables(source)
+    with duckdb.connect() as con:
+        register_rocksdb(con, tables)
+        return answer_batched(list(queries), bookkeeping_getter(tables.bookkeeping),
+                              lambda plans: _run_many(con, plans),
+                              max_msgs_num_batch=max_msgs_num_batch,
+                              max_query_days=max_query_days, now=now)

@@ -1,0 +1,92 @@
+"""Spark SQL answers ``queryOffset`` on RocketMQ's RocksDB message index (RIP-82) exactly as
+the native walk: an exported dataset is read by Spark itself (``rocksdb_records`` as
+Parquet), a database is read now (read-only) and shipped as Arrow.
+
+The search is :func:`rmqarrow.rocksdb.search_sql` (Spark compares binary unsigned,
+bytewise, as RocksDB orders keys); the parameter checks, lastKey parsing, the ``K`` -> ``U``
+fallback and the bookkeeping values run in Python around it.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+from rmqarrow.converters.arrow.rocksdb import RocksDBTables
+from rmqarrow.converters.parquet.rocksdb_export import rocksdb_source_tables
+
+from rmqarrow.format.detect import detect
+from rmqarrow.rocksdb import (
+    DEFAULT_MAX_MSGS_NUM_BATCH,
+    DEFAULT_MAX_QUERY_DAYS,
+    QueryOffsetResult,
+    RocksDBQuery,
+    Search,
+    answer_batched,
+    bookkeeping_getter,
+    search_sql,
+    searches_table,
+    split_hits,
+)
+
+__all__ = ["answer_queries", "register_rocksdb"]
+
+
+def register_rocksdb(spark: Any, source: Path, tables: RocksDBTables | None = None,
+                     prefix: str = "") -> RocksDBTables:
+    """Temporary views ``{prefix}rocksdb_records`` and ``{prefix}rocksdb_bookkeeping``."""
+    import pyarrow.parquet as pq
+
+    if detect(source).kind == "rocksdb_dataset":
+        spark.read.parquet(str((source / "rocksdb_records").absolute())) \
+            .createOrReplaceTempView(f"{prefix}rocksdb_records")
+        book = pq.read_table(source / "rocksdb_bookkeeping")
+        got = RocksDBTables(pa.table({}), book)
+    else:
+        got = tables if tables is not None else rocksdb_source_tables(source)
+        spark.createDataFrame(got.records).createOrReplaceTempView(f"{prefix}rocksdb_records")
+    spark.createDataFrame(got.bookkeeping) \
+        .createOrReplaceTempView(f"{prefix}rocksdb_bookkeeping")
+    return got
+
+
+def _run_many(spark: Any, prefix: str, plans: list[Search]) -> list[list[int]]:
+    name = f"{prefix}rocksdb_searches"
+    spark.createDataFrame(searches_table(plans)).createOrReplaceTempView(name)
+    try:
+        sql = search_sql(f"{prefix}rocksdb_records", name, lambda c: f"`{c}`")
+        result: pa.Table = spark.sql(sql).toArrow()
+    finally:
+        spark.catalog.dropTempView(name)
+    rows = zip(result.column("sid").to_pylist(), result.column("phy_offset").to_pylist(),
+               strict=True)
+    return split_hits(len(plans), list(rows))
+
+
+def answer_queries(
+    source: str | os.PathLike[str],
+    queries: Sequence[RocksDBQuery],
+    *,
+    max_msgs_num_batch: int = DEFAULT_MAX_MSGS_NUM_BATCH,
+    max_query_days: int = DEFAULT_MAX_QUERY_DAYS,
+    now: int | None = None,
+    master: str | None = None,
+) -> list[QueryOffsetResult | None]:
+    """RocketMQ's ``queryOffset`` answer per query, computed by Spark SQL."""
+    from rmqarrow.converters.spark.session import get_spark
+
+    spark = get_spark(master)
+    prefix = f"q{uuid.uuid4().hex[:12]}_"
+    tables = register_rocksdb(spark, Path(source), prefix=prefix)
+    try:
+        return answer_batched(list(queries), bookkeeping_getter(tables.bookkeeping),
+                              lambda plans: _run_many(spark, prefix, plans),
+                              max_msgs_num_batch=max_msgs_num_batch,
+                              max_query_days=max_query_days, now=now)
+    finally:
+        for t in ("rocksdb_records", "rocksdb_bookkeeping"):
+            spark.catalog.dropTempView(f"{prefix}{t}")
