@@ -9,7 +9,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pyarrow as pa
 import pytest
 from golden_data import golden_set
 from rmqarrow.converters.arrow.tables import store_tables
@@ -73,23 +72,14 @@ def test_sql_prompt_reads_stdin(
     assert "not reached" not in out
 
 
-def test_sql_spark_dispatch(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from rmqarrow.converters.spark import sql as spark_sql
-
-    calls = []
-
-    def fake(target: str, query: str, **kw: object) -> pa.Table:
-        calls.append((target, query, kw))
-        return pa.table({"x": [1]})
-
-    monkeypatch.setattr(spark_sql, "sql", fake)
+@pytest.mark.spark
+def test_sql_spark_runs_on_spark(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--engine spark`` runs the statement in a real Spark session over the same views."""
     status, out, _ = _run(
         capsys,
         "sql",
         str(G.store_dir),
-        "SELECT 1",
+        "SELECT count(*) AS n FROM entries",
         "--engine",
         "spark",
         "--master",
@@ -97,9 +87,7 @@ def test_sql_spark_dispatch(
         "--json",
         *GEOM,
     )
-    assert status == 0 and json.loads(out) == [{"x": 1}]
-    assert calls[0][1] == "SELECT 1" and calls[0][2]["master"] == "local[1]"
-    assert calls[0][2]["hash_slot_num"] == G.hash_slot_num
+    assert status == 0 and json.loads(out) == [{"n": sum(1 for _ in G.puts)}]
 
 
 def test_stats_tables_json_and_plots(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
