@@ -72,24 +72,6 @@ def test_sql_prompt_reads_stdin(
     assert "not reached" not in out
 
 
-@pytest.mark.spark
-def test_sql_spark_runs_on_spark(capsys: pytest.CaptureFixture[str]) -> None:
-    """``--engine spark`` runs the statement in a real Spark session over the same views."""
-    status, out, _ = _run(
-        capsys,
-        "sql",
-        str(G.store_dir),
-        "SELECT count(*) AS n FROM entries",
-        "--engine",
-        "spark",
-        "--master",
-        "local[1]",
-        "--json",
-        *GEOM,
-    )
-    assert status == 0 and json.loads(out) == [{"n": sum(1 for _ in G.puts)}]
-
-
 def test_stats_tables_json_and_plots(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     status, out, _ = _run(capsys, "stats", str(G.store_dir), *GEOM)
     assert status == 0
