@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from rmqarrow.errors import EngineUnavailableError, UsageError
+from rmqarrow.format.hashing import check_query_key
 from rmqarrow.format.queries import Query, as_queries
 
 if TYPE_CHECKING:
@@ -177,5 +178,11 @@ def answer_with_engine(
         options["exact"] = exact
     if engine == "spark":
         options["master"] = master
-    checked = as_queries(queries) if fmt == "index" else list(queries)
+    if fmt == "index":
+        checked: list[Any] = as_queries(queries)
+    else:  # (topic, key, ...): both refused alike by every engine when not UTF-8
+        checked = list(queries)
+        for q in checked:
+            check_query_key(q[0], "topic")
+            check_query_key(q[1])
     return answer(source, checked, **options)

@@ -46,15 +46,16 @@ FACADE = "rmqarrow"
 #: packages whose ``__init__`` only names (lazily) what their submodules define
 FACADES = {FACADE, "rmqarrow.converters"}
 #: what the CLI may import besides itself: the package facades and the documented modules
-#: (queries, times and Java numbers it parses; the text renderer and progress updates it
-#: shows).  Everything else it reaches through these, so the library does the work.
+#: (queries, times and Java numbers it parses; the text renderer, progress updates and
+#: memory-limit wording it shows).  Everything else it reaches through these, so the
+#: library does the work.
 CLI_PUBLIC = {
     FACADE, "rmqarrow.store", "rmqarrow.verify", "rmqarrow.commitlog", "rmqarrow.tiered",
     "rmqarrow.rocksdb",
     "rmqarrow.converters", "rmqarrow.converters.duckdb", "rmqarrow.converters.spark",
     "rmqarrow.demo", "rmqarrow.engines", "rmqarrow.errors", "rmqarrow.format.queries",
     "rmqarrow.format.query_file", "rmqarrow.format.times", "rmqarrow.format.java",
-    "rmqarrow._text", "rmqarrow._progress",
+    "rmqarrow._text", "rmqarrow._progress", "rmqarrow._memory",
 }
 
 

@@ -19,6 +19,7 @@ import pyarrow as pa
 from rmqarrow.converters.arrow.tiered_lookup import TIERED_LOOKUP_SQL, assemble, lookup_relations
 from rmqarrow.converters.parquet.tiered_import import tiered_source_tables
 
+from rmqarrow._memory import duckdb_settings
 from rmqarrow.tiered import TieredAnswer
 
 __all__ = ["answer_queries", "lookup_rows"]
@@ -48,6 +49,6 @@ def answer_queries(
     items, or the :class:`~rmqarrow.errors.TieredReadError` RocketMQ's query fails with."""
     tables, store = tiered_source_tables(source, hash_slot_num, index_num)
     inp = lookup_relations(tables, queries, exact=exact, store=store)
-    with duckdb.connect() as con:
+    with duckdb.connect(config=duckdb_settings()) as con:  # fits ulimit -v
         rows = lookup_rows(con, inp.relations)
     return assemble(inp, rows)

@@ -16,6 +16,7 @@ import traceback
 from collections.abc import Sequence
 from typing import NoReturn
 
+from rmqarrow._memory import memory_error
 from rmqarrow.cli._output import apply_spark_options, install_log_handler
 from rmqarrow.errors import RmqArrowError, UsageError
 
@@ -113,6 +114,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # the last resort: never a traceback unless asked for
         if debug:
             traceback.print_exc()
+        limit = memory_error(exc, command)
+        if limit is not None:  # memory ran out (ulimit -v, a full machine): say so
+            print(f"{command}: error: {_one_line(limit)}", file=sys.stderr)
+            return 1
         if type(exc).__module__.startswith(("pyspark", "py4j")):
             print(f"{command}: error: {_one_line(_spark_failure(exc))}", file=sys.stderr)
             return 1

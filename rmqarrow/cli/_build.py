@@ -38,8 +38,10 @@ def register(sub: Any) -> None:
     build.add_argument(
         "--start-timestamp",
         help="resume where the broker's recovery would for this store time: the newest "
-        "CommitLog file whose first message is no later; the offset guard skips what is "
-        f"indexed. {TIME_HELP}",
+        "CommitLog file whose first message is no later. Records below the store's last "
+        "indexed offset (the newest file's endPhyOffset) are skipped, as RocketMQ's guard "
+        "does; the record at that offset is indexed again, so its keys appear once more "
+        f"after a resume. {TIME_HELP}",
     )
     build.add_argument("--checkpoint", type=Path, help="the store's checkpoint file")
     build.add_argument("--batch-rows", type=int, default=1 << 20, help="records per batch")
@@ -61,9 +63,10 @@ def cmd_build(args: argparse.Namespace) -> int:
     import rmqarrow
 
     spark_options = args.master is not None or args.spark_conf or args.spark_py_files \
-        or args.spark_no_ship
+        or args.spark_no_ship or args.spark_ui
     if args.engine != "spark" and spark_options:
-        raise UsageError("--master, --conf, --py-files and --no-ship need --engine spark")
+        raise UsageError("--master, --conf, --py-files, --no-ship and --spark-ui need "
+                         "--engine spark")
     if args.engine == "spark" and args.from_commitlog is None:
         raise UsageError("--engine spark goes with --from-commitlog (records from --from are "
                          "read by this process)")

@@ -112,6 +112,11 @@ def add_spark_options(parser: Any) -> None:
         "--no-ship", action="store_true", dest="spark_no_ship",
         help="do not ship rmqarrow to a cluster's executors (it is installed there)",
     )
+    parser.add_argument(
+        "--spark-ui", action="store_true", dest="spark_ui",
+        help="start Spark's web UI (off by default, so nothing listens on the network; "
+        "also RMQARROW_SPARK_UI=1)",
+    )
 
 
 def apply_spark_options(args: Any) -> None:
@@ -119,7 +124,8 @@ def apply_spark_options(args: Any) -> None:
     confs = list(getattr(args, "spark_conf", None) or [])
     files = list(getattr(args, "spark_py_files", None) or [])
     no_ship = bool(getattr(args, "spark_no_ship", False))
-    if not (confs or files or no_ship):
+    ui = bool(getattr(args, "spark_ui", False))
+    if not (confs or files or no_ship or ui):
         return
     from rmqarrow.errors import UsageError
 
@@ -134,4 +140,5 @@ def apply_spark_options(args: Any) -> None:
         conf[key.strip()] = value
     from rmqarrow.converters.spark import configure
 
-    configure(conf=conf, py_files=files, ship=False if no_ship else None)
+    configure(conf=conf, py_files=files, ship=False if no_ship else None,
+              ui=True if ui else None)

@@ -385,8 +385,9 @@ def _run_stats(args: argparse.Namespace) -> int:
         if between[0] > between[1]:
             raise UsageError(f"--between {between[0]} {between[1]}: the first time is later")
     if args.engine != "spark" and (args.master is not None or args.spark_conf
-                                   or args.spark_py_files or args.spark_no_ship):
-        raise UsageError("--master, --conf, --py-files and --no-ship need --engine spark")
+                                   or args.spark_py_files or args.spark_no_ship or args.spark_ui):
+        raise UsageError("--master, --conf, --py-files, --no-ship and --spark-ui need "
+                         "--engine spark")
     _target(args)
     if args.engine == "spark" and args.commitlog is None:
         raise UsageError("--engine spark checks the index against the log: give --commitlog "

@@ -71,6 +71,9 @@ def read_record_batches(source: Path, batch_rows: int) -> tuple[Any, int | None]
             ) from None
 
     def normalise() -> Any:
+        from rmqarrow.index.build import check_record_values
+
+        row = 1  # the input's record number of the batch's first row, as the check names it
         for batch in checked():
             cols = []
             for name in RECORD_COLUMNS:
@@ -87,6 +90,8 @@ def read_record_batches(source: Path, batch_rows: int) -> tuple[Any, int | None]
                 else:
                     cols.append(pa.nulls(batch.num_rows, types[name]))
             whole = pa.RecordBatch.from_arrays(cols, names=list(RECORD_COLUMNS))
+            check_record_values(whole, first_row=row, source=str(source))
+            row += whole.num_rows
             for start in range(0, whole.num_rows, batch_rows):  # CSV blocks are larger
                 yield whole.slice(start, batch_rows)
 

@@ -153,8 +153,10 @@ class TieredStore(Store):
         """Tables ``tiered_files``, ``tiered_slots``, ``tiered_items`` on ``con`` (or new)."""
         import duckdb
 
+        from rmqarrow._memory import duckdb_settings
+
         t = self._tables()
-        connection = con if con is not None else duckdb.connect()
+        connection = con if con is not None else duckdb.connect(config=duckdb_settings())
         for name, table in (("tiered_files", t.files), ("tiered_slots", t.slots),
                             ("tiered_items", t.items)):
             connection.register(name, table)  # a view over the Arrow table
