@@ -60,7 +60,7 @@ def answer_queries(
 ) -> list[QueryOffsetResult | None]:
     """RocketMQ's ``queryOffset`` answer per query, computed in DuckDB."""
     tables = rocksdb_source_tables(source)
-    with duckdb.connect() as con:
+    with duckdb.connect(config=duckdb_settings()) as con:
         register_rocksdb(con, tables)
         return answer_batched(list(queries), bookkeeping_getter(tables.bookkeeping),
                               lambda plans: _run_many(con, plans),

@@ -10,6 +10,8 @@ extra ``rocksdb`` (``pip install 'rmqarrow[rocksdb]'``, the rocksdict binding).
 
 from __future__ import annotations
 
+from rmqarrow.rocksdb._build import RocksDBBuild, build_from_commitlog
+from rmqarrow.rocksdb._check import RocksDBCheck, RocksDBFinding, check_rocksdb
 from rmqarrow.rocksdb._db import is_rocksdb_dir, resolve_db_dir
 from rmqarrow.rocksdb._index import (
     DEFAULT_MAX_MSGS_NUM_BATCH,
@@ -28,12 +30,17 @@ __all__ = [
     "DEFAULT_MAX_QUERY_DAYS",
     "DecodedKey",
     "QueryOffsetResult",
+    "RocksDBBuild",
+    "RocksDBCheck",
+    "RocksDBFinding",
     "RocksDBIndex",
     "RocksDBQuery",
     "Search",
     "answer_batched",
     "answer_queries",
     "bookkeeping_getter",
+    "build_from_commitlog",
+    "check_rocksdb",
     "decode_key",
     "hour_of",
     "is_rocksdb_dir",

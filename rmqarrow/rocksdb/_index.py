@@ -13,6 +13,7 @@ from rmqarrow._closing import Closing
 from rmqarrow.errors import ClosedIndexError, InvalidValueError, ReadOnlyIndexError
 from rmqarrow.rocksdb._db import Shadow, create_db, open_shadow, resolve_db_dir, rocksdict_module
 from rmqarrow.rocksdb._layout import (
+    BOOKKEEPING_KEYS,
     COLUMN_FAMILIES,
     DEFAULT_CF,
     DELETE_END_SUFFIX,
@@ -186,6 +187,23 @@ class RocksDBIndex(Closing):
         value: bytes | None = self._family(family).get(key)
         return value
 
+    def last_record_key(self) -> bytes | None:
+        """The last index record's key (the bookkeeping keys skipped), None when empty."""
+        it = self._live().iter()
+        it.seek_to_last()
+        while it.valid():
+            k: bytes = it.key()
+            if k not in BOOKKEEPING_KEYS:
+                return k
+            it.prev()
+        return None
+
+    def estimate_records(self) -> int:
+        """RocksDB's estimate of the ``default`` family's keys (no scan), bookkeeping
+        excluded."""
+        n = self._live().property_int_value("rocksdb.estimate-num-keys")
+        return max(int(n or 0) - len(BOOKKEEPING_KEYS), 0)
+
     @property
     def last_offset_py(self) -> int | None:
         """``lastOffsetPy`` (0 when absent, None when unreadable)."""
@@ -213,6 +231,15 @@ class RocksDBIndex(Closing):
         return query_offset(q, self.get, self.run_search,
                             max_msgs_num_batch=self.max_msgs_num_batch,
                             max_query_days=self.max_query_days, now=now)
+
+    def explain(self, q: RocksDBQuery, *, now: int | None = None) -> list[str]:
+        """Lines saying why :meth:`answer` gives what it gives (an empty answer above all:
+        a refused window, no such bucket, the type fallback, the cap)."""
+        from rmqarrow.rocksdb._explain import explain_query
+
+        return explain_query(_IterSource(self._live()), q,
+                             max_msgs_num_batch=self.max_msgs_num_batch,
+                             max_query_days=self.max_query_days, now=now)
 
     def answers(self, queries: Sequence[RocksDBQuery], *, now: int | None = None
                 ) -> list[QueryOffsetResult | None]:

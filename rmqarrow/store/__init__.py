@@ -1,10 +1,10 @@
 """The front door: :func:`open` any path rmqarrow reads and use one surface for all.
 
-``rmqarrow.open(path)`` recognises index files, a broker store root, an exported dataset and
-tiered files, and returns a :class:`Store` whose methods are the same for every kind that
-supports them: ``query``, ``query_many``, ``scan``, ``to_duckdb``, ``to_spark``, ``export``,
-``check``, ``info`` (what a kind cannot do raises
-:class:`~rmqarrow.errors.UnsupportedOperationError`).  :func:`build` writes a store from
+``rmqarrow.open(path)`` recognises index files, a broker store root, an exported dataset,
+tiered files and RocketMQ's RocksDB message index (RIP-82), and returns a :class:`Store`
+whose methods are the same for every kind that supports them: ``query``, ``query_many``,
+``scan``, ``to_duckdb``, ``to_spark``, ``export``, ``check``, ``info`` (what a kind cannot
+do raises :class:`~rmqarrow.errors.UnsupportedOperationError`).  :func:`build` writes a store from
 records or a CommitLog, crash-safe.
 """
 
@@ -15,12 +15,15 @@ from rmqarrow.store._build import build
 from rmqarrow.store._dataset import DatasetCheck, DatasetStore, TieredDatasetStore
 from rmqarrow.store._index import IndexStore, StoreCheck, StoreInfo
 from rmqarrow.store._open import open_store
+from rmqarrow.store._rocksdb import RocksDBDatasetStore, RocksDBStore
 from rmqarrow.store._tiered import TieredStore
 
 __all__ = [
     "DatasetCheck",
     "DatasetStore",
     "IndexStore",
+    "RocksDBDatasetStore",
+    "RocksDBStore",
     "Store",
     "StoreCheck",
     "StoreInfo",

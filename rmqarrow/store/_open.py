@@ -9,6 +9,7 @@ from rmqarrow.format.detect import Target, describe, detect, require_index_store
 from rmqarrow.store._base import Store
 from rmqarrow.store._dataset import DatasetStore, TieredDatasetStore
 from rmqarrow.store._index import IndexStore
+from rmqarrow.store._rocksdb import RocksDBDatasetStore, RocksDBStore
 from rmqarrow.store._tiered import TieredStore
 
 __all__ = ["open_store"]
@@ -20,6 +21,9 @@ def open_store(
     hash_slot_num: int | None = None,
     index_num: int | None = None,
     strict: bool = False,
+    index: str | None = None,
+    max_msgs_num_batch: int | None = None,
+    max_query_days: int | None = None,
 ) -> Store:
     """Open what ``path`` holds, read-only, as a :class:`~rmqarrow.store.Store`.
 
@@ -29,8 +33,29 @@ def open_store(
     tiered dataset.  The geometry is fitted from the files as every command does, unless
     ``hash_slot_num``/``index_num`` are given.  ``strict`` refuses a store with a damaged
     file instead of skipping it.  Anything else is refused in one line naming what it is.
+
+    A RocketMQ RocksDB message index (RIP-82: a RocksDB directory, or a broker store root
+    holding ``rocksdbstore/``) opens as a :class:`~rmqarrow.store.RocksDBStore`, read-only
+    without touching the directory; a store root holding both ``index/`` and
+    ``rocksdbstore/`` opens its IndexFiles unless ``index="rocksdb"`` (``index="indexfile"``
+    insists on the IndexFiles).  ``max_msgs_num_batch`` and ``max_query_days`` are the
+    broker's ``maxMsgsNumBatch`` and ``maxRocksDBIndexQueryDays`` (defaults 64 and 7).
     """
+    if index not in (None, "indexfile", "rocksdb"):
+        raise UsageError(f"index must be 'indexfile' or 'rocksdb', got {index!r}")
     target = detect(path)
+    rocksdb_options = {k: v for k, v in (("max_msgs_num_batch", max_msgs_num_batch),
+                                         ("max_query_days", max_query_days)) if v is not None}
+    if target.kind == "rocksdb_dataset":
+        return RocksDBDatasetStore(target, **rocksdb_options)
+    if target.kind == "rocksdb" or (index == "rocksdb" and target.rocksdb_dir is not None):
+        if index == "indexfile":
+            raise UsageError(f"{target.path}: {describe(target)}; it holds no IndexFiles")
+        return RocksDBStore(target, **rocksdb_options)
+    if index == "rocksdb":
+        raise UsageError(f"{target.path}: no RocksDB message index here (expected a RocksDB "
+                         "directory or a broker store root holding rocksdbstore/); it is "
+                         f"{describe(target)}")
     if target.kind == "missing":
         raise StoreNotFoundError(f"{target.path}: no such store directory, index file or "
                                  "dataset")

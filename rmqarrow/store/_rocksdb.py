@@ -1,0 +1,277 @@
+"""RocketMQ's RocksDB message index (RIP-82) opened by :func:`rmqarrow.open`: the database
+(read-only, the broker's directory untouched) or an exported dataset of it."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rmqarrow.errors import DatasetError, UsageError
+from rmqarrow.format.detect import Target
+from rmqarrow.format.java import JAVA_LONG_MAX
+from rmqarrow.rocksdb import (
+    BOOKKEEPING_KEYS,
+    DEFAULT_MAX_MSGS_NUM_BATCH,
+    DEFAULT_MAX_QUERY_DAYS,
+    QueryOffsetResult,
+    RocksDBCheck,
+    RocksDBIndex,
+    RocksDBQuery,
+    check_rocksdb,
+)
+from rmqarrow.store._base import DEFAULT_MAX_NUM, Store, check_max_num
+
+if TYPE_CHECKING:
+    import duckdb
+    import pyarrow as pa
+    import pyarrow.dataset as pads
+    from pyspark.sql import SparkSession
+
+    from rmqarrow.converters.arrow.rocksdb import RocksDBTables
+
+__all__ = ["RocksDBDatasetStore", "RocksDBStore", "as_rocksdb_queries"]
+
+_TABLES = ("rocksdb_records", "rocksdb_bookkeeping")
+
+
+def as_rocksdb_queries(queries: Sequence[Any]) -> list[RocksDBQuery]:
+    """:class:`RocksDBQuery` s, or tuples ``(topic, key, max_num, begin, end[, index_type[,
+    last_key]])``."""
+    out = []
+    for q in queries:
+        if isinstance(q, RocksDBQuery):
+            out.append(q)
+        elif isinstance(q, tuple | list) and 5 <= len(q) <= 7:
+            out.append(RocksDBQuery(*q))
+        else:
+            raise UsageError(f"a RocksDB-index query is a RocksDBQuery or (topic, key, max_num, "
+                             f"begin, end[, index_type[, last_key]]), got {q!r}")
+    return out
+
+
+def _result_rows(qs: list[RocksDBQuery], answers: Sequence[QueryOffsetResult | None]
+                 ) -> pa.Table:
+    import pyarrow as pa
+
+    rows: dict[str, list[Any]] = {"query": [], "topic": [], "key": [], "result": [],
+                                  "phy_offset": []}
+    for i, (q, a) in enumerate(zip(qs, answers, strict=True)):
+        offsets: list[int | None] = (
+            [None] if a is None or a.phy_offsets is None or not a.phy_offsets
+            else list(a.phy_offsets))
+        for o in offsets:
+            rows["query"].append(i)
+            rows["topic"].append(q.topic)
+            rows["key"].append(q.key)
+            rows["result"].append("null" if a is None else
+                                  "null list" if a.phy_offsets is None else "ok")
+            rows["phy_offset"].append(o)
+    return pa.table(rows, schema=pa.schema([("query", pa.int64()), ("topic", pa.string()),
+                                            ("key", pa.string()), ("result", pa.string()),
+                                            ("phy_offset", pa.int64())]))
+
+
+class _RocksDBSurface(Store):
+    """What the database and its dataset share: queries with RocketMQ's answers."""
+
+    format = "rocksdb"
+    tables = _TABLES
+
+    def __init__(self, target: Target, *, max_msgs_num_batch: int = DEFAULT_MAX_MSGS_NUM_BATCH,
+                 max_query_days: int = DEFAULT_MAX_QUERY_DAYS) -> None:
+        super().__init__(target, None, None)
+        self.max_msgs_num_batch = max_msgs_num_batch
+        self.max_query_days = max_query_days
+
+    def _default_engine(self) -> str:
+        return "native"
+
+    def _source(self) -> Path:
+        return self.path
+
+    def answers(self, queries: Sequence[Any], *, engine: str | None = None,
+                master: str | None = None, now: int | None = None
+                ) -> list[QueryOffsetResult | None]:
+        """RocketMQ's ``queryOffset`` answer per query (None where it returns null)."""
+        from rmqarrow.engines import answer_with_engine
+
+        self._check_open()
+        name = engine or self._default_engine()
+        if name == "native" and self._default_engine() != "native":
+            raise UsageError("a dataset holds no RocksDB database for the native engine: use "
+                             "engine='duckdb' or 'spark'")
+        return answer_with_engine(
+            name, self._source(), as_rocksdb_queries(queries), fmt="rocksdb", master=master,
+            rocksdb_options={"max_msgs_num_batch": self.max_msgs_num_batch,
+                             "max_query_days": self.max_query_days, "now": now})
+
+    def query_offset(self, topic: str, key: str, max_num: int, begin: int, end: int,
+                     index_type: str | None = None, last_key: str | None = None, *,
+                     engine: str | None = None) -> QueryOffsetResult | None:
+        """``IndexRocksDBStore.queryOffset``, whole: None for RocketMQ's null."""
+        q = RocksDBQuery(topic, key, max_num, begin, end, index_type, last_key)
+        return self.answers([q], engine=engine)[0]
+
+    def query(self, topic: str, key: str, *, begin: int = 0, end: int = JAVA_LONG_MAX,
+              max_num: int = DEFAULT_MAX_NUM, engine: str | None = None,
+              index_type: str | None = None, last_key: str | None = None) -> list[int]:
+        """The offsets RocketMQ returns, in its order (empty where it returns null or a null
+        list: :meth:`query_offset` tells them apart)."""
+        a = self.query_offset(topic, key, check_max_num(max_num), begin, end, index_type,
+                              last_key, engine=engine)
+        return [] if a is None or a.phy_offsets is None else list(a.phy_offsets)
+
+    def query_many(self, queries: Sequence[Any], *, engine: str | None = None,
+                   master: str | None = None) -> pa.Table:
+        """One row per offset (one row with a null offset for an empty or null answer)."""
+        qs = as_rocksdb_queries(queries)
+        return _result_rows(qs, self.answers(qs, engine=engine, master=master))
+
+    def _tables(self) -> RocksDBTables:
+        from rmqarrow.converters.parquet.rocksdb_export import rocksdb_source_tables
+
+        self._check_open()
+        return rocksdb_source_tables(self._source())
+
+    def scan(self, table: str, *, columns: list[str] | None = None,
+             filter: pads.Expression | None = None) -> pa.RecordBatchReader:
+        import pyarrow.dataset as pads
+
+        self._check_table(table)
+        t = self._tables()
+        data = t.records if table == "rocksdb_records" else t.bookkeeping
+        return pads.dataset(data).scanner(columns=columns, filter=filter).to_reader()
+
+    def to_duckdb(self, con: duckdb.DuckDBPyConnection | None = None
+                  ) -> duckdb.DuckDBPyConnection:
+        """Views ``rocksdb_records`` and ``rocksdb_bookkeeping`` on ``con`` (or new)."""
+        import duckdb
+
+        from rmqarrow._memory import duckdb_settings
+        from rmqarrow.converters.duckdb.rocksdb import register_rocksdb
+
+        connection = con if con is not None else duckdb.connect(config=duckdb_settings())
+        register_rocksdb(connection, self._tables())
+        return connection
+
+    def to_spark(self, spark: SparkSession | None = None) -> SparkSession:
+        """The same tables as Spark temporary views."""
+        from rmqarrow.converters.spark.rocksdb import register_rocksdb
+        from rmqarrow.converters.spark.session import get_spark
+
+        self._check_open()
+        session = spark if spark is not None else get_spark()
+        register_rocksdb(session, self._source())
+        return session
+
+
+class RocksDBStore(_RocksDBSurface):
+    """The database, read-only through a shadow (the broker's directory is never written,
+    locked or renamed, also while the broker runs)."""
+
+    @property
+    def db_path(self) -> Path:
+        """The database directory (a broker root's ``rocksdbstore/``)."""
+        return self.target.rocksdb_dir or self.path
+
+    def _source(self) -> Path:
+        return self.db_path
+
+    def open_index(self) -> RocksDBIndex:
+        """The database as a :class:`~rmqarrow.rocksdb.RocksDBIndex` (close it after)."""
+        self._check_open()
+        return RocksDBIndex.open(self.db_path, max_msgs_num_batch=self.max_msgs_num_batch,
+                                 max_query_days=self.max_query_days)
+
+    def explain(self, q: RocksDBQuery, *, now: int | None = None) -> list[str]:
+        """Why RocketMQ answers ``q`` as it does (window, cap, fallback, buckets)."""
+        with self.open_index() as index:
+            return index.explain(q, now=now)
+
+    def export(self, dest: str | os.PathLike[str], *, overwrite: bool = False,
+               engine: str = "local", **options: Any) -> dict[str, Any]:
+        """A RocksDB-index dataset at ``dest``; returns its manifest."""
+        from rmqarrow.converters.parquet.rocksdb_export import export_rocksdb
+
+        self._check_open()
+        if engine != "local" or set(options) - {"progress", "batch_rows"}:
+            raise UsageError("a RocksDB index exports with the local engine only (options: "
+                             "progress, batch_rows)")
+        return export_rocksdb(self.db_path, dest, overwrite=overwrite, **options)
+
+    def check(self, *, commitlog: str | os.PathLike[str] | None = None) -> RocksDBCheck:
+        """Keys that do not parse, values of the wrong size, bookkeeping behind the records,
+        and (with the store root's CommitLog, or ``commitlog``) buckets outside its span."""
+        self._check_open()
+        cl = commitlog if commitlog is not None else self.target.commitlog_dir
+        return check_rocksdb(self.db_path, commitlog=cl)
+
+    def info(self) -> dict[str, Any]:
+        """Families, bookkeeping, the first and last hour bucket, the estimated record
+        count (RocksDB's own estimate: no scan) and the files."""
+        from rmqarrow.format.times import format_time
+
+        with self.open_index() as index:
+            first = next((k for k, _ in index.iter_pairs() if k not in BOOKKEEPING_KEYS), None)
+            last = index.last_record_key()
+            estimate = index.estimate_records()
+            families = index.column_families()
+            lop, lst = index.last_offset_py, index.last_store_timestamp
+        first_hour = int.from_bytes(first[:8], "big", signed=True) if first else None
+        last_hour = int.from_bytes(last[:8], "big", signed=True) if last else None
+        files = sorted(self.db_path.iterdir())
+        return {
+            "path": str(self.db_path), "format": "RocketMQ RocksDB message index (RIP-82)",
+            "column_families": families, "estimated_records": estimate,
+            "first_hour": first_hour,
+            "first_hour_time": format_time(first_hour) if first_hour is not None else None,
+            "last_hour": last_hour,
+            "last_hour_time": format_time(last_hour) if last_hour is not None else None,
+            "last_offset_py": lop, "last_store_timestamp": lst,
+            "last_store_time": format_time(lst) if lst else None,
+            "files": len(files), "bytes": sum(f.stat().st_size for f in files if f.is_file()),
+            "max_msgs_num_batch": self.max_msgs_num_batch,
+            "max_query_days": self.max_query_days,
+        }
+
+
+class RocksDBDatasetStore(_RocksDBSurface):
+    """An exported dataset of a RocksDB index: lookups in SQL (DuckDB unless Spark)."""
+
+    def _default_engine(self) -> str:
+        return "duckdb"
+
+    def check(self) -> Any:
+        """Each table's rows against the manifest."""
+        import pyarrow.parquet as pq
+
+        from rmqarrow.converters.parquet.manifest import load_manifest_json
+
+        self._check_open()
+        manifest = load_manifest_json(self.path)
+        problems = []
+        for name in _TABLES:
+            want = manifest.get("tables", {}).get(name, {}).get("rows")
+            try:
+                got = sum(pq.ParquetFile(p).metadata.num_rows
+                          for p in sorted((self.path / name).glob("*.parquet")))
+            except (OSError, ValueError) as exc:
+                problems.append(f"{name}: unreadable ({exc})")
+                continue
+            if got != want:
+                problems.append(f"{name}: {got} rows, the manifest says {want}")
+        from rmqarrow.store._dataset import DatasetCheck
+
+        return DatasetCheck(self.path, problems)
+
+    def info(self) -> dict[str, Any]:
+        """The dataset's manifest."""
+        from rmqarrow.converters.parquet.manifest import load_manifest_json
+
+        self._check_open()
+        manifest = load_manifest_json(self.path)
+        if not isinstance(manifest, dict):
+            raise DatasetError(f"{self.path}: the manifest is not a JSON object")
+        return manifest
