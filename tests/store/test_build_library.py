@@ -130,3 +130,23 @@ def test_check_tiered_reads_in_chunks_and_names_problems(tmp_path: Path) -> None
     compacted.write_bytes(bytes(data))
     problems = check_tiered(compacted).files[0].problems
     assert problems and "back-to-back" in problems[0]
+
+
+@pytest.mark.parametrize(("column", "value", "said"), [
+    ("commit_log_offset", -5, "negative"),
+    ("store_timestamp", 1_709_251_200, "seconds"),
+])
+def test_bad_records_are_refused_by_row_before_anything_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], column: str, value: int, said: str
+) -> None:
+    import pyarrow.csv as pacsv
+
+    rows = {"topic": ["T"] * 3, "keys": ["a", "b", "c"], "uniq_key": ["U1", "U2", "U3"],
+            "commit_log_offset": [0, 100, 200], "store_timestamp": [START] * 3,
+            "sys_flag": [0, 0, 0]}
+    rows[column][2] = value
+    pacsv.write_csv(pa.table(rows), tmp_path / "r.csv")
+    assert main(["build", str(tmp_path / "s"), "--from", str(tmp_path / "r.csv")]) == 1
+    err = capsys.readouterr().err
+    assert "row 3" in err and said in err and err.count("\n") == 1, err
+    assert not (tmp_path / "s").exists()
