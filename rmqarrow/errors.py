@@ -9,6 +9,7 @@ input at fault and show what was expected next to what was found.
 from __future__ import annotations
 
 __all__ = [
+    "CheckpointError",
     "ClosedIndexError",
     "CommitLogError",
     "CorruptIndexError",
@@ -19,11 +20,15 @@ __all__ = [
     "GeometryError",
     "InvalidKeyError",
     "InvalidValueError",
+    "LockFileError",
+    "MergeConflictError",
     "OutputExistsError",
     "ReadOnlyIndexError",
     "RmqArrowError",
+    "StoreLockedError",
     "StoreNotFoundError",
     "TieredReadError",
+    "UnsupportedOperationError",
     "UsageError",
 ]
 
@@ -93,6 +98,29 @@ class TieredReadError(RmqArrowError, ValueError):
 
 class DiskFullError(RmqArrowError, OSError):
     """No space left for a file rmqarrow reserves before writing (ENOSPC, quota)."""
+
+
+class StoreLockedError(RmqArrowError, BlockingIOError):
+    """Another process is writing the store, dataset or checkpoint; the message names it
+    (pid, host, command, since when).  Readers never get this."""
+
+
+class LockFileError(RmqArrowError, PermissionError):
+    """The writer lock file next to an output cannot be created (permissions, read-only)."""
+
+
+class MergeConflictError(RmqArrowError, ValueError):
+    """Importing into a non-empty store would overlap what it holds (file names, CommitLog
+    offsets) or mix geometries; nothing was written."""
+
+
+class CheckpointError(RmqArrowError, ValueError):
+    """A file given as RocketMQ's ``store/checkpoint`` is not one (size or contents)."""
+
+
+class UnsupportedOperationError(UsageError):
+    """What an opened store cannot do for its kind (export an exported dataset, look keys up
+    natively in Parquet, ...); the message names the kind and what to use instead."""
 
 
 class MemoryLimitError(RmqArrowError, MemoryError):

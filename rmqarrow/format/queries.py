@@ -17,7 +17,14 @@ from typing import NamedTuple
 from rmqarrow.errors import InvalidValueError
 from rmqarrow.format.java import JAVA_LONG_MAX
 
-__all__ = ["Query", "escape_text", "format_answers", "read_queries_tsv", "unescape_text"]
+__all__ = [
+    "Query",
+    "as_queries",
+    "escape_text",
+    "format_answers",
+    "read_queries_tsv",
+    "unescape_text",
+]
 
 
 
@@ -91,3 +98,41 @@ def read_queries_tsv(path: str | os.PathLike[str], escaped: bool = False) -> lis
 def format_answers(answers: Iterable[Sequence[int]]) -> str:
     """One line per answer, offsets comma-separated (an empty line for none)."""
     return "".join(",".join(str(o) for o in a) + "\n" for a in answers)
+
+
+def _int_field(i: int, name: str, value: object) -> int:
+    from rmqarrow.errors import InvalidValueError
+
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidValueError(f"query {i}: {name} must be an int, got {value!r}")
+    return value
+
+
+def as_queries(queries: Iterable[object]) -> list[Query]:
+    """Queries given as :class:`Query` or as tuples ``(key, max_num[, begin[, end]])``,
+    checked: a key that is not a ``str``, a count that is not a non-negative int (bools and
+    floats included) or a bound that is not an int is refused naming the query."""
+    from rmqarrow.errors import InvalidKeyError, InvalidValueError
+    from rmqarrow.format.java import JAVA_LONG_MAX
+
+    out: list[Query] = []
+    for i, q in enumerate(queries):
+        if not isinstance(q, tuple | list):  # a Query is a tuple
+            hint = " is a bare key;" if isinstance(q, str) else f": {type(q).__name__};"
+            raise InvalidValueError(f"query {i}{hint} give (key, max_num[, begin[, end]]) "
+                                    "or rmqarrow.Query(key, max_num, begin, end)")
+        fields: tuple[object, ...] = tuple(q)
+        if not 2 <= len(fields) <= 4:
+            raise InvalidValueError(f"query {i}: expected (key, max_num[, begin[, end]]), "
+                                    f"got {len(fields)} values")
+        key = fields[0]
+        if not isinstance(key, str):
+            raise InvalidKeyError(f"query {i}: the key must be a str, got "
+                                  f"{type(key).__name__}")
+        max_num = _int_field(i, "max_num", fields[1])
+        begin = _int_field(i, "begin", fields[2]) if len(fields) > 2 else 0
+        end = _int_field(i, "end", fields[3]) if len(fields) > 3 else JAVA_LONG_MAX
+        if max_num < 0:
+            raise InvalidValueError(f"query {i}: max_num must be >= 0, got {max_num}")
+        out.append(Query(key, max_num, begin, end))
+    return out
