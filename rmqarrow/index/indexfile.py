@@ -4,6 +4,12 @@ The rules reproduced here are listed in :mod:`rmqarrow.format.rules`; the byte l
 in :mod:`rmqarrow.format.layout`.  The walk and the bulk forms (``put_keys``,
 ``select_phy_offsets_many``) are the kernels of :mod:`rmqarrow.kernels`: the same bytes and
 the same answers as the one-at-a-time forms.
+
+An open file keeps its header in memory and its bytes mapped only while they are used:
+the maps of every open file together stay within a bound (:mod:`rmqarrow.index._maps`),
+so a store of thousands of files needs neither thousands of descriptors nor their
+address space.  A file is mapped again, transparently, when it is used after its map was
+let go.
 """
 
 from __future__ import annotations
@@ -13,11 +19,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import numpy as _np
+
 from rmqarrow._args import check_flag, check_int, check_non_negative
 from rmqarrow._closing import Closing
+from rmqarrow._limits import limit_error
 from rmqarrow._space import reserve
 from rmqarrow.errors import (
     ClosedIndexError,
+    CorruptIndexError,
     InvalidValueError,
     OutputExistsError,
     ReadOnlyIndexError,
@@ -30,6 +40,8 @@ from rmqarrow.format.java import JAVA_LONG_MAX, JAVA_LONG_MIN
 from rmqarrow.format.layout import (
     DEFAULT_HASH_SLOT_NUM,
     DEFAULT_INDEX_NUM,
+    HEADER_DTYPE,
+    HEADER_SIZE,
     Geometry,
     HeaderState,
     MappedIndex,
@@ -37,6 +49,7 @@ from rmqarrow.format.layout import (
     map_regions,
     write_header,
 )
+from rmqarrow.index import _maps
 from rmqarrow.kernels import lookup as _lookup
 from rmqarrow.kernels import put as _put
 from rmqarrow.kernels.walk import walk_chain
@@ -64,18 +77,78 @@ def _read_header(mapped: MappedIndex) -> HeaderState:
         if again == raw:
             break
         raw = again
+    return _header_state(raw)
+
+
+def _header_state(raw: tuple[int, ...]) -> HeaderState:
     header = HeaderState(*raw)
     header.index_count = max(header.index_count, 1)
     return header
+
+
+def _read_header_unmapped(path: Path) -> HeaderState:
+    """:func:`_read_header` through a plain read, for a file whose map was let go."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError as exc:
+        raise limit_error(exc, path) from None
+    try:
+        raw = os.pread(fd, HEADER_SIZE, 0)
+        for _ in range(100):
+            again = os.pread(fd, HEADER_SIZE, 0)
+            if again == raw:
+                break
+            raw = again
+    finally:
+        os.close(fd)
+    if len(raw) < HEADER_SIZE:
+        raise CorruptIndexError(f"{path}: shorter than its header ({len(raw)} bytes) now")
+    return _header_state(_np.frombuffer(raw, dtype=HEADER_DTYPE, count=1)[0].item())
+
+
+def _map(path: Path, geometry: Geometry, writable: bool) -> MappedIndex:
+    try:
+        return map_regions(path, geometry, writable)
+    except OSError as exc:
+        if isinstance(exc, RmqArrowError):
+            raise
+        raise limit_error(exc, path) from None
 
 
 class IndexFile(Closing):
     """A RocketMQ IndexFile on disk.  Use :meth:`create` or :meth:`open`."""
 
     def __init__(self, mapped: MappedIndex, header: HeaderState) -> None:
-        self._m = mapped
+        self._path = mapped.path
+        self._geometry = mapped.geometry
+        self._writable = mapped.writable
+        self._mapped: MappedIndex | None = mapped
         self._h = header
         self._closed = False
+        _maps.touch(self)
+
+    @property
+    def _m(self) -> MappedIndex:
+        """The map, made again when the pool let it go (:mod:`rmqarrow.index._maps`)."""
+        m = self._mapped
+        if m is None:
+            if self._closed:
+                raise ClosedIndexError(f"{self._path}: index file is closed; open it again")
+            m = _map(self._path, self._geometry, self._writable)
+            self._mapped = m
+        _maps.touch(self)
+        return m
+
+    def _release_map(self) -> None:
+        """Let go of the map (the pool's bound was reached): a writable file's header goes
+        to it first, only when it differs (an unchanged file is never dirtied).  The map
+        closes when the last view of it goes."""
+        m = self._mapped
+        if m is None or self._closed:
+            return
+        if m.writable:
+            _sync_header(m, self._h)
+        self._mapped = None
 
     # -- construction --------------------------------------------------------------------
 
@@ -117,7 +190,7 @@ class IndexFile(Closing):
             header.begin_phy_offset = header.end_phy_offset = end_phy_offset
         if end_timestamp > 0:
             header.begin_timestamp = header.end_timestamp = end_timestamp
-        f = cls(map_regions(p, geometry, writable=True), header)
+        f = cls(_map(p, geometry, writable=True), header)
         f._write_header()
         return f
 
@@ -139,7 +212,7 @@ class IndexFile(Closing):
             DEFAULT_HASH_SLOT_NUM if hash_slot_num is None else hash_slot_num,
             DEFAULT_INDEX_NUM if index_num is None else index_num,
         )
-        mapped = map_regions(path, geometry, writable)
+        mapped = _map(Path(path), geometry, writable)
         try:
             check_header(mapped.path, geometry, mapped.header)
         except RmqArrowError:
@@ -149,6 +222,8 @@ class IndexFile(Closing):
         f = cls(mapped, header)
         if writable:
             f.repaired = _put.repair_uncommitted(f)
+            if f.repaired is None:
+                f._synced = _as_tuple(f._h)
         return f
 
     #: What :meth:`open` repaired after an interrupted write (None: nothing), for callers
@@ -162,9 +237,12 @@ class IndexFile(Closing):
         bounds every position followed (heads past it are walked back, see
         :func:`rmqarrow.kernels.walk.committed_heads`).  The count never goes down.
         """
-        if self._m.writable or self._closed:
+        if self._writable or self._closed:
             return
-        fresh = _read_header(self._m)
+        if self._h.index_count >= self._geometry.index_num:
+            return  # full: RocketMQ never writes to it again
+        m = self._mapped
+        fresh = _read_header(m) if m is not None else _read_header_unmapped(self._path)
         if fresh.index_count >= self._h.index_count:
             self._h = fresh
 
@@ -172,19 +250,19 @@ class IndexFile(Closing):
 
     @property
     def path(self) -> Path:
-        return self._m.path
+        return self._path
 
     @property
     def name(self) -> str:
-        return self._m.path.name
+        return self._path.name
 
     @property
     def geometry(self) -> Geometry:
-        return self._m.geometry
+        return self._geometry
 
     @property
     def writable(self) -> bool:
-        return self._m.writable
+        return self._writable
 
     @property
     def begin_timestamp(self) -> int:
@@ -247,7 +325,7 @@ class IndexFile(Closing):
 
     def _check_writable(self) -> None:
         self._check_open()
-        if not self._m.writable:
+        if not self._writable:
             raise ReadOnlyIndexError(f"{self.path}: opened read-only; open with writable=True")
 
     def put_key(self, key: str, phy_offset: int, store_timestamp: int) -> bool:
@@ -299,29 +377,53 @@ class IndexFile(Closing):
 
     # -- lifecycle -----------------------------------------------------------------------------
 
+    #: The header as of opening or the last flush when nothing was written since (every
+    #: write moves the count, or for a repair, leaves this None): flushing is then a no-op,
+    #: so flushing a store of thousands of untouched files maps and syncs none of them.
+    _synced: tuple[int, ...] | None = None
+
     def flush(self) -> None:
         """Write the whole header and force the map to disk (``IndexFile.flush``)."""
         self._check_open()
-        if self._m.writable:
-            self._write_header()
-            self._m.mm.flush()
+        if self._writable:
+            if self._synced is not None and self._synced == _as_tuple(self._h):
+                return
+            m = self._m
+            write_header(m, self._h)
+            m.mm.flush()
+            self._synced = _as_tuple(self._h)
 
     def close(self) -> None:
         """Flush (when writable) and unmap; closing twice is harmless."""
         if self._closed:
             return
-        if self._m.writable:
-            self._write_header()
-        self._m.close()
+        m = self._mapped
+        if m is not None:
+            if m.writable:
+                _sync_header(m, self._h)
+            m.close()
         self._closed = True
+        _maps.forget(self)
 
     @property
     def closed(self) -> bool:
         return self._closed
 
     def __repr__(self) -> str:
-        state = "closed" if self._closed else ("rw" if self._m.writable else "ro")
+        state = "closed" if self._closed else ("rw" if self._writable else "ro")
         return (
             f"IndexFile({str(self.path)!r}, {self.geometry.hash_slot_num} slots x "
             f"{self.geometry.index_num}, {self.entry_count} entries, {state})"
         )
+
+
+def _sync_header(m: MappedIndex, state: HeaderState) -> None:
+    """Write the in-memory header into the map unless it already holds exactly that."""
+    if m.header.size and m.header[0].item() != _as_tuple(state):
+        write_header(m, state)
+
+
+def _as_tuple(h: HeaderState) -> tuple[int, ...]:
+    """``astuple(h)`` without its deep copy (it costs more than a put)."""
+    return (h.begin_timestamp, h.end_timestamp, h.begin_phy_offset, h.end_phy_offset,
+            h.hash_slot_count, h.index_count)
