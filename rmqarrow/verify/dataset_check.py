@@ -12,7 +12,9 @@ What is compared (each difference becomes one problem line naming file and field
   ``store_timestamp``).
 
 Cost: row counts come from the parts' footers, sampled rows from the row groups their
-slots' statistics admit; only the part checksums read every byte (on two threads).
+slots' statistics admit; only the part checksums read every byte (on two threads).  Each
+file's rows are read from the parts that hold it (known from the same footers), so the
+check is linear in the number of files, and one native file is mapped at a time.
 """
 
 from __future__ import annotations
@@ -62,7 +64,41 @@ def _table_dataset(root: Path, table: str) -> Any:
     return pads.dataset([str(p) for p in table_parts(root, table)], format="parquet")
 
 
-def _counts(root: Path, table: str) -> dict[str, int]:
+@dataclass
+class _TableIndex:
+    """Rows per ``file_name`` and the parts holding each name, of one table."""
+
+    table: str
+    counts: dict[str, int] = field(default_factory=dict)
+    parts: dict[str, list[str]] = field(default_factory=dict)
+
+    def add(self, name: str, rows: int, part: str) -> None:
+        self.counts[name] = self.counts.get(name, 0) + rows
+        held = self.parts.setdefault(name, [])
+        if not held or held[-1] != part:
+            held.append(part)
+
+    def rows_of(self, name: str, **kwargs: Any) -> Any:
+        """The rows of ``name``'s parts (a table of the schema; empty when none)."""
+        import pyarrow.dataset as pads
+        import pyarrow.fs as pafs
+
+        from rmqarrow.converters.schema import SCHEMAS
+
+        parts = self.parts.get(name, [])
+        if not parts:
+            columns = kwargs.get("columns")
+            empty = SCHEMAS[self.table].empty_table()
+            return empty.select(columns) if columns else empty
+        # the schema is known (checked once for the whole table): no part is opened to
+        # discover it, which would cost as much again per file
+        return pads.FileSystemDataset.from_paths(
+            parts, schema=SCHEMAS[self.table], format=pads.ParquetFileFormat(),
+            filesystem=pafs.LocalFileSystem(),
+        ).to_table(**kwargs)
+
+
+def _counts(root: Path, table: str) -> _TableIndex:
     """Rows per ``file_name``, row group by row group: a row group whose ``file_name``
     statistics have min = max (every row group an exporter writes: one native file a
     part) is counted from the footer; any other is read, that column only.  Reading every
@@ -70,23 +106,25 @@ def _counts(root: Path, table: str) -> dict[str, int]:
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    counts: dict[str, int] = {}
-    for part in table_parts(root, table):
-        f = pq.ParquetFile(part)
-        column = f.schema_arrow.get_field_index("file_name")
-        for i in range(f.metadata.num_row_groups):
-            rg = f.metadata.row_group(i)
-            stats = rg.column(column).statistics
-            if (stats is not None and stats.has_min_max and stats.has_null_count
-                    and stats.null_count == 0
-                    and stats.min == stats.max):
-                name = stats.min if isinstance(stats.min, str) else bytes(stats.min).decode()
-                counts[name] = counts.get(name, 0) + rg.num_rows
-                continue
-            names = f.read_row_group(i, columns=["file_name"]).column(0)
-            for v in pc.value_counts(names).to_pylist():
-                counts[str(v["values"])] = counts.get(str(v["values"]), 0) + int(v["counts"])
-    return counts
+    index = _TableIndex(table)
+    for path in table_parts(root, table):
+        part = str(path)
+        with pq.ParquetFile(part) as f:
+            column = f.schema_arrow.get_field_index("file_name")
+            for i in range(f.metadata.num_row_groups):
+                rg = f.metadata.row_group(i)
+                stats = rg.column(column).statistics
+                if (stats is not None and stats.has_min_max and stats.has_null_count
+                        and stats.null_count == 0
+                        and stats.min == stats.max):
+                    name = (stats.min if isinstance(stats.min, str)
+                            else bytes(stats.min).decode())
+                    index.add(name, rg.num_rows, part)
+                    continue
+                names = f.read_row_group(i, columns=["file_name"]).column(0)
+                for v in pc.value_counts(names).to_pylist():
+                    index.add(str(v["values"]), int(v["counts"]), part)
+    return index
 
 
 def check_dataset(
@@ -159,6 +197,7 @@ def _check_dataset(
             check.problems.append(f"{t}: columns {found} differ from the schema {columns}")
             return check
     rows = {r["file_name"]: r for r in tables["files"].to_table().to_pylist()}
+    del tables  # from here each file's rows come from its own parts
     native = {f.name: f for f in files}
     for name in sorted(set(native) - set(rows)):
         check.problems.append(f"files: {name} is in the store but has no files row")
@@ -180,18 +219,18 @@ def _check_dataset(
                 check.problems.append(f"files: {f.name} {k} is {row[k]} in the dataset, "
                                       f"{v} in the native header")
         n = f.entry_count
-        if entry_counts.get(f.name, 0) != n:
-            check.problems.append(f"entries: {f.name} has {entry_counts.get(f.name, 0)} rows, "
-                                  f"expected {n} (index_count - 1)")
+        if entry_counts.counts.get(f.name, 0) != n:
+            check.problems.append(f"entries: {f.name} has {entry_counts.counts.get(f.name, 0)} "
+                                  f"rows, expected {n} (index_count - 1)")
         m = map_regions(f.path, f.geometry, writable=False)
         try:
             used = np.flatnonzero(m.slots)
             heads = m.slots[used].astype(np.int32)
-            if slot_counts.get(f.name, 0) != used.size:
-                check.problems.append(f"slots: {f.name} has {slot_counts.get(f.name, 0)} rows, "
-                                      f"expected {used.size} (non-zero slot heads)")
+            if slot_counts.counts.get(f.name, 0) != used.size:
+                check.problems.append(f"slots: {f.name} has {slot_counts.counts.get(f.name, 0)} "
+                                      f"rows, expected {used.size} (non-zero slot heads)")
             else:
-                _compare_slots(check, tables["slots"], f.name, used, heads)
+                _compare_slots(check, slot_counts, f.name, used, heads)
             if n == 0:
                 continue
             positions = np.unique(rng.integers(1, n + 1, size=min(per_file, n)))
@@ -205,12 +244,12 @@ def _check_dataset(
         where = (pc.field("file_name") == f.name) & pc.field("position").isin(pa_array(positions))
         # The sampled rows' slots too, so the parts' slot statistics skip every row group
         # but theirs; only when a row is not found so is the whole part read, to tell why.
-        got = tables["entries"].to_table(
-            filter=where & pc.field("slot").isin(pa_array(want_cols["slot"]))
+        got = entry_counts.rows_of(
+            f.name, filter=where & pc.field("slot").isin(pa_array(want_cols["slot"]))
         ).sort_by("position")
         got_pos = got.column("position").to_numpy()
         if not np.array_equal(got_pos, positions):
-            got = tables["entries"].to_table(filter=where).sort_by("position")
+            got = entry_counts.rows_of(f.name, filter=where).sort_by("position")
             got_pos = got.column("position").to_numpy()
         check.entries_sampled += len(positions)
         if got_pos.size != positions.size or not np.array_equal(got_pos, positions):
@@ -232,12 +271,12 @@ def _check_dataset(
 
 
 def _compare_slots(
-    check: DatasetCheck, slots: Any, name: str, used: np.ndarray, heads: np.ndarray
+    check: DatasetCheck, slots: _TableIndex, name: str, used: np.ndarray, heads: np.ndarray
 ) -> None:
     """Every slots row of a file against the native slot heads."""
     import pyarrow.compute as pc
 
-    got = slots.to_table(columns=["slot", "head"], filter=pc.field("file_name") == name)
+    got = slots.rows_of(name, columns=["slot", "head"], filter=pc.field("file_name") == name)
     got = got.sort_by("slot")
     slot = got.column("slot").to_numpy()
     head = got.column("head").to_numpy()

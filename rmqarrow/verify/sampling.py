@@ -80,8 +80,11 @@ def sample_entries(files: Sequence[IndexFile], n: int, rng: np.random.Generator)
     picks = np.sort(rng.integers(0, total, size=n))
     bounds = np.concatenate([[0], np.cumsum(counts)])
     hashes, times = [], []
+    # picks are sorted: each file's are one run of them (a mask per file would cost
+    # files x picks)
+    cuts = np.searchsorted(picks, bounds)
     for i, f in enumerate(files):
-        mine = picks[(picks >= bounds[i]) & (picks < bounds[i + 1])] - bounds[i] + 1
+        mine = picks[cuts[i] : cuts[i + 1]] - bounds[i] + 1
         if mine.size == 0:
             continue
         m = map_regions(f.path, f.geometry, writable=False)
