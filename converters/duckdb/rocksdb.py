@@ -16,6 +16,7 @@ import pyarrow as pa
 from rmqarrow.converters.arrow.rocksdb import RocksDBTables
 from rmqarrow.converters.parquet.rocksdb_export import rocksdb_source_tables
 
+from rmqarrow._memory import duckdb_settings
 from rmqarrow.rocksdb import (
     DEFAULT_MAX_MSGS_NUM_BATCH,
     DEFAULT_MAX_QUERY_DAYS,
