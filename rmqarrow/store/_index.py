@@ -248,7 +248,7 @@ class IndexStore(Store):
         from rmqarrow.verify.explain import explain_query
 
         service = self.service
-        log = None if commitlog is None else Path(commitlog)
+        log = None if commitlog is None else require_commitlog(commitlog)
         lines: list[str] = []
         for q in as_queries(queries):
             lines += explain_query(service.files, q, skipped=service.skipped, commitlog=log)
