@@ -119,11 +119,10 @@ def _attach_dataset(con: duckdb.DuckDBPyConnection, root: Path) -> None:
     """Views over the Parquet files, and ``_rmq_entries`` with int file ranks.
 
     When each entries file holds a single index file (as :mod:`rmqarrow.converters.parquet.export`
-    writes
-    them), ``_rmq_entries`` reads each with its rank as a constant and never reads the
-    ``file_name`` strings; otherwise it joins the names to their ranks.
+    writes them), ``_rmq_entries`` gets each part's rank by the part's place in the scan
+    (:func:`_attach_owned_entries`) and never reads the ``file_name`` strings; otherwise it
+    joins the names to their ranks.
     """
-    import duckdb
     from rmqarrow.converters.parquet.manifest import check_parts, trusted
 
     if not trusted():  # parts added, missing or changed since export: refused, never half-read
@@ -136,37 +135,56 @@ def _attach_dataset(con: duckdb.DuckDBPyConnection, root: Path) -> None:
     parts = _parquet_files(root / "entries")
     owners = [single_file_name(p) for p in parts]
     if parts and all(o is not None for o in owners):
-        unknown = sorted({o for o in owners if o is not None and o not in ranks})
-        if unknown:
-            raise DatasetError(
-                f"{root}: entries of file {unknown[0]!r}, which the files table does not list"
-            )
-        relation = None
         owned: dict[int, list[str]] = {}
-        for name, rank in ranks.items():
-            mine = [p for p, o in zip(parts, owners, strict=True) if o == name]
-            if not mine:
-                continue
-            owned[rank] = mine
-            rel = con.read_parquet([duckdb_literal(p) for p in mine]).select(
-                duckdb.ConstantExpression(rank)
-                .cast(duckdb.sqltype("INTEGER"))
-                .alias("newest_rank"),
-                *(duckdb.ColumnExpression(c) for c in _ENTRY_COLUMNS),
-            )
-            relation = rel if relation is None else relation.union(rel)
-        if relation is not None:
-            relation.create_view("_rmq_entries", replace=True)
-            facts = entry_facts(owned)
-            if facts is not None:  # the per-file minima from the footers, not a full scan
-                con.register(_ENTRY_FACTS, facts)
-            return
+        for part, owner in zip(parts, owners, strict=True):
+            rank = ranks.get(owner) if owner is not None else None
+            if rank is None:
+                raise DatasetError(
+                    f"{root}: entries of file {owner!r}, which the files table does not list"
+                )
+            owned.setdefault(rank, []).append(part)
+        _attach_owned_entries(con, owned)
+        facts = entry_facts(owned)
+        if facts is not None:  # the per-file minima from the footers, not a full scan
+            con.register(_ENTRY_FACTS, facts)
+        return
     _register_rank_table(con, ranks)
     con.execute(
         "CREATE OR REPLACE TEMP VIEW _rmq_entries AS "
         "SELECT r.newest_rank, e.* EXCLUDE (file_name) "
         "FROM entries e JOIN _rmq_rank r ON r.file_name = e.file_name"
     )
+
+
+def _attach_owned_entries(con: duckdb.DuckDBPyConnection, owned: dict[int, list[str]]) -> None:
+    """``_rmq_entries`` over parts that each hold one index file's entries (``owned[rank]``).
+
+    One scan of every part, its rank joined on by the part's place in the list DuckDB
+    reads (``file_index``), never by the ``file_name`` strings: the cost of binding and
+    planning stays flat in the number of parts (a union per part nested one level per
+    file, past DuckDB's expression depth limit at about 500 files).
+    """
+    import duckdb
+
+    ordered = sorted((rank, part) for rank, paths in owned.items() for part in paths)
+    con.register(_PART_RANKS, pa.table({
+        "file_index": pa.array(range(len(ordered)), pa.uint64()),
+        "newest_rank": pa.array([rank for rank, _ in ordered], pa.int32()),
+    }))
+    con.read_parquet([duckdb_literal(p) for _, p in ordered]).select(
+        duckdb.ColumnExpression("file_index"),
+        *(duckdb.ColumnExpression(c) for c in _ENTRY_COLUMNS),
+    ).create_view(_ENTRY_PARTS, replace=True)
+    columns = ", ".join(f"e.{c}" for c in _ENTRY_COLUMNS)
+    con.execute(
+        "CREATE OR REPLACE TEMP VIEW _rmq_entries AS "
+        f"SELECT r.newest_rank, {columns} "
+        f"FROM {_ENTRY_PARTS} e JOIN {_PART_RANKS} r ON r.file_index = e.file_index"
+    )
+
+
+_PART_RANKS = "_rmq_part_ranks"
+_ENTRY_PARTS = "_rmq_entry_parts"
 
 
 def _register_rank_table(con: duckdb.DuckDBPyConnection, ranks: dict[str, int]) -> None:

@@ -11,7 +11,8 @@ Keys (all required unless marked optional)::
     created_at      ISO 8601 UTC
     source          {"path": absolute store dir or file,
                      "files": [{"file_name", "size", "mtime_ns", "hash_slot_num",
-                                "index_num", "index_count"}, ...] oldest first}
+                                "index_num", "index_count", "header_sha256" (optional:
+                                sha256 of the file's 40 header bytes)}, ...] oldest first}
     tables          {"files": {"rows": n}, "slots": {"rows": n}, "entries": {"rows": n}}
                     and optionally "messages": {"rows": n, "commitlog": absolute path}
                     when the dataset holds messages/ (rmqarrow.converters.arrow.messages; not part
@@ -73,7 +74,22 @@ def source_file_info(path: Path, hash_slot_num: int, index_num: int, index_count
         "hash_slot_num": hash_slot_num,
         "index_num": index_num,
         "index_count": index_count,
+        "header_sha256": _header_digest(path),
     }
+
+
+def _header_bytes(path: Path) -> bytes:
+    from rmqarrow.format.layout import HEADER_SIZE
+
+    with open(path, "rb") as fh:
+        return fh.read(HEADER_SIZE)
+
+
+def _header_digest(path: Path) -> str:
+    """sha256 of an index file's header: RocketMQ rewrites it on every put (count, end
+    time, end offset), so it tells a file written since export from a copy of it, which
+    the modification time cannot (``cp`` without ``-p`` gives every copy a new one)."""
+    return hashlib.sha256(_header_bytes(path)).hexdigest()
 
 
 def new_manifest(
@@ -295,7 +311,10 @@ def stale_reasons(
     """Why a dataset no longer matches its store (empty list: up to date).
 
     ``store`` defaults to the manifest's source path.  Compares the set of file names and
-    each file's size and modification time with what the manifest recorded at export.
+    each file's size and header with what the manifest recorded at export: the content,
+    never the modification time, so a byte-identical copy of the store is up to date.
+    (A manifest written before headers were recorded is compared by the header's
+    ``indexCount``.)
     """
     from rmqarrow.format.naming import list_index_files
 
@@ -317,7 +336,28 @@ def stale_reasons(
         rec = recorded[name]
         if st.st_size != rec["size"]:
             reasons.append(f"{name}: size {st.st_size}, dataset has {rec['size']}")
-        elif st.st_mtime_ns != rec["mtime_ns"]:
-            reasons.append(f"{name}: modified since export (mtime_ns {st.st_mtime_ns}, "
-                           f"dataset has {rec['mtime_ns']})")
+        else:
+            why = _header_change(current[name], rec)
+            if why:
+                reasons.append(f"{name}: modified since export ({why})")
     return reasons
+
+
+def _header_change(path: Path, rec: dict[str, Any]) -> str | None:
+    """What differs between a file's header now and at export (None: nothing)."""
+    import numpy as np
+
+    from rmqarrow.format.layout import HEADER_DTYPE, HEADER_SIZE
+
+    raw = _header_bytes(path)
+    if len(raw) < HEADER_SIZE:
+        return f"{len(raw)} header bytes"
+    count = max(int(np.frombuffer(raw, dtype=HEADER_DTYPE, count=1)["index_count"][0]), 1)
+    recorded = rec.get("header_sha256")
+    if recorded is None:
+        same = count == max(int(rec.get("index_count", 1)), 1)
+    else:
+        same = hashlib.sha256(raw).hexdigest() == recorded
+    if same:
+        return None
+    return f"header differs: indexCount {count}, dataset has {rec.get('index_count')}"

@@ -276,9 +276,12 @@ class _RangeReader:
     stay in order)."""
 
     def __init__(self, parts: list[Path], columns: list[str]) -> None:
-        self.files = [pq.ParquetFile(p) for p in parts]
+        # footers only: a part is opened while it is read, so the descriptors in use stay
+        # flat in the number of files (one reader per file lives through the pass)
+        self.parts = parts
+        self.metas = [pq.read_metadata(p) for p in parts]
         self.columns = columns
-        self.bounds = [self._slot_bounds(f.metadata) for f in self.files]
+        self.bounds = [self._slot_bounds(m) for m in self.metas]
 
     @staticmethod
     def _slot_bounds(meta: pq.FileMetaData) -> tuple[np.ndarray, np.ndarray]:
@@ -294,10 +297,11 @@ class _RangeReader:
 
     def read(self, lo: int, hi: int) -> dict[str, np.ndarray]:
         tables: list[pa.Table] = []
-        for f, (low, high) in zip(self.files, self.bounds, strict=True):
+        for part, meta, (low, high) in zip(self.parts, self.metas, self.bounds, strict=True):
             groups = np.flatnonzero((high >= lo) & (low < hi)).tolist()
             if groups or not tables:
-                tables.append(f.read_row_groups(groups, columns=self.columns))
+                with pq.ParquetFile(part, metadata=meta) as f:
+                    tables.append(f.read_row_groups(groups, columns=self.columns))
         t = pa.concat_tables(tables)
         rows = {c: _column(t, c) for c in self.columns}
         slot = rows["slot"]
