@@ -225,6 +225,10 @@ def test_stale_reasons(tmp_path: Path) -> None:
     assert stale_reasons(tmp_path / "ds") == []
     st = paths[0].stat()
     os.utime(paths[0], ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    assert stale_reasons(tmp_path / "ds") == []  # same bytes: a new mtime is no change
+    m = map_regions(paths[0], Geometry(8, 32), writable=True)
+    m.header["end_timestamp"] += 1  # as a put would
+    m.close()
     paths[1].unlink()
     reasons = stale_reasons(tmp_path / "ds", store)
     assert any("modified" in r and paths[0].name in r for r in reasons)
