@@ -173,3 +173,27 @@ def test_copy_of_the_store_is_not_stale(tmp_path: Path, copy: list[str]) -> None
                "--sample", "20", *GEO)
     assert done.returncode != 0
     assert f"{newest.name}: modified since export" in done.stdout + done.stderr
+
+
+def test_exhausted_descriptors_name_the_limit(tmp_path: Path) -> None:
+    """Below what even one map at a time needs, the command fails in one line naming the
+    limit (never a traceback or a bare "Too many open files")."""
+    store = write_store(tmp_path / "store", 40)
+    failed = succeeded = 0
+    for limit in range(5, 10):
+        def limited(limit: int = limit) -> None:
+            import resource
+
+            resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit))
+
+        done = subprocess.run(
+            [sys.executable, "-m", "rmqarrow", "query", str(store), "--topic", "T", "--key",
+             "hot", *GEO], capture_output=True, text=True, timeout=120, preexec_fn=limited)
+        if done.returncode == 0:
+            succeeded += 1
+            continue
+        failed += 1
+        lines = done.stderr.strip().splitlines()
+        assert len(lines) == 1, done.stderr
+        assert f"too many open files (ulimit -n is {limit})" in lines[0]
+    assert failed and succeeded
