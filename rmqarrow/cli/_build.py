@@ -19,6 +19,7 @@ from rmqarrow.cli._output import (
     print_kv,
     progress_bar,
 )
+from rmqarrow.cli._rocksdb import rocksdb_build
 from rmqarrow.errors import UsageError
 from rmqarrow.format.times import TIME_HELP, parse_time
 
@@ -54,6 +55,10 @@ def register(sub: Any) -> None:
     add_spark_options(build)
     add_geometry_options(build)
     build.add_argument("--json", action="store_true", help="print a JSON summary")
+    build.add_argument("--index", choices=("indexfile", "rocksdb"), default="indexfile",
+                       help="which index to write: IndexFiles (default) or RocketMQ's RocksDB "
+                            "message index (RIP-82; into STORE/rocksdbstore for a broker store "
+                            "root, else STORE), as the broker's buildIndex writes it")
     build.set_defaults(func=cmd_build)
 
 
@@ -62,6 +67,8 @@ def cmd_build(args: argparse.Namespace) -> int:
     """Build (or resume) a store through :func:`rmqarrow.build` and print its summary."""
     import rmqarrow
 
+    if args.index == "rocksdb":
+        return rocksdb_build(args)
     spark_options = args.master is not None or args.spark_conf or args.spark_py_files \
         or args.spark_no_ship or args.spark_ui
     if args.engine != "spark" and spark_options:

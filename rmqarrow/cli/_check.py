@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rmqarrow.cli._output import add_geometry_options, print_json, print_table
+from rmqarrow.cli._rocksdb import add_index_option, open_options, rocksdb_check
 from rmqarrow.errors import UsageError
 from rmqarrow.verify import damage_summary
 
@@ -37,6 +38,7 @@ def register(sub: Any) -> None:
                         "message (a broker store root's own commitlog/ is used by default)")
     add_geometry_options(p)
     p.add_argument("--json", action="store_true", help="print the report as JSON")
+    add_index_option(p)
     p.set_defaults(func=cmd_check)
 
 
@@ -44,8 +46,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     import rmqarrow
 
     store = rmqarrow.open(args.store, hash_slot_num=args.hash_slot_num,
-                          index_num=args.index_num)
+                          index_num=args.index_num, **open_options(args))
     with store:
+        if store.format == "rocksdb":
+            return rocksdb_check(store, args)
         if isinstance(store, rmqarrow.store.TieredStore):
             return _print_tiered(store.check(), args)
         if not isinstance(store, rmqarrow.store.IndexStore):

@@ -20,6 +20,7 @@ from rmqarrow.cli._output import (
     print_kv,
     progress_bar,
 )
+from rmqarrow.cli._rocksdb import add_index_option, open_options, rocksdb_export
 from rmqarrow.errors import UsageError
 
 __all__ = ["register"]
@@ -46,6 +47,7 @@ def register(sub: Any) -> None:
     p.add_argument("--strict", action="store_true",
                    help="refuse a store with a damaged file instead of skipping it")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    add_index_option(p)
     p.set_defaults(func=_export)
 
     p = sub.add_parser(
@@ -70,8 +72,10 @@ def _export(args: argparse.Namespace) -> int:
     if args.master is not None and args.engine != "spark":
         raise UsageError("--master needs --engine spark")
     store = rmqarrow.open(args.store, hash_slot_num=args.hash_slot_num,
-                          index_num=args.index_num, strict=args.strict)
+                          index_num=args.index_num, strict=args.strict, **open_options(args))
     with store:
+        if store.format == "rocksdb":
+            return rocksdb_export(store, args)
         if isinstance(store, TieredStore):
             return tiered_export(store, args)
         if not isinstance(store, IndexStore):

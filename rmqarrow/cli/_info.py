@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rmqarrow.cli._output import add_geometry_options, print_json, print_kv, print_table
+from rmqarrow.cli._rocksdb import add_index_option, add_rocksdb_options, open_options, rocksdb_info
 from rmqarrow.errors import UsageError
 from rmqarrow.verify import damage_summary
 
@@ -28,6 +29,8 @@ def register(sub: Any) -> None:
     info.add_argument("--no-chain-check", action="store_true",
                       help="skip reading every entry for chain damage (sizes and headers only)")
     info.add_argument("--json", action="store_true", help="print JSON")
+    add_index_option(info)
+    add_rocksdb_options(info)
     info.set_defaults(func=cmd_info)
 
 
@@ -36,8 +39,10 @@ def cmd_info(args: argparse.Namespace) -> int:
     import rmqarrow
 
     store = rmqarrow.open(args.path, hash_slot_num=args.hash_slot_num,
-                          index_num=args.index_num)
+                          index_num=args.index_num, **open_options(args))
     with store:
+        if store.format == "rocksdb":
+            return rocksdb_info(store, args)
         if isinstance(store, rmqarrow.store.TieredStore):
             return _tiered_info(store, args)
         if not isinstance(store, rmqarrow.store.IndexStore):

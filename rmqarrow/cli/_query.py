@@ -8,6 +8,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rmqarrow.cli._output import add_geometry_options, add_spark_options, print_json, print_table
+from rmqarrow.cli._rocksdb import (
+    add_index_option,
+    add_rocksdb_options,
+    open_options,
+    rocksdb_query,
+)
 from rmqarrow.cli._tiered import tiered_query
 from rmqarrow.engines import ENGINES
 from rmqarrow.errors import UsageError
@@ -58,6 +64,14 @@ def register(sub: Any) -> None:
     query.add_argument("--json", action="store_true", help="print JSON")
     query.add_argument("--exact", action="store_true",
                        help="tiered index: every match of the chain or slot, capped by --max-num")
+    query.add_argument("--type", dest="index_type", default=None,
+                       help="RocksDB index: the index type K (keys), T (tags) or U (message "
+                            "id); none: K, then U when K finds nothing (older clients)")
+    query.add_argument("--last-key", default=None,
+                       help="RocksDB index: page after this lastKey "
+                            "(hour@topic@TYPE@key@uniqKey@offset)")
+    add_index_option(query)
+    add_rocksdb_options(query)
     query.set_defaults(func=cmd_query)
 
 
@@ -97,8 +111,12 @@ def cmd_query(args: argparse.Namespace) -> int:
 
     source = args.dataset if args.dataset is not None else args.store
     store = rmqarrow.open(source, hash_slot_num=args.hash_slot_num, index_num=args.index_num,
-                          strict=args.strict)
+                          strict=args.strict, **open_options(args))
     with store:
+        if store.format == "rocksdb":
+            return rocksdb_query(store, args)
+        if args.index_type is not None or args.last_key is not None:
+            raise UsageError("--type and --last-key are for the RocksDB index (--index rocksdb)")
         if store.format == "tiered":
             return tiered_query(store, args)
         _checked_options(args)

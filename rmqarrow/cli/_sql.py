@@ -30,10 +30,13 @@ from rmqarrow.cli._output import (
     print_table,
     progress_bar,
 )
+from rmqarrow.cli._rocksdb import add_index_option, open_options, rocksdb_stats
 from rmqarrow.errors import EngineError, EngineUnavailableError, RmqArrowError, UsageError
 
 if TYPE_CHECKING:
     import pyarrow as pa
+
+    from rmqarrow.store import Store
 
 __all__ = ["register"]
 
@@ -80,6 +83,7 @@ def register(sub: Any) -> None:
         help="a broker's store/commitlog: adds the messages view (real topic and keys)",
     )
     add_geometry_options(p)
+    add_index_option(p)
     p.set_defaults(func=_run_sql)
 
     s = sub.add_parser(
@@ -118,6 +122,7 @@ def register(sub: Any) -> None:
     s.add_argument("--master", default=None, help="Spark master URL (--engine spark)")
     add_spark_options(s)
     add_geometry_options(s)
+    add_index_option(s)
     s.set_defaults(func=_run_stats)
 
 
@@ -292,10 +297,75 @@ def _prompt(run: Callable[[str], pa.Table], args: argparse.Namespace) -> int:
     return 1 if failures and not interactive else 0
 
 
+def _rocksdb_store(args: argparse.Namespace) -> Store | None:
+    """The target opened when it is a RocksDB message index (its views: rocksdb_records,
+    rocksdb_bookkeeping), else None (closed again: the IndexFile paths open it their way)."""
+    import rmqarrow
+
+    store = rmqarrow.open(args.target, hash_slot_num=args.hash_slot_num,
+                          index_num=args.index_num, **open_options(args))
+    if store.format == "rocksdb":
+        if getattr(args, "commitlog", None):
+            store.close()
+            raise UsageError("--commitlog adds the IndexFile's messages view; the RocksDB "
+                             "index's records already hold topic, keys and tags")
+        return store
+    store.close()
+    return None
+
+
+def _rocksdb_runner(store: Store, args: argparse.Namespace
+                    ) -> tuple[Callable[[str], pa.Table], Callable[[], None]]:
+    if args.engine == "spark":
+        from rmqarrow.converters.spark import get_spark
+
+        spark = store.to_spark(get_spark(args.master))
+
+        def run_spark(query: str) -> pa.Table:
+            try:
+                result: pa.Table = spark.sql(query).toArrow()
+            except RmqArrowError:
+                raise
+            except Exception as exc:
+                raise _spark_failure(exc) from None
+            return result
+
+        return run_spark, store.close
+    import duckdb
+
+    con = store.to_duckdb()
+
+    def run(query: str) -> pa.Table:
+        if not query.strip().rstrip(";").strip():
+            import pyarrow as pa
+
+            return pa.table({})
+        try:
+            rel = con.sql(query)
+            if rel is None:
+                import pyarrow as pa
+
+                return pa.table({})
+            result: pa.Table = rel.to_arrow_table()
+            return result
+        except duckdb.Error as exc:
+            raise EngineError(f"DuckDB: {exc}") from None
+
+    def close() -> None:
+        con.close()
+        store.close()
+
+    return run, close
+
+
 def _run_sql(args: argparse.Namespace) -> int:
-    _target(args)
-    runner = _spark_runner if args.engine == "spark" else _duckdb_runner
-    run, close = runner(args)
+    rocksdb = _rocksdb_store(args)
+    if rocksdb is not None:
+        run, close = _rocksdb_runner(rocksdb, args)
+    else:
+        _target(args)
+        runner = _spark_runner if args.engine == "spark" else _duckdb_runner
+        run, close = runner(args)
     try:
         if args.query is None:
             return _prompt(run, args)
@@ -388,6 +458,10 @@ def _run_stats(args: argparse.Namespace) -> int:
                                    or args.spark_py_files or args.spark_no_ship or args.spark_ui):
         raise UsageError("--master, --conf, --py-files, --no-ship and --spark-ui need "
                          "--engine spark")
+    rocksdb = _rocksdb_store(args)
+    if rocksdb is not None:
+        with rocksdb:
+            return rocksdb_stats(rocksdb, args)
     _target(args)
     if args.engine == "spark" and args.commitlog is None:
         raise UsageError("--engine spark checks the index against the log: give --commitlog "

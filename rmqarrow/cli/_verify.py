@@ -8,6 +8,12 @@ from pathlib import Path
 from typing import Any
 
 from rmqarrow.cli._output import add_geometry_options, add_spark_options, print_json
+from rmqarrow.cli._rocksdb import (
+    add_index_option,
+    add_rocksdb_options,
+    open_options,
+    rocksdb_verify,
+)
 from rmqarrow.errors import CorruptIndexError, UsageError
 
 __all__ = ["register"]
@@ -49,6 +55,8 @@ def register(sub: Any) -> None:
                    help="skip the scan of every file for damaged chains")
     add_geometry_options(p)
     p.add_argument("--json", action="store_true", help="print the report as JSON")
+    add_index_option(p)
+    add_rocksdb_options(p)
     p.set_defaults(func=cmd_verify)
 
 
@@ -92,8 +100,10 @@ def cmd_verify(args: argparse.Namespace) -> int:
     from rmqarrow.verify import format_report, verify
 
     opened = rmqarrow.open(args.store, hash_slot_num=args.hash_slot_num,
-                           index_num=args.index_num)
+                           index_num=args.index_num, **open_options(args))
     with opened:
+        if opened.format == "rocksdb":
+            return rocksdb_verify(opened, args)
         if isinstance(opened, TieredStore):
             return tiered_verify(opened, args)
         if isinstance(opened, DatasetStore):

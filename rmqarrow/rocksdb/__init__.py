@@ -22,6 +22,14 @@ from rmqarrow.rocksdb._index import (
 from rmqarrow.rocksdb._layout import BOOKKEEPING_KEYS, hour_of
 from rmqarrow.rocksdb._records import DecodedKey, decode_key
 from rmqarrow.rocksdb._sql import bookkeeping_getter, search_sql, searches_table, split_hits
+from rmqarrow.rocksdb._tsv import (
+    Message,
+    format_answer,
+    read_deletions,
+    read_expected,
+    read_messages,
+    read_queries,
+)
 from rmqarrow.rocksdb._walk import QueryOffsetResult, RocksDBQuery, Search, answer_batched
 
 __all__ = [
@@ -29,6 +37,7 @@ __all__ = [
     "DEFAULT_MAX_MSGS_NUM_BATCH",
     "DEFAULT_MAX_QUERY_DAYS",
     "DecodedKey",
+    "Message",
     "QueryOffsetResult",
     "RocksDBBuild",
     "RocksDBCheck",
@@ -42,8 +51,13 @@ __all__ = [
     "build_from_commitlog",
     "check_rocksdb",
     "decode_key",
+    "format_answer",
     "hour_of",
     "is_rocksdb_dir",
+    "read_deletions",
+    "read_expected",
+    "read_messages",
+    "read_queries",
     "resolve_db_dir",
     "search_sql",
     "searches_table",

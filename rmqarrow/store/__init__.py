@@ -15,7 +15,7 @@ from rmqarrow.store._build import build
 from rmqarrow.store._dataset import DatasetCheck, DatasetStore, TieredDatasetStore
 from rmqarrow.store._index import IndexStore, StoreCheck, StoreInfo
 from rmqarrow.store._open import open_store
-from rmqarrow.store._rocksdb import RocksDBDatasetStore, RocksDBStore
+from rmqarrow.store._rocksdb import RocksDBDatasetStore, RocksDBStore, RocksDBVerify
 from rmqarrow.store._tiered import TieredStore
 
 __all__ = [
@@ -24,6 +24,7 @@ __all__ = [
     "IndexStore",
     "RocksDBDatasetStore",
     "RocksDBStore",
+    "RocksDBVerify",
     "Store",
     "StoreCheck",
     "StoreInfo",

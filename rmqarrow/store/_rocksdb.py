@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
 
     from rmqarrow.converters.arrow.rocksdb import RocksDBTables
 
-__all__ = ["RocksDBDatasetStore", "RocksDBStore", "as_rocksdb_queries"]
+__all__ = ["RocksDBDatasetStore", "RocksDBStore", "RocksDBVerify", "as_rocksdb_queries"]
 
 _TABLES = ("rocksdb_records", "rocksdb_bookkeeping")
 
@@ -129,6 +130,90 @@ class _RocksDBSurface(Store):
         qs = as_rocksdb_queries(queries)
         return _result_rows(qs, self.answers(qs, engine=engine, master=master))
 
+    def sample_queries(self, n: int = 200, *, seed: int = 0) -> list[RocksDBQuery]:
+        """``n`` queries drawn from the records (seeded): every type, the hour of the record
+        or a window of several hours, untyped ones (the K -> U fallback), paged ones, and a
+        miss per ten."""
+        import random
+
+        t = self._tables().records
+        rows = t.select(["hour", "topic", "type", "key", "uniq_key", "offset"]).to_pylist()
+        rows = [r for r in rows if r["type"] is not None and r["hour"] and r["hour"] > 0]
+        rng = random.Random(seed)
+        out: list[RocksDBQuery] = []
+        hour, days = 3_600_000, max(self.max_query_days, 1)
+        for i in range(n):
+            if not rows:
+                break
+            r = rng.choice(rows)
+            key = r["uniq_key"] if r["type"] == "U" else r["key"]
+            begin = r["hour"] - hour * rng.randrange(0, 4)
+            end = min(begin + hour * rng.randrange(1, 24 * days), begin + days * 86_400_000)
+            kind = i % 10
+            if kind == 9:
+                out.append(RocksDBQuery(r["topic"], f"{key}-miss", 16, begin, end, r["type"]))
+            elif kind == 8:
+                out.append(RocksDBQuery(r["topic"], key, 16, begin, end, None))
+            elif kind == 7 and r["type"] != "U":
+                last = f"{r['hour']}@{r['topic']}@{r['type']}@{key}@{r['uniq_key']}@{r['offset']}"
+                out.append(RocksDBQuery(r["topic"], key, 4, begin, end, r["type"], last))
+            else:
+                out.append(RocksDBQuery(r["topic"], key, rng.choice((1, 4, 64)), begin, end,
+                                        r["type"]))
+        return out
+
+    def verify(self, *, engines: Sequence[str] = ("native", "duckdb", "spark"),
+               queries: Sequence[Any] | None = None, sample: int = 200, seed: int = 0,
+               master: str | None = None, required: Sequence[str] = ("native", "duckdb"),
+               dataset: str | os.PathLike[str] | None = None) -> RocksDBVerify:
+        """The same queries through every engine, each answer compared with the
+        reference's; an engine that cannot run (no pyspark, no Java) is skipped unless
+        ``required``.  ``dataset``: the SQL engines read that export instead."""
+        from rmqarrow.engines import answer_with_engine
+        from rmqarrow.errors import EngineUnavailableError
+
+        qs = as_rocksdb_queries(queries) if queries is not None else \
+            self.sample_queries(sample, seed=seed)
+        names = [e for e in engines if not (e == "native" and self._default_engine() != "native")]
+        if not names:
+            raise UsageError("no engine to compare: a dataset is read by duckdb and spark")
+        reference = names[0]
+        result = RocksDBVerify(reference, len(qs))
+        opts = {"max_msgs_num_batch": self.max_msgs_num_batch,
+                "max_query_days": self.max_query_days}
+        answers: dict[str, list[QueryOffsetResult | None]] = {}
+        for name in names:
+            source = Path(dataset) if dataset is not None and name != "native" else \
+                self._source()
+            try:
+                answers[name] = answer_with_engine(name, source, qs, fmt="rocksdb",
+                                                   master=master, rocksdb_options=opts)
+            except EngineUnavailableError as exc:
+                if name in required:
+                    raise
+                result.skipped[name] = str(exc)
+        ref = answers[reference]
+        for name, got in answers.items():
+            result.agree[name] = sum(a == b for a, b in zip(ref, got, strict=True))
+            for i, (a, b) in enumerate(zip(ref, got, strict=True)):
+                if a != b:
+                    result.mismatches.append({"engine": name, "query": i, "topic": qs[i].topic,
+                                              "key": qs[i].key, "expected": _describe(a),
+                                              "got": _describe(b)})
+        return result
+
+    def stats(self, *, top: int = 10, between: tuple[int, int] | None = None,
+              limit: int = 20) -> dict[str, pa.Table]:
+        """Key-less questions in SQL (DuckDB): per hour, per topic, tags, hot keys, and
+        what was indexed in ``between``."""
+        from rmqarrow.converters.duckdb.rocksdb import rocksdb_stats
+
+        con = self.to_duckdb()
+        try:
+            return rocksdb_stats(con, top=top, between=between, limit=limit)
+        finally:
+            con.close()
+
     def _tables(self) -> RocksDBTables:
         from rmqarrow.converters.parquet.rocksdb_export import rocksdb_source_tables
 
@@ -165,6 +250,35 @@ class _RocksDBSurface(Store):
         session = spark if spark is not None else get_spark()
         register_rocksdb(session, self._source())
         return session
+
+
+@dataclass
+class RocksDBVerify:
+    """Every engine's answers compared with the reference (native on a database, the first
+    engine on a dataset): per engine the queries that agree, and the mismatches."""
+
+    reference: str
+    queries: int
+    agree: dict[str, int] = field(default_factory=dict)
+    mismatches: list[dict[str, Any]] = field(default_factory=list)
+    skipped: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not self.mismatches
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"reference": self.reference, "queries": self.queries, "ok": self.ok,
+                "agree": dict(self.agree), "mismatches": list(self.mismatches),
+                "skipped": dict(self.skipped)}
+
+
+def _describe(a: QueryOffsetResult | None) -> str:
+    if a is None:
+        return "null"
+    if a.phy_offsets is None:
+        return "null list"
+    return ",".join(str(o) for o in a.phy_offsets) or "empty"
 
 
 class RocksDBStore(_RocksDBSurface):

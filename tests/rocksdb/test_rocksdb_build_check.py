@@ -5,8 +5,8 @@ from __future__ import annotations
 import struct
 from pathlib import Path
 
-import rocksdict
 from rocksdb_golden_data import ALL_ROCKSDB, RocksDBSet
+from rocksdb_live import damaged
 
 from rmqarrow.commitlog import CommitLogReader
 from rmqarrow.commitlog.writer import Message, write_commitlog
@@ -45,20 +45,6 @@ def test_rebuild_from_a_commitlog_gives_rocketmqs_pairs(tmp_path: Path) -> None:
         assert r.pairs() == sorted(expected)
     assert not list((tmp_path / "store").glob(".*building"))
     assert check_rocksdb(tmp_path / "store", commitlog=tmp_path / "commitlog").ok
-
-
-def damaged(path: Path) -> None:
-    """A database with one of each kind of damage ``check`` reports."""
-    hour = 1_749_128_400_000
-    good = L.pack(hour) + b"@T@K@k@ID1@" + L.pack(100)
-    db = rocksdict.Rdict(str(path), options=rocksdict.Options(raw_mode=True))
-    db[good] = L.pack(hour + 5)
-    db[L.pack(hour) + b"@T@X@k@ID2@" + L.pack(200)] = L.pack(hour + 6)  # unknown type
-    db[L.pack(hour) + b"@T@K@k@ID3@" + L.pack(300)] = b"\x01\x02\x03\x04"  # 4-byte value
-    db[L.pack(hour) + b"@T@U@ID4@" + L.pack(400)] = L.pack(hour + 7_200_000)  # wrong hour
-    db[b"lastOffsetPy"] = L.pack(100)  # behind offset 400
-    db[b"lastStoreTimeStamp"] = L.pack(hour + 7_200_000)
-    db.close()
 
 
 def test_check_reports_each_kind_of_damage(tmp_path: Path) -> None:
