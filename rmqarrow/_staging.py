@@ -17,12 +17,44 @@ import shutil
 import uuid
 from pathlib import Path
 
-__all__ = ["pid_alive", "remove_path", "sibling", "stale_siblings"]
+from rmqarrow.errors import UsageError
+
+__all__ = [
+    "check_output_place",
+    "fsync_dir",
+    "pid_alive",
+    "remove_path",
+    "sibling",
+    "staged_target",
+    "stale_siblings",
+]
+
+_STAGED = re.compile(r"^\.(.+)\.([a-z]+)-(\d+)-[0-9a-f]+$")
 
 
 def sibling(target: Path, tag: str) -> Path:
     """A fresh hidden name next to ``target`` owned by this process."""
     return target.parent / f".{target.name}.{tag}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+
+
+def staged_target(path: Path) -> Path | None:
+    """The output a staging name ``.OUT.TAG-PID-RANDOM`` stands for (``OUT`` next to it),
+    or None when ``path`` is not a staging name."""
+    m = _STAGED.match(path.name)
+    return path.parent / m.group(1) if m else None
+
+
+def fsync_dir(directory: Path) -> None:
+    """Make the entries of ``directory`` (names created, renamed, removed) durable."""
+    try:
+        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return  # a file system without directory handles: nothing more to do
+    try:
+        with contextlib.suppress(OSError):  # EINVAL where directories cannot be synced
+            os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def pid_alive(pid: int) -> bool:
@@ -35,8 +67,12 @@ def pid_alive(pid: int) -> bool:
     return True
 
 
-def stale_siblings(target: Path, tag: str) -> list[Path]:
-    """Siblings ``.TARGET.TAG-PID-*`` of ``target`` whose owning process is dead."""
+def stale_siblings(target: Path, tag: str, *, locked: bool = False) -> list[Path]:
+    """Siblings ``.TARGET.TAG-PID-*`` of ``target`` whose owning process is dead.
+
+    ``locked``: the caller holds ``target``'s writer lock (:mod:`rmqarrow._lock`), which
+    every writer of it holds while its siblings exist: another process's sibling is then
+    a dead run's even when its pid is alive again (reused by an unrelated process)."""
     pattern = re.compile(rf"^\.{re.escape(target.name)}\.{re.escape(tag)}-(\d+)-[0-9a-f]+$")
     out = []
     try:
@@ -45,7 +81,7 @@ def stale_siblings(target: Path, tag: str) -> list[Path]:
         return []
     for name in sorted(names):
         m = pattern.match(name)
-        if m and int(m.group(1)) != os.getpid() and not pid_alive(int(m.group(1))):
+        if m and int(m.group(1)) != os.getpid() and (locked or not pid_alive(int(m.group(1)))):
             out.append(target.parent / name)
     return out
 
@@ -57,3 +93,21 @@ def remove_path(path: Path) -> None:
     else:
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
+
+
+_INDEX_NAME = re.compile(r"^[0-9]{17}$")
+
+
+def check_output_place(out: Path) -> None:
+    """Refuse an output whose parent is a store directory (it holds index files):
+    RocketMQ's ``IndexService.load`` opens every entry there and fails on anything else."""
+    parent = out.parent
+    try:
+        names = os.listdir(parent)
+    except OSError:
+        return
+    if any(_INDEX_NAME.match(n) and (parent / n).is_file() for n in names):
+        raise UsageError(
+            f"{out}: inside the index store directory {parent} (RocketMQ's load() opens "
+            "every entry there and would fail on it); write it outside the store"
+        )

@@ -8,68 +8,66 @@ and only after the new one is complete (old moved aside, new renamed in, old del
 Staging siblings carry the owning pid (:mod:`rmqarrow._staging`): kill -9 leaves one
 behind, and the next run on the same output removes it; a kill between moving the old
 output aside and renaming the new one in is undone (the old output is put back).
-Imports into an existing directory stage next to it too and journal what they place, so
-a killed import's files are taken out again by the next run (:func:`recover_import`).
+Imports into an existing directory stage next to it too and journal what they place
+(:func:`place_journaled`), so the next run finishes or rolls back a killed import
+(:func:`recover_import`).  Every writer here holds the output's writer lock
+(:mod:`rmqarrow._lock`) from its recovery of earlier runs to its last rename, so a
+leftover of another process is known to be a dead run's and is cleaned whoever owns it.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
-import re
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
+from typing import Any
 
 from rmqarrow._crash import crash_point
-from rmqarrow._staging import remove_path, sibling, stale_siblings
-from rmqarrow.errors import OutputExistsError, UsageError
+from rmqarrow._lock import Wait, writer_lock
+from rmqarrow._staging import (
+    check_output_place,
+    fsync_dir,
+    remove_path,
+    sibling,
+    stale_siblings,
+)
+from rmqarrow.errors import OutputExistsError
 
 __all__ = [
     "atomic_dir",
-    "check_output_place",
     "check_replaceable",
     "move_files_no_replace",
+    "place_journaled",
     "recover",
     "recover_import",
 ]
 
 _JOURNAL = "_placing.json"
+_log = logging.getLogger(__name__)
 
 
 def recover(target: Path) -> list[str]:
-    """Clean up after killed runs on ``target``; what was done, one line each."""
+    """Clean up after killed runs on ``target`` (its writer lock held); what was done, one
+    line each, also logged as warnings."""
     done = []
-    for old in stale_siblings(target, "old"):
+    for old in stale_siblings(target, "old", locked=True):
         if not target.exists() and not target.is_symlink():
             os.rename(old, target)
             done.append(f"{target}: restored from {old.name} (a replace was interrupted)")
         else:
             remove_path(old)
             done.append(f"{old}: removed (left by a killed run)")
-    for tmp in stale_siblings(target, "tmp"):
+    for tmp in stale_siblings(target, "tmp", locked=True):
         remove_path(tmp)
         done.append(f"{tmp}: removed (left by a killed run)")
-    done += recover_import(target)
-    return done
+    for line in done:
+        _log.warning("%s", line)
+    return done + recover_import(target)
 
 
-_INDEX_NAME = re.compile(r"^\d{17}$")  # RocketMQ's yyyyMMddHHmmssSSS file names
-
-
-def check_output_place(out: Path) -> None:
-    """Refuse an output whose parent is a store directory (it holds index files):
-    RocketMQ's ``IndexService.load`` opens every entry there and fails on anything else."""
-    parent = out.parent
-    try:
-        names = os.listdir(parent)
-    except OSError:
-        return
-    if any(_INDEX_NAME.match(n) and (parent / n).is_file() for n in names):
-        raise UsageError(
-            f"{out}: inside the index store directory {parent} (RocketMQ's load() opens "
-            "every entry there and would fail on it); write it outside the store"
-        )
 
 
 def check_replaceable(out: Path) -> None:
@@ -97,14 +95,23 @@ def check_replaceable(out: Path) -> None:
 
 
 @contextlib.contextmanager
-def atomic_dir(target: str | os.PathLike[str], *, overwrite: bool = False) -> Iterator[Path]:
+def atomic_dir(
+    target: str | os.PathLike[str], *, overwrite: bool = False, wait: Wait = False
+) -> Iterator[Path]:
     """Yield an empty temporary directory that becomes ``target`` when the block succeeds.
 
     Raises :class:`OutputExistsError` up front (and again at the end, should the target
-    appear meanwhile) when ``target`` exists and ``overwrite`` is false.
+    appear meanwhile) when ``target`` exists and ``overwrite`` is false.  The target's
+    writer lock is held throughout (``wait``: see :func:`rmqarrow._lock.acquire`).
     """
     out = Path(target).absolute()
     check_output_place(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with writer_lock(out, wait=wait):
+        yield from _atomic_dir(out, overwrite)
+
+
+def _atomic_dir(out: Path, overwrite: bool) -> Generator[Path, None, None]:
     if out.parent.is_dir():
         recover(out)
     if out.exists() and not overwrite:
@@ -118,6 +125,7 @@ def atomic_dir(target: str | os.PathLike[str], *, overwrite: bool = False) -> It
     tmp.mkdir()
     try:
         yield tmp
+        fsync_tree(tmp)  # durable before it is renamed into place
         crash_point("atomic:complete")
         if out.exists() or out.is_symlink():
             if not overwrite:
@@ -125,37 +133,188 @@ def atomic_dir(target: str | os.PathLike[str], *, overwrite: bool = False) -> It
             check_replaceable(out)
             old = sibling(out, "old")
             os.rename(out, old)
-            crash_point("atomic:old-aside")
             try:
+                crash_point("atomic:old-aside")
                 os.rename(tmp, out)
             except BaseException:
-                os.rename(old, out)
+                if not os.path.lexists(out):
+                    os.rename(old, out)  # interrupted: the old output back in place
                 raise
-            crash_point("atomic:new-in")
-            remove_path(old)
+            try:
+                fsync_dir(out.parent)
+                crash_point("atomic:new-in")
+            finally:  # the new output is in: the old one goes, interrupted or not
+                _remove_tree(old)
         else:
             os.rename(tmp, out)
+            fsync_dir(out.parent)
+            crash_point("atomic:renamed")
     except BaseException:
         remove_path(tmp)
         raise
 
 
+def _remove_tree(root: Path) -> None:
+    """Remove a replaced output, file by file (a kill half-way leaves a stale ``old``
+    sibling, which the next run's :func:`recover` removes: the new output is in place)."""
+    if not root.is_dir() or root.is_symlink():
+        remove_path(root)
+        return
+    for dirpath, dirs, files in os.walk(root, topdown=False):
+        for name in files:
+            (Path(dirpath) / name).unlink()
+            crash_point("atomic:cleanup")
+        for name in dirs:
+            remove_path(Path(dirpath) / name)
+    remove_path(root)
+
+
+def fsync_tree(root: Path) -> None:
+    """fsync every file and directory under ``root`` (then ``root``)."""
+    for dirpath, _dirs, files in os.walk(root, topdown=False):
+        for name in files:
+            _fsync_file(Path(dirpath) / name)
+        fsync_dir(Path(dirpath))
+
+
+def _fsync_file(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def recover_import(target_dir: Path) -> list[str]:
-    """Undo the placements of killed imports into ``target_dir``: each file they linked
-    in (the same inode as their staged copy) is removed, then their staging folder."""
+    """Finish or roll back killed imports into ``target_dir`` (its writer lock held): one
+    whose journal says ``placed`` is finished (its staged copies removed), any other is
+    rolled back (the files it placed removed).  What was done, one line each, logged."""
     done = []
-    for staging in stale_siblings(target_dir, "import"):
-        journal = staging / _JOURNAL
-        with contextlib.suppress(OSError, ValueError):
-            for name in json.loads(journal.read_text(encoding="utf-8")):
-                src, dst = staging / name, target_dir / name
-                with contextlib.suppress(OSError):
-                    if os.path.samefile(src, dst):
-                        dst.unlink()
-                        done.append(f"{dst}: removed (placed by an import that was killed)")
-        remove_path(staging)
-        done.append(f"{staging}: removed (left by a killed import)")
+    for staging in stale_siblings(target_dir, "import", locked=True):
+        done.append(f"{target_dir}: {settle_import(staging, target_dir)} (by a killed import, "
+                    f"{staging.name})")
+        _log.warning("%s", done[-1])
     return done
+
+
+# -- journaled placement ---------------------------------------------------------------
+#
+# The journal (STAGING/_placing.json, replaced whole by rename, fsynced) is the truth
+# about an import into an existing directory, and is removed last:
+#
+#   no journal        nothing was placed: the staging folder is removed
+#   "placing"         some files may be placed: each target file that is the journaled
+#                     inode is removed (its staged copy, or itself, keeps that inode alive,
+#                     so it cannot be another file's), then "rolled-back" is written
+#   "placed"          every file is placed and durable: the import is complete
+#   "rolled-back"     nothing of it is left in the target
+#
+# and then the staged copies are removed, the journal after them, the folder last.  A
+# kill at any point leaves a state the next run settles the same way.
+
+
+def _write_journal(staging: Path, journal: dict[str, Any]) -> None:
+    tmp = staging / f".{_JOURNAL}.tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(journal, fh)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, staging / _JOURNAL)
+    fsync_dir(staging)
+
+
+def _read_journal(staging: Path) -> dict[str, Any] | None:
+    try:
+        journal = json.loads((staging / _JOURNAL).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None  # never written (it appears whole, by rename)
+    return journal if isinstance(journal, dict) else None
+
+
+def settle_import(staging: Path, target_dir: Path) -> str:
+    """Bring the import staged in ``staging`` to an end by its journal; what happened."""
+    journal = _read_journal(staging)
+    state = None if journal is None else journal.get("state")
+    if journal is not None and state == "placing":
+        for name, (dev, ino) in journal["files"].items():
+            dst = target_dir / name
+            try:
+                st = os.lstat(dst)
+            except FileNotFoundError:
+                continue
+            if (st.st_dev, st.st_ino) == (dev, ino):
+                dst.unlink()
+                crash_point("import:rollback")
+        fsync_dir(target_dir)
+        _write_journal(staging, {**journal, "state": "rolled-back"})
+        crash_point("import:rolled-back")
+    _dispose(staging)
+    if state == "placed":
+        return "completed an import"
+    if state in ("placing", "rolled-back"):
+        return "rolled back an import"
+    return "removed an unfinished import's staging folder"
+
+
+def _dispose(staging: Path) -> None:
+    """Remove a staging folder: its journal after everything else, the folder last."""
+    try:
+        names = sorted(os.listdir(staging))
+    except FileNotFoundError:
+        return
+    for name in names:
+        if name != _JOURNAL:
+            remove_path(staging / name)
+            crash_point("import:cleanup")
+    with contextlib.suppress(FileNotFoundError):
+        (staging / _JOURNAL).unlink()
+    crash_point("import:journal-removed")
+    with contextlib.suppress(FileNotFoundError):
+        staging.rmdir()
+
+
+def place_journaled(staging: Path, names: list[str], target_dir: Path) -> list[Path]:
+    """Put the files ``names`` of ``staging`` into ``target_dir``, all or none, none
+    replacing a file; then remove ``staging``.  A kill or an interrupt at any point is
+    finished or rolled back by the next :func:`recover_import` (see the journal above).
+
+    Each file is hard-linked (which fails on an existing name, so there is no race), or
+    renamed after a check where links are unsupported.
+    """
+    placed: list[Path] = []
+    try:
+        files: dict[str, list[int]] = {}
+        for name in names:
+            _fsync_file(staging / name)
+            st = os.stat(staging / name)
+            files[name] = [st.st_dev, st.st_ino]
+        journal = {"state": "placing", "target": str(target_dir), "files": files}
+        _write_journal(staging, journal)
+        crash_point("import:journal")
+        for name in names:
+            src, dst = staging / name, target_dir / name
+            try:
+                os.link(src, dst)
+            except FileExistsError:
+                raise OutputExistsError(
+                    f"{dst}: already exists; rmqarrow never overwrites native files"
+                ) from None
+            except OSError:
+                if dst.exists() or dst.is_symlink():
+                    raise OutputExistsError(
+                        f"{dst}: already exists; rmqarrow never overwrites native files"
+                    ) from None
+                os.rename(src, dst)
+            placed.append(dst)
+            crash_point("import:placed")
+        fsync_dir(target_dir)
+        _write_journal(staging, {**journal, "state": "placed"})
+        crash_point("import:committed")
+    except BaseException:
+        settle_import(staging, target_dir)  # rolls back unless "placed" was written
+        raise
+    _dispose(staging)
+    return placed
 
 
 def move_files_no_replace(files: list[Path], target_dir: Path) -> list[Path]:

@@ -97,7 +97,8 @@ from rmqarrow.converters.parquet.manifest import (
 from rmqarrow.converters.schema import SCHEMAS
 
 from rmqarrow._crash import crash_point
-from rmqarrow._progress import Progress
+from rmqarrow._lock import Wait
+from rmqarrow._progress import Progress, ProgressCallback
 from rmqarrow._space import disk_full, is_disk_full
 from rmqarrow.errors import (
     CorruptIndexError,
@@ -390,9 +391,10 @@ def export_store(
     overwrite: bool = False,
     hash_slot_num: int | None = None,
     index_num: int | None = None,
-    progress: bool = False,
+    progress: ProgressCallback | None = None,
     commitlog: str | os.PathLike[str] | None = None,
     skip: Collection[str] = (),
+    wait: Wait = False,
 ) -> dict[str, Any]:
     """Export a store directory (or one index file) to the Parquet dataset ``out_dir``.
 
@@ -401,10 +403,12 @@ def export_store(
 
     Returns the manifest written.  ``out_dir`` appears complete or not at all; an existing
     ``out_dir`` is replaced only with ``overwrite=True``, after the new dataset is done.
-    ``progress`` draws a bar on stderr (when it is a terminal).  ``commitlog`` (a broker's
+    ``progress`` receives how many entries are written (the command line draws a bar).  ``commitlog`` (a broker's
     ``store/commitlog``) also writes ``messages/part-00000.parquet`` (the messages table,
     inside the same atomic build) and records it in the manifest as
-    ``tables.messages = {"rows": n, "commitlog": absolute path}``.
+    ``tables.messages = {"rows": n, "commitlog": absolute path}``.  ``out_dir``'s writer
+    lock is held throughout: another export to it is refused (or, with ``wait``, waits;
+    see :func:`rmqarrow._lock.acquire`).
     """
     source = Path(store_dir)
     if not source.exists():
@@ -416,7 +420,7 @@ def export_store(
         )
     try:
         return _export(source, Path(out_dir), overwrite, hash_slot_num, index_num, progress,
-                       commitlog, frozenset(skip))
+                       commitlog, frozenset(skip), wait)
     except OSError as exc:
         if is_disk_full(exc) and not isinstance(exc, DiskFullError):
             raise disk_full(out_dir, None, exc) from None
@@ -425,17 +429,16 @@ def export_store(
 
 def _export(
     source: Path, out_dir: Path, overwrite: bool, hash_slot_num: int | None,
-    index_num: int | None, progress: bool, commitlog: str | os.PathLike[str] | None,
-    skip: frozenset[str],
+    index_num: int | None, progress: ProgressCallback | None, commitlog: str | os.PathLike[str] | None,
+    skip: frozenset[str], wait: Wait = False,
 ) -> dict[str, Any]:
     paths = [p for p in source_paths(source) if p.name not in skip]
     geometries = [geometry_of(p, hash_slot_num, index_num) for p in paths]
     total = sum(_entry_count(p) for p in paths)
     infos: list[dict[str, Any]] = []
     rows = {"files": 0, "slots": 0, "entries": 0}
-    bar = Progress(total, "export", "entries")
-    bar.enabled = bar.enabled and progress
-    with atomic_dir(out_dir, overwrite=overwrite) as tmp, bar:
+    bar = Progress(total, "export", "entries", callback=progress)
+    with atomic_dir(out_dir, overwrite=overwrite, wait=wait) as tmp, bar:
         for sub in ("files", "slots", "entries"):
             (tmp / sub).mkdir()
         file_batches = []

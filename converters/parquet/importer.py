@@ -20,13 +20,18 @@ the native file and the row at fault:
   file's geometry and begin timestamp.
 
 Files are built in a hidden staging directory and only then moved into ``out_dir``
-(created if missing); an existing native file is never replaced.
+(created if missing); an existing native file is never replaced.  Into a directory that
+already holds index files, a dataset is merged only when it fits: the same geometry, no
+file name in common and no CommitLog offset range overlapping one of the store's
+(:class:`~rmqarrow.errors.MergeConflictError` otherwise: a dataset of the store itself
+would double every answer).  The output's writer lock is held throughout, and the
+placement is journaled (:func:`~rmqarrow.converters.parquet.atomic.place_journaled`).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,21 +43,23 @@ import pyarrow.dataset as pads
 import pyarrow.parquet as pq
 from rmqarrow.converters.parquet.atomic import (
     atomic_dir,
-    move_files_no_replace,
+    place_journaled,
     recover,
-    recover_import,
+    settle_import,
 )
 from rmqarrow.converters.parquet.manifest import check_parts, read_manifest
 from rmqarrow.converters.parquet.parts import single_file_name, table_parts
 from rmqarrow.converters.schema import SCHEMAS
 
 from rmqarrow._crash import crash_point
-from rmqarrow._progress import Progress
+from rmqarrow._lock import Wait, writer_lock
+from rmqarrow._progress import Progress, ProgressCallback
 from rmqarrow._space import disk_full, is_disk_full, reserve
-from rmqarrow._staging import remove_path, sibling
+from rmqarrow._staging import sibling
 from rmqarrow.errors import (
     DatasetError,
     DiskFullError,
+    MergeConflictError,
     OutputExistsError,
     RmqArrowError,
     StoreNotFoundError,
@@ -336,12 +343,70 @@ def _unknown_names(parts: list[Path], table: str, known: set[str]) -> list[str]:
     return sorted(set(names.to_pylist()) - known)
 
 
+def _store_ranges(out: Path) -> tuple[list[tuple[str, int, int, int]], Geometry | None]:
+    """The store's index files with entries: (name, size, begin and end CommitLog offset),
+    and the geometry its file sizes fit (None for a store of no index file)."""
+    import struct
+
+    from rmqarrow.format.naming import list_index_files
+    from rmqarrow.index.service import store_geometry
+
+    paths = list_index_files(out)
+    if not paths:
+        return [], None
+    geometry, _ = store_geometry(out)
+    found = []
+    for p in paths:
+        try:
+            with open(p, "rb") as fh:
+                head = fh.read(40)
+                size = os.fstat(fh.fileno()).st_size
+        except OSError:
+            continue
+        if len(head) < 40:
+            continue
+        _, _, begin, end, _, count = struct.unpack(">qqqqii", head)
+        found.append((p.name, size, begin, end) if count > 1 else (p.name, size, -1, -1))
+    return found, geometry
+
+
+def check_merge(out: Path, files: list[_FileRow]) -> None:
+    """Refuse to merge ``files`` into the store ``out`` when they would mix geometries or
+    index CommitLog offsets the store already indexes (the same messages twice: every
+    answer doubled), in one line naming the conflict."""
+    store, geometry = _store_ranges(out)
+    if geometry is None:
+        return
+    for f in files:
+        if f.geometry != geometry:
+            raise MergeConflictError(
+                f"{out}: holds index files of geometry {geometry}, the dataset's file "
+                f"{f.name} is {f.geometry}; a store holds one geometry: import into another "
+                "directory"
+            )
+    mine = [(n, b, e) for n, _, b, e in store if b >= 0]
+    for f in files:
+        if f.entries == 0:
+            continue
+        b, e = f.header["begin_phy_offset"], f.header["end_phy_offset"]
+        for name, sb, se in mine:
+            # files of one store meet at most at one offset (a message whose keys span a roll)
+            if (b < se and sb < e) or (b, e) == (sb, se):
+                raise MergeConflictError(
+                    f"{out}: the dataset's file {f.name} indexes CommitLog offsets {b}..{e}, "
+                    f"the store's file {name} already indexes {sb}..{se}; importing would "
+                    "index those messages twice (is the dataset exported from this store?): "
+                    "import into another directory"
+                )
+
+
 def import_dataset(
     dataset_dir: str | os.PathLike[str],
     out_dir: str | os.PathLike[str],
     *,
-    progress: bool = False,
+    progress: ProgressCallback | None = None,
     trust: bool = False,
+    wait: Wait = False,
 ) -> list[Path]:
     """Rebuild the native files of ``dataset_dir`` in ``out_dir``; returns their paths.
 
@@ -352,7 +417,8 @@ def import_dataset(
     :func:`~rmqarrow.converters.parquet.atomic.recover_import`).
 
     ``out_dir`` is created when missing (then it appears complete, by one rename); when it
-    exists, none of the dataset's file names may exist in it.
+    holds index files, the dataset must fit them (:func:`check_merge`).  ``wait``: whether
+    to wait for another writer of ``out_dir`` (see :func:`rmqarrow._lock.acquire`).
     """
     src = Path(dataset_dir)
     if not src.is_dir():
@@ -369,18 +435,31 @@ def import_dataset(
         return {t: own.get(name, []) + mixed for t, (own, mixed) in split.items()}
 
     out = Path(out_dir).absolute()
-    if out.parent.is_dir():
-        recover(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with writer_lock(out, wait=wait):
+        return _import_locked(src, out, manifest, files, parts, parts_of, progress)
+
+
+def _import_locked(
+    src: Path,
+    out: Path,
+    manifest: dict[str, Any],
+    files: list[_FileRow],
+    parts: dict[str, list[Path]],
+    parts_of: Callable[[str], dict[str, list[Path]]],
+    progress: ProgressCallback | None,
+) -> list[Path]:
+    recover(out)
     if out.exists() and not out.is_dir():
         raise OutputExistsError(f"{out}: exists and is not a directory")
     if out.is_dir():
-        taken = [f.name for f in files if (out / f.name).exists()]
+        taken = [f.name for f in files if os.path.lexists(out / f.name)]
         if taken:
             raise OutputExistsError(
                 f"{out}: already holds {', '.join(taken)}; rmqarrow never overwrites native files"
             )
-    bar = Progress(sum(f.entries for f in files), "import", "entries")
-    bar.enabled = bar.enabled and progress
+        check_merge(out, files)
+    bar = Progress(sum(f.entries for f in files), "import", "entries", callback=progress)
     totals = {"slots": 0, "entries": 0}
 
     def build(staging: Path) -> None:
@@ -412,15 +491,15 @@ def import_dataset(
             with atomic_dir(out) as staging:
                 build(staging)
             return [out / f.name for f in files]
-        recover_import(out)
         # staged next to the store, never inside it (RocketMQ's load opens every entry)
         staging = sibling(out, "import")
         staging.mkdir()
         try:
             build(staging)
-            return move_files_no_replace([staging / f.name for f in files], out)
-        finally:
-            remove_path(staging)
+            return place_journaled(staging, [f.name for f in files], out)
+        except BaseException:
+            settle_import(staging, out)  # by its journal: finished, rolled back or removed
+            raise
     except OSError as exc:
         if is_disk_full(exc) and not isinstance(exc, DiskFullError):
             raise disk_full(out, None, exc) from None

@@ -25,9 +25,12 @@ from rmqarrow.converters.parquet.atomic import atomic_dir
 from rmqarrow.converters.parquet.manifest import MANIFEST_NAME, write_manifest
 from rmqarrow.converters.schema import TIERED_SCHEMA_VERSION
 
+from rmqarrow._lock import Wait
+from rmqarrow.format.detect import TIERED_DATASET_FORMAT
+
 __all__ = ["TIERED_FORMAT", "TIERED_TABLES", "export_tiered", "write_tiered_dataset"]
 
-TIERED_FORMAT = "rmqarrow-tiered-dataset"
+TIERED_FORMAT = TIERED_DATASET_FORMAT
 TIERED_TABLES = ("tiered_files", "tiered_slots", "tiered_items")
 
 
@@ -64,9 +67,11 @@ def export_tiered(
     overwrite: bool = False,
     hash_slot_num: int | None = None,
     index_num: int | None = None,
+    wait: Wait = False,
 ) -> dict[str, Any]:
-    """Export a tiered file or folder to the dataset ``out``; returns the manifest."""
+    """Export a tiered file or folder to the dataset ``out``; returns the manifest.
+    ``out``'s writer lock is held throughout (``wait``: see :func:`rmqarrow._lock.acquire`)."""
     src = Path(source)
     tables = tiered_tables(src, hash_slot_num, index_num)
-    with atomic_dir(out, overwrite=overwrite) as staging:
+    with atomic_dir(out, overwrite=overwrite, wait=wait) as staging:
         return write_tiered_dataset(tables, staging, src)

@@ -19,25 +19,22 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
-from rmqarrow.converters.arrow.tiered import file_bytes
+from rmqarrow.converters.arrow.tiered import TieredTables, file_bytes, tiered_tables
 from rmqarrow.converters.parquet.atomic import move_files_no_replace
 from rmqarrow.converters.parquet.manifest import MANIFEST_NAME, load_manifest_json
 from rmqarrow.converters.parquet.parts import table_parts
 from rmqarrow.converters.parquet.tiered_export import TIERED_FORMAT, TIERED_TABLES
 from rmqarrow.converters.schema import TIERED_SCHEMA_VERSION, TIERED_SCHEMAS
 
+from rmqarrow._lock import Wait, writer_lock
 from rmqarrow.errors import DatasetError, OutputExistsError, StoreNotFoundError
 
-__all__ = ["import_tiered", "is_tiered_dataset", "read_tiered_dataset", "read_tiered_manifest"]
-
-
-def is_tiered_dataset(path: str | os.PathLike[str]) -> bool:
-    """Whether ``path`` holds a manifest of format ``rmqarrow-tiered-dataset``."""
-    try:
-        manifest = load_manifest_json(path)
-    except DatasetError:
-        return False
-    return isinstance(manifest, dict) and manifest.get("format") == TIERED_FORMAT
+__all__ = [
+    "import_tiered",
+    "read_tiered_dataset",
+    "read_tiered_manifest",
+    "tiered_source_tables",
+]
 
 
 def read_tiered_manifest(dataset_dir: str | os.PathLike[str]) -> dict[str, Any]:
@@ -94,9 +91,20 @@ def _safe_relative(rel: str, where: Path) -> PurePosixPath:
 
 
 def import_tiered(
+    dataset_dir: str | os.PathLike[str], out_dir: str | os.PathLike[str], *, wait: Wait = False
+) -> list[Path]:
+    """Rebuild every file of the tiered dataset under ``out_dir``; returns their paths.
+    ``out_dir``'s writer lock is held throughout (``wait``: see
+    :func:`rmqarrow._lock.acquire`)."""
+    out = Path(out_dir).absolute()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with writer_lock(out, wait=wait):
+        return _import_tiered(dataset_dir, out_dir)
+
+
+def _import_tiered(
     dataset_dir: str | os.PathLike[str], out_dir: str | os.PathLike[str]
 ) -> list[Path]:
-    """Rebuild every file of the tiered dataset under ``out_dir``; returns their paths."""
     src = Path(dataset_dir)
     files, slots, items = read_tiered_dataset(src)
     rows = files.to_pylist()
@@ -142,3 +150,19 @@ def import_tiered(
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return placed
+
+
+def tiered_source_tables(
+    source: str | os.PathLike[str],
+    hash_slot_num: int | None = None,
+    index_num: int | None = None,
+) -> tuple[TieredTables, bool]:
+    """The tables of a tiered dataset, file or folder, and whether it is a store (several
+    files: a folder, or a dataset exported from one)."""
+    from rmqarrow.format.detect import detect
+
+    src = Path(source)
+    if detect(src).kind == "tiered_dataset":
+        files, slots, items = read_tiered_dataset(src)
+        return TieredTables(files, slots, items), files.num_rows != 1
+    return tiered_tables(src, hash_slot_num, index_num), src.is_dir()

@@ -1,6 +1,7 @@
 """RocketMQ's ``StoreCheckpoint`` file (``store/checkpoint``): where recovery starts.
 
-A 4 KiB file (one OS page); big-endian int64 fields at the start, the rest zero::
+A 4 KiB file (one OS page, which the broker maps); big-endian int64 fields at the start,
+the rest zero::
 
     0   physicMsgTimestamp   store time of the last flushed CommitLog message
     8   logicsMsgTimestamp   store time of the last flushed ConsumeQueue entry
@@ -8,21 +9,29 @@ A 4 KiB file (one OS page); big-endian int64 fields at the start, the rest zero:
     24  masterFlushedOffset  (RocketMQ 5; kept as found)
     32  confirmPhyOffset     (RocketMQ 5; kept as found)
 
-Writes rewrite only these 40 bytes, so a checkpoint written by a broker keeps every
-other byte.
+A file of any other size, or whose fields are not timestamps and offsets, is refused
+(:class:`~rmqarrow.errors.CheckpointError`) before a byte is written: a text file or a
+CommitLog given by mistake stays untouched.  An existing checkpoint is written in place
+(only the fields that change, then ``fsync``), never replaced by a new file: a running
+broker maps it and would go on writing the old, unlinked one.  A missing checkpoint is
+created whole (written aside, then linked into place).  Writes take the checkpoint's
+writer lock (:mod:`rmqarrow._lock`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
-from dataclasses import astuple, dataclass
+from dataclasses import astuple, dataclass, fields
 from pathlib import Path
 
 import numpy as np
 
-from rmqarrow.errors import CorruptIndexError
+from rmqarrow._lock import Wait, writer_lock
+from rmqarrow._staging import fsync_dir, remove_path, sibling, stale_siblings
+from rmqarrow.errors import CheckpointError
 
-__all__ = ["CHECKPOINT_SIZE", "StoreCheckpoint"]
+__all__ = ["CHECKPOINT_SIZE", "StoreCheckpoint", "check_checkpoint"]
 
 CHECKPOINT_SIZE = 4096
 _DTYPE = np.dtype(
@@ -34,6 +43,46 @@ _DTYPE = np.dtype(
         ("confirm_phy_offset", ">i8"),
     ]
 )
+_OFFSETS: dict[str, int] = {
+    name: int(_DTYPE.fields[name][1]) for name in _DTYPE.names or ()  # type: ignore[index]
+}
+_JAVA_NAMES = {
+    "physic_msg_timestamp": "physicMsgTimestamp",
+    "logics_msg_timestamp": "logicsMsgTimestamp",
+    "index_msg_timestamp": "indexMsgTimestamp",
+    "master_flushed_offset": "masterFlushedOffset",
+    "confirm_phy_offset": "confirmPhyOffset",
+}
+#: epoch milliseconds of 2100-01-01: a store time past it is not a store time
+_MAX_TIMESTAMP = 4_102_444_800_000
+#: far beyond any CommitLog (2^56 bytes), far below what eight text bytes make
+_MAX_OFFSET = 1 << 56
+
+
+def _decode(head: bytes) -> tuple[int, ...]:
+    return tuple(int(v) for v in np.frombuffer(head, dtype=_DTYPE, count=1)[0].item())
+
+
+def check_checkpoint(path: Path, size: int, head: bytes) -> tuple[int, ...]:
+    """The fields of a checkpoint file of ``size`` bytes starting with ``head``; raises
+    :class:`CheckpointError` naming what makes it something else."""
+    if size != CHECKPOINT_SIZE:
+        raise CheckpointError(
+            f"{path}: not a RocketMQ checkpoint: expected a {CHECKPOINT_SIZE}-byte file "
+            f"(the broker's store/checkpoint), found {size} bytes; nothing was written"
+        )
+    values = _decode(head[: _DTYPE.itemsize])
+    for name, value in zip(_DTYPE.names or (), values, strict=True):
+        low, high = (0, _MAX_TIMESTAMP) if name.endswith("timestamp") else (-1, _MAX_OFFSET)
+        if not low <= value <= high:
+            what = "an epoch-millisecond time" if name.endswith("timestamp") else "an offset"
+            raise CheckpointError(
+                f"{path}: not a RocketMQ checkpoint: {_JAVA_NAMES[name]} (bytes "
+                f"{_OFFSETS[name]}-{_OFFSETS[name] + 7}) is {value}, expected "
+                f"{what} in {low}..{high}; give the broker's store/checkpoint; nothing "
+                "was written"
+            )
+    return values
 
 
 @dataclass
@@ -50,30 +99,82 @@ class StoreCheckpoint:
     def read(cls, path: str | os.PathLike[str]) -> StoreCheckpoint:
         """Read a checkpoint; a missing file reads as all zero, as RocketMQ starts one."""
         p = Path(path)
-        if not p.exists():
+        try:
+            with open(p, "rb") as fh:
+                size = os.fstat(fh.fileno()).st_size
+                head = fh.read(_DTYPE.itemsize)
+        except FileNotFoundError:
             return cls()
-        data = p.read_bytes()
-        if len(data) < _DTYPE.itemsize:
-            raise CorruptIndexError(
-                f"{p}: checkpoint truncated: expected {CHECKPOINT_SIZE} bytes, found {len(data)}"
-            )
-        return cls(*np.frombuffer(data, dtype=_DTYPE, count=1)[0].item())
+        except IsADirectoryError:
+            raise CheckpointError(f"{p}: a directory, not a RocketMQ checkpoint file") from None
+        return cls(*check_checkpoint(p, size, head))
 
-    def write(self, path: str | os.PathLike[str]) -> None:
-        """Write the fields, keeping every other byte of an existing file."""
-        p = Path(path)
-        data = bytearray(p.read_bytes()) if p.exists() else bytearray(CHECKPOINT_SIZE)
-        if len(data) < CHECKPOINT_SIZE:
-            data.extend(bytes(CHECKPOINT_SIZE - len(data)))
-        data[: _DTYPE.itemsize] = np.array([astuple(self)], dtype=_DTYPE).tobytes()
-        tmp = p.with_name(f".{p.name}.tmp")
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, p)
+    @classmethod
+    def check(cls, path: str | os.PathLike[str]) -> None:
+        """Refuse, before anything is written, a ``path`` that exists and is no checkpoint."""
+        cls.read(path)
+
+    def write(self, path: str | os.PathLike[str], *, wait: Wait = False) -> None:
+        """Write every field, keeping every other byte of an existing file."""
+        _store(Path(path), dict(zip(_DTYPE.names or (), astuple(self), strict=True)), wait)
+
+    @classmethod
+    def update(
+        cls, path: str | os.PathLike[str], *, wait: Wait = False, **values: int
+    ) -> StoreCheckpoint:
+        """Write only the named fields (``index_msg_timestamp=...``) in place; the
+        checkpoint as it is now on disk is returned."""
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise TypeError(f"unknown checkpoint fields {unknown}; known: {sorted(known)}")
+        _store(Path(path), values, wait)
+        return cls.read(path)
 
     @property
     def min_timestamp(self) -> int:
         """``getMinTimestamp``: where an abnormal recovery of the CommitLog starts (less 3 s)."""
         return max(min(self.physic_msg_timestamp, self.logics_msg_timestamp) - 3000, 0)
+
+
+def _encode(value: int) -> bytes:
+    return int(value).to_bytes(8, "big", signed=True)
+
+
+def _store(p: Path, values: dict[str, int], wait: Wait) -> None:
+    with writer_lock(p, wait=wait):
+        for old in stale_siblings(p, "tmp"):
+            remove_path(old)
+        try:
+            fd = os.open(p, os.O_RDWR)
+        except FileNotFoundError:
+            _create(p, values)
+            return
+        except IsADirectoryError:
+            raise CheckpointError(f"{p}: a directory, not a RocketMQ checkpoint file") from None
+        try:
+            check_checkpoint(p, os.fstat(fd).st_size, os.pread(fd, _DTYPE.itemsize, 0))
+            for name, value in values.items():
+                os.pwrite(fd, _encode(value), _OFFSETS[name])
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _create(p: Path, values: dict[str, int]) -> None:
+    data = bytearray(CHECKPOINT_SIZE)
+    for name, value in values.items():
+        offset = _OFFSETS[name]
+        data[offset : offset + 8] = _encode(value)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    tmp = sibling(p, "tmp")
+    try:
+        with open(tmp, "xb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.link(tmp, p)  # never over a file that appeared meanwhile
+        fsync_dir(p.parent)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()

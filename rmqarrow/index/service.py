@@ -8,6 +8,7 @@ offset and end timestamp) and searched newest first.  See :mod:`rmqarrow.format.
 from __future__ import annotations
 
 import datetime as _dt
+import logging
 import os
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from rmqarrow._args import check_int, check_non_negative
 from rmqarrow._closing import Closing
+from rmqarrow._lock import Wait, WriterLock, acquire, wait_seconds
 from rmqarrow.errors import (
     ClosedIndexError,
     CorruptIndexError,
@@ -27,7 +29,7 @@ from rmqarrow.errors import (
 from rmqarrow.format.checkpoint import StoreCheckpoint
 from rmqarrow.format.hashing import check_query_key, index_key_hash
 from rmqarrow.format.java import JAVA_LONG_MAX
-from rmqarrow.format.layout import DEFAULT_HASH_SLOT_NUM, DEFAULT_INDEX_NUM, Geometry
+from rmqarrow.format.layout import Geometry
 from rmqarrow.format.naming import free_file_name, list_index_files
 from rmqarrow.format.queries import Query
 from rmqarrow.format.records import MessageRecord, index_keys, is_rollback
@@ -45,6 +47,7 @@ __all__ = [
     "IndexService",
     "QueryOffsetResult",
     "answer_queries",
+    "open_healthy",
     "query_files",
     "store_geometry",
 ]
@@ -85,21 +88,37 @@ class IndexService(Closing):
     recorded on flush and an abnormal-exit :meth:`load` is refused.  ``tz`` is the zone
     new file names are written in (the local zone by default) and ``clock`` returns epoch
     milliseconds for them.
+
+    A writable service takes the store's writer lock (:mod:`rmqarrow._lock`) when it
+    first loads or writes, and lets it go on :meth:`close`: another writer is refused
+    with :class:`~rmqarrow.errors.StoreLockedError` naming the holder, or waits for it
+    with ``wait`` (``True``: as long as it takes; a number: that many seconds).  A
+    read-only service takes nothing and is never blocked.
     """
 
     def __init__(
         self,
         store_dir: str | os.PathLike[str],
-        hash_slot_num: int = DEFAULT_HASH_SLOT_NUM,
-        index_num: int = DEFAULT_INDEX_NUM,
+        hash_slot_num: int | None = None,
+        index_num: int | None = None,
         max_msgs_num_batch: int = DEFAULT_MAX_MSGS_NUM_BATCH,
         *,
         checkpoint_path: str | os.PathLike[str] | None = None,
         read_only: bool = False,
         tz: _dt.tzinfo | None = None,
         clock: Callable[[], int] | None = None,
+        wait: Wait = False,
     ) -> None:
         self.store_dir = Path(store_dir)
+        if hash_slot_num is None or index_num is None:
+            # the counts the store's files were written with, as every command fits them
+            # (RocketMQ's defaults for a new store)
+            fitted, note = store_geometry(self.store_dir, hash_slot_num, index_num) \
+                if self.store_dir.is_dir() else (Geometry(), None)
+            if note:
+                logging.getLogger(__name__).info("%s", note)
+            hash_slot_num = fitted.hash_slot_num if hash_slot_num is None else hash_slot_num
+            index_num = fitted.index_num if index_num is None else index_num
         self.geometry = Geometry(hash_slot_num, index_num)
         if index_num < 2:
             raise GeometryError(
@@ -111,6 +130,12 @@ class IndexService(Closing):
         self.max_msgs_num_batch = max_msgs_num_batch
         self.checkpoint_path = None if checkpoint_path is None else Path(checkpoint_path)
         self.read_only = read_only
+        wait_seconds(wait)  # checked now, not at the first write
+        self.wait = wait
+        self._lock: WriterLock | None = None
+        if self.checkpoint_path is not None and not read_only:
+            # refuse a file that is no checkpoint before anything is written
+            StoreCheckpoint.check(self.checkpoint_path)
         self.tz = tz
         self._clock = clock or (lambda: time.time_ns() // 1_000_000)
         self._last_name_millis = -1
@@ -118,7 +143,7 @@ class IndexService(Closing):
         self._closed = False  # set by close(); load() opens the service again
         #: what :meth:`load` repaired after an interrupted write, one line per file
         self.repairs: list[str] = []
-        #: damaged files a reader left out (rmqarrow.index.health.FileHealth), see open_store
+        #: damaged files a reader left out (rmqarrow.index.health.FileHealth), see open_healthy
         self.skipped: list[FileHealth] = []
 
     # -- loading ---------------------------------------------------------------------------
@@ -134,6 +159,7 @@ class IndexService(Closing):
         """
         self.close()
         self._closed = False
+        self._take_lock()
         if not self.store_dir.exists():
             return
         cutoff: int | None = None
@@ -167,11 +193,17 @@ class IndexService(Closing):
 
     def load_files(self, paths: Sequence[Path]) -> None:
         """Open exactly ``paths`` (oldest first), read-only or not as the service is; for
-        readers that left damaged files out (:func:`open_store`)."""
+        readers that left damaged files out (:func:`open_healthy`)."""
         self.close()
         self._closed = False
+        self._take_lock()
         for path in paths:
             self.files.append(IndexFile.open(path, *self._geom(), not self.read_only))
+
+    def _take_lock(self) -> None:
+        """The store's writer lock, once, before a writable service touches a file."""
+        if not self.read_only and self._lock is None:
+            self._lock = acquire(self.store_dir, wait=self.wait)
 
     def _geom(self) -> tuple[int, int]:
         return self.geometry.hash_slot_num, self.geometry.index_num
@@ -182,6 +214,7 @@ class IndexService(Closing):
         """``getAndCreateLastIndexFile``: the newest file, or a new one when it is full."""
         if self.read_only:
             raise ReadOnlyIndexError(f"{self.store_dir}: service opened read-only")
+        self._take_lock()
         prev = self.files[-1] if self.files else None
         self.store_dir.mkdir(parents=True, exist_ok=True)
         millis = max(self._clock(), self._last_name_millis + 1)
@@ -282,14 +315,14 @@ class IndexService(Closing):
             index_msg_timestamp = f.end_timestamp if f.is_write_full() else 0
             f.flush()
             if index_msg_timestamp > 0 and self.checkpoint_path is not None:
-                cp = StoreCheckpoint.read(self.checkpoint_path)
-                cp.index_msg_timestamp = index_msg_timestamp
-                cp.write(self.checkpoint_path)
+                StoreCheckpoint.update(self.checkpoint_path, wait=self.wait,
+                                       index_msg_timestamp=index_msg_timestamp)
 
     def delete_expired_files(self, offset: int) -> list[Path]:
         """``deleteExpiredFile``: drop the oldest files below ``offset``, never the newest."""
         if not self.files or self.files[0].end_phy_offset >= offset:
             return []
+        self._take_lock()
         doomed = []
         for f in self.files[:-1]:
             if f.end_phy_offset < offset:
@@ -307,6 +340,9 @@ class IndexService(Closing):
         for f in self.files:
             f.close()
         self.files = []
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
 
 
 def store_geometry(
@@ -327,7 +363,7 @@ def store_geometry(
     return fit_geometry([f.stat().st_size for f in files], hash_slot_num, index_num)
 
 
-def open_store(
+def open_healthy(
     store_dir: str | os.PathLike[str],
     hash_slot_num: int | None = None,
     index_num: int | None = None,
@@ -360,15 +396,18 @@ def open_store(
 
 def answer_queries(
     store_dir: str | os.PathLike[str],
-    queries: Iterable[Query],
+    queries: Iterable[Query | tuple[object, ...]],
     *,
     hash_slot_num: int | None = None,
     index_num: int | None = None,
 ) -> list[list[int]]:
-    """The native answer to each query over a store (newest file first, no batch cap)."""
+    """The native answer to each query over a store (newest file first, no batch cap).
 
-    qs = list(queries)
-    service, _ = open_store(store_dir, hash_slot_num, index_num)
+    Queries are :class:`~rmqarrow.Query` or ``(key, max_num[, begin[, end]])`` tuples."""
+    from rmqarrow.format.queries import as_queries
+
+    qs = as_queries(queries)
+    service, _ = open_healthy(store_dir, hash_slot_num, index_num)
     with service:
         table = service.query_offsets(
             [q.key for q in qs],
