@@ -137,7 +137,11 @@ def iter_file_batches(
         if table == "files":
             yield files_batch(m, name)
             return
-        names = repeated_string(name, batch_rows)
+        # the file's name once per row of the largest batch it can give (a tiny file's
+        # batches are tiny: names for a million rows would cost more than the file)
+        count = max(int(m.header[0]["index_count"]), 1)
+        most = m.geometry.hash_slot_num if table == "slots" else count - 1
+        names = repeated_string(name, max(min(batch_rows, most), 0))
         if table == "slots":
             for start in range(0, m.geometry.hash_slot_num, batch_rows):
                 chunk = m.slots[start : start + batch_rows]
@@ -154,8 +158,7 @@ def iter_file_batches(
                 )
             return
         h = m.header[0]
-        count = max(int(h["index_count"]), 1)
-        begin = int(h["begin_timestamp"])
+        begin = int(h["begin_timestamp"])  # count: as read above, the names fit it
         for start in range(1, count, batch_rows):
             stop = min(start + batch_rows, count)
             cols = decode_entries(m.entries[start:stop], start, begin, m.geometry.hash_slot_num)
