@@ -174,14 +174,8 @@ class RocksDBIndex(Closing):
     def iter_pairs(self, family: str = DEFAULT_CF, start: bytes | None = None
                    ) -> Iterator[tuple[bytes, bytes]]:
         """The pairs of ``family`` streamed in order, from ``start`` (or the first key)."""
-        it = self._family(family).iter()
-        if start is None:
-            it.seek_to_first()
-        else:
-            it.seek(start)
-        while it.valid():
-            yield it.key(), it.value()
-            it.next()
+        items: Iterator[tuple[bytes, bytes]] = self._family(family).items(from_key=start)
+        return items
 
     def get(self, key: bytes, family: str = DEFAULT_CF) -> bytes | None:
         value: bytes | None = self._family(family).get(key)

@@ -76,3 +76,18 @@ def test_spark_over_the_dataset(rocksdb_set: RocksDBSet, dataset: Path, spark: A
 @pytest.mark.spark
 def test_spark_over_the_database(rocksdb_set: RocksDBSet, spark: Any) -> None:
     assert_golden(answers("spark", rocksdb_set.db, rocksdb_set), rocksdb_set)
+
+
+def test_column_wise_decoding_equals_the_reference(rocksdb_set: RocksDBSet) -> None:
+    from rmqarrow.converters.arrow.rocksdb import _fast_batch, _slow_batch
+
+    rows = [(k, v) for k, v in rocksdb_set.pairs()["default"]
+            if k not in (b"lastOffsetPy", b"lastStoreTimeStamp")]
+    plain = [(k, v) for k, v in rows
+             if k[8:-8].count(b"@") == (4 if b"@U@" in k else 5) and b"\xff" not in k]
+    for part in (rows, plain):
+        fast = _fast_batch([k for k, _ in part], [v for _, v in part])
+        if part is rows and rocksdb_set.name == "rocksdb_edge":
+            assert fast is None  # '@' inside keys and topics: the reference decoder reads it
+            continue
+        assert fast is not None and fast.equals(_slow_batch(part))
