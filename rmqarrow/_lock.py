@@ -156,8 +156,9 @@ def _try(path: Path, target: Path) -> int | str:
         if isinstance(exc, FileNotFoundError):
             raise
         raise LockFileError(
-            f"{path}: cannot create the writer lock for {target} ({exc.strerror}); the "
-            "folder holding it must be writable"
+            f"{path}: cannot open or create the writer lock for {target} ({exc.strerror}); "
+            "a writer needs the folder holding it writable (and the lock file, if one is "
+            "left there, its own)"
         ) from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -309,14 +309,17 @@ class IndexService(Closing):
 
     def flush(self, file: IndexFile | None = None) -> None:
         """Flush one file (or all); a full file's end timestamp goes to the checkpoint."""
+        index_msg_timestamp = 0
         for f in [file] if file is not None else list(self.files):
             if f.closed or not f.writable:
                 continue
-            index_msg_timestamp = f.end_timestamp if f.is_write_full() else 0
+            if f.is_write_full():
+                index_msg_timestamp = f.end_timestamp
             f.flush()
-            if index_msg_timestamp > 0 and self.checkpoint_path is not None:
-                StoreCheckpoint.update(self.checkpoint_path, wait=self.wait,
-                                       index_msg_timestamp=index_msg_timestamp)
+        # once, with the last full file's: what one write per full file would leave
+        if index_msg_timestamp > 0 and self.checkpoint_path is not None:
+            StoreCheckpoint.update(self.checkpoint_path, wait=self.wait,
+                                   index_msg_timestamp=index_msg_timestamp)
 
     def delete_expired_files(self, offset: int) -> list[Path]:
         """``deleteExpiredFile``: drop the oldest files below ``offset``, never the newest."""
