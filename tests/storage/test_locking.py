@@ -226,6 +226,14 @@ def test_lock_is_reentrant_and_removed_by_its_last_holder(tmp_path: Path) -> Non
     assert lock_path(sibling(store, "import")) == lock_path(store)
 
 
+def test_one_lock_whatever_the_path_says(tmp_path: Path) -> None:
+    """A store named through a symlink or a relative path is the same store."""
+    store = tmp_path / "store"
+    store.mkdir()
+    (tmp_path / "link").symlink_to(store)
+    assert lock_path(tmp_path / "link") == lock_path(store) == lock_path(store / ".." / "store")
+
+
 @pytest.mark.parametrize("wait", [-1, float("nan"), "yes", None])
 def test_wait_must_be_a_bool_or_seconds(tmp_path: Path, wait: object) -> None:
     with pytest.raises(InvalidValueError, match="wait must be"):
