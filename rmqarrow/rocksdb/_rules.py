@@ -3,7 +3,10 @@
 Read off RocketMQ's sources (``IndexRocksDBStore``, ``IndexRocksDBRecord``,
 ``MessageRocksDBStorage``) and confirmed by the golden fixtures in ``tests/golden/rocksdb``
 (RocketMQ's own classes produced them; where a document and the fixtures disagree, the
-fixtures win).  Where this list and the code disagree, the code is wrong.
+fixtures win).  Where this list and the code disagree, the code is wrong.  Read against
+``IndexRocksDBRecord`` (apache/rocketmq f1e2594d), ``IndexRocksDBStore`` (14d35e95) and
+``MessageRocksDBStorage`` (11845442; rule 11's "last record is a U record" is the later
+revision 2872ab46 the fixtures were made with).
 
 Layout (:mod:`._layout`)
 
