@@ -50,7 +50,6 @@ from rmqarrow.converters.log_check import (
     expected_key_texts_sql,
     log_check_figures,
 )
-from rmqarrow.converters.parquet.dataset import detect_target
 from rmqarrow.converters.parquet.parts import duckdb_literal, single_file_name, table_parts
 
 from rmqarrow._memory import duckdb_settings
@@ -80,7 +79,6 @@ __all__ = [
     "check_against_log",
     "connect",
     "connect_for_queries",
-    "detect_target",
     "lookup_table",
     "queries_table",
 ]
@@ -372,21 +370,28 @@ def connect(
     hash_slot_num: int | None = None,
     index_num: int | None = None,
     commitlog: Target | None = None,
+    con: duckdb.DuckDBPyConnection | None = None,
 ) -> duckdb.DuckDBPyConnection:
-    """An in-memory DuckDB connection with the index views and lookup macros registered.
+    """An in-memory DuckDB connection with the index views and lookup macros registered
+    (on ``con`` when given: the caller's own connection, which it keeps and closes).
 
-    ``target`` is an exported dataset or a native store (see :func:`detect_target`); the
-    geometry options apply to native files only (a dataset records its geometry).
-    ``commitlog`` (a broker's ``store/commitlog`` directory) adds the ``messages`` table
-    (:func:`rmqarrow.converters.arrow.messages.messages_table`, held in memory); without it, a
-    dataset
-    that holds a ``messages/`` directory of Parquet parts gets a ``messages`` view over it.
+    ``target`` is an exported dataset or a native store (see
+    :func:`rmqarrow.format.detect.require_index_source`); the geometry options apply to
+    native files only (a dataset records its geometry).  ``commitlog`` (a broker's
+    ``store/commitlog`` directory) adds the ``messages`` table
+    (:func:`rmqarrow.converters.arrow.messages.messages_table`, held in memory); without it,
+    a dataset that holds a ``messages/`` directory of Parquet parts gets a ``messages`` view
+    over it.
     """
     import duckdb
 
-    root = Path(target)
-    kind = detect_target(root)
-    con = duckdb.connect(config=duckdb_settings())  # fits ulimit -v
+    from rmqarrow.format.detect import require_index_source
+
+    source = require_index_source(target)
+    root = source.path if source.kind == "dataset" else source.index_path
+    kind = "dataset" if source.kind == "dataset" else "store"
+    own = con is None
+    con = duckdb.connect(config=duckdb_settings()) if con is None else con  # ulimit -v
     try:
         con.execute("SET enable_progress_bar = false")
         con.execute("SET parquet_metadata_cache = true")
@@ -397,7 +402,8 @@ def connect(
         _attach_messages(con, root, kind, commitlog)
         _add_views_and_macros(con)
     except BaseException:
-        con.close()
+        if own:
+            con.close()
         raise
     return con
 
@@ -418,11 +424,14 @@ def connect_for_queries(
     import duckdb
     from rmqarrow.converters.duckdb.native import attach_slots
 
+    from rmqarrow.format.detect import require_index_source
     from rmqarrow.format.naming import list_index_files
 
-    root = Path(target)
-    if detect_target(root) != "store":
-        raise DatasetError(f"{root}: connect_for_queries reads a native store, not a dataset")
+    source = require_index_source(target)
+    if source.kind == "dataset":
+        raise DatasetError(f"{source.path}: connect_for_queries reads a native store, not a "
+                           "dataset")
+    root = source.index_path
     names = [root.name] if root.is_file() else [p.name for p in list_index_files(root)]
     con = duckdb.connect(config=duckdb_settings())  # fits ulimit -v
     try:
@@ -619,13 +628,15 @@ def answer_queries(
     """
     import duckdb
 
+    from rmqarrow.format.detect import require_index_source
+
     qs = list(queries)
     source = dataset if dataset is not None else target
     if source is None:
         raise StoreNotFoundError("answer_queries needs a store, a dataset or a connection")
     if isinstance(source, duckdb.DuckDBPyConnection):
         con, own = source, False
-    elif detect_target(source) == "store":  # only the queries' slots, never whole files
+    elif require_index_source(source).is_index:  # only the queries' slots, never whole files
         con = connect_for_queries(source, queries_table(qs).column("key_hash").to_numpy(),
                                   hash_slot_num=hash_slot_num, index_num=index_num)
         own = True

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from rmqarrow._progress import ProgressCallback
 from rmqarrow.errors import InvalidValueError
 
 if TYPE_CHECKING:
@@ -411,6 +412,7 @@ def collect(
     between: tuple[int, int] | None = None,
     limit: int = 100,
     dataset: str | os.PathLike[str] | None = None,
+    progress: ProgressCallback | None = None,
 ) -> IndexStats:
     """Run every analysis; ``between=(t1, t2)`` adds the key-less time-range scan.
 
@@ -420,7 +422,7 @@ def collect(
     allow it).  DuckDB works within :data:`MEMORY_LIMIT` meanwhile (see
     :func:`bounded_memory`).
     """
-    with bounded_memory(con):
+    with bounded_memory(con):  # ``progress`` counts the passes over a dataset's rows
         extra: dict[str, Any] = {}
         if between is not None:
             t1, t2 = between
@@ -433,7 +435,7 @@ def collect(
         if dataset is not None:
             from rmqarrow.converters.parquet.stats_pass import scan
 
-            figures = scan(dataset, top=top)
+            figures = scan(dataset, top=top, progress=progress)
         if figures is not None:
             return _from_figures(con, figures, extra)
         return IndexStats(

@@ -40,6 +40,7 @@ from typing import Any
 from rmqarrow.converters.schema import SCHEMA_VERSION
 
 from rmqarrow.errors import DatasetError
+from rmqarrow.format.detect import MANIFEST_NAME
 
 __all__ = [
     "FORMAT",
@@ -58,7 +59,6 @@ __all__ = [
     "write_manifest",
 ]
 
-MANIFEST_NAME = "_rmqarrow.json"
 FORMAT = "rmqarrow-dataset"
 LAYOUT_VERSION = 1
 

@@ -36,7 +36,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from rmqarrow.converters.parquet.parts import single_file_name, table_parts
 
-from rmqarrow._progress import Progress
+from rmqarrow._progress import Progress, ProgressCallback
 from rmqarrow.errors import DatasetError, DiskFullError
 
 __all__ = ["BUCKET_ROWS", "CHUNK_ROWS", "DUPLICATES_SCHEMA", "HOT_KEYS_SCHEMA", "Figures", "scan"]
@@ -101,7 +101,8 @@ class _NotPartitioned(Exception):
 
 
 def scan(dataset_dir: str | os.PathLike[str], *, top: int = 10,
-         spill_dir: str | os.PathLike[str] | None = None) -> Figures | None:
+         spill_dir: str | os.PathLike[str] | None = None,
+         progress: ProgressCallback | None = None) -> Figures | None:
     """The figures of ``dataset_dir`` (checked by the caller's connection), or None when its
     layout does not allow the passes.  Offset buckets spill to a temporary directory under
     ``spill_dir`` (default: the system's) when there are more than :data:`BUCKET_ROWS`
@@ -112,11 +113,11 @@ def scan(dataset_dir: str | os.PathLike[str], *, top: int = 10,
             return None
         files_table, files, slot_num = layout
         total = sum(f.rows for f in files)
-        with Progress(3 * total or None, "stats", "rows") as progress, \
+        with Progress(3 * total or None, "stats", "rows", callback=progress) as bar, \
                 _Spilling(files, total, spill_dir) as buckets:
-            per_file = [_position_pass(f, i, buckets, progress) for i, f in enumerate(files)]
-            slots = _slot_pass(files, slot_num, top, progress)
-            offsets = _offset_pass(buckets, top, progress)
+            per_file = [_position_pass(f, i, buckets, bar) for i, f in enumerate(files)]
+            slots = _slot_pass(files, slot_num, top, bar)
+            offsets = _offset_pass(buckets, top, bar)
     except _NotPartitioned:
         return None
     except DiskFullError:

@@ -69,7 +69,6 @@ def _export_one(task: tuple[int, str, int, int, str, bool]) -> dict[str, Any]:
             files_row = files_batch(m, path.name).to_pylist()[0]
             part = f"part-{rank:05d}.parquet"
             quiet = Progress(None, "export")
-            quiet.enabled = False
             slots = export_file_slots(m, tmp / "slots" / part)
             entries = export_file_entries(m, tmp / "entries" / part, quiet)
             info = source_file_info(
