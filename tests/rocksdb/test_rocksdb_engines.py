@@ -91,3 +91,22 @@ def test_column_wise_decoding_equals_the_reference(rocksdb_set: RocksDBSet) -> N
             assert fast is None  # '@' inside keys and topics: the reference decoder reads it
             continue
         assert fast is not None and fast.equals(_slow_batch(part))
+
+
+@pytest.mark.spark
+def test_spark_views_answer_keyless_questions(rocksdb_set: RocksDBSet, dataset: Path,
+                                              spark: Any) -> None:
+    import rmqarrow
+
+    tags = {}
+    for k, _ in rocksdb_set.pairs()["default"]:
+        parts = k[8:-8].split(b"@")
+        if len(parts) == 6 and parts[2] == b"T":
+            tags[parts[3].decode()] = tags.get(parts[3].decode(), 0) + 1
+    for source in (rocksdb_set.db, dataset):
+        with rmqarrow.open(source) as store:
+            session = store.to_spark(spark)
+            rows = session.sql("SELECT key, count(*) AS n FROM rocksdb_records "
+                               "WHERE type = 'T' AND size(split(key, '@')) = 1 "
+                               "GROUP BY key").collect()
+            assert {r["key"]: r["n"] for r in rows} == tags
