@@ -12,8 +12,8 @@ each) is written, then each command runs as its own ``rmqarrow`` process:
 - ``build`` the store from the records (N files);
 - ``info``, ``check``; ``query`` of a shared key with the native engine and with
   ``--engine duckdb`` on the native store (the walk visits every file);
-- ``export`` to a dataset (3 N Parquet parts); ``query --engine duckdb`` and ``sql`` over
-  it; ``verify --dataset --engines native,duckdb``.
+- ``export`` to a dataset (3 N Parquet parts); ``query --engine duckdb``, ``sql`` and
+  ``stats`` over it; ``verify --dataset --engines native,duckdb``.
 
 Rows give seconds, peak RSS (from ``wait4``), the most descriptors the process held at
 once (``/proc/PID/fd``, sampled every few milliseconds) and milliseconds per file; and
@@ -109,6 +109,7 @@ def commands(records: Path, store: Path, dataset: Path) -> list[tuple[str, list[
         ("query duckdb (dataset)", [*cli, "query", str(dataset), *key, "--engine", "duckdb"]),
         ("sql (dataset)", [*cli, "sql", str(dataset),
                            "SELECT count(*), count(DISTINCT file_name) FROM entries"]),
+        ("stats (dataset)", [*cli, "stats", str(dataset)]),
         ("verify --dataset", [*cli, "verify", str(store), "--dataset", str(dataset),
                               "--engines", "native,duckdb", "--sample", "200", *GEO]),
     ]

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
-from rmqarrow.converters.arrow.scan import decode_entries, files_batch, repeated_string
+from rmqarrow.converters.arrow.scan import decode_entries, files_batch
 from rmqarrow.converters.arrow.tables import geometry_of
 from rmqarrow.converters.schema import SCHEMAS
 
@@ -59,36 +59,80 @@ def chain_positions(m: MappedIndex, slots: np.ndarray) -> np.ndarray:
     return np.unique(np.concatenate(found))
 
 
-def _file_tables(
-    path: Path, rank: int, key_hashes: np.ndarray, hash_slot_num: int | None,
-    index_num: int | None,
-) -> tuple[pa.RecordBatch, pa.Table, pa.Table]:
-    """The files row, the needed slot rows and their chains' entries of one file."""
-    m = map_regions(path, geometry_of(path, hash_slot_num, index_num), writable=False)
-    try:
-        check_header(path, m.geometry, m.header)
-        name = path.name
-        files = files_batch(m, name)
-        wanted = np.unique(key_hashes % np.int64(m.geometry.hash_slot_num))
-        heads = m.slots[wanted].astype(np.int32)
-        used = heads != 0
-        slots = pa.table([repeated_string(name, int(used.sum())),
-                          pa.array(wanted[used].astype(np.int32)), pa.array(heads[used])],
-                         schema=SCHEMAS["slots"])
-        positions = slot_positions(m, wanted, max(int(m.header[0]["index_count"]), 1) - 1)
-        cols = decode_entries(m.entries[positions], 0, int(m.header[0]["begin_timestamp"]),
-                              m.geometry.hash_slot_num)
-        cols["position"] = positions.astype(np.int32)
+class _Columns:
+    """The rows of every file, gathered as plain columns and made into one Arrow table
+    per relation at the end: a table (or batch) per file costs tens of kilobytes of
+    Arrow and DuckDB bookkeeping each, which at thousands of files outweighs the rows."""
+
+    def __init__(self) -> None:
+        self.files: list[list[Any]] = [[] for _ in SCHEMAS["files"].names]
+        self.slot_names: list[str] = []
+        self.slot_counts: list[int] = []
+        self.slots: list[np.ndarray] = []
+        self.heads: list[np.ndarray] = []
+        self.entry_ranks: list[np.ndarray] = []
+        self.entry_names: list[str] = []
+        self.entry_counts: list[int] = []
+        self.entries: dict[str, list[np.ndarray]] = {
+            f: [] for f in SCHEMAS["entries"].names[1:]}
+
+    def add_file(self, path: Path, rank: int, key_hashes: np.ndarray,
+                 hash_slot_num: int | None, index_num: int | None) -> None:
+        """The files row, the needed slot rows and their chains' entries of one file."""
+        m = map_regions(path, geometry_of(path, hash_slot_num, index_num), writable=False)
+        try:
+            check_header(path, m.geometry, m.header)
+            name = path.name
+            for column, value in zip(self.files, files_batch(m, name).to_pylist()[0].values(),
+                                     strict=True):
+                column.append(value)
+            wanted = np.unique(key_hashes % np.int64(m.geometry.hash_slot_num))
+            heads = m.slots[wanted].astype(np.int32)
+            used = heads != 0
+            self.slot_names.append(name)
+            self.slot_counts.append(int(used.sum()))
+            self.slots.append(wanted[used].astype(np.int32))
+            self.heads.append(heads[used])
+            positions = slot_positions(m, wanted, max(int(m.header[0]["index_count"]), 1) - 1)
+            cols = decode_entries(m.entries[positions], 0, int(m.header[0]["begin_timestamp"]),
+                                  m.geometry.hash_slot_num)
+            cols["position"] = positions.astype(np.int32)
+            self.entry_ranks.append(np.full(positions.size, rank, dtype=np.int32))
+            self.entry_names.append(name)
+            self.entry_counts.append(positions.size)
+            for f, values in self.entries.items():
+                values.append(np.asarray(cols[f]))
+        finally:
+            m.close()
+
+    def tables(self) -> tuple[pa.Table, pa.Table, pa.Table]:
+        """``files``, ``slots`` and the entries with ``newest_rank`` first."""
+        files = pa.table(self.files, schema=SCHEMAS["files"])
+        slots = pa.table([_names(self.slot_names, self.slot_counts),
+                          pa.array(_cat(self.slots, np.int32)),
+                          pa.array(_cat(self.heads, np.int32))], schema=SCHEMAS["slots"])
         schema = SCHEMAS["entries"]
         entries = pa.table(
-            [pa.array(np.full(positions.size, rank, dtype=np.int32)),
-             repeated_string(name, positions.size),
-             *(pa.array(cols[f]) for f in schema.names[1:])],
+            [pa.array(_cat(self.entry_ranks, np.int32)),
+             _names(self.entry_names, self.entry_counts),
+             *(pa.array(_cat(self.entries[f.name], f.type.to_pandas_dtype()), f.type)
+               for f in list(schema)[1:])],
             names=["newest_rank", *schema.names],
         )
         return files, slots, entries
-    finally:
-        m.close()
+
+
+def _cat(parts: list[np.ndarray], dtype: Any) -> np.ndarray:
+    return np.concatenate(parts).astype(dtype, copy=False) if parts else np.empty(0, dtype)
+
+
+def _names(names: list[str], counts: list[int]) -> pa.Array:
+    """Each name repeated its count of times, as one dictionary-free string array."""
+    if not names:
+        return pa.array([], pa.string())
+    index = np.repeat(np.arange(len(names), dtype=np.int32), counts)
+    return pa.DictionaryArray.from_arrays(pa.array(index), pa.array(names, pa.string())
+                                          ).cast(pa.string())
 
 
 def attach_slots(
@@ -107,15 +151,11 @@ def attach_slots(
     """
     paths = [root] if root.is_file() else list_index_files(root)
     hashes = np.unique(np.asarray(key_hashes, dtype=np.int64))
-    parts = [_file_tables(p, ranks[p.name], hashes, hash_slot_num, index_num) for p in paths]
-    tables: dict[str, Any] = {
-        "files": pa.Table.from_batches([f for f, _, _ in parts], schema=SCHEMAS["files"]),
-        "slots": pa.concat_tables([s for _, s, _ in parts]) if parts
-        else SCHEMAS["slots"].empty_table(),
-    }
-    entries = (pa.concat_tables([e for _, _, e in parts]) if parts else pa.table(
-        [pa.array([], pa.int32())] + [pa.array([], f.type) for f in SCHEMAS["entries"]],
-        names=["newest_rank", *SCHEMAS["entries"].names]))
+    gathered = _Columns()
+    for p in paths:
+        gathered.add_file(p, ranks[p.name], hashes, hash_slot_num, index_num)
+    files, slots, entries = gathered.tables()
+    tables: dict[str, Any] = {"files": files, "slots": slots}
     for name, table in tables.items():
         con.register(f"_rmq_native_{name}", table)
     con.register("_rmq_native_entries", entries)
