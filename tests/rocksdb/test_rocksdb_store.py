@@ -69,3 +69,22 @@ def test_a_broker_root_with_both_indexes(tmp_path: Path) -> None:
         rmqarrow.open(tmp_path, index="rocksdb")
     with pytest.raises(UsageError, match="indexfile"):
         rmqarrow.open(root, index="sideways")
+
+
+def test_wrong_paths_are_refused_in_one_line(tmp_path: Path) -> None:
+    from rmqarrow.errors import ClosedIndexError, OutputExistsError, StoreNotFoundError
+    from rmqarrow.rocksdb import RocksDBIndex
+
+    with pytest.raises(StoreNotFoundError, match="no such RocksDB directory"):
+        RocksDBIndex.open(tmp_path / "absent")
+    (tmp_path / "notes.txt").write_text("x")
+    with pytest.raises(StoreNotFoundError, match="not a RocksDB message index"):
+        RocksDBIndex.open(tmp_path)
+    with pytest.raises(OutputExistsError, match="not empty"):
+        RocksDBIndex.create(tmp_path)
+    with pytest.raises(UsageError, match="holds no IndexFiles"):
+        rmqarrow.open(EDGE.db, index="indexfile")
+    with RocksDBIndex.open(EDGE.db) as r:
+        pass
+    with pytest.raises(ClosedIndexError, match="closed"):
+        r.pairs()
