@@ -55,10 +55,21 @@ def _offsets(arr: pa.Array) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]
     return off, data
 
 
+def _binary(items: list[bytes]) -> pa.Array:
+    """A binary array built from one joined buffer (faster than converting item by item)."""
+    offsets = np.zeros(len(items) + 1, np.int64)
+    np.cumsum(np.fromiter(map(len, items), np.int64, len(items)), out=offsets[1:])
+    if offsets[-1] >= 1 << 31:  # beyond 32-bit offsets: Arrow's own conversion says so
+        return pa.array(items, pa.binary())
+    offsets = offsets.astype(np.int32)
+    return pa.Array.from_buffers(pa.binary(), len(items),
+                                 [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(items))])
+
+
 def _fast_batch(keys: list[bytes], values: list[bytes]) -> pa.RecordBatch | None:
     """The same batch decoded column-wise, or None when a key needs the reference decoder
     (a short key, a value not 8 bytes, not UTF-8, '@' inside a field, a bad hour)."""
-    karr, varr = pa.array(keys, pa.binary()), pa.array(values, pa.binary())
+    karr, varr = _binary(keys), _binary(values)
     koff, kdata = _offsets(karr)
     voff, vdata = _offsets(varr)
     if (np.diff(koff) < _MIN_RECORD).any() or (np.diff(voff) != _LONG).any():
