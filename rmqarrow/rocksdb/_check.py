@@ -15,7 +15,6 @@ last message: left by expiry, which deletes only 168 hours, or from another stor
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -87,10 +86,6 @@ class RocksDBCheck:
         }
 
 
-def _records(index: RocksDBIndex) -> Iterator[tuple[bytes, bytes]]:
-    return index.iter_pairs()
-
-
 def check_rocksdb(path: str | os.PathLike[str], *,
                   commitlog: str | os.PathLike[str] | None = None) -> RocksDBCheck:
     """Every key of the ``default`` family checked (streamed); the CommitLog's time span
@@ -98,7 +93,7 @@ def check_rocksdb(path: str | os.PathLike[str], *,
     with RocksDBIndex.open(path) as index:
         result = RocksDBCheck(index.path)
         hours: set[int] = set()
-        for k, v in _records(index):
+        for k, v in index.iter_pairs():
             if k in BOOKKEEPING_KEYS:
                 continue
             result.records += 1

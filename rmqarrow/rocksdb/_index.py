@@ -14,16 +14,13 @@ from rmqarrow.errors import ClosedIndexError, InvalidValueError, ReadOnlyIndexEr
 from rmqarrow.rocksdb._db import Shadow, create_db, open_shadow, resolve_db_dir, rocksdict_module
 from rmqarrow.rocksdb._layout import (
     BOOKKEEPING_KEYS,
-    COLUMN_FAMILIES,
     DEFAULT_CF,
     DELETE_END_SUFFIX,
     HOUR_MS,
     KEY_SPLIT,
     LAST_OFFSET_PY,
     LAST_STORE_TIMESTAMP,
-    LONG,
     TYPE_UNIQUE,
-    be_long,
     hour_of,
     java_utf8,
     long_bytes,
@@ -306,15 +303,6 @@ class RocksDBIndex(Closing):
     def flush(self) -> None:
         """Write the memtables to table files (a writer's database, for a copy)."""
         self._writable().flush()
-
-    @staticmethod
-    def families() -> tuple[str, ...]:
-        return COLUMN_FAMILIES
-
-
-def value_time(value: bytes) -> int | None:
-    """The store time a value holds (None when it is not 8 bytes long)."""
-    return be_long(value) if len(value) == LONG.size else None
 
 
 def answer_queries(

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rmqarrow.errors import InvalidValueError
-from rmqarrow.format.queries import escape_text, unescape_text
+from rmqarrow.format.queries import unescape_text
 from rmqarrow.rocksdb._walk import QueryOffsetResult, RocksDBQuery
 
 __all__ = [
@@ -105,6 +105,3 @@ def read_expected(path: str | os.PathLike[str]) -> list[list[str]]:
     """Per query line, its expected answer fields as :func:`format_answer` writes them."""
     return [f[1:] for f in _lines(path, 6)]
 
-
-def escape(text: str) -> str:
-    return escape_text(text)
