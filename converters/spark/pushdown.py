@@ -58,9 +58,11 @@ class Pushdown:
             wanted = set(self.slots) if wanted is None else wanted & set(self.slots)
         if wanted is None:
             return None
-        if any(s < 0 or s >= hash_slot_num for s in wanted):
-            return None  # such entries are on no chain: scan (masks still apply)
-        return sorted(wanted)
+        if any(s < 0 for s in wanted):
+            return None  # only a damaged key hash gives one: on no chain, scan (masks apply)
+        # a slot past this file's slots holds none of its entries (files of one store may
+        # differ in geometry: the slots wanted in a bigger file are no reason to scan this one)
+        return sorted(s for s in wanted if s < hash_slot_num)
 
     def keeps_file(self, name: str) -> bool:
         if self.file_names is not None and name not in self.file_names:

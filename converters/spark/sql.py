@@ -94,7 +94,7 @@ cand AS (
          qf.qid, qf.max_num, qf.newest_rank, e.file_name, e.position, e.phy_offset,
          e.store_timestamp, e.key_hash,
          e.store_timestamp < qf.begin_ms OR e.time_diff < 0 AS stopper
-  FROM qf JOIN entries e ON e.file_name = qf.file_name AND e.slot = qf.slot
+  FROM qf JOIN {entries} e ON e.file_name = qf.file_name AND e.slot = qf.slot
   WHERE (e.key_hash = qf.h AND e.time_diff >= 0
          AND e.store_timestamp BETWEEN qf.begin_ms AND qf.end_ms)
      OR e.store_timestamp < qf.begin_ms OR e.time_diff < 0
@@ -157,7 +157,7 @@ def lookup(spark: SparkSession, queries: DataFrame) -> DataFrame:
         queries["end_ms"].cast("bigint").alias("end_ms"),
     ).createOrReplaceTempView(view)
     qf = _QF_SQL.format(queries=view, order=FILE_ORDER_VIEW)
-    return spark.sql(_WALK_SQL.format(qf=qf))
+    return spark.sql(_WALK_SQL.format(qf=qf, entries="entries"))
 
 
 def _local_pairs(files: pa.Table, queries: Sequence[Query]) -> pa.Table:
@@ -208,6 +208,39 @@ _PAIRS_SCHEMA = pa.schema(
         ("newest_rank", pa.int32()), ("slot", pa.int32()),
     ]
 )
+
+
+#: Most distinct slots the store lookup names as literals; more than that (a bulk lookup
+#: of many keys) reads the files' entries whole, which is then cheaper than the chains.
+MAX_PUSHED_SLOTS = 4096
+_WANTED_VIEW = "_rmq_wanted_entries"
+
+
+def _register_wanted_entries(spark: SparkSession, pairs: pa.Table) -> str:
+    """A view of the store's entries limited to the (file, slot) pairs the walk joins.
+
+    The walk's join on ``file_name`` and ``slot`` is no filter Spark can hand to the
+    ``rocketmq-index`` source (its values come from another relation), so without this the
+    source decodes every entry of every file and the join throws nearly all of them away.
+    Naming the files and slots as literal ``IN`` lists (built as Column expressions, never
+    as SQL text) lets the source read only those slots' chains
+    (:mod:`rmqarrow.converters.spark.pushdown`); the join still pairs each file with its
+    own slots, so the answer is the same.  Returns the view's name, or ``entries`` when
+    the pairs name too many slots for chains to pay.
+    """
+    from pyspark.sql import functions as F
+
+    names = sorted(set(pairs.column("file_name").to_pylist()))
+    slots = sorted({int(s) for s in pairs.column("slot").to_pylist()})
+    if len(slots) > MAX_PUSHED_SLOTS:
+        return "entries"
+    if not names:  # no file to search: an empty relation, no task at all
+        slots = []
+    wanted = spark.table("entries").where(
+        F.col("file_name").isin(names) & F.col("slot").isin(slots)
+    )
+    wanted.createOrReplaceTempView(_WANTED_VIEW)
+    return _WANTED_VIEW
 
 
 def jvm_key_hash(key: Column | str) -> Column:
@@ -323,13 +356,16 @@ def answer_queries(
     for q in qs:
         check_query_key(q.key)  # a str, and no byte that is not UTF-8
     spark = get_spark(master)
-    _, files = register_views(spark, target, hash_slot_num, index_num)
+    kind, files = register_views(spark, target, hash_slot_num, index_num)
     if not qs:
         return []
-    spark.createDataFrame(_local_pairs(files, qs)).createOrReplaceTempView(_PAIRS_VIEW)
-    result = spark.sql(_WALK_SQL.format(qf=f"SELECT * FROM {_PAIRS_VIEW}")).select(
-        "qid", "ordinal", "phy_offset"
-    )
+    pairs = _local_pairs(files, qs)
+    spark.createDataFrame(pairs).createOrReplaceTempView(_PAIRS_VIEW)
+    entries = "entries"
+    if kind == "store":
+        entries = _register_wanted_entries(spark, pairs)
+    walk = _WALK_SQL.format(qf=f"SELECT * FROM {_PAIRS_VIEW}", entries=entries)
+    result = spark.sql(walk).select("qid", "ordinal", "phy_offset")
     table = result.toArrow().sort_by([("qid", "ascending"), ("ordinal", "ascending")])
     ids = table.column("qid").to_numpy()
     offsets = table.column("phy_offset").to_numpy()
