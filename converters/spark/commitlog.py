@@ -31,6 +31,7 @@ check_pyspark()
 from pyspark.sql.datasource import (  # noqa: E402 - after the clear error above
     DataSource,
     DataSourceReader,
+    DataSourceStreamReader,
     InputPartition,
 )
 
@@ -161,6 +162,12 @@ class CommitLogDataSource(DataSource):
 
     def reader(self, schema: StructType) -> DataSourceReader:
         return CommitLogReaderSource(self.options)
+
+    def streamReader(self, schema: StructType) -> DataSourceStreamReader:
+        """``spark.readStream``: records appended since the last offset."""
+        from rmqarrow.converters.spark.streaming import stream_reader_of
+
+        return stream_reader_of(FORMAT, self.options)
 
 
 def register(spark: SparkSession) -> None:

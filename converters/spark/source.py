@@ -45,6 +45,7 @@ check_pyspark()
 from pyspark.sql.datasource import (  # noqa: E402 - after the clear error above
     DataSource,
     DataSourceReader,
+    DataSourceStreamReader,
     InputPartition,
 )
 
@@ -181,7 +182,20 @@ class RocketMQIndexDataSource(DataSource):
             return PushdownReader(self.options)
         return RocketMQIndexReader(self.options)
 
+    def streamReader(self, schema: StructType) -> DataSourceStreamReader:
+        """``spark.readStream``: the store's new entries (see
+        :mod:`rmqarrow.converters.spark.streaming`)."""
+        from rmqarrow.converters.spark.streaming import stream_reader_of
+
+        return stream_reader_of(FORMAT, self.options)
+
 
 def register(spark: SparkSession) -> None:
-    """Make ``spark.read.format("rocketmq-index")`` available in ``spark``."""
+    """Make ``spark.read.format("rocketmq-index")`` available in ``spark``, and the
+    streaming sources ``spark.readStream.format("rocketmq-index")`` and
+    ``spark.readStream.format("rocketmq-commitlog")``
+    (:mod:`rmqarrow.converters.spark.streaming`)."""
+    from rmqarrow.converters.spark.commitlog import register as register_commitlog
+
     spark.dataSource.register(RocketMQIndexDataSource)
+    register_commitlog(spark)
