@@ -15,6 +15,7 @@ from typing import Any
 from rmqarrow.cli._output import (
     add_geometry_options,
     add_spark_options,
+    add_wait_option,
     print_json,
     print_kv,
     progress_bar,
@@ -54,6 +55,7 @@ def register(sub: Any) -> None:
     build.add_argument("--master", default=None, help="Spark master URL (--engine spark only)")
     add_spark_options(build)
     add_geometry_options(build)
+    add_wait_option(build)
     build.add_argument("--json", action="store_true", help="print a JSON summary")
     build.add_argument("--index", choices=("indexfile", "rocksdb"), default="indexfile",
                        help="which index to write: IndexFiles (default) or RocketMQ's RocksDB "
@@ -87,7 +89,8 @@ def cmd_build(args: argparse.Namespace) -> int:
         args.store, records=args.source, commitlog=args.from_commitlog,
         start_offset=args.start_offset, start_timestamp=start_timestamp, engine=args.engine,
         master=args.master, checkpoint=args.checkpoint, hash_slot_num=args.hash_slot_num,
-        index_num=args.index_num, batch_rows=args.batch_rows, progress=progress_bar())
+        index_num=args.index_num, batch_rows=args.batch_rows, progress=progress_bar(),
+        wait=args.wait)
     doc = summary.to_dict()
     if args.json:
         print_json(doc)

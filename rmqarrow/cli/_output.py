@@ -17,6 +17,7 @@ from rmqarrow._text import print_json, print_kv, print_table
 __all__ = [
     "add_geometry_options",
     "add_spark_options",
+    "add_wait_option",
     "apply_spark_options",
     "install_log_handler",
     "print_json",
@@ -94,6 +95,22 @@ def add_geometry_options(parser: Any) -> None:
         type=int,
         default=None,
         help="entry positions per file (default 20,000,000, or fitted from the file size)",
+    )
+
+
+def _wait(text: str) -> float:
+    seconds = float(text)
+    if not seconds >= 0:
+        raise ValueError(text)
+    return seconds
+
+
+def add_wait_option(parser: Any) -> None:
+    """``--wait [SECONDS]``: wait for another writer of the same output instead of stopping."""
+    parser.add_argument(
+        "--wait", nargs="?", const=True, default=False, type=_wait, metavar="SECONDS",
+        help="when another process is writing the same store or dataset, wait for it (as "
+        "long as it takes, or at most SECONDS) instead of stopping with its name",
     )
 
 

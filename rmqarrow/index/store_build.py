@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rmqarrow._lock import Wait, writer_lock
 from rmqarrow._progress import Progress, ProgressCallback
 from rmqarrow._space import disk_full, is_disk_full
 from rmqarrow._staging import remove_path, sibling, stale_siblings
@@ -70,16 +71,34 @@ def build_store(
     checkpoint: str | os.PathLike[str] | None = None,
     total: int | None = None,
     progress: ProgressCallback | None = None,
+    wait: Wait = False,
 ) -> BuildSummary:
     """Index ``batches`` of message records (:data:`rmqarrow.format.records.RECORD_COLUMNS`)
     into ``store`` as the broker's ``IndexService.buildIndex`` would, record by record.
 
     ``checkpoint`` is the store's ``checkpoint`` file (its index timestamp is recorded on
     flush); ``total`` (records, when known) and ``progress`` report how far the build is.
+    The store's writer lock is held from the cleanup to the rename: another writer is
+    refused in one line naming it, or waited for with ``wait`` (True, or seconds).
     """
     check_build_output(store)
     final = Path(store).absolute()
-    for stale in stale_siblings(final, "build"):
+    with writer_lock(final, wait=wait):
+        return _locked_build(store, final, batches, hash_slot_num, index_num, checkpoint,
+                             total, progress)
+
+
+def _locked_build(
+    store: str | os.PathLike[str],
+    final: Path,
+    batches: Iterable[pa.RecordBatch | pa.Table],
+    hash_slot_num: int | None,
+    index_num: int | None,
+    checkpoint: str | os.PathLike[str] | None,
+    total: int | None,
+    progress: ProgressCallback | None,
+) -> BuildSummary:
+    for stale in stale_siblings(final, "build", locked=True):
         remove_path(stale)
         _log.warning("removed %s (left by a killed build)", stale)
     if final.exists() and not final.is_dir():

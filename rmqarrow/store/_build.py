@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rmqarrow._lock import Wait
 from rmqarrow._progress import ProgressCallback
 from rmqarrow.errors import UsageError
 from rmqarrow.format.detect import require_commitlog
@@ -50,6 +51,7 @@ def build(
     index_num: int | None = None,
     batch_rows: int = 1 << 20,
     progress: ProgressCallback | None = None,
+    wait: Wait = False,
 ) -> BuildSummary:
     """Build (or append to) the index store ``store`` as the broker's IndexService does.
 
@@ -59,6 +61,8 @@ def build(
     would start for ``start_timestamp``; ``engine="spark"`` decodes the CommitLog on Spark
     (``master``) and writes the same bytes.  A new store appears whole or not at all; an
     existing one is appended crash-consistently (see :mod:`rmqarrow.index.store_build`).
+    One writer at a time: another process writing the store refuses this build in one line
+    naming it, or is waited for with ``wait`` (True, or that many seconds).
     """
     if (records is None) == (commitlog is None):
         raise UsageError("give one source: records (a Parquet/CSV file) or commitlog (a DIR)")
@@ -85,7 +89,7 @@ def build(
         try:
             return build_store(store, batches, hash_slot_num=hash_slot_num,
                                index_num=index_num, checkpoint=checkpoint, total=total,
-                               progress=progress)
+                               progress=progress, wait=wait)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
             raise bad_record(source, exc) from None
     assert commitlog is not None
@@ -97,4 +101,4 @@ def build(
         start = CommitLogReader(log).recover_start_offset(start_timestamp)
     return build_store(store, _commitlog_batches(log, start, engine, master, batch_rows),
                        hash_slot_num=hash_slot_num, index_num=index_num,
-                       checkpoint=checkpoint, progress=progress)
+                       checkpoint=checkpoint, progress=progress, wait=wait)

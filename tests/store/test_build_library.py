@@ -150,3 +150,36 @@ def test_bad_records_are_refused_by_row_before_anything_is_written(
     err = capsys.readouterr().err
     assert "row 3" in err and said in err and err.count("\n") == 1, err
     assert not (tmp_path / "s").exists()
+
+
+def test_build_waits_for_another_writer_or_names_it(tmp_path: Path) -> None:
+    """A real second process holds the store's writer lock: ``build`` stops naming it, and
+    ``--wait`` builds once it lets go."""
+    import subprocess
+    import sys
+    import time
+
+    log = _commitlog(tmp_path / "commitlog", 30)
+    store = tmp_path / "store"
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sys, time; from rmqarrow._lock import writer_lock\n"
+         f"with writer_lock({str(store)!r}):\n"
+         "    print('held', flush=True); time.sleep(4)\n"],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        cmd = [sys.executable, "-m", "rmqarrow", "build", str(store), "--from-commitlog",
+               str(log), "--hash-slot-num", "40", "--index-num", "160"]
+        refused = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        assert refused.returncode == 1 and f"pid {holder.pid}" in refused.stderr
+        assert refused.stderr.count("\n") == 1 and not store.exists()
+        started = time.monotonic()
+        waited = subprocess.run([*cmd, "--wait", "60"], capture_output=True, text=True,
+                                timeout=120)
+        assert waited.returncode == 0, waited.stderr
+        assert holder.wait(30) == 0 and time.monotonic() - started > 0.5
+    finally:
+        holder.kill()
+    with rmqarrow.open(store) as built:
+        assert built.query("T", "k7") != []
