@@ -186,7 +186,7 @@ def _classic_file_kind(p: Path, head: bytes, size: int) -> tuple[str, str]:
     if size == Geometry().file_size or Geometry.for_size_default_ratio(size) is not None:
         return "index_file", "sized like an index file"
     begin_ts, end_ts, begin_off, end_off, slots, count = struct.unpack(">qqqqii", head)
-    if (begin_ts >= 0 and end_ts >= 0 and 0 <= begin_off <= end_off and
+    if (begin_ts >= 0 and end_ts >= 0 and begin_off >= 0 and end_off >= 0 and
             0 <= slots <= DEFAULT_HASH_SLOT_NUM and 1 <= count <= size // 20):
         return "index_file", "holds a plausible index file header"
     return "other_file", "not an index file (no index header, unknown size)"

@@ -10,12 +10,14 @@ every file a status:
 * ``wrong geometry``: longer, or of a size no geometry of the store explains;
 * ``bad header``: counts out of range or inconsistent (more used slots than entries), or
   times and offsets no RocketMQ file holds, which its reader misreads: a begin or end time
-  before 1970 or at the end of the long range, a begin offset after the end offset, a
-  negative offset (:func:`header_problems` says what RocketMQ's lookup does with each);
-* ``misread header``: begin time after end time.  A broker writes that when its clock
-  steps back while a file fills, so the file is still read (as RocketMQ reads it), but
-  RocketMQ's ``isTimeMatched`` then skips the file for every time range starting at or
-  after its begin time, although its entries lie there;
+  before 1970 or at the end of the long range, a negative offset (:func:`header_problems`
+  says what RocketMQ's lookup does with each);
+* ``misread header``: values RocketMQ writes but treats oddly, so the file is still read
+  (as RocketMQ reads it): begin time after end time (a broker writes that when its clock
+  steps back while a file fills; RocketMQ's ``isTimeMatched`` then skips the file for every
+  time range starting at or after its begin time, although its entries lie there), or a
+  begin offset after the end offset (keys put out of CommitLog order; RocketMQ's build
+  guard and expiry go by the end offset);
 * ``not an index file``: an entry of the store directory that is not loaded (a directory,
   FIFO or dangling symlink named like an index file, a file named otherwise, see
   :mod:`rmqarrow.format.naming`).  Listed so that ``check`` and ``info`` name it; it never
@@ -249,9 +251,10 @@ def header_problems(h: dict[str, int]) -> tuple[list[str], list[str]]:
         bad.append(f"negative CommitLog offset (beginPhyOffset {begin_off}, endPhyOffset "
                    f"{end_off})")
     elif begin_off > end_off:
-        bad.append(f"beginPhyOffset {begin_off} after endPhyOffset {end_off} (RocketMQ puts "
-                   "keys in CommitLog order, so no file it wrote has this): its build guard "
-                   "and its expiry judge the file by a wrong end offset")
+        misread.append(f"beginPhyOffset {begin_off} after endPhyOffset {end_off} (keys put "
+                       "out of CommitLog order: IndexFile.putKey allows it, a broker does "
+                       "not do it): RocketMQ's lookup reads the file as usual, but its build "
+                       "guard and its expiry judge the file by that end offset")
     if 0 <= end < begin <= LATEST_TIME and not bad:
         misread.append(f"beginTimestamp {begin} after endTimestamp {end} (the store clock "
                        "stepped back while the file filled, or damage): RocketMQ's lookup "

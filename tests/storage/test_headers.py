@@ -48,7 +48,6 @@ def _set(path: Path, field: int, value: int) -> None:
     (0, -5, "reads no older file"),
     (8, JAVA_LONG_MAX, "endTimestamp 9223372036854775807 is at the end of the long range"),
     (8, JAVA_LONG_MIN, "endTimestamp -9223372036854775808 is before 1970"),
-    (16, 10**12, "beginPhyOffset 1000000000000 after endPhyOffset"),
     (24, -1, "negative CommitLog offset"),
 ])
 def test_impossible_header_values_are_bad_headers(tmp_path: Path, field: int, value: int,
@@ -86,6 +85,19 @@ def test_begin_after_end_is_flagged_and_still_read(tmp_path: Path) -> None:
     assert "header RocketMQ misreads" in damage_summary(health.damaged, len(health.files))
     checked, _ = check_store(tmp_path / "s")
     assert checked.files[1].status == "misread header"
+
+
+def test_offsets_out_of_order_are_flagged_and_still_read(tmp_path: Path) -> None:
+    """IndexFile.putKey takes offsets in any order, so begin after end is a file RocketMQ
+    can write and its lookup reads as usual: flagged, never skipped."""
+    files = _store(tmp_path / "s")
+    full = _answer(tmp_path / "s")
+    _set(files[1], 16, 10**12)
+    health = scan_store(tmp_path / "s")
+    assert [f.status for f in health.files] == ["ok", "misread header", "ok", "ok"]
+    assert "beginPhyOffset 1000000000000 after endPhyOffset" in health.files[1].detail
+    assert not health.files[1].skipped_by_readers
+    assert _answer(tmp_path / "s") == full
 
 
 def test_java_long_names() -> None:
