@@ -403,9 +403,10 @@ def export_store(
 
     Returns the manifest written.  ``out_dir`` appears complete or not at all; an existing
     ``out_dir`` is replaced only with ``overwrite=True``, after the new dataset is done.
-    ``progress`` receives how many entries are written (the command line draws a bar).  ``commitlog`` (a broker's
-    ``store/commitlog``) also writes ``messages/part-00000.parquet`` (the messages table,
-    inside the same atomic build) and records it in the manifest as
+    ``progress`` receives how many entries are written (the command line draws a bar).
+    ``commitlog`` (a broker's ``store/commitlog``) also writes
+    ``messages/part-00000.parquet`` (the messages table, inside the same atomic build) and
+    records it in the manifest as
     ``tables.messages = {"rows": n, "commitlog": absolute path}``.  ``out_dir``'s writer
     lock is held throughout: another export to it is refused (or, with ``wait``, waits;
     see :func:`rmqarrow._lock.acquire`).
@@ -429,7 +430,8 @@ def export_store(
 
 def _export(
     source: Path, out_dir: Path, overwrite: bool, hash_slot_num: int | None,
-    index_num: int | None, progress: ProgressCallback | None, commitlog: str | os.PathLike[str] | None,
+    index_num: int | None, progress: ProgressCallback | None,
+    commitlog: str | os.PathLike[str] | None,
     skip: frozenset[str], wait: Wait = False,
 ) -> dict[str, Any]:
     paths = [p for p in source_paths(source) if p.name not in skip]
