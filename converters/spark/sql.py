@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -37,6 +38,8 @@ import pyarrow as pa
 from rmqarrow.converters.spark.tables import (
     FILE_ORDER_VIEW,
     Target,
+    _files_on_driver,
+    _register_file_order,
     register_tables,
     register_views,
 )
@@ -210,14 +213,50 @@ _PAIRS_SCHEMA = pa.schema(
 )
 
 
-#: Most distinct slots the store lookup names as literals; more than that (a bulk lookup
-#: of many keys) reads the files' entries whole, which is then cheaper than the chains.
-MAX_PUSHED_SLOTS = 4096
+#: Most distinct slots whose chains the driver reads itself for a store lookup (a handful
+#: of entries each per file: a small Arrow table, no Python worker started anywhere).
+MAX_DRIVER_SLOTS = 4096
+#: Most distinct slots named to the data source as literals (its executors then read the
+#: chains); more than that (a bulk lookup of very many keys) reads the files' entries whole,
+#: which is then cheaper than the chains.
+MAX_PUSHED_SLOTS = 65536
 _WANTED_VIEW = "_rmq_wanted_entries"
 
 
-def _register_wanted_entries(spark: SparkSession, pairs: pa.Table) -> str:
-    """A view of the store's entries limited to the (file, slot) pairs the walk joins.
+def _driver_chains(
+    spark: SparkSession, root: Path, pairs: pa.Table, hash_slot_num: int | None,
+    index_num: int | None,
+) -> str | None:
+    """The entries on the pairs' slot chains, read on the driver, as a view; None when the
+    pairs name more than :data:`MAX_DRIVER_SLOTS` slots.
+
+    The same reads as the data source's pushdown (slot head, then ``prev_index`` links, in
+    the pairs' files only), done where the files' headers were just read: a key query then
+    costs Spark's start-up and one small SQL job, not a data source job.
+    """
+    from rmqarrow.converters.spark.batches import piece_batches, plan_pieces
+    from rmqarrow.converters.spark.pushdown import Pushdown
+    from rmqarrow.converters.spark.source import spark_arrow_schema
+
+    slots = frozenset(int(s) for s in pairs.column("slot").to_pylist())
+    if len(slots) > MAX_DRIVER_SLOTS:
+        return None
+    names = frozenset(str(n) for n in pairs.column("file_name").to_pylist())
+    push = Pushdown(file_names=names, slots=slots)
+    schema = spark_arrow_schema("entries")
+    batches = [
+        batch
+        for piece in plan_pieces(root, "entries", hash_slot_num=hash_slot_num,
+                                 index_num=index_num, pushdown=push)
+        for batch in piece_batches(piece, schema=schema)
+    ]
+    table = pa.Table.from_batches(batches, schema=schema)
+    spark.createDataFrame(table).createOrReplaceTempView(_WANTED_VIEW)
+    return _WANTED_VIEW
+
+
+def _pushed_chains(spark: SparkSession, pairs: pa.Table) -> str:
+    """A view of the ``entries`` view limited to the (file, slot) pairs the walk joins.
 
     The walk's join on ``file_name`` and ``slot`` is no filter Spark can hand to the
     ``rocketmq-index`` source (its values come from another relation), so without this the
@@ -352,18 +391,28 @@ def answer_queries(
     """
     from rmqarrow.converters.spark.session import get_spark
 
+    from rmqarrow.format.detect import require_index_source
+
     qs = list(queries)
     for q in qs:
         check_query_key(q.key)  # a str, and no byte that is not UTF-8
     spark = get_spark(master)
-    kind, files = register_views(spark, target, hash_slot_num, index_num)
-    if not qs:
-        return []
-    pairs = _local_pairs(files, qs)
+    source = require_index_source(target)
+    entries: str | None = None
+    if source.kind != "dataset" and qs:
+        # a store: the files' headers and the queried slots' chains, read on the driver
+        root = source.index_path.absolute()
+        files = _register_file_order(
+            spark, _files_on_driver("store", root, hash_slot_num, index_num))
+        pairs = _local_pairs(files, qs)
+        entries = _driver_chains(spark, root, pairs, hash_slot_num, index_num)
+    if entries is None:
+        kind, files = register_views(spark, target, hash_slot_num, index_num)
+        if not qs:
+            return []
+        pairs = _local_pairs(files, qs)
+        entries = _pushed_chains(spark, pairs) if kind == "store" else "entries"
     spark.createDataFrame(pairs).createOrReplaceTempView(_PAIRS_VIEW)
-    entries = "entries"
-    if kind == "store":
-        entries = _register_wanted_entries(spark, pairs)
     walk = _WALK_SQL.format(qf=f"SELECT * FROM {_PAIRS_VIEW}", entries=entries)
     result = spark.sql(walk).select("qid", "ordinal", "phy_offset")
     table = result.toArrow().sort_by([("qid", "ascending"), ("ordinal", "ascending")])

@@ -2,7 +2,8 @@
 
 An entry planted off a key's chain (another slot's entry given the key's hash) is never
 found by RocketMQ's lookup, which walks the chain; a Spark lookup that scanned every entry
-would find it, one that reads the chains (the data source's pushdown) does not.
+would find it, one that reads the chains (on the driver, or in the data source's tasks
+through its pushdown) does not.
 """
 
 from __future__ import annotations
@@ -41,7 +42,13 @@ def _store(root: Path) -> Path:
     return store
 
 
-def test_key_query_reads_the_chain_not_the_entries(spark: Any, tmp_path: Path) -> None:
+@pytest.mark.parametrize("reader", ["driver", "executors"])
+def test_key_query_reads_the_chain_not_the_entries(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reader: str
+) -> None:
+    """Few slots: the driver reads the chains; many: the data source's tasks do."""
+    if reader == "executors":
+        monkeypatch.setattr(spark_sql, "MAX_DRIVER_SLOTS", 0)
     store = _store(tmp_path)
     key = "T#k3"
     h = index_key_hash(key)
