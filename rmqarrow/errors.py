@@ -25,6 +25,7 @@ __all__ = [
     "OutputExistsError",
     "ReadOnlyIndexError",
     "RmqArrowError",
+    "StoreChangedError",
     "StoreLockedError",
     "StoreNotFoundError",
     "TieredReadError",
@@ -126,3 +127,8 @@ class UnsupportedOperationError(UsageError):
 class MemoryLimitError(RmqArrowError, MemoryError):
     """Memory ran out under the process's limit (``ulimit -v``, a container's memory);
     the message names the limit, what was running and what to do."""
+
+
+class StoreChangedError(DatasetError):
+    """An incremental export found a store file shorter than the dataset's copy, or
+    replaced by another (its header's identity differs): the store went backwards."""

@@ -12,7 +12,12 @@ Keys (all required unless marked optional)::
     source          {"path": absolute store dir or file,
                      "files": [{"file_name", "size", "mtime_ns", "hash_slot_num",
                                 "index_num", "index_count", "header_sha256" (optional:
-                                sha256 of the file's 40 header bytes)}, ...] oldest first}
+                                sha256 of the file's 40 header bytes), "begin_timestamp",
+                                "begin_phy_offset" (optional: the header's identity, fixed
+                                once a file has entries), "deleted_in_store" (optional:
+                                true when an incremental export kept a file the broker
+                                has deleted), "parts" (optional: the data parts holding
+                                this file's slots and entries)}, ...] oldest first}
     tables          {"files": {"rows": n}, "slots": {"rows": n}, "entries": {"rows": n}}
                     and optionally "messages": {"rows": n, "commitlog": absolute path}
                     when the dataset holds messages/ (rmqarrow.converters.arrow.messages; not part
@@ -26,6 +31,10 @@ Keys (all required unless marked optional)::
                     Parquet footer, "sha256": hex of the whole file}, ...]; readers refuse
                     a dataset whose parts differ (extra, missing, changed)
                     (:func:`check_parts`)
+    run             optional: how many incremental runs updated the dataset (0 or absent:
+                    none); see rmqarrow.converters.parquet.incremental
+    superseded      optional: parts the last run replaced, deleted after the switch (a
+                    reader never counts them; the next run deletes any left)
 """
 
 from __future__ import annotations
@@ -55,6 +64,7 @@ __all__ = [
     "read_manifest",
     "source_file_info",
     "stale_reasons",
+    "switch_manifest",
     "trusted",
     "write_manifest",
 ]
@@ -67,7 +77,9 @@ def source_file_info(path: Path, hash_slot_num: int, index_num: int, index_count
     str, Any
 ]:
     st = path.stat()
+    identity = _header_identity(path)
     return {
+        **identity,
         "file_name": path.name,
         "size": st.st_size,
         "mtime_ns": st.st_mtime_ns,
@@ -76,6 +88,21 @@ def source_file_info(path: Path, hash_slot_num: int, index_num: int, index_count
         "index_count": index_count,
         "header_sha256": _header_digest(path),
     }
+
+
+def _header_identity(path: Path) -> dict[str, int]:
+    """The header fields that never change once a file has entries: a file whose
+    identity differs from the recorded one was replaced, not appended to."""
+    import numpy as np
+
+    from rmqarrow.format.layout import HEADER_DTYPE, HEADER_SIZE
+
+    raw = _header_bytes(path)
+    if len(raw) < HEADER_SIZE:
+        return {}
+    h = np.frombuffer(raw, dtype=HEADER_DTYPE, count=1)[0]
+    return {"begin_timestamp": int(h["begin_timestamp"]),
+            "begin_phy_offset": int(h["begin_phy_offset"])}
 
 
 def _header_bytes(path: Path) -> bytes:
@@ -266,6 +293,24 @@ def write_manifest(dataset_dir: Path, manifest: dict[str, Any]) -> None:
     (dataset_dir / MANIFEST_NAME).write_text(text, encoding="utf-8")
 
 
+def switch_manifest(dataset_dir: Path, manifest: dict[str, Any]) -> None:
+    """Replace the manifest of a complete dataset in one durable step: a hidden temporary
+    file written and fsynced, renamed over the old one, the directory fsynced.  A reader
+    sees the old manifest or the new, and a kill leaves one of them."""
+    from rmqarrow._crash import crash_point
+    from rmqarrow._staging import fsync_dir
+
+    text = json.dumps(manifest, indent=1, ensure_ascii=False, sort_keys=True) + "\n"
+    tmp = dataset_dir / f".{MANIFEST_NAME}.tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
+    crash_point("incremental:manifest-written")
+    os.replace(tmp, dataset_dir / MANIFEST_NAME)
+    fsync_dir(dataset_dir)
+
+
 def load_manifest_json(dataset_dir: str | os.PathLike[str]) -> Any:
     """The parsed ``_rmqarrow.json`` of ``dataset_dir``, whatever format it declares;
     :class:`DatasetError` (one line) when it is missing, unreadable or not JSON."""
@@ -320,7 +365,8 @@ def stale_reasons(
 
     manifest = read_manifest(dataset_dir)
     src = Path(store) if store is not None else Path(manifest["source"]["path"])
-    recorded = {f["file_name"]: f for f in manifest["source"]["files"]}
+    recorded = {f["file_name"]: f for f in manifest["source"]["files"]
+                 if not f.get("deleted_in_store")}  # kept on purpose: not stale
     if src.is_file():
         current = {src.name: src}
     elif src.is_dir():

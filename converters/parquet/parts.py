@@ -2,7 +2,12 @@
 
 A table's parts are the ``*.parquet`` files anywhere below ``DATASET/TABLE/`` (exporters
 may nest them in subfolders); names starting with ``_`` or ``.`` are metadata or staging,
-never data.  The list is explicit, so readers never see a user's path as a glob pattern
+never data.  The manifest is the commit point of an incremental export
+(:mod:`rmqarrow.converters.parquet.incremental`): a part it does not list that an
+incremental run wrote after it (``part-rRUN-...`` with RUN above the manifest's ``run``)
+or that it names as ``superseded`` (replaced, deleted once the switch is durable) is
+not part of the table, so readers see the dataset before a run or after it, never a
+mix.  The list is explicit, so readers never see a user's path as a glob pattern
 (and :func:`duckdb_literal` / :func:`hadoop_literal` keep the engines from globbing the
 names themselves); each part is checked to be a readable Parquet file (magic at both
 ends).
@@ -11,13 +16,26 @@ ends).
 from __future__ import annotations
 
 import glob
+import json
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 from rmqarrow.errors import DatasetError
 
-__all__ = ["duckdb_literal", "hadoop_literal", "single_file_name", "table_parts"]
+__all__ = [
+    "RUN_PART",
+    "duckdb_literal",
+    "hadoop_literal",
+    "not_committed",
+    "single_file_name",
+    "table_parts",
+]
+
+#: Name of a part written by incremental run N: ``part-rNNNNNN-...parquet``.
+RUN_PART = re.compile(r"^part-r(\d+)-")
+_MANIFEST = "_rmqarrow.json"
 
 
 def _is_data(path: Path, table_dir: Path) -> bool:
@@ -33,14 +51,52 @@ def table_parts(dataset_dir: str | os.PathLike[str], table: str) -> list[Path]:
             f"{directory}: missing; a dataset has the directories files/, slots/ and entries/"
         )
     try:
+        manifest = _manifest_or_none(Path(dataset_dir))
         parts = sorted(p for p in directory.rglob("*.parquet") if _is_data(p, directory))
     except OSError as exc:
         raise DatasetError(f"{directory}: cannot list: {exc.strerror or exc}") from None
+    if manifest is not None:
+        root = Path(dataset_dir)
+        hidden = not_committed(manifest, [p.relative_to(root).as_posix() for p in parts])
+        parts = [p for p in parts if p.relative_to(root).as_posix() not in hidden]
     if not parts:
         raise DatasetError(f"{directory}: no .parquet files; not a complete dataset")
     for p in parts:
         _check_part(p)
     return parts
+
+
+def _manifest_or_none(root: Path) -> dict[str, Any] | None:
+    """The manifest (read before the directory is listed: a part committed after this
+    read is then one the listing leaves out), or None when there is none usable."""
+    try:
+        manifest = json.loads((root / _MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return None
+    return manifest if isinstance(manifest, dict) else None
+
+
+def not_committed(manifest: dict[str, Any], rel_paths: list[str]) -> set[str]:
+    """Those of ``rel_paths`` (dataset-relative, "/"-separated) that ``manifest`` does not
+    list and knows to be no part of it: written by a later (running or killed)
+    incremental run, or superseded by its own run and not yet deleted."""
+    listed = manifest.get("parts")
+    if not isinstance(listed, list):
+        return set()
+    try:
+        want = {str(r["path"]) for r in listed}
+        run = int(manifest.get("run", 0))
+        superseded = {str(p) for p in manifest.get("superseded", [])}
+    except (KeyError, TypeError, ValueError):
+        return set()
+    out = set()
+    for rel in rel_paths:
+        if rel in want:
+            continue
+        m = RUN_PART.match(rel.rsplit("/", 1)[-1])
+        if rel in superseded or (m is not None and int(m.group(1)) > run):
+            out.add(rel)
+    return out
 
 
 def _check_part(path: Path) -> None:

@@ -5,11 +5,18 @@ writes the dataset layout documented in :mod:`rmqarrow.converters.parquet.export
 (``--commitlog`` adds the ``messages/`` table: one part, or with Spark one part per
 CommitLog file); ``import DATASET OUTDIR`` rebuilds byte-identical
 native files (never replacing one).  Engines load inside the commands.
+``export STORE OUT --incremental [--prune-deleted] [--reexport-changed]`` brings an
+existing dataset up to the store (``IndexStore.sync``); ``--follow [--interval S]`` does so
+every S seconds until SIGINT/SIGTERM, which end it between rounds (``IndexStore.follow``).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import signal
+import sys
+import threading
 import time
 from typing import Any
 
@@ -47,6 +54,22 @@ def register(sub: Any) -> None:
     p.add_argument("--strict", action="store_true",
                    help="refuse a store with a damaged file instead of skipping it")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.add_argument("--incremental", action="store_true",
+                   help="bring the existing dataset OUT up to the store: append new files "
+                   "and new entries, replace what changed, one atomic switch (OUT missing: "
+                   "export it whole)")
+    p.add_argument("--prune-deleted", action="store_true",
+                   help="with --incremental/--follow: remove files (and CommitLog messages) "
+                   "the broker deleted from the dataset (default: keep them)")
+    p.add_argument("--reexport-changed", action="store_true",
+                   help="with --incremental/--follow: export a file that went backwards "
+                   "(shorter, or replaced) whole again instead of refusing")
+    p.add_argument("--follow", action="store_true",
+                   help="keep running: an incremental export every --interval seconds, one "
+                   "line per round that changed something; SIGINT/SIGTERM stop it between "
+                   "rounds")
+    p.add_argument("--interval", type=float, default=None, metavar="SECONDS",
+                   help="seconds between --follow rounds (default 5)")
     add_index_option(p)
     p.set_defaults(func=_export)
 
@@ -71,6 +94,7 @@ def _export(args: argparse.Namespace) -> int:
 
     if args.master is not None and args.engine != "spark":
         raise UsageError("--master needs --engine spark")
+    _check_sync_options(args)
     store = rmqarrow.open(args.store, hash_slot_num=args.hash_slot_num,
                           index_num=args.index_num, strict=args.strict, **open_options(args))
     with store:
@@ -80,6 +104,8 @@ def _export(args: argparse.Namespace) -> int:
             return tiered_export(store, args)
         if not isinstance(store, IndexStore):
             raise UsageError(f"{args.store}: {store.description}")
+        if args.incremental or args.follow:
+            return _sync(store, args)
         start = time.perf_counter()
         manifest = store.export(args.out, overwrite=args.overwrite, engine=args.engine,
                                 master=args.master, commitlog=args.commitlog,
@@ -98,6 +124,72 @@ def _export(args: argparse.Namespace) -> int:
         print_json(summary)
     else:
         print_kv(summary)
+    return 0
+
+
+def _check_sync_options(args: argparse.Namespace) -> None:
+    sync = args.incremental or args.follow
+    if args.interval is not None and not args.follow:
+        raise UsageError("--interval needs --follow")
+    if args.interval is not None and not args.interval > 0:
+        raise UsageError(f"--interval must be > 0 seconds, got {args.interval}")
+    for flag in ("prune_deleted", "reexport_changed"):
+        if getattr(args, flag) and not sync:
+            raise UsageError(f"--{flag.replace('_', '-')} needs --incremental or --follow")
+    if sync and args.overwrite:
+        raise UsageError("--overwrite replaces the dataset; --incremental/--follow update it: "
+                         "choose one")
+    if sync and args.engine != "local":
+        raise UsageError("--incremental/--follow export with the local engine only")
+
+
+def _round(result: Any) -> dict[str, Any]:
+    return {
+        "dataset": result.dataset,
+        "run": result.run,
+        "added": len(result.added),
+        "grown": len(result.grown),
+        "reexported": len(result.reexported),
+        "unchanged": result.unchanged,
+        "deleted": len(result.deleted),
+        "pruned": len(result.pruned),
+        "entries": result.entries,
+        **({"messages": result.messages} if result.messages else {}),
+        "seconds": round(result.seconds, 3),
+    }
+
+
+def _sync(store: Any, args: argparse.Namespace) -> int:
+    options = {"commitlog": args.commitlog, "prune_deleted": args.prune_deleted,
+               "reexport_changed": args.reexport_changed}
+    if not args.follow:
+        summary = _round(store.sync(args.out, **options))
+        if args.json:
+            print_json(summary)
+        else:
+            print_kv(summary)
+        return 0
+    stop = threading.Event()
+
+    def handler(signum: int, _frame: Any) -> None:
+        stop.set()  # the round in progress finishes; the loop ends before the next
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, handler)
+    interval = 5.0 if args.interval is None else args.interval
+    for i, result in enumerate(store.follow(args.out, interval=interval, stop=stop,
+                                            **options)):
+        if not (result.changed or i == 0):
+            continue
+        if args.json:  # one JSON object a line (JSON Lines), as a log shipper reads it
+            print(json.dumps(_round(result)))
+        else:
+            print(f"run {result.run}: files +{len(result.added)} new, "
+                  f"{len(result.grown)} grown, {result.unchanged} unchanged, "
+                  f"{len(result.deleted)} deleted; entries +{result.entries}"
+                  + (f", messages +{result.messages}" if result.messages else "")
+                  + f"; {result.seconds:.3f} s")
+        sys.stdout.flush()
     return 0
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from rmqarrow.commitlog.resolve import ResolveResult
+    from rmqarrow.converters.parquet.incremental import SyncResult
     from rmqarrow.verify.fsck import ChainReport
 
 __all__ = ["IndexStore", "StoreCheck", "StoreInfo", "refuse_unknown_geometry"]
@@ -371,6 +373,70 @@ class IndexStore(Store):
                 f"({', '.join(names)}) instead of leaving it out; copy the healthy files into "
                 "a new directory outside the store and export that (see `rmqarrow check`)"
             ) from None
+
+    def sync(
+        self,
+        dest: str | os.PathLike[str],
+        *,
+        commitlog: str | os.PathLike[str] | None = None,
+        prune_deleted: bool = False,
+        reexport_changed: bool = False,
+        wait: bool | float = False,
+    ) -> SyncResult:
+        """Bring the dataset at ``dest`` up to this store at the cost of what changed
+        (an incremental export; a missing ``dest`` is exported whole): new files and the
+        new entries of grown files are appended as new parts, a grown file's slot heads
+        and ``files`` row replaced, in one atomic manifest switch.  Files the broker
+        deleted are kept (marked ``deleted_in_store``) or, with ``prune_deleted``,
+        removed; a file that went backwards (shorter, or replaced) is refused
+        (:class:`~rmqarrow.errors.StoreChangedError`) or, with ``reexport_changed``,
+        exported whole again.  ``commitlog`` also appends the ``messages`` table from
+        where the last run stopped.  Returns what changed
+        (:class:`rmqarrow.converters.parquet.incremental.SyncResult`)."""
+        from rmqarrow.converters.parquet.incremental import sync_store
+
+        self._check_open()
+        return sync_store(self.index_path, dest, **self._sync_options(
+            commitlog, prune_deleted, reexport_changed, wait))
+
+    def follow(
+        self,
+        dest: str | os.PathLike[str],
+        *,
+        interval: float = 5.0,
+        stop: threading.Event | None = None,
+        commitlog: str | os.PathLike[str] | None = None,
+        prune_deleted: bool = False,
+        reexport_changed: bool = False,
+        wait: bool | float = False,
+    ) -> Iterator[SyncResult]:
+        """:meth:`sync` every ``interval`` seconds until ``stop`` is set, each round's
+        result yielded; a round always completes, so the dataset is consistent whenever
+        the loop ends (set ``stop`` from a signal handler to end it between rounds)."""
+        from rmqarrow.converters.parquet.incremental import follow_store
+
+        self._check_open()
+        if not interval > 0:
+            raise UsageError(f"interval must be > 0 seconds, got {interval}")
+        return follow_store(self.index_path, dest, interval=interval, stop=stop,
+                            **self._sync_options(commitlog, prune_deleted, reexport_changed,
+                                                 wait))
+
+    def _sync_options(self, commitlog: str | os.PathLike[str] | None, prune_deleted: bool,
+                      reexport_changed: bool, wait: bool | float) -> dict[str, Any]:
+        health = self.health()
+        damaged = health.damaged
+        if damaged and self.strict:
+            raise CorruptIndexError(
+                f"{len(damaged)} damaged index file(s), refused (strict, --strict): "
+                + "; ".join(f.describe() for f in damaged))
+        for fh in damaged:
+            _log.warning("damaged file %s", fh.describe())
+        g = health.geometry
+        return {"hash_slot_num": g.hash_slot_num, "index_num": g.index_num,
+                "commitlog": None if commitlog is None else require_commitlog(commitlog),
+                "prune_deleted": prune_deleted, "reexport_changed": reexport_changed,
+                "skip": [f.name for f in damaged], "wait": wait}
 
     def check(self, *, commitlog: str | os.PathLike[str] | None = None,
               chains: bool = True) -> StoreCheck:

@@ -1,0 +1,510 @@
+"""Bring an exported dataset up to its store's current state at the cost of what changed.
+
+A broker appends to its newest index file, starts new files and deletes old ones; a full
+export rewrites everything each time.  :func:`sync_store` instead writes, per run:
+
+* a new file: its ``slots`` and ``entries`` parts (as :mod:`.export` writes them);
+* a grown file (the header's count above the one the manifest recorded, the header's
+  identity, ``begin_timestamp`` and ``begin_phy_offset``, unchanged): one ``entries``
+  part holding only the positions past the recorded count, in (slot, position) order,
+  and a new ``slots`` part replacing its old one (slot heads move as entries arrive);
+* a file shorter than recorded, or with another identity (a file replaced): refused
+  (:class:`StoreChangedError`, one line naming the file), or with ``reexport_changed``
+  exported whole again, its old parts replaced;
+* a file the broker deleted: kept (the manifest marks it ``deleted_in_store``) or, with
+  ``prune_deleted``, removed from the dataset;
+* the ``files`` table: one new part (a row per file, the changed rows new), replacing
+  the old;
+* with ``commitlog``: the ``messages`` table gets a part of the messages from the
+  physical offset the last run stopped at (``tables.messages.next_offset``); with
+  ``prune_deleted``, the messages of CommitLog files the broker deleted are dropped.
+
+Every file is read as export reads it (:func:`rmqarrow.converters.parquet.export.snapshot`:
+the count first, slot heads past it walked back), so a live store is read consistently.
+
+The manifest is the commit point.  A run's parts have new names (``part-rRUN-...``, RUN
+the manifest's ``run`` plus one) and are invisible to every reader until the manifest
+lists them (:func:`rmqarrow.converters.parquet.parts.table_parts`); the run then
+switches the manifest in one durable rename
+(:func:`rmqarrow.converters.parquet.manifest.switch_manifest`), and only then deletes
+the parts it replaced (recorded as ``superseded``, so a reader skips any still there).
+A run killed at any step leaves the old manifest (plus unlisted parts) or the new one
+(plus superseded parts); the next run, holding the dataset's writer lock as every run
+does, deletes those leftovers first and converges.  A run that finds nothing changed
+writes nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections.abc import Collection, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+from rmqarrow.converters.arrow.scan import files_batch, repeated_string, source_paths
+from rmqarrow.converters.arrow.tables import geometry_of
+from rmqarrow.converters.parquet.atomic import recover
+from rmqarrow.converters.parquet.export import (
+    ENTRIES_ORDER,
+    ROW_GROUP_ROWS,
+    check_exportable,
+    export_file_entries,
+    export_file_slots,
+    export_store,
+    parquet_writer,
+    snapshot,
+)
+from rmqarrow.converters.parquet.manifest import (
+    MANIFEST_NAME,
+    part_record,
+    read_manifest,
+    source_file_info,
+    switch_manifest,
+)
+from rmqarrow.converters.parquet.parts import not_committed, single_file_name
+from rmqarrow.converters.schema import SCHEMAS
+
+from rmqarrow._crash import crash_point
+from rmqarrow._lock import Wait, writer_lock
+from rmqarrow._progress import Progress
+from rmqarrow._staging import fsync_dir
+from rmqarrow.errors import DatasetError, StoreChangedError, StoreNotFoundError
+from rmqarrow.format.layout import MappedIndex, check_header, map_regions
+
+__all__ = ["SyncResult", "follow_store", "sync_store"]
+
+_log = logging.getLogger(__name__)
+_TABLES = ("files", "slots", "entries", "messages")
+
+
+@dataclass(frozen=True)
+class SyncResult:
+    """What one incremental run changed (file names oldest first)."""
+
+    dataset: str
+    added: list[str] = field(default_factory=list)
+    grown: list[str] = field(default_factory=list)
+    reexported: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    pruned: list[str] = field(default_factory=list)
+    unchanged: int = 0
+    entries: int = 0
+    messages: int = 0
+    run: int = 0
+    seconds: float = 0.0
+    full: bool = False
+    #: True when the run switched the manifest (something was written)
+    changed: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "dataset": self.dataset, "run": self.run, "full": self.full,
+            "added": self.added, "grown": self.grown, "reexported": self.reexported,
+            "deleted": self.deleted, "pruned": self.pruned, "unchanged": self.unchanged,
+            "entries": self.entries, "messages": self.messages,
+            "seconds": round(self.seconds, 3), "changed": self.changed,
+        }
+
+
+def sync_store(
+    store_dir: str | os.PathLike[str],
+    out_dir: str | os.PathLike[str],
+    *,
+    hash_slot_num: int | None = None,
+    index_num: int | None = None,
+    commitlog: str | os.PathLike[str] | None = None,
+    prune_deleted: bool = False,
+    reexport_changed: bool = False,
+    skip: Collection[str] = (),
+    wait: Wait = False,
+) -> SyncResult:
+    """Bring the dataset ``out_dir`` up to the store ``store_dir`` (see the module doc).
+
+    A missing ``out_dir`` is exported whole (:func:`export_store`); an existing one must
+    be an rmqarrow dataset with a parts list.  ``skip`` names index files to leave out
+    (damaged ones), as export's.  The dataset's writer lock is held throughout (``wait``:
+    see :func:`rmqarrow._lock.acquire`)."""
+    start = time.perf_counter()
+    source = Path(store_dir)
+    if not source.exists():
+        raise StoreNotFoundError(f"{source}: no such store directory or index file")
+    out = Path(out_dir).absolute()
+    if not (out / MANIFEST_NAME).exists() and not out.exists():
+        manifest = export_store(source, out, hash_slot_num=hash_slot_num, index_num=index_num,
+                                commitlog=commitlog, skip=skip, wait=wait)
+        if commitlog is not None:
+            with writer_lock(out, wait=wait):
+                _record_full_commitlog(out, manifest)
+        names = [f["file_name"] for f in manifest["source"]["files"]]
+        return SyncResult(str(out), added=names, entries=manifest["tables"]["entries"]["rows"],
+                          messages=manifest["tables"].get("messages", {}).get("rows", 0),
+                          seconds=time.perf_counter() - start, full=True, changed=True)
+    with writer_lock(out, wait=wait):
+        recover(out)
+        run = _Run(source, out, hash_slot_num, index_num, frozenset(skip), prune_deleted,
+                   reexport_changed)
+        result = run.sync(None if commitlog is None else Path(commitlog))
+    return SyncResult(**{**result.__dict__, "seconds": time.perf_counter() - start})
+
+
+def follow_store(
+    store_dir: str | os.PathLike[str],
+    out_dir: str | os.PathLike[str],
+    *,
+    interval: float = 5.0,
+    stop: threading.Event | None = None,
+    **options: Any,
+) -> Iterator[SyncResult]:
+    """One :func:`sync_store` round every ``interval`` seconds, each round's result
+    yielded (rounds that changed nothing too: the caller chooses what to show), until
+    ``stop`` is set; a round always finishes, so the dataset is consistent whenever the
+    loop ends (``stop`` set, or the caller stops iterating between rounds)."""
+    stop = stop if stop is not None else threading.Event()
+    while not stop.is_set():
+        began = time.monotonic()
+        yield sync_store(store_dir, out_dir, **options)
+        stop.wait(max(0.0, interval - (time.monotonic() - began)))
+
+
+def _record_full_commitlog(out: Path, manifest: dict[str, Any]) -> None:
+    """A full export's messages table, given the offset the next run starts from."""
+    messages = manifest["tables"].get("messages")
+    if messages is None:
+        return
+    next_offset = _parts_next_offset(out, ["messages/part-00000.parquet"])
+    if next_offset is None:
+        return
+    manifest["tables"]["messages"]["next_offset"] = next_offset
+    switch_manifest(out, manifest)
+
+
+def _parts_next_offset(out: Path, rels: list[str]) -> int | None:
+    """The physical offset just past the last message of the ``messages`` parts."""
+    best: int | None = None
+    for rel in rels:
+        t = pq.read_table(out / rel, columns=["physical_offset", "total_size"])
+        if t.num_rows:
+            off = np.asarray(t["physical_offset"]) + np.asarray(t["total_size"]).astype(np.int64)
+            best = max(best or 0, int(off.max()))
+    return best
+
+
+class _Run:
+    """One incremental run over a dataset whose writer lock is held."""
+
+    def __init__(self, source: Path, out: Path, hash_slot_num: int | None,
+                 index_num: int | None, skip: frozenset[str], prune: bool,
+                 reexport: bool) -> None:
+        self.source, self.out = source, out
+        self.hash_slot_num, self.index_num = hash_slot_num, index_num
+        self.skip, self.prune, self.reexport = skip, prune, reexport
+        try:
+            self.manifest = read_manifest(out)
+        except DatasetError as exc:
+            raise DatasetError(f"{exc}; an incremental export needs a dataset made by "
+                               "`rmqarrow export`: export it whole first") from None
+        if not isinstance(self.manifest.get("parts"), list):
+            raise DatasetError(f"{out}: the manifest lists no parts (an older export); "
+                               "export it whole again (--overwrite) before exporting "
+                               "incrementally")
+        self.run = int(self.manifest.get("run", 0)) + 1
+        self.new_records: dict[str, dict[str, Any]] = {}
+        self.superseded: set[str] = set()
+
+    # -- leftovers of killed runs ------------------------------------------------------
+    def _remove_leftovers(self) -> None:
+        present = [p.relative_to(self.out).as_posix()
+                   for t in _TABLES if (self.out / t).is_dir()
+                   for p in (self.out / t).rglob("*.parquet")]
+        gone = not_committed(self.manifest, present)
+        for rel in sorted(gone):
+            (self.out / rel).unlink(missing_ok=True)
+            _log.info("%s: removed %s (left by a killed or finished run)", self.out, rel)
+        (self.out / f".{MANIFEST_NAME}.tmp").unlink(missing_ok=True)
+        if gone:
+            fsync_dir(self.out)
+
+    # -- ownership of the old parts ----------------------------------------------------
+    def _owned_parts(self) -> dict[str, list[str]]:
+        """Each recorded file's ``slots`` and ``entries`` parts."""
+        owned: dict[str, list[str]] = {}
+        unknown = []
+        for f in self.manifest["source"]["files"]:
+            if isinstance(f.get("parts"), list):
+                owned[f["file_name"]] = [str(p) for p in f["parts"]]
+            else:
+                unknown.append(f["file_name"])
+        if unknown:  # a full export's manifest: the parts' statistics name their file
+            wanted = set(unknown)
+            for rec in self.manifest["parts"]:
+                rel = str(rec["path"])
+                if rel.split("/", 1)[0] not in ("slots", "entries"):
+                    continue
+                name = single_file_name(self.out / rel)
+                if name is not None and name in wanted:
+                    owned.setdefault(name, []).append(rel)
+        return owned
+
+    # -- the run -----------------------------------------------------------------------
+    def sync(self, commitlog: Path | None) -> SyncResult:
+        self._remove_leftovers()
+        self.manifest.pop("superseded", None)
+        recorded = {f["file_name"]: f for f in self.manifest["source"]["files"]}
+        owned = self._owned_parts()
+        paths = [p for p in source_paths(self.source) if p.name not in self.skip]
+        current = {p.name: p for p in paths}
+        infos: dict[str, dict[str, Any]] = {}
+        rows: dict[str, pa.RecordBatch] = {}
+        added: list[str] = []
+        grown: list[str] = []
+        reexported: list[str] = []
+        unchanged = 0
+        entries = 0
+        for index, p in enumerate(paths):
+            rec = recorded.get(p.name)
+            g = geometry_of(p, self.hash_slot_num, self.index_num)
+            mapped = map_regions(p, g, writable=False)
+            try:
+                m = snapshot(mapped)
+                check_header(p, g, m.header)
+                count = max(int(m.header["index_count"][0]), 1)
+                state = self._state(p, m, rec, count)
+                if state == "unchanged":
+                    unchanged += 1
+                    continue
+                check_exportable(m)
+                stem = f"part-r{self.run:06d}-{index:05d}"
+                if state == "grown":
+                    assert rec is not None
+                    old = max(int(rec["index_count"]), 1)
+                    written = [self._slots_part(m, stem)]
+                    written.append(self._entries_range(m, old, count, stem))
+                    entries += count - old
+                    for rel in owned.get(p.name, []):
+                        if rel.startswith("slots/"):
+                            self.superseded.add(rel)
+                    kept = [r for r in owned.get(p.name, []) if not r.startswith("slots/")]
+                    grown.append(p.name)
+                else:
+                    written = [self._slots_part(m, stem), self._entries_whole(m, stem)]
+                    entries += count - 1
+                    kept = []
+                    self.superseded.update(owned.get(p.name, []))
+                    (reexported if rec is not None else added).append(p.name)
+                rows[p.name] = files_batch(m, p.name)
+                info = source_file_info(p, g.hash_slot_num, g.index_num, count)
+                info["parts"] = sorted(kept + written)
+                infos[p.name] = info
+            finally:
+                mapped.close()
+        deleted = [n for n in recorded if n not in current]
+        newly_deleted = [n for n in deleted if not recorded[n].get("deleted_in_store")]
+        pruned = deleted if self.prune else []
+        for name in pruned:
+            self.superseded.update(owned.get(name, []))
+        messages = dropped = 0
+        if commitlog is not None:
+            messages, dropped = self._messages(commitlog)
+        changed = bool(added or grown or reexported or pruned or newly_deleted or messages
+                       or dropped)
+        if not changed:
+            return SyncResult(str(self.out), unchanged=unchanged,
+                              deleted=deleted, run=self.run - 1)
+        # the files table, rewritten whole (one row a file: small)
+        self._files_part(rows, set(pruned))
+        # the new manifest
+        files_list = []
+        for f in self.manifest["source"]["files"]:
+            name = f["file_name"]
+            if name in pruned:
+                continue
+            if name in infos:
+                continue
+            f = dict(f)
+            if name in owned and "parts" not in f:
+                f["parts"] = sorted(owned[name])
+            if name not in current:
+                f["deleted_in_store"] = True
+            files_list.append(f)
+        files_list += infos.values()
+        files_list.sort(key=lambda f: str(f["file_name"]))
+        old_parts = [r for r in self.manifest["parts"] if r["path"] not in self.superseded]
+        parts = sorted(old_parts + list(self.new_records.values()), key=lambda r: r["path"])
+        manifest = dict(self.manifest)
+        manifest["source"] = {**self.manifest["source"], "files": files_list}
+        manifest["parts"] = parts
+        tables = dict(manifest["tables"])
+        for t in _TABLES:
+            if t in tables or t != "messages":
+                n = sum(int(r["rows"]) for r in parts if r["path"].startswith(f"{t}/"))
+                tables[t] = {**tables.get(t, {}), "rows": n}
+        manifest["tables"] = tables
+        manifest["run"] = self.run
+        manifest["superseded"] = sorted(self.superseded)
+        from rmqarrow._version import __version__
+
+        manifest["updated_by"] = f"rmqarrow {__version__} incremental export"
+        crash_point("incremental:switch")
+        switch_manifest(self.out, manifest)
+        crash_point("incremental:switched")
+        for rel in sorted(self.superseded):
+            (self.out / rel).unlink(missing_ok=True)
+            crash_point("incremental:cleanup")
+        fsync_dir(self.out)
+        for name in newly_deleted:
+            _log.info("%s: deleted from the store; %s", name,
+                      "pruned from the dataset" if self.prune else "kept in the dataset")
+        return SyncResult(str(self.out), added=added, grown=grown, reexported=reexported,
+                          deleted=deleted, pruned=pruned, unchanged=unchanged, entries=entries,
+                          messages=messages, run=self.run, changed=True)
+
+    def _state(self, p: Path, m: MappedIndex, rec: dict[str, Any] | None, count: int) -> str:
+        """new / unchanged / grown / reexport for one store file (or refuse it)."""
+        if rec is None:
+            return "new"
+        old = max(int(rec["index_count"]), 1)
+        h = m.header[0]
+        ident = {"begin_timestamp": int(h["begin_timestamp"]),
+                 "begin_phy_offset": int(h["begin_phy_offset"])}
+        same = old <= 1 or all(rec.get(k, v) == v for k, v in ident.items())
+        if same and count == old:
+            return "unchanged"
+        if same and count > old:
+            return "grown"
+        why = (f"holds {count - 1} entries, the dataset {old - 1}" if same else
+               f"begins at timestamp {ident['begin_timestamp']} / offset "
+               f"{ident['begin_phy_offset']}, the dataset's copy at "
+               f"{rec.get('begin_timestamp')} / {rec.get('begin_phy_offset')} (replaced)")
+        if not self.reexport:
+            raise StoreChangedError(
+                f"{p}: {why}: the store went backwards; export it with --reexport-changed "
+                "(that file exported whole again) or export the store whole (--overwrite)")
+        _log.warning("%s: %s; exported whole again", p, why)
+        return "reexport"
+
+    def _record(self, path: Path) -> str:
+        rec = part_record(self.out, path)
+        self.new_records[rec["path"]] = rec
+        crash_point("incremental:part")
+        return str(rec["path"])
+
+    def _slots_part(self, m: MappedIndex, stem: str) -> str:
+        path = self.out / "slots" / f"{stem}.parquet"
+        export_file_slots(m, path)
+        return self._record(path)
+
+    def _entries_whole(self, m: MappedIndex, stem: str) -> str:
+        path = self.out / "entries" / f"{stem}.parquet"
+        count = max(int(m.header["index_count"][0]), 1)
+        export_file_entries(m, path, Progress(count - 1, "export", "entries"), None, 1, 1)
+        return self._record(path)
+
+    def _entries_range(self, m: MappedIndex, first: int, stop: int, stem: str) -> str:
+        """Positions ``first .. stop - 1`` of ``m`` as one entries part, in (slot,
+        position) order (the positions past what the dataset holds)."""
+        path = self.out / "entries" / f"{stem}.parquet"
+        e = m.entries[first:stop]
+        key_hash = e["key_hash"].astype(np.int32)
+        slot = np.fmod(key_hash, np.int32(m.geometry.hash_slot_num)).astype(np.int32)
+        order = np.lexsort((np.arange(len(e)), slot))
+        position = (np.arange(first, stop, dtype=np.int64)[order]).astype(np.int32)
+        time_diff = e["time_diff"].astype(np.int32)[order]
+        begin = np.int64(m.header["begin_timestamp"][0])
+        with np.errstate(over="ignore"):
+            ts = begin + time_diff.astype(np.int64) * np.int64(1000)
+        columns: list[np.ndarray] = [
+            position, key_hash[order], slot[order], e["phy_offset"].astype(np.int64)[order],
+            time_diff, ts, e["prev_index"].astype(np.int32)[order]]
+        schema = SCHEMAS["entries"]
+        with parquet_writer(path, "entries", ENTRIES_ORDER) as w:
+            if stop <= first:
+                w.write_table(schema.empty_table())
+            for lo in range(0, stop - first, ROW_GROUP_ROWS):
+                hi = min(lo + ROW_GROUP_ROWS, stop - first)
+                w.write_batch(pa.RecordBatch.from_arrays(
+                    [repeated_string(m.path.name, hi - lo), *(c[lo:hi] for c in columns)],
+                    schema=schema), row_group_size=ROW_GROUP_ROWS)
+        return self._record(path)
+
+    def _files_part(self, rows: dict[str, pa.RecordBatch], pruned: set[str]) -> str:
+        """The ``files`` table as one new part: the old rows of files neither changed nor
+        pruned, and the changed files' new rows; the old parts superseded."""
+        old_rels = [str(r["path"]) for r in self.manifest["parts"]
+                    if str(r["path"]).startswith("files/")]
+        old = pa.concat_tables(
+            [SCHEMAS["files"].empty_table()]
+            + [pq.read_table(self.out / rel, schema=SCHEMAS["files"]) for rel in old_rels])
+        keep = [n not in rows and n not in pruned for n in old["file_name"].to_pylist()]
+        tables = [old.filter(pa.array(keep, pa.bool_()))]
+        tables += [pa.Table.from_batches([b]) for b in rows.values()]
+        table = pa.concat_tables(tables).sort_by("file_name")
+        path = self.out / "files" / f"part-r{self.run:06d}-00000.parquet"
+        with parquet_writer(path, "files") as w:
+            w.write_table(table)
+        self.superseded.update(old_rels)
+        return self._record(path)
+
+    def _messages(self, commitlog: Path) -> tuple[int, int]:
+        """Append the messages past ``tables.messages.next_offset`` as one new part; drop
+        those of deleted CommitLog files when pruning.  The rows written and dropped."""
+        from rmqarrow.converters.arrow.messages import write_messages_parquet
+
+        from rmqarrow.commitlog import list_commitlog_files
+
+        info = self.manifest["tables"].get("messages")
+        msg_rels = [str(r["path"]) for r in self.manifest["parts"]
+                    if str(r["path"]).startswith("messages/")]
+        if info is not None and "next_offset" not in info:
+            found = _parts_next_offset(self.out, msg_rels)
+            info = {**info, "next_offset": found or 0}
+        start = int(info["next_offset"]) if info is not None else 0
+        files = list_commitlog_files(commitlog)
+        first = files[0].start_offset if files else 0
+        if start < first and info is not None:
+            _log.warning("%s: messages %d..%d were deleted from the CommitLog before they "
+                         "were exported", commitlog, start, first)
+        start = max(start, first)
+        (self.out / "messages").mkdir(exist_ok=True)
+        path = self.out / "messages" / f"part-r{self.run:06d}-00000.parquet"
+        n = write_messages_parquet(commitlog, path, start_offset=start)
+        written = bool(n) or info is None  # a new table gets its part, even empty
+        if written:
+            self._record(path)
+        else:
+            path.unlink()
+        pruned_rows = 0
+        if self.prune and files:
+            pruned_rows = self._prune_messages(msg_rels, first)
+        if written or pruned_rows or info is None:
+            nxt = (_parts_next_offset(self.out, [path.relative_to(self.out).as_posix()])
+                   if n else start)
+            self.manifest["tables"] = {**self.manifest["tables"], "messages": {
+                **(info or {}), "rows": 0, "commitlog": str(commitlog.absolute()),
+                "next_offset": nxt}}
+        return n, pruned_rows
+
+    def _prune_messages(self, rels: list[str], first: int) -> int:
+        """Parts of ``messages`` below the CommitLog's first offset superseded (a part
+        straddling it rewritten without them); the rows dropped."""
+        dropped = 0
+        for i, rel in enumerate(rels):
+            t = pq.read_table(self.out / rel)
+            offsets = np.asarray(t["physical_offset"])
+            below = int((offsets < first).sum())
+            if not below:
+                continue
+            self.superseded.add(rel)
+            dropped += below
+            if below < t.num_rows:
+                path = self.out / "messages" / f"part-r{self.run:06d}-{i + 1:05d}.parquet"
+                pq.write_table(t.filter(pa.array(offsets >= first)), path)
+                self._record(path)
+        return dropped
+
