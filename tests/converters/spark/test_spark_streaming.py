@@ -5,8 +5,9 @@ every 50 records; CommitLog records written in two halves, so the newest file of
 in a partial record) while a streaming query in another process, with a 1 s trigger,
 writes a Parquet file sink.  The query's driver is killed with SIGKILL after a few
 batches, the writer finishes, and the query restarts from its checkpoint with
-``Trigger.AvailableNow``.  The sink, read through Spark (its metadata log names the
-committed files), must equal a batch read of the final store row for row, no row twice.
+``Trigger.AvailableNow`` (in the test's own session: another driver).  The sink, read
+through Spark (its metadata log names the committed files), must equal a batch read of
+the final store row for row, no row twice.
 """
 
 from __future__ import annotations
@@ -28,20 +29,17 @@ SLOTS, INDEX = 8, 101  # 100 entries (50 records) a file: the store rolls every 
 RECORDS = 1_200
 MAPPED = 32 * 1024  # CommitLog file size: a few dozen records a file
 
-# The streaming query: 1 s trigger until a stop file appears, or AvailableNow; one line a
-# finished batch with data (the test kills the process once a few have gone by).
+# The streaming query: 1 s trigger until a stop file appears; one line a finished batch
+# (the test kills the process once a few with data have gone by).
 DRIVER = """
 import json, os, sys, time
 from rmqarrow.converters.spark.session import get_spark
 from rmqarrow.converters.spark.source import register
-fmt, src, sink, ckpt, mode, stop = sys.argv[1:7]
+fmt, src, sink, ckpt, stop = sys.argv[1:6]
 spark = get_spark("local[2]", conf={"spark.sql.shuffle.partitions": "2"})
 register(spark)
-df = spark.readStream.format(fmt).options(**json.loads(sys.argv[7])).load(src)
+df = spark.readStream.format(fmt).options(**json.loads(sys.argv[6])).load(src)
 w = df.writeStream.format("parquet").option("path", sink).option("checkpointLocation", ckpt)
-if mode == "available-now":
-    w.trigger(availableNow=True).start().awaitTermination()
-    sys.exit(0)
 q = w.trigger(processingTime="1 second").start()
 seen = -1
 while not os.path.exists(stop):
@@ -141,16 +139,17 @@ def _wait_gone(pids: list[int], timeout: float = 120) -> None:
         assert time.monotonic() < deadline, f"process {pid} still runs after its driver died"
 
 
-def _driver(fmt: str, src: Path, tmp: Path, mode: str, options: dict[str, str],
+def _driver(fmt: str, src: Path, tmp: Path, options: dict[str, str],
             log: IO[str] | None = None) -> subprocess.Popen[str]:
     args = [sys.executable, "-c", DRIVER, fmt, str(src), str(tmp / "sink"), str(tmp / "ckpt"),
-            mode, str(tmp / "stop"), json.dumps(options)]
+            str(tmp / "stop"), json.dumps(options)]
     return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=log, text=True)
 
 
-def _stream_with_a_crash(fmt: str, src: Path, tmp: Path, writer: str,
+def _stream_with_a_crash(spark: Any, fmt: str, src: Path, tmp: Path, writer: str,
                          options: dict[str, str]) -> list[int]:
-    """Writer + 1 s trigger query, kill -9 after batches, writer ends, AvailableNow.
+    """Writer + 1 s trigger query, kill -9 after batches, writer ends, AvailableNow (in
+    this process's session: another driver, the same checkpoint).
 
     Returns the input rows of the batches seen before the kill.
     """
@@ -162,7 +161,7 @@ def _stream_with_a_crash(fmt: str, src: Path, tmp: Path, writer: str,
             while not src.exists() or not any(src.iterdir()):
                 assert wproc.poll() is None, (tmp / "writer.err").read_text()
                 time.sleep(0.05)
-            driver = _driver(fmt, src, tmp, "loop", options, derr)
+            driver = _driver(fmt, src, tmp, options, derr)
             rows: list[int] = []
             try:
                 assert driver.stdout is not None
@@ -185,8 +184,13 @@ def _stream_with_a_crash(fmt: str, src: Path, tmp: Path, writer: str,
             if wproc.poll() is None:
                 wproc.kill()
                 wproc.wait()
-        done = _driver(fmt, src, tmp, "available-now", options, derr)
-        assert done.wait(timeout=600) == 0, (tmp / "driver.err").read_text()[-3000:]
+    from rmqarrow.converters.spark.source import register
+
+    register(spark)
+    (spark.readStream.format(fmt).options(**options).load(str(src))
+     .writeStream.format("parquet").option("path", str(tmp / "sink"))
+     .option("checkpointLocation", str(tmp / "ckpt"))
+     .trigger(availableNow=True).start().awaitTermination())
     return rows
 
 
@@ -202,7 +206,8 @@ def test_index_stream_of_a_live_store_survives_kill_9(spark: Any, tmp_path: Path
 
     store = tmp_path / "store"
     options = {"hash_slot_num": str(SLOTS), "index_num": str(INDEX)}
-    rows = _stream_with_a_crash("rocketmq-index", store, tmp_path, INDEX_WRITER, options)
+    rows = _stream_with_a_crash(spark, "rocketmq-index", store, tmp_path, INDEX_WRITER,
+                                options)
     assert len(list(store.iterdir())) >= RECORDS * 2 // (INDEX - 1)  # it rolled
     register(spark)
     final = spark.read.format("rocketmq-index").options(**options).load(str(store))
@@ -216,8 +221,8 @@ def test_commitlog_stream_of_a_live_log_survives_kill_9(spark: Any, tmp_path: Pa
 
     log = tmp_path / "commitlog"
     options = {"mapped_file_size": str(MAPPED)}
-    rows = _stream_with_a_crash("rocketmq-commitlog", log, tmp_path, COMMITLOG_WRITER,
-                                options)
+    rows = _stream_with_a_crash(spark, "rocketmq-commitlog", log, tmp_path,
+                                COMMITLOG_WRITER, options)
     assert len(list(log.iterdir())) > 3  # it rolled
     register(spark)
     final = spark.read.format("rocketmq-commitlog").load(str(log))
