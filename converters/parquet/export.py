@@ -34,6 +34,11 @@ Contract every writer keeps and every reader (import, verify, DuckDB, Spark) rel
 * the dataset appears atomically (``rmqarrow.converters.parquet.atomic.atomic_dir``: build in a
   hidden
   sibling, rename; replace an existing one only with ``overwrite``).
+* an incremental export (:mod:`rmqarrow.converters.parquet.incremental`) updates a
+  dataset in place: it adds parts named ``part-rRUN-NNNNN.parquet`` and switches the
+  manifest (``run``, ``parts``) in one rename; until then, and for the parts it
+  replaced until they are deleted (``superseded``), the manifest, not the directory,
+  says which parts are the table (:func:`rmqarrow.converters.parquet.parts.table_parts`).
 
 What this exporter also does, and why (numbers in the converters README, measured by
 ``benchmarks/bench_export.py``):

@@ -228,7 +228,10 @@ def check_parts(
     its manifest lists: a part added, missing, resized or with another footer (with
     ``full``, another whole-file checksum).  A manifest without ``parts`` (written before
     they were recorded), or no manifest at all (another writer's dataset, read by the
-    engines as the layout allows), is not checked; ``import`` requires the manifest."""
+    engines as the layout allows), is not checked; ``import`` requires the manifest.
+    Parts an incremental run wrote but has not committed, or replaced and not yet
+    deleted, are no part of the dataset and not counted
+    (:func:`rmqarrow.converters.parquet.parts.not_committed`)."""
     root = Path(dataset_dir)
     if manifest is None:
         if not (root / MANIFEST_NAME).exists():

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -31,6 +32,7 @@ from storage.storage_helpers import cli, hidden, one_line_error
 
 from rmqarrow.commitlog import CommitLogWriter, Message
 from rmqarrow.errors import StoreChangedError
+from rmqarrow.format.layout import HEADER_DTYPE
 from rmqarrow.format.queries import Query
 from rmqarrow.index.service import answer_queries
 
@@ -192,6 +194,13 @@ def test_store_that_went_backwards_is_refused_or_reexported(tmp_path: Path) -> N
     done = cli("export", store, ds, "--incremental", "--reexport-changed", *GEO)
     assert done.returncode == 0, done.stderr
     _same_as_full(store, ds, tmp_path)
+    # a file shorter than the dataset's copy (its header's count set back)
+    header = np.memmap(newest, dtype=HEADER_DTYPE, mode="r+", shape=(1,))
+    header["index_count"][0] -= 5
+    header.flush()
+    del header
+    with pytest.raises(StoreChangedError, match=f"{newest.name}.*entries.*backwards"):
+        sync_store(store, ds, hash_slot_num=SLOTS, index_num=INDEX)
 
 
 def test_deleted_files_kept_or_pruned(tmp_path: Path) -> None:
