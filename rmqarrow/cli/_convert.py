@@ -23,6 +23,7 @@ from typing import Any
 from rmqarrow.cli._output import (
     add_geometry_options,
     add_spark_options,
+    add_wait_option,
     print_json,
     print_kv,
     progress_bar,
@@ -71,6 +72,7 @@ def register(sub: Any) -> None:
     p.add_argument("--interval", type=float, default=None, metavar="SECONDS",
                    help="seconds between --follow rounds (default 5)")
     add_index_option(p)
+    add_wait_option(p)
     p.set_defaults(func=_export)
 
     p = sub.add_parser(
@@ -84,6 +86,7 @@ def register(sub: Any) -> None:
     p.add_argument("--trust-dataset", action="store_true",
                    help="skip checking the parts against the manifest's list and checksums")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    add_wait_option(p)
     p.set_defaults(func=_import)
 
 
@@ -109,7 +112,7 @@ def _export(args: argparse.Namespace) -> int:
         start = time.perf_counter()
         manifest = store.export(args.out, overwrite=args.overwrite, engine=args.engine,
                                 master=args.master, commitlog=args.commitlog,
-                                progress=progress_bar())
+                                progress=progress_bar(), wait=args.wait)
     tables = manifest["tables"]
     summary = {
         "dataset": args.out,
@@ -161,7 +164,7 @@ def _round(result: Any) -> dict[str, Any]:
 
 def _sync(store: Any, args: argparse.Namespace) -> int:
     options = {"commitlog": args.commitlog, "prune_deleted": args.prune_deleted,
-               "reexport_changed": args.reexport_changed}
+               "reexport_changed": args.reexport_changed, "wait": args.wait}
     if not args.follow:
         summary = _round(store.sync(args.out, **options))
         if args.json:
@@ -209,7 +212,7 @@ def _import(args: argparse.Namespace) -> int:
                              "dataset made by `rmqarrow export`")
         start = time.perf_counter()
         paths = store.import_files(args.outdir, trust=args.trust_dataset,
-                                   progress=progress_bar())
+                                   progress=progress_bar(), wait=args.wait)
     summary = {
         "outdir": args.outdir,
         "files": len(paths),

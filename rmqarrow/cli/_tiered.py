@@ -128,7 +128,7 @@ def tiered_export(store: TieredStore, args: argparse.Namespace) -> int:
     """``rmqarrow export`` of tiered files (local engine)."""
     start = time.perf_counter()
     manifest = store.export(args.out, overwrite=args.overwrite, engine=args.engine,
-                            commitlog=args.commitlog)
+                            commitlog=args.commitlog, wait=args.wait)
     summary = {"dataset": str(args.out), "kind": "tiered",
                **{t: v["rows"] for t, v in manifest["tables"].items()},
                "seconds": round(time.perf_counter() - start, 3)}
@@ -141,7 +141,7 @@ def tiered_export(store: TieredStore, args: argparse.Namespace) -> int:
 
 def tiered_import(store: TieredDatasetStore, args: argparse.Namespace) -> int:
     """``rmqarrow import`` of a tiered dataset: byte-identical files under OUTDIR."""
-    paths = store.import_files(args.outdir)
+    paths = store.import_files(args.outdir, wait=args.wait)
     names = [str(p.relative_to(Path(args.outdir))) for p in paths]
     summary: dict[str, Any] = {"outdir": str(args.outdir), "kind": "tiered",
                                "files": len(paths), "names": names}

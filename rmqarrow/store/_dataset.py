@@ -117,14 +117,15 @@ class DatasetStore(Store):
         return session
 
     def import_files(self, out_dir: str | os.PathLike[str], *, trust: bool = False,
-                     progress: ProgressCallback | None = None, **options: Any) -> list[Path]:
+                     progress: ProgressCallback | None = None, wait: bool | float = False,
+                     **options: Any) -> list[Path]:
         """Byte-identical index files under ``out_dir`` (never replacing one)."""
         from rmqarrow.converters.parquet.importer import import_dataset
 
         self._check_open()
         if options:
             raise UsageError(f"unknown import options {sorted(options)}")
-        return import_dataset(self.path, out_dir, progress=progress, trust=trust)
+        return import_dataset(self.path, out_dir, progress=progress, trust=trust, wait=wait)
 
     def check(self, *, full: bool = False) -> DatasetCheck:
         """The parts against the manifest (names, sizes, footers; ``full``: checksums)."""
@@ -201,14 +202,15 @@ class TieredDatasetStore(Store):
         tables = dict(zip(self.tables, read_tiered_dataset(self.path), strict=True))
         return pads.dataset(tables[table]).scanner(columns=columns, filter=filter).to_reader()
 
-    def import_files(self, out_dir: str | os.PathLike[str], **options: Any) -> list[Path]:
+    def import_files(self, out_dir: str | os.PathLike[str], *, wait: bool | float = False,
+                     **options: Any) -> list[Path]:
         """Byte-identical tiered files under ``out_dir``."""
         from rmqarrow.converters.parquet.tiered_import import import_tiered
 
         self._check_open()
         if options:
             raise UsageError(f"unknown import options {sorted(options)}")
-        return import_tiered(self.path, out_dir)
+        return import_tiered(self.path, out_dir, wait=wait)
 
     def info(self) -> dict[str, Any]:
         from rmqarrow.converters.parquet.tiered_import import read_tiered_manifest

@@ -315,13 +315,15 @@ class IndexStore(Store):
         master: str | None = None,
         commitlog: str | os.PathLike[str] | None = None,
         progress: ProgressCallback | None = None,
+        wait: bool | float = False,
         **options: Any,
     ) -> dict[str, Any]:
         """The healthy files as a Parquet dataset at ``dest`` (damaged files are left out
         and logged, or refused when the store was opened ``strict``); returns the manifest.
 
         ``commitlog`` also writes the ``messages`` table; ``engine="spark"`` exports on
-        Spark (``master``), one task per file.
+        Spark (``master``), one task per file.  Another process writing ``dest`` refuses
+        the export in one line naming it, or is waited for with ``wait`` (True, or seconds).
         """
         self._check_open()
         if options:
@@ -364,7 +366,8 @@ class IndexStore(Store):
         try:
             return export_store(self.index_path, dest, overwrite=overwrite,
                                 hash_slot_num=g.hash_slot_num, index_num=g.index_num,
-                                progress=progress, commitlog=log, skip=names)
+                                progress=progress, commitlog=log, skip=names,
+                                wait=wait)
         except CorruptIndexError as exc:
             if not any(name in str(exc) for name in names):
                 raise

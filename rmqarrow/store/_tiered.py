@@ -174,7 +174,8 @@ class TieredStore(Store):
         return session
 
     def export(self, dest: str | os.PathLike[str], *, overwrite: bool = False,
-               engine: str = "local", **options: Any) -> dict[str, Any]:
+               engine: str = "local", wait: bool | float = False,
+               **options: Any) -> dict[str, Any]:
         """A tiered dataset at ``dest`` (local engine only); returns its manifest."""
         from rmqarrow.converters.parquet.tiered_export import export_tiered
 
@@ -183,7 +184,8 @@ class TieredStore(Store):
             raise UsageError("tiered files export with the local engine only, without a "
                              "CommitLog")
         return export_tiered(self.path, dest, overwrite=overwrite,
-                             hash_slot_num=self.hash_slot_num, index_num=self.index_num)
+                             hash_slot_num=self.hash_slot_num, index_num=self.index_num,
+                             wait=wait)
 
     def check(self) -> TieredCheck:
         """Header, slots, chains and compacted ranges of every file (streamed)."""

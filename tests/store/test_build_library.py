@@ -183,3 +183,36 @@ def test_build_waits_for_another_writer_or_names_it(tmp_path: Path) -> None:
         holder.kill()
     with rmqarrow.open(store) as built:
         assert built.query("T", "k7") != []
+
+
+def test_export_and_import_wait_for_the_writer_of_their_output(tmp_path: Path) -> None:
+    """``export --wait`` and ``import --wait`` wait for a real process writing their output;
+    without it they stop in one line naming that process."""
+    import subprocess
+    import sys
+
+    from golden_data import golden_set
+
+    g = golden_set("rolling")
+    geo = ["--hash-slot-num", str(g.hash_slot_num), "--index-num", str(g.index_num)]
+    for target, cmd in (
+        (tmp_path / "ds", ["export", str(g.store_dir), str(tmp_path / "ds"), *geo]),
+        (tmp_path / "back", ["import", str(tmp_path / "ds"), str(tmp_path / "back")]),
+    ):
+        holder = subprocess.Popen(
+            [sys.executable, "-c",
+             "import time; from rmqarrow._lock import writer_lock\n"
+             f"with writer_lock({str(target)!r}):\n"
+             "    print('held', flush=True); time.sleep(3)\n"],
+            stdout=subprocess.PIPE, text=True)
+        try:
+            assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+            run = [sys.executable, "-m", "rmqarrow", *cmd]
+            refused = subprocess.run(run, capture_output=True, text=True, timeout=120)
+            assert refused.returncode == 1 and f"pid {holder.pid}" in refused.stderr
+            waited = subprocess.run([*run, "--wait"], capture_output=True, text=True,
+                                    timeout=120)
+            assert waited.returncode == 0, waited.stderr
+        finally:
+            holder.kill()
+    assert sorted(p.name for p in (tmp_path / "back").iterdir()) == sorted(g.files)
