@@ -149,10 +149,13 @@ def test_export_equals_local_export(main_run: dict[str, Any], tmp_path: Path) ->
     for table in ("files", "slots", "entries"):
         for part in sorted((tmp_path / "local" / table).glob("*.parquet")):
             assert pq.read_table(dist / table / part.name).equals(pq.read_table(part))
-    names = lambda d: sorted(p.relative_to(d).as_posix() for p in d.rglob("*"))  # noqa: E731
+    def names(d: Path) -> list[str]:
+        return sorted(p.relative_to(d).as_posix() for p in d.rglob("*"))
+
+    def core(d: Path) -> dict[str, Any]:
+        return {k: v for k, v in read_manifest(d).items() if k not in ("writer", "created_at")}
+
     assert names(dist) == names(tmp_path / "local")
-    core = lambda d: {k: v for k, v in read_manifest(d).items()  # noqa: E731
-                      if k not in ("writer", "created_at")}
     assert core(dist) == core(tmp_path / "local")
 
 
