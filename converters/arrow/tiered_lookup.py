@@ -77,9 +77,15 @@ def _lo(v: int) -> int:
 
 def _header_reads(f: dict[str, object]) -> list[tuple[int, int, int]]:
     """(slot, int32 at the slot position, int32 after it) for slots -3, -2, -1."""
-    begin, end = int(f["begin_timestamp"]), int(f["end_timestamp"])  # type: ignore[call-overload]
+    begin, end = _int(f["begin_timestamp"]), _int(f["end_timestamp"])
     return [(-3, _hi(begin), _lo(begin)), (-2, _hi(end), _lo(end)),
-            (-1, int(f["hash_slot_count"]), int(f["item_count"]))]  # type: ignore[call-overload]
+            (-1, _int(f["hash_slot_count"]), _int(f["item_count"]))]
+
+
+def _int(value: object) -> int:
+    """A files-row value the schema makes an integer."""
+    assert isinstance(value, int), value
+    return value
 
 
 def _select(rows: list[dict[str, object]], q: TieredQuery) -> list[tuple[int, str]]:

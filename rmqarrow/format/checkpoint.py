@@ -22,8 +22,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Mapping
 from dataclasses import astuple, dataclass, fields
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -43,9 +45,8 @@ _DTYPE = np.dtype(
         ("confirm_phy_offset", ">i8"),
     ]
 )
-_OFFSETS: dict[str, int] = {
-    name: int(_DTYPE.fields[name][1]) for name in _DTYPE.names or ()  # type: ignore[index]
-}
+_FIELDS: Mapping[str, tuple[Any, ...]] = _DTYPE.fields or {}
+_OFFSETS: dict[str, int] = {name: int(_FIELDS[name][1]) for name in _DTYPE.names or ()}
 _JAVA_NAMES = {
     "physic_msg_timestamp": "physicMsgTimestamp",
     "logics_msg_timestamp": "logicsMsgTimestamp",
