@@ -28,6 +28,7 @@ __all__ = [
     "StoreChangedError",
     "StoreLockedError",
     "StoreNotFoundError",
+    "StoreWentBackwardsError",
     "TieredReadError",
     "UnsupportedOperationError",
     "UsageError",
@@ -132,3 +133,8 @@ class MemoryLimitError(RmqArrowError, MemoryError):
 class StoreChangedError(DatasetError):
     """An incremental export found a store file shorter than the dataset's copy, or
     replaced by another (its header's identity differs): the store went backwards."""
+
+
+class StoreWentBackwardsError(RmqArrowError, ValueError):
+    """A reader that follows a store (a stream's checkpoint) is ahead of it: a file shrank,
+    was replaced, or the CommitLog lost data already read; start over from the store."""

@@ -39,9 +39,19 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
-__all__ = ["FORMAT", "TABLES", "CommitLogDataSource", "FileTask", "file_batches", "file_tasks",
-           "index_records_frame", "messages_frame", "register", "spark_ddl",
-           "spark_messages_ddl"]
+__all__ = [
+    "FORMAT",
+    "TABLES",
+    "CommitLogDataSource",
+    "FileTask",
+    "file_batches",
+    "file_tasks",
+    "index_records_frame",
+    "messages_frame",
+    "register",
+    "spark_ddl",
+    "spark_messages_ddl",
+]
 
 FORMAT = "rocketmq-commitlog"
 #: The tables the source gives (``option("table", ...)``); the first is the default.
@@ -51,7 +61,7 @@ TABLES = ("messages", "index_records")
 FileTask = tuple[str, int, int, int, str, int]
 
 
-def _schema(table: str) -> pa.Schema:
+def table_schema(table: str) -> pa.Schema:
     if table == "messages":
         from rmqarrow.converters.arrow.messages import MESSAGES_SCHEMA
 
@@ -72,7 +82,7 @@ def _spark_type(t: pa.DataType) -> str:
 
 def spark_ddl(table: str = "messages") -> str:
     """The Spark DDL of one of :data:`TABLES` (names and types of its Arrow schema)."""
-    return ", ".join(f"`{f.name}` {_spark_type(f.type)}" for f in _schema(table))
+    return ", ".join(f"`{f.name}` {_spark_type(f.type)}" for f in table_schema(table))
 
 
 def spark_messages_ddl() -> str:
@@ -80,7 +90,7 @@ def spark_messages_ddl() -> str:
     return spark_ddl("messages")
 
 
-def _nullable(schema: pa.Schema) -> pa.Schema:
+def nullable_schema(schema: pa.Schema) -> pa.Schema:
     fields = []
     for f in schema:
         t = f.type
@@ -101,14 +111,17 @@ def file_tasks(
     from rmqarrow.commitlog.index_records import DEFAULT_BATCH_ROWS
     from rmqarrow.commitlog.reader import CommitLogReader
 
-    _schema(table)
+    table_schema(table)
     path = Path(commitlog_dir).absolute()  # executors resolve paths in their own work dirs
     if not path.is_dir():
         raise StoreNotFoundError(f"{path}: no such CommitLog directory")
     log = CommitLogReader(path)
     size, rows = log.mapped_file_size, batch_rows or DEFAULT_BATCH_ROWS
-    return [(str(path), max(start_offset, f.start_offset), f.start_offset + size, size, table,
-             rows) for f in log.files if f.start_offset + size > start_offset]
+    return [
+        (str(path), max(start_offset, f.start_offset), f.start_offset + size, size, table, rows)
+        for f in log.files
+        if f.start_offset + size > start_offset
+    ]
 
 
 def file_batches(task: FileTask) -> Iterator[pa.RecordBatch]:
@@ -119,8 +132,7 @@ def file_batches(task: FileTask) -> Iterator[pa.RecordBatch]:
     path, start, end, size, table, rows = task
     reader = CommitLogReader(path, mapped_file_size=size)
     if table == "index_records":
-        yield from index_record_batches(reader, start_offset=start, batch_rows=rows,
-                                        end_offset=end)
+        yield from index_record_batches(reader, start_offset=start, batch_rows=rows, end_offset=end)
         return
     from rmqarrow.converters.arrow.messages import messages_batches
 
@@ -147,7 +159,7 @@ class CommitLogReaderSource(DataSourceReader):
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         for batch in file_batches(partition.value):
-            yield pa.RecordBatch.from_arrays(batch.columns, schema=_nullable(batch.schema))
+            yield pa.RecordBatch.from_arrays(batch.columns, schema=nullable_schema(batch.schema))
 
 
 class CommitLogDataSource(DataSource):
@@ -186,9 +198,7 @@ def messages_frame(spark: SparkSession, commitlog_dir: str | os.PathLike[str]) -
     return _frame(spark, commitlog_dir, "messages")
 
 
-def index_records_frame(
-    spark: SparkSession, commitlog_dir: str | os.PathLike[str]
-) -> DataFrame:
+def index_records_frame(spark: SparkSession, commitlog_dir: str | os.PathLike[str]) -> DataFrame:
     """The index records of ``commitlog_dir`` (what the bulk build reads), decoded by the
     executors; rows equal :func:`rmqarrow.commitlog.index_records`'s."""
     return _frame(spark, commitlog_dir, "index_records")

@@ -71,6 +71,7 @@ def pushdown_supported() -> bool:
     """True when this pyspark hands filters to Python data sources (Spark >= 4.1)."""
     return "pushFilters" in vars(DataSourceReader)
 
+
 _SPARK_TYPES = {pa.string(): "STRING", pa.int32(): "INT", pa.int64(): "BIGINT"}
 
 
@@ -97,7 +98,7 @@ def _int_option(options: Any, name: str, default: int | None) -> int | None:
     return value
 
 
-def _table_option(options: Any) -> str:
+def table_option(options: Any) -> str:
     table = str(options.get("table") or "entries").lower()
     if table not in SCHEMAS:
         raise InvalidValueError(
@@ -116,7 +117,7 @@ class RocketMQIndexReader(DataSourceReader):
                 'no store directory: use spark.read.format("rocketmq-index").load(STORE_DIR)'
             )
         self.path = str(path)
-        self.table = _table_option(options)
+        self.table = table_option(options)
         self.hash_slot_num = _int_option(options, "hash_slot_num", None)
         self.index_num = _int_option(options, "index_num", None)
         self.piece_rows = _int_option(options, "piece_rows", DEFAULT_PIECE_ROWS)
@@ -167,10 +168,10 @@ class RocketMQIndexDataSource(DataSource):
         return FORMAT
 
     def schema(self) -> str:
-        return spark_ddl(_table_option(self.options))
+        return spark_ddl(table_option(self.options))
 
     def reader(self, schema: StructType) -> DataSourceReader:
-        table = _table_option(self.options)
+        table = table_option(self.options)
         expected = [(f.name, _SPARK_TYPES[f.type].lower()) for f in SCHEMAS[table]]
         given = [(f.name, f.dataType.simpleString()) for f in schema.fields]
         if given != expected:

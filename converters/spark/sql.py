@@ -38,8 +38,8 @@ import pyarrow as pa
 from rmqarrow.converters.spark.tables import (
     FILE_ORDER_VIEW,
     Target,
-    _files_on_driver,
-    _register_file_order,
+    files_on_driver,
+    register_file_order,
     register_tables,
     register_views,
 )
@@ -70,7 +70,13 @@ DEFAULT_MAX_NUM = 64  # RocketMQ's maxMsgsNumBatch
 
 #: Columns of :func:`lookup`'s result.
 LOOKUP_COLUMNS = (
-    "qid", "ordinal", "phy_offset", "file_name", "position", "store_timestamp", "key_hash"
+    "qid",
+    "ordinal",
+    "phy_offset",
+    "file_name",
+    "position",
+    "store_timestamp",
+    "key_hash",
 )
 
 _PAIRS_VIEW = "_rmq_pairs"
@@ -183,8 +189,10 @@ def _local_pairs(files: pa.Table, queries: Sequence[Query]) -> pa.Table:
         keep = wanted & (int(f["index_count"]) > 1)
         if newer is not None:
             keep &= int(newer) >= begin
-        keep &= ((begin < fb) & (end > fe)) | ((begin >= fb) & (begin <= fe)) | (
-            (end >= fb) & (end <= fe)
+        keep &= (
+            ((begin < fb) & (end > fe))
+            | ((begin >= fb) & (begin <= fe))
+            | ((end >= fb) & (end <= fe))
         )
         idx = np.flatnonzero(keep)
         parts.append(
@@ -206,9 +214,14 @@ def _local_pairs(files: pa.Table, queries: Sequence[Query]) -> pa.Table:
 
 _PAIRS_SCHEMA = pa.schema(
     [
-        ("qid", pa.int64()), ("h", pa.int32()), ("max_num", pa.int64()),
-        ("begin_ms", pa.int64()), ("end_ms", pa.int64()), ("file_name", pa.string()),
-        ("newest_rank", pa.int32()), ("slot", pa.int32()),
+        ("qid", pa.int64()),
+        ("h", pa.int32()),
+        ("max_num", pa.int64()),
+        ("begin_ms", pa.int64()),
+        ("end_ms", pa.int64()),
+        ("file_name", pa.string()),
+        ("newest_rank", pa.int32()),
+        ("slot", pa.int32()),
     ]
 )
 
@@ -224,7 +237,10 @@ _WANTED_VIEW = "_rmq_wanted_entries"
 
 
 def _driver_chains(
-    spark: SparkSession, root: Path, pairs: pa.Table, hash_slot_num: int | None,
+    spark: SparkSession,
+    root: Path,
+    pairs: pa.Table,
+    hash_slot_num: int | None,
     index_num: int | None,
 ) -> str | None:
     """The entries on the pairs' slot chains, read on the driver, as a view; None when the
@@ -246,8 +262,9 @@ def _driver_chains(
     schema = spark_arrow_schema("entries")
     batches = [
         batch
-        for piece in plan_pieces(root, "entries", hash_slot_num=hash_slot_num,
-                                 index_num=index_num, pushdown=push)
+        for piece in plan_pieces(
+            root, "entries", hash_slot_num=hash_slot_num, index_num=index_num, pushdown=push
+        )
         for batch in piece_batches(piece, schema=schema)
     ]
     table = pa.Table.from_batches(batches, schema=schema)
@@ -402,8 +419,7 @@ def answer_queries(
     if source.kind != "dataset" and qs:
         # a store: the files' headers and the queried slots' chains, read on the driver
         root = source.index_path.absolute()
-        files = _register_file_order(
-            spark, _files_on_driver("store", root, hash_slot_num, index_num))
+        files = register_file_order(spark, files_on_driver("store", root, hash_slot_num, index_num))
         pairs = _local_pairs(files, qs)
         entries = _driver_chains(spark, root, pairs, hash_slot_num, index_num)
     if entries is None:

@@ -39,18 +39,17 @@ import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-import numpy as np
 import pyarrow as pa
 from rmqarrow.converters.spark.batches import DEFAULT_BATCH_ROWS, DEFAULT_PIECE_ROWS, Piece
 from rmqarrow.converters.spark.session import check_pyspark
 
+from rmqarrow.commitlog import CommitLogReader, bounded_reader, complete_end_offset
 from rmqarrow.errors import (
-    CommitLogError,
     InvalidValueError,
-    RmqArrowError,
     StoreNotFoundError,
+    StoreWentBackwardsError,
 )
 
 check_pyspark()
@@ -68,25 +67,15 @@ except ImportError:  # pragma: no cover - older pyspark: the query runs all it f
         """Stand-in: older Spark never calls ``prepareForTriggerAvailableNow``."""
 
 
-if TYPE_CHECKING:
-    from rmqarrow.commitlog._files import CommitLogFile
-    from rmqarrow.commitlog._walk import Buf
-
 __all__ = [
     "CommitLogStreamReader",
     "IndexStreamReader",
     "StoreWentBackwardsError",
-    "commitlog_end_offset",
     "index_offsets",
     "stream_reader_of",
 ]
 
 _log = logging.getLogger(__name__)
-
-
-class StoreWentBackwardsError(RmqArrowError, ValueError):
-    """A stream's checkpoint is ahead of its store: a file shrank, was replaced, or the
-    CommitLog lost data the query already read."""
 
 
 def _int_option(options: Any, name: str, default: int | None) -> int | None:
@@ -198,10 +187,10 @@ class IndexStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     """New committed entries of every index file of a store, as Arrow batches."""
 
     def __init__(self, options: Any) -> None:
-        from rmqarrow.converters.spark.source import _table_option
+        from rmqarrow.converters.spark.source import table_option
 
         self.path = _path_option(options, "rocketmq-index", "store_dir")
-        table = _table_option(options)
+        table = table_option(options)
         if table != "entries":
             raise InvalidValueError(
                 f"only the entries table streams (files and slots are rewritten in place); "
@@ -214,8 +203,11 @@ class IndexStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._target: dict[str, Any] | None = None
 
     def _now(self) -> dict[str, Any]:
-        return {"files": index_offsets(
-            self.path, hash_slot_num=self.hash_slot_num, index_num=self.index_num)}
+        return {
+            "files": index_offsets(
+                self.path, hash_slot_num=self.hash_slot_num, index_num=self.index_num
+            )
+        }
 
     def initialOffset(self) -> dict[str, Any]:
         return {"files": {}}
@@ -231,8 +223,9 @@ class IndexStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         files = _files_offset(latest)
         _check_forward(self.path, begun, files)
         for name in sorted(set(begun) - set(files)):
-            _log.info("%s/%s: deleted from the store; the stream reads no more of it",
-                      self.path, name)
+            _log.info(
+                "%s/%s: deleted from the store; the stream reads no more of it", self.path, name
+            )
         return {"files": files}
 
     def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> Sequence[InputPartition]:
@@ -251,8 +244,13 @@ class IndexStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             # entry n (1-based) is at position n: read positions first+1 .. last
             for lo in range(first + 1, last + 1, self.piece_rows):
                 hi = min(lo + self.piece_rows, last + 1)
-                parts.append(InputPartition(Piece(
-                    str(path), "entries", geometry.hash_slot_num, geometry.index_num, lo, hi)))
+                parts.append(
+                    InputPartition(
+                        Piece(
+                            str(path), "entries", geometry.hash_slot_num, geometry.index_num, lo, hi
+                        )
+                    )
+                )
         return parts
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
@@ -261,8 +259,9 @@ class IndexStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
         piece: Piece = partition.value
         rows = 0
-        for batch in piece_batches(piece, schema=spark_arrow_schema("entries"),
-                                   batch_rows=self.batch_rows):
+        for batch in piece_batches(
+            piece, schema=spark_arrow_schema("entries"), batch_rows=self.batch_rows
+        ):
             rows += batch.num_rows
             yield batch
         if rows != piece.stop - piece.start:
@@ -274,116 +273,6 @@ class IndexStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
 
 # --- rocketmq-commitlog -------------------------------------------------------------
-
-
-def _open_log(path: str, mapped_file_size: int | None) -> Any:
-    from rmqarrow.commitlog.reader import CommitLogReader
-
-    return CommitLogReader(path, mapped_file_size=mapped_file_size)
-
-
-def _complete_end(buf: Buf, file: CommitLogFile, mapped: int, pos: int, newest: bool) -> int:
-    """Position after the record at ``pos`` (which the walk found well framed), or ``pos``
-    when it is the newest file's last record and its bytes are not all there yet.
-
-    A broker copies a record into its preallocated file front to back, so a record cut
-    short keeps its frame (the lengths come first) and ends in zeros where its last bytes
-    will go.  RocketMQ ends every property with the separator 0x02, and a record without
-    properties ends with its topic (never a NUL): a last byte of zero there means the copy
-    is still going on.  A record that another one follows is always whole.
-    """
-    from rmqarrow.commitlog._walk import END, Damage, check_record
-    from rmqarrow.commitlog.record import parse_record
-
-    end = pos + check_record(buf, pos, file.size, mapped, file.start_offset)
-    if not newest:
-        return end
-    try:
-        if check_record(buf, end, file.size, mapped, file.start_offset) == END:
-            return end  # the file is closed
-    except Damage:
-        pass  # what follows is being written: judge the record itself
-    try:
-        rec = parse_record(buf, pos, file.path, file.start_offset)
-    except (RmqArrowError, ValueError):
-        return pos
-    if rec.properties_raw:
-        whole = rec.properties_raw[-1] != 0
-    else:
-        whole = bool(rec.topic) and not rec.topic.endswith("\x00")
-    return end if whole else pos
-
-
-def commitlog_end_offset(
-    commitlog_dir: str | os.PathLike[str],
-    start_offset: int,
-    *,
-    mapped_file_size: int | None = None,
-) -> int:
-    """The physical offset just past the last complete record at or after ``start_offset``.
-
-    Records are walked frame by frame (no field is decoded).  In the newest file a record
-    that is not complete yet ends the walk (a writer is in the middle of it); damage in an
-    older file raises :class:`~rmqarrow.errors.CommitLogError`.  An offset past the log's
-    end means the log went backwards: :class:`StoreWentBackwardsError`.
-    """
-    from rmqarrow.commitlog._walk import record_positions
-    from rmqarrow.commitlog.reader import _mapped
-
-    log = _open_log(str(commitlog_dir), mapped_file_size)
-    mapped = log.mapped_file_size
-    if log.files and start_offset < log.min_offset:
-        _log.warning("%s: the log now starts at %d, after offset %d the stream had reached "
-                     "(expired files): the messages between are skipped",
-                     commitlog_dir, log.min_offset, start_offset)
-        start_offset = log.min_offset
-    end = start_offset
-    for file, start_pos, is_last in log._files_from(start_offset):
-        with _mapped(file.path, file.size) as buf:
-            found, damage = record_positions(
-                buf, file.size, mapped, file.start_offset, start_pos, is_last)
-            if len(found):
-                last = int(found[-1])
-                newest = is_last and damage is None
-                end = file.start_offset + _complete_end(buf, file, mapped, last, newest)
-            else:
-                end = max(end, file.start_offset + start_pos)
-            del found
-        if damage is not None:
-            if not is_last:
-                raise CommitLogError(
-                    f"{file.path}: physical offset {file.start_offset + damage.position}: "
-                    f"{damage.reason}")
-            # the newest file: a record still being written; read up to it, later the rest
-            end = file.start_offset + damage.position
-            break
-    if log.files and start_offset > log.max_offset:
-        raise StoreWentBackwardsError(
-            f"{commitlog_dir}: the stream has read up to physical offset {start_offset}, past "
-            f"the log's end {log.max_offset} (files deleted or replaced); start the query on "
-            "a new checkpoint")
-    return end
-
-
-def _range_reader(path: str, mapped: int, stop: int) -> Any:
-    """A CommitLog reader that yields only records before ``stop`` and ignores what lies
-    at or past it (the newest file's tail, still being written)."""
-    from rmqarrow.commitlog.reader import CommitLogReader
-
-    class _Reader(CommitLogReader):
-        def _damage(self, file: CommitLogFile, position: int, reason: str,
-                    unread: tuple[int, int] | None = None) -> None:
-            if file.start_offset + position >= stop:
-                return
-            super()._damage(file, position, reason, unread)
-
-        def positions(
-            self, start_offset: int = 0, end_offset: int | None = None
-        ) -> Iterator[tuple[CommitLogFile, Buf, np.ndarray[Any, np.dtype[np.int64]]]]:
-            for file, buf, found in super().positions(start_offset, end_offset):
-                yield file, buf, found[found < stop - file.start_offset]
-
-    return _Reader(path, mapped_file_size=mapped)
 
 
 @dataclass(frozen=True)
@@ -402,24 +291,25 @@ class CommitLogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
     """Records appended to a CommitLog since the last offset, as Arrow batches."""
 
     def __init__(self, options: Any) -> None:
-        from rmqarrow.converters.spark.commitlog import TABLES, _schema
+        from rmqarrow.converters.spark.commitlog import TABLES, table_schema
 
         self.path = _path_option(options, "rocketmq-commitlog", "commitlog_dir")
         self.table = str(options.get("table") or TABLES[0])
-        _schema(self.table)
+        table_schema(self.table)
         self.mapped_file_size = _int_option(options, "mapped_file_size", None)
         self.batch_rows = _int_option(options, "batch_rows", None)
         self._target: int | None = None
 
     def initialOffset(self) -> dict[str, Any]:
-        log = _open_log(self.path, self.mapped_file_size)
+        log = CommitLogReader(self.path, mapped_file_size=self.mapped_file_size)
         return {"offset": int(log.min_offset)}
 
     def _end(self, start: int) -> int:
-        return commitlog_end_offset(self.path, start, mapped_file_size=self.mapped_file_size)
+        return complete_end_offset(self.path, start, mapped_file_size=self.mapped_file_size)
 
     def prepareForTriggerAvailableNow(self) -> None:
-        self._target = self._end(int(_open_log(self.path, self.mapped_file_size).min_offset))
+        log = CommitLogReader(self.path, mapped_file_size=self.mapped_file_size)
+        self._target = self._end(int(log.min_offset))
 
     def latestOffset(
         self, start: dict[str, Any] | None = None, limit: Any = None
@@ -435,7 +325,7 @@ class CommitLogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
             return []
         from rmqarrow.commitlog.index_records import DEFAULT_BATCH_ROWS as LOG_BATCH_ROWS
 
-        log = _open_log(self.path, self.mapped_file_size)
+        log = CommitLogReader(self.path, mapped_file_size=self.mapped_file_size)
         mapped = int(log.mapped_file_size)
         lo = max(lo, int(log.min_offset))
         rows = self.batch_rows or LOG_BATCH_ROWS
@@ -443,27 +333,28 @@ class CommitLogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
         for f in log.files:
             a, b = max(lo, f.start_offset), min(hi, f.start_offset + mapped)
             if a < b:
-                parts.append(InputPartition(_LogRange(
-                    self.path, a, b, mapped, self.table, rows)))
+                parts.append(InputPartition(_LogRange(self.path, a, b, mapped, self.table, rows)))
         return parts
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        from rmqarrow.converters.spark.commitlog import _nullable
+        from rmqarrow.converters.spark.commitlog import nullable_schema
 
         task: _LogRange = partition.value
-        reader = _range_reader(task.path, task.mapped_file_size, task.stop)
+        reader = bounded_reader(task.path, task.stop, mapped_file_size=task.mapped_file_size)
         if task.table == "index_records":
             from rmqarrow.commitlog.index_records import index_record_batches
 
-            batches = index_record_batches(reader, start_offset=task.start,
-                                           batch_rows=task.batch_rows, end_offset=task.stop)
+            batches = index_record_batches(
+                reader, start_offset=task.start, batch_rows=task.batch_rows, end_offset=task.stop
+            )
         else:
             from rmqarrow.converters.arrow.messages import messages_batches
 
-            batches = messages_batches(reader, start_offset=task.start,
-                                       batch_rows=task.batch_rows, end_offset=task.stop)
+            batches = messages_batches(
+                reader, start_offset=task.start, batch_rows=task.batch_rows, end_offset=task.stop
+            )
         for batch in batches:
-            yield pa.RecordBatch.from_arrays(batch.columns, schema=_nullable(batch.schema))
+            yield pa.RecordBatch.from_arrays(batch.columns, schema=nullable_schema(batch.schema))
 
 
 def stream_reader_of(fmt: str, options: Any) -> DataSourceStreamReader:
@@ -473,4 +364,3 @@ def stream_reader_of(fmt: str, options: Any) -> DataSourceStreamReader:
     if fmt == "rocketmq-commitlog":
         return CommitLogStreamReader(options)
     raise InvalidValueError(f"no stream reader for format {fmt!r}")
-

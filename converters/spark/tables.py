@@ -73,9 +73,7 @@ def register_tables(
     return register_views(spark, target, hash_slot_num, index_num, commitlog=commitlog)[0]
 
 
-def register_messages(
-    spark: SparkSession, kind: str, root: Path, commitlog: Target | None
-) -> bool:
+def register_messages(spark: SparkSession, kind: str, root: Path, commitlog: Target | None) -> bool:
     """The ``messages`` temp view, if there is a source for it; True when registered.
 
     A view of that name left by an earlier call on the session is dropped otherwise, so
@@ -142,11 +140,11 @@ def register_views(
     for table, df in frames.items():
         df.createOrReplaceTempView(table)
     register_messages(spark, kind, root, commitlog)
-    order = _register_file_order(spark, _files_on_driver(kind, root, hash_slot_num, index_num))
+    order = register_file_order(spark, files_on_driver(kind, root, hash_slot_num, index_num))
     return kind, order
 
 
-def _files_on_driver(
+def files_on_driver(
     kind: str, root: Path, hash_slot_num: int | None, index_num: int | None
 ) -> pa.Table:
     """The ``files`` table read on the driver (one row a file: no Spark job needed)."""
@@ -166,7 +164,7 @@ def _files_on_driver(
     return pa.Table.from_batches(batches, schema=SCHEMAS["files"])
 
 
-def _register_file_order(spark: SparkSession, files: pa.Table) -> pa.Table:
+def register_file_order(spark: SparkSession, files: pa.Table) -> pa.Table:
     """The files the lookup walks, newest first, as a small local view.
 
     Ranks follow Java string order of the names.  ``newer_min_begin`` is the smallest

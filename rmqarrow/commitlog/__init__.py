@@ -62,6 +62,7 @@ from rmqarrow.commitlog.resolve import (
     matches,
     resolve,
 )
+from rmqarrow.commitlog.tail import bounded_reader, complete_end_offset
 from rmqarrow.commitlog.writer import (
     DEFAULT_MAPPED_FILE_SIZE,
     AppendResult,
@@ -103,6 +104,8 @@ __all__ = [
     "ResolveMode",
     "ResolveResult",
     "body_crc",
+    "bounded_reader",
+    "complete_end_offset",
     "compress_body",
     "compression_of",
     "compression_sys_flag",

@@ -8,14 +8,24 @@ own tools would never create them.
 
 from __future__ import annotations
 
+import mmap
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from rmqarrow.commitlog._layout import FILE_NAME_DIGITS
 from rmqarrow.errors import CommitLogError, InvalidValueError, StoreNotFoundError
 
-__all__ = ["CommitLogFile", "file_name", "list_commitlog_files", "mapped_size_of"]
+__all__ = [
+    "CommitLogFile",
+    "file_name",
+    "list_commitlog_files",
+    "map_file",
+    "mapped_size_of",
+]
 
 
 @dataclass(frozen=True)
@@ -62,3 +72,21 @@ def mapped_size_of(files: list[CommitLogFile], mapped_file_size: int | None = No
     if not files:
         return 0
     return max(f.size for f in files)
+
+
+@contextmanager
+def map_file(path: Path, size: int) -> Iterator[Any]:
+    """A CommitLog file read-only as a buffer (an empty bytes for an empty file)."""
+    if size == 0:
+        yield b""
+        return
+    with open(path, "rb") as f:
+        m = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    try:
+        yield m
+    finally:
+        # Views of the map may still be alive (a decoder's arrays held by an exception's
+        # frames): closing would raise BufferError over the real error; the map is then
+        # unmapped when the last view goes.
+        with suppress(BufferError):
+            m.close()

@@ -11,18 +11,22 @@ a gap is damage of the same kind.
 
 from __future__ import annotations
 
-import mmap
 import os
 import warnings
 from collections.abc import Iterator
-from contextlib import closing, contextmanager, suppress
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from rmqarrow.commitlog._files import CommitLogFile, list_commitlog_files, mapped_size_of
+from rmqarrow.commitlog._files import (
+    CommitLogFile,
+    list_commitlog_files,
+    map_file,
+    mapped_size_of,
+)
 from rmqarrow.commitlog._walk import (
     Buf,
     Damage,
@@ -58,23 +62,6 @@ class CommitLogProblem:
         return f"{self.path}: physical offset {self.physical_offset}: {self.reason}"
 
 
-@contextmanager
-def _mapped(path: Path, size: int) -> Iterator[Buf]:
-    if size == 0:
-        yield b""
-        return
-    with open(path, "rb") as f:
-        m = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-    try:
-        yield m
-    finally:
-        # Views of the map may still be alive (a decoder's arrays held by an exception's
-        # frames): closing would raise BufferError over the real error; the map is then
-        # unmapped when the last view goes.
-        with suppress(BufferError):
-            m.close()
-
-
 class CommitLogReader:
     """The files of one CommitLog directory and their records.
 
@@ -96,12 +83,13 @@ class CommitLogReader:
         self.problems: list[CommitLogProblem] = []
 
     # -- damage handling -------------------------------------------------------------
-    def _damage(self, file: CommitLogFile, position: int, reason: str,
-                unread: tuple[int, int] | None = None) -> None:
+    def _damage(
+        self, file: CommitLogFile, position: int, reason: str, unread: tuple[int, int] | None = None
+    ) -> None:
         at = file.start_offset + position
         problem = CommitLogProblem(
-            file.path, at, reason,
-            unread or (at, file.start_offset + self.mapped_file_size))
+            file.path, at, reason, unread or (at, file.start_offset + self.mapped_file_size)
+        )
         if not self.lenient:
             raise CommitLogError(str(problem))
         self.problems.append(problem)
@@ -160,7 +148,7 @@ class CommitLogReader:
         Damage is raised (or reported) after the good positions before it were yielded.
         """
         for file, start_pos, is_last in self._files_from(start_offset, end_offset):
-            with _mapped(file.path, file.size) as buf:
+            with map_file(file.path, file.size) as buf:
                 found, damage = record_positions(
                     buf, file.size, self.mapped_file_size, file.start_offset, start_pos, is_last
                 )
@@ -171,7 +159,7 @@ class CommitLogReader:
     def records(self, start_offset: int = 0) -> Iterator[Record]:
         """Every message record from ``start_offset`` on (a record's physical offset)."""
         for file, start_pos, is_last in self._files_from(start_offset):
-            with _mapped(file.path, file.size) as buf:
+            with map_file(file.path, file.size) as buf:
                 walk = walk_file(
                     buf, file.size, self.mapped_file_size, file.start_offset, start_pos, is_last
                 )
@@ -197,7 +185,7 @@ class CommitLogReader:
         offset guard skip what it already holds resumes exactly as the broker does.
         """
         for file in reversed(self.files):
-            with _mapped(file.path, file.size) as buf:
+            with map_file(file.path, file.size) as buf:
                 first = first_store_timestamp(buf, file.size)
             if first is not None and first != 0 and first <= timestamp:
                 return file.start_offset
@@ -215,7 +203,7 @@ class CommitLogReader:
                 f"[{self.min_offset}, {self.max_offset})"
             )
         pos = physical_offset - file.start_offset
-        with _mapped(file.path, file.size) as buf:
+        with map_file(file.path, file.size) as buf:
             try:
                 total = check_record(buf, pos, file.size, self.mapped_file_size, file.start_offset)
             except Damage as d:

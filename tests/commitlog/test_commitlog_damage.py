@@ -222,12 +222,12 @@ def test_an_error_with_views_of_the_map_alive_stays_that_error(tmp_path: Path) -
     propagates, must not turn the error into mmap's BufferError on close."""
     import numpy as np
 
-    from rmqarrow.commitlog.reader import _mapped
+    from rmqarrow.commitlog._files import map_file
 
     path = tmp_path / F0
     path.write_bytes(b"\0" * 4096)
     held: list[np.ndarray] = []
-    with pytest.raises(CommitLogError, match="damaged here"), _mapped(path, 4096) as buf:
+    with pytest.raises(CommitLogError, match="damaged here"), map_file(path, 4096) as buf:
         held.append(np.frombuffer(buf, dtype=np.uint8))
         raise CommitLogError("damaged here")
     assert held[0].size == 4096  # the view outlives the block, still readable

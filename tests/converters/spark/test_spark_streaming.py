@@ -139,15 +139,26 @@ def _wait_gone(pids: list[int], timeout: float = 120) -> None:
         assert time.monotonic() < deadline, f"process {pid} still runs after its driver died"
 
 
-def _driver(fmt: str, src: Path, tmp: Path, options: dict[str, str],
-            log: IO[str] | None = None) -> subprocess.Popen[str]:
-    args = [sys.executable, "-c", DRIVER, fmt, str(src), str(tmp / "sink"), str(tmp / "ckpt"),
-            str(tmp / "stop"), json.dumps(options)]
+def _driver(
+    fmt: str, src: Path, tmp: Path, options: dict[str, str], log: IO[str] | None = None
+) -> subprocess.Popen[str]:
+    args = [
+        sys.executable,
+        "-c",
+        DRIVER,
+        fmt,
+        str(src),
+        str(tmp / "sink"),
+        str(tmp / "ckpt"),
+        str(tmp / "stop"),
+        json.dumps(options),
+    ]
     return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=log, text=True)
 
 
-def _stream_with_a_crash(spark: Any, fmt: str, src: Path, tmp: Path, writer: str,
-                         options: dict[str, str]) -> list[int]:
+def _stream_with_a_crash(
+    spark: Any, fmt: str, src: Path, tmp: Path, writer: str, options: dict[str, str]
+) -> list[int]:
     """Writer + 1 s trigger query, kill -9 after batches, writer ends, AvailableNow (in
     this process's session: another driver, the same checkpoint).
 
@@ -155,8 +166,7 @@ def _stream_with_a_crash(spark: Any, fmt: str, src: Path, tmp: Path, writer: str
     """
     go = tmp / "go"
     with open(tmp / "writer.err", "w") as werr, open(tmp / "driver.err", "w") as derr:
-        wproc = subprocess.Popen([sys.executable, "-c", writer, str(src), str(go)],
-                                 stderr=werr)
+        wproc = subprocess.Popen([sys.executable, "-c", writer, str(src), str(go)], stderr=werr)
         try:
             while not src.exists() or not any(src.iterdir()):
                 assert wproc.poll() is None, (tmp / "writer.err").read_text()
@@ -187,10 +197,17 @@ def _stream_with_a_crash(spark: Any, fmt: str, src: Path, tmp: Path, writer: str
     from rmqarrow.converters.spark.source import register
 
     register(spark)
-    (spark.readStream.format(fmt).options(**options).load(str(src))
-     .writeStream.format("parquet").option("path", str(tmp / "sink"))
-     .option("checkpointLocation", str(tmp / "ckpt"))
-     .trigger(availableNow=True).start().awaitTermination())
+    (
+        spark.readStream.format(fmt)
+        .options(**options)
+        .load(str(src))
+        .writeStream.format("parquet")
+        .option("path", str(tmp / "sink"))
+        .option("checkpointLocation", str(tmp / "ckpt"))
+        .trigger(availableNow=True)
+        .start()
+        .awaitTermination()
+    )
     return rows
 
 
@@ -206,8 +223,7 @@ def test_index_stream_of_a_live_store_survives_kill_9(spark: Any, tmp_path: Path
 
     store = tmp_path / "store"
     options = {"hash_slot_num": str(SLOTS), "index_num": str(INDEX)}
-    rows = _stream_with_a_crash(spark, "rocketmq-index", store, tmp_path, INDEX_WRITER,
-                                options)
+    rows = _stream_with_a_crash(spark, "rocketmq-index", store, tmp_path, INDEX_WRITER, options)
     assert len(list(store.iterdir())) >= RECORDS * 2 // (INDEX - 1)  # it rolled
     register(spark)
     final = spark.read.format("rocketmq-index").options(**options).load(str(store))
@@ -221,8 +237,9 @@ def test_commitlog_stream_of_a_live_log_survives_kill_9(spark: Any, tmp_path: Pa
 
     log = tmp_path / "commitlog"
     options = {"mapped_file_size": str(MAPPED)}
-    rows = _stream_with_a_crash(spark, "rocketmq-commitlog", log, tmp_path,
-                                COMMITLOG_WRITER, options)
+    rows = _stream_with_a_crash(
+        spark, "rocketmq-commitlog", log, tmp_path, COMMITLOG_WRITER, options
+    )
     assert len(list(log.iterdir())) > 3  # it rolled
     register(spark)
     final = spark.read.format("rocketmq-commitlog").load(str(log))
@@ -247,9 +264,14 @@ def test_a_store_that_went_backwards_stops_the_stream(spark: Any, tmp_path: Path
 
     def run() -> None:
         df = spark.readStream.format("rocketmq-index").options(**options).load(str(store))
-        (df.writeStream.format("parquet").option("path", str(tmp_path / "sink"))
-         .option("checkpointLocation", str(tmp_path / "ckpt"))
-         .trigger(availableNow=True).start().awaitTermination())
+        (
+            df.writeStream.format("parquet")
+            .option("path", str(tmp_path / "sink"))
+            .option("checkpointLocation", str(tmp_path / "ckpt"))
+            .trigger(availableNow=True)
+            .start()
+            .awaitTermination()
+        )
 
     run()
     assert spark.read.parquet(str(tmp_path / "sink")).count() == len(g.puts)
@@ -265,7 +287,7 @@ def test_a_store_that_went_backwards_stops_the_stream(spark: Any, tmp_path: Path
 
 def test_the_commitlog_offset_stops_before_a_record_being_written(tmp_path: Path) -> None:
     """Half a record at the tail of the newest file is not read; the whole one is."""
-    from rmqarrow.converters.spark.streaming import commitlog_end_offset
+    from rmqarrow.commitlog import complete_end_offset as commitlog_end_offset
 
     from rmqarrow.commitlog.writer import CommitLogWriter, Message, encode_record
 
