@@ -20,8 +20,12 @@ demo: $(STAMP)
 # mypy sees the package as installed: rmqarrow/ with converters/ as rmqarrow/converters.
 TYPECHECK := build/typecheck
 
+# Every Python file of the project: linted, and formatted as ruff format writes it.
+PY_TREES := rmqarrow converters tests benchmarks examples docs
+
 lint: $(STAMP)
-	$(BIN)/ruff check rmqarrow converters tests benchmarks
+	$(BIN)/ruff check $(PY_TREES)
+	$(BIN)/ruff format --check $(PY_TREES)
 	rm -rf $(TYPECHECK) && mkdir -p $(TYPECHECK)/rmqarrow
 	for f in rmqarrow/*; do ln -s "$(CURDIR)/$$f" $(TYPECHECK)/rmqarrow/; done
 	ln -s "$(CURDIR)/converters" $(TYPECHECK)/rmqarrow/converters

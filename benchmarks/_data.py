@@ -18,7 +18,13 @@ import pyarrow.compute as pc
 from rmqarrow import Geometry, IndexFile
 
 __all__ = [
-    "T0", "index_file", "make_keys", "make_offsets", "make_timestamps", "reset_peak", "rss_mb",
+    "T0",
+    "index_file",
+    "make_keys",
+    "make_offsets",
+    "make_timestamps",
+    "reset_peak",
+    "rss_mb",
 ]
 
 T0 = 1_700_000_000_000

@@ -40,14 +40,15 @@ def print_rows(rows: Sequence[dict[str, Any]], out: TextIO | None = None) -> Non
     cells = [[_cell(r.get(c)) for c in columns] for r in rows]
     widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(columns)]
     numeric = [
-        all(isinstance(r.get(c), int | float) or r.get(c) is None for r in rows)
-        for c in columns
+        all(isinstance(r.get(c), int | float) or r.get(c) is None for r in rows) for c in columns
     ]
     print("  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True)).rstrip(), file=out)
     print("  ".join("-" * w for w in widths), file=out)
     for row in cells:
-        parts = [v.rjust(w) if num else v.ljust(w)
-                 for v, w, num in zip(row, widths, numeric, strict=True)]
+        parts = [
+            v.rjust(w) if num else v.ljust(w)
+            for v, w, num in zip(row, widths, numeric, strict=True)
+        ]
         print("  ".join(parts).rstrip(), file=out)
 
 

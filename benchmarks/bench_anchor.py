@@ -37,38 +37,71 @@ DEFAULT_JAVA_OPTS = "-Xms6g -Xmx6g -XX:+UseG1GC"
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(
-        prog="bench_anchor.py", description=__doc__.splitlines()[0],
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    p.add_argument("--rocketmq", default=None,
-                   help="root of a RocketMQ source checkout (default: $ROCKETMQ_SRC)")
-    p.add_argument("--n", type=int, nargs="+", default=[19_999_999],
-                   help="keys put into each file (at most entries - 1: a full file)")
+        prog="bench_anchor.py",
+        description=__doc__.splitlines()[0],
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    p.add_argument(
+        "--rocketmq",
+        default=None,
+        help="root of a RocketMQ source checkout (default: $ROCKETMQ_SRC)",
+    )
+    p.add_argument(
+        "--n",
+        type=int,
+        nargs="+",
+        default=[19_999_999],
+        help="keys put into each file (at most entries - 1: a full file)",
+    )
     p.add_argument("--repeats", type=int, default=3, help="runs per side, alternating")
     p.add_argument("--lookups", type=int, default=1_000_000)
     p.add_argument("--max-num", type=int, default=64, help="maxNum of each lookup")
     p.add_argument("--slots", type=int, default=5_000_000, help="hash slots (RocketMQ's default)")
-    p.add_argument("--entries", type=int, default=20_000_000,
-                   help="index entries (RocketMQ's default)")
+    p.add_argument(
+        "--entries", type=int, default=20_000_000, help="index entries (RocketMQ's default)"
+    )
     p.add_argument("--seed", type=int, default=7, help="seed of the lookup picks")
-    p.add_argument("--warmup-keys", type=int, default=200_000,
-                   help="keys of each warm-up pass (on a small file of its own)")
-    p.add_argument("--warmup-rounds", type=int, default=3,
-                   help="Java's warm-up passes before the timed loops (rmqarrow: one)")
+    p.add_argument(
+        "--warmup-keys",
+        type=int,
+        default=200_000,
+        help="keys of each warm-up pass (on a small file of its own)",
+    )
+    p.add_argument(
+        "--warmup-rounds",
+        type=int,
+        default=3,
+        help="Java's warm-up passes before the timed loops (rmqarrow: one)",
+    )
     p.add_argument("--java-opts", default=DEFAULT_JAVA_OPTS)
-    p.add_argument("--build-dir", type=Path, default=ROOT / "build" / "anchor",
-                   help="where RocketMQ's IndexFile and the driver are compiled")
-    p.add_argument("--workdir", type=Path, default=None,
-                   help="where the input and index files go (default: a temporary folder); "
-                   "given, a run whose sides disagree leaves its files there")
-    p.add_argument("--results-dir", type=Path, default=HERE / "results",
-                   help="where the JSON run record is written")
+    p.add_argument(
+        "--build-dir",
+        type=Path,
+        default=ROOT / "build" / "anchor",
+        help="where RocketMQ's IndexFile and the driver are compiled",
+    )
+    p.add_argument(
+        "--workdir",
+        type=Path,
+        default=None,
+        help="where the input and index files go (default: a temporary folder); "
+        "given, a run whose sides disagree leaves its files there",
+    )
+    p.add_argument(
+        "--results-dir",
+        type=Path,
+        default=HERE / "results",
+        help="where the JSON run record is written",
+    )
     args = p.parse_args(argv)
     if args.rocketmq is None or not args.rocketmq.strip():
         args.rocketmq = os.environ.get("ROCKETMQ_SRC", "")
     bad = [n for n in args.n if not 1 <= n < args.entries]
     if bad or args.repeats < 1 or args.lookups < 1:
-        p.error(f"expected 1 <= N < entries ({args.entries:,}), repeats >= 1 and lookups "
-                f">= 1; got N={bad or args.n}, repeats={args.repeats}, lookups={args.lookups}")
+        p.error(
+            f"expected 1 <= N < entries ({args.entries:,}), repeats >= 1 and lookups "
+            f">= 1; got N={bad or args.n}, repeats={args.repeats}, lookups={args.lookups}"
+        )
     return args
 
 
@@ -78,16 +111,20 @@ def bench_n(args: argparse.Namespace, n: int, workdir: Path, build: Any) -> dict
 
     from rmqarrow import Geometry
 
-    settings = _sides.Settings(args.slots, args.entries, args.max_num, args.warmup_keys,
-                               args.warmup_rounds, args.java_opts)
+    settings = _sides.Settings(
+        args.slots, args.entries, args.max_num, args.warmup_keys, args.warmup_rounds, args.java_opts
+    )
     started = time.perf_counter()
     inp = _input.generate(n, args.lookups, args.seed)
     input_path = workdir / f"input-{n}.bin"
     inp.write(input_path)
     keys = inp.keys()
     lookup_keys = keys.take(inp.lookups)
-    print(f"N={n:,}: input ready in {time.perf_counter() - started:.1f} s "
-          f"(keys like {keys[0].as_py()}); load {_record.load_now()['1m']}", flush=True)
+    print(
+        f"N={n:,}: input ready in {time.perf_counter() - started:.1f} s "
+        f"(keys like {keys[0].as_py()}); load {_record.load_now()['1m']}",
+        flush=True,
+    )
     _sides.warm_python(inp, keys, workdir, settings)
     runs: list[dict[str, Any]] = []
     for r in range(1, args.repeats + 1):
@@ -96,42 +133,73 @@ def bench_n(args: argparse.Namespace, n: int, workdir: Path, build: Any) -> dict
         for stale in (java_index, java_answers, py_index):
             stale.unlink(missing_ok=True)
         load_java = _record.load_now()
-        java = _sides.run_java(build, settings, input_path, java_index, java_answers,
-                               args.build_dir / "java-driver.log")
+        java = _sides.run_java(
+            build,
+            settings,
+            input_path,
+            java_index,
+            java_answers,
+            args.build_dir / "java-driver.log",
+        )
         if java.get("stderr"):
             print(java["stderr"], file=sys.stderr)
         load_py = _record.load_now()
         py, answers = _sides.run_python(inp, keys, lookup_keys, settings, py_index)
         files = _checks.compare_files(java_index, py_index)
-        same = _checks.compare_answers(_checks.read_java_answers(java_answers), answers,
-                                       inp.lookups, inp.phy_offsets)
+        same = _checks.compare_answers(
+            _checks.read_java_answers(java_answers), answers, inp.lookups, inp.phy_offsets
+        )
         del answers
-        runs.append({"repeat": r, "java": java, "rmqarrow": py, "files": files,
-                     "answers": same, "load_before_java": load_java,
-                     "load_before_rmqarrow": load_py})
-        print(f"  run {r}: build Java {java['build_wall_s']:.3f} s, rmqarrow "
-              f"{py['build_wall_s']:.3f} s; lookups Java {java['lookup_wall_s']:.3f} s, "
-              f"rmqarrow {py['lookup_wall_s']:.3f} s; files identical {files['identical']}, "
-              f"answers equal {same['equal']}", flush=True)
+        runs.append(
+            {
+                "repeat": r,
+                "java": java,
+                "rmqarrow": py,
+                "files": files,
+                "answers": same,
+                "load_before_java": load_java,
+                "load_before_rmqarrow": load_py,
+            }
+        )
+        print(
+            f"  run {r}: build Java {java['build_wall_s']:.3f} s, rmqarrow "
+            f"{py['build_wall_s']:.3f} s; lookups Java {java['lookup_wall_s']:.3f} s, "
+            f"rmqarrow {py['lookup_wall_s']:.3f} s; files identical {files['identical']}, "
+            f"answers equal {same['equal']}",
+            flush=True,
+        )
         agreed = files["identical"] and same["equal"] and same["every_query_found_its_key"]
         if not agreed and args.workdir:
-            print(f"  run {r}: the two sides disagree; input, index and answer files are "
-                  f"kept in {workdir}", flush=True)
+            print(
+                f"  run {r}: the two sides disagree; input, index and answer files are "
+                f"kept in {workdir}",
+                flush=True,
+            )
             break
         for done in (java_index, java_answers, py_index):
             done.unlink(missing_ok=True)
     else:
         input_path.unlink()
-    checks = {"files_identical": sum(r["files"]["identical"] for r in runs),
-              "answers_equal": sum(r["answers"]["equal"] for r in runs),
-              "own_key_found": sum(r["answers"]["every_query_found_its_key"] for r in runs),
-              "sha256": runs[0]["files"]["sha256"], "offsets": runs[0]["answers"]["offsets"]}
-    checks["all_passed"] = all(checks[k] == len(runs) for k in
-                               ("files_identical", "answers_equal", "own_key_found"))
-    return {"n": n, "q": args.lookups, "key_chars": _input.WIDTH,
-            "geometry": [args.slots, args.entries],
-            "file_size": Geometry(args.slots, args.entries).file_size,
-            "runs": runs, "summary": _record.summarize(runs), "checks": checks}
+    checks = {
+        "files_identical": sum(r["files"]["identical"] for r in runs),
+        "answers_equal": sum(r["answers"]["equal"] for r in runs),
+        "own_key_found": sum(r["answers"]["every_query_found_its_key"] for r in runs),
+        "sha256": runs[0]["files"]["sha256"],
+        "offsets": runs[0]["answers"]["offsets"],
+    }
+    checks["all_passed"] = all(
+        checks[k] == len(runs) for k in ("files_identical", "answers_equal", "own_key_found")
+    )
+    return {
+        "n": n,
+        "q": args.lookups,
+        "key_chars": _input.WIDTH,
+        "geometry": [args.slots, args.entries],
+        "file_size": Geometry(args.slots, args.entries).file_size,
+        "runs": runs,
+        "summary": _record.summarize(runs),
+        "checks": checks,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -145,26 +213,45 @@ def main(argv: list[str] | None = None) -> int:
     except _setup.AnchorSetupError as e:
         print(f"bench-anchor: {e}", file=sys.stderr)
         return 2
-    print(f"RocketMQ {checkout.commit or '(no git commit)'}: IndexFile "
-          f"{'reused from' if build.reused else 'compiled into'} {build.classes} "
-          f"({jdk.version})", flush=True)
+    print(
+        f"RocketMQ {checkout.commit or '(no git commit)'}: IndexFile "
+        f"{'reused from' if build.reused else 'compiled into'} {build.classes} "
+        f"({jdk.version})",
+        flush=True,
+    )
     if checkout.modified:
-        print("bench-anchor: warning: the checkout's IndexFile sources differ from its HEAD; "
-              "this is not RocketMQ's released code", file=sys.stderr)
+        print(
+            "bench-anchor: warning: the checkout's IndexFile sources differ from its HEAD; "
+            "this is not RocketMQ's released code",
+            file=sys.stderr,
+        )
     context: dict[str, Any] = {
         "kind": "anchor",
         "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "command": "python benchmarks/bench_anchor.py " + shlex.join(
-            a for a in (sys.argv[1:] if argv is None else argv)),
+        "command": "python benchmarks/bench_anchor.py "
+        + shlex.join(a for a in (sys.argv[1:] if argv is None else argv)),
         "machine": _record.machine(),
         "load_at_start": _record.load_now(),
         "rmqarrow": _record.rmqarrow_identity(),
-        "rocketmq": {"commit": checkout.commit, "modified": checkout.modified,
-                     "sources": checkout.blobs},
+        "rocketmq": {
+            "commit": checkout.commit,
+            "modified": checkout.modified,
+            "sources": checkout.blobs,
+        },
         "java": {"version": jdk.version, "options": args.java_opts},
-        "settings": {k: getattr(args, k) for k in (
-            "repeats", "lookups", "max_num", "slots", "entries", "seed", "warmup_keys",
-            "warmup_rounds")},
+        "settings": {
+            k: getattr(args, k)
+            for k in (
+                "repeats",
+                "lookups",
+                "max_num",
+                "slots",
+                "entries",
+                "seed",
+                "warmup_keys",
+                "warmup_rounds",
+            )
+        },
     }
     # The record must not name local folders: the checkout's path is left out on purpose.
     context["command"] = context["command"].replace(str(checkout.root), "$ROCKETMQ")
@@ -188,13 +275,11 @@ def main(argv: list[str] | None = None) -> int:
     for res in results:
         print(_record.table(res, context))
         print()
-    record = {**context, "results": results,
-              "ok": all(r["checks"]["all_passed"] for r in results)}
+    record = {**context, "results": results, "ok": all(r["checks"]["all_passed"] for r in results)}
     path = _record.write_record(args.results_dir, record)
     print(f"record: {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}")
     if not record["ok"]:
-        print("bench-anchor: the two sides disagree (see the checks line above)",
-              file=sys.stderr)
+        print("bench-anchor: the two sides disagree (see the checks line above)", file=sys.stderr)
         return 1
     return 0
 

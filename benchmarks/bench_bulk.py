@@ -40,9 +40,14 @@ FULL = Geometry()  # 5,000,000 slots x 20,000,000 positions
 
 
 def _row(bench: str, variant: str, items: int, seconds: float, **extra: Any) -> dict[str, Any]:
-    return {"benchmark": bench, "variant": variant, "items": items,
-            "seconds": round(seconds, 4), "per_s": round(items / seconds) if seconds else None,
-            **extra}
+    return {
+        "benchmark": bench,
+        "variant": variant,
+        "items": items,
+        "seconds": round(seconds, 4),
+        "per_s": round(items / seconds) if seconds else None,
+        **extra,
+    }
 
 
 def _ratios(rows: list[dict[str, Any]], baseline: str) -> None:
@@ -64,8 +69,16 @@ def bench_build(geometry: Geometry, workdir: Path, sample: int) -> list[dict[str
     t = time.perf_counter()
     np.copyto(dst, src)
     dt = time.perf_counter() - t
-    rows.append(_row("build", "memory copy of the file bytes", n, dt,
-                     mb_per_s=round(size_mb / dt), note=f"{size_mb:.0f} MB, buffers pre-touched"))
+    rows.append(
+        _row(
+            "build",
+            "memory copy of the file bytes",
+            n,
+            dt,
+            mb_per_s=round(size_mb / dt),
+            note=f"{size_mb:.0f} MB, buffers pre-touched",
+        )
+    )
     del dst
 
     # the same copy into a new mapped file: the page faults every new file costs
@@ -80,8 +93,16 @@ def bench_build(geometry: Geometry, workdir: Path, sample: int) -> list[dict[str
         dt = time.perf_counter() - t
         del view
     path.unlink()
-    rows.append(_row("build", "copy into a new mapped file", n, dt,
-                     mb_per_s=round(size_mb / dt), note="create + page faults + copy"))
+    rows.append(
+        _row(
+            "build",
+            "copy into a new mapped file",
+            n,
+            dt,
+            mb_per_s=round(size_mb / dt),
+            note="create + page faults + copy",
+        )
+    )
     del src
 
     # sequential put_key on a sample, extrapolated
@@ -95,8 +116,16 @@ def bench_build(geometry: Geometry, workdir: Path, sample: int) -> list[dict[str
             f.put_key(k, o, s)
         dt = (time.perf_counter() - t) * n / sample
     path.unlink()
-    rows.append(_row("build", "sequential put_key", n, dt, mb_per_s=round(size_mb / dt),
-                     note=f"measured on {sample:,} keys, extrapolated"))
+    rows.append(
+        _row(
+            "build",
+            "sequential put_key",
+            n,
+            dt,
+            mb_per_s=round(size_mb / dt),
+            note=f"measured on {sample:,} keys, extrapolated",
+        )
+    )
 
     # hashing alone, both kernels (information)
     index_key_hashes(keys.slice(0, 1000))  # compile / warm the kernel
@@ -108,8 +137,15 @@ def bench_build(geometry: Geometry, workdir: Path, sample: int) -> list[dict[str
     t = time.perf_counter()
     index_key_hashes(keys.slice(0, part), kernel="numpy")
     dt = (time.perf_counter() - t) * n / part
-    rows.append(_row("build", "hash only (numpy fallback kernel)", n, dt,
-                     note=f"measured on {part:,} keys, extrapolated" if part < n else ""))
+    rows.append(
+        _row(
+            "build",
+            "hash only (numpy fallback kernel)",
+            n,
+            dt,
+            note=f"measured on {part:,} keys, extrapolated" if part < n else "",
+        )
+    )
 
     # bulk build, end to end
     gc.collect()
@@ -127,21 +163,30 @@ def bench_build(geometry: Geometry, workdir: Path, sample: int) -> list[dict[str
     flush = time.perf_counter() - t
     _, peak = rss_mb()
     assert put == n
-    rows.append(_row("build", "bulk put_keys (from pyarrow strings)", n, dt,
-                     mb_per_s=round(size_mb / dt), peak_rss_mb=round(peak - before),
-                     cpu_s=round(cpu, 3),
-                     critical_path_s=round(path_s, 3),
-                     note=f"create + hash + write; close/msync {flush:.2f} s more; "
-                     f"threads' CPU {main_cpu:.2f} + {cpu - main_cpu:.2f} s: "
-                     f"{n / path_s / 1e6:.1f} M keys/s with 2 free cores; "
-                     f"peak RSS rise {(peak - before) / size_mb:.2f}x the file"))
+    rows.append(
+        _row(
+            "build",
+            "bulk put_keys (from pyarrow strings)",
+            n,
+            dt,
+            mb_per_s=round(size_mb / dt),
+            peak_rss_mb=round(peak - before),
+            cpu_s=round(cpu, 3),
+            critical_path_s=round(path_s, 3),
+            note=f"create + hash + write; close/msync {flush:.2f} s more; "
+            f"threads' CPU {main_cpu:.2f} + {cpu - main_cpu:.2f} s: "
+            f"{n / path_s / 1e6:.1f} M keys/s with 2 free cores; "
+            f"peak RSS rise {(peak - before) / size_mb:.2f}x the file",
+        )
+    )
     _ratios(rows, "memory copy of the file bytes")
     path.unlink()
     return rows
 
 
-def bench_lookup(geometry: Geometry, workdir: Path, queries: int, sample: int
-                 ) -> list[dict[str, Any]]:
+def bench_lookup(
+    geometry: Geometry, workdir: Path, queries: int, sample: int
+) -> list[dict[str, Any]]:
     from _data import index_file
 
     n = geometry.index_num - 1
@@ -156,8 +201,15 @@ def bench_lookup(geometry: Geometry, workdir: Path, queries: int, sample: int
         for k in ks:
             f.select_phy_offsets(k, 64)
         dt = (time.perf_counter() - t) * queries / sample
-        rows.append(_row("lookup", "per-key select_phy_offsets", queries, dt,
-                         note=f"measured on {sample:,} keys, extrapolated"))
+        rows.append(
+            _row(
+                "lookup",
+                "per-key select_phy_offsets",
+                queries,
+                dt,
+                note=f"measured on {sample:,} keys, extrapolated",
+            )
+        )
         f.select_phy_offsets_many(keys.slice(0, 100), 64)  # warm
         gc.collect()
         before, _ = rss_mb()
@@ -168,12 +220,20 @@ def bench_lookup(geometry: Geometry, workdir: Path, queries: int, sample: int
         main_cpu = time.thread_time() - m
         path_s = main_cpu + (cpu - main_cpu) / 2  # hash/table, then two walkers in parallel
         _, peak = rss_mb()
-        rows.append(_row("lookup", "bulk select_phy_offsets_many", queries, dt,
-                         peak_rss_mb=round(peak - before), cpu_s=round(cpu, 3),
-                         critical_path_s=round(path_s, 3),
-                         note=f"{table.num_rows:,} offsets found; main thread CPU "
-                         f"{main_cpu:.2f} s, walk threads {cpu - main_cpu:.2f} s: "
-                         f"{queries / path_s / 1e6:.1f} M keys/s with 2 free cores"))
+        rows.append(
+            _row(
+                "lookup",
+                "bulk select_phy_offsets_many",
+                queries,
+                dt,
+                peak_rss_mb=round(peak - before),
+                cpu_s=round(cpu, 3),
+                critical_path_s=round(path_s, 3),
+                note=f"{table.num_rows:,} offsets found; main thread CPU "
+                f"{main_cpu:.2f} s, walk threads {cpu - main_cpu:.2f} s: "
+                f"{queries / path_s / 1e6:.1f} M keys/s with 2 free cores",
+            )
+        )
     _ratios(rows, "per-key select_phy_offsets")
     return rows
 
@@ -182,8 +242,9 @@ def run(full: bool, workdir: Path) -> list[dict[str, Any]]:
     geometry = FULL if full else QUICK
     workdir.mkdir(parents=True, exist_ok=True)
     rows = bench_build(geometry, workdir, sample=200_000 if full else 20_000)
-    rows += bench_lookup(geometry, workdir, queries=1_000_000 if full else 100_000,
-                         sample=20_000 if full else 5_000)
+    rows += bench_lookup(
+        geometry, workdir, queries=1_000_000 if full else 100_000, sample=20_000 if full else 5_000
+    )
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     for r in rows:
         r.setdefault("note", "")

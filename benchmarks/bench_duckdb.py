@@ -77,9 +77,7 @@ def _row(
     benchmark: str, variant: str, items: int, seconds: float, note: str = ""
 ) -> dict[str, Any]:
     """A result row with the process's peak RSS so far."""
-    return _plain_row(
-        benchmark, variant, items, seconds, note, peak_rss_mb=round(peak_rss_mb(), 1)
-    )
+    return _plain_row(benchmark, variant, items, seconds, note, peak_rss_mb=round(peak_rss_mb(), 1))
 
 
 def run(full: bool, workdir: Path) -> list[dict[str, Any]]:

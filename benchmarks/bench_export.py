@@ -82,8 +82,15 @@ def _timed(fn: Callable[[], Any]) -> tuple[float, float, Any]:
     return seconds, rss_mb()[1], result
 
 
-def _row(bench: str, variant: str, items: int, seconds: float, base_rate: float | None,
-         peak: float | None = None, note: str = "") -> dict[str, Any]:
+def _row(
+    bench: str,
+    variant: str,
+    items: int,
+    seconds: float,
+    base_rate: float | None,
+    peak: float | None = None,
+    note: str = "",
+) -> dict[str, Any]:
     rate = items / seconds
     row: dict[str, Any] = {
         "benchmark": bench,
@@ -122,6 +129,7 @@ def _layouts(table: pa.Table, work: Path, full: bool) -> list[dict[str, Any]]:
 
     def order_by(col: np.ndarray) -> Callable[[], pa.Table]:
         """The export's sort: one int64 sort of col << 32 | row, then numpy gathers."""
+
         def sort() -> pa.Table:
             key = (col.astype(np.int64) << 32) | np.arange(n, dtype=np.int64)
             key.sort()
@@ -129,24 +137,49 @@ def _layouts(table: pa.Table, work: Path, full: bool) -> list[dict[str, Any]]:
             arrays = [table.column("file_name")]  # one file: every value is the same
             arrays += [pa.array(np.take(v, idx)) for v in numeric.values()]
             return pa.Table.from_arrays(arrays, schema=table.schema)
+
         return sort
 
-    options = {k: v for k, v in PARQUET_OPTIONS.items()
-               if k not in ("write_page_index", "bloom_filter_options")}
+    options = {
+        k: v
+        for k, v in PARQUET_OPTIONS.items()
+        if k not in ("write_page_index", "bloom_filter_options")
+    }
     variants: list[tuple[str, Callable[[], pa.Table], dict[str, Any]]] = [
-        ("position order, 1 Mi rg (baseline)", lambda: table,
-         {**options, "row_group_size": 1 << 20}),
-        ("position order, 1 Mi rg, bloom key_hash", lambda: table,
-         {**options, "row_group_size": 1 << 20,
-          "bloom_filter_options": {"key_hash": {"ndv": 1 << 20, "fpp": 0.05}}}),
-        ("key_hash sorted, 128 Ki rg, page index", order_by(key_hash),
-         {**options, "row_group_size": 1 << 17, "write_page_index": True}),
-        ("slot sorted, 1 Mi rg, page index", order_by(slot),
-         {**options, "row_group_size": 1 << 20, "write_page_index": True}),
-        ("slot sorted, 128 Ki rg, page index", order_by(slot),
-         {**options, "row_group_size": ROW_GROUP_ROWS, "write_page_index": True}),
-        ("slot sorted, 128 Ki rg, page index, bloom key_hash (export)", order_by(slot),
-         {**PARQUET_OPTIONS, "row_group_size": ROW_GROUP_ROWS}),
+        (
+            "position order, 1 Mi rg (baseline)",
+            lambda: table,
+            {**options, "row_group_size": 1 << 20},
+        ),
+        (
+            "position order, 1 Mi rg, bloom key_hash",
+            lambda: table,
+            {
+                **options,
+                "row_group_size": 1 << 20,
+                "bloom_filter_options": {"key_hash": {"ndv": 1 << 20, "fpp": 0.05}},
+            },
+        ),
+        (
+            "key_hash sorted, 128 Ki rg, page index",
+            order_by(key_hash),
+            {**options, "row_group_size": 1 << 17, "write_page_index": True},
+        ),
+        (
+            "slot sorted, 1 Mi rg, page index",
+            order_by(slot),
+            {**options, "row_group_size": 1 << 20, "write_page_index": True},
+        ),
+        (
+            "slot sorted, 128 Ki rg, page index",
+            order_by(slot),
+            {**options, "row_group_size": ROW_GROUP_ROWS, "write_page_index": True},
+        ),
+        (
+            "slot sorted, 128 Ki rg, page index, bloom key_hash (export)",
+            order_by(slot),
+            {**PARQUET_OPTIONS, "row_group_size": ROW_GROUP_ROWS},
+        ),
     ]
     con = duckdb.connect()
     con.execute("SET threads = 2")
@@ -154,35 +187,76 @@ def _layouts(table: pa.Table, work: Path, full: bool) -> list[dict[str, Any]]:
     for label, make, opts in variants:
         path = work / f"layout-{len(rows)}.parquet"
         ordered = make()
-        seconds, _, _ = _timed(lambda ordered=ordered, opts=opts, path=path:
-                               pq.write_table(ordered, path, **opts))
+        seconds, _, _ = _timed(
+            lambda ordered=ordered, opts=opts, path=path: pq.write_table(ordered, path, **opts)
+        )
         del ordered
-        rows.append(_row("layout write", label, n, seconds, base.get("write"),
-                         note=f"{_size(path):.0f} MB on disk; write only (sorted before)"))
+        rows.append(
+            _row(
+                "layout write",
+                label,
+                n,
+                seconds,
+                base.get("write"),
+                note=f"{_size(path):.0f} MB on disk; write only (sorted before)",
+            )
+        )
         base.setdefault("write", n / seconds)
         lookups: list[tuple[str, Callable[[int, int], int]]] = [
-            ("lookup duckdb slot+key_hash", lambda h, s, p=path: len(con.execute(
-                f"SELECT phy_offset FROM read_parquet('{p}') WHERE slot = {s} "
-                f"AND key_hash = {h}").fetchall())),
-            ("lookup duckdb slot (whole chain)", lambda h, s, p=path: len(con.execute(
-                f"SELECT position, key_hash, store_timestamp FROM read_parquet('{p}') "
-                f"WHERE slot = {s}").fetchall())),
-            ("lookup duckdb key_hash", lambda h, s, p=path: len(con.execute(
-                f"SELECT phy_offset FROM read_parquet('{p}') WHERE key_hash = {h}"
-            ).fetchall())),
-            ("lookup pyarrow slot+key_hash", lambda h, s, p=path: pq.read_table(
-                p, columns=["phy_offset"],
-                filters=[("slot", "=", s), ("key_hash", "=", h)]).num_rows),
+            (
+                "lookup duckdb slot+key_hash",
+                lambda h, s, p=path: len(
+                    con.execute(
+                        f"SELECT phy_offset FROM read_parquet('{p}') WHERE slot = {s} "
+                        f"AND key_hash = {h}"
+                    ).fetchall()
+                ),
+            ),
+            (
+                "lookup duckdb slot (whole chain)",
+                lambda h, s, p=path: len(
+                    con.execute(
+                        f"SELECT position, key_hash, store_timestamp FROM read_parquet('{p}') "
+                        f"WHERE slot = {s}"
+                    ).fetchall()
+                ),
+            ),
+            (
+                "lookup duckdb key_hash",
+                lambda h, s, p=path: len(
+                    con.execute(
+                        f"SELECT phy_offset FROM read_parquet('{p}') WHERE key_hash = {h}"
+                    ).fetchall()
+                ),
+            ),
+            (
+                "lookup pyarrow slot+key_hash",
+                lambda h, s, p=path: (
+                    pq.read_table(
+                        p, columns=["phy_offset"], filters=[("slot", "=", s), ("key_hash", "=", h)]
+                    ).num_rows
+                ),
+            ),
         ]
         for bench, fn in lookups:
+
             def go(fn: Callable[[int, int], int] = fn) -> int:
                 return sum(fn(h, s) for h, s in queries)
+
             fn(*queries[0])  # warm the page cache and DuckDB's metadata
             seconds, _, found = _timed(go)
             if found < len(queries):
                 raise RuntimeError(f"{bench} {label}: {found} rows for {len(queries)} keys")
-            rows.append(_row(bench, label, len(queries), seconds, base.get(bench),
-                             note=f"{seconds / len(queries) * 1000:.1f} ms a lookup"))
+            rows.append(
+                _row(
+                    bench,
+                    label,
+                    len(queries),
+                    seconds,
+                    base.get(bench),
+                    note=f"{seconds / len(queries) * 1000:.1f} ms a lookup",
+                )
+            )
             base.setdefault(bench, len(queries) / seconds)
         path.unlink()
     return rows
@@ -202,27 +276,63 @@ def run(full: bool, workdir: Path) -> list[dict[str, Any]]:
         n = table.num_rows
         seconds, peak, _ = _timed(lambda: pq.write_table(table, work / "baseline.parquet"))
         base = n / seconds
-        rows.append(_row("export", "pyarrow write_table, defaults (baseline)", n, seconds, None,
-                         peak, f"{_size(work / 'baseline.parquet'):.0f} MB; columns in memory"))
+        rows.append(
+            _row(
+                "export",
+                "pyarrow write_table, defaults (baseline)",
+                n,
+                seconds,
+                None,
+                peak,
+                f"{_size(work / 'baseline.parquet'):.0f} MB; columns in memory",
+            )
+        )
         (work / "baseline.parquet").unlink()
         del table
         seconds, peak, _ = _timed(lambda: export_store(store, work / "ds", **geo))
-        rows.append(_row("export", "export_store", n, seconds, base, peak,
-                         f"{_size(work / 'ds'):.0f} MB dataset; target <= 10 s (--full)"))
-        seconds, peak, count = _timed(lambda: sum(
-            b.num_rows for b in scan_store(store, "entries", **geo)))
+        rows.append(
+            _row(
+                "export",
+                "export_store",
+                n,
+                seconds,
+                base,
+                peak,
+                f"{_size(work / 'ds'):.0f} MB dataset; target <= 10 s (--full)",
+            )
+        )
+        seconds, peak, count = _timed(
+            lambda: sum(b.num_rows for b in scan_store(store, "entries", **geo))
+        )
         rows.append(_row("export", "scan_store entries (stream)", count, seconds, base, peak))
         seconds, peak, paths = _timed(lambda: import_dataset(work / "ds", work / "native"))
         same = _same_bytes(paths[0], path)
-        rows.append(_row("export", "import_dataset (round trip)", n, seconds, base, peak,
-                         "byte-identical" if same else "DIFFERENT BYTES"))
+        rows.append(
+            _row(
+                "export",
+                "import_dataset (round trip)",
+                n,
+                seconds,
+                base,
+                peak,
+                "byte-identical" if same else "DIFFERENT BYTES",
+            )
+        )
         if not same:
             raise RuntimeError("import_dataset did not reproduce the file")
         shutil.rmtree(work / "native")
         shutil.rmtree(work / "ds")
         if gen_seconds is not None:
-            rows.append(_row("export", "write_random_file (generation)", n, gen_seconds, base,
-                             note="numpy straight into the layout views"))
+            rows.append(
+                _row(
+                    "export",
+                    "write_random_file (generation)",
+                    n,
+                    gen_seconds,
+                    base,
+                    note="numpy straight into the layout views",
+                )
+            )
         table = scan_store(store, "entries", **geo).read_all()
         rows.extend(_layouts(table, work, full))
     finally:
@@ -244,8 +354,9 @@ def _same_bytes(a: Path, b: Path) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--full", action="store_true",
-                        help="RocketMQ's default geometry (19,999,999 entries)")
+    parser.add_argument(
+        "--full", action="store_true", help="RocketMQ's default geometry (19,999,999 entries)"
+    )
     parser.add_argument("--workdir", type=Path, help="where the generated file is kept")
     args = parser.parse_args(argv)
     if args.workdir is None:

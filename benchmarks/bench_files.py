@@ -52,8 +52,9 @@ def write_records(path: Path, files: int) -> Path:
     n = files * (INDEX - 1) // KEYS_PER_RECORD
     with open(path, "w", newline="") as fh:
         w = csv.writer(fh)
-        w.writerow(["topic", "keys", "uniq_key", "commit_log_offset", "store_timestamp",
-                    "sys_flag"])
+        w.writerow(
+            ["topic", "keys", "uniq_key", "commit_log_offset", "store_timestamp", "sys_flag"]
+        )
         for i in range(n):
             w.writerow(["T", f"k{i % 50}", f"u{i}", 1000 + 100 * i, T0 + 10 * i, 0])
     return path
@@ -103,15 +104,29 @@ def commands(records: Path, store: Path, dataset: Path) -> list[tuple[str, list[
         ("info", [*cli, "info", str(store), *GEO]),
         ("check", [*cli, "check", str(store), *GEO]),
         ("query native", [*cli, "query", str(store), *key, *GEO]),
-        ("query duckdb (store)", [*cli, "query", str(store), *key, "--engine", "duckdb",
-                                  *GEO]),
+        ("query duckdb (store)", [*cli, "query", str(store), *key, "--engine", "duckdb", *GEO]),
         ("export", [*cli, "export", str(store), str(dataset), *GEO]),
         ("query duckdb (dataset)", [*cli, "query", str(dataset), *key, "--engine", "duckdb"]),
-        ("sql (dataset)", [*cli, "sql", str(dataset),
-                           "SELECT count(*), count(DISTINCT file_name) FROM entries"]),
+        (
+            "sql (dataset)",
+            [*cli, "sql", str(dataset), "SELECT count(*), count(DISTINCT file_name) FROM entries"],
+        ),
         ("stats (dataset)", [*cli, "stats", str(dataset)]),
-        ("verify --dataset", [*cli, "verify", str(store), "--dataset", str(dataset),
-                              "--engines", "native,duckdb", "--sample", "200", *GEO]),
+        (
+            "verify --dataset",
+            [
+                *cli,
+                "verify",
+                str(store),
+                "--dataset",
+                str(dataset),
+                "--engines",
+                "native,duckdb",
+                "--sample",
+                "200",
+                *GEO,
+            ],
+        ),
     ]
 
 
@@ -125,8 +140,12 @@ def run(full: bool, workdir: Path, counts: tuple[int, ...] | None = None) -> lis
         store, dataset = workdir / f"store-{n}", workdir / f"dataset-{n}"
         for name, cmd in commands(records, store, dataset):
             results[name, n] = r = timed(cmd)
-            print(f"  {n:>6} files {name}: {r[0]:.2f} s, {r[1]:.0f} MiB, {r[2]} fds, "
-                  f"exit {r[3]}; load {os.getloadavg()[0]:.1f}", file=sys.stderr, flush=True)
+            print(
+                f"  {n:>6} files {name}: {r[0]:.2f} s, {r[1]:.0f} MiB, {r[2]} fds, "
+                f"exit {r[3]}; load {os.getloadavg()[0]:.1f}",
+                file=sys.stderr,
+                flush=True,
+            )
         shutil.rmtree(store, ignore_errors=True)
         shutil.rmtree(dataset, ignore_errors=True)
         records.unlink()
@@ -136,30 +155,38 @@ def run(full: bool, workdir: Path, counts: tuple[int, ...] | None = None) -> lis
         for n in counts:
             s, rss, fds, rc = results[name, n]
             base = results[name, base_n][0]
-            rows.append({
-                "benchmark": "files",
-                "variant": f"{name}, {n:,} files",
-                "items": n,
-                "seconds": round(s, 3),
-                "per_s": round(n / s, 1),
-                "vs_baseline": round(s / base, 2) if base else None,
-                "peak_rss_mb": round(rss, 1),
-                "max_fds": fds,
-                "ms_per_file": round(1000 * s / n, 3),
-                "note": f"exit {rc}; load {os.getloadavg()[0]:.1f}",
-            })
+            rows.append(
+                {
+                    "benchmark": "files",
+                    "variant": f"{name}, {n:,} files",
+                    "items": n,
+                    "seconds": round(s, 3),
+                    "per_s": round(n / s, 1),
+                    "vs_baseline": round(s / base, 2) if base else None,
+                    "peak_rss_mb": round(rss, 1),
+                    "max_fds": fds,
+                    "ms_per_file": round(1000 * s / n, 3),
+                    "note": f"exit {rc}; load {os.getloadavg()[0]:.1f}",
+                }
+            )
     return rows
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true",
-                        help=f"only {', '.join(map(str, QUICK_COUNTS))} files")
+    parser.add_argument(
+        "--quick", action="store_true", help=f"only {', '.join(map(str, QUICK_COUNTS))} files"
+    )
     parser.add_argument("--files", help="file counts, comma-separated (100,1000,10000)")
     parser.add_argument("--workdir", type=Path, help="where stores go (default: a temp dir)")
     args = parser.parse_args(argv)
-    counts = (tuple(int(c) for c in args.files.split(",")) if args.files
-              else QUICK_COUNTS if args.quick else FULL_COUNTS)
+    counts = (
+        tuple(int(c) for c in args.files.split(","))
+        if args.files
+        else QUICK_COUNTS
+        if args.quick
+        else FULL_COUNTS
+    )
     print(f"load {os.getloadavg()}", file=sys.stderr)
     if args.workdir is None:
         with tempfile.TemporaryDirectory() as tmp:

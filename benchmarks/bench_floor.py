@@ -53,8 +53,9 @@ def _floor(path: Path, src: np.ndarray) -> float:
     return seconds
 
 
-def _build(path: Path, geometry: Geometry, keys: Any, offsets: np.ndarray,
-           stamps: np.ndarray) -> float:
+def _build(
+    path: Path, geometry: Geometry, keys: Any, offsets: np.ndarray, stamps: np.ndarray
+) -> float:
     t = time.perf_counter()  # create too: on tmpfs it allocates every page up front
     with IndexFile.create(path, geometry.hash_slot_num, geometry.index_num) as f:
         f.put_keys(keys, offsets, stamps)
@@ -76,15 +77,26 @@ def measure(geometry: Geometry, workdir: Path, rounds: int, settle: float) -> li
             times.setdefault(("floor", wait), []).append(_floor(floor_path, src))
             _free_memory(src.size, wait)
             times.setdefault(("build", wait), []).append(
-                _build(build_path, geometry, keys, offsets, stamps))
+                _build(build_path, geometry, keys, offsets, stamps)
+            )
     rows = []
     for wait in (0.0, settle):
         memory = "just freed" if wait == 0 else f"settled {wait:g} s"
-        for name, note in (("floor", "baseline: bytes into a fresh memory map"),
-                           ("build", "create + put_keys")):
+        for name, note in (
+            ("floor", "baseline: bytes into a fresh memory map"),
+            ("build", "create + put_keys"),
+        ):
             runs = times[(name, wait)]
-            rows.append(row(f"floor, memory {memory}", name, n, float(np.median(runs)), note,
-                            runs=[round(s, 3) for s in sorted(runs)]))
+            rows.append(
+                row(
+                    f"floor, memory {memory}",
+                    name,
+                    n,
+                    float(np.median(runs)),
+                    note,
+                    runs=[round(s, 3) for s in sorted(runs)],
+                )
+            )
     set_ratios(rows)
     for r in rows:
         r["build_over_floor"] = 1 / r["vs_baseline"]
@@ -100,8 +112,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--full", action="store_true", help="RocketMQ's default geometry")
     parser.add_argument("--rounds", type=int, default=5, help="rounds (medians are printed)")
-    parser.add_argument("--settle", type=float, default=6.0,
-                        help="seconds freed memory sits before the settled measurements")
+    parser.add_argument(
+        "--settle",
+        type=float,
+        default=6.0,
+        help="seconds freed memory sits before the settled measurements",
+    )
     parser.add_argument("--workdir", type=Path, help="where to write (default: a temp dir)")
     args = parser.parse_args()
     if args.settle <= 0 or args.rounds < 1:

@@ -57,9 +57,14 @@ def _store(workdir: Path, g: Geometry) -> Path:
     tmp.mkdir(parents=True)
     for i in range(FILES):
         name = f"2024010{i + 1}000000000"
-        write_random_file(tmp / name, g, g.index_num - 1, seed=i,
-                          begin_timestamp=1_704_067_200_000 + i * 86_400_000,
-                          begin_phy_offset=i * 40_000_000_000)
+        write_random_file(
+            tmp / name,
+            g,
+            g.index_num - 1,
+            seed=i,
+            begin_timestamp=1_704_067_200_000 + i * 86_400_000,
+            begin_phy_offset=i * 40_000_000_000,
+        )
     os.replace(tmp, store)
     return store
 
@@ -99,10 +104,12 @@ def run(full: bool, workdir: Path) -> list[dict[str, Any]]:
     finally:
         _set_count(newest, count)
     t_inc, peak_inc, delta_inc, result = _measured(
-        lambda: sync_store(store, inc, hash_slot_num=g.hash_slot_num, index_num=g.index_num))
+        lambda: sync_store(store, inc, hash_slot_num=g.hash_slot_num, index_num=g.index_num)
+    )
     assert result.grown == [newest.name] and result.entries == grow, result
     t_full, peak_full, delta_full, manifest = _measured(
-        lambda: export_store(store, whole, hash_slot_num=g.hash_slot_num, index_num=g.index_num))
+        lambda: export_store(store, whole, hash_slot_num=g.hash_slot_num, index_num=g.index_num)
+    )
     entries = int(manifest["tables"]["entries"]["rows"])
     from rmqarrow.converters.parquet.manifest import read_manifest
 
@@ -111,21 +118,28 @@ def run(full: bool, workdir: Path) -> list[dict[str, Any]]:
     rows = []
     for variant, seconds, peak, delta, note in (
         ("full export (baseline)", t_full, peak_full, delta_full, "baseline"),
-        (f"incremental (+{grow:,} entries)", t_inc, peak_inc, delta_inc,
-         f"time {t_inc / t_full:.3f} x, memory {delta_inc / max(delta_full, 1e-9):.3f} x "
-         "the full export's"),
+        (
+            f"incremental (+{grow:,} entries)",
+            t_inc,
+            peak_inc,
+            delta_inc,
+            f"time {t_inc / t_full:.3f} x, memory {delta_inc / max(delta_full, 1e-9):.3f} x "
+            "the full export's",
+        ),
     ):
-        rows.append({
-            "benchmark": f"incremental export, {FILES} files {g.hash_slot_num}x{g.index_num}",
-            "variant": variant,
-            "items": entries,
-            "seconds": round(seconds, 4),
-            "per_s": round(entries / seconds),
-            "vs_baseline": round(t_full / seconds, 2),
-            "peak_rss_mb": round(peak, 1),
-            "peak_delta_mb": round(delta, 1),
-            "note": f"{note}; load {load:.1f}",
-        })
+        rows.append(
+            {
+                "benchmark": f"incremental export, {FILES} files {g.hash_slot_num}x{g.index_num}",
+                "variant": variant,
+                "items": entries,
+                "seconds": round(seconds, 4),
+                "per_s": round(entries / seconds),
+                "vs_baseline": round(t_full / seconds, 2),
+                "peak_rss_mb": round(peak, 1),
+                "peak_delta_mb": round(delta, 1),
+                "note": f"{note}; load {load:.1f}",
+            }
+        )
     shutil.rmtree(inc, ignore_errors=True)
     shutil.rmtree(whole, ignore_errors=True)
     return rows

@@ -55,8 +55,10 @@ def _load() -> str:
 
 def messages(n: int) -> dict[str, np.ndarray[Any, Any]]:
     rng = np.random.default_rng(7)
-    return {"times": T0 + np.cumsum(rng.integers(0, 3, n, dtype=np.int64)),
-            "offsets": np.arange(n, dtype=np.int64) * 300}
+    return {
+        "times": T0 + np.cumsum(rng.integers(0, 3, n, dtype=np.int64)),
+        "offsets": np.arange(n, dtype=np.int64) * 300,
+    }
 
 
 def _uniq(i: int) -> str:
@@ -120,14 +122,18 @@ def index_store(workdir: Path, n: int) -> Path:
     with rmqarrow.IndexService(tmp, 5_000_000, 20_000_000) as s:
         for lo in range(0, n, step):
             hi = min(lo + step, n)
-            s.build_index_batch(pa.table({
-                "topic": [TOPICS[i % 4] for i in range(lo, hi)],
-                "keys": [f"key-{i}" for i in range(lo, hi)],
-                "uniq_key": [_uniq(i) for i in range(lo, hi)],
-                "commit_log_offset": m["offsets"][lo:hi],
-                "store_timestamp": m["times"][lo:hi],
-                "sys_flag": np.zeros(hi - lo, np.int32),
-            }))
+            s.build_index_batch(
+                pa.table(
+                    {
+                        "topic": [TOPICS[i % 4] for i in range(lo, hi)],
+                        "keys": [f"key-{i}" for i in range(lo, hi)],
+                        "uniq_key": [_uniq(i) for i in range(lo, hi)],
+                        "commit_log_offset": m["offsets"][lo:hi],
+                        "store_timestamp": m["times"][lo:hi],
+                        "sys_flag": np.zeros(hi - lo, np.int32),
+                    }
+                )
+            )
     os.replace(tmp, path)
     return path
 
@@ -151,13 +157,13 @@ def run(full: bool, workdir: Path, quick: bool | None = None) -> list[dict[str, 
     shutil.rmtree(out, ignore_errors=True)
     with rmqarrow.open(store) as s:
         t_i, _ = timed(lambda: s.export(out / "indexfile"))
-    rows.append(row("export records", "IndexFile -> Parquet (entries)", entries, t_i,
-                    f"baseline; {note}"))
+    rows.append(
+        row("export records", "IndexFile -> Parquet (entries)", entries, t_i, f"baseline; {note}")
+    )
     with rmqarrow.open(rdb) as s:
         t_r, manifest = timed(lambda: s.export(out / "rocksdb"))
     assert manifest["tables"]["rocksdb_records"]["rows"] == records
-    rows.append(row("export records", "RocksDB index -> Parquet (records)", records, t_r,
-                    note))
+    rows.append(row("export records", "RocksDB index -> Parquet (records)", records, t_r, note))
     shutil.rmtree(out, ignore_errors=True)
 
     m = messages(n)
@@ -180,16 +186,37 @@ def run(full: bool, workdir: Path, quick: bool | None = None) -> list[dict[str, 
             res = svc.query_offset(TOPICS[i % 4], f"key-{i}", 64)
             lat_i.append(time.perf_counter() - t)
             assert i * 300 in res.phy_offsets, (i, res)
-    rows.append(row("key query", "IndexFile queryOffset (median of 50)", 1,
-                    _median_ms(lat_i) / 1000, f"baseline; {note}",
-                    latency_ms=round(_median_ms(lat_i), 3)))
-    rows.append(row("key query", "RocksDB queryOffset, type K, 1 day (median of 50)", 1,
-                    _median_ms(lat_r) / 1000, note, latency_ms=round(_median_ms(lat_r), 3)))
+    rows.append(
+        row(
+            "key query",
+            "IndexFile queryOffset (median of 50)",
+            1,
+            _median_ms(lat_i) / 1000,
+            f"baseline; {note}",
+            latency_ms=round(_median_ms(lat_i), 3),
+        )
+    )
+    rows.append(
+        row(
+            "key query",
+            "RocksDB queryOffset, type K, 1 day (median of 50)",
+            1,
+            _median_ms(lat_r) / 1000,
+            note,
+            latency_ms=round(_median_ms(lat_r), 3),
+        )
+    )
     if not any(cached):  # a cached index was not built by this run: no build figures
-        rows.append(row("build", "IndexFile build_index_batch (entries)", entries,
-                        t_build_i, f"baseline; {note}"))
-        rows.append(row("build", "RocksDB write batches (records)", records, t_build_r,
-                        note))
+        rows.append(
+            row(
+                "build",
+                "IndexFile build_index_batch (entries)",
+                entries,
+                t_build_i,
+                f"baseline; {note}",
+            )
+        )
+        rows.append(row("build", "RocksDB write batches (records)", records, t_build_r, note))
     return set_ratios(rows)
 
 

@@ -57,8 +57,14 @@ def make_store(root: Path, files: int, geometry: Geometry, seed: int = 11) -> Pa
     begin, offset = 1_700_000_000_000, 0
     for i in range(files):
         path = root / f"{20240101000000000 + i * 1000}"
-        write_random_file(path, geometry, geometry.index_num - 1, seed=seed + i,
-                          begin_timestamp=begin, begin_phy_offset=offset)
+        write_random_file(
+            path,
+            geometry,
+            geometry.index_num - 1,
+            seed=seed + i,
+            begin_timestamp=begin,
+            begin_phy_offset=offset,
+        )
         m = map_regions(path, geometry, writable=False)
         try:
             h = m.header[0]
@@ -86,32 +92,49 @@ def timed(cmd: list[str]) -> tuple[float, float, int]:
 
 def commands(store: Path, dataset: Path, geometry: Geometry) -> list[tuple[str, list[str]]]:
     cli = [str(Path(sys.executable).parent / "rmqarrow")]
-    geo = ["--hash-slot-num", str(geometry.hash_slot_num), "--index-num",
-           str(geometry.index_num)]
+    geo = ["--hash-slot-num", str(geometry.hash_slot_num), "--index-num", str(geometry.index_num)]
     return [
         ("info", [*cli, "info", str(store), *geo]),
         ("query native", [*cli, "query", str(store), "--key", KEY, *geo]),
-        ("query duckdb (native store)",
-         [*cli, "query", str(store), "--key", KEY, "--engine", "duckdb", *geo]),
+        (
+            "query duckdb (native store)",
+            [*cli, "query", str(store), "--key", KEY, "--engine", "duckdb", *geo],
+        ),
         ("stats (native store)", [*cli, "stats", str(store), *geo]),
         ("export", [*cli, "export", str(store), str(dataset), "--overwrite", *geo]),
-        ("query duckdb (dataset)",
-         [*cli, "query", str(dataset), "--key", KEY, "--engine", "duckdb"]),
+        (
+            "query duckdb (dataset)",
+            [*cli, "query", str(dataset), "--key", KEY, "--engine", "duckdb"],
+        ),
         ("stats (dataset)", [*cli, "stats", str(dataset)]),
-        ("verify 1000 (dataset)",
-         [*cli, "verify", str(store), "--dataset", str(dataset), "--engines",
-          "native,duckdb", "--sample", "1000", *geo]),
+        (
+            "verify 1000 (dataset)",
+            [
+                *cli,
+                "verify",
+                str(store),
+                "--dataset",
+                str(dataset),
+                "--engines",
+                "native,duckdb",
+                "--sample",
+                "1000",
+                *geo,
+            ],
+        ),
     ]
 
 
-def run(full: bool, workdir: Path, counts: tuple[int, ...] = (1, 6),
-        skip: frozenset[str] = frozenset()) -> list[dict[str, Any]]:
+def run(
+    full: bool, workdir: Path, counts: tuple[int, ...] = (1, 6), skip: frozenset[str] = frozenset()
+) -> list[dict[str, Any]]:
     """Rows: each command on each store size (see the module doc)."""
     geometry = FULL_GEOMETRY if full else QUICK_GEOMETRY
     results: dict[tuple[str, int], tuple[float, float, int]] = {}
     with multiprocessing.get_context("spawn").Pool(1) as writer:
-        stores = {n: writer.apply(make_store, (workdir / f"store-{n}", n, geometry))
-                  for n in counts}
+        stores = {
+            n: writer.apply(make_store, (workdir / f"store-{n}", n, geometry)) for n in counts
+        }
     for n in counts:
         store = stores[n]
         dataset = workdir / f"dataset-{n}"
@@ -120,24 +143,30 @@ def run(full: bool, workdir: Path, counts: tuple[int, ...] = (1, 6),
                 continue
             results[name, n] = timed(cmd)
             s, rss, rc = results[name, n]
-            print(f"  {n} file(s) {name}: {s:.2f} s, {rss:.0f} MiB, exit {rc}; load "
-                  f"{os.getloadavg()[0]:.1f}", file=sys.stderr, flush=True)
+            print(
+                f"  {n} file(s) {name}: {s:.2f} s, {rss:.0f} MiB, exit {rc}; load "
+                f"{os.getloadavg()[0]:.1f}",
+                file=sys.stderr,
+                flush=True,
+            )
         shutil.rmtree(dataset, ignore_errors=True)
     rows: list[dict[str, Any]] = []
     base_n = counts[0]
     for (name, n), (s, rss, rc) in results.items():
         base = results[name, base_n][0]
-        rows.append({
-            "benchmark": "scale",
-            "variant": f"{name}, {n} file(s)",
-            "items": n,
-            "seconds": round(s, 3),
-            "per_s": round(n / s, 3),
-            "vs_baseline": round(s / base, 3) if base else None,
-            "peak_rss_mb": round(rss, 1),
-            "note": f"exit {rc}; load {os.getloadavg()[0]:.1f}; "
-                    f"{'default' if full else 'quick'} geometry",
-        })
+        rows.append(
+            {
+                "benchmark": "scale",
+                "variant": f"{name}, {n} file(s)",
+                "items": n,
+                "seconds": round(s, 3),
+                "per_s": round(n / s, 3),
+                "vs_baseline": round(s / base, 3) if base else None,
+                "peak_rss_mb": round(rss, 1),
+                "note": f"exit {rc}; load {os.getloadavg()[0]:.1f}; "
+                f"{'default' if full else 'quick'} geometry",
+            }
+        )
     return rows
 
 

@@ -72,8 +72,9 @@ def _prepare(workdir: Path, tag: str) -> tuple[Path, Path, Geometry]:
         write_random_file(tmp / "20240101000000000", geometry, geometry.index_num - 1, seed=5)
         tmp.rename(store)
     if not dataset.exists():
-        export_store(store, dataset, hash_slot_num=geometry.hash_slot_num,
-                     index_num=geometry.index_num)
+        export_store(
+            store, dataset, hash_slot_num=geometry.hash_slot_num, index_num=geometry.index_num
+        )
     return store, dataset, geometry
 
 
@@ -115,12 +116,23 @@ def run(full: bool, workdir: Path, size: str | None = None) -> list[dict[str, An
     _timed_noop(parquet.limit(10))  # warm the session
     seconds = _timed_noop(parquet)
     rows.append(row("read entries", "spark parquet reader", n_entries, seconds, "baseline"))
-    native = (spark.read.format(FORMAT).option("hash_slot_num", geometry.hash_slot_num)
-              .option("index_num", geometry.index_num).load(str(store)))
+    native = (
+        spark.read.format(FORMAT)
+        .option("hash_slot_num", geometry.hash_slot_num)
+        .option("index_num", geometry.index_num)
+        .load(str(store))
+    )
     _timed_noop(native.where("position < 0"))  # warm the Python workers (a full pass)
     seconds = _timed_noop(native)
-    rows.append(row("read entries", "rocketmq-index data source", n_entries, seconds,
-                     "target >= 5 M rows/s (--full)"))
+    rows.append(
+        row(
+            "read entries",
+            "rocketmq-index data source",
+            n_entries,
+            seconds,
+            "target >= 5 M rows/s (--full)",
+        )
+    )
 
     # -- bulk lookup -------------------------------------------------------------------
     spark_sql.register_tables(spark, dataset)
@@ -144,17 +156,32 @@ def run(full: bool, workdir: Path, size: str | None = None) -> list[dict[str, An
         "key_hash", "phy_offset"
     )
     seconds = _timed_noop(plain)
-    rows.append(row("bulk lookup", "plain broadcast hash join (no semantics)", n_keys,
-                     seconds, "baseline"))
+    rows.append(
+        row("bulk lookup", "plain broadcast hash join (no semantics)", n_keys, seconds, "baseline")
+    )
     seconds = _timed_noop(spark_sql.lookup(spark, queries))
-    rows.append(row("bulk lookup", "native semantics, stored hashes (all hit)", n_keys,
-                     seconds, "target <= 20 s for 1 M keys (--full)"))
+    rows.append(
+        row(
+            "bulk lookup",
+            "native semantics, stored hashes (all hit)",
+            n_keys,
+            seconds,
+            "target <= 20 s for 1 M keys (--full)",
+        )
+    )
     key_table = pa.table({"key": pa.array([f"TopicTest#KEY-{i}" for i in range(n_keys)])})
     keys = spark.createDataFrame(key_table).cache()
     keys.count()
     seconds = _timed_noop(spark_sql.bulk_lookup(spark, keys))
-    rows.append(row("bulk lookup", "bulk_lookup string keys, JVM hash", n_keys, seconds,
-                     "hashing + join back to keys"))
+    rows.append(
+        row(
+            "bulk lookup",
+            "bulk_lookup string keys, JVM hash",
+            n_keys,
+            seconds,
+            "hashing + join back to keys",
+        )
+    )
     queries.unpersist()
     keys.unpersist()
     return set_ratios(rows)
@@ -173,23 +200,35 @@ def run_pushdown(workdir: Path, files: int = 3, repeat: int = 3) -> list[dict[st
     n = geometry.index_num - 1
     for i in range(files):
         name = f"2024010{i + 1}000000000"
-        write_random_file(store / name, geometry, n, seed=11 + i,
-                          begin_timestamp=1_700_000_000_000 + i * 86_400_000)
+        write_random_file(
+            store / name,
+            geometry,
+            n,
+            seed=11 + i,
+            begin_timestamp=1_700_000_000_000 + i * 86_400_000,
+        )
     from rmqarrow.converters.arrow.tables import file_tables
 
     first = sorted(store.iterdir())[0]
     hashes = file_tables(first, geometry.hash_slot_num, geometry.index_num).entries
     key_hash = int(hashes.column("key_hash")[12345].as_py())
     del hashes
-    spark = get_spark(MASTER, app_name="rmqarrow-bench-pushdown",
-                      conf={"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "2"})
+    spark = get_spark(
+        MASTER,
+        app_name="rmqarrow-bench-pushdown",
+        conf={"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "2"},
+    )
     register(spark)
 
     def query(push: bool) -> tuple[float, int]:
-        df = (spark.read.format(FORMAT).option("pushdown", str(push).lower())
-              .option("hash_slot_num", geometry.hash_slot_num)
-              .option("index_num", geometry.index_num).load(str(store))
-              .where(f"key_hash = {key_hash}"))
+        df = (
+            spark.read.format(FORMAT)
+            .option("pushdown", str(push).lower())
+            .option("hash_slot_num", geometry.hash_slot_num)
+            .option("index_num", geometry.index_num)
+            .load(str(store))
+            .where(f"key_hash = {key_hash}")
+        )
         t0 = time.perf_counter()
         got = df.toArrow()
         return time.perf_counter() - t0, got.num_rows
@@ -200,10 +239,20 @@ def run_pushdown(workdir: Path, files: int = 3, repeat: int = 3) -> list[dict[st
     assert {r for _, r in with_push} == {without[0][1]}, (with_push, without)
     load = os.getloadavg()[0]
     rows = [
-        row("one-key query", f"no pushdown: scan {files} x {n:,} entries", 1,
-            min(t for t, _ in without), f"baseline; {without[0][1]} rows; load {load:.2f}"),
-        row("one-key query", "pushdown: the slot's chain per file", 1,
-            min(t for t, _ in with_push), "target >= 50x faster, < 5 s"),
+        row(
+            "one-key query",
+            f"no pushdown: scan {files} x {n:,} entries",
+            1,
+            min(t for t, _ in without),
+            f"baseline; {without[0][1]} rows; load {load:.2f}",
+        ),
+        row(
+            "one-key query",
+            "pushdown: the slot's chain per file",
+            1,
+            min(t for t, _ in with_push),
+            "target >= 50x faster, < 5 s",
+        ),
     ]
     for path in store.iterdir():
         path.unlink()
@@ -217,8 +266,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", choices=sorted(SIZES), help="override: small/medium/full")
     parser.add_argument("--workdir", type=Path, default=None, help="keep generated data here")
     parser.add_argument("--json", action="store_true", help="print rows as JSON")
-    parser.add_argument("--pushdown", action="store_true",
-                        help="only the one-key query with vs without pushdown (3 full files)")
+    parser.add_argument(
+        "--pushdown",
+        action="store_true",
+        help="only the one-key query with vs without pushdown (3 full files)",
+    )
     parser.add_argument("--pushdown-files", type=int, default=3)
     args = parser.parse_args(argv)
     if args.pushdown:

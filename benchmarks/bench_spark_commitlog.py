@@ -57,9 +57,15 @@ def _ensure_log(workdir: Path, gib: float, mapped_mib: int) -> tuple[Path, int]:
 def _spark() -> Any:
     from rmqarrow.converters.spark.session import get_spark
 
-    return get_spark(MASTER, app_name="rmqarrow-bench-commitlog", conf={
-        "spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "2",
-        "spark.python.worker.reuse": "true"})
+    return get_spark(
+        MASTER,
+        app_name="rmqarrow-bench-commitlog",
+        conf={
+            "spark.ui.enabled": "false",
+            "spark.sql.shuffle.partitions": "2",
+            "spark.python.worker.reuse": "true",
+        },
+    )
 
 
 def _noop(df: Any) -> None:
@@ -85,26 +91,50 @@ def _read_rows(spark: Any, log: Path, records: int) -> list[dict[str, Any]]:
     files = len(list(log.iterdir()))
     note = f"{size:,.0f} MiB, {files} files"
     cases = [
-        ("index_records, one process", "baseline",
-         lambda: sum(b.num_rows for b in index_records(log))),
-        (f"index_records, Spark {MASTER} (noop sink)", "",
-         lambda: _noop(index_records_frame(spark, log))),
-        (f"index_records, Spark {MASTER} tasks (decode only, counts back)", "",
-         lambda: _decoded_by_tasks(spark, log, "index_records")),
-        (f"index_records, Spark {MASTER}, ordered to the driver", "",
-         lambda: sum(b.num_rows for b in ordered_index_records(spark, log))),
-        ("messages table, one process", "",
-         lambda: sum(b.num_rows for b in messages_reader(log))),
-        (f"messages table, Spark {MASTER} (noop sink)", "",
-         lambda: _noop(messages_frame(spark, log))),
-        (f"messages table, Spark {MASTER} tasks (decode only, counts back)", "",
-         lambda: _decoded_by_tasks(spark, log, "messages")),
+        (
+            "index_records, one process",
+            "baseline",
+            lambda: sum(b.num_rows for b in index_records(log)),
+        ),
+        (
+            f"index_records, Spark {MASTER} (noop sink)",
+            "",
+            lambda: _noop(index_records_frame(spark, log)),
+        ),
+        (
+            f"index_records, Spark {MASTER} tasks (decode only, counts back)",
+            "",
+            lambda: _decoded_by_tasks(spark, log, "index_records"),
+        ),
+        (
+            f"index_records, Spark {MASTER}, ordered to the driver",
+            "",
+            lambda: sum(b.num_rows for b in ordered_index_records(spark, log)),
+        ),
+        ("messages table, one process", "", lambda: sum(b.num_rows for b in messages_reader(log))),
+        (
+            f"messages table, Spark {MASTER} (noop sink)",
+            "",
+            lambda: _noop(messages_frame(spark, log)),
+        ),
+        (
+            f"messages table, Spark {MASTER} tasks (decode only, counts back)",
+            "",
+            lambda: _decoded_by_tasks(spark, log, "messages"),
+        ),
     ]
     rows = []
     for variant, kind, fn in cases:
         seconds, _ = timed(fn)
-        rows.append(row("commitlog read", variant, records, seconds,
-                        f"{kind + ', ' if kind else ''}{note}, {size / seconds:,.0f} MiB/s"))
+        rows.append(
+            row(
+                "commitlog read",
+                variant,
+                records,
+                seconds,
+                f"{kind + ', ' if kind else ''}{note}, {size / seconds:,.0f} MiB/s",
+            )
+        )
     return rows
 
 
@@ -128,9 +158,16 @@ def _build_rows(log: Path, records: int, out: Path) -> list[dict[str, Any]]:
         if status != 0:
             raise RuntimeError(f"build --engine {engine} failed ({status})")
         stores[engine] = [p.read_bytes() for p in sorted(store.iterdir())]
-        rows.append(row("build --from-commitlog", f"--engine {engine}", records, seconds,
-                        f"{kind + ', ' if kind else ''}default geometry, "
-                        f"{len(stores[engine])} index file(s)"))
+        rows.append(
+            row(
+                "build --from-commitlog",
+                f"--engine {engine}",
+                records,
+                seconds,
+                f"{kind + ', ' if kind else ''}default geometry, "
+                f"{len(stores[engine])} index file(s)",
+            )
+        )
         shutil.rmtree(store)
     if stores["spark"] != stores["local"]:
         raise RuntimeError("build --engine spark wrote other bytes than the local build")
@@ -160,8 +197,9 @@ def run(
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--gib", type=float, default=2.0, help="log size in GiB (default 2)")
-    parser.add_argument("--mapped-mib", type=int, default=256,
-                        help="CommitLog file size in MiB (default 256)")
+    parser.add_argument(
+        "--mapped-mib", type=int, default=256, help="CommitLog file size in MiB (default 256)"
+    )
     parser.add_argument("--workdir", type=Path, help="where the generated log is kept")
     args = parser.parse_args(argv)
     if args.workdir is None:

@@ -27,13 +27,18 @@ def _store(root: Path, files: int) -> Path:
     store = root / f"store{files}"
     n = files * 5  # 5 entries a file (index_num 6)
     s = IndexService(store, 16, 6, 64)
-    s.build_index_batch(pa.table({
-        "topic": ["T"] * n, "keys": pa.nulls(n, pa.string()),
-        "uniq_key": [f"u{i}" for i in range(n)],
-        "commit_log_offset": pa.array(range(1000, 1000 + n), pa.int64()),
-        "store_timestamp": pa.array([1_700_000_000_000 + i for i in range(n)], pa.int64()),
-        "sys_flag": pa.array([0] * n, pa.int32()),
-    }))
+    s.build_index_batch(
+        pa.table(
+            {
+                "topic": ["T"] * n,
+                "keys": pa.nulls(n, pa.string()),
+                "uniq_key": [f"u{i}" for i in range(n)],
+                "commit_log_offset": pa.array(range(1000, 1000 + n), pa.int64()),
+                "store_timestamp": pa.array([1_700_000_000_000 + i for i in range(n)], pa.int64()),
+                "sys_flag": pa.array([0] * n, pa.int32()),
+            }
+        )
+    )
     s.close()
     return store
 
@@ -45,10 +50,13 @@ def run(full: bool, workdir: Path) -> list[dict[str, Any]]:
     from rmqarrow.converters.parquet.importer import import_dataset
 
     rows: list[dict[str, Any]] = []
-    load = " ".join(Path("/proc/loadavg").read_text().split()[:3]) if os.path.exists(
-        "/proc/loadavg") else "?"
+    load = (
+        " ".join(Path("/proc/loadavg").read_text().split()[:3])
+        if os.path.exists("/proc/loadavg")
+        else "?"
+    )
     base = None
-    for files in ((100, 400, 1600) if full else (100, 400)):
+    for files in (100, 400, 1600) if full else (100, 400):
         store = _store(workdir, files)
         export_store(store, workdir / f"ds{files}", hash_slot_num=16, index_num=6)
         t = time.perf_counter()
@@ -56,24 +64,38 @@ def run(full: bool, workdir: Path) -> list[dict[str, Any]]:
         seconds = time.perf_counter() - t
         per = seconds / files
         base = base or per
-        rows.append({"benchmark": "import by file count", "variant": f"{files} files",
-                     "items": files, "seconds": round(seconds, 3),
-                     "per_s": round(files / seconds, 1), "vs_baseline": round(per / base, 3),
-                     "note": f"loadavg {load}"})
+        rows.append(
+            {
+                "benchmark": "import by file count",
+                "variant": f"{files} files",
+                "items": files,
+                "seconds": round(seconds, 3),
+                "per_s": round(files / seconds, 1),
+                "vs_baseline": round(per / base, 3),
+                "note": f"loadavg {load}",
+            }
+        )
     con = duckdb.connect()
     con.execute(HASH_MACROS_SQL)
     base = None
-    for length in ((20_000, 80_000, 320_000) if full else (20_000, 80_000)):
+    for length in (20_000, 80_000, 320_000) if full else (20_000, 80_000):
         key = "k" * length
         t = time.perf_counter()
         con.execute("SELECT index_key_hash(?)", [key]).fetchone()
         seconds = time.perf_counter() - t
         per = seconds / length
         base = base or per
-        rows.append({"benchmark": "duckdb index_key_hash by key length",
-                     "variant": f"{length} chars", "items": length,
-                     "seconds": round(seconds, 3), "per_s": round(length / seconds, 1),
-                     "vs_baseline": round(per / base, 3), "note": f"loadavg {load}"})
+        rows.append(
+            {
+                "benchmark": "duckdb index_key_hash by key length",
+                "variant": f"{length} chars",
+                "items": length,
+                "seconds": round(seconds, 3),
+                "per_s": round(length / seconds, 1),
+                "vs_baseline": round(per / base, 3),
+                "note": f"loadavg {load}",
+            }
+        )
     return rows
 
 

@@ -90,8 +90,12 @@ else:
 
 def _timed_process(args: list[str]) -> float:
     t0 = time.perf_counter()
-    subprocess.run([sys.executable, "-c", KEY_QUERY, *args], check=True,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(
+        [sys.executable, "-c", KEY_QUERY, *args],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     return time.perf_counter() - t0
 
 
@@ -114,8 +118,13 @@ def _key_query_rows(workdir: Path, quick: bool) -> list[dict[str, Any]]:
     note = f"6 files, {entries:,} entries"
     return [
         row("key query", "bare start-up: range(1).count()", 1, startup, "baseline"),
-        row("key query", "one key, slot chains", 1, chains,
-            f"{note}; target: within a few s of start-up"),
+        row(
+            "key query",
+            "one key, slot chains",
+            1,
+            chains,
+            f"{note}; target: within a few s of start-up",
+        ),
         row("key query", "one key, full scan (before)", 1, scan, note),
     ]
 
@@ -159,13 +168,22 @@ def _lag_rows(workdir: Path, quick: bool, interval: float) -> list[dict[str, Any
     spark = get_spark(MASTER, conf={"spark.sql.shuffle.partitions": "2"})
     register(spark)
     # a first put, so the query has a store to start on; its batch is not timed
-    subprocess.run([sys.executable, "-c", WRITER, str(store), "0", "0"], check=True,
-                   stdout=subprocess.DEVNULL)
-    df = (spark.readStream.format("rocketmq-index").option("hash_slot_num", SLOTS)
-          .option("index_num", INDEX).load(str(store)))
-    query = (df.writeStream.format("parquet").option("path", str(sink))
-             .option("checkpointLocation", str(run_dir / "ckpt"))
-             .trigger(processingTime="1 second").start())
+    subprocess.run(
+        [sys.executable, "-c", WRITER, str(store), "0", "0"], check=True, stdout=subprocess.DEVNULL
+    )
+    df = (
+        spark.readStream.format("rocketmq-index")
+        .option("hash_slot_num", SLOTS)
+        .option("index_num", INDEX)
+        .load(str(store))
+    )
+    query = (
+        df.writeStream.format("parquet")
+        .option("path", str(sink))
+        .option("checkpointLocation", str(run_dir / "ckpt"))
+        .trigger(processingTime="1 second")
+        .start()
+    )
     meta = sink / "_spark_metadata"
     while not meta.is_dir() or not any(p.name.isdigit() for p in meta.iterdir()):
         if query.exception() is not None:
@@ -174,12 +192,16 @@ def _lag_rows(workdir: Path, quick: bool, interval: float) -> list[dict[str, Any
     lags: list[float] = []
     stop = threading.Event()
     poller = threading.Thread(
-        target=_sink_lags, args=(sink, set(_committed_parts(meta)), stop, lags))
+        target=_sink_lags, args=(sink, set(_committed_parts(meta)), stop, lags)
+    )
     poller.start()
     try:
         done = subprocess.run(
             [sys.executable, "-c", WRITER, str(store), str(seconds), str(interval)],
-            check=True, capture_output=True, text=True)
+            check=True,
+            capture_output=True,
+            text=True,
+        )
         puts = int(done.stdout.strip())
         deadline = time.time() + 60
         while len(lags) < puts and time.time() < deadline:
@@ -191,8 +213,14 @@ def _lag_rows(workdir: Path, quick: bool, interval: float) -> list[dict[str, Any
     median, worst = statistics.median(lags), max(lags)
     return [
         row("streaming lag", "trigger interval", 1, 1.0, "baseline"),
-        row("streaming lag", "put -> row in the Parquet sink, median", 1, median,
-            f"{len(lags)} of {puts} puts seen", lag_max_s=round(worst, 3)),
+        row(
+            "streaming lag",
+            "put -> row in the Parquet sink, median",
+            1,
+            median,
+            f"{len(lags)} of {puts} puts seen",
+            lag_max_s=round(worst, 3),
+        ),
     ]
 
 

@@ -45,8 +45,9 @@ def _file(workdir: Path, items: int) -> tuple[Path, int, int]:
         tmp.unlink(missing_ok=True)
         with TieredIndexFile.create(tmp, 1_700_000_000_000, s, n) as f:
             for i in range(items):
-                f.put_key(f"Topic{i % 4}", i % 4, i % 8, [f"key-{i}"], i * 100, 100,
-                          1_700_000_000_000 + i)
+                f.put_key(
+                    f"Topic{i % 4}", i % 4, i % 8, [f"key-{i}"], i * 100, 100, 1_700_000_000_000 + i
+                )
         tmp.rename(path)
     return path, s, n
 
@@ -63,8 +64,10 @@ def run(full: bool, workdir: Path) -> list[dict[str, Any]]:
     rng = np.random.default_rng(1)
     nq = 20_000 if full else 5_000
     picks = rng.integers(0, items, nq)
-    qs = [(f"Topic{i % 4}", f"key-{i}" if j % 2 == 0 else f"absent-{i}", 16, 0, 2**63 - 1)
-          for j, i in enumerate(picks.tolist())]
+    qs = [
+        (f"Topic{i % 4}", f"key-{i}" if j % 2 == 0 else f"absent-{i}", 16, 0, 2**63 - 1)
+        for j, i in enumerate(picks.tolist())
+    ]
     rows: list[dict[str, Any]] = []
     note = f"{items:,} items, S={s:,}; {_load()}"
     with TieredIndexFile.open(path, s, n) as f:
@@ -86,15 +89,23 @@ def run(full: bool, workdir: Path) -> list[dict[str, Any]]:
         t_walk, _ = timed(lambda: _chain_order(heads, nexts, c, n, path))
         h64 = np.asarray(heads, np.int64)
         n64 = nexts[: c + 1].astype(np.int64)
-        t_vec, _ = timed(lambda: is_healthy(h64, n64, c) and slot_chains(h64, n64, c, c + 1,
-                                                                          healthy=True))
+        t_vec, _ = timed(
+            lambda: is_healthy(h64, n64, c) and slot_chains(h64, n64, c, c + 1, healthy=True)
+        )
         t_all, _ = timed(f.compaction_bytes)
-        rows.append(row("tiered compaction order", "slot-by-slot walk", items, t_walk,
-                        f"baseline; {note}"))
-        rows.append(row("tiered compaction order", "is_healthy + slot_chains", items, t_vec,
-                        note))
-        rows.append(row("tiered compaction order", "whole compaction_bytes", items, t_all,
-                        f"ordering plus copying the items; {note}"))
+        rows.append(
+            row("tiered compaction order", "slot-by-slot walk", items, t_walk, f"baseline; {note}")
+        )
+        rows.append(row("tiered compaction order", "is_healthy + slot_chains", items, t_vec, note))
+        rows.append(
+            row(
+                "tiered compaction order",
+                "whole compaction_bytes",
+                items,
+                t_all,
+                f"ordering plus copying the items; {note}",
+            )
+        )
     return set_ratios(rows)
 
 

@@ -69,29 +69,47 @@ def run(full: bool, workdir: Path) -> list[dict[str, Any]]:
         queries = sample_queries(files, n, seed=1)  # warm-up (hash kernel)
         answer_queries(store, queries[:10], hash_slot_num=hsn, index_num=inum)
         stages: list[tuple[str, Callable[[], Any]]] = [
-            ("native answer_queries (baseline)",
-             lambda: answer_queries(store, queries, hash_slot_num=hsn, index_num=inum)),
+            (
+                "native answer_queries (baseline)",
+                lambda: answer_queries(store, queries, hash_slot_num=hsn, index_num=inum),
+            ),
             ("sample_queries", lambda: sample_queries(files, n, seed=1)),
             ("check_chains", lambda: check_chains(files)),
             ("check_dataset", lambda: check_dataset(dataset, store, files)),
             ("duckdb answer_queries (dataset)", lambda: duck_answers(dataset, queries)),
-            ("trace_query + explain", lambda: [explain(trace_query(files, q), [])
-                                               for q in queries]),
-            ("verify native+duckdb (total)",
-             lambda: verify(store, dataset=dataset, engines=["native", "duckdb"], sample=n,
-                            seed=1, hash_slot_num=hsn, index_num=inum)),
+            (
+                "trace_query + explain",
+                lambda: [explain(trace_query(files, q), []) for q in queries],
+            ),
+            (
+                "verify native+duckdb (total)",
+                lambda: verify(
+                    store,
+                    dataset=dataset,
+                    engines=["native", "duckdb"],
+                    sample=n,
+                    seed=1,
+                    hash_slot_num=hsn,
+                    index_num=inum,
+                ),
+            ),
         ]
         base_rate = None
         for variant, fn in stages:
             seconds, _result = timed(fn)
             rate = n / seconds if seconds > 0 else float("inf")
             base_rate = base_rate or rate
-            rows.append({
-                "benchmark": "verify stages", "variant": variant, "items": n,
-                "seconds": round(seconds, 4), "per_s": round(rate, 1),
-                "vs_baseline": round(rate / base_rate, 4),
-                "note": f"{len(files)} files, {entries:,} entries, {messages:,} messages",
-            })
+            rows.append(
+                {
+                    "benchmark": "verify stages",
+                    "variant": variant,
+                    "items": n,
+                    "seconds": round(seconds, 4),
+                    "per_s": round(rate, 1),
+                    "vs_baseline": round(rate / base_rate, 4),
+                    "note": f"{len(files)} files, {entries:,} entries, {messages:,} messages",
+                }
+            )
     return rows
 
 

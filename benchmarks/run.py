@@ -60,11 +60,20 @@ def main(argv: list[str] | None = None) -> int:
     print_rows(rows)
     out = args.out or HERE / "results" / f"{time.strftime('%Y%m%dT%H%M%S')}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({
-        "full": args.full,
-        "machine": {"python": platform.python_version(), "cpus": __import__("os").cpu_count()},
-        "rows": rows,
-    }, indent=2, default=str))
+    out.write_text(
+        json.dumps(
+            {
+                "full": args.full,
+                "machine": {
+                    "python": platform.python_version(),
+                    "cpus": __import__("os").cpu_count(),
+                },
+                "rows": rows,
+            },
+            indent=2,
+            default=str,
+        )
+    )
     print(f"\nresults: {out}", file=sys.stderr)
     return 0
 

@@ -47,21 +47,24 @@ __all__ = [
     "store_tables",
 ]
 
-__getattr__, __dir__ = lazy_attributes(__name__, {
-    "ENTRIES_SCHEMA": "schema",
-    "FILES_SCHEMA": "schema",
-    "SCHEMAS": "schema",
-    "SLOTS_SCHEMA": "schema",
-    "IndexTables": "arrow.tables",
-    "export_store": "parquet.export",
-    "file_tables": "arrow.tables",
-    "import_dataset": "parquet.importer",
-    "open_dataset": "parquet.dataset",
-    "read_dataset": "parquet.dataset",
-    "read_manifest": "parquet.manifest",
-    "scan_file": "arrow.scan",
-    "scan_store": "arrow.scan",
-    "stale_reasons": "parquet.manifest",
-    "store_scanner": "arrow.scan",
-    "store_tables": "arrow.tables",
-})
+__getattr__, __dir__ = lazy_attributes(
+    __name__,
+    {
+        "ENTRIES_SCHEMA": "schema",
+        "FILES_SCHEMA": "schema",
+        "SCHEMAS": "schema",
+        "SLOTS_SCHEMA": "schema",
+        "IndexTables": "arrow.tables",
+        "export_store": "parquet.export",
+        "file_tables": "arrow.tables",
+        "import_dataset": "parquet.importer",
+        "open_dataset": "parquet.dataset",
+        "read_dataset": "parquet.dataset",
+        "read_manifest": "parquet.manifest",
+        "scan_file": "arrow.scan",
+        "scan_store": "arrow.scan",
+        "stale_reasons": "parquet.manifest",
+        "store_scanner": "arrow.scan",
+        "store_tables": "arrow.tables",
+    },
+)

@@ -113,63 +113,101 @@ def _tschema(table: str, *fields: pa.Field) -> pa.Schema:
 
 
 _TIERED_FILE = _tfield(
-    "file_name", pa.string(),
+    "file_name",
+    pa.string(),
     "the file's name: its begin timestamp (local) or the segment name (uploaded)",
 )
 
 TIERED_FILES_SCHEMA = _tschema(
     "tiered_files",
     _TIERED_FILE,
-    _tfield("relative_path", pa.string(), "where the file lay below the exported folder "
-            "(import writes it there); the name itself for one exported file"),
+    _tfield(
+        "relative_path",
+        pa.string(),
+        "where the file lay below the exported folder "
+        "(import writes it there); the name itself for one exported file",
+    ),
     _tfield("form", pa.string(), "'unsealed' (local IndexStoreFile) or 'compacted' (uploaded)"),
     _tfield("file_size", pa.int64(), "bytes in the file (0: an empty compacted segment)"),
     _tfield("magic", pa.int32(), "header magic: BEGIN -1127939447 or END -1127939451"),
-    _tfield("begin_timestamp", pa.int64(), "header beginTimestamp (ms); every item's time "
-            "is relative to it (queries use the file name's value for local files)"),
+    _tfield(
+        "begin_timestamp",
+        pa.int64(),
+        "header beginTimestamp (ms); every item's time "
+        "is relative to it (queries use the file name's value for local files)",
+    ),
     _tfield("end_timestamp", pa.int64(), "header endTimestamp (ms)"),
     _tfield("hash_slot_count", pa.int32(), "header hashSlotCount"),
     _tfield("item_count", pa.int32(), "header itemCount (index of the newest local item)"),
     _tfield("hash_slot_num", pa.int32(), "S: hash slots (broker configuration)"),
-    _tfield("index_num", pa.int32(), "N: item records of a local file (null: compacted)",
-            nullable=True),
-    _tfield("query_begin_timestamp", pa.int64(), "the begin timestamp queries use: from the "
-            "file name when numeric (RocketMQ's rule 5), else the header's"),
+    _tfield(
+        "index_num", pa.int32(), "N: item records of a local file (null: compacted)", nullable=True
+    ),
+    _tfield(
+        "query_begin_timestamp",
+        pa.int64(),
+        "the begin timestamp queries use: from the "
+        "file name when numeric (RocketMQ's rule 5), else the header's",
+    ),
 )
 
 TIERED_SLOTS_SCHEMA = _tschema(
     "tiered_slots",
     _TIERED_FILE,
     _tfield("slot", pa.int32(), "slot number 0 .. S-1 (rows only where the 8 bytes are not 0)"),
-    _tfield("head", pa.int32(), "local: newest item index of the slot (raw int32)",
-            nullable=True),
-    _tfield("unused", pa.int32(), "local: the slot's second int32 (RocketMQ never writes it)",
-            nullable=True),
-    _tfield("position", pa.int32(), "compacted: byte position of the slot's first item",
-            nullable=True),
+    _tfield("head", pa.int32(), "local: newest item index of the slot (raw int32)", nullable=True),
+    _tfield(
+        "unused",
+        pa.int32(),
+        "local: the slot's second int32 (RocketMQ never writes it)",
+        nullable=True,
+    ),
+    _tfield(
+        "position", pa.int32(), "compacted: byte position of the slot's first item", nullable=True
+    ),
     _tfield("length", pa.int32(), "compacted: byte length of the slot's items", nullable=True),
 )
 
 TIERED_ITEMS_SCHEMA = _tschema(
     "tiered_items",
     _TIERED_FILE,
-    _tfield("position", pa.int32(), "local: item index (record number, 1 .. itemCount); "
-            "compacted: item ordinal in the item region (0-based)"),
-    _tfield("slot", pa.int32(), "local: hash % S (Java remainder, may be negative for "
-            "Integer.MIN_VALUE); compacted: the slot whose byte range holds the item",
-            nullable=True),
-    _tfield("slot_rank", pa.int32(), "compacted: 0-based rank of the item in its slot "
-            "(queries examine ranks 0 .. 1023); null for local items", nullable=True),
+    _tfield(
+        "position",
+        pa.int32(),
+        "local: item index (record number, 1 .. itemCount); "
+        "compacted: item ordinal in the item region (0-based)",
+    ),
+    _tfield(
+        "slot",
+        pa.int32(),
+        "local: hash % S (Java remainder, may be negative for "
+        "Integer.MIN_VALUE); compacted: the slot whose byte range holds the item",
+        nullable=True,
+    ),
+    _tfield(
+        "slot_rank",
+        pa.int32(),
+        "compacted: 0-based rank of the item in its slot "
+        "(queries examine ranks 0 .. 1023); null for local items",
+        nullable=True,
+    ),
     _tfield("hash_code", pa.int32(), "hashCode of topic#key (Integer.MIN_VALUE kept)"),
     _tfield("topic_id", pa.int32(), "topicId"),
     _tfield("queue_id", pa.int32(), "queueId"),
     _tfield("offset", pa.int64(), "the message's offset in the queue's tiered commit log"),
     _tfield("size", pa.int32(), "message size"),
     _tfield("time_diff", pa.int32(), "whole seconds from the begin timestamp, as stored"),
-    _tfield("next_index", pa.int32(), "local: next (older item of the slot, 0 = end); "
-            "null for compacted items", nullable=True),
-    _tfield("store_time", pa.int64(), "decoded time queries compare: "
-            "query_begin_timestamp + time_diff * 1000 (Java long wrap)"),
+    _tfield(
+        "next_index",
+        pa.int32(),
+        "local: next (older item of the slot, 0 = end); null for compacted items",
+        nullable=True,
+    ),
+    _tfield(
+        "store_time",
+        pa.int64(),
+        "decoded time queries compare: query_begin_timestamp + time_diff * 1000 (Java long wrap)",
+    ),
 )
 
 TIERED_SCHEMAS: dict[str, pa.Schema] = {
@@ -195,21 +233,46 @@ def _rschema(table: str, *fields: pa.Field) -> pa.Schema:
 
 ROCKSDB_RECORDS_SCHEMA = _rschema(
     "rocksdb_records",
-    _tfield("hour", pa.int64(), "the key's first 8 bytes: hour(store time) in ms, the bucket "
-            "a query walks (null: a key shorter than 8 bytes)", nullable=True),
-    _tfield("topic", pa.string(), "the topic (first '@' part; null: the key does not parse)",
-            nullable=True),
-    _tfield("type", pa.string(), "K (a KEYS token), T (the TAGS value) or U (the message "
-            "id); null: the key does not parse", nullable=True),
-    _tfield("key", pa.string(), "the key or tag (null for U); a value holding '@' is "
-            "ambiguous in RocketMQ's unescaped key: queries use key_tail", nullable=True),
+    _tfield(
+        "hour",
+        pa.int64(),
+        "the key's first 8 bytes: hour(store time) in ms, the bucket "
+        "a query walks (null: a key shorter than 8 bytes)",
+        nullable=True,
+    ),
+    _tfield(
+        "topic",
+        pa.string(),
+        "the topic (first '@' part; null: the key does not parse)",
+        nullable=True,
+    ),
+    _tfield(
+        "type",
+        pa.string(),
+        "K (a KEYS token), T (the TAGS value) or U (the message id); null: the key does not parse",
+        nullable=True,
+    ),
+    _tfield(
+        "key",
+        pa.string(),
+        "the key or tag (null for U); a value holding '@' is "
+        "ambiguous in RocketMQ's unescaped key: queries use key_tail",
+        nullable=True,
+    ),
     _tfield("uniq_key", pa.string(), "the message id (UNIQ_KEY)", nullable=True),
-    _tfield("offset", pa.int64(), "the key's last 8 bytes: the commit log offset",
-            nullable=True),
-    _tfield("store_time", pa.int64(), "the value: the message's store time in ms (null: "
-            "the value is not 8 bytes long)", nullable=True),
-    _tfield("key_tail", pa.binary(), "the raw key after its 8 hour bytes: what RocketMQ's "
-            "prefix seek compares (bytewise), so SQL answers exactly as the native walk"),
+    _tfield("offset", pa.int64(), "the key's last 8 bytes: the commit log offset", nullable=True),
+    _tfield(
+        "store_time",
+        pa.int64(),
+        "the value: the message's store time in ms (null: the value is not 8 bytes long)",
+        nullable=True,
+    ),
+    _tfield(
+        "key_tail",
+        pa.binary(),
+        "the raw key after its 8 hour bytes: what RocketMQ's "
+        "prefix seek compares (bytewise), so SQL answers exactly as the native walk",
+    ),
 )
 
 ROCKSDB_BOOKKEEPING_SCHEMA = _rschema(

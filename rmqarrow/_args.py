@@ -20,16 +20,19 @@ def check_flag(name: str, value: object) -> bool:
     """``value`` when it is a ``bool`` (``numpy.bool_`` too); refused otherwise."""
     if isinstance(value, bool) or type(value).__name__ == "bool_":
         return bool(value)
-    raise InvalidValueError(f"{name} must be True or False, got {type(value).__name__} "
-                            f"{value!r:.80}")
+    raise InvalidValueError(
+        f"{name} must be True or False, got {type(value).__name__} {value!r:.80}"
+    )
 
 
 def check_int(name: str, value: object) -> int:
     """``value`` as an ``int`` when it is an integer (numpy's included) and not a bool."""
-    if isinstance(value, bool) or type(value).__name__ == "bool_" or \
-            not isinstance(value, numbers.Integral):
-        raise InvalidValueError(f"{name} must be an int, got {type(value).__name__} "
-                                f"{value!r:.80}")
+    if (
+        isinstance(value, bool)
+        or type(value).__name__ == "bool_"
+        or not isinstance(value, numbers.Integral)
+    ):
+        raise InvalidValueError(f"{name} must be an int, got {type(value).__name__} {value!r:.80}")
     return int(value)
 
 

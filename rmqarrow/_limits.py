@@ -41,8 +41,11 @@ def limit_error(exc: OSError, path: str | os.PathLike[str]) -> OSError:
     otherwise ``exc`` itself."""
     if exc.errno in (errno.EMFILE, errno.ENFILE):
         soft = fd_soft_limit()
-        which = ("the system's open-file table is full" if exc.errno == errno.ENFILE
-                 else f"ulimit -n is {soft if soft is not None else 'unlimited'}")
+        which = (
+            "the system's open-file table is full"
+            if exc.errno == errno.ENFILE
+            else f"ulimit -n is {soft if soft is not None else 'unlimited'}"
+        )
         return ResourceLimitError(
             exc.errno,
             f"too many open files ({which}) while opening {path}; raise the limit "

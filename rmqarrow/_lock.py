@@ -80,9 +80,7 @@ def wait_seconds(wait: Wait) -> float | None:
         return None if wait else 0.0
     if isinstance(wait, int | float) and math.isfinite(wait) and wait >= 0:
         return float(wait)
-    raise InvalidValueError(
-        f"wait must be True, False or a number of seconds >= 0, got {wait!r}"
-    )
+    raise InvalidValueError(f"wait must be True, False or a number of seconds >= 0, got {wait!r}")
 
 
 class WriterLock:
@@ -141,8 +139,7 @@ def _describe(fd: int) -> str:
         raw = os.pread(fd, 4096, 0)
         info = json.loads(raw.decode("utf-8"))
         return (
-            f"pid {int(info['pid'])} on {info['host']} ({info['command']}), "
-            f"since {info['since']}"
+            f"pid {int(info['pid'])} on {info['host']} ({info['command']}), since {info['since']}"
         )
     except (OSError, ValueError, KeyError, TypeError):
         return "a process that has not recorded itself yet"

@@ -53,8 +53,10 @@ def describe_limit(limit: int | None = None) -> str:
 
 def memory_limit_message(what: str) -> str:
     """One line: ``what`` ran out of memory, under which limit, and what to do."""
-    return (f"{what} ran out of memory under {describe_limit()}; raise the limit "
-            "(ulimit -v, the container's memory) or give the command less to do at once")
+    return (
+        f"{what} ran out of memory under {describe_limit()}; raise the limit "
+        "(ulimit -v, the container's memory) or give the command less to do at once"
+    )
 
 
 def _mapped_now() -> int | None:
@@ -96,7 +98,8 @@ def duckdb_settings(threads: int | None = None) -> DuckDBConfig:
         raise MemoryLimitError(
             f"DuckDB needs about {_DUCKDB_MIN_FREE >> 20} MiB of address space to start; "
             f"{describe_limit(limit)} leaves {free >> 20} MiB after loading: raise the "
-            "limit (ulimit -v, the container's memory) or use the native engine")
+            "limit (ulimit -v, the container's memory) or use the native engine"
+        )
     cores = threads or os.cpu_count() or 1
     fit = max(1, min(cores, free // (2 * _PER_THREAD)))
     share = int(limit * _DUCKDB_SHARE)
@@ -105,8 +108,14 @@ def duckdb_settings(threads: int | None = None) -> DuckDBConfig:
 
 
 #: what libraries say when the address-space limit stops them (lower case)
-_SIGNS = ("failed to map segment", "cannot allocate memory", "out of memory",
-          "could not find/load shared object", "std::bad_alloc", "allocation failure")
+_SIGNS = (
+    "failed to map segment",
+    "cannot allocate memory",
+    "out of memory",
+    "could not find/load shared object",
+    "std::bad_alloc",
+    "allocation failure",
+)
 
 
 def memory_error(exc: BaseException, what: str = "the command") -> MemoryError | None:
@@ -121,11 +130,16 @@ def memory_error(exc: BaseException, what: str = "the command") -> MemoryError |
         return exc
     text = " ".join(str(exc).split()).lower()
     limited = address_space_limit() is not None
-    if isinstance(exc, MemoryError) or type(exc).__name__ == "OutOfMemoryException" or (
-            isinstance(exc, OSError) and exc.errno == errno.ENOMEM) or (
-            limited and isinstance(exc, ImportError | OSError) and
-            any(sign in text for sign in _SIGNS)):
+    if (
+        isinstance(exc, MemoryError)
+        or type(exc).__name__ == "OutOfMemoryException"
+        or (isinstance(exc, OSError) and exc.errno == errno.ENOMEM)
+        or (
+            limited
+            and isinstance(exc, ImportError | OSError)
+            and any(sign in text for sign in _SIGNS)
+        )
+    ):
         detail = " ".join(str(exc).split())[:100]
-        return MemoryLimitError(memory_limit_message(what) + (f" ({detail})" if detail
-                                                               else ""))
+        return MemoryLimitError(memory_limit_message(what) + (f" ({detail})" if detail else ""))
     return None

@@ -65,7 +65,9 @@ def compiled_kernels(module: str) -> ModuleType | None:
 
                 logging.getLogger(__name__).info(
                     "numba could not load (%s) under %s: using the numpy kernels",
-                    " ".join(str(exc).split())[:120], describe_limit())
+                    " ".join(str(exc).split())[:120],
+                    describe_limit(),
+                )
                 found = None
         _compiled[module] = found
     return _compiled[module]

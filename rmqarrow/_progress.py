@@ -58,8 +58,9 @@ class Progress(Closing):
         self._finished = False
 
     def _update(self, now: float, finished: bool) -> ProgressUpdate:
-        return ProgressUpdate(self.label, self.done, self.total, self.unit,
-                              now - self._start, finished)
+        return ProgressUpdate(
+            self.label, self.done, self.total, self.unit, now - self._start, finished
+        )
 
     def advance(self, n: int = 1) -> None:
         with self._lock:

@@ -33,8 +33,10 @@ def is_disk_full(exc: BaseException) -> bool:
     """ENOSPC/EDQUOT, also as Arrow reports it (an ``OSError`` without errno)."""
     if not isinstance(exc, OSError):
         return False
-    return exc.errno in _NO_SPACE or "No space left on device" in str(exc) or (
-        "Disk quota exceeded" in str(exc)
+    return (
+        exc.errno in _NO_SPACE
+        or "No space left on device" in str(exc)
+        or ("Disk quota exceeded" in str(exc))
     )
 
 

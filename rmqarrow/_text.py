@@ -78,6 +78,7 @@ def _finite(obj: Any) -> Any:
 
 
 def print_json(obj: Any, out: TextIO | None = None) -> None:
-    json.dump(_finite(obj), out or sys.stdout, indent=2, ensure_ascii=False, default=str,
-              allow_nan=False)
+    json.dump(
+        _finite(obj), out or sys.stdout, indent=2, ensure_ascii=False, default=str, allow_nan=False
+    )
     (out or sys.stdout).write("\n")

@@ -47,12 +47,11 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> GeneratedStore:
 
 
 @pytest.fixture(scope="session")
-def generated_dataset(
-    generated: GeneratedStore, tmp_path_factory: pytest.TempPathFactory
-) -> Path:
+def generated_dataset(generated: GeneratedStore, tmp_path_factory: pytest.TempPathFactory) -> Path:
     from rmqarrow.converters.parquet.export import export_store
 
     out = tmp_path_factory.mktemp("generated-ds") / "dataset"
-    export_store(generated.store, out, hash_slot_num=generated.hash_slot_num,
-                 index_num=generated.index_num)
+    export_store(
+        generated.store, out, hash_slot_num=generated.hash_slot_num, index_num=generated.index_num
+    )
     return out

@@ -38,9 +38,17 @@ def make_workspace(root: Path) -> None:
         for i in range(MESSAGES):
             # One broker clock step backwards, so the out-of-order rules have a case.
             ts = START_MS + i * 200 - (30_000 if i == 2000 else 0)
-            w.append(Message(topic="OrderTopic", body=f"order {i}".encode(),
-                             keys=[f"order-{i}", f"customer-{i % 97}"], tags="TagA",
-                             uniq_key=uniq_key(i), born_timestamp=ts, store_timestamp=ts))
+            w.append(
+                Message(
+                    topic="OrderTopic",
+                    body=f"order {i}".encode(),
+                    keys=[f"order-{i}", f"customer-{i % 97}"],
+                    tags="TagA",
+                    uniq_key=uniq_key(i),
+                    born_timestamp=ts,
+                    store_timestamp=ts,
+                )
+            )
     records = pa.Table.from_batches(list(index_records(commitlog)))
     with IndexService(store / "index", HASH_SLOT_NUM, INDEX_NUM) as service:
         service.build_index_batch(records)
@@ -50,7 +58,9 @@ def make_workspace(root: Path) -> None:
     export_store(store / "index", root / "lake" / "idx", commitlog=commitlog)
     pacsv.write_csv(records.slice(0, 200), root / "messages.csv")
     (root / "keys.txt").write_text(
-        "".join(f"OrderTopic#order-{i}\n" for i in range(0, MESSAGES, 7)), encoding="utf-8")
+        "".join(f"OrderTopic#order-{i}\n" for i in range(0, MESSAGES, 7)), encoding="utf-8"
+    )
     (root / "queries.tsv").write_text(
         "OrderTopic#order-1\t32\nOrderTopic#customer-7\t64\nOrderTopic#no-such-key\t32\n",
-        encoding="utf-8")
+        encoding="utf-8",
+    )

@@ -33,8 +33,10 @@ class RocksDBSet:
 
 def _sets() -> list[RocksDBSet]:
     manifest = json.loads((GOLDEN / "manifest.json").read_text())
-    return [RocksDBSet(name, s["max_msgs_num_batch"], s["max_rocksdb_index_query_days"])
-            for name, s in sorted(manifest["sets"].items())]
+    return [
+        RocksDBSet(name, s["max_msgs_num_batch"], s["max_rocksdb_index_query_days"])
+        for name, s in sorted(manifest["sets"].items())
+    ]
 
 
 ALL_ROCKSDB = _sets()

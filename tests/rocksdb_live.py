@@ -79,8 +79,12 @@ def make_db(path: Path, messages: int) -> None:
 
 class Writer:
     def __init__(self, path: Path, start: int) -> None:
-        self.proc = subprocess.Popen([sys.executable, "-c", WRITER, str(path), str(start)],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(path), str(start)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         self._wait()
 
     def _wait(self) -> None:
@@ -100,7 +104,6 @@ class Writer:
             self.proc.stdin.write("q\n")
             self.proc.stdin.close()
             self.proc.wait(timeout=30)
-
 
 
 def damaged(path: Path) -> None:

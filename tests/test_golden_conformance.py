@@ -44,18 +44,14 @@ def test_writer_is_byte_identical(golden: GoldenSet, tmp_path: Path) -> None:
 
 
 def test_lookups_equal_expected_through_index_files(golden: GoldenSet) -> None:
-    files = [
-        IndexFile.open(p, golden.hash_slot_num, golden.index_num) for p in golden.file_paths
-    ]
+    files = [IndexFile.open(p, golden.hash_slot_num, golden.index_num) for p in golden.file_paths]
     try:
         got = []
         for q in golden.queries:
             out: list[int] = []
             for f in reversed(files):
                 if f.is_time_matched(q.begin, q.end):
-                    out.extend(
-                        f.select_phy_offsets(q.key, q.max_num - len(out), q.begin, q.end)
-                    )
+                    out.extend(f.select_phy_offsets(q.key, q.max_num - len(out), q.begin, q.end))
                 if f.begin_timestamp < q.begin or len(out) >= q.max_num:
                     break
             got.append(out)
@@ -79,16 +75,24 @@ def test_answer_queries_fits_geometry_from_file_size(golden: GoldenSet) -> None:
     # Every golden set happens to use a geometry that the 1:4 rule cannot always guess,
     # so pass it explicitly; answer_queries is the reference the other engines use.
     got = rmqarrow.answer_queries(
-        golden.store_dir, golden.queries,
-        hash_slot_num=golden.hash_slot_num, index_num=golden.index_num,
+        golden.store_dir,
+        golden.queries,
+        hash_slot_num=golden.hash_slot_num,
+        index_num=golden.index_num,
     )
     assert got == golden.expected
 
 
 def test_cli_batch_queries_equal_expected(golden: GoldenSet, capsys) -> None:  # type: ignore[no-untyped-def]
     args = [
-        "query", str(golden.store_dir), "--queries", str(golden.queries_path),
-        "--hash-slot-num", str(golden.hash_slot_num), "--index-num", str(golden.index_num),
+        "query",
+        str(golden.store_dir),
+        "--queries",
+        str(golden.queries_path),
+        "--hash-slot-num",
+        str(golden.hash_slot_num),
+        "--index-num",
+        str(golden.index_num),
     ]
     if golden.escaped:
         args.append("--escaped")
@@ -96,7 +100,8 @@ def test_cli_batch_queries_equal_expected(golden: GoldenSet, capsys) -> None:  #
     # each line names its query (the key, escaped as in the queries file), then the answer
     lines = [line + "\n" for line in capsys.readouterr().out.split("\n")[:-1]]
     assert [line.split("\t", 1)[0] for line in lines] == [
-        escape_text(q.key) for q in golden.queries]
+        escape_text(q.key) for q in golden.queries
+    ]
     assert "".join(line.split("\t", 1)[1] for line in lines) == format_answers(golden.expected)
     assert golden.expected_text == format_answers(golden.expected)
 

@@ -50,12 +50,25 @@ FACADES = {FACADE, "rmqarrow.converters"}
 #: memory-limit wording it shows).  Everything else it reaches through these, so the
 #: library does the work.
 CLI_PUBLIC = {
-    FACADE, "rmqarrow.store", "rmqarrow.verify", "rmqarrow.commitlog", "rmqarrow.tiered",
+    FACADE,
+    "rmqarrow.store",
+    "rmqarrow.verify",
+    "rmqarrow.commitlog",
+    "rmqarrow.tiered",
     "rmqarrow.rocksdb",
-    "rmqarrow.converters", "rmqarrow.converters.duckdb", "rmqarrow.converters.spark",
-    "rmqarrow.demo", "rmqarrow.engines", "rmqarrow.errors", "rmqarrow.format.queries",
-    "rmqarrow.format.query_file", "rmqarrow.format.times", "rmqarrow.format.java",
-    "rmqarrow._text", "rmqarrow._progress", "rmqarrow._memory",
+    "rmqarrow.converters",
+    "rmqarrow.converters.duckdb",
+    "rmqarrow.converters.spark",
+    "rmqarrow.demo",
+    "rmqarrow.engines",
+    "rmqarrow.errors",
+    "rmqarrow.format.queries",
+    "rmqarrow.format.query_file",
+    "rmqarrow.format.times",
+    "rmqarrow.format.java",
+    "rmqarrow._text",
+    "rmqarrow._progress",
+    "rmqarrow._memory",
 }
 
 
@@ -145,15 +158,19 @@ def violations(edges: list[Edge]) -> list[str]:
             continue
         if e.source.startswith("rmqarrow.cli") and not e.target.startswith("rmqarrow.cli"):
             if not _cli_public(e.target):
-                found.append(f"{where}: the CLI uses the public API only (package facades "
-                             "and documented modules)")
+                found.append(
+                    f"{where}: the CLI uses the public API only (package facades "
+                    "and documented modules)"
+                )
             continue
         if e.target.rsplit(".", 1)[0] == FACADE and layer_of(e.target) is None:
             found.append(f"{where}: import from the module that defines it, not the facade")
             continue
         owner = _private_owner(e.target)
-        if owner is not None and owner != FACADE and not (
-            e.source == owner or e.source.startswith(owner + ".")
+        if (
+            owner is not None
+            and owner != FACADE
+            and not (e.source == owner or e.source.startswith(owner + "."))
         ):
             found.append(f"{where}: private to {owner}")
         src, dst = layer_of(e.source), layer_of(e.target)
@@ -206,14 +223,25 @@ def test_import_rmqarrow_stays_light() -> None:
         "heavy = ('duckdb', 'pyspark', 'numba', 'pyarrow.parquet', 'pyarrow.dataset')\n"
         "print([m for m in heavy if m in sys.modules])\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          cwd=ROOT, timeout=120, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+        check=True,
+    )
     assert done.stdout.strip() == "[]"
 
 
 def test_bare_converters_is_not_importable() -> None:
-    done = subprocess.run([sys.executable, "-c", "import converters"], capture_output=True,
-                          text=True, cwd=ROOT, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", "import converters"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
     assert done.returncode != 0
     assert "import rmqarrow.converters" in done.stderr
 
@@ -221,9 +249,17 @@ def test_bare_converters_is_not_importable() -> None:
 def test_public_packages_curate_their_api() -> None:
     import importlib
 
-    for name in ("rmqarrow", "rmqarrow.converters", "rmqarrow.converters.duckdb",
-                 "rmqarrow.converters.spark", "rmqarrow.commitlog", "rmqarrow.index",
-                 "rmqarrow.verify", "rmqarrow.testing", "rmqarrow.tiered"):
+    for name in (
+        "rmqarrow",
+        "rmqarrow.converters",
+        "rmqarrow.converters.duckdb",
+        "rmqarrow.converters.spark",
+        "rmqarrow.commitlog",
+        "rmqarrow.index",
+        "rmqarrow.verify",
+        "rmqarrow.testing",
+        "rmqarrow.tiered",
+    ):
         module = importlib.import_module(name)
         assert module.__doc__, name
         public = module.__all__

@@ -68,7 +68,10 @@ SCRIPT = textwrap.dedent(
 
 def test_core_works_without_any_extra(tmp_path: Path) -> None:
     done = subprocess.run(
-        [sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=300,
+        [sys.executable, "-c", SCRIPT],
+        capture_output=True,
+        text=True,
+        timeout=300,
         cwd=tmp_path,
     )
     assert done.returncode == 0, done.stderr

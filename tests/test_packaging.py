@@ -18,13 +18,38 @@ def test_wheel_has_one_top_level_package_and_the_license(tmp_path: Path) -> None
     # a clean copy of the sources: setuptools reuses a checkout's build/lib, which can hold
     # modules the package list no longer (or never did) name
     source = tmp_path / "src"
-    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
-        ".git", ".venv", "build", "*.egg-info", "__pycache__", ".mypy_cache", ".ruff_cache",
-        ".pytest_cache", "tests", "benchmarks", "docs"))
+    shutil.copytree(
+        ROOT,
+        source,
+        ignore=shutil.ignore_patterns(
+            ".git",
+            ".venv",
+            "build",
+            "*.egg-info",
+            "__pycache__",
+            ".mypy_cache",
+            ".ruff_cache",
+            ".pytest_cache",
+            "tests",
+            "benchmarks",
+            "docs",
+        ),
+    )
     done = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(tmp_path),
-         str(source)],
-        capture_output=True, text=True, timeout=600,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--quiet",
+            "-w",
+            str(tmp_path),
+            str(source),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert "deprecat" not in done.stderr.lower(), done.stderr
@@ -39,9 +64,13 @@ def test_wheel_has_one_top_level_package_and_the_license(tmp_path: Path) -> None
     }
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
     assert "License-Expression: Apache-2.0" in metadata
-    for module in ("rmqarrow/converters/spark/export.py", "rmqarrow/converters/schema.py",
-                   "rmqarrow/kernels/walk.py", "rmqarrow/tiered/__init__.py",
-                   "rmqarrow/py.typed"):
+    for module in (
+        "rmqarrow/converters/spark/export.py",
+        "rmqarrow/converters/schema.py",
+        "rmqarrow/kernels/walk.py",
+        "rmqarrow/tiered/__init__.py",
+        "rmqarrow/py.typed",
+    ):
         assert module in names, module
     # every module of the tree ships: a package missing from pyproject's list would not
     for top, prefix in (("rmqarrow", "rmqarrow"), ("converters", "rmqarrow/converters")):

@@ -114,8 +114,10 @@ def shell_commands(block: Block) -> list[list[str]]:
             continue
         argv = shlex.split(text, comments=True)
         if argv[0] != "rmqarrow":
-            raise AssertionError(f"{block.where}: `{text}` is not an rmqarrow command; mark "
-                                 "the block <!-- no-run: why --> or move the line out")
+            raise AssertionError(
+                f"{block.where}: `{text}` is not an rmqarrow command; mark "
+                "the block <!-- no-run: why --> or move the line out"
+            )
         commands.append(argv[1:])
     return commands
 
@@ -129,8 +131,7 @@ def pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def _run_block(block: Block, namespace: dict[str, Any],
-               capsys: pytest.CaptureFixture[str]) -> None:
+def _run_block(block: Block, namespace: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> None:
     if block.lang == "python":
         exec(compile(block.code, block.where, "exec"), namespace)
     elif block.lang == "sql":
@@ -152,8 +153,14 @@ def _run_block(block: Block, namespace: dict[str, Any],
                 json.loads(out)
 
 
-def _run_page(page: str, workspace: Path, monkeypatch: pytest.MonkeyPatch,
-              capsys: pytest.CaptureFixture[str], *, spark: bool) -> int:
+def _run_page(
+    page: str,
+    workspace: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    *,
+    spark: bool,
+) -> int:
     blocks = [b for b in BLOCKS[page] if b.lang in RUNNABLE and b.no_run is None]
     if spark and not any(b.spark for b in blocks):
         pytest.skip(f"{page} has no Spark examples")
@@ -168,8 +175,9 @@ def _run_page(page: str, workspace: Path, monkeypatch: pytest.MonkeyPatch,
         except AssertionError:
             raise
         except Exception as exc:
-            raise AssertionError(f"{block.where}: the {block.lang} example failed: "
-                                 f"{type(exc).__name__}: {exc}") from exc
+            raise AssertionError(
+                f"{block.where}: the {block.lang} example failed: {type(exc).__name__}: {exc}"
+            ) from exc
         ran += 1
     return ran
 
@@ -181,24 +189,34 @@ def _copy(pristine: Path, tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("page", list(BLOCKS))
-def test_page_examples_run(page: str, pristine: Path, tmp_path: Path,
-                           monkeypatch: pytest.MonkeyPatch,
-                           capsys: pytest.CaptureFixture[str]) -> None:
+def test_page_examples_run(
+    page: str,
+    pristine: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     _run_page(page, _copy(pristine, tmp_path), monkeypatch, capsys, spark=False)
 
 
 @pytest.mark.spark
 @pytest.mark.parametrize("page", [p for p, bs in BLOCKS.items() if any(b.spark for b in bs)])
-def test_page_spark_examples_run(page: str, pristine: Path, tmp_path: Path, spark: Any,
-                                 monkeypatch: pytest.MonkeyPatch,
-                                 capsys: pytest.CaptureFixture[str]) -> None:
+def test_page_spark_examples_run(
+    page: str,
+    pristine: Path,
+    tmp_path: Path,
+    spark: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     # The suite's one session is active first, so the examples' get_spark() returns it.
     _run_page(page, _copy(pristine, tmp_path), monkeypatch, capsys, spark=True)
 
 
 def test_every_block_is_runnable_or_marked() -> None:
-    unmarked = [b.where for bs in BLOCKS.values() for b in bs
-                if b.lang not in RUNNABLE and b.no_run is None]
+    unmarked = [
+        b.where for bs in BLOCKS.values() for b in bs if b.lang not in RUNNABLE and b.no_run is None
+    ]
     assert not unmarked, f"blocks neither runnable nor marked <!-- no-run: why -->: {unmarked}"
     for bs in BLOCKS.values():
         for b in bs:
@@ -215,8 +233,9 @@ def test_examples_are_counted() -> None:
     assert len(python) >= 15 and commands >= 40, (len(python), commands)
     assert len(run) > len(every) - len(run), "more examples marked no-run than run"
     readme = BLOCKS["README.md"]
-    assert any(b.lang == "python" and b.no_run is None and "rmqarrow.open" in b.code
-               for b in readme), "the README's Python tour is not run"
+    assert any(
+        b.lang == "python" and b.no_run is None and "rmqarrow.open" in b.code for b in readme
+    ), "the README's Python tour is not run"
 
 
 def test_readme_is_short_and_keeps_its_two_commands() -> None:
@@ -228,14 +247,20 @@ def test_readme_is_short_and_keeps_its_two_commands() -> None:
 
 def test_commands_shown_exist() -> None:
     choices = command_names()
-    shown = {argv[0] for bs in BLOCKS.values() for b in bs
-             if b.lang in ("console", "sh") and b.no_run is None for argv in shell_commands(b)}
+    shown = {
+        argv[0]
+        for bs in BLOCKS.values()
+        for b in bs
+        if b.lang in ("console", "sh") and b.no_run is None
+        for argv in shell_commands(b)
+    }
     assert shown and shown <= choices, shown - choices
 
 
 def test_cli_reference_renders_every_command() -> None:
     spec = importlib.util.spec_from_file_location(
-        "cli_reference_hook", ROOT / "docs" / "_hooks" / "cli_reference.py")
+        "cli_reference_hook", ROOT / "docs" / "_hooks" / "cli_reference.py"
+    )
     assert spec is not None and spec.loader is not None
     hook = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(hook)

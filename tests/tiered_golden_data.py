@@ -18,6 +18,7 @@ _SIMPLE = {"\\": "\\", "t": "\t", "n": "\n", "r": "\r"}
 
 def unescape(text: str) -> str:
     """README: ``\\\\``, ``\\t``, ``\\n``, ``\\r`` and ``\\xHH``; nothing else is escaped."""
+
     def one(m: re.Match[str]) -> str:
         code = m.group(1)
         return _SIMPLE[code] if code in _SIMPLE else chr(int(code[1:], 16))
@@ -122,4 +123,3 @@ class TieredSet:
 
 
 ALL_TIERED = [TieredSet(n) for n in SET_NAMES]
-

@@ -31,8 +31,12 @@ def compare_files(a: Path, b: Path) -> dict[str, Any]:
             pos += len(chunk)
     if first_difference is None and size_a != size_b:
         first_difference = min(size_a, size_b)
-    return {"identical": first_difference is None, "first_difference": first_difference,
-            "sha256": digest.hexdigest(), "bytes": size_a}
+    return {
+        "identical": first_difference is None,
+        "first_difference": first_difference,
+        "sha256": digest.hexdigest(),
+        "bytes": size_a,
+    }
 
 
 def read_java_answers(path: Path) -> tuple[np.ndarray, np.ndarray]:
@@ -48,8 +52,12 @@ def read_java_answers(path: Path) -> tuple[np.ndarray, np.ndarray]:
     return counts, offsets
 
 
-def compare_answers(java: tuple[np.ndarray, np.ndarray], table: pa.Table, lookups: np.ndarray,
-                    phy_offsets: np.ndarray) -> dict[str, Any]:
+def compare_answers(
+    java: tuple[np.ndarray, np.ndarray],
+    table: pa.Table,
+    lookups: np.ndarray,
+    phy_offsets: np.ndarray,
+) -> dict[str, Any]:
     """Both sides' answers query by query, and whether each query found its own key."""
     jcounts, joffsets = java
     q = lookups.size
@@ -69,5 +77,10 @@ def compare_answers(java: tuple[np.ndarray, np.ndarray], table: pa.Table, lookup
     # The keys are distinct, so every query must find the offset its key was put with.
     own = np.zeros(q, dtype=bool)
     own[query[poffsets == phy_offsets[lookups][query]]] = True
-    return {"equal": equal, "first_different_query": first_bad, "queries": int(q),
-            "offsets": int(joffsets.size), "every_query_found_its_key": bool(own.all())}
+    return {
+        "equal": equal,
+        "first_different_query": first_bad,
+        "queries": int(q),
+        "offsets": int(joffsets.size),
+        "every_query_found_its_key": bool(own.all()),
+    }

@@ -60,7 +60,8 @@ class AnchorInput:
         offsets = np.arange(self.n + 1, dtype=np.int64) * WIDTH
         data = np.ascontiguousarray(self.key_bytes).reshape(-1)
         return pa.Array.from_buffers(
-            pa.large_string(), self.n, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+            pa.large_string(), self.n, [None, pa.py_buffer(offsets), pa.py_buffer(data)]
+        )
 
     def write(self, path: Path) -> None:
         """The file the Java driver reads (format in this module's docstring)."""

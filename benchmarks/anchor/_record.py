@@ -32,8 +32,12 @@ def load_now() -> dict[str, float | None]:
         pressure = float(line.split("avg10=")[1].split()[0])
     except (OSError, IndexError, ValueError):
         pass
-    return {"1m": round(one, 2), "5m": round(five, 2), "15m": round(fifteen, 2),
-            "cpu_pressure_avg10": pressure}
+    return {
+        "1m": round(one, 2),
+        "5m": round(five, 2),
+        "15m": round(fifteen, 2),
+        "cpu_pressure_avg10": pressure,
+    }
 
 
 def _first_line(path: str, prefix: str) -> str | None:
@@ -48,14 +52,19 @@ def _first_line(path: str, prefix: str) -> str | None:
 
 def machine() -> dict[str, Any]:
     mem = _first_line("/proc/meminfo", "MemTotal")
-    return {"cpu": _first_line("/proc/cpuinfo", "model name") or platform.processor(),
-            "cpus": os.cpu_count(), "memory": mem, "system": platform.platform(),
-            "python": platform.python_version()}
+    return {
+        "cpu": _first_line("/proc/cpuinfo", "model name") or platform.processor(),
+        "cpus": os.cpu_count(),
+        "memory": mem,
+        "system": platform.platform(),
+        "python": platform.python_version(),
+    }
 
 
 def _git(*args: str) -> str | None:
-    proc = subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True,
-                          check=False)
+    proc = subprocess.run(
+        ["git", "-C", str(ROOT), *args], capture_output=True, text=True, check=False
+    )
     return proc.stdout.strip() if proc.returncode == 0 else None
 
 
@@ -65,9 +74,12 @@ def rmqarrow_identity() -> dict[str, Any]:
     from rmqarrow.kernels.hashing import kernel_name
 
     status = _git("status", "--porcelain", "--", "rmqarrow", "converters")
-    return {"version": rmqarrow.__version__, "commit": _git("rev-parse", "HEAD"),
-            "uncommitted_changes": None if status is None else bool(status),
-            "hash_kernel": kernel_name()}
+    return {
+        "version": rmqarrow.__version__,
+        "commit": _git("rev-parse", "HEAD"),
+        "uncommitted_changes": None if status is None else bool(status),
+        "hash_kernel": kernel_name(),
+    }
 
 
 def _stats(values: list[float]) -> dict[str, float]:
@@ -82,11 +94,16 @@ def summarize(runs: list[dict[str, Any]]) -> dict[str, Any]:
             key = f"{name}_{clock}_s"
             java = _stats([r["java"][key] for r in runs])
             py = _stats([r["rmqarrow"][key] for r in runs])
-            out[key] = {"java": java, "rmqarrow": py,
-                        "java_over_rmqarrow": {k: _ratio(java[k], py[k]) for k in java}}
+            out[key] = {
+                "java": java,
+                "rmqarrow": py,
+                "java_over_rmqarrow": {k: _ratio(java[k], py[k]) for k in java},
+            }
     for key in ("flush_wall_s", "create_wall_s"):
-        out[key] = {"java": _stats([r["java"][key] for r in runs]),
-                    "rmqarrow": _stats([r["rmqarrow"][key] for r in runs])}
+        out[key] = {
+            "java": _stats([r["java"][key] for r in runs]),
+            "rmqarrow": _stats([r["rmqarrow"][key] for r in runs]),
+        }
     return out
 
 
@@ -104,14 +121,17 @@ def table(result: dict[str, Any], context: dict[str, Any]) -> str:
     runs, summary = result["runs"], result["summary"]
     n, q = result["n"], result["q"]
     geo = result["geometry"]
-    head = (f"N = {n:,} keys ({result['key_chars']} chars), {q:,} lookups; "
-            f"{geo[0]:,} slots x {geo[1]:,} entries ({result['file_size']:,} bytes); "
-            f"{len(runs)} runs per side, alternating")
+    head = (
+        f"N = {n:,} keys ({result['key_chars']} chars), {q:,} lookups; "
+        f"{geo[0]:,} slots x {geo[1]:,} entries ({result['file_size']:,} bytes); "
+        f"{len(runs)} runs per side, alternating"
+    )
     w = 46
-    lines = [head,
-             f"{'':{w}}{'RocketMQ Java':>22}{'rmqarrow':>22}{'Java / rmqarrow':>18}",
-             f"{'':{w}}{'median':>11}{'best':>11}{'median':>11}{'best':>11}"
-             f"{'median':>9}{'best':>9}"]
+    lines = [
+        head,
+        f"{'':{w}}{'RocketMQ Java':>22}{'rmqarrow':>22}{'Java / rmqarrow':>18}",
+        f"{'':{w}}{'median':>11}{'best':>11}{'median':>11}{'best':>11}{'median':>9}{'best':>9}",
+    ]
     for name, what, unit in SECTIONS:
         count = n if unit == "keys" else q
         lines.append(f"{name} ({what})")
@@ -121,28 +141,40 @@ def table(result: dict[str, Any], context: dict[str, Any]) -> str:
             lines.append(
                 f"{'  ' + label + ' seconds':{w}}{j['median']:>9.3f} s{j['best']:>9.3f} s"
                 f"{p['median']:>9.3f} s{p['best']:>9.3f} s"
-                f"{r['median']:>8.2f}x{r['best']:>8.2f}x")
+                f"{r['median']:>8.2f}x{r['best']:>8.2f}x"
+            )
             per = "/s" if clock == "wall" else " per CPU-s"
             lines.append(
                 f"{'  ' + unit + per:{w}}{_fmt_rate(count, j['median']):>11}"
                 f"{_fmt_rate(count, j['best']):>11}{_fmt_rate(count, p['median']):>11}"
-                f"{_fmt_rate(count, p['best']):>11}")
+                f"{_fmt_rate(count, p['best']):>11}"
+            )
     f = summary["flush_wall_s"]
-    lines.append(f"{'flush after build (force | flush), wall':{w}}"
-                 f"{f['java']['median']:>9.3f} s{f['java']['best']:>9.3f} s"
-                 f"{f['rmqarrow']['median']:>9.3f} s{f['rmqarrow']['best']:>9.3f} s")
-    lines.append("CPU seconds: Java = the driver thread running the loop (JIT and GC threads "
-                 "not counted); rmqarrow = the whole process, every thread.")
+    lines.append(
+        f"{'flush after build (force | flush), wall':{w}}"
+        f"{f['java']['median']:>9.3f} s{f['java']['best']:>9.3f} s"
+        f"{f['rmqarrow']['median']:>9.3f} s{f['rmqarrow']['best']:>9.3f} s"
+    )
+    lines.append(
+        "CPU seconds: Java = the driver thread running the loop (JIT and GC threads "
+        "not counted); rmqarrow = the whole process, every thread."
+    )
     lines.append("Java / rmqarrow = Java's time over rmqarrow's (above 1: rmqarrow is faster).")
-    lines.append("load (1-min avg, CPU pressure %) before each run: " + ", ".join(
-        f"J{r['repeat']} {_load(r['load_before_java'])} R{r['repeat']} "
-        f"{_load(r['load_before_rmqarrow'])}" for r in runs))
+    lines.append(
+        "load (1-min avg, CPU pressure %) before each run: "
+        + ", ".join(
+            f"J{r['repeat']} {_load(r['load_before_java'])} R{r['repeat']} "
+            f"{_load(r['load_before_rmqarrow'])}"
+            for r in runs
+        )
+    )
     c = result["checks"]
     lines.append(
         f"checks: index files byte-identical {c['files_identical']}/{len(runs)} (sha256 "
         f"{c['sha256'][:16]}...), answers equal {c['answers_equal']}/{len(runs)} "
         f"({q:,} queries, {c['offsets']:,} offsets), every query found its key "
-        f"{c['own_key_found']}/{len(runs)}")
+        f"{c['own_key_found']}/{len(runs)}"
+    )
     rmq, java, ours = context["rocketmq"], context["java"], context["rmqarrow"]
     state = {True: "MODIFIED in the checkout", False: "unchanged", None: "not a git tree"}
     lines.append(
@@ -150,7 +182,8 @@ def table(result: dict[str, Any], context: dict[str, Any]) -> str:
         f"{java.get('runtime', java['version'])}, JVM options {java['options']!r}; rmqarrow "
         f"{(ours['commit'] or '?')[:12]}"
         f"{' with uncommitted changes' if ours['uncommitted_changes'] else ''}"
-        f" ({ours['hash_kernel']} kernel); {context['machine']['cpus']} CPUs")
+        f" ({ours['hash_kernel']} kernel); {context['machine']['cpus']} CPUs"
+    )
     return "\n".join(lines)
 
 

@@ -56,8 +56,9 @@ def _git(root: Path, *args: str) -> str | None:
     """``git -C root args`` output, or None when git or the repository is not there."""
     if shutil.which("git") is None:
         return None
-    proc = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True,
-                          check=False)
+    proc = subprocess.run(
+        ["git", "-C", str(root), *args], capture_output=True, text=True, check=False
+    )
     return proc.stdout.strip() if proc.returncode == 0 else None
 
 
@@ -82,20 +83,22 @@ def find_checkout(value: str | None) -> Checkout:
     if not value or not value.strip():
         raise AnchorSetupError(
             "no RocketMQ checkout given: run `make bench-anchor ROCKETMQ=/path/to/rocketmq` "
-            f"with {CLONE_HINT} (or pass --rocketmq PATH)")
+            f"with {CLONE_HINT} (or pass --rocketmq PATH)"
+        )
     root = Path(value).expanduser()
     if not root.is_dir():
-        raise AnchorSetupError(
-            f"ROCKETMQ={value}: no such folder; expected {CLONE_HINT}")
+        raise AnchorSetupError(f"ROCKETMQ={value}: no such folder; expected {CLONE_HINT}")
     if not (root / INDEX_FILE).is_file():
         raise AnchorSetupError(
             f"ROCKETMQ={value} is not a RocketMQ checkout: no IndexFile.java at "
-            f"{INDEX_FILE}; give the root of {CLONE_HINT}")
+            f"{INDEX_FILE}; give the root of {CLONE_HINT}"
+        )
     missing = [rel for rel in ROCKETMQ_SOURCES if not (root / rel).is_file()]
     if missing:
         raise AnchorSetupError(
             f"ROCKETMQ={value} has IndexFile.java but not {missing[0]}, which it needs; "
-            f"expected a complete checkout ({CLONE_HINT}, 5.x)")
+            f"expected a complete checkout ({CLONE_HINT}, 5.x)"
+        )
     blobs = {rel: git_blob_id((root / rel).read_bytes()) for rel in ROCKETMQ_SOURCES}
     commit = _git(root, "rev-parse", "HEAD") if (root / ".git").exists() else None
     modified = None
@@ -118,16 +121,17 @@ def find_jdk() -> Jdk:
     if javac is None:
         raise AnchorSetupError(
             "javac not found on PATH: the anchor compiles RocketMQ's IndexFile and needs a "
-            "JDK 17 or newer (e.g. apt-get install openjdk-17-jdk-headless)")
+            "JDK 17 or newer (e.g. apt-get install openjdk-17-jdk-headless)"
+        )
     if java is None:
         raise AnchorSetupError(
-            f"java not found on PATH (javac is {javac}): install the JDK's runtime too")
+            f"java not found on PATH (javac is {javac}): install the JDK's runtime too"
+        )
     proc = subprocess.run([javac, "-version"], capture_output=True, text=True, check=False)
     version = (proc.stdout or proc.stderr).strip()
     m = re.search(r"(\d+)(?:\.\d+)*", version)
     if proc.returncode != 0 or m is None or int(m.group(1)) < 17:
-        raise AnchorSetupError(
-            f"{javac} reports {version!r}: expected JDK 17 or newer")
+        raise AnchorSetupError(f"{javac} reports {version!r}: expected JDK 17 or newer")
     return Jdk(javac, java, version)
 
 
@@ -149,8 +153,7 @@ def compile_anchor(checkout: Checkout, jdk: Jdk, build_dir: Path) -> Build:
     digest = hashlib.sha256(jdk.version.encode())
     for path in sources:
         digest.update(path.name.encode() + b"\0" + path.read_bytes())
-    stamp = {"sources": digest.hexdigest(), "rocketmq_blobs": checkout.blobs,
-             "javac": jdk.version}
+    stamp = {"sources": digest.hexdigest(), "rocketmq_blobs": checkout.blobs, "javac": jdk.version}
     classes = build_dir / "classes"
     stamp_path = build_dir / "build.json"
     driver = classes / (DRIVER_CLASS.replace(".", "/") + ".class")
@@ -163,17 +166,30 @@ def compile_anchor(checkout: Checkout, jdk: Jdk, build_dir: Path) -> Build:
     shutil.rmtree(classes, ignore_errors=True)
     classes.mkdir(parents=True)
     stamp_path.unlink(missing_ok=True)
-    cmd = [jdk.javac, "--release", "17", "-encoding", "UTF-8", "-nowarn", "-proc:none",
-           "-d", str(classes), *map(str, sources)]
+    cmd = [
+        jdk.javac,
+        "--release",
+        "17",
+        "-encoding",
+        "UTF-8",
+        "-nowarn",
+        "-proc:none",
+        "-d",
+        str(classes),
+        *map(str, sources),
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     log = build_dir / "javac.log"
     log.write_text(proc.stdout + proc.stderr)
     if proc.returncode != 0:
-        first = next((ln for ln in (proc.stderr + proc.stdout).splitlines() if "error" in ln),
-                     f"javac exited {proc.returncode}")
+        first = next(
+            (ln for ln in (proc.stderr + proc.stdout).splitlines() if "error" in ln),
+            f"javac exited {proc.returncode}",
+        )
         raise AnchorSetupError(
             f"javac could not compile RocketMQ's IndexFile from {checkout.root} with the "
             f"harness's stand-ins (RocketMQ 5.x store/logfile layout expected): {first.strip()}"
-            f" (full output: {log})")
+            f" (full output: {log})"
+        )
     stamp_path.write_text(json.dumps(stamp, indent=1))
     return Build(classes, jdk, reused=False)

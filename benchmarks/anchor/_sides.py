@@ -17,8 +17,7 @@ import pyarrow as pa
 from anchor._input import AnchorInput
 from anchor._setup import DRIVER_CLASS, AnchorSetupError, Build
 
-__all__ = ["JAVA_LONG_MAX", "JavaRunError", "Settings", "run_java", "run_python",
-           "warm_python"]
+__all__ = ["JAVA_LONG_MAX", "JavaRunError", "Settings", "run_java", "run_python", "warm_python"]
 
 JAVA_LONG_MAX = 2**63 - 1
 
@@ -39,15 +38,31 @@ class Settings:
     java_opts: str
 
 
-def run_java(build: Build, settings: Settings, input_path: Path, index: Path,
-             answers: Path, log: Path) -> dict[str, Any]:
+def run_java(
+    build: Build, settings: Settings, input_path: Path, index: Path, answers: Path, log: Path
+) -> dict[str, Any]:
     """One fresh JVM: warm-up, hash, putKey loop, selectPhyOffset loop, flush (timed inside).
     When it fails, its command and output go to ``log`` (outside the temporary work folder)."""
-    cmd = [build.jdk.java, *shlex.split(settings.java_opts), "-cp", str(build.classes),
-           DRIVER_CLASS, str(input_path), str(index), str(answers),
-           "--slots", str(settings.slots), "--entries", str(settings.entries),
-           "--max-num", str(settings.max_num), "--warmup-keys", str(settings.warmup_keys),
-           "--warmup-rounds", str(settings.warmup_rounds)]
+    cmd = [
+        build.jdk.java,
+        *shlex.split(settings.java_opts),
+        "-cp",
+        str(build.classes),
+        DRIVER_CLASS,
+        str(input_path),
+        str(index),
+        str(answers),
+        "--slots",
+        str(settings.slots),
+        "--entries",
+        str(settings.entries),
+        "--max-num",
+        str(settings.max_num),
+        "--warmup-keys",
+        str(settings.warmup_keys),
+        "--warmup-rounds",
+        str(settings.warmup_rounds),
+    ]
     started = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     jvm_wall = time.perf_counter() - started
@@ -92,8 +107,9 @@ def warm_python(inp: AnchorInput, keys: pa.Array, workdir: Path, settings: Setti
     path.unlink()
 
 
-def run_python(inp: AnchorInput, keys: pa.Array, lookup_keys: pa.Array, settings: Settings,
-               index: Path) -> tuple[dict[str, Any], pa.Table]:
+def run_python(
+    inp: AnchorInput, keys: pa.Array, lookup_keys: pa.Array, settings: Settings, index: Path
+) -> tuple[dict[str, Any], pa.Table]:
     """rmqarrow's side, in this process: hash, ``put_keys``, ``select_phy_offsets_many``,
     ``flush``; the lookups' answer table is returned for the checks."""
     from rmqarrow import IndexFile, index_key_hashes

@@ -158,8 +158,9 @@ def messages_reader(
     reader = CommitLogReader(commitlog_dir, lenient=lenient)
     return pa.RecordBatchReader.from_batches(
         MESSAGES_SCHEMA,
-        messages_batches(reader, start_offset=start_offset, batch_rows=batch_rows,
-                         end_offset=end_offset),
+        messages_batches(
+            reader, start_offset=start_offset, batch_rows=batch_rows, end_offset=end_offset
+        ),
     )
 
 
@@ -193,8 +194,13 @@ def write_messages_parquet(
     rows = 0
     try:
         with sink, pq.ParquetWriter(sink, MESSAGES_SCHEMA) as writer:
-            for batch in messages_reader(commitlog_dir, batch_rows=batch_rows, lenient=lenient,
-                                         start_offset=start_offset, end_offset=end_offset):
+            for batch in messages_reader(
+                commitlog_dir,
+                batch_rows=batch_rows,
+                lenient=lenient,
+                start_offset=start_offset,
+                end_offset=end_offset,
+            ):
                 writer.write_batch(batch)
                 rows += batch.num_rows
     except BaseException:

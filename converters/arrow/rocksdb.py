@@ -16,8 +16,13 @@ from rmqarrow.converters.schema import ROCKSDB_BOOKKEEPING_SCHEMA, ROCKSDB_RECOR
 
 from rmqarrow.rocksdb import BOOKKEEPING_KEYS, RocksDBIndex, decode_key
 
-__all__ = ["RocksDBTables", "bookkeeping_table", "records_batches", "records_reader",
-           "rocksdb_tables"]
+__all__ = [
+    "RocksDBTables",
+    "bookkeeping_table",
+    "records_batches",
+    "records_reader",
+    "rocksdb_tables",
+]
 
 _BATCH = 65_536
 _LONG = 8
@@ -36,8 +41,9 @@ def _slow_batch(rows: list[tuple[bytes, bytes]]) -> pa.RecordBatch:
         cols["key"].append(d.key)
         cols["uniq_key"].append(d.uniq_key)
         cols["offset"].append(d.offset)
-        cols["store_time"].append(int.from_bytes(v, "big", signed=True)
-                                  if len(v) == _LONG else None)
+        cols["store_time"].append(
+            int.from_bytes(v, "big", signed=True) if len(v) == _LONG else None
+        )
         cols["key_tail"].append(d.key_tail)
     return pa.RecordBatch.from_pydict(cols, schema=ROCKSDB_RECORDS_SCHEMA)
 
@@ -62,8 +68,9 @@ def _binary(items: list[bytes]) -> pa.Array:
     if offsets[-1] >= 1 << 31:  # beyond 32-bit offsets: Arrow's own conversion says so
         return pa.array(items, pa.binary())
     offsets = offsets.astype(np.int32)
-    return pa.Array.from_buffers(pa.binary(), len(items),
-                                 [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(items))])
+    return pa.Array.from_buffers(
+        pa.binary(), len(items), [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(items))]
+    )
 
 
 def _fast_batch(keys: list[bytes], values: list[bytes]) -> pa.RecordBatch | None:
@@ -87,21 +94,28 @@ def _fast_batch(keys: list[bytes], values: list[bytes]) -> pa.RecordBatch | None
         return None
     kind, topic, last = (pc.list_element(parts, i) for i in (2, 1, 4))
     is_u = pc.equal(kind, "U")
-    ok = pc.and_(pc.equal(count, pc.if_else(is_u, 5, 6)),
-                 pc.and_(pc.starts_with(middle, "@"), pc.ends_with(middle, "@")))
-    ok = pc.and_(ok, pc.and_(pc.is_in(kind, pa.array(["K", "T", "U"])),
-                             pc.not_equal(topic, "")))
+    ok = pc.and_(
+        pc.equal(count, pc.if_else(is_u, 5, 6)),
+        pc.and_(pc.starts_with(middle, "@"), pc.ends_with(middle, "@")),
+    )
+    ok = pc.and_(ok, pc.and_(pc.is_in(kind, pa.array(["K", "T", "U"])), pc.not_equal(topic, "")))
     if not pc.all(ok).as_py():
         return None
     third = pc.list_element(parts, 3)
     null = pa.scalar(None, pa.string())
-    return pa.RecordBatch.from_arrays([
-        pa.array(hour, pa.int64()), topic, kind, pc.if_else(is_u, null, third),
-        pc.if_else(is_u, third, last),
-        pa.array(_longs(kdata, koff[1:] - _LONG), pa.int64()),
-        pa.array(_longs(vdata, voff[:-1]), pa.int64()),
-        pc.binary_slice(karr, _LONG, 1 << 30),
-    ], schema=ROCKSDB_RECORDS_SCHEMA)
+    return pa.RecordBatch.from_arrays(
+        [
+            pa.array(hour, pa.int64()),
+            topic,
+            kind,
+            pc.if_else(is_u, null, third),
+            pc.if_else(is_u, third, last),
+            pa.array(_longs(kdata, koff[1:] - _LONG), pa.int64()),
+            pa.array(_longs(vdata, voff[:-1]), pa.int64()),
+            pc.binary_slice(karr, _LONG, 1 << 30),
+        ],
+        schema=ROCKSDB_RECORDS_SCHEMA,
+    )
 
 
 def _batch(keys: list[bytes], values: list[bytes]) -> pa.RecordBatch:
@@ -125,8 +139,9 @@ def records_batches(index: RocksDBIndex, batch_rows: int = _BATCH) -> Iterator[p
 
 
 def records_reader(index: RocksDBIndex, batch_rows: int = _BATCH) -> pa.RecordBatchReader:
-    return pa.RecordBatchReader.from_batches(ROCKSDB_RECORDS_SCHEMA,
-                                             records_batches(index, batch_rows))
+    return pa.RecordBatchReader.from_batches(
+        ROCKSDB_RECORDS_SCHEMA, records_batches(index, batch_rows)
+    )
 
 
 def bookkeeping_table(index: RocksDBIndex) -> pa.Table:

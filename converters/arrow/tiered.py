@@ -81,45 +81,66 @@ def _local(f: TieredIndexFile, rel: str) -> tuple[dict[str, object], pa.Table, p
     slots = np.frombuffer(raw, SLOT_DTYPE, s, HEADER_SIZE)
     records = np.frombuffer(raw, ITEM_DTYPE, n, items_position(s))
     count = int(header["item_count"])
-    nonzero: np.ndarray = np.asarray(raw[items_position(s):].reshape(n, 32).any(axis=1))
+    nonzero: np.ndarray = np.asarray(raw[items_position(s) :].reshape(n, 32).any(axis=1))
     nonzero[1 : count + 1] = True
     idx = np.flatnonzero(nonzero)
     items = records[idx]
     keep = np.flatnonzero((slots["item_index"] != 0) | (slots["unused"] != 0))
     file_name = f.path.name
-    info = _file_row(f.path.name, rel, "unsealed", header, s, n, f.begin_timestamp,
-                     int(raw.size))
-    slot_table = pa.table({
-        "file_name": _names(file_name, len(keep)),
-        "slot": pa.array(keep.astype(np.int32)),
-        "head": pa.array(slots["item_index"][keep].astype(np.int32)),
-        "unused": pa.array(slots["unused"][keep].astype(np.int32)),
-        "position": pa.nulls(len(keep), pa.int32()),
-        "length": pa.nulls(len(keep), pa.int32()),
-    }, schema=TIERED_SLOTS_SCHEMA)
+    info = _file_row(f.path.name, rel, "unsealed", header, s, n, f.begin_timestamp, int(raw.size))
+    slot_table = pa.table(
+        {
+            "file_name": _names(file_name, len(keep)),
+            "slot": pa.array(keep.astype(np.int32)),
+            "head": pa.array(slots["item_index"][keep].astype(np.int32)),
+            "unused": pa.array(slots["unused"][keep].astype(np.int32)),
+            "position": pa.nulls(len(keep), pa.int32()),
+            "length": pa.nulls(len(keep), pa.int32()),
+        },
+        schema=TIERED_SLOTS_SCHEMA,
+    )
     hashes = items["hash_code"].astype(np.int64)
-    item_table = pa.table({
-        "file_name": _names(file_name, len(idx)),
-        "position": pa.array(idx.astype(np.int32)),
-        "slot": pa.array(np.fmod(hashes, s).astype(np.int32)),
-        "slot_rank": pa.nulls(len(idx), pa.int32()),
-        **{k: pa.array(items[k].astype(TIERED_ITEMS_SCHEMA.field(k).type.to_pandas_dtype()))
-           for k in _ITEM_FIELDS},
-        "next_index": pa.array(items["next_index"].astype(np.int32)),
-        "store_time": pa.array(_store_times(items["time_diff"], f.begin_timestamp)),
-    }, schema=TIERED_ITEMS_SCHEMA)
+    item_table = pa.table(
+        {
+            "file_name": _names(file_name, len(idx)),
+            "position": pa.array(idx.astype(np.int32)),
+            "slot": pa.array(np.fmod(hashes, s).astype(np.int32)),
+            "slot_rank": pa.nulls(len(idx), pa.int32()),
+            **{
+                k: pa.array(items[k].astype(TIERED_ITEMS_SCHEMA.field(k).type.to_pandas_dtype()))
+                for k in _ITEM_FIELDS
+            },
+            "next_index": pa.array(items["next_index"].astype(np.int32)),
+            "store_time": pa.array(_store_times(items["time_diff"], f.begin_timestamp)),
+        },
+        schema=TIERED_ITEMS_SCHEMA,
+    )
     del raw
     return info, slot_table, item_table
 
 
-def _file_row(name: str, rel: str, form: str, header: np.void, s: int, n: int | None,
-              query_begin: int, size: int) -> dict[str, object]:
+def _file_row(
+    name: str,
+    rel: str,
+    form: str,
+    header: np.void,
+    s: int,
+    n: int | None,
+    query_begin: int,
+    size: int,
+) -> dict[str, object]:
     return {
-        "file_name": name, "relative_path": rel, "form": form, "file_size": size,
-        "magic": int(header["magic"]), "begin_timestamp": int(header["begin_timestamp"]),
+        "file_name": name,
+        "relative_path": rel,
+        "form": form,
+        "file_size": size,
+        "magic": int(header["magic"]),
+        "begin_timestamp": int(header["begin_timestamp"]),
         "end_timestamp": int(header["end_timestamp"]),
         "hash_slot_count": int(header["hash_slot_count"]),
-        "item_count": int(header["item_count"]), "hash_slot_num": s, "index_num": n,
+        "item_count": int(header["item_count"]),
+        "hash_slot_num": s,
+        "index_num": n,
         "query_begin_timestamp": query_begin,
     }
 
@@ -130,8 +151,7 @@ def _compacted(f: CompactedIndexFile, rel: str) -> tuple[dict[str, object], pa.T
     size = f.size
     if size == 0:
         empty_header = np.zeros(1, HEADER_DTYPE)[0]
-        info = _file_row(file_name, rel, "compacted", empty_header, s, None,
-                         f.begin_timestamp, 0)
+        info = _file_row(file_name, rel, "compacted", empty_header, s, None, f.begin_timestamp, 0)
         return info, TIERED_SLOTS_SCHEMA.empty_table(), TIERED_ITEMS_SCHEMA.empty_table()
     raw = np.fromfile(f.path, np.uint8)
     header = np.frombuffer(raw, HEADER_DTYPE, 1, 0)[0]
@@ -152,25 +172,33 @@ def _compacted(f: CompactedIndexFile, rel: str) -> tuple[dict[str, object], pa.T
             rank[start:stop] = np.arange(stop - start)
     keep = np.flatnonzero((slots["position"] != 0) | (slots["length"] != 0))
     info = _file_row(file_name, rel, "compacted", header, s, None, f.begin_timestamp, size)
-    slot_table = pa.table({
-        "file_name": _names(file_name, len(keep)),
-        "slot": pa.array(keep.astype(np.int32)),
-        "head": pa.nulls(len(keep), pa.int32()),
-        "unused": pa.nulls(len(keep), pa.int32()),
-        "position": pa.array(slots["position"][keep].astype(np.int32)),
-        "length": pa.array(slots["length"][keep].astype(np.int32)),
-    }, schema=TIERED_SLOTS_SCHEMA)
+    slot_table = pa.table(
+        {
+            "file_name": _names(file_name, len(keep)),
+            "slot": pa.array(keep.astype(np.int32)),
+            "head": pa.nulls(len(keep), pa.int32()),
+            "unused": pa.nulls(len(keep), pa.int32()),
+            "position": pa.array(slots["position"][keep].astype(np.int32)),
+            "length": pa.array(slots["length"][keep].astype(np.int32)),
+        },
+        schema=TIERED_SLOTS_SCHEMA,
+    )
     has = slot_of >= 0
-    item_table = pa.table({
-        "file_name": _names(file_name, k),
-        "position": pa.array(np.arange(k, dtype=np.int32)),
-        "slot": pa.array(slot_of.astype(np.int32), mask=~has),
-        "slot_rank": pa.array(rank.astype(np.int32), mask=~has),
-        **{c: pa.array(items[c].astype(TIERED_ITEMS_SCHEMA.field(c).type.to_pandas_dtype()))
-           for c in _ITEM_FIELDS},
-        "next_index": pa.nulls(k, pa.int32()),
-        "store_time": pa.array(_store_times(items["time_diff"], f.begin_timestamp)),
-    }, schema=TIERED_ITEMS_SCHEMA)
+    item_table = pa.table(
+        {
+            "file_name": _names(file_name, k),
+            "position": pa.array(np.arange(k, dtype=np.int32)),
+            "slot": pa.array(slot_of.astype(np.int32), mask=~has),
+            "slot_rank": pa.array(rank.astype(np.int32), mask=~has),
+            **{
+                c: pa.array(items[c].astype(TIERED_ITEMS_SCHEMA.field(c).type.to_pandas_dtype()))
+                for c in _ITEM_FIELDS
+            },
+            "next_index": pa.nulls(k, pa.int32()),
+            "store_time": pa.array(_store_times(items["time_diff"], f.begin_timestamp)),
+        },
+        schema=TIERED_ITEMS_SCHEMA,
+    )
     return info, slot_table, item_table
 
 
@@ -247,8 +275,9 @@ def file_bytes(info: dict[str, object], slots: pa.Table, items: pa.Table) -> byt
         header[field] = info[field]
     out[:HEADER_SIZE] = header.view(np.uint8)
     slot_no = slots.column("slot").to_numpy(zero_copy_only=False).astype(np.int64)
-    if len(slot_no) and (slot_no.min() < 0 or slot_no.max() >= s
-                         or len(np.unique(slot_no)) != len(slot_no)):
+    if len(slot_no) and (
+        slot_no.min() < 0 or slot_no.max() >= s or len(np.unique(slot_no)) != len(slot_no)
+    ):
         raise _fail(name, "slot numbers outside 0 .. S-1 or repeated")
     slot_rec = np.zeros(len(slot_no), slot_dtype)
     for col, field in zip(slot_cols, slot_dtype.names or (), strict=True):
@@ -256,7 +285,7 @@ def file_bytes(info: dict[str, object], slots: pa.Table, items: pa.Table) -> byt
         if column.null_count:
             raise _fail(name, f"null {col} in its slot rows")
         slot_rec[field] = column.to_numpy(zero_copy_only=False)
-    slot_area = out[HEADER_SIZE:items_position(s)].view(slot_dtype)
+    slot_area = out[HEADER_SIZE : items_position(s)].view(slot_dtype)
     slot_area[slot_no] = slot_rec
     pos = items.column("position").to_numpy(zero_copy_only=False).astype(np.int64)
     if len(pos) and (pos.min() < 0 or pos.max() >= count or len(np.unique(pos)) != len(pos)):
@@ -267,7 +296,7 @@ def file_bytes(info: dict[str, object], slots: pa.Table, items: pa.Table) -> byt
         if column.null_count:
             raise _fail(name, f"null {field} in its item rows")
         rec[field] = column.to_numpy(zero_copy_only=False)
-    item_area = out[items_position(s):].view(item_dtype)
+    item_area = out[items_position(s) :].view(item_dtype)
     assert item_size == item_dtype.itemsize
     item_area[pos] = rec
     return out.tobytes()

@@ -78,8 +78,11 @@ def _lo(v: int) -> int:
 def _header_reads(f: dict[str, object]) -> list[tuple[int, int, int]]:
     """(slot, int32 at the slot position, int32 after it) for slots -3, -2, -1."""
     begin, end = _int(f["begin_timestamp"]), _int(f["end_timestamp"])
-    return [(-3, _hi(begin), _lo(begin)), (-2, _hi(end), _lo(end)),
-            (-1, _int(f["hash_slot_count"]), _int(f["item_count"]))]
+    return [
+        (-3, _hi(begin), _lo(begin)),
+        (-2, _hi(end), _lo(end)),
+        (-1, _int(f["hash_slot_count"]), _int(f["item_count"])),
+    ]
 
 
 def _int(value: object) -> int:
@@ -106,8 +109,9 @@ def lookup_relations(
     qs = [TieredQuery(*q) for q in queries]  # type: ignore[arg-type]
     rows = tables.file_rows()
     if store:
-        rows = ([r for r in rows if r["form"] == "unsealed"]
-                + [r for r in rows if r["form"] == "compacted"])
+        rows = [r for r in rows if r["form"] == "unsealed"] + [
+            r for r in rows if r["form"] == "compacted"
+        ]
         pairs = [_select(rows, q) for q in qs]
     else:
         pairs = [[(0, str(rows[0]["file_name"]))] for _ in qs] if rows else [[] for _ in qs]
@@ -115,30 +119,42 @@ def lookup_relations(
     forms = {str(r["file_name"]): r["form"] for r in rows}
     max_counts = np.array([q.max_count for q in qs], np.int64)
     base_lim = np.maximum(max_counts, 0)
-    t_queries = pa.table({
-        "qid": pa.array(np.arange(len(qs)), pa.int64()),
-        "hash_code": pa.array(hashes, pa.int64()),
-        "q_begin": pa.array([q.begin for q in qs], pa.int64()),
-        "q_end": pa.array([q.end for q in qs], pa.int64()),
-        "lim_local": pa.array(base_lim + (0 if exact else 1), pa.int64()),
-        "lim_compacted": pa.array(base_lim, pa.int64()),
-        "exact": pa.array(np.full(len(qs), int(exact)), pa.int64()),
-    })
+    t_queries = pa.table(
+        {
+            "qid": pa.array(np.arange(len(qs)), pa.int64()),
+            "hash_code": pa.array(hashes, pa.int64()),
+            "q_begin": pa.array([q.begin for q in qs], pa.int64()),
+            "q_end": pa.array([q.end for q in qs], pa.int64()),
+            "lim_local": pa.array(base_lim + (0 if exact else 1), pa.int64()),
+            "lim_compacted": pa.array(base_lim, pa.int64()),
+            "exact": pa.array(np.full(len(qs), int(exact)), pa.int64()),
+        }
+    )
     pq_id, pf, pr = [], [], []
     for i, ps in enumerate(pairs):
         for rank, name in ps:
             pq_id.append(i)
             pf.append(name)
             pr.append(rank)
-    t_pairs = pa.table({"qid": pa.array(pq_id, pa.int64()), "file_name": pa.array(pf, pa.string()),
-                        "file_rank": pa.array(pr, pa.int64())})
+    t_pairs = pa.table(
+        {
+            "qid": pa.array(pq_id, pa.int64()),
+            "file_name": pa.array(pf, pa.string()),
+            "file_rank": pa.array(pr, pa.int64()),
+        }
+    )
     s_col = tables.files.column("hash_slot_num").to_numpy(zero_copy_only=False).astype(np.int64)
     t_files = tables.files.append_column("items_base", pa.array(28 + 8 * s_col, pa.int64()))
     # slot reads: stored slots plus the header slots
     reads = tables.slots.select(["file_name", "slot", "head", "position", "length"])
     reads = reads.rename_columns(["file_name", "slot", "head", "rpos", "rlen"])
-    extra: dict[str, list[object]] = {"file_name": [], "slot": [], "head": [], "rpos": [],
-                                      "rlen": []}
+    extra: dict[str, list[object]] = {
+        "file_name": [],
+        "slot": [],
+        "head": [],
+        "rpos": [],
+        "rlen": [],
+    }
     for r in rows:
         for slot, first, second in _header_reads(r):
             extra["file_name"].append(r["file_name"])
@@ -150,24 +166,58 @@ def lookup_relations(
     reads = pa.concat_tables([reads, pa.table(extra, schema=reads.schema)])
     t_chains = _chains(tables, rows, hashes, pairs, forms, exact)
     return LookupInput(
-        {"t_queries": t_queries, "t_pairs": t_pairs, "t_files": t_files, "t_reads": reads,
-         "t_chains": t_chains, "t_items": _items(tables.items)},
-        qs, [[(rank, name) for rank, name in ps] for ps in pairs], store,
+        {
+            "t_queries": t_queries,
+            "t_pairs": t_pairs,
+            "t_files": t_files,
+            "t_reads": reads,
+            "t_chains": t_chains,
+            "t_items": _items(tables.items),
+        },
+        qs,
+        [[(rank, name) for rank, name in ps] for ps in pairs],
+        store,
     )
 
 
 def _items(items: pa.Table) -> pa.Table:
     """The items with SQL-safe names (``offset`` and ``position`` are keywords)."""
-    keep = ["file_name", "position", "hash_code", "topic_id", "queue_id", "offset", "size",
-            "time_diff", "next_index", "store_time"]
+    keep = [
+        "file_name",
+        "position",
+        "hash_code",
+        "topic_id",
+        "queue_id",
+        "offset",
+        "size",
+        "time_diff",
+        "next_index",
+        "store_time",
+    ]
     return items.select(keep).rename_columns(
-        ["file_name", "ipos", "hash_code", "topic_id", "queue_id", "ioff", "isize",
-         "time_diff", "next_index", "store_time"])
+        [
+            "file_name",
+            "ipos",
+            "hash_code",
+            "topic_id",
+            "queue_id",
+            "ioff",
+            "isize",
+            "time_diff",
+            "next_index",
+            "store_time",
+        ]
+    )
 
 
-def _chains(tables: TieredTables, rows: list[dict[str, object]], hashes: np.ndarray,
-            pairs: list[list[tuple[int, str]]], forms: dict[str, object],
-            exact: bool) -> pa.Table:
+def _chains(
+    tables: TieredTables,
+    rows: list[dict[str, object]],
+    hashes: np.ndarray,
+    pairs: list[list[tuple[int, str]]],
+    forms: dict[str, object],
+    exact: bool,
+) -> pa.Table:
     out_f: list[np.ndarray] = []
     out_s: list[np.ndarray] = []
     out_t: list[np.ndarray] = []
@@ -182,16 +232,21 @@ def _chains(tables: TieredTables, rows: list[dict[str, object]], hashes: np.ndar
         mine_s = tables.slots.filter(pc.equal(tables.slots.column("file_name"), name))
         heads = np.zeros(s, np.int64)
         heads[mine_s.column("slot").to_numpy()] = mine_s.column("head").to_numpy(
-            zero_copy_only=False)
+            zero_copy_only=False
+        )
         mine_i = tables.items.filter(pc.equal(tables.items.column("file_name"), name))
         nexts = np.zeros(c + 1, np.int64)
         pos = mine_i.column("position").to_numpy().astype(np.int64)
         inside = pos <= c
-        nexts[pos[inside]] = mine_i.column("next_index").to_numpy(
-            zero_copy_only=False)[inside]
-        asked = np.array([int(h) % s if h >= 0 else -((-int(h)) % s)
-                          for h, ps in zip(hashes.tolist(), pairs, strict=True)
-                          if any(n == name for _, n in ps)], np.int64)
+        nexts[pos[inside]] = mine_i.column("next_index").to_numpy(zero_copy_only=False)[inside]
+        asked = np.array(
+            [
+                int(h) % s if h >= 0 else -((-int(h)) % s)
+                for h, ps in zip(hashes.tolist(), pairs, strict=True)
+                if any(n == name for _, n in ps)
+            ],
+            np.int64,
+        )
         slot, step, item = slot_chains(heads, nexts, c, cap, asked[asked >= 0])
         for hs, first, _second in _header_reads(r):
             if np.any(asked == hs):
@@ -204,14 +259,22 @@ def _chains(tables: TieredTables, rows: list[dict[str, object]], hashes: np.ndar
         out_t.append(step)
         out_p.append(item)
     if not out_f:
-        return pa.table({"file_name": pa.array([], pa.string()), "slot": pa.array([], pa.int32()),
-                         "step": pa.array([], pa.int64()), "ipos": pa.array([], pa.int32())})
-    return pa.table({
-        "file_name": pa.array(np.concatenate(out_f), pa.string()),
-        "slot": pa.array(np.concatenate(out_s).astype(np.int32)),
-        "step": pa.array(np.concatenate(out_t), pa.int64()),
-        "ipos": pa.array(np.concatenate(out_p).astype(np.int32)),
-    })
+        return pa.table(
+            {
+                "file_name": pa.array([], pa.string()),
+                "slot": pa.array([], pa.int32()),
+                "step": pa.array([], pa.int64()),
+                "ipos": pa.array([], pa.int32()),
+            }
+        )
+    return pa.table(
+        {
+            "file_name": pa.array(np.concatenate(out_f), pa.string()),
+            "slot": pa.array(np.concatenate(out_s).astype(np.int32)),
+            "step": pa.array(np.concatenate(out_t), pa.int64()),
+            "ipos": pa.array(np.concatenate(out_p).astype(np.int32)),
+        }
+    )
 
 
 #: The lookup; reads only the relations above.  Standard SQL both DuckDB and Spark run.
@@ -287,8 +350,15 @@ def assemble(inp: LookupInput, rows: pa.Table) -> list[TieredAnswer]:
     for r in rows.to_pylist():
         key = (int(r["qid"]), int(r["file_rank"]))
         if r["kind"] == "item":
-            item = IndexItem(r["hash_code"], r["topic_id"], r["queue_id"], r["ioff"],
-                             r["isize"], r["time_diff"], r["next_index"])
+            item = IndexItem(
+                r["hash_code"],
+                r["topic_id"],
+                r["queue_id"],
+                r["ioff"],
+                r["isize"],
+                r["time_diff"],
+                r["next_index"],
+            )
             per.setdefault(key, []).append((int(r["rn"]), item))
         else:
             status[key] = str(r["kind"])
@@ -304,12 +374,14 @@ def assemble(inp: LookupInput, rows: pa.Table) -> list[TieredAnswer]:
                     "file); only the native engine reproduces such reads"
                 )
             if st == "error":
-                answers.append(TieredReadError(
-                    f"{name}: the slot read of query {qid} falls outside the segment "
-                    "(RocketMQ's query fails with TieredStoreException here)"))
+                answers.append(
+                    TieredReadError(
+                        f"{name}: the slot read of query {qid} falls outside the segment "
+                        "(RocketMQ's query fails with TieredStoreException here)"
+                    )
+                )
                 continue
-            answers.append([it for _, it in sorted(per.get((qid, rank), []),
-                                                   key=lambda t: t[0])])
+            answers.append([it for _, it in sorted(per.get((qid, rank), []), key=lambda t: t[0])])
         if not inp.store:
             one = answers[0] if answers else []
             assert isinstance(one, list | TieredReadError)

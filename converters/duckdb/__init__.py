@@ -34,13 +34,16 @@ __all__ = [
     "write_charts",
 ]
 
-__getattr__, __dir__ = lazy_attributes(__name__, {
-    "IndexStats": "stats",
-    "answer_queries": "sql",
-    "check_against_log": "sql",
-    "collect": "stats",
-    "connect": "sql",
-    "lookup_table": "sql",
-    "queries_table": "sql",
-    "write_charts": "stats_plot",
-})
+__getattr__, __dir__ = lazy_attributes(
+    __name__,
+    {
+        "IndexStats": "stats",
+        "answer_queries": "sql",
+        "check_against_log": "sql",
+        "collect": "stats",
+        "connect": "sql",
+        "lookup_table": "sql",
+        "queries_table": "sql",
+        "write_charts": "stats_plot",
+    },
+)

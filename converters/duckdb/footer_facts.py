@@ -16,8 +16,13 @@ import pyarrow as pa
 
 __all__ = ["FACTS_SCHEMA", "entry_facts"]
 
-FACTS_SCHEMA = pa.schema([("newest_rank", pa.int32()), ("min_store_timestamp", pa.int64()),
-                          ("min_time_diff", pa.int32())])
+FACTS_SCHEMA = pa.schema(
+    [
+        ("newest_rank", pa.int32()),
+        ("min_store_timestamp", pa.int64()),
+        ("min_time_diff", pa.int32()),
+    ]
+)
 
 
 def _part_minima(path: str) -> tuple[int, int] | bool | None:
@@ -56,6 +61,11 @@ def entry_facts(parts: Mapping[int, Sequence[str]]) -> pa.Table | None:
             return None
         lows = [f for f in found if isinstance(f, tuple)]
         if lows:
-            rows.append({"newest_rank": rank, "min_store_timestamp": min(t for t, _ in lows),
-                         "min_time_diff": min(d for _, d in lows)})
+            rows.append(
+                {
+                    "newest_rank": rank,
+                    "min_store_timestamp": min(t for t, _ in lows),
+                    "min_time_diff": min(d for _, d in lows),
+                }
+            )
     return pa.Table.from_pylist(rows, schema=FACTS_SCHEMA)

@@ -73,18 +73,24 @@ class _Columns:
         self.entry_ranks: list[np.ndarray] = []
         self.entry_names: list[str] = []
         self.entry_counts: list[int] = []
-        self.entries: dict[str, list[np.ndarray]] = {
-            f: [] for f in SCHEMAS["entries"].names[1:]}
+        self.entries: dict[str, list[np.ndarray]] = {f: [] for f in SCHEMAS["entries"].names[1:]}
 
-    def add_file(self, path: Path, rank: int, key_hashes: np.ndarray,
-                 hash_slot_num: int | None, index_num: int | None) -> None:
+    def add_file(
+        self,
+        path: Path,
+        rank: int,
+        key_hashes: np.ndarray,
+        hash_slot_num: int | None,
+        index_num: int | None,
+    ) -> None:
         """The files row, the needed slot rows and their chains' entries of one file."""
         m = map_regions(path, geometry_of(path, hash_slot_num, index_num), writable=False)
         try:
             check_header(path, m.geometry, m.header)
             name = path.name
-            for column, value in zip(self.files, files_batch(m, name).to_pylist()[0].values(),
-                                     strict=True):
+            for column, value in zip(
+                self.files, files_batch(m, name).to_pylist()[0].values(), strict=True
+            ):
                 column.append(value)
             wanted = np.unique(key_hashes % np.int64(m.geometry.hash_slot_num))
             heads = m.slots[wanted].astype(np.int32)
@@ -94,8 +100,12 @@ class _Columns:
             self.slots.append(wanted[used].astype(np.int32))
             self.heads.append(heads[used])
             positions = slot_positions(m, wanted, max(int(m.header[0]["index_count"]), 1) - 1)
-            cols = decode_entries(m.entries[positions], 0, int(m.header[0]["begin_timestamp"]),
-                                  m.geometry.hash_slot_num)
+            cols = decode_entries(
+                m.entries[positions],
+                0,
+                int(m.header[0]["begin_timestamp"]),
+                m.geometry.hash_slot_num,
+            )
             cols["position"] = positions.astype(np.int32)
             self.entry_ranks.append(np.full(positions.size, rank, dtype=np.int32))
             self.entry_names.append(name)
@@ -108,15 +118,24 @@ class _Columns:
     def tables(self) -> tuple[pa.Table, pa.Table, pa.Table]:
         """``files``, ``slots`` and the entries with ``newest_rank`` first."""
         files = pa.table(self.files, schema=SCHEMAS["files"])
-        slots = pa.table([_names(self.slot_names, self.slot_counts),
-                          pa.array(_cat(self.slots, np.int32)),
-                          pa.array(_cat(self.heads, np.int32))], schema=SCHEMAS["slots"])
+        slots = pa.table(
+            [
+                _names(self.slot_names, self.slot_counts),
+                pa.array(_cat(self.slots, np.int32)),
+                pa.array(_cat(self.heads, np.int32)),
+            ],
+            schema=SCHEMAS["slots"],
+        )
         schema = SCHEMAS["entries"]
         entries = pa.table(
-            [pa.array(_cat(self.entry_ranks, np.int32)),
-             _names(self.entry_names, self.entry_counts),
-             *(pa.array(_cat(self.entries[f.name], f.type.to_pandas_dtype()), f.type)
-               for f in list(schema)[1:])],
+            [
+                pa.array(_cat(self.entry_ranks, np.int32)),
+                _names(self.entry_names, self.entry_counts),
+                *(
+                    pa.array(_cat(self.entries[f.name], f.type.to_pandas_dtype()), f.type)
+                    for f in list(schema)[1:]
+                ),
+            ],
             names=["newest_rank", *schema.names],
         )
         return files, slots, entries
@@ -131,8 +150,9 @@ def _names(names: list[str], counts: list[int]) -> pa.Array:
     if not names:
         return pa.array([], pa.string())
     index = np.repeat(np.arange(len(names), dtype=np.int32), counts)
-    return pa.DictionaryArray.from_arrays(pa.array(index), pa.array(names, pa.string())
-                                          ).cast(pa.string())
+    return pa.DictionaryArray.from_arrays(pa.array(index), pa.array(names, pa.string())).cast(
+        pa.string()
+    )
 
 
 def attach_slots(
@@ -161,7 +181,11 @@ def attach_slots(
     con.register("_rmq_native_entries", entries)
     con.execute("CREATE OR REPLACE TEMP VIEW files AS SELECT * FROM _rmq_native_files")
     con.execute("CREATE OR REPLACE TEMP VIEW slots AS SELECT * FROM _rmq_native_slots")
-    con.execute("CREATE OR REPLACE TEMP VIEW entries AS "
-                "SELECT * EXCLUDE (newest_rank) FROM _rmq_native_entries")
-    con.execute("CREATE OR REPLACE TEMP VIEW _rmq_entries AS "
-                "SELECT * EXCLUDE (file_name) FROM _rmq_native_entries")
+    con.execute(
+        "CREATE OR REPLACE TEMP VIEW entries AS "
+        "SELECT * EXCLUDE (newest_rank) FROM _rmq_native_entries"
+    )
+    con.execute(
+        "CREATE OR REPLACE TEMP VIEW _rmq_entries AS "
+        "SELECT * EXCLUDE (file_name) FROM _rmq_native_entries"
+    )

@@ -46,8 +46,9 @@ def _run_many(con: duckdb.DuckDBPyConnection, plans: list[Search]) -> list[list[
         result: pa.Table = con.sql(sql).to_arrow_table()
     finally:
         con.unregister("rocksdb_searches")
-    rows = zip(result.column("sid").to_pylist(), result.column("phy_offset").to_pylist(),
-               strict=True)
+    rows = zip(
+        result.column("sid").to_pylist(), result.column("phy_offset").to_pylist(), strict=True
+    )
     return split_hits(len(plans), list(rows))
 
 
@@ -63,15 +64,23 @@ def answer_queries(
     tables = rocksdb_source_tables(source)
     with duckdb.connect(config=duckdb_settings()) as con:
         register_rocksdb(con, tables)
-        return answer_batched(list(queries), bookkeeping_getter(tables.bookkeeping),
-                              lambda plans: _run_many(con, plans),
-                              max_msgs_num_batch=max_msgs_num_batch,
-                              max_query_days=max_query_days, now=now)
+        return answer_batched(
+            list(queries),
+            bookkeeping_getter(tables.bookkeeping),
+            lambda plans: _run_many(con, plans),
+            max_msgs_num_batch=max_msgs_num_batch,
+            max_query_days=max_query_days,
+            now=now,
+        )
 
 
-def rocksdb_stats(con: duckdb.DuckDBPyConnection, *, top: int = 10,
-                  between: tuple[int, int] | None = None, limit: int = 20
-                  ) -> dict[str, pa.Table]:
+def rocksdb_stats(
+    con: duckdb.DuckDBPyConnection,
+    *,
+    top: int = 10,
+    between: tuple[int, int] | None = None,
+    limit: int = 20,
+) -> dict[str, pa.Table]:
     """Key-less questions in SQL over ``rocksdb_records`` (registered on ``con``): records
     per hour bucket and type, per topic (messages, distinct keys and tags), the most
     frequent tags per topic, the hottest keys, and with ``between`` what was indexed in
@@ -104,5 +113,6 @@ def rocksdb_stats(con: duckdb.DuckDBPyConnection, *, top: int = 10,
         out["between"] = con.sql(
             f"""SELECT hour, topic, type, key, uniq_key, "offset", store_time
                 FROM rocksdb_records WHERE store_time BETWEEN {lo} AND {hi}
-                ORDER BY store_time, "offset", type LIMIT {int(limit)}""").to_arrow_table()
+                ORDER BY store_time, "offset", type LIMIT {int(limit)}"""
+        ).to_arrow_table()
     return out

@@ -165,10 +165,15 @@ def _attach_owned_entries(con: duckdb.DuckDBPyConnection, owned: dict[int, list[
     import duckdb
 
     ordered = sorted((rank, part) for rank, paths in owned.items() for part in paths)
-    con.register(_PART_RANKS, pa.table({
-        "file_index": pa.array(range(len(ordered)), pa.uint64()),
-        "newest_rank": pa.array([rank for rank, _ in ordered], pa.int32()),
-    }))
+    con.register(
+        _PART_RANKS,
+        pa.table(
+            {
+                "file_index": pa.array(range(len(ordered)), pa.uint64()),
+                "newest_rank": pa.array([rank for rank, _ in ordered], pa.int32()),
+            }
+        ),
+    )
     con.read_parquet([duckdb_literal(p) for _, p in ordered]).select(
         duckdb.ColumnExpression("file_index"),
         *(duckdb.ColumnExpression(c) for c in _ENTRY_COLUMNS),
@@ -429,8 +434,9 @@ def connect_for_queries(
 
     source = require_index_source(target)
     if source.kind == "dataset":
-        raise DatasetError(f"{source.path}: connect_for_queries reads a native store, not a "
-                           "dataset")
+        raise DatasetError(
+            f"{source.path}: connect_for_queries reads a native store, not a dataset"
+        )
     root = source.index_path
     names = [root.name] if root.is_file() else [p.name for p in list_index_files(root)]
     con = duckdb.connect(config=duckdb_settings())  # fits ulimit -v
@@ -494,9 +500,7 @@ def check_against_log(con: duckdb.DuckDBPyConnection, *, examples: int = 5) -> d
             return int(con.sql(f"SELECT count(*) FROM ({sql})").fetchall()[0][0])
 
         def first(sql: str) -> list[dict[str, Any]]:
-            rows: list[dict[str, Any]] = (
-                con.sql(sql).limit(examples).to_arrow_table().to_pylist()
-            )
+            rows: list[dict[str, Any]] = con.sql(sql).limit(examples).to_arrow_table().to_pylist()
             return rows
 
         facts = con.sql(LOG_FACTS_SQL).fetchall()[0]
@@ -637,8 +641,12 @@ def answer_queries(
     if isinstance(source, duckdb.DuckDBPyConnection):
         con, own = source, False
     elif require_index_source(source).is_index:  # only the queries' slots, never whole files
-        con = connect_for_queries(source, queries_table(qs).column("key_hash").to_numpy(),
-                                  hash_slot_num=hash_slot_num, index_num=index_num)
+        con = connect_for_queries(
+            source,
+            queries_table(qs).column("key_hash").to_numpy(),
+            hash_slot_num=hash_slot_num,
+            index_num=index_num,
+        )
         own = True
     else:
         con, own = connect(source, hash_slot_num=hash_slot_num, index_num=index_num), True

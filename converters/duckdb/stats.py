@@ -393,8 +393,19 @@ def _quote(text: str) -> str:
     return text.replace("'", "''")
 
 
-_UNITS = {"": 1, "B": 1, "BYTES": 1, "KB": 10**3, "KIB": 2**10, "MB": 10**6, "MIB": 2**20,
-          "GB": 10**9, "GIB": 2**30, "TB": 10**12, "TIB": 2**40}
+_UNITS = {
+    "": 1,
+    "B": 1,
+    "BYTES": 1,
+    "KB": 10**3,
+    "KIB": 2**10,
+    "MB": 10**6,
+    "MIB": 2**20,
+    "GB": 10**9,
+    "GIB": 2**30,
+    "TB": 10**12,
+    "TIB": 2**40,
+}
 
 
 def _size(text: str) -> int:
@@ -456,8 +467,11 @@ def _from_figures(
 ) -> IndexStats:
     """The streamed figures as :class:`IndexStats`: the per-file table and the two
     distributions by the tails of their statements over the registered inputs."""
-    inputs = {"file_entries": figures.file_entries, "file_fill": figures.file_fill,
-              "load_slots": figures.load_slots}
+    inputs = {
+        "file_entries": figures.file_entries,
+        "file_fill": figures.file_fill,
+        "load_slots": figures.load_slots,
+    }
     for name, table in inputs.items():
         con.register(name, table)
     try:

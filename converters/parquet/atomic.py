@@ -68,8 +68,6 @@ def recover(target: Path) -> list[str]:
     return done + recover_import(target)
 
 
-
-
 def check_replaceable(out: Path) -> None:
     """``--overwrite`` replaces only an rmqarrow dataset (its manifest present), never
     anything else (a folder of documents, a CommitLog, a store)."""
@@ -81,9 +79,12 @@ def check_replaceable(out: Path) -> None:
     if out.is_dir() and not out.is_symlink() and not any(out.iterdir()):
         return  # an empty directory: nothing to lose
     try:
-        ok = out.is_dir() and not out.is_symlink() and json.loads(
-            (out / MANIFEST_NAME).read_text(encoding="utf-8")
-        ).get("format") == FORMAT
+        ok = (
+            out.is_dir()
+            and not out.is_symlink()
+            and json.loads((out / MANIFEST_NAME).read_text(encoding="utf-8")).get("format")
+            == FORMAT
+        )
     except (OSError, ValueError, AttributeError, RecursionError):
         ok = False
     if not ok:
@@ -191,8 +192,10 @@ def recover_import(target_dir: Path) -> list[str]:
     rolled back (the files it placed removed).  What was done, one line each, logged."""
     done = []
     for staging in stale_siblings(target_dir, "import", locked=True):
-        done.append(f"{target_dir}: {settle_import(staging, target_dir)} (by a killed import, "
-                    f"{staging.name})")
+        done.append(
+            f"{target_dir}: {settle_import(staging, target_dir)} (by a killed import, "
+            f"{staging.name})"
+        )
         _log.warning("%s", done[-1])
     return done
 
@@ -328,8 +331,9 @@ def move_files_no_replace(files: list[Path], target_dir: Path) -> list[Path]:
     """
     placed: list[Path] = []
     if files:
-        (files[0].parent / _JOURNAL).write_text(json.dumps([f.name for f in files]),
-                                                encoding="utf-8")
+        (files[0].parent / _JOURNAL).write_text(
+            json.dumps([f.name for f in files]), encoding="utf-8"
+        )
     try:
         for src in files:
             dst = target_dir / src.name

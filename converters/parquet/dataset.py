@@ -47,12 +47,15 @@ def read_dataset(dataset_dir: str | os.PathLike[str]) -> IndexTables:
     from rmqarrow.format.naming import java_name_order
 
     files = open_dataset(dataset_dir, "files").to_table()
-    rank = {n: i for i, n in enumerate(sorted(files.column("file_name").to_pylist(),
-                                              key=java_name_order))}
+    rank = {
+        n: i
+        for i, n in enumerate(sorted(files.column("file_name").to_pylist(), key=java_name_order))
+    }
 
     def ordered(table: pa.Table, column: str) -> pa.Table:
-        ranks = pa.array([rank.get(n, len(rank)) for n in table.column("file_name").to_pylist()],
-                         pa.int64())
+        ranks = pa.array(
+            [rank.get(n, len(rank)) for n in table.column("file_name").to_pylist()], pa.int64()
+        )
         keyed = table.append_column("__rank", ranks)
         keyed = keyed.sort_by([("__rank", "ascending"), (column, "ascending")])
         return keyed.drop_columns(["__rank"]).cast(table.schema)

@@ -152,20 +152,39 @@ def _export_threads() -> int:
     if not text:
         return EXPORT_THREADS
     if not text.isdigit() or int(text) < 1:
-        raise InvalidValueError(f"RMQARROW_EXPORT_THREADS must be a positive integer, got "
-                                f"{text!r}: unset it or give 1 or 2")
+        raise InvalidValueError(
+            f"RMQARROW_EXPORT_THREADS must be a positive integer, got "
+            f"{text!r}: unset it or give 1 or 2"
+        )
     return int(text)
+
+
 _DELTA = "DELTA_BINARY_PACKED"
 PARQUET_OPTIONS: dict[str, Any] = {
     "compression": "none",
     "use_dictionary": ["file_name"],
     "column_encoding": {
         "key_hash": "PLAIN",
-        **{name: _DELTA
-           for name in ("position", "slot", "phy_offset", "time_diff", "store_timestamp",
-                        "prev_index", "head", "begin_timestamp", "end_timestamp",
-                        "begin_phy_offset", "end_phy_offset", "hash_slot_count",
-                        "index_count", "hash_slot_num", "index_num")},
+        **{
+            name: _DELTA
+            for name in (
+                "position",
+                "slot",
+                "phy_offset",
+                "time_diff",
+                "store_timestamp",
+                "prev_index",
+                "head",
+                "begin_timestamp",
+                "end_timestamp",
+                "begin_phy_offset",
+                "end_phy_offset",
+                "hash_slot_count",
+                "index_count",
+                "hash_slot_num",
+                "index_num",
+            )
+        },
     },
     "write_statistics": True,
     "write_page_index": True,
@@ -206,8 +225,13 @@ def snapshot(m: MappedIndex) -> MappedIndex:
     if bad.any():
         logging.getLogger(__name__).warning(
             "%s: %d slot heads outside 1..%d (e.g. slot %d holds %d) exported as empty "
-            "slots, as RocketMQ reads them", m.path, int(bad.sum()), count - 1,
-            int(np.argmax(bad)), int(heads[np.argmax(bad)]))
+            "slots, as RocketMQ reads them",
+            m.path,
+            int(bad.sum()),
+            count - 1,
+            int(np.argmax(bad)),
+            int(heads[np.argmax(bad)]),
+        )
         heads = np.where(bad, 0, heads)
     slots = heads.astype(m.slots.dtype)
     return MappedIndex(m.path, m.geometry, m.mm, header, slots, m.entries, False)
@@ -266,8 +290,12 @@ def entry_part_paths(path: Path, parts: int) -> list[Path]:
 
 
 def export_file_entries(
-    m: MappedIndex, path: Path, progress: Progress, spare: list[np.ndarray] | None = None,
-    sort_threads: int = 1, parts: int = 1,
+    m: MappedIndex,
+    path: Path,
+    progress: Progress,
+    spare: list[np.ndarray] | None = None,
+    sort_threads: int = 1,
+    parts: int = 1,
 ) -> int:
     """Write one mapped file's entries, sorted by (slot, position), as an ``entries`` part
     (:class:`rmqarrow.kernels.order.SlotOrder`: a counting sort by slot with numba, on
@@ -293,15 +321,31 @@ def export_file_entries(
     cuts = [groups * i // parts * ROW_GROUP_ROWS for i in range(parts)] + [n]
     paths = entry_part_paths(path, parts)
     with ThreadPoolExecutor(parts, thread_name_prefix="rmqarrow-export") as pool:
-        done = [pool.submit(_write_entry_range, m, order, cuts[i], cuts[i + 1], paths[i],
-                            progress, decode_ahead=False) for i in range(parts)]
+        done = [
+            pool.submit(
+                _write_entry_range,
+                m,
+                order,
+                cuts[i],
+                cuts[i + 1],
+                paths[i],
+                progress,
+                decode_ahead=False,
+            )
+            for i in range(parts)
+        ]
         for d in done:
             d.result()
     return n
 
 
 def _write_entry_range(
-    m: MappedIndex, order: SlotOrder, first: int, stop: int, path: Path, progress: Progress,
+    m: MappedIndex,
+    order: SlotOrder,
+    first: int,
+    stop: int,
+    path: Path,
+    progress: Progress,
     decode_ahead: bool,
 ) -> None:
     """Rows ``first .. stop-1`` of ``order`` as one ``entries`` part, a row group at a time;
@@ -316,8 +360,16 @@ def _write_entry_range(
         with np.errstate(over="ignore"):
             ts = begin + r.time_diff.astype(np.int64) * np.int64(1000)
         return pa.RecordBatch.from_arrays(
-            [names.slice(0, len(r.position)), r.position, r.key_hash, r.slot, r.phy_offset,
-             r.time_diff, ts, r.prev_index],
+            [
+                names.slice(0, len(r.position)),
+                r.position,
+                r.key_hash,
+                r.slot,
+                r.phy_offset,
+                r.time_diff,
+                ts,
+                r.prev_index,
+            ],
             schema=schema,
         )
 
@@ -352,8 +404,15 @@ class _Part:
     records: dict[str, dict[str, Any]]
 
 
-def _export_file(p: Path, g: Geometry, tmp: Path, part: str, bar: Progress,
-                 spare: list[np.ndarray], sort_threads: int) -> _Part:
+def _export_file(
+    p: Path,
+    g: Geometry,
+    tmp: Path,
+    part: str,
+    bar: Progress,
+    spare: list[np.ndarray],
+    sort_threads: int,
+) -> _Part:
     """Snapshot, check and write one native file's ``slots`` and ``entries`` parts, and
     their manifest records."""
     mapped = map_regions(p, g, writable=False)
@@ -364,8 +423,9 @@ def _export_file(p: Path, g: Geometry, tmp: Path, part: str, bar: Progress,
         batch = files_batch(m, p.name)
         slots = export_file_slots(m, tmp / "slots" / part)
         # one file in flight: its entries are written on as many threads as it sorts on
-        entries = export_file_entries(m, tmp / "entries" / part, bar, spare, sort_threads,
-                                      parts=sort_threads)
+        entries = export_file_entries(
+            m, tmp / "entries" / part, bar, spare, sort_threads, parts=sort_threads
+        )
         info = source_file_info(p, g.hash_slot_num, g.index_num, int(m.header["index_count"][0]))
     finally:
         mapped.close()
@@ -425,8 +485,17 @@ def export_store(
             f"{out_dir}: is (or contains) the source {source}; refusing to replace it"
         )
     try:
-        return _export(source, Path(out_dir), overwrite, hash_slot_num, index_num, progress,
-                       commitlog, frozenset(skip), wait)
+        return _export(
+            source,
+            Path(out_dir),
+            overwrite,
+            hash_slot_num,
+            index_num,
+            progress,
+            commitlog,
+            frozenset(skip),
+            wait,
+        )
     except OSError as exc:
         if is_disk_full(exc) and not isinstance(exc, DiskFullError):
             raise disk_full(out_dir, None, exc) from None
@@ -434,10 +503,15 @@ def export_store(
 
 
 def _export(
-    source: Path, out_dir: Path, overwrite: bool, hash_slot_num: int | None,
-    index_num: int | None, progress: ProgressCallback | None,
+    source: Path,
+    out_dir: Path,
+    overwrite: bool,
+    hash_slot_num: int | None,
+    index_num: int | None,
+    progress: ProgressCallback | None,
     commitlog: str | os.PathLike[str] | None,
-    skip: frozenset[str], wait: Wait = False,
+    skip: frozenset[str],
+    wait: Wait = False,
 ) -> dict[str, Any]:
     paths = [p for p in source_paths(source) if p.name not in skip]
     geometries = [geometry_of(p, hash_slot_num, index_num) for p in paths]
@@ -460,8 +534,9 @@ def _export(
 
         def one(i: int) -> _Part:
             spare = local.__dict__.setdefault("spare", [])
-            return _export_file(paths[i], geometries[i], tmp, f"part-{i:05d}.parquet", bar,
-                                spare, sort_threads)
+            return _export_file(
+                paths[i], geometries[i], tmp, f"part-{i:05d}.parquet", bar, spare, sort_threads
+            )
 
         with ThreadPoolExecutor(max(workers, 1)) as pool:
             try:
@@ -506,4 +581,3 @@ def _export(
         crash_point("export:manifest")
         write_manifest(tmp, manifest)
     return manifest
-

@@ -111,9 +111,7 @@ def list_parts(dataset_dir: Path, table: str) -> list[Path]:
     return parts
 
 
-def _batches(
-    parts: list[Path], table: str, name: str | None = None
-) -> Iterator[pa.RecordBatch]:
+def _batches(parts: list[Path], table: str, name: str | None = None) -> Iterator[pa.RecordBatch]:
     # No pre-buffering: it holds whole files in memory (measured: 3x the peak, slower).
     fmt = pads.ParquetFileFormat(
         default_fragment_scan_options=pads.ParquetFragmentScanOptions(pre_buffer=False)
@@ -122,8 +120,9 @@ def _batches(
     flt = None if name is None else pc.field("file_name") == name
     try:
         # Little read-ahead: memory stays ~ a few batches, not 16 x 4 of them.
-        for batch in dataset.to_batches(filter=flt, batch_size=_BATCH_ROWS, batch_readahead=2,
-                                        fragment_readahead=1):
+        for batch in dataset.to_batches(
+            filter=flt, batch_size=_BATCH_ROWS, batch_readahead=2, fragment_readahead=1
+        ):
             for i, column in enumerate(batch.columns):
                 if column.null_count:
                     raise DatasetError(
@@ -136,12 +135,7 @@ def _batches(
 
 
 def _safe_name(name: str, where: Path) -> None:
-    if (
-        not name
-        or name.startswith(".")
-        or any(c in name for c in "/\\\0")
-        or name != name.strip()
-    ):
+    if not name or name.startswith(".") or any(c in name for c in "/\\\0") or name != name.strip():
         raise DatasetError(f"{where}: file_name {name!r} is not a safe index file name")
 
 
@@ -188,8 +182,9 @@ def _read_files(dataset_dir: Path, manifest: dict[str, Any]) -> list[_FileRow]:
     return sorted(rows.values(), key=lambda r: java_name_order(r.name))
 
 
-def _check_counts(dataset_dir: Path, manifest: dict[str, Any], parts: dict[str, list[Path]]
-                  ) -> None:
+def _check_counts(
+    dataset_dir: Path, manifest: dict[str, Any], parts: dict[str, list[Path]]
+) -> None:
     for table, files in parts.items():
         found = sum(pq.ParquetFile(p).metadata.num_rows for p in files)
         want = int(manifest["tables"][table]["rows"])
@@ -298,8 +293,9 @@ def _fill_entries(
     return n - 1
 
 
-def _write_file(path: Path, f: _FileRow, parts: dict[str, list[Path]], dataset_dir: Path,
-                bar: Progress) -> tuple[int, int]:
+def _write_file(
+    path: Path, f: _FileRow, parts: dict[str, list[Path]], dataset_dir: Path, bar: Progress
+) -> tuple[int, int]:
     """Build the regions in memory (random scatter is cheap there), then copy them into a
     fresh zero-filled map in order (sequential page faults only)."""
     count = max(f.header["index_count"], 1)

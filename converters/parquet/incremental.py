@@ -106,11 +106,19 @@ class SyncResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "dataset": self.dataset, "run": self.run, "full": self.full,
-            "added": self.added, "grown": self.grown, "reexported": self.reexported,
-            "deleted": self.deleted, "pruned": self.pruned, "unchanged": self.unchanged,
-            "entries": self.entries, "messages": self.messages,
-            "seconds": round(self.seconds, 3), "changed": self.changed,
+            "dataset": self.dataset,
+            "run": self.run,
+            "full": self.full,
+            "added": self.added,
+            "grown": self.grown,
+            "reexported": self.reexported,
+            "deleted": self.deleted,
+            "pruned": self.pruned,
+            "unchanged": self.unchanged,
+            "entries": self.entries,
+            "messages": self.messages,
+            "seconds": round(self.seconds, 3),
+            "changed": self.changed,
         }
 
 
@@ -138,19 +146,33 @@ def sync_store(
         raise StoreNotFoundError(f"{source}: no such store directory or index file")
     out = Path(out_dir).absolute()
     if not (out / MANIFEST_NAME).exists() and not out.exists():
-        manifest = export_store(source, out, hash_slot_num=hash_slot_num, index_num=index_num,
-                                commitlog=commitlog, skip=skip, wait=wait)
+        manifest = export_store(
+            source,
+            out,
+            hash_slot_num=hash_slot_num,
+            index_num=index_num,
+            commitlog=commitlog,
+            skip=skip,
+            wait=wait,
+        )
         if commitlog is not None:
             with writer_lock(out, wait=wait):
                 _record_full_commitlog(out, manifest)
         names = [f["file_name"] for f in manifest["source"]["files"]]
-        return SyncResult(str(out), added=names, entries=manifest["tables"]["entries"]["rows"],
-                          messages=manifest["tables"].get("messages", {}).get("rows", 0),
-                          seconds=time.perf_counter() - start, full=True, changed=True)
+        return SyncResult(
+            str(out),
+            added=names,
+            entries=manifest["tables"]["entries"]["rows"],
+            messages=manifest["tables"].get("messages", {}).get("rows", 0),
+            seconds=time.perf_counter() - start,
+            full=True,
+            changed=True,
+        )
     with writer_lock(out, wait=wait):
         recover(out)
-        run = _Run(source, out, hash_slot_num, index_num, frozenset(skip), prune_deleted,
-                   reexport_changed)
+        run = _Run(
+            source, out, hash_slot_num, index_num, frozenset(skip), prune_deleted, reexport_changed
+        )
         result = run.sync(None if commitlog is None else Path(commitlog))
     return SyncResult(**{**result.__dict__, "seconds": time.perf_counter() - start})
 
@@ -194,8 +216,9 @@ def _same_header(path: Path, rec: dict[str, Any]) -> bool:
     if len(raw) != HEADER_DTYPE.itemsize:
         return False
     count = max(int(np.frombuffer(raw, dtype=HEADER_DTYPE, count=1)["index_count"][0]), 1)
-    return (count == max(int(rec["index_count"]), 1)
-            and hashlib.sha256(raw).hexdigest() == rec.get("header_sha256"))
+    return count == max(int(rec["index_count"]), 1) and hashlib.sha256(raw).hexdigest() == rec.get(
+        "header_sha256"
+    )
 
 
 def _parts_next_offset(out: Path, rels: list[str]) -> int | None:
@@ -212,30 +235,44 @@ def _parts_next_offset(out: Path, rels: list[str]) -> int | None:
 class _Run:
     """One incremental run over a dataset whose writer lock is held."""
 
-    def __init__(self, source: Path, out: Path, hash_slot_num: int | None,
-                 index_num: int | None, skip: frozenset[str], prune: bool,
-                 reexport: bool) -> None:
+    def __init__(
+        self,
+        source: Path,
+        out: Path,
+        hash_slot_num: int | None,
+        index_num: int | None,
+        skip: frozenset[str],
+        prune: bool,
+        reexport: bool,
+    ) -> None:
         self.source, self.out = source, out
         self.hash_slot_num, self.index_num = hash_slot_num, index_num
         self.skip, self.prune, self.reexport = skip, prune, reexport
         try:
             self.manifest = read_manifest(out)
         except DatasetError as exc:
-            raise DatasetError(f"{exc}; an incremental export needs a dataset made by "
-                               "`rmqarrow export`: export it whole first") from None
+            raise DatasetError(
+                f"{exc}; an incremental export needs a dataset made by "
+                "`rmqarrow export`: export it whole first"
+            ) from None
         if not isinstance(self.manifest.get("parts"), list):
-            raise DatasetError(f"{out}: the manifest lists no parts (an older export); "
-                               "export it whole again (--overwrite) before exporting "
-                               "incrementally")
+            raise DatasetError(
+                f"{out}: the manifest lists no parts (an older export); "
+                "export it whole again (--overwrite) before exporting "
+                "incrementally"
+            )
         self.run = int(self.manifest.get("run", 0)) + 1
         self.new_records: dict[str, dict[str, Any]] = {}
         self.superseded: set[str] = set()
 
     # -- leftovers of killed runs ------------------------------------------------------
     def _remove_leftovers(self) -> None:
-        present = [p.relative_to(self.out).as_posix()
-                   for t in _TABLES if (self.out / t).is_dir()
-                   for p in (self.out / t).rglob("*.parquet")]
+        present = [
+            p.relative_to(self.out).as_posix()
+            for t in _TABLES
+            if (self.out / t).is_dir()
+            for p in (self.out / t).rglob("*.parquet")
+        ]
         gone = not_committed(self.manifest, present)
         for rel in sorted(gone):
             (self.out / rel).unlink(missing_ok=True)
@@ -331,11 +368,11 @@ class _Run:
         messages = dropped = 0
         if commitlog is not None:
             messages, dropped = self._messages(commitlog)
-        changed = bool(added or grown or reexported or pruned or newly_deleted or messages
-                       or dropped)
+        changed = bool(
+            added or grown or reexported or pruned or newly_deleted or messages or dropped
+        )
         if not changed:
-            return SyncResult(str(self.out), unchanged=unchanged,
-                              deleted=deleted, run=self.run - 1)
+            return SyncResult(str(self.out), unchanged=unchanged, deleted=deleted, run=self.run - 1)
         # the files table, rewritten whole (one row a file: small)
         self._files_part(rows, set(pruned))
         # the new manifest
@@ -378,11 +415,24 @@ class _Run:
             crash_point("incremental:cleanup")
         fsync_dir(self.out)
         for name in newly_deleted:
-            _log.info("%s: deleted from the store; %s", name,
-                      "pruned from the dataset" if self.prune else "kept in the dataset")
-        return SyncResult(str(self.out), added=added, grown=grown, reexported=reexported,
-                          deleted=deleted, pruned=pruned, unchanged=unchanged, entries=entries,
-                          messages=messages, run=self.run, changed=True)
+            _log.info(
+                "%s: deleted from the store; %s",
+                name,
+                "pruned from the dataset" if self.prune else "kept in the dataset",
+            )
+        return SyncResult(
+            str(self.out),
+            added=added,
+            grown=grown,
+            reexported=reexported,
+            deleted=deleted,
+            pruned=pruned,
+            unchanged=unchanged,
+            entries=entries,
+            messages=messages,
+            run=self.run,
+            changed=True,
+        )
 
     def _state(self, p: Path, m: MappedIndex, rec: dict[str, Any] | None, count: int) -> str:
         """new / unchanged / grown / reexport for one store file (or refuse it)."""
@@ -390,8 +440,10 @@ class _Run:
             return "new"
         old = max(int(rec["index_count"]), 1)
         h = m.header[0]
-        ident = {"begin_timestamp": int(h["begin_timestamp"]),
-                 "begin_phy_offset": int(h["begin_phy_offset"])}
+        ident = {
+            "begin_timestamp": int(h["begin_timestamp"]),
+            "begin_phy_offset": int(h["begin_phy_offset"]),
+        }
         same = old <= 1 or all(rec.get(k, v) == v for k, v in ident.items())
         if same and count == old:
             # the same entries; a header read torn at the last run (end time written, the
@@ -400,14 +452,18 @@ class _Run:
             return "unchanged" if digest == rec.get("header_sha256") else "grown"
         if same and count > old:
             return "grown"
-        why = (f"holds {count - 1} entries, the dataset {old - 1}" if same else
-               f"begins at timestamp {ident['begin_timestamp']} / offset "
-               f"{ident['begin_phy_offset']}, the dataset's copy at "
-               f"{rec.get('begin_timestamp')} / {rec.get('begin_phy_offset')} (replaced)")
+        why = (
+            f"holds {count - 1} entries, the dataset {old - 1}"
+            if same
+            else f"begins at timestamp {ident['begin_timestamp']} / offset "
+            f"{ident['begin_phy_offset']}, the dataset's copy at "
+            f"{rec.get('begin_timestamp')} / {rec.get('begin_phy_offset')} (replaced)"
+        )
         if not self.reexport:
             raise StoreChangedError(
                 f"{p}: {why}: the store went backwards; export it with --reexport-changed "
-                "(that file exported whole again) or export the store whole (--overwrite)")
+                "(that file exported whole again) or export the store whole (--overwrite)"
+            )
         _log.warning("%s: %s; exported whole again", p, why)
         return "reexport"
 
@@ -442,27 +498,39 @@ class _Run:
         with np.errstate(over="ignore"):
             ts = begin + time_diff.astype(np.int64) * np.int64(1000)
         columns: list[np.ndarray] = [
-            position, key_hash[order], slot[order], e["phy_offset"].astype(np.int64)[order],
-            time_diff, ts, e["prev_index"].astype(np.int32)[order]]
+            position,
+            key_hash[order],
+            slot[order],
+            e["phy_offset"].astype(np.int64)[order],
+            time_diff,
+            ts,
+            e["prev_index"].astype(np.int32)[order],
+        ]
         schema = SCHEMAS["entries"]
         with parquet_writer(path, "entries", ENTRIES_ORDER) as w:
             if stop <= first:
                 w.write_table(schema.empty_table())
             for lo in range(0, stop - first, ROW_GROUP_ROWS):
                 hi = min(lo + ROW_GROUP_ROWS, stop - first)
-                w.write_batch(pa.RecordBatch.from_arrays(
-                    [repeated_string(m.path.name, hi - lo), *(c[lo:hi] for c in columns)],
-                    schema=schema), row_group_size=ROW_GROUP_ROWS)
+                w.write_batch(
+                    pa.RecordBatch.from_arrays(
+                        [repeated_string(m.path.name, hi - lo), *(c[lo:hi] for c in columns)],
+                        schema=schema,
+                    ),
+                    row_group_size=ROW_GROUP_ROWS,
+                )
         return self._record(path)
 
     def _files_part(self, rows: dict[str, pa.RecordBatch], pruned: set[str]) -> str:
         """The ``files`` table as one new part: the old rows of files neither changed nor
         pruned, and the changed files' new rows; the old parts superseded."""
-        old_rels = [str(r["path"]) for r in self.manifest["parts"]
-                    if str(r["path"]).startswith("files/")]
+        old_rels = [
+            str(r["path"]) for r in self.manifest["parts"] if str(r["path"]).startswith("files/")
+        ]
         old = pa.concat_tables(
             [SCHEMAS["files"].empty_table()]
-            + [pq.read_table(self.out / rel, schema=SCHEMAS["files"]) for rel in old_rels])
+            + [pq.read_table(self.out / rel, schema=SCHEMAS["files"]) for rel in old_rels]
+        )
         keep = [n not in rows and n not in pruned for n in old["file_name"].to_pylist()]
         tables = [old.filter(pa.array(keep, pa.bool_()))]
         tables += [pa.Table.from_batches([b]) for b in rows.values()]
@@ -481,8 +549,9 @@ class _Run:
         from rmqarrow.commitlog import list_commitlog_files
 
         info = self.manifest["tables"].get("messages")
-        msg_rels = [str(r["path"]) for r in self.manifest["parts"]
-                    if str(r["path"]).startswith("messages/")]
+        msg_rels = [
+            str(r["path"]) for r in self.manifest["parts"] if str(r["path"]).startswith("messages/")
+        ]
         if info is not None and "next_offset" not in info:
             found = _parts_next_offset(self.out, msg_rels)
             info = {**info, "next_offset": found or 0}
@@ -490,8 +559,12 @@ class _Run:
         files = list_commitlog_files(commitlog)
         first = files[0].start_offset if files else 0
         if start < first and info is not None:
-            _log.warning("%s: messages %d..%d were deleted from the CommitLog before they "
-                         "were exported", commitlog, start, first)
+            _log.warning(
+                "%s: messages %d..%d were deleted from the CommitLog before they were exported",
+                commitlog,
+                start,
+                first,
+            )
         start = max(start, first)
         (self.out / "messages").mkdir(exist_ok=True)
         path = self.out / "messages" / f"part-r{self.run:06d}-00000.parquet"
@@ -505,11 +578,20 @@ class _Run:
         if self.prune and files:
             pruned_rows = self._prune_messages(msg_rels, first)
         if written or pruned_rows or info is None:
-            nxt = (_parts_next_offset(self.out, [path.relative_to(self.out).as_posix()])
-                   if n else start)
-            self.manifest["tables"] = {**self.manifest["tables"], "messages": {
-                **(info or {}), "rows": 0, "commitlog": str(commitlog.absolute()),
-                "next_offset": nxt}}
+            nxt = (
+                _parts_next_offset(self.out, [path.relative_to(self.out).as_posix()])
+                if n
+                else start
+            )
+            self.manifest["tables"] = {
+                **self.manifest["tables"],
+                "messages": {
+                    **(info or {}),
+                    "rows": 0,
+                    "commitlog": str(commitlog.absolute()),
+                    "next_offset": nxt,
+                },
+            }
         return n, pruned_rows
 
     def _prune_messages(self, rels: list[str], first: int) -> int:
@@ -529,4 +611,3 @@ class _Run:
                 pq.write_table(t.filter(pa.array(offsets >= first)), path)
                 self._record(path)
         return dropped
-

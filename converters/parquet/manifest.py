@@ -73,9 +73,9 @@ FORMAT = "rmqarrow-dataset"
 LAYOUT_VERSION = 1
 
 
-def source_file_info(path: Path, hash_slot_num: int, index_num: int, index_count: int) -> dict[
-    str, Any
-]:
+def source_file_info(
+    path: Path, hash_slot_num: int, index_num: int, index_count: int
+) -> dict[str, Any]:
     st = path.stat()
     identity = _header_identity(path)
     return {
@@ -101,8 +101,10 @@ def _header_identity(path: Path) -> dict[str, int]:
     if len(raw) < HEADER_SIZE:
         return {}
     h = np.frombuffer(raw, dtype=HEADER_DTYPE, count=1)[0]
-    return {"begin_timestamp": int(h["begin_timestamp"]),
-            "begin_phy_offset": int(h["begin_phy_offset"])}
+    return {
+        "begin_timestamp": int(h["begin_timestamp"]),
+        "begin_phy_offset": int(h["begin_phy_offset"]),
+    }
 
 
 def _header_bytes(path: Path) -> bytes:
@@ -221,7 +223,9 @@ def _whole_digests(parts: dict[str, Path]) -> dict[str, str | OSError]:
 
 
 def check_parts(
-    dataset_dir: str | os.PathLike[str], manifest: dict[str, Any] | None = None, *,
+    dataset_dir: str | os.PathLike[str],
+    manifest: dict[str, Any] | None = None,
+    *,
     full: bool = False,
 ) -> None:
     """Refuse (:class:`DatasetError`, one line) a dataset whose data parts are not the ones
@@ -245,7 +249,7 @@ def check_parts(
     except (KeyError, TypeError) as exc:
         raise DatasetError(f"{root / MANIFEST_NAME}: malformed parts list ({exc!r})") from None
     have = {p.relative_to(root).as_posix(): p for p in _data_parts(root)}
-    hint = (f"; re-export it, or set {TRUST_ENV}=1 (--trust-dataset) to read it anyway")
+    hint = f"; re-export it, or set {TRUST_ENV}=1 (--trust-dataset) to read it anyway"
     extra = sorted(set(have) - set(want))
     if extra:
         raise DatasetError(
@@ -269,15 +273,17 @@ def check_parts(
                     f"export{hint}"
                 )
             if _footer_digest(p, size) != rec["footer_sha256"]:
-                raise DatasetError(f"{p}: Parquet footer differs from the manifest's: "
-                                   f"changed since export{hint}")
+                raise DatasetError(
+                    f"{p}: Parquet footer differs from the manifest's: changed since export{hint}"
+                )
             if full:
                 digest = digests[rel]
                 if isinstance(digest, OSError):
                     raise digest
                 if digest != rec["sha256"]:
-                    raise DatasetError(f"{p}: checksum differs from the manifest's: "
-                                       f"changed since export{hint}")
+                    raise DatasetError(
+                        f"{p}: checksum differs from the manifest's: changed since export{hint}"
+                    )
         except OSError as exc:
             raise DatasetError(f"{p}: unreadable: {exc.strerror or exc}") from None
         except (KeyError, TypeError) as exc:
@@ -368,8 +374,9 @@ def stale_reasons(
 
     manifest = read_manifest(dataset_dir)
     src = Path(store) if store is not None else Path(manifest["source"]["path"])
-    recorded = {f["file_name"]: f for f in manifest["source"]["files"]
-                 if not f.get("deleted_in_store")}  # kept on purpose: not stale
+    recorded = {
+        f["file_name"]: f for f in manifest["source"]["files"] if not f.get("deleted_in_store")
+    }  # kept on purpose: not stale
     if src.is_file():
         current = {src.name: src}
     elif src.is_dir():

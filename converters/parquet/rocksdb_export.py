@@ -63,12 +63,15 @@ def export_rocksdb(
     from rmqarrow._version import __version__
 
     started = time.perf_counter()
-    with RocksDBIndex.open(source) as index, \
-            atomic_dir(out, overwrite=overwrite, wait=wait) as staging:
+    with (
+        RocksDBIndex.open(source) as index,
+        atomic_dir(out, overwrite=overwrite, wait=wait) as staging,
+    ):
         rows = 0
         (staging / "rocksdb_records").mkdir()
-        with pq.ParquetWriter(staging / "rocksdb_records" / _PART, ROCKSDB_RECORDS_SCHEMA,
-                              compression="zstd") as writer:
+        with pq.ParquetWriter(
+            staging / "rocksdb_records" / _PART, ROCKSDB_RECORDS_SCHEMA, compression="zstd"
+        ) as writer:
             for batch in records_batches(index, batch_rows):
                 writer.write_batch(batch)
                 rows += batch.num_rows
@@ -85,8 +88,10 @@ def export_rocksdb(
             "created_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
             "source": {"path": str(index.path.absolute())},
             "bookkeeping": {r["name"]: r["value"] for r in book.to_pylist()},
-            "tables": {"rocksdb_records": {"rows": rows},
-                       "rocksdb_bookkeeping": {"rows": book.num_rows}},
+            "tables": {
+                "rocksdb_records": {"rows": rows},
+                "rocksdb_bookkeeping": {"rows": book.num_rows},
+            },
             "seconds": round(time.perf_counter() - started, 3),
         }
         write_manifest(staging, manifest)
@@ -97,13 +102,18 @@ def read_rocksdb_dataset(path: Path) -> RocksDBTables:
     """Both tables of an exported dataset (checked: its manifest and schema version)."""
     manifest = load_manifest_json(path)
     if not isinstance(manifest, dict) or manifest.get("format") != ROCKSDB_DATASET_FORMAT:
-        raise DatasetError(f"{path}: not a RocksDB-index dataset (format "
-                           f"{ROCKSDB_DATASET_FORMAT!r} expected in its manifest)")
+        raise DatasetError(
+            f"{path}: not a RocksDB-index dataset (format "
+            f"{ROCKSDB_DATASET_FORMAT!r} expected in its manifest)"
+        )
     if manifest.get("schema_version") != ROCKSDB_SCHEMA_VERSION:
-        raise DatasetError(f"{path}: schema version {manifest.get('schema_version')!r}, "
-                           f"this rmqarrow reads {ROCKSDB_SCHEMA_VERSION!r}; export it again")
-    return RocksDBTables(pq.read_table(path / "rocksdb_records"),
-                         pq.read_table(path / "rocksdb_bookkeeping"))
+        raise DatasetError(
+            f"{path}: schema version {manifest.get('schema_version')!r}, "
+            f"this rmqarrow reads {ROCKSDB_SCHEMA_VERSION!r}; export it again"
+        )
+    return RocksDBTables(
+        pq.read_table(path / "rocksdb_records"), pq.read_table(path / "rocksdb_bookkeeping")
+    )
 
 
 def rocksdb_source_tables(source: str | os.PathLike[str]) -> RocksDBTables:

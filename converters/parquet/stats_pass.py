@@ -48,20 +48,43 @@ BUCKET_ROWS = 8 << 20
 #: Bytes a spilled row takes: offset, key hash, file number.
 _SPILL_ROW_BYTES = 8 + 4 + 2
 
-HOT_KEYS_SCHEMA = pa.schema([
-    ("key_hash", pa.int32()), ("entries", pa.int64()), ("offsets", pa.int64()),
-    ("files", pa.int64()), ("first_ms", pa.int64()), ("last_ms", pa.int64()),
-])
-DUPLICATES_SCHEMA = pa.schema([
-    ("phy_offset", pa.int64()), ("entries", pa.int64()), ("key_hashes", pa.int64()),
-    ("files", pa.int64()), ("same_key_repeats", pa.int64()),
-])
-FILE_ENTRIES_SCHEMA = pa.schema([
-    ("file_name", pa.string()), ("entries", pa.int64()), ("first_entry_ms", pa.int64()),
-    ("last_entry_ms", pa.int64()), ("out_of_order", pa.int64()),
-])
-_CHUNK_COLUMNS = ["slot", "position", "prev_index", "time_diff", "key_hash", "phy_offset",
-                  "store_timestamp"]
+HOT_KEYS_SCHEMA = pa.schema(
+    [
+        ("key_hash", pa.int32()),
+        ("entries", pa.int64()),
+        ("offsets", pa.int64()),
+        ("files", pa.int64()),
+        ("first_ms", pa.int64()),
+        ("last_ms", pa.int64()),
+    ]
+)
+DUPLICATES_SCHEMA = pa.schema(
+    [
+        ("phy_offset", pa.int64()),
+        ("entries", pa.int64()),
+        ("key_hashes", pa.int64()),
+        ("files", pa.int64()),
+        ("same_key_repeats", pa.int64()),
+    ]
+)
+FILE_ENTRIES_SCHEMA = pa.schema(
+    [
+        ("file_name", pa.string()),
+        ("entries", pa.int64()),
+        ("first_entry_ms", pa.int64()),
+        ("last_entry_ms", pa.int64()),
+        ("out_of_order", pa.int64()),
+    ]
+)
+_CHUNK_COLUMNS = [
+    "slot",
+    "position",
+    "prev_index",
+    "time_diff",
+    "key_hash",
+    "phy_offset",
+    "store_timestamp",
+]
 
 
 @dataclass(frozen=True)
@@ -100,9 +123,13 @@ class _NotPartitioned(Exception):
     """The dataset breaks an assumption of the passes: the SQL answers instead."""
 
 
-def scan(dataset_dir: str | os.PathLike[str], *, top: int = 10,
-         spill_dir: str | os.PathLike[str] | None = None,
-         progress: ProgressCallback | None = None) -> Figures | None:
+def scan(
+    dataset_dir: str | os.PathLike[str],
+    *,
+    top: int = 10,
+    spill_dir: str | os.PathLike[str] | None = None,
+    progress: ProgressCallback | None = None,
+) -> Figures | None:
     """The figures of ``dataset_dir`` (checked by the caller's connection), or None when its
     layout does not allow the passes.  Offset buckets spill to a temporary directory under
     ``spill_dir`` (default: the system's) when there are more than :data:`BUCKET_ROWS`
@@ -113,8 +140,10 @@ def scan(dataset_dir: str | os.PathLike[str], *, top: int = 10,
             return None
         files_table, files, slot_num = layout
         total = sum(f.rows for f in files)
-        with Progress(3 * total or None, "stats", "rows", callback=progress) as bar, \
-                _Spilling(files, total, spill_dir) as buckets:
+        with (
+            Progress(3 * total or None, "stats", "rows", callback=progress) as bar,
+            _Spilling(files, total, spill_dir) as buckets,
+        ):
             per_file = [_position_pass(f, i, buckets, bar) for i, f in enumerate(files)]
             slots = _slot_pass(files, slot_num, top, bar)
             offsets = _offset_pass(buckets, top, bar)
@@ -131,9 +160,9 @@ def scan(dataset_dir: str | os.PathLike[str], *, top: int = 10,
 
 
 def _layout(root: Path) -> tuple[pa.Table, list[_File], int] | None:
-    files_table = pa.concat_tables(
-        [pq.read_table(p) for p in table_parts(root, "files")]
-    ).select(["file_name", "hash_slot_num", "index_num"])
+    files_table = pa.concat_tables([pq.read_table(p) for p in table_parts(root, "files")]).select(
+        ["file_name", "hash_slot_num", "index_num"]
+    )
     names = files_table.column("file_name").to_pylist()
     slot_nums = set(files_table.column("hash_slot_num").to_pylist())
     if len(set(names)) != len(names) or len(slot_nums) != 1:
@@ -143,8 +172,12 @@ def _layout(root: Path) -> tuple[pa.Table, list[_File], int] | None:
     if entry_parts is None or slot_parts is None or not set(entry_parts) <= set(names):
         return None
     files = [
-        _File(name, parts, slot_parts.get(name, []),
-              sum(pq.ParquetFile(p).metadata.num_rows for p in parts))
+        _File(
+            name,
+            parts,
+            slot_parts.get(name, []),
+            sum(pq.ParquetFile(p).metadata.num_rows for p in parts),
+        )
         for name, parts in sorted(entry_parts.items())
     ]
     if len(files) >= 1 << 16:
@@ -172,8 +205,9 @@ def _column(table: pa.Table, name: str) -> np.ndarray:
 # --- pass 1: each file in position order -------------------------------------------------
 
 
-def _position_pass(f: _File, number: int, buckets: _OffsetBuckets,
-                   progress: Progress) -> tuple[int, int | None, int | None, int]:
+def _position_pass(
+    f: _File, number: int, buckets: _OffsetBuckets, progress: Progress
+) -> tuple[int, int | None, int | None, int]:
     """Entries, first and last store time and out-of-order count of one file; its offsets
     and key hashes go to their buckets."""
     position, stamp = _read(f.parts, "position"), _read(f.parts, "store_timestamp")
@@ -244,8 +278,7 @@ def _slot_pass(files: list[_File], slot_num: int, top: int, progress: Progress) 
     # hash's, which the range it lands in finds
     bounds = [-(1 << 31), *(slot_num * i // ranges for i in range(1, ranges)), 1 << 31]
     readers = [_RangeReader(f.parts, _CHUNK_COLUMNS) for f in files]
-    heads = [_RangeReader(f.slot_parts, ["slot", "head"]) if f.slot_parts else None
-             for f in files]
+    heads = [_RangeReader(f.slot_parts, ["slot", "head"]) if f.slot_parts else None for f in files]
     out = _SlotFigures(load_counts=np.zeros(2, np.int64), hot=[])
     for lo, hi in itertools.pairwise(bounds):
         keys, offsets, stamps, numbers = [], [], [], []
@@ -259,8 +292,14 @@ def _slot_pass(files: list[_File], slot_num: int, top: int, progress: Progress) 
             stamps.append(rows["store_timestamp"])
             numbers.append(np.full(len(rows["key_hash"]), number, np.uint16))
             progress.advance(len(rows["key_hash"]))
-        _hot_keys(np.concatenate(keys), np.concatenate(offsets), np.concatenate(stamps),
-                  np.concatenate(numbers), top, out)
+        _hot_keys(
+            np.concatenate(keys),
+            np.concatenate(offsets),
+            np.concatenate(stamps),
+            np.concatenate(numbers),
+            top,
+            out,
+        )
         pa.default_memory_pool().release_unused()
     return out
 
@@ -312,8 +351,9 @@ class _RangeReader:
         return rows
 
 
-def _chains(rows: dict[str, np.ndarray], heads: dict[str, np.ndarray] | None,
-            out: _SlotFigures) -> None:
+def _chains(
+    rows: dict[str, np.ndarray], heads: dict[str, np.ndarray] | None, out: _SlotFigures
+) -> None:
     """Loads, broken links, wrong heads and negative time diffs of one file's slots in a
     range (CHAIN_CHECK_SQL's conditions)."""
     slot, position = rows["slot"], rows["position"]
@@ -323,8 +363,11 @@ def _chains(rows: dict[str, np.ndarray], heads: dict[str, np.ndarray] | None,
         order = np.lexsort((position, slot))
         rows.update({c: v[order] for c, v in rows.items()})
         slot, position = rows["slot"], rows["position"]
-    starts = np.flatnonzero(np.concatenate(([True], slot[1:] != slot[:-1]))) if n else (
-        np.empty(0, np.int64))
+    starts = (
+        np.flatnonzero(np.concatenate(([True], slot[1:] != slot[:-1])))
+        if n
+        else (np.empty(0, np.int64))
+    )
     ends = np.append(starts[1:], n)
     expected_prev = np.zeros(n, np.int64)
     if n > 1:
@@ -347,8 +390,9 @@ def _in_slot_order(slot: np.ndarray, position: np.ndarray) -> bool:
     return bool(((step > 0) | ((step == 0) & (np.diff(position) > 0))).all())
 
 
-def _head_mismatches(last_slot: np.ndarray, last: np.ndarray, slot: np.ndarray,
-                     head: np.ndarray) -> int:
+def _head_mismatches(
+    last_slot: np.ndarray, last: np.ndarray, slot: np.ndarray, head: np.ndarray
+) -> int:
     """Rows of ``last FULL JOIN slots ON slot WHERE last IS DISTINCT FROM head``;
     ``last_slot`` ascending and distinct."""
     if len(last_slot) == 0:
@@ -363,8 +407,14 @@ def _head_mismatches(last_slot: np.ndarray, last: np.ndarray, slot: np.ndarray,
     return wrong + int(np.count_nonzero(listed[at] != last_slot))
 
 
-def _hot_keys(keys: np.ndarray, offsets: np.ndarray, stamps: np.ndarray,
-              numbers: np.ndarray, top: int, out: _SlotFigures) -> None:
+def _hot_keys(
+    keys: np.ndarray,
+    offsets: np.ndarray,
+    stamps: np.ndarray,
+    numbers: np.ndarray,
+    top: int,
+    out: _SlotFigures,
+) -> None:
     """Distinct key hashes of a range, and its ``top`` key hashes with their details
     (every entry of a key hash is in its range)."""
     values, counts = np.unique(keys, return_counts=True)
@@ -379,14 +429,18 @@ def _hot_keys(keys: np.ndarray, offsets: np.ndarray, stamps: np.ndarray,
     k, s = k[order], s[order]
     starts = np.flatnonzero(np.concatenate(([True], k[1:] != k[:-1])))
     assert out.hot is not None
-    out.hot.append(np.stack([
-        k[starts].astype(np.int64),
-        np.diff(np.append(starts, len(k))),
-        _distinct_within(keys[hit], o),
-        _distinct_within(keys[hit], f),
-        np.minimum.reduceat(s, starts),
-        np.maximum.reduceat(s, starts),
-    ]))
+    out.hot.append(
+        np.stack(
+            [
+                k[starts].astype(np.int64),
+                np.diff(np.append(starts, len(k))),
+                _distinct_within(keys[hit], o),
+                _distinct_within(keys[hit], f),
+                np.minimum.reduceat(s, starts),
+                np.maximum.reduceat(s, starts),
+            ]
+        )
+    )
 
 
 def _top_indices(counts: np.ndarray, top: int) -> np.ndarray:
@@ -448,9 +502,11 @@ class _OffsetBuckets:
             return
         path = self.directory / f"bucket-{b:05d}"
         try:
-            with open(path.with_suffix(".offset"), "ab") as o, \
-                    open(path.with_suffix(".key"), "ab") as k, \
-                    open(path.with_suffix(".file"), "ab") as f:
+            with (
+                open(path.with_suffix(".offset"), "ab") as o,
+                open(path.with_suffix(".key"), "ab") as k,
+                open(path.with_suffix(".file"), "ab") as f,
+            ):
                 offsets.astype(np.int64, copy=False).tofile(o)
                 keys.astype(np.int32, copy=False).tofile(k)
                 numbers.tofile(f)
@@ -473,9 +529,11 @@ class _OffsetBuckets:
             path = self.directory / f"bucket-{b:05d}"
             if not path.with_suffix(".offset").exists():
                 continue
-            yield (np.fromfile(path.with_suffix(".offset"), np.int64),
-                   np.fromfile(path.with_suffix(".key"), np.int32),
-                   np.fromfile(path.with_suffix(".file"), np.uint16))
+            yield (
+                np.fromfile(path.with_suffix(".offset"), np.int64),
+                np.fromfile(path.with_suffix(".key"), np.int32),
+                np.fromfile(path.with_suffix(".file"), np.uint16),
+            )
             for suffix in (".offset", ".key", ".file"):
                 path.with_suffix(suffix).unlink()
 
@@ -484,8 +542,9 @@ class _Spilling:
     """Context manager giving the :class:`_OffsetBuckets` of a scan, their temporary
     directory (if any) removed at the end."""
 
-    def __init__(self, files: list[_File], total: int,
-                 spill_dir: str | os.PathLike[str] | None) -> None:
+    def __init__(
+        self, files: list[_File], total: int, spill_dir: str | os.PathLike[str] | None
+    ) -> None:
         self.files, self.total, self.spill_dir = files, total, spill_dir
         self.tmp: tempfile.TemporaryDirectory[str] | None = None
 
@@ -505,8 +564,9 @@ class _Spilling:
                 "larger disk"
             )
         sample = np.concatenate([_offset_sample(p) for f in self.files for p in f.parts])
-        bounds = np.unique(np.quantile(sample, np.arange(1, count) / count,
-                                       method="lower")).astype(np.int64)
+        bounds = np.unique(np.quantile(sample, np.arange(1, count) / count, method="lower")).astype(
+            np.int64
+        )
         return _OffsetBuckets(bounds, directory)
 
     def __exit__(self, *exc: object) -> None:
@@ -564,10 +624,17 @@ def _offset_pass(buckets: _OffsetBuckets, top: int, progress: Progress) -> _Offs
             co, ck, cf = o[keep], k[keep], f[keep]
             entries = rep_counts[np.searchsorted(repeated, chosen)]
             assert out.top is not None
-            out.top.append(np.stack([
-                chosen, entries, _distinct_within(co, ck), _distinct_within(co, cf),
-                entries - _distinct_within(co, ck, cf),
-            ]))
+            out.top.append(
+                np.stack(
+                    [
+                        chosen,
+                        entries,
+                        _distinct_within(co, ck),
+                        _distinct_within(co, cf),
+                        entries - _distinct_within(co, ck, cf),
+                    ]
+                )
+            )
     return out
 
 
@@ -586,9 +653,14 @@ def _top_rows(parts: list[np.ndarray], top: int, schema: pa.Schema) -> pa.Table:
     )
 
 
-def _figures(files_table: pa.Table, files: list[_File], top: int,
-             per_file: list[tuple[int, int | None, int | None, int]],
-             slots: _SlotFigures, offsets: _OffsetFigures) -> Figures:
+def _figures(
+    files_table: pa.Table,
+    files: list[_File],
+    top: int,
+    per_file: list[tuple[int, int | None, int | None, int]],
+    slots: _SlotFigures,
+    offsets: _OffsetFigures,
+) -> Figures:
     with_entries = [(f, p) for f, p in zip(files, per_file, strict=True) if p[0]]
     file_entries = pa.table(
         [[f.name for f, _ in with_entries], *([p[i] for _, p in with_entries] for i in range(4))],
@@ -596,15 +668,21 @@ def _figures(files_table: pa.Table, files: list[_File], top: int,
     )
     counts = {f.name: p[0] for f, p in zip(files, per_file, strict=True)}
     names = files_table.column("file_name").to_pylist()
-    file_fill = pa.table({
-        "file_name": names,
-        "s": pa.array([float(s) for s in files_table.column("hash_slot_num").to_pylist()]),
-        "n": pa.array([float(counts.get(n, 0)) for n in names]),
-    })
+    file_fill = pa.table(
+        {
+            "file_name": names,
+            "s": pa.array([float(s) for s in files_table.column("hash_slot_num").to_pylist()]),
+            "n": pa.array([float(counts.get(n, 0)) for n in names]),
+        }
+    )
     loads = np.flatnonzero(slots.load_counts)
     loads = loads[loads > 0]
-    load_slots = pa.table({"load": pa.array(loads, pa.int64()),
-                           "slots": pa.array(slots.load_counts[loads], pa.int64())})
+    load_slots = pa.table(
+        {
+            "load": pa.array(loads, pa.int64()),
+            "slots": pa.array(slots.load_counts[loads], pa.int64()),
+        }
+    )
     firsts = [p[1] for p in per_file if p[1] is not None]
     lasts = [p[2] for p in per_file if p[2] is not None]
     index_nums = files_table.column("index_num").to_pylist()

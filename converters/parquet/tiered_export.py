@@ -38,8 +38,11 @@ def write_tiered_dataset(tables: TieredTables, out: Path, source: Path) -> dict[
     """Write ``tables`` and the manifest into the (empty) folder ``out``."""
     from rmqarrow._version import __version__
 
-    by_name = {"tiered_files": tables.files, "tiered_slots": tables.slots,
-               "tiered_items": tables.items}
+    by_name = {
+        "tiered_files": tables.files,
+        "tiered_slots": tables.slots,
+        "tiered_items": tables.items,
+    }
     for name, table in by_name.items():
         (out / name).mkdir()
         pq.write_table(table, out / name / "part-00000.parquet", compression="zstd")
@@ -49,10 +52,18 @@ def write_tiered_dataset(tables: TieredTables, out: Path, source: Path) -> dict[
         "schema_version": TIERED_SCHEMA_VERSION,
         "writer": f"rmqarrow {__version__} rmqarrow.converters.parquet.tiered_export",
         "created_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-        "source": {"path": str(source.absolute()),
-                   "files": [{"file_name": r["file_name"], "relative_path": r["relative_path"],
-                              "form": r["form"], "size": r["file_size"]}
-                             for r in tables.file_rows()]},
+        "source": {
+            "path": str(source.absolute()),
+            "files": [
+                {
+                    "file_name": r["file_name"],
+                    "relative_path": r["relative_path"],
+                    "form": r["form"],
+                    "size": r["file_size"],
+                }
+                for r in tables.file_rows()
+            ],
+        },
         "tables": {name: {"rows": t.num_rows} for name, t in by_name.items()},
     }
     write_manifest(out, manifest)

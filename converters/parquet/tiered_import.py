@@ -44,8 +44,10 @@ def read_tiered_manifest(dataset_dir: str | os.PathLike[str]) -> dict[str, Any]:
     if not isinstance(manifest, dict) or manifest.get("format") != TIERED_FORMAT:
         raise DatasetError(f"{path}: format is not {TIERED_FORMAT!r}")
     if manifest.get("schema_version") != TIERED_SCHEMA_VERSION:
-        raise DatasetError(f"{path}: schema_version {manifest.get('schema_version')!r}, "
-                           f"expected {TIERED_SCHEMA_VERSION!r}")
+        raise DatasetError(
+            f"{path}: schema_version {manifest.get('schema_version')!r}, "
+            f"expected {TIERED_SCHEMA_VERSION!r}"
+        )
     try:
         for t in TIERED_TABLES:
             int(manifest["tables"][t]["rows"])
@@ -63,8 +65,10 @@ def _read_table(dataset_dir: Path, table: str) -> pa.Table:
         except (pa.ArrowInvalid, OSError) as exc:
             raise DatasetError(f"{part}: unreadable Parquet: {exc}") from None
         if t.schema.remove_metadata() != schema.remove_metadata():
-            raise DatasetError(f"{part}: columns {t.schema.names} with types that are not "
-                               f"the {table} schema {schema.names}")
+            raise DatasetError(
+                f"{part}: columns {t.schema.names} with types that are not "
+                f"the {table} schema {schema.names}"
+            )
         pieces.append(t.cast(schema))
     return pa.concat_tables(pieces)
 
@@ -113,17 +117,20 @@ def _import_tiered(
     if len(set(names)) != len(names) or len(set(rels)) != len(rels):
         raise DatasetError(f"{src / 'tiered_files'}: a file listed twice")
     unknown = set(pc.unique(slots.column("file_name")).to_pylist()) | set(
-        pc.unique(items.column("file_name")).to_pylist())
+        pc.unique(items.column("file_name")).to_pylist()
+    )
     if unknown - set(names):
-        raise DatasetError(f"{src}: rows for file_name {sorted(unknown - set(names))!r} "
-                           "without a tiered_files row")
+        raise DatasetError(
+            f"{src}: rows for file_name {sorted(unknown - set(names))!r} without a tiered_files row"
+        )
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise OutputExistsError(f"{out}: exists and is not a directory")
     taken = [str(r) for r in rels if (out / r).exists()]
     if taken:
-        raise OutputExistsError(f"{out}: already holds {', '.join(taken)}; rmqarrow never "
-                                "overwrites index files")
+        raise OutputExistsError(
+            f"{out}: already holds {', '.join(taken)}; rmqarrow never overwrites index files"
+        )
     out.mkdir(parents=True, exist_ok=True)
     staging = out / f".rmqarrow-tiered-import-{uuid.uuid4().hex[:12]}"
     staging.mkdir()

@@ -45,19 +45,22 @@ __all__ = [
     "translate",
 ]
 
-__getattr__, __dir__ = lazy_attributes(__name__, {
-    "answer_queries": "sql",
-    "bulk_lookup": "sql",
-    "check_against_log": "log_check",
-    "check_java": "session",
-    "check_pyspark": "session",
-    "configure": "session",
-    "export_store": "export",
-    "get_spark": "session",
-    "is_spark_error": "errors",
-    "spark_error": "session",
-    "translate": "errors",
-    "lookup": "sql",
-    "register": "source",
-    "register_tables": "tables",
-})
+__getattr__, __dir__ = lazy_attributes(
+    __name__,
+    {
+        "answer_queries": "sql",
+        "bulk_lookup": "sql",
+        "check_against_log": "log_check",
+        "check_java": "session",
+        "check_pyspark": "session",
+        "configure": "session",
+        "export_store": "export",
+        "get_spark": "session",
+        "is_spark_error": "errors",
+        "spark_error": "session",
+        "translate": "errors",
+        "lookup": "sql",
+        "register": "source",
+        "register_tables": "tables",
+    },
+)

@@ -103,8 +103,9 @@ def plan_pieces(
             count = max(_index_count(mapped), 1)
         finally:
             mapped.close()
-        base = Piece(str(path), table, geometry.hash_slot_num, geometry.index_num,
-                     pushdown=pushdown)
+        base = Piece(
+            str(path), table, geometry.hash_slot_num, geometry.index_num, pushdown=pushdown
+        )
         if table != "entries":
             pieces.append(base)
             continue
@@ -121,8 +122,15 @@ def plan_pieces(
         starts = range(first, end, piece_rows) if count > 1 else range(1, 2)
         for start in starts:
             pieces.append(
-                Piece(base.path, table, base.hash_slot_num, base.index_num, start,
-                      min(start + piece_rows, end), pushdown)
+                Piece(
+                    base.path,
+                    table,
+                    base.hash_slot_num,
+                    base.index_num,
+                    start,
+                    min(start + piece_rows, end),
+                    pushdown,
+                )
             )
     return pieces
 
@@ -143,7 +151,10 @@ def piece_batches(
     schema = SCHEMAS[table] if schema is None else schema
     if table != "entries":
         for batch in iter_file_batches(
-            piece.path, table, hash_slot_num=piece.hash_slot_num, index_num=piece.index_num,
+            piece.path,
+            table,
+            hash_slot_num=piece.hash_slot_num,
+            index_num=piece.index_num,
             batch_rows=batch_rows,
         ):
             yield pa.RecordBatch.from_arrays(batch.columns, schema=schema)
@@ -161,7 +172,7 @@ def piece_batches(
         if chains is not None:
             chains = chains[(chains >= max(piece.start, 1)) & (chains < stop)]
             for i in range(0, len(chains), batch_rows):
-                positions = chains[i:i + batch_rows]
+                positions = chains[i : i + batch_rows]
                 cols = decode_entries(mapped.entries[positions], 0, begin, hsn)
                 cols["position"] = positions.astype(np.int32)
                 yield _entries_batch(cols, path.name, names, schema, push)
@@ -195,7 +206,10 @@ def _chain_union(mapped: MappedIndex, count: int, push: Pushdown) -> np.ndarray 
 
 
 def _entries_batch(
-    cols: dict[str, np.ndarray], name: str, names: pa.Array, schema: pa.Schema,
+    cols: dict[str, np.ndarray],
+    name: str,
+    names: pa.Array,
+    schema: pa.Schema,
     push: Pushdown | None,
 ) -> pa.RecordBatch:
     """Decoded entry columns as a batch, keeping only rows the pushed filters may pass."""

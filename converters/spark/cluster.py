@@ -100,8 +100,14 @@ class Cluster:
         return self.work_dir / f"worker-{n}"
 
     def save(self) -> None:
-        state = {"port": self.port, "webui_port": self.webui_port, "workers": self.workers,
-                 "cores": self.cores, "memory": self.memory, "env": self.env}
+        state = {
+            "port": self.port,
+            "webui_port": self.webui_port,
+            "workers": self.workers,
+            "cores": self.cores,
+            "memory": self.memory,
+            "env": self.env,
+        }
         (self.base / _STATE).write_text(json.dumps(state, indent=1))
         (self.base / "master-url").write_text(self.master_url + "\n")
 
@@ -127,12 +133,14 @@ class Cluster:
     def _daemon_env(self, worker: int | None) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("PYSPARK_GATEWAY")}
         env.update(self.env)
-        env.update({
-            "SPARK_HOME": str(spark_home()),
-            "SPARK_LOG_DIR": str(self.log_dir),
-            "SPARK_PID_DIR": str(self.base / "pids"),
-            "SPARK_IDENT_STRING": "rmqarrow",
-        })
+        env.update(
+            {
+                "SPARK_HOME": str(spark_home()),
+                "SPARK_LOG_DIR": str(self.log_dir),
+                "SPARK_PID_DIR": str(self.base / "pids"),
+                "SPARK_IDENT_STRING": "rmqarrow",
+            }
+        )
         env.pop("SPARK_NO_DAEMONIZE", None)
         env.setdefault("SPARK_DAEMON_MEMORY", "256m")
         if worker is not None:
@@ -144,7 +152,10 @@ class Cluster:
         worker = instance if cls_name == WORKER_CLASS else None
         proc = subprocess.run(
             ["bash", str(script), action, cls_name, str(instance), *args],
-            env=self._daemon_env(worker), capture_output=True, text=True, timeout=120,
+            env=self._daemon_env(worker),
+            capture_output=True,
+            text=True,
+            timeout=120,
             check=False,
         )
         if proc.returncode != 0 and action == "start":
@@ -177,13 +188,35 @@ def start_cluster(
     cluster = Cluster(path, free_port(), free_port(), workers, cores, memory, dict(env or {}))
     cluster.save()
     try:
-        cluster.daemon("start", MASTER_CLASS, 1, "--host", HOST, "--port", str(cluster.port),
-                       "--webui-port", str(cluster.webui_port))
+        cluster.daemon(
+            "start",
+            MASTER_CLASS,
+            1,
+            "--host",
+            HOST,
+            "--port",
+            str(cluster.port),
+            "--webui-port",
+            str(cluster.webui_port),
+        )
         for n in range(1, workers + 1):
             cluster.worker_dir(n).mkdir(parents=True, exist_ok=True)
-            cluster.daemon("start", WORKER_CLASS, n, cluster.master_url, "--cores", str(cores),
-                           "--memory", memory, "--host", HOST, "--webui-port", "0",
-                           "--work-dir", str(cluster.worker_dir(n)))
+            cluster.daemon(
+                "start",
+                WORKER_CLASS,
+                n,
+                cluster.master_url,
+                "--cores",
+                str(cores),
+                "--memory",
+                memory,
+                "--host",
+                HOST,
+                "--webui-port",
+                "0",
+                "--work-dir",
+                str(cluster.worker_dir(n)),
+            )
         deadline = time.monotonic() + timeout
         while cluster.registered_workers() < workers:
             if time.monotonic() > deadline:
@@ -226,8 +259,12 @@ def main(argv: list[str] | None = None) -> int:
         description="Start or stop a Spark standalone test cluster on 127.0.0.1.",
     )
     parser.add_argument("action", choices=("start", "stop", "status"))
-    parser.add_argument("--dir", type=Path, default=Path("build/spark-cluster"),
-                        help="where logs, pids and work dirs go (default build/spark-cluster)")
+    parser.add_argument(
+        "--dir",
+        type=Path,
+        default=Path("build/spark-cluster"),
+        help="where logs, pids and work dirs go (default build/spark-cluster)",
+    )
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--cores", type=int, default=1, help="cores per worker")
     parser.add_argument("--memory", default="1g", help="memory per worker (e.g. 1g)")
@@ -236,12 +273,15 @@ def main(argv: list[str] | None = None) -> int:
         if args.action == "start":
             if (args.dir / _STATE).is_file():
                 stop_cluster(args.dir)  # a cluster left running in the same dir
-            cluster = start_cluster(args.dir, workers=args.workers, cores=args.cores,
-                                    memory=args.memory)
+            cluster = start_cluster(
+                args.dir, workers=args.workers, cores=args.cores, memory=args.memory
+            )
             print(cluster.master_url)
-            print(f"# master UI http://{HOST}:{cluster.webui_port}; logs {cluster.log_dir}; "
-                  f"stop: python -m rmqarrow.converters.spark.cluster stop --dir {args.dir}",
-                  file=sys.stderr)
+            print(
+                f"# master UI http://{HOST}:{cluster.webui_port}; logs {cluster.log_dir}; "
+                f"stop: python -m rmqarrow.converters.spark.cluster stop --dir {args.dir}",
+                file=sys.stderr,
+            )
         elif args.action == "stop":
             stop_cluster(args.dir)
             print(f"stopped the cluster in {args.dir}")

@@ -86,7 +86,8 @@ def translate(exc: BaseException, app_id: str | None = None) -> RmqArrowError:
     if missing:
         seen = any(Path(p).exists() for p in _PATH.findall(message))
         hint = (
-            ": the driver sees this path but Spark's Python workers do not" if seen
+            ": the driver sees this path but Spark's Python workers do not"
+            if seen
             else ": the path is not there for Spark's Python workers"
         )
         return StoreNotFoundError(
@@ -95,8 +96,9 @@ def translate(exc: BaseException, app_id: str | None = None) -> RmqArrowError:
         )
     if isinstance(cls, type) and issubclass(cls, RmqArrowError):
         return cls(f"{message}{where}")
-    if short == "ModuleNotFoundError" and ("rmqarrow" in message or "numpy" in message
-                                          or "pyarrow" in message):
+    if short == "ModuleNotFoundError" and (
+        "rmqarrow" in message or "numpy" in message or "pyarrow" in message
+    ):
         return EngineUnavailableError(
             f"{message}{where}: the executors' Python lacks it; rmqarrow is shipped unless "
             f"spark.rmqarrow.ship=false, its dependencies (numpy, pyarrow) must be installed "

@@ -71,16 +71,13 @@ def _export_one(task: tuple[int, str, int, int, str, bool]) -> dict[str, Any]:
             quiet = Progress(None, "export")
             slots = export_file_slots(m, tmp / "slots" / part)
             entries = export_file_entries(m, tmp / "entries" / part, quiet)
-            info = source_file_info(
-                path, hash_slot_num, index_num, int(m.header["index_count"][0])
-            )
+            info = source_file_info(path, hash_slot_num, index_num, int(m.header["index_count"][0]))
         finally:
             m.close()
     except RmqArrowError as exc:
         message = on_executor(exc) if on_cluster else str(exc)
         return {"error": type(exc).__name__, "message": message}
-    return {"rank": rank, "files_row": files_row, "info": info, "slots": slots,
-            "entries": entries}
+    return {"rank": rank, "files_row": files_row, "info": info, "slots": slots, "entries": entries}
 
 
 def on_executor(exc: RmqArrowError) -> str:
@@ -96,9 +93,11 @@ def on_executor(exc: RmqArrowError) -> str:
     cwd = os.getcwd()
     where = f" (on the executor at {socket.gethostname()}, log {cwd}/stderr)"
     if isinstance(exc, StoreNotFoundError):
-        return (f"{exc}{where}: the executors do not see this path; stores and outputs must "
-                f"be visible at the same absolute path on the driver and every executor "
-                f"(a shared file system)")
+        return (
+            f"{exc}{where}: the executors do not see this path; stores and outputs must "
+            f"be visible at the same absolute path on the driver and every executor "
+            f"(a shared file system)"
+        )
     return f"{exc}{where}"
 
 
@@ -208,8 +207,7 @@ def export_store(
         if commitlog is not None:
             from rmqarrow.converters.spark.messages_export import write_messages_parts
 
-            manifest["tables"]["messages"] = write_messages_parts(spark, commitlog, tmp,
-                                                                  on_cluster)
+            manifest["tables"]["messages"] = write_messages_parts(spark, commitlog, tmp, on_cluster)
         from rmqarrow.converters.parquet.manifest import part_records
 
         manifest["parts"] = part_records(tmp)  # every reader checks the parts against it
@@ -225,17 +223,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("store", help="store directory of index files (or one index file)")
     parser.add_argument("out", help="dataset directory to create")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing OUT")
-    parser.add_argument("--master", default=None, help="Spark master URL (default: active "
-                        "spark-submit session, else local[*])")
+    parser.add_argument(
+        "--master",
+        default=None,
+        help="Spark master URL (default: active spark-submit session, else local[*])",
+    )
     parser.add_argument("--hash-slot-num", type=int, default=None)
     parser.add_argument("--index-num", type=int, default=None)
-    parser.add_argument("--commitlog", default=None, help="also write messages/ from this "
-                        "store/commitlog")
+    parser.add_argument(
+        "--commitlog", default=None, help="also write messages/ from this store/commitlog"
+    )
     args = parser.parse_args(argv)
     try:
         export_store(
-            args.store, args.out, overwrite=args.overwrite, master=args.master,
-            hash_slot_num=args.hash_slot_num, index_num=args.index_num,
+            args.store,
+            args.out,
+            overwrite=args.overwrite,
+            master=args.master,
+            hash_slot_num=args.hash_slot_num,
+            index_num=args.index_num,
             commitlog=args.commitlog,
         )
     except RmqArrowError as exc:

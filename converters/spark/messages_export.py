@@ -31,8 +31,7 @@ def _write_part(task: tuple[int, FileTask, str, bool]) -> dict[str, Any]:
     rank, (path, start, end, _size, _table, rows), out_text, on_cluster = task
     out = Path(out_text) / f"part-{rank:05d}.parquet"
     try:
-        n = write_messages_parquet(path, out, batch_rows=rows, start_offset=start,
-                                   end_offset=end)
+        n = write_messages_parquet(path, out, batch_rows=rows, start_offset=start, end_offset=end)
     except RmqArrowError as exc:
         message = on_executor(exc) if on_cluster else str(exc)
         return {"error": type(exc).__name__, "message": message}

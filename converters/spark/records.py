@@ -59,8 +59,9 @@ def ordered_index_records(
 
     from rmqarrow.commitlog.index_records import INDEX_RECORDS_SCHEMA
 
-    tasks = file_tasks(commitlog_dir, "index_records", start_offset=start_offset,
-                       batch_rows=batch_rows)
+    tasks = file_tasks(
+        commitlog_dir, "index_records", start_offset=start_offset, batch_rows=batch_rows
+    )
     if not tasks:
         return
     sc = spark.sparkContext
@@ -74,8 +75,10 @@ def ordered_index_records(
         sc.setJobGroup(group, "rmqarrow: CommitLog index records", interruptOnCancel=True)
         return sc.runJob(rdd, lambda blobs: blobs, parts)
 
-    with ThreadPoolExecutor(1, thread_name_prefix="rmqarrow-clog") as pool, \
-            spark_errors(sc.applicationId):
+    with (
+        ThreadPoolExecutor(1, thread_name_prefix="rmqarrow-clog") as pool,
+        spark_errors(sc.applicationId),
+    ):
         ahead: Future[list[Any]] = pool.submit(run, windows[0])
         try:
             for following in [*windows[1:], None]:

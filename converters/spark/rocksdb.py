@@ -36,21 +36,22 @@ from rmqarrow.rocksdb import (
 __all__ = ["answer_queries", "register_rocksdb"]
 
 
-def register_rocksdb(spark: Any, source: Path, tables: RocksDBTables | None = None,
-                     prefix: str = "") -> RocksDBTables:
+def register_rocksdb(
+    spark: Any, source: Path, tables: RocksDBTables | None = None, prefix: str = ""
+) -> RocksDBTables:
     """Temporary views ``{prefix}rocksdb_records`` and ``{prefix}rocksdb_bookkeeping``."""
     import pyarrow.parquet as pq
 
     if detect(source).kind == "rocksdb_dataset":
-        spark.read.parquet(str((source / "rocksdb_records").absolute())) \
-            .createOrReplaceTempView(f"{prefix}rocksdb_records")
+        spark.read.parquet(str((source / "rocksdb_records").absolute())).createOrReplaceTempView(
+            f"{prefix}rocksdb_records"
+        )
         book = pq.read_table(source / "rocksdb_bookkeeping")
         got = RocksDBTables(pa.table({}), book)
     else:
         got = tables if tables is not None else rocksdb_source_tables(source)
         spark.createDataFrame(got.records).createOrReplaceTempView(f"{prefix}rocksdb_records")
-    spark.createDataFrame(got.bookkeeping) \
-        .createOrReplaceTempView(f"{prefix}rocksdb_bookkeeping")
+    spark.createDataFrame(got.bookkeeping).createOrReplaceTempView(f"{prefix}rocksdb_bookkeeping")
     return got
 
 
@@ -62,8 +63,9 @@ def _run_many(spark: Any, prefix: str, plans: list[Search]) -> list[list[int]]:
         result: pa.Table = spark.sql(sql).toArrow()
     finally:
         spark.catalog.dropTempView(name)
-    rows = zip(result.column("sid").to_pylist(), result.column("phy_offset").to_pylist(),
-               strict=True)
+    rows = zip(
+        result.column("sid").to_pylist(), result.column("phy_offset").to_pylist(), strict=True
+    )
     return split_hits(len(plans), list(rows))
 
 
@@ -83,10 +85,14 @@ def answer_queries(
     prefix = f"q{uuid.uuid4().hex[:12]}_"
     tables = register_rocksdb(spark, Path(source), prefix=prefix)
     try:
-        return answer_batched(list(queries), bookkeeping_getter(tables.bookkeeping),
-                              lambda plans: _run_many(spark, prefix, plans),
-                              max_msgs_num_batch=max_msgs_num_batch,
-                              max_query_days=max_query_days, now=now)
+        return answer_batched(
+            list(queries),
+            bookkeeping_getter(tables.bookkeeping),
+            lambda plans: _run_many(spark, prefix, plans),
+            max_msgs_num_batch=max_msgs_num_batch,
+            max_query_days=max_query_days,
+            now=now,
+        )
     finally:
         for t in ("rocksdb_records", "rocksdb_bookkeeping"):
             spark.catalog.dropTempView(f"{prefix}{t}")

@@ -196,8 +196,10 @@ def _register_log_cleanup() -> None:
         _log_state["registered"] = True
 
 
-_MASTER_RE = re.compile(r"^(local(\[(\d+|\*)(,\s*\d+)?\])?|local-cluster\[.+\]|yarn|"
-                        r"(spark|k8s|mesos)://.+)$")
+_MASTER_RE = re.compile(
+    r"^(local(\[(\d+|\*)(,\s*\d+)?\])?|local-cluster\[.+\]|yarn|"
+    r"(spark|k8s|mesos)://.+)$"
+)
 
 
 def check_master(master: str | None) -> None:
@@ -243,8 +245,9 @@ def spark_error(exc: BaseException) -> Exception:
     text = _first_line(str(exc))
     if "JAVA_GATEWAY_EXITED" in str(exc) or "gateway process exited" in str(exc):
         cause = _log_error_line(log)
-        return EngineError(f"Spark's JVM exited while starting ({text})"
-                           + (f": {cause}" if cause else "") + where)
+        return EngineError(
+            f"Spark's JVM exited while starting ({text})" + (f": {cause}" if cause else "") + where
+        )
     if name in ("Py4JNetworkError", "ConnectionRefusedError"):
         return EngineError(f"lost the connection to Spark's JVM ({text}){where}")
     if name == "Py4JJavaError":

@@ -41,8 +41,11 @@ def build_parser() -> argparse.ArgumentParser:
         description="RocketMQ IndexFile tools: inspect, query, build, convert, verify.",
         epilog=f"Errors print one line; --debug (or {_DEBUG_ENV}=1) adds the traceback.",
     )
-    parser.add_argument("--debug", action="store_true",
-                        help=f"print the traceback of a failure (also {_DEBUG_ENV}=1)")
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        help=f"print the traceback of a failure (also {_DEBUG_ENV}=1)",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in _COMMAND_MODULES:
         import_module(f"{__name__}.{name}").register(sub)
@@ -70,8 +73,10 @@ def _unexpected(exc: BaseException) -> str:
         return f"{exc.strerror or exc}{where}"
     if isinstance(exc, MemoryError):
         return "out of memory: try a smaller input or batch size"
-    return (f"unexpected {type(exc).__name__}: {_one_line(exc)} (this is a bug; rerun with "
-            "--debug and report the traceback)")
+    return (
+        f"unexpected {type(exc).__name__}: {_one_line(exc)} (this is a bug; rerun with "
+        "--debug and report the traceback)"
+    )
 
 
 def _spark_failure(exc: BaseException) -> Exception:

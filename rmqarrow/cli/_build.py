@@ -24,7 +24,7 @@ from rmqarrow.cli._rocksdb import rocksdb_build
 from rmqarrow.errors import UsageError
 from rmqarrow.format.times import TIME_HELP, parse_time
 
-__all__ = ['register']
+__all__ = ["register"]
 
 
 def register(sub: Any) -> None:
@@ -33,8 +33,10 @@ def register(sub: Any) -> None:
     source = build.add_mutually_exclusive_group(required=True)
     source.add_argument("--from", dest="source", type=Path, help="Parquet or CSV of records")
     source.add_argument(
-        "--from-commitlog", type=Path, metavar="DIR",
-        help="a broker's store/commitlog (or the store root: its commitlog/ is used)"
+        "--from-commitlog",
+        type=Path,
+        metavar="DIR",
+        help="a broker's store/commitlog (or the store root: its commitlog/ is used)",
     )
     build.add_argument("--start-offset", type=int, default=0, help="CommitLog offset to resume at")
     build.add_argument(
@@ -48,7 +50,9 @@ def register(sub: Any) -> None:
     build.add_argument("--checkpoint", type=Path, help="the store's checkpoint file")
     build.add_argument("--batch-rows", type=int, default=1 << 20, help="records per batch")
     build.add_argument(
-        "--engine", choices=("local", "spark"), default="local",
+        "--engine",
+        choices=("local", "spark"),
+        default="local",
         help="who decodes --from-commitlog: local (this process, default) or spark (one task "
         "per CommitLog file; this process still writes the index, byte-identical)",
     )
@@ -57,12 +61,15 @@ def register(sub: Any) -> None:
     add_geometry_options(build)
     add_wait_option(build)
     build.add_argument("--json", action="store_true", help="print a JSON summary")
-    build.add_argument("--index", choices=("indexfile", "rocksdb"), default="indexfile",
-                       help="which index to write: IndexFiles (default) or RocketMQ's RocksDB "
-                            "message index (RIP-82; into STORE/rocksdbstore for a broker store "
-                            "root, else STORE), as the broker's buildIndex writes it")
+    build.add_argument(
+        "--index",
+        choices=("indexfile", "rocksdb"),
+        default="indexfile",
+        help="which index to write: IndexFiles (default) or RocketMQ's RocksDB "
+        "message index (RIP-82; into STORE/rocksdbstore for a broker store "
+        "root, else STORE), as the broker's buildIndex writes it",
+    )
     build.set_defaults(func=cmd_build)
-
 
 
 def cmd_build(args: argparse.Namespace) -> int:
@@ -71,26 +78,46 @@ def cmd_build(args: argparse.Namespace) -> int:
 
     if args.index == "rocksdb":
         return rocksdb_build(args)
-    spark_options = args.master is not None or args.spark_conf or args.spark_py_files \
-        or args.spark_no_ship or args.spark_ui
+    spark_options = (
+        args.master is not None
+        or args.spark_conf
+        or args.spark_py_files
+        or args.spark_no_ship
+        or args.spark_ui
+    )
     if args.engine != "spark" and spark_options:
-        raise UsageError("--master, --conf, --py-files, --no-ship and --spark-ui need "
-                         "--engine spark")
+        raise UsageError(
+            "--master, --conf, --py-files, --no-ship and --spark-ui need --engine spark"
+        )
     if args.engine == "spark" and args.from_commitlog is None:
-        raise UsageError("--engine spark goes with --from-commitlog (records from --from are "
-                         "read by this process)")
+        raise UsageError(
+            "--engine spark goes with --from-commitlog (records from --from are "
+            "read by this process)"
+        )
     if args.batch_rows < 1:
         raise UsageError(f"--batch-rows must be >= 1, got {args.batch_rows}")
     if args.start_timestamp is not None and args.from_commitlog is None:
         raise UsageError("--start-timestamp goes with --from-commitlog")
-    start_timestamp = (None if args.start_timestamp is None
-                       else parse_time(args.start_timestamp, "--start-timestamp"))
+    start_timestamp = (
+        None
+        if args.start_timestamp is None
+        else parse_time(args.start_timestamp, "--start-timestamp")
+    )
     summary = rmqarrow.build(
-        args.store, records=args.source, commitlog=args.from_commitlog,
-        start_offset=args.start_offset, start_timestamp=start_timestamp, engine=args.engine,
-        master=args.master, checkpoint=args.checkpoint, hash_slot_num=args.hash_slot_num,
-        index_num=args.index_num, batch_rows=args.batch_rows, progress=progress_bar(),
-        wait=args.wait)
+        args.store,
+        records=args.source,
+        commitlog=args.from_commitlog,
+        start_offset=args.start_offset,
+        start_timestamp=start_timestamp,
+        engine=args.engine,
+        master=args.master,
+        checkpoint=args.checkpoint,
+        hash_slot_num=args.hash_slot_num,
+        index_num=args.index_num,
+        batch_rows=args.batch_rows,
+        progress=progress_bar(),
+        wait=args.wait,
+    )
     doc = summary.to_dict()
     if args.json:
         print_json(doc)

@@ -31,11 +31,16 @@ def register(sub: Any) -> None:
             "every file is healthy, 1 otherwise."
         ),
     )
-    p.add_argument("store", type=Path,
-                   help="store/index directory, one index file, or a broker store root")
-    p.add_argument("--commitlog", type=Path, metavar="DIR",
-                   help="the broker's store/commitlog: also find entries pointing at no "
-                        "message (a broker store root's own commitlog/ is used by default)")
+    p.add_argument(
+        "store", type=Path, help="store/index directory, one index file, or a broker store root"
+    )
+    p.add_argument(
+        "--commitlog",
+        type=Path,
+        metavar="DIR",
+        help="the broker's store/commitlog: also find entries pointing at no "
+        "message (a broker store root's own commitlog/ is used by default)",
+    )
     add_geometry_options(p)
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     add_index_option(p)
@@ -45,8 +50,9 @@ def register(sub: Any) -> None:
 def cmd_check(args: argparse.Namespace) -> int:
     import rmqarrow
 
-    store = rmqarrow.open(args.store, hash_slot_num=args.hash_slot_num,
-                          index_num=args.index_num, **open_options(args))
+    store = rmqarrow.open(
+        args.store, hash_slot_num=args.hash_slot_num, index_num=args.index_num, **open_options(args)
+    )
     with store:
         if store.format == "rocksdb":
             return rocksdb_check(store, args)
@@ -69,13 +75,27 @@ def _print_check(result: StoreCheck, args: argparse.Namespace) -> int:
     rows = []
     for fh in health.files:
         c = chains.get(fh.name)
-        rows.append([fh.name, fh.status, fh.size,
-                     fh.header.get("index_count", 0) - 1 if fh.header else None,
-                     None if c is None else c.off_chain + c.bad_heads + c.out_of_range
-                     + c.forward_links + c.negative_time_diffs,
-                     None if c is None or commitlog is None else c.dangling])
-    print_table(rows, ["name", "status", "size", "entries", "chain_problems", "dangling"],
-                grouped=("entries", "chain_problems", "dangling"))
+        rows.append(
+            [
+                fh.name,
+                fh.status,
+                fh.size,
+                fh.header.get("index_count", 0) - 1 if fh.header else None,
+                None
+                if c is None
+                else c.off_chain
+                + c.bad_heads
+                + c.out_of_range
+                + c.forward_links
+                + c.negative_time_diffs,
+                None if c is None or commitlog is None else c.dangling,
+            ]
+        )
+    print_table(
+        rows,
+        ["name", "status", "size", "entries", "chain_problems", "dangling"],
+        grouped=("entries", "chain_problems", "dangling"),
+    )
     print(f"\ngeometry {g} ({len(health.files)} files)")
     for fh in health.files:
         if fh.ok and fh.detail:  # a write past the header: not damage
@@ -100,6 +120,7 @@ def _print_tiered(result: TieredCheck, args: argparse.Namespace) -> int:
         print(f"{'ok     ' if f.ok else 'PROBLEM'}  {f.path}")
         for problem in f.problems:
             print(f"         {problem}")
-    print(f"\n{len(result.files)} tiered files checked: "
-          f"{'all ok' if result.ok else 'problems found'}")
+    print(
+        f"\n{len(result.files)} tiered files checked: {'all ok' if result.ok else 'problems found'}"
+    )
     return 0 if result.ok else 1

@@ -44,33 +44,61 @@ def register(sub: Any) -> None:
     p.add_argument("store", help="store directory (or one index file)")
     p.add_argument("out", help="dataset directory to create")
     p.add_argument("--overwrite", action="store_true", help="replace OUT if it exists")
-    p.add_argument("--engine", choices=("local", "spark"), default="local",
-                   help="local (numpy + pyarrow, default) or spark")
+    p.add_argument(
+        "--engine",
+        choices=("local", "spark"),
+        default="local",
+        help="local (numpy + pyarrow, default) or spark",
+    )
     p.add_argument("--master", default=None, help="Spark master URL (--engine spark only)")
     add_spark_options(p)
-    p.add_argument("--commitlog", metavar="DIR", default=None,
-                   help="a broker's store/commitlog: also write the messages table "
-                   "(messages/; with --engine spark a task per CommitLog file)")
+    p.add_argument(
+        "--commitlog",
+        metavar="DIR",
+        default=None,
+        help="a broker's store/commitlog: also write the messages table "
+        "(messages/; with --engine spark a task per CommitLog file)",
+    )
     add_geometry_options(p)
-    p.add_argument("--strict", action="store_true",
-                   help="refuse a store with a damaged file instead of skipping it")
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="refuse a store with a damaged file instead of skipping it",
+    )
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
-    p.add_argument("--incremental", action="store_true",
-                   help="bring the existing dataset OUT up to the store: append new files "
-                   "and new entries, replace what changed, one atomic switch (OUT missing: "
-                   "export it whole)")
-    p.add_argument("--prune-deleted", action="store_true",
-                   help="with --incremental/--follow: remove files (and CommitLog messages) "
-                   "the broker deleted from the dataset (default: keep them)")
-    p.add_argument("--reexport-changed", action="store_true",
-                   help="with --incremental/--follow: export a file that went backwards "
-                   "(shorter, or replaced) whole again instead of refusing")
-    p.add_argument("--follow", action="store_true",
-                   help="keep running: an incremental export every --interval seconds, one "
-                   "line per round that changed something; SIGINT/SIGTERM stop it between "
-                   "rounds")
-    p.add_argument("--interval", type=float, default=None, metavar="SECONDS",
-                   help="seconds between --follow rounds (default 5)")
+    p.add_argument(
+        "--incremental",
+        action="store_true",
+        help="bring the existing dataset OUT up to the store: append new files "
+        "and new entries, replace what changed, one atomic switch (OUT missing: "
+        "export it whole)",
+    )
+    p.add_argument(
+        "--prune-deleted",
+        action="store_true",
+        help="with --incremental/--follow: remove files (and CommitLog messages) "
+        "the broker deleted from the dataset (default: keep them)",
+    )
+    p.add_argument(
+        "--reexport-changed",
+        action="store_true",
+        help="with --incremental/--follow: export a file that went backwards "
+        "(shorter, or replaced) whole again instead of refusing",
+    )
+    p.add_argument(
+        "--follow",
+        action="store_true",
+        help="keep running: an incremental export every --interval seconds, one "
+        "line per round that changed something; SIGINT/SIGTERM stop it between "
+        "rounds",
+    )
+    p.add_argument(
+        "--interval",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="seconds between --follow rounds (default 5)",
+    )
     add_index_option(p)
     add_wait_option(p)
     p.set_defaults(func=_export)
@@ -83,8 +111,11 @@ def register(sub: Any) -> None:
     )
     p.add_argument("dataset", help="dataset directory made by rmqarrow export")
     p.add_argument("outdir", help="directory to write the index files into (created if missing)")
-    p.add_argument("--trust-dataset", action="store_true",
-                   help="skip checking the parts against the manifest's list and checksums")
+    p.add_argument(
+        "--trust-dataset",
+        action="store_true",
+        help="skip checking the parts against the manifest's list and checksums",
+    )
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     add_wait_option(p)
     p.set_defaults(func=_import)
@@ -98,8 +129,13 @@ def _export(args: argparse.Namespace) -> int:
     if args.master is not None and args.engine != "spark":
         raise UsageError("--master needs --engine spark")
     _check_sync_options(args)
-    store = rmqarrow.open(args.store, hash_slot_num=args.hash_slot_num,
-                          index_num=args.index_num, strict=args.strict, **open_options(args))
+    store = rmqarrow.open(
+        args.store,
+        hash_slot_num=args.hash_slot_num,
+        index_num=args.index_num,
+        strict=args.strict,
+        **open_options(args),
+    )
     with store:
         if store.format == "rocksdb":
             return rocksdb_export(store, args)
@@ -110,9 +146,15 @@ def _export(args: argparse.Namespace) -> int:
         if args.incremental or args.follow:
             return _sync(store, args)
         start = time.perf_counter()
-        manifest = store.export(args.out, overwrite=args.overwrite, engine=args.engine,
-                                master=args.master, commitlog=args.commitlog,
-                                progress=progress_bar(), wait=args.wait)
+        manifest = store.export(
+            args.out,
+            overwrite=args.overwrite,
+            engine=args.engine,
+            master=args.master,
+            commitlog=args.commitlog,
+            progress=progress_bar(),
+            wait=args.wait,
+        )
     tables = manifest["tables"]
     summary = {
         "dataset": args.out,
@@ -140,8 +182,9 @@ def _check_sync_options(args: argparse.Namespace) -> None:
         if getattr(args, flag) and not sync:
             raise UsageError(f"--{flag.replace('_', '-')} needs --incremental or --follow")
     if sync and args.overwrite:
-        raise UsageError("--overwrite replaces the dataset; --incremental/--follow update it: "
-                         "choose one")
+        raise UsageError(
+            "--overwrite replaces the dataset; --incremental/--follow update it: choose one"
+        )
     if sync and args.engine != "local":
         raise UsageError("--incremental/--follow export with the local engine only")
 
@@ -163,8 +206,12 @@ def _round(result: Any) -> dict[str, Any]:
 
 
 def _sync(store: Any, args: argparse.Namespace) -> int:
-    options = {"commitlog": args.commitlog, "prune_deleted": args.prune_deleted,
-               "reexport_changed": args.reexport_changed, "wait": args.wait}
+    options = {
+        "commitlog": args.commitlog,
+        "prune_deleted": args.prune_deleted,
+        "reexport_changed": args.reexport_changed,
+        "wait": args.wait,
+    }
     if not args.follow:
         summary = _round(store.sync(args.out, **options))
         if args.json:
@@ -180,18 +227,19 @@ def _sync(store: Any, args: argparse.Namespace) -> int:
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, handler)
     interval = 5.0 if args.interval is None else args.interval
-    for i, result in enumerate(store.follow(args.out, interval=interval, stop=stop,
-                                            **options)):
+    for i, result in enumerate(store.follow(args.out, interval=interval, stop=stop, **options)):
         if not (result.changed or i == 0):
             continue
         if args.json:  # one JSON object a line (JSON Lines), as a log shipper reads it
             print(json.dumps(_round(result)))
         else:
-            print(f"run {result.run}: files +{len(result.added)} new, "
-                  f"{len(result.grown)} grown, {result.unchanged} unchanged, "
-                  f"{len(result.deleted)} deleted; entries +{result.entries}"
-                  + (f", messages +{result.messages}" if result.messages else "")
-                  + f"; {result.seconds:.3f} s")
+            print(
+                f"run {result.run}: files +{len(result.added)} new, "
+                f"{len(result.grown)} grown, {result.unchanged} unchanged, "
+                f"{len(result.deleted)} deleted; entries +{result.entries}"
+                + (f", messages +{result.messages}" if result.messages else "")
+                + f"; {result.seconds:.3f} s"
+            )
         sys.stdout.flush()
     return 0
 
@@ -206,13 +254,17 @@ def _import(args: argparse.Namespace) -> int:
         if isinstance(store, TieredDatasetStore):
             return tiered_import(store, args)
         if not isinstance(store, DatasetStore):
-            hint = (" (it already is index files: query it directly)"
-                    if store.format == "index" else "")
-            raise UsageError(f"{args.dataset}: {store.description}{hint}; import takes a "
-                             "dataset made by `rmqarrow export`")
+            hint = (
+                " (it already is index files: query it directly)" if store.format == "index" else ""
+            )
+            raise UsageError(
+                f"{args.dataset}: {store.description}{hint}; import takes a "
+                "dataset made by `rmqarrow export`"
+            )
         start = time.perf_counter()
-        paths = store.import_files(args.outdir, trust=args.trust_dataset,
-                                   progress=progress_bar(), wait=args.wait)
+        paths = store.import_files(
+            args.outdir, trust=args.trust_dataset, progress=progress_bar(), wait=args.wait
+        )
     summary = {
         "outdir": args.outdir,
         "files": len(paths),

@@ -39,14 +39,23 @@ def register(sub: Any) -> None:
             "verify every engine against the native lookup. About a minute at the default size."
         ),
     )
-    p.add_argument("--size", default="medium",
-                   help="small (3,000 messages), medium (30,000; default) or a message count")
-    p.add_argument("--engines", default=DEFAULT_ENGINES,
-                   help=f"comma-separated engines (default {DEFAULT_ENGINES}; Spark is left "
-                        "out with a note when pyspark or Java is missing, unless named)")
-    p.add_argument("--out", type=Path,
-                   help="new or empty directory for everything the demo writes "
-                        "(default: a new temporary directory, kept)")
+    p.add_argument(
+        "--size",
+        default="medium",
+        help="small (3,000 messages), medium (30,000; default) or a message count",
+    )
+    p.add_argument(
+        "--engines",
+        default=DEFAULT_ENGINES,
+        help=f"comma-separated engines (default {DEFAULT_ENGINES}; Spark is left "
+        "out with a note when pyspark or Java is missing, unless named)",
+    )
+    p.add_argument(
+        "--out",
+        type=Path,
+        help="new or empty directory for everything the demo writes "
+        "(default: a new temporary directory, kept)",
+    )
     p.add_argument("--master", help="Spark master URL (default local[*])")
     add_spark_options(p)
     p.add_argument("--seed", type=int, default=42, help="stream seed (default 42)")
@@ -75,8 +84,14 @@ def cmd_demo(args: argparse.Namespace) -> int:
         return None
 
     try:
-        result = run_demo(out, size=args.size, engines=engines, master=args.master,
-                          seed=args.seed, echo=quiet if args.json else print)
+        result = run_demo(
+            out,
+            size=args.size,
+            engines=engines,
+            master=args.master,
+            seed=args.seed,
+            echo=quiet if args.json else print,
+        )
     except BaseException:
         if args.out is None:  # the temporary directory made above: remove it too
             import shutil

@@ -20,26 +20,32 @@ __all__ = ["register"]
 
 def register(sub: Any) -> None:
     info = sub.add_parser(
-        "info", help="header fields, geometry, fill and health of index files",
+        "info",
+        help="header fields, geometry, fill and health of index files",
         description="One line per index file with its status (ok, truncated, wrong geometry, "
-                    "bad header, damaged chains); exit status 1 when any file is damaged.")
-    info.add_argument("path", type=Path,
-                      help="an index file, a store/index directory or a broker store root")
+        "bad header, damaged chains); exit status 1 when any file is damaged.",
+    )
+    info.add_argument(
+        "path", type=Path, help="an index file, a store/index directory or a broker store root"
+    )
     add_geometry_options(info)
-    info.add_argument("--no-chain-check", action="store_true",
-                      help="skip reading every entry for chain damage (sizes and headers only)")
+    info.add_argument(
+        "--no-chain-check",
+        action="store_true",
+        help="skip reading every entry for chain damage (sizes and headers only)",
+    )
     info.add_argument("--json", action="store_true", help="print JSON")
     add_index_option(info)
     add_rocksdb_options(info)
     info.set_defaults(func=cmd_info)
 
 
-
 def cmd_info(args: argparse.Namespace) -> int:
     import rmqarrow
 
-    store = rmqarrow.open(args.path, hash_slot_num=args.hash_slot_num,
-                          index_num=args.index_num, **open_options(args))
+    store = rmqarrow.open(
+        args.path, hash_slot_num=args.hash_slot_num, index_num=args.index_num, **open_options(args)
+    )
     with store:
         if store.format == "rocksdb":
             return rocksdb_info(store, args)
@@ -66,12 +72,22 @@ def _print_info(store: IndexStore, result: StoreInfo, args: argparse.Namespace) 
     if not infos:
         raise UsageError(f"{store.index_path}: no index files in the store")
     g = health.geometry
-    columns = ["name", "status", "entries", "fill_ratio", "begin_time", "end_time",
-               "begin_phy_offset", "end_phy_offset"]
+    columns = [
+        "name",
+        "status",
+        "entries",
+        "fill_ratio",
+        "begin_time",
+        "end_time",
+        "begin_phy_offset",
+        "end_phy_offset",
+    ]
     print_table([[i.get(c) for c in columns] for i in infos], columns, grouped=("entries",))
     total = sum(i["entries"] or 0 for i in infos)
-    print(f"\n{len(infos)} files, {total:,} entries, geometry {g.hash_slot_num:,} slots x "
-          f"{g.index_num:,}")
+    print(
+        f"\n{len(infos)} files, {total:,} entries, geometry {g.hash_slot_num:,} slots x "
+        f"{g.index_num:,}"
+    )
     for fh in health.files:
         if fh.ok and fh.detail:  # a write past the header: not damage
             print(f"note: {fh.path}: {fh.detail}")
@@ -96,8 +112,21 @@ def _tiered_info(store: TieredStore, args: argparse.Namespace) -> int:
         print_kv({k: v for k, v in infos[0].items() if k != "geometry_note"})
         return 0
     columns = ["file", "form", "items", "begin_time", "end_time"]
-    print_table([[Path(i["file"]).name, i["form"], i.get("item_count", i.get("items")),
-                  i["begin_time"], i["end_time"]] for i in infos], columns)
-    print(f"\n{len(infos)} tiered index files as RocketMQ queries them, newest first "
-          "(an uploaded segment replaces the local file of its begin timestamp)")
+    print_table(
+        [
+            [
+                Path(i["file"]).name,
+                i["form"],
+                i.get("item_count", i.get("items")),
+                i["begin_time"],
+                i["end_time"],
+            ]
+            for i in infos
+        ],
+        columns,
+    )
+    print(
+        f"\n{len(infos)} tiered index files as RocketMQ queries them, newest first "
+        "(an uploaded segment replaces the local file of its begin timestamp)"
+    )
     return 0

@@ -72,8 +72,14 @@ def progress_bar() -> ProgressCallback | None:
         bar = bars.get(update.label)
         if bar is None:
             bar = bars[update.label] = tqdm(
-                total=update.total, desc=update.label, unit=f" {update.unit}".rstrip() or "it",
-                unit_scale=True, file=sys.stderr, leave=True, dynamic_ncols=True)
+                total=update.total,
+                desc=update.label,
+                unit=f" {update.unit}".rstrip() or "it",
+                unit_scale=True,
+                file=sys.stderr,
+                leave=True,
+                dynamic_ncols=True,
+            )
         bar.update(update.done - bar.n)
         if update.finished:
             bar.close()
@@ -108,7 +114,12 @@ def _wait(text: str) -> float:
 def add_wait_option(parser: Any) -> None:
     """``--wait [SECONDS]``: wait for another writer of the same output instead of stopping."""
     parser.add_argument(
-        "--wait", nargs="?", const=True, default=False, type=_wait, metavar="SECONDS",
+        "--wait",
+        nargs="?",
+        const=True,
+        default=False,
+        type=_wait,
+        metavar="SECONDS",
         help="when another process is writing the same store or dataset, wait for it (as "
         "long as it takes, or at most SECONDS) instead of stopping with its name",
     )
@@ -117,20 +128,32 @@ def add_wait_option(parser: Any) -> None:
 def add_spark_options(parser: Any) -> None:
     """``--conf KEY=VALUE`` (repeatable), ``--py-files`` and ``--no-ship``, next to --master."""
     parser.add_argument(
-        "--conf", action="append", default=[], metavar="KEY=VALUE", dest="spark_conf",
+        "--conf",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        dest="spark_conf",
         help="a Spark setting for --engine spark (repeatable), e.g. "
         "--conf spark.executor.memory=2g --conf spark.pyspark.python=/opt/py/bin/python",
     )
     parser.add_argument(
-        "--py-files", action="append", default=[], metavar="FILES", dest="spark_py_files",
+        "--py-files",
+        action="append",
+        default=[],
+        metavar="FILES",
+        dest="spark_py_files",
         help="comma-separated .py/.zip/.egg files added to the executors' Python path",
     )
     parser.add_argument(
-        "--no-ship", action="store_true", dest="spark_no_ship",
+        "--no-ship",
+        action="store_true",
+        dest="spark_no_ship",
         help="do not ship rmqarrow to a cluster's executors (it is installed there)",
     )
     parser.add_argument(
-        "--spark-ui", action="store_true", dest="spark_ui",
+        "--spark-ui",
+        action="store_true",
+        dest="spark_ui",
         help="start Spark's web UI (off by default, so nothing listens on the network; "
         "also RMQARROW_SPARK_UI=1)",
     )
@@ -157,5 +180,4 @@ def apply_spark_options(args: Any) -> None:
         conf[key.strip()] = value
     from rmqarrow.converters.spark import configure
 
-    configure(conf=conf, py_files=files, ship=False if no_ship else None,
-              ui=True if ui else None)
+    configure(conf=conf, py_files=files, ship=False if no_ship else None, ui=True if ui else None)

@@ -24,25 +24,30 @@ from rmqarrow.format.times import TIME_HELP, parse_time
 if TYPE_CHECKING:
     from rmqarrow.store import IndexStore
 
-__all__ = ['register']
+__all__ = ["register"]
 
 
 def register(sub: Any) -> None:
     query = sub.add_parser(
-        "query", help="look keys up with the native chained lookup",
+        "query",
+        help="look keys up with the native chained lookup",
         description="Look keys up. Damaged files (truncated, bad header, wrong size) are "
-                    "skipped and named on stderr; --strict refuses instead.")
-    query.add_argument("store", type=Path,
-                       help="store directory, broker store root (or dataset, for SQL engines)")
+        "skipped and named on stderr; --strict refuses instead.",
+    )
+    query.add_argument(
+        "store", type=Path, help="store directory, broker store root (or dataset, for SQL engines)"
+    )
     what = query.add_mutually_exclusive_group(required=True)
     what.add_argument("--key", help="the key (with --topic) or the full index key topic#key")
-    what.add_argument("--queries", type=Path,
-                      help="TSV, one query a line: key[<TAB>max_num[<TAB>begin[<TAB>end]]] "
-                           "(a header line is allowed; missing columns take the options)")
+    what.add_argument(
+        "--queries",
+        type=Path,
+        help="TSV, one query a line: key[<TAB>max_num[<TAB>begin[<TAB>end]]] "
+        "(a header line is allowed; missing columns take the options)",
+    )
     query.add_argument("--topic", help="topic; the index key is then TOPIC#KEY")
     query.add_argument("--begin", default="0", help=f"from this store time: {TIME_HELP}")
-    query.add_argument("--end", default=str(JAVA_LONG_MAX),
-                       help=f"to this store time: {TIME_HELP}")
+    query.add_argument("--end", default=str(JAVA_LONG_MAX), help=f"to this store time: {TIME_HELP}")
     query.add_argument("--max-num", type=int, default=64, help="at most this many offsets")
     query.add_argument("--escaped", action="store_true", help="keys in --queries are escaped")
     query.add_argument("--engine", choices=ENGINES, default="native")
@@ -56,24 +61,38 @@ def register(sub: Any) -> None:
         help="read each hit back from this CommitLog and keep only exact topic/key matches",
     )
     query.add_argument("--show", action="store_true", help="with --resolve: print the messages")
-    query.add_argument("--explain", action="store_true",
-                       help="say per file why nothing (or something) came back (native)")
-    query.add_argument("--strict", action="store_true",
-                       help="refuse a store with a damaged file instead of skipping it")
+    query.add_argument(
+        "--explain",
+        action="store_true",
+        help="say per file why nothing (or something) came back (native)",
+    )
+    query.add_argument(
+        "--strict",
+        action="store_true",
+        help="refuse a store with a damaged file instead of skipping it",
+    )
     add_geometry_options(query)
     query.add_argument("--json", action="store_true", help="print JSON")
-    query.add_argument("--exact", action="store_true",
-                       help="tiered index: every match of the chain or slot, capped by --max-num")
-    query.add_argument("--type", dest="index_type", default=None,
-                       help="RocksDB index: the index type K (keys), T (tags) or U (message "
-                            "id); none: K, then U when K finds nothing (older clients)")
-    query.add_argument("--last-key", default=None,
-                       help="RocksDB index: page after this lastKey "
-                            "(hour@topic@TYPE@key@uniqKey@offset)")
+    query.add_argument(
+        "--exact",
+        action="store_true",
+        help="tiered index: every match of the chain or slot, capped by --max-num",
+    )
+    query.add_argument(
+        "--type",
+        dest="index_type",
+        default=None,
+        help="RocksDB index: the index type K (keys), T (tags) or U (message "
+        "id); none: K, then U when K finds nothing (older clients)",
+    )
+    query.add_argument(
+        "--last-key",
+        default=None,
+        help="RocksDB index: page after this lastKey (hour@topic@TYPE@key@uniqKey@offset)",
+    )
     add_index_option(query)
     add_rocksdb_options(query)
     query.set_defaults(func=cmd_query)
-
 
 
 def _queries_from_args(args: argparse.Namespace) -> tuple[list[Query], bool]:
@@ -84,8 +103,9 @@ def _queries_from_args(args: argparse.Namespace) -> tuple[list[Query], bool]:
     if args.queries is not None:
         from rmqarrow.format.query_file import read_query_file
 
-        return read_query_file(args.queries, max_num=args.max_num, begin=begin, end=end,
-                               escaped=args.escaped), True
+        return read_query_file(
+            args.queries, max_num=args.max_num, begin=begin, end=end, escaped=args.escaped
+        ), True
     if args.key == "":
         raise UsageError("--key is empty")
     key = f"{args.topic}#{args.key}" if args.topic is not None else args.key
@@ -110,8 +130,13 @@ def cmd_query(args: argparse.Namespace) -> int:
     from rmqarrow.store import DatasetStore, IndexStore
 
     source = args.dataset if args.dataset is not None else args.store
-    store = rmqarrow.open(source, hash_slot_num=args.hash_slot_num, index_num=args.index_num,
-                          strict=args.strict, **open_options(args))
+    store = rmqarrow.open(
+        source,
+        hash_slot_num=args.hash_slot_num,
+        index_num=args.index_num,
+        strict=args.strict,
+        **open_options(args),
+    )
     with store:
         if store.format == "rocksdb":
             return rocksdb_query(store, args)
@@ -121,7 +146,8 @@ def cmd_query(args: argparse.Namespace) -> int:
             return tiered_query(store, args)
         _checked_options(args)
         if not isinstance(store, IndexStore | DatasetStore) or (
-                isinstance(store, DatasetStore) and args.engine == "native"):
+            isinstance(store, DatasetStore) and args.engine == "native"
+        ):
             raise UsageError(f"{source}: {store.description}")
         queries, batch = _queries_from_args(args)
         answers = store.answers(queries, engine=args.engine, master=args.master)
@@ -136,8 +162,18 @@ def cmd_query(args: argparse.Namespace) -> int:
             return status
     if batch:
         if args.json:
-            print_json([{"key": q.key, "max_num": q.max_num, "begin": q.begin, "end": q.end,
-                         "phy_offsets": a} for q, a in zip(queries, answers, strict=True)])
+            print_json(
+                [
+                    {
+                        "key": q.key,
+                        "max_num": q.max_num,
+                        "begin": q.begin,
+                        "end": q.end,
+                        "phy_offsets": a,
+                    }
+                    for q, a in zip(queries, answers, strict=True)
+                ]
+            )
             _print_explained(explained, True)
         else:
             for q, a in zip(queries, answers, strict=True):  # keys escaped: one line each
@@ -147,8 +183,13 @@ def cmd_query(args: argparse.Namespace) -> int:
         return 0
     q = queries[0]
     if args.json:
-        doc: dict[str, Any] = {"key": q.key, "max_num": q.max_num, "begin": q.begin,
-                               "end": q.end, "phy_offsets": answers[0]}
+        doc: dict[str, Any] = {
+            "key": q.key,
+            "max_num": q.max_num,
+            "begin": q.begin,
+            "end": q.end,
+            "phy_offsets": answers[0],
+        }
         if args.explain:
             doc["explain"] = explained
         print_json(doc)
@@ -173,21 +214,27 @@ def _print_explained(lines: list[str], json_out: bool) -> None:
 
 def _topic_hint(args: argparse.Namespace, empty: list[Query]) -> None:
     if getattr(args, "topic", None) is not None and args.key is not None and "#" in args.key:
-        print(f"hint: --key {args.key!r} already holds a '#', and --topic made the index key "
-              f"{args.topic}#{args.key!r}; pass either --key 'TOPIC#KEY' or --topic with the "
-              "bare key", file=sys.stderr)
+        print(
+            f"hint: --key {args.key!r} already holds a '#', and --topic made the index key "
+            f"{args.topic}#{args.key!r}; pass either --key 'TOPIC#KEY' or --topic with the "
+            "bare key",
+            file=sys.stderr,
+        )
         return
     bare = [q.key for q in empty if "#" not in q.key]
     if bare and getattr(args, "topic", None) is None:
         example = bare[0]
-        print(f"hint: {example!r} has no '#': RocketMQ indexes TOPIC#KEY, so pass --topic "
-              f"TOPIC (or --key 'TOPIC#{example}')"
-              + (f"; {len(bare)} such keys in --queries" if len(bare) > 1 else ""),
-              file=sys.stderr)
+        print(
+            f"hint: {example!r} has no '#': RocketMQ indexes TOPIC#KEY, so pass --topic "
+            f"TOPIC (or --key 'TOPIC#{example}')"
+            + (f"; {len(bare)} such keys in --queries" if len(bare) > 1 else ""),
+            file=sys.stderr,
+        )
 
 
-def _print_resolved(store: IndexStore, args: argparse.Namespace, q: Query,
-                    offsets: list[int]) -> int:
+def _print_resolved(
+    store: IndexStore, args: argparse.Namespace, q: Query, offsets: list[int]
+) -> int:
     from rmqarrow.commitlog import format_message
 
     topic, _, key = q.key.partition("#") if args.topic is None else (args.topic, "#", args.key)
@@ -195,22 +242,28 @@ def _print_resolved(store: IndexStore, args: argparse.Namespace, q: Query,
     distinct = list(dict.fromkeys(offsets))
     result = store.resolve(topic, key, distinct, commitlog=args.resolve)
     if args.json:
-        print_json({
-            "key": q.key,
-            "hits": len(offsets),
-            "distinct_offsets": len(distinct),
-            "phy_offsets": [m.physical_offset for m in result.messages],
-            "dropped_false_positives": result.dropped,
-            "dropped_offsets": list(result.dropped_offsets),
-            "unreadable": [{"phy_offset": o, "error": e} for o, e in result.unreadable],
-        })
+        print_json(
+            {
+                "key": q.key,
+                "hits": len(offsets),
+                "distinct_offsets": len(distinct),
+                "phy_offsets": [m.physical_offset for m in result.messages],
+                "dropped_false_positives": result.dropped,
+                "dropped_offsets": list(result.dropped_offsets),
+                "unreadable": [{"phy_offset": o, "error": e} for o, e in result.unreadable],
+            }
+        )
         return 0
-    print_table([[m.physical_offset, m.topic, m.keys or "", m.uniq_key or ""]
-                 for m in result.messages], ["phy_offset", "topic", "keys", "uniq_key"])
-    print(f"\n{len(offsets)} index hits, {len(distinct)} distinct offsets: "
-          f"{len(result.messages)} messages match exactly, "
-          f"{result.dropped} hash false positives dropped"
-          + (f", {len(result.unreadable)} unreadable" if result.unreadable else ""))
+    print_table(
+        [[m.physical_offset, m.topic, m.keys or "", m.uniq_key or ""] for m in result.messages],
+        ["phy_offset", "topic", "keys", "uniq_key"],
+    )
+    print(
+        f"\n{len(offsets)} index hits, {len(distinct)} distinct offsets: "
+        f"{len(result.messages)} messages match exactly, "
+        f"{result.dropped} hash false positives dropped"
+        + (f", {len(result.unreadable)} unreadable" if result.unreadable else "")
+    )
     for offset, error in result.unreadable:
         print(f"unreadable offset {offset}: {error}", file=sys.stderr)
     if args.show:

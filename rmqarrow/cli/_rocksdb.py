@@ -43,19 +43,33 @@ __all__ = [
 
 
 def add_index_option(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--index", choices=("indexfile", "rocksdb"), default=None,
-                   help="which index of a broker store root to read: its IndexFiles (index/, "
-                        "the default when present) or its RocksDB message index "
-                        "(rocksdbstore/, RIP-82)")
+    p.add_argument(
+        "--index",
+        choices=("indexfile", "rocksdb"),
+        default=None,
+        help="which index of a broker store root to read: its IndexFiles (index/, "
+        "the default when present) or its RocksDB message index "
+        "(rocksdbstore/, RIP-82)",
+    )
 
 
 def add_rocksdb_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--max-msgs-num-batch", type=int, default=None, metavar="N",
-                   help="RocksDB index: the broker's maxMsgsNumBatch, which caps --max-num "
-                        f"(default {DEFAULT_MAX_MSGS_NUM_BATCH})")
-    p.add_argument("--max-query-days", type=int, default=None, metavar="DAYS",
-                   help="RocksDB index: the broker's maxRocksDBIndexQueryDays; longer windows "
-                        f"answer null (default {DEFAULT_MAX_QUERY_DAYS})")
+    p.add_argument(
+        "--max-msgs-num-batch",
+        type=int,
+        default=None,
+        metavar="N",
+        help="RocksDB index: the broker's maxMsgsNumBatch, which caps --max-num "
+        f"(default {DEFAULT_MAX_MSGS_NUM_BATCH})",
+    )
+    p.add_argument(
+        "--max-query-days",
+        type=int,
+        default=None,
+        metavar="DAYS",
+        help="RocksDB index: the broker's maxRocksDBIndexQueryDays; longer windows "
+        f"answer null (default {DEFAULT_MAX_QUERY_DAYS})",
+    )
 
 
 def open_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -77,14 +91,24 @@ def _rocksdb(store: Store) -> RocksDBStore | RocksDBDatasetStore:
 
 
 def _answer_doc(q: RocksDBQuery, a: QueryOffsetResult | None) -> dict[str, Any]:
-    doc: dict[str, Any] = {"topic": q.topic, "key": q.key, "index_type": q.index_type,
-                           "max_num": q.max_num, "begin": q.begin, "end": q.end,
-                           "last_key": q.last_key}
+    doc: dict[str, Any] = {
+        "topic": q.topic,
+        "key": q.key,
+        "index_type": q.index_type,
+        "max_num": q.max_num,
+        "begin": q.begin,
+        "end": q.end,
+        "last_key": q.last_key,
+    }
     if a is None:
         return {**doc, "result": "null", "phy_offsets": None}
-    return {**doc, "result": "ok", "phy_offsets": a.phy_offsets,
-            "last_update_timestamp": a.last_update_timestamp,
-            "last_update_phy_offset": a.last_update_phy_offset}
+    return {
+        **doc,
+        "result": "ok",
+        "phy_offsets": a.phy_offsets,
+        "last_update_timestamp": a.last_update_timestamp,
+        "last_update_phy_offset": a.last_update_phy_offset,
+    }
 
 
 def _one_line(a: QueryOffsetResult | None) -> str:
@@ -110,14 +134,19 @@ def _queries(args: argparse.Namespace) -> tuple[list[RocksDBQuery], bool]:
     if args.topic is None:
         topic, sep, key = args.key.partition("#")
         if not sep:
-            raise UsageError("the RocksDB index is asked for a topic and a key: pass --topic "
-                             "with --key (or --key 'TOPIC#KEY')")
+            raise UsageError(
+                "the RocksDB index is asked for a topic and a key: pass --topic "
+                "with --key (or --key 'TOPIC#KEY')"
+            )
     else:
         topic, key = args.topic, args.key
     begin, end = parse_time(args.begin, "--begin"), parse_time(args.end, "--end")
     index_type = getattr(args, "index_type", None)
-    return [RocksDBQuery(topic, key, args.max_num, begin, end, index_type,
-                         getattr(args, "last_key", None))], False
+    return [
+        RocksDBQuery(
+            topic, key, args.max_num, begin, end, index_type, getattr(args, "last_key", None)
+        )
+    ], False
 
 
 def rocksdb_query(store: Store, args: argparse.Namespace) -> int:
@@ -125,8 +154,10 @@ def rocksdb_query(store: Store, args: argparse.Namespace) -> int:
     ``--explain`` saying why (a refused window, no such bucket, the type fallback, the cap)."""
     s = _rocksdb(store)
     if getattr(args, "resolve", None) is not None:
-        raise UsageError("--resolve is for IndexFiles; RocksDB answers hold exact topic and key "
-                         "matches already (byte prefixes: see --explain)")
+        raise UsageError(
+            "--resolve is for IndexFiles; RocksDB answers hold exact topic and key "
+            "matches already (byte prefixes: see --explain)"
+        )
     if args.explain and (args.engine != "native" or not isinstance(s, RocksDBStore)):
         raise UsageError("--explain traces the native walk over the database; drop --engine")
     queries, batch = _queries(args)
@@ -146,13 +177,17 @@ def rocksdb_query(store: Store, args: argparse.Namespace) -> int:
     if a is None:
         print(f"RocketMQ returns null for {q.topic!r} / {q.key!r} (see --explain)")
     elif a.phy_offsets is None:
-        print(f"RocketMQ returns a null offset list for {q.topic!r} / {q.key!r} (a lastKey "
-              "it cannot page from)")
+        print(
+            f"RocketMQ returns a null offset list for {q.topic!r} / {q.key!r} (a lastKey "
+            "it cannot page from)"
+        )
     else:
         print_table([[o] for o in a.phy_offsets], ["phy_offset"])
-        print(f"\n{len(a.phy_offsets)} offsets for {q.topic!r} / {q.key!r}; index last "
-              f"updated at store time {a.last_update_timestamp}, offset "
-              f"{a.last_update_phy_offset}")
+        print(
+            f"\n{len(a.phy_offsets)} offsets for {q.topic!r} / {q.key!r}; index last "
+            f"updated at store time {a.last_update_timestamp}, offset "
+            f"{a.last_update_phy_offset}"
+        )
     if explained:
         print("\nexplain:")
         for line in explained:
@@ -174,13 +209,32 @@ def rocksdb_check(store: Store, args: argparse.Namespace) -> int:
         print_json(check.to_dict())
         return 0 if check.ok else 1
     doc = check.to_dict()
-    print_kv({k: doc[k] for k in ("path", "records", "hours", "first_hour", "last_hour",
-                                   "max_offset", "last_offset_py", "max_store_time",
-                                   "last_store_timestamp", "commitlog_span")})
+    print_kv(
+        {
+            k: doc[k]
+            for k in (
+                "path",
+                "records",
+                "hours",
+                "first_hour",
+                "last_hour",
+                "max_offset",
+                "last_offset_py",
+                "max_store_time",
+                "last_store_timestamp",
+                "commitlog_span",
+            )
+        }
+    )
     if check.findings:
         print()
-        print_table([[f.kind, "error" if f.error else "warning", f.key[:48], f.detail]
-                     for f in check.findings], ["kind", "severity", "key", "detail"])
+        print_table(
+            [
+                [f.kind, "error" if f.error else "warning", f.key[:48], f.detail]
+                for f in check.findings
+            ],
+            ["kind", "severity", "key", "detail"],
+        )
         shown = len(check.findings)
         total = sum(check.counts.values())
         if total > shown:
@@ -199,9 +253,13 @@ def rocksdb_export(store: Store, args: argparse.Namespace) -> int:
     manifest = s.export(args.out, overwrite=args.overwrite)
     seconds = time.perf_counter() - start
     records = manifest["tables"]["rocksdb_records"]["rows"]
-    summary = {"dataset": args.out, "records": records,
-               "bookkeeping": manifest["bookkeeping"], "seconds": round(seconds, 3),
-               "records_per_second": round(records / seconds) if seconds else None}
+    summary = {
+        "dataset": args.out,
+        "records": records,
+        "bookkeeping": manifest["bookkeeping"],
+        "seconds": round(seconds, 3),
+        "records_per_second": round(records / seconds) if seconds else None,
+    }
     if args.json:
         print_json(summary)
     else:
@@ -216,21 +274,37 @@ def rocksdb_verify(store: Store, args: argparse.Namespace) -> int:
     engines = parse_engines(args.engines)
     explicit = args.engines != "native,duckdb,spark"
     queries = read_queries(args.queries) if args.queries is not None else None
-    report = s.verify(engines=engines, queries=queries, sample=args.sample, seed=args.seed,
-                      master=args.master, dataset=args.dataset,
-                      required=engines if explicit else [e for e in engines if e != "spark"])
+    report = s.verify(
+        engines=engines,
+        queries=queries,
+        sample=args.sample,
+        seed=args.seed,
+        master=args.master,
+        dataset=args.dataset,
+        required=engines if explicit else [e for e in engines if e != "spark"],
+    )
     if args.json:
         print_json(report.to_dict())
         return 0 if report.ok else 1
-    print_table([[e, report.queries, n, report.queries - n] for e, n in report.agree.items()],
-                ["engine", "queries", "agree", "differ"])
+    print_table(
+        [[e, report.queries, n, report.queries - n] for e, n in report.agree.items()],
+        ["engine", "queries", "agree", "differ"],
+    )
     for name, why in report.skipped.items():
         print(f"skipped {name}: {why}")
     for m in report.mismatches[:20]:
-        print(f"mismatch {m['engine']} query {m['query']} ({m['topic']!r}, {m['key']!r}): "
-              f"{m['got']} instead of {m['expected']}")
-    print("\n" + ("every engine agrees with " + report.reference if report.ok
-                  else f"{len(report.mismatches)} answers differ"))
+        print(
+            f"mismatch {m['engine']} query {m['query']} ({m['topic']!r}, {m['key']!r}): "
+            f"{m['got']} instead of {m['expected']}"
+        )
+    print(
+        "\n"
+        + (
+            "every engine agrees with " + report.reference
+            if report.ok
+            else f"{len(report.mismatches)} answers differ"
+        )
+    )
     return 0 if report.ok else 1
 
 
@@ -238,8 +312,10 @@ def rocksdb_stats(store: Store, args: argparse.Namespace) -> int:
     s = _rocksdb(store)
     between = None
     if args.between:
-        between = (parse_time(args.between[0], "--between"),
-                   parse_time(args.between[1], "--between"))
+        between = (
+            parse_time(args.between[0], "--between"),
+            parse_time(args.between[1], "--between"),
+        )
     sections = s.stats(top=args.top, between=between, limit=args.limit)
     if args.json:
         print_json({name: t.to_pylist() for name, t in sections.items()})
@@ -260,8 +336,10 @@ def rocksdb_build(args: argparse.Namespace) -> int:
     if args.from_commitlog is None:
         raise UsageError("--index rocksdb builds from --from-commitlog DIR")
     if args.engine != "local" or args.start_offset or args.start_timestamp or args.checkpoint:
-        raise UsageError("--index rocksdb rebuilds the whole CommitLog with the local engine "
-                         "(no --start-offset, --start-timestamp, --checkpoint or spark)")
+        raise UsageError(
+            "--index rocksdb rebuilds the whole CommitLog with the local engine "
+            "(no --start-offset, --start-timestamp, --checkpoint or spark)"
+        )
     dest = Path(args.store)
     if (dest / "commitlog").is_dir() or (dest / "index").is_dir():
         dest = dest / "rocksdbstore"

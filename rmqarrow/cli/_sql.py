@@ -115,7 +115,9 @@ def register(sub: Any) -> None:
         help="a broker's store/commitlog: also check the index against the log",
     )
     s.add_argument(
-        "--engine", choices=("duckdb", "spark"), default="duckdb",
+        "--engine",
+        choices=("duckdb", "spark"),
+        default="duckdb",
         help="who checks the index against --commitlog: duckdb (default) or spark (the log "
         "decoded by the executors, a task per file; the other analyses stay DuckDB's)",
     )
@@ -197,8 +199,13 @@ def _spark_runner(args: argparse.Namespace) -> tuple[Callable[[str], pa.Table], 
     except ImportError as exc:
         raise EngineUnavailableError(f"--engine spark needs pyspark ({exc})") from None
     spark = get_spark(args.master)
-    register_tables(spark, args.target, hash_slot_num=args.hash_slot_num,
-                    index_num=args.index_num, commitlog=args.commitlog)
+    register_tables(
+        spark,
+        args.target,
+        hash_slot_num=args.hash_slot_num,
+        index_num=args.index_num,
+        commitlog=args.commitlog,
+    )
 
     def run(query: str) -> pa.Table:
         try:
@@ -237,8 +244,11 @@ def _read_lines(stream: TextIO, interactive: bool) -> Any:
                 line = input("      ...> " if continued else PROMPT)
             except EOFError:
                 return
-            continued = bool(line.strip()) and not line.strip().endswith(";") \
+            continued = (
+                bool(line.strip())
+                and not line.strip().endswith(";")
                 and not (not continued and line.strip().startswith("."))
+            )
             yield line + "\n"
     finally:
         if readline is not None:
@@ -285,8 +295,9 @@ def _prompt(run: Callable[[str], pa.Table], args: argparse.Namespace) -> int:
             failures += 1
             continue
         except Exception as exc:  # one bad statement never ends the session
-            print(f"error: {type(exc).__name__}: {' '.join(str(exc).split())[:400]}",
-                  file=sys.stderr)
+            print(
+                f"error: {type(exc).__name__}: {' '.join(str(exc).split())[:400]}", file=sys.stderr
+            )
             failures += 1
             continue
         if _has_output(table):
@@ -302,20 +313,27 @@ def _rocksdb_store(args: argparse.Namespace) -> Store | None:
     rocksdb_bookkeeping), else None (closed again: the IndexFile paths open it their way)."""
     import rmqarrow
 
-    store = rmqarrow.open(args.target, hash_slot_num=args.hash_slot_num,
-                          index_num=args.index_num, **open_options(args))
+    store = rmqarrow.open(
+        args.target,
+        hash_slot_num=args.hash_slot_num,
+        index_num=args.index_num,
+        **open_options(args),
+    )
     if store.format == "rocksdb":
         if getattr(args, "commitlog", None):
             store.close()
-            raise UsageError("--commitlog adds the IndexFile's messages view; the RocksDB "
-                             "index's records already hold topic, keys and tags")
+            raise UsageError(
+                "--commitlog adds the IndexFile's messages view; the RocksDB "
+                "index's records already hold topic, keys and tags"
+            )
         return store
     store.close()
     return None
 
 
-def _rocksdb_runner(store: Store, args: argparse.Namespace
-                    ) -> tuple[Callable[[str], pa.Table], Callable[[], None]]:
+def _rocksdb_runner(
+    store: Store, args: argparse.Namespace
+) -> tuple[Callable[[str], pa.Table], Callable[[], None]]:
     if args.engine == "spark":
         from rmqarrow.converters.spark import get_spark
 
@@ -386,26 +404,32 @@ def _target(args: argparse.Namespace) -> None:
     import rmqarrow
     from rmqarrow.store import DatasetStore, IndexStore
 
-    store = rmqarrow.open(args.target, hash_slot_num=args.hash_slot_num,
-                          index_num=args.index_num)
+    store = rmqarrow.open(args.target, hash_slot_num=args.hash_slot_num, index_num=args.index_num)
     with store:
         args.is_dataset = isinstance(store, DatasetStore)
         if args.is_dataset:
             pass
         elif isinstance(store, IndexStore):
             args.target = str(store.index_path)
-            if store.kind == "broker_root" and args.commitlog is None \
-                    and store.commitlog_dir is not None:
+            if (
+                store.kind == "broker_root"
+                and args.commitlog is None
+                and store.commitlog_dir is not None
+            ):
                 args.commitlog = str(store.commitlog_dir)
-                logging.getLogger("rmqarrow").info("using its CommitLog too: %s",
-                                                   store.commitlog_dir)
+                logging.getLogger("rmqarrow").info(
+                    "using its CommitLog too: %s", store.commitlog_dir
+                )
             try:
                 args.hash_slot_num, args.index_num = store.sql_geometry("SQL")
             except UsageError as exc:
-                raise UsageError(f"{exc}; see `rmqarrow check`, or look keys up with "
-                                 "`rmqarrow query`, which skips damaged files") from None
-            args.entries = sum(max(f.header.get("index_count", 1) - 1, 0)
-                               for f in store.health().files)
+                raise UsageError(
+                    f"{exc}; see `rmqarrow check`, or look keys up with "
+                    "`rmqarrow query`, which skips damaged files"
+                ) from None
+            args.entries = sum(
+                max(f.header.get("index_count", 1) - 1, 0) for f in store.health().files
+            )
         else:
             raise UsageError(f"{args.target}: {store.description}")
     if args.commitlog is not None:
@@ -431,11 +455,15 @@ def _stats_dataset(args: argparse.Namespace, stack: contextlib.ExitStack) -> str
     import rmqarrow
 
     spill = stack.enter_context(tempfile.TemporaryDirectory(prefix="rmqarrow-stats-"))
-    print(f"note: {entries:,} entries: exporting the store to a temporary dataset in {spill} "
-          "first (removed after), so memory stays flat in the store's size", file=sys.stderr)
+    print(
+        f"note: {entries:,} entries: exporting the store to a temporary dataset in {spill} "
+        "first (removed after), so memory stays flat in the store's size",
+        file=sys.stderr,
+    )
     dataset = str(Path(spill) / "dataset")
-    with rmqarrow.open(args.target, hash_slot_num=args.hash_slot_num,
-                       index_num=args.index_num) as store:
+    with rmqarrow.open(
+        args.target, hash_slot_num=args.hash_slot_num, index_num=args.index_num
+    ) as store:
         store.export(dataset, progress=progress_bar())
     return dataset
 
@@ -444,28 +472,39 @@ def _run_stats(args: argparse.Namespace) -> int:
     from rmqarrow.converters.duckdb import check_against_log, collect, connect
 
     if not (0 <= args.top <= _MAX_ROWS and 0 <= args.limit <= _MAX_ROWS):
-        raise UsageError(f"--top and --limit must be 0..{_MAX_ROWS:,}, got {args.top} and "
-                         f"{args.limit}")
+        raise UsageError(
+            f"--top and --limit must be 0..{_MAX_ROWS:,}, got {args.top} and {args.limit}"
+        )
     between = None
     if args.between:
         from rmqarrow.format.times import parse_time
 
-        between = (parse_time(args.between[0], "--between"),
-                   parse_time(args.between[1], "--between"))
+        between = (
+            parse_time(args.between[0], "--between"),
+            parse_time(args.between[1], "--between"),
+        )
         if between[0] > between[1]:
             raise UsageError(f"--between {between[0]} {between[1]}: the first time is later")
-    if args.engine != "spark" and (args.master is not None or args.spark_conf
-                                   or args.spark_py_files or args.spark_no_ship or args.spark_ui):
-        raise UsageError("--master, --conf, --py-files, --no-ship and --spark-ui need "
-                         "--engine spark")
+    if args.engine != "spark" and (
+        args.master is not None
+        or args.spark_conf
+        or args.spark_py_files
+        or args.spark_no_ship
+        or args.spark_ui
+    ):
+        raise UsageError(
+            "--master, --conf, --py-files, --no-ship and --spark-ui need --engine spark"
+        )
     rocksdb = _rocksdb_store(args)
     if rocksdb is not None:
         with rocksdb:
             return rocksdb_stats(rocksdb, args)
     _target(args)
     if args.engine == "spark" and args.commitlog is None:
-        raise UsageError("--engine spark checks the index against the log: give --commitlog "
-                         "DIR (the other analyses are DuckDB's)")
+        raise UsageError(
+            "--engine spark checks the index against the log: give --commitlog "
+            "DIR (the other analyses are DuckDB's)"
+        )
     spark_check = args.engine == "spark"
     with contextlib.ExitStack() as stack:
         dataset = _stats_dataset(args, stack)
@@ -476,8 +515,14 @@ def _run_stats(args: argparse.Namespace) -> int:
             commitlog=None if spark_check else args.commitlog,
         )
         try:
-            result = collect(con, top=args.top, between=between, limit=args.limit,
-                             dataset=dataset, progress=progress_bar())
+            result = collect(
+                con,
+                top=args.top,
+                between=between,
+                limit=args.limit,
+                dataset=dataset,
+                progress=progress_bar(),
+            )
             log_check = None
             if args.commitlog and not spark_check:
                 log_check = check_against_log(con, examples=args.top)
@@ -532,8 +577,13 @@ def _spark_log_check(args: argparse.Namespace) -> dict[str, Any]:
             f"--engine spark needs pyspark ({exc}); pip install 'rmqarrow[spark]'"
         ) from None
     spark = get_spark(args.master, app_name="rmqarrow-stats")
-    register_tables(spark, args.target, hash_slot_num=args.hash_slot_num,
-                    index_num=args.index_num, commitlog=args.commitlog)
+    register_tables(
+        spark,
+        args.target,
+        hash_slot_num=args.hash_slot_num,
+        index_num=args.index_num,
+        commitlog=args.commitlog,
+    )
     return check_against_log(spark, examples=args.top)
 
 

@@ -43,9 +43,15 @@ def _queries(args: argparse.Namespace) -> tuple[list[tuple[str, str, int, int, i
 
 
 def _item_row(item: Any, begin: int | None = None) -> dict[str, Any]:
-    row = {"queue_id": item.queue_id, "offset": item.offset, "size": item.size,
-           "time_diff": item.time_diff, "topic_id": item.topic_id,
-           "hash_code": item.hash_code, "next_index": item.next_index}
+    row = {
+        "queue_id": item.queue_id,
+        "offset": item.offset,
+        "size": item.size,
+        "time_diff": item.time_diff,
+        "topic_id": item.topic_id,
+        "hash_code": item.hash_code,
+        "next_index": item.next_index,
+    }
     if begin is not None:  # one file: its begin timestamp decodes the stored seconds
         row["store_timestamp"] = item.store_time(begin)
         row["store_time"] = format_time(row["store_timestamp"])
@@ -57,28 +63,33 @@ def tiered_query(store: Store, args: argparse.Namespace) -> int:
     if not isinstance(store, TieredStore | TieredDatasetStore):
         raise UsageError(f"{store.path}: {store.description}")
     if getattr(args, "resolve", None) is not None:
-        raise UsageError("--resolve reads the classic CommitLog; tiered items hold offsets "
-                         "in the queue's tiered commit log, which rmqarrow does not read")
+        raise UsageError(
+            "--resolve reads the classic CommitLog; tiered items hold offsets "
+            "in the queue's tiered commit log, which rmqarrow does not read"
+        )
     if args.topic is not None and args.queries is not None:
         raise UsageError("--topic goes with --key; --queries lines hold full keys topic#key")
     dataset = getattr(args, "dataset", None) is not None
     if args.engine == "native" and (dataset or isinstance(store, TieredDatasetStore)):
-        raise UsageError("a dataset is for the duckdb and spark engines; the native engine "
-                         "reads index files: use --engine duckdb or spark, or rebuild the "
-                         "files with rmqarrow import")
+        raise UsageError(
+            "a dataset is for the duckdb and spark engines; the native engine "
+            "reads index files: use --engine duckdb or spark, or rebuild the "
+            "files with rmqarrow import"
+        )
     exact = bool(getattr(args, "exact", False))
     queries, batch = _queries(args)
     answers = store.answers(queries, engine=args.engine, exact=exact, master=args.master)
     if batch:
-        rows = [a if isinstance(a, TieredReadError) else [_item_row(i) for i in a]
-                for a in answers]
+        rows = [a if isinstance(a, TieredReadError) else [_item_row(i) for i in a] for a in answers]
         if args.json:
-            print_json([{"error": str(r)} if isinstance(r, TieredReadError) else r
-                        for r in rows])
+            print_json([{"error": str(r)} if isinstance(r, TieredReadError) else r for r in rows])
         else:
             for i, a in enumerate(answers):
-                text = (f"error: {a}" if isinstance(a, TieredReadError)
-                        else " ".join(f"{x.queue_id}:{x.offset}" for x in a))
+                text = (
+                    f"error: {a}"
+                    if isinstance(a, TieredReadError)
+                    else " ".join(f"{x.queue_id}:{x.offset}" for x in a)
+                )
                 print(f"{i}\t{text}")
         return 0
     answer = answers[0]
@@ -94,12 +105,17 @@ def tiered_query(store: Store, args: argparse.Namespace) -> int:
         note = store.upload_note(q)
     begin = store.file_begin_timestamp() if isinstance(store, TieredStore) else None
     if args.json:
-        out: dict[str, Any] = {"topic": q[0], "key": q[1], "max_count": q[2], "begin": q[3],
-                               "end": q[4], "exact": exact,
-                               "items": [_item_row(i, begin) for i in answer]}
+        out: dict[str, Any] = {
+            "topic": q[0],
+            "key": q[1],
+            "max_count": q[2],
+            "begin": q[3],
+            "end": q[4],
+            "exact": exact,
+            "items": [_item_row(i, begin) for i in answer],
+        }
         if rocketmq is not None:
-            out["rocketmq_items"] = (None if isinstance(rocketmq, TieredReadError)
-                                     else len(rocketmq))
+            out["rocketmq_items"] = None if isinstance(rocketmq, TieredReadError) else len(rocketmq)
         if note:
             out["note"] = note
         print_json(out)
@@ -110,12 +126,23 @@ def tiered_query(store: Store, args: argparse.Namespace) -> int:
     print_table([[_item_row(i, begin)[c] for c in cols] for i in answer], cols)
     print(f"\n{len(answer)} items for {q[0]}#{q[1]!s}" + (" (exact)" if exact else ""))
     if rocketmq is not None:
-        said = ("fails (TieredStoreException)" if isinstance(rocketmq, TieredReadError)
-                else f"returns {len(rocketmq)}")
+        said = (
+            "fails (TieredStoreException)"
+            if isinstance(rocketmq, TieredReadError)
+            else f"returns {len(rocketmq)}"
+        )
         same = not isinstance(rocketmq, TieredReadError) and rocketmq == answer
-        print("RocketMQ's own lookup " + said + (" (the same items)" if same else
-              " (its caps: 512 steps and maxCount + 1 on a local file, 1,024 items of a "
-              "slot on an uploaded one)"), file=sys.stderr)
+        print(
+            "RocketMQ's own lookup "
+            + said
+            + (
+                " (the same items)"
+                if same
+                else " (its caps: 512 steps and maxCount + 1 on a local file, 1,024 items of a "
+                "slot on an uploaded one)"
+            ),
+            file=sys.stderr,
+        )
     if note:
         print(f"note: {note}", file=sys.stderr)
     return 0
@@ -127,11 +154,19 @@ def tiered_query(store: Store, args: argparse.Namespace) -> int:
 def tiered_export(store: TieredStore, args: argparse.Namespace) -> int:
     """``rmqarrow export`` of tiered files (local engine)."""
     start = time.perf_counter()
-    manifest = store.export(args.out, overwrite=args.overwrite, engine=args.engine,
-                            commitlog=args.commitlog, wait=args.wait)
-    summary = {"dataset": str(args.out), "kind": "tiered",
-               **{t: v["rows"] for t, v in manifest["tables"].items()},
-               "seconds": round(time.perf_counter() - start, 3)}
+    manifest = store.export(
+        args.out,
+        overwrite=args.overwrite,
+        engine=args.engine,
+        commitlog=args.commitlog,
+        wait=args.wait,
+    )
+    summary = {
+        "dataset": str(args.out),
+        "kind": "tiered",
+        **{t: v["rows"] for t, v in manifest["tables"].items()},
+        "seconds": round(time.perf_counter() - start, 3),
+    }
     if args.json:
         print_json(summary)
     else:
@@ -143,8 +178,12 @@ def tiered_import(store: TieredDatasetStore, args: argparse.Namespace) -> int:
     """``rmqarrow import`` of a tiered dataset: byte-identical files under OUTDIR."""
     paths = store.import_files(args.outdir, wait=args.wait)
     names = [str(p.relative_to(Path(args.outdir))) for p in paths]
-    summary: dict[str, Any] = {"outdir": str(args.outdir), "kind": "tiered",
-                               "files": len(paths), "names": names}
+    summary: dict[str, Any] = {
+        "outdir": str(args.outdir),
+        "kind": "tiered",
+        "files": len(paths),
+        "names": names,
+    }
     if args.json:
         print_json(summary)
     else:
@@ -161,13 +200,22 @@ def tiered_verify(store: TieredStore, args: argparse.Namespace) -> int:
     engines = parse_engines(args.engines)
     queries = None
     if args.queries is not None:
-        queries = [(*_split(q.key), q.max_num, q.begin, q.end)
-                   for q in read_queries_tsv(args.queries, escaped=args.escaped)]
+        queries = [
+            (*_split(q.key), q.max_num, q.begin, q.end)
+            for q in read_queries_tsv(args.queries, escaped=args.escaped)
+        ]
     explicit = args.engines != "native,duckdb,spark"
     report = verify_tiered(
-        store.path, engines=engines, queries=queries, sample=args.sample, seed=args.seed,
-        dataset=args.dataset, exact=bool(getattr(args, "exact", False)), master=args.master,
-        hash_slot_num=args.hash_slot_num, index_num=args.index_num,
+        store.path,
+        engines=engines,
+        queries=queries,
+        sample=args.sample,
+        seed=args.seed,
+        dataset=args.dataset,
+        exact=bool(getattr(args, "exact", False)),
+        master=args.master,
+        hash_slot_num=args.hash_slot_num,
+        index_num=args.index_num,
         required=engines if explicit else [e for e in engines if e != "spark"],
     )
     if args.json:

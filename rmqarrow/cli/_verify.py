@@ -32,27 +32,45 @@ def register(sub: Any) -> None:
         ),
     )
     p.add_argument("store", type=Path, help="native store directory (the reference)")
-    p.add_argument("--dataset", type=Path,
-                   help="exported Parquet dataset: the SQL engines read it, and it is checked "
-                        "against the native files")
-    p.add_argument("--engines", default=DEFAULT_ENGINES,
-                   help=f"comma-separated engines (default {DEFAULT_ENGINES}; spark is "
-                        "skipped when unavailable unless named explicitly)")
+    p.add_argument(
+        "--dataset",
+        type=Path,
+        help="exported Parquet dataset: the SQL engines read it, and it is checked "
+        "against the native files",
+    )
+    p.add_argument(
+        "--engines",
+        default=DEFAULT_ENGINES,
+        help=f"comma-separated engines (default {DEFAULT_ENGINES}; spark is "
+        "skipped when unavailable unless named explicitly)",
+    )
     what = p.add_mutually_exclusive_group()
     what.add_argument("--sample", type=int, default=200, help="sampled queries (default 200)")
-    what.add_argument("--queries", type=Path,
-                      help="TSV: key[<TAB>max_num[<TAB>begin[<TAB>end]]], a header line allowed")
-    p.add_argument("--keys", type=Path,
-                   help="file of full index keys (topic#key), one a line, to sample real keys "
-                        "from; without it probe keys with the index's hashes stand in")
+    what.add_argument(
+        "--queries",
+        type=Path,
+        help="TSV: key[<TAB>max_num[<TAB>begin[<TAB>end]]], a header line allowed",
+    )
+    p.add_argument(
+        "--keys",
+        type=Path,
+        help="file of full index keys (topic#key), one a line, to sample real keys "
+        "from; without it probe keys with the index's hashes stand in",
+    )
     p.add_argument("--escaped", action="store_true", help="keys in --queries/--keys are escaped")
     p.add_argument("--seed", type=int, default=0, help="sampling seed (default 0)")
     p.add_argument("--master", help="Spark master URL (default local[*])")
-    p.add_argument("--strict", action="store_true",
-                   help="refuse a store with a damaged file instead of skipping it")
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="refuse a store with a damaged file instead of skipping it",
+    )
     add_spark_options(p)
-    p.add_argument("--no-chain-check", action="store_true",
-                   help="skip the scan of every file for damaged chains")
+    p.add_argument(
+        "--no-chain-check",
+        action="store_true",
+        help="skip the scan of every file for damaged chains",
+    )
     add_geometry_options(p)
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     add_index_option(p)
@@ -87,8 +105,9 @@ def _check_dataset_option(path: Path) -> None:
             what = ds.description
     except RmqArrowError as exc:
         what = str(exc)
-    raise UsageError(f"--dataset {path}: not an exported dataset ({what}); make one with "
-                     "`rmqarrow export`")
+    raise UsageError(
+        f"--dataset {path}: not an exported dataset ({what}); make one with `rmqarrow export`"
+    )
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
@@ -99,16 +118,19 @@ def cmd_verify(args: argparse.Namespace) -> int:
     from rmqarrow.store import DatasetStore, IndexStore, TieredStore
     from rmqarrow.verify import format_report, verify
 
-    opened = rmqarrow.open(args.store, hash_slot_num=args.hash_slot_num,
-                           index_num=args.index_num, **open_options(args))
+    opened = rmqarrow.open(
+        args.store, hash_slot_num=args.hash_slot_num, index_num=args.index_num, **open_options(args)
+    )
     with opened:
         if opened.format == "rocksdb":
             return rocksdb_verify(opened, args)
         if isinstance(opened, TieredStore):
             return tiered_verify(opened, args)
         if isinstance(opened, DatasetStore):
-            raise UsageError(f"{args.store}: an exported Parquet dataset; verify needs the "
-                             "native store as the reference (give the dataset with --dataset)")
+            raise UsageError(
+                f"{args.store}: an exported Parquet dataset; verify needs the "
+                "native store as the reference (give the dataset with --dataset)"
+            )
         if not isinstance(opened, IndexStore):
             raise UsageError(f"{args.store}: {opened.description}")
         health = opened.health()
@@ -132,7 +154,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
         if args.strict:
             raise CorruptIndexError(
                 f"{len(health.damaged)} damaged index file(s), refused (--strict): "
-                + "; ".join(f.describe() for f in health.damaged))
+                + "; ".join(f.describe() for f in health.damaged)
+            )
         for fh in health.damaged:
             print(f"warning: skipped damaged file {fh.describe()}", file=sys.stderr)
         sql = [e for e in engines if e != "native"]
@@ -140,9 +163,13 @@ def cmd_verify(args: argparse.Namespace) -> int:
             if explicit:
                 raise UsageError(
                     f"{store}: damaged files; {', '.join(sql)} would read every file: verify "
-                    "against an export of the healthy files (--dataset) or use --strict")
-            print(f"note: leaving out {', '.join(sql)}: they read every file of the store, "
-                  "damaged ones too; pass --dataset to compare them", file=sys.stderr)
+                    "against an export of the healthy files (--dataset) or use --strict"
+                )
+            print(
+                f"note: leaving out {', '.join(sql)}: they read every file of the store, "
+                "damaged ones too; pass --dataset to compare them",
+                file=sys.stderr,
+            )
             engines = ["native"]
     report = verify(
         store,

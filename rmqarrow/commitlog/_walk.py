@@ -60,6 +60,7 @@ def compiled_walk() -> _Kernel | None:
     module = compiled_kernels("rmqarrow.commitlog._walk_numba")
     return None if module is None else module.walk_chunk
 
+
 _I32 = struct.Struct(">i")
 _I16 = struct.Struct(">h")
 _I64 = struct.Struct(">q")

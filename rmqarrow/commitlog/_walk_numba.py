@@ -128,8 +128,13 @@ def _put(  # pragma: no cover - compiled
 
 @numba.njit(cache=True, nogil=True, boundscheck=False)
 def _fields(  # pragma: no cover - compiled
-    arr: np.ndarray, positions: np.ndarray, keys_name: np.ndarray, uniq_name: np.ndarray,
-    ints: np.ndarray, offsets: np.ndarray, texts: tuple[np.ndarray, np.ndarray, np.ndarray],
+    arr: np.ndarray,
+    positions: np.ndarray,
+    keys_name: np.ndarray,
+    uniq_name: np.ndarray,
+    ints: np.ndarray,
+    offsets: np.ndarray,
+    texts: tuple[np.ndarray, np.ndarray, np.ndarray],
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     # For each checked record: ints[i] = (SYSFLAG, STORETIMESTAMP), and the bytes of its
     # topic, KEYS and UNIQ_KEY appended to texts[0..2] (offsets[k, i + 1] their end; an
@@ -209,7 +214,10 @@ def index_fields(
     n = positions.size
     ints = np.empty((n, 2), dtype=np.int64)
     offsets = np.empty((3, n + 1), dtype=np.int64)
-    guess = np.empty(n * 48 + 16, dtype=np.uint8), np.empty(n * 32 + 16, dtype=np.uint8), \
-        np.empty(n * 40 + 16, dtype=np.uint8)
+    guess = (
+        np.empty(n * 48 + 16, dtype=np.uint8),
+        np.empty(n * 32 + 16, dtype=np.uint8),
+        np.empty(n * 40 + 16, dtype=np.uint8),
+    )
     texts = _fields(arr, positions, _KEYS, _UNIQ_KEY, ints, offsets, guess)
     return ints, [(offsets[k], texts[k]) for k in range(3)]

@@ -103,9 +103,15 @@ def _compiled_batches(
                 for lo in range(0, len(positions), batch_rows):
                     if len(pending) >= THREADS:
                         yield pending.popleft().result()
-                    pending.append(pool.submit(_compiled_batch, kernels, buf,
-                                               positions[lo : lo + batch_rows],
-                                               file.start_offset))
+                    pending.append(
+                        pool.submit(
+                            _compiled_batch,
+                            kernels,
+                            buf,
+                            positions[lo : lo + batch_rows],
+                            file.start_offset,
+                        )
+                    )
                 while pending:
                     yield pending.popleft().result()
             finally:
@@ -125,9 +131,12 @@ def _compiled_batch(
     finally:
         del arr  # no view of the mapping may outlive this call
     return pa.RecordBatch.from_arrays(
-        [*(_strings(offsets, data) for offsets, data in texts),
-         pa.array(pos + file_start, pa.int64()), pa.array(ints[:, 1], pa.int64()),
-         pa.array(ints[:, 0].astype(np.int32), pa.int32())],
+        [
+            *(_strings(offsets, data) for offsets, data in texts),
+            pa.array(pos + file_start, pa.int64()),
+            pa.array(ints[:, 1], pa.int64()),
+            pa.array(ints[:, 0].astype(np.int32), pa.int32()),
+        ],
         schema=INDEX_RECORDS_SCHEMA,
     )
 
@@ -143,12 +152,18 @@ def _strings(offsets: np.ndarray[Any, Any], data: np.ndarray[Any, Any]) -> pa.Ar
         bitmap = pa.py_buffer(np.packbits(valid, bitorder="little"))
         offsets = np.where(offsets < 0, -1 - offsets, offsets)
     binary = pa.LargeBinaryArray.from_buffers(
-        pa.large_binary(), n, [bitmap, pa.py_buffer(offsets), pa.py_buffer(data)], nulls)
+        pa.large_binary(), n, [bitmap, pa.py_buffer(offsets), pa.py_buffer(data)], nulls
+    )
     try:
         return binary.cast(pa.large_string()).cast(pa.string())
     except pa.ArrowInvalid:
-        return pa.array([None if b is None else b.decode("utf-8", errors="replace")
-                         for b in binary.to_pylist()], pa.string())
+        return pa.array(
+            [
+                None if b is None else b.decode("utf-8", errors="replace")
+                for b in binary.to_pylist()
+            ],
+            pa.string(),
+        )
 
 
 def index_records(

@@ -61,11 +61,20 @@ class DemoResult:
     ok: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        return {"ok": self.ok, "out": str(self.out), "messages": self.messages,
-                "paths": self.paths, "hash_slot_num": self.hash_slot_num,
-                "index_num": self.index_num, "index_files": self.index_files,
-                "entries": self.entries, "seconds": self.seconds, "questions": self.questions,
-                "semantics": self.semantics, "verify": self.verify}
+        return {
+            "ok": self.ok,
+            "out": str(self.out),
+            "messages": self.messages,
+            "paths": self.paths,
+            "hash_slot_num": self.hash_slot_num,
+            "index_num": self.index_num,
+            "index_files": self.index_files,
+            "entries": self.entries,
+            "seconds": self.seconds,
+            "questions": self.questions,
+            "semantics": self.semantics,
+            "verify": self.verify,
+        }
 
 
 def message_count(size: str | int) -> int:
@@ -111,10 +120,18 @@ def write_demo_commitlog(out: Path, n: int, seed: int) -> tuple[Path, int]:
     with CommitLogWriter(commitlog, mapped_file_size=mapped) as w:
         for m in demo_messages(n, seed=seed):
             late += m.out_of_order
-            w.append(Message(topic=m.topic, body=m.body, keys=m.keys, tags=m.tags,
-                             uniq_key=m.uniq_key, sys_flag=m.sys_flag,
-                             born_timestamp=m.born_timestamp,
-                             store_timestamp=m.store_timestamp))
+            w.append(
+                Message(
+                    topic=m.topic,
+                    body=m.body,
+                    keys=m.keys,
+                    tags=m.tags,
+                    uniq_key=m.uniq_key,
+                    sys_flag=m.sys_flag,
+                    born_timestamp=m.born_timestamp,
+                    store_timestamp=m.store_timestamp,
+                )
+            )
     return commitlog, late
 
 
@@ -241,18 +258,24 @@ def _run_demo(
     keys = index_keys_of(records)
     (out / "keys.txt").write_text("".join(k + "\n" for k in keys), encoding="utf-8")
     rollbacks = sum(1 for f in records.column("sys_flag").to_pylist() if f & 0xC == 0xC)
-    echo(f"  {n:,} messages in 5 topics (orders, payments, shipping, inventory, audit), "
-         f"{rollbacks} rollbacks, {late} stored out of order")
+    echo(
+        f"  {n:,} messages in 5 topics (orders, payments, shipping, inventory, audit), "
+        f"{rollbacks} rollbacks, {late} stored out of order"
+    )
     echo(f"  CommitLog: {commitlog} ({len(list(commitlog.iterdir()))} files)")
-    echo(f"  index records: {out / 'records.parquet'}; {len(keys):,} distinct index keys "
-         f"in {out / 'keys.txt'}")
+    echo(
+        f"  index records: {out / 'records.parquet'}; {len(keys):,} distinct index keys "
+        f"in {out / 'keys.txt'}"
+    )
     times["stream"] = time.monotonic() - t0
 
     _step(echo, 2, "The native index, built from the CommitLog as the broker does")
     t = time.monotonic()
     store = out / "store"
-    echo(f"  rmqarrow build {store} --from-commitlog {commitlog} "
-         f"--hash-slot-num {hsn} --index-num {inum}")
+    echo(
+        f"  rmqarrow build {store} --from-commitlog {commitlog} "
+        f"--hash-slot-num {hsn} --index-num {inum}"
+    )
     with IndexService(store, hsn, inum) as service:
         service.build_index_batch(records)
         service.flush()
@@ -260,8 +283,10 @@ def _run_demo(
     with svc:
         files = list(svc.files)
         entries = sum(f.entry_count for f in files)
-        echo(f"  {len(files)} index files of {hsn:,} slots x {inum:,} entries, "
-             f"{entries:,} entries (UNIQ_KEY first, then each KEYS token; rollbacks skipped)")
+        echo(
+            f"  {len(files)} index files of {hsn:,} slots x {inum:,} entries, "
+            f"{entries:,} entries (UNIQ_KEY first, then each KEYS token; rollbacks skipped)"
+        )
         times["build"] = time.monotonic() - t
 
         _step(echo, 3, "Exported to Parquet")
@@ -272,8 +297,10 @@ def _run_demo(
         manifest = export_store(store, dataset, hash_slot_num=hsn, index_num=inum)
         rows = {k: v["rows"] for k, v in manifest["tables"].items()}
         echo(f"  rmqarrow export {store} {dataset} --hash-slot-num {hsn} --index-num {inum}")
-        echo(f"  tables: files {rows['files']:,} rows, slots {rows['slots']:,}, "
-             f"entries {rows['entries']:,} (entries sorted by slot, position)")
+        echo(
+            f"  tables: files {rows['files']:,} rows, slots {rows['slots']:,}, "
+            f"entries {rows['entries']:,} (entries sorted by slot, position)"
+        )
         times["export"] = time.monotonic() - t
 
         result = DemoResult(out, n, {}, hsn, inum, len(files), entries, times)
@@ -310,24 +337,42 @@ def _run_demo(
 
             trace = trace_query(files, case)
             naive = set_answer(trace)
-            echo(f"  query: key {case.key!r}, begin {case.begin} ({_iso(case.begin)}), "
-                 "end Long.MAX: every offset stored since")
+            echo(
+                f"  query: key {case.key!r}, begin {case.begin} ({_iso(case.begin)}), "
+                "end Long.MAX: every offset stored since"
+            )
             echo(f"  plain filter (hash equal, time in range): {naive}")
             echo(f"  native chained lookup:                    {trace.answer}")
             for r in explain(trace, naive):
                 echo(f"  why: {r}")
             answers = _engine_answers(engines, store, dataset, case, master, hsn, inum)
             for name, a in answers.items():
-                echo(f"  {name:<8} answers {a}: "
-                     f"{'the native answer' if a == trace.answer else 'DIFFERENT'}")
-            result.semantics = {"key": case.key, "begin": case.begin, "native": trace.answer,
-                                "plain_filter": naive, "engines": answers}
+                echo(
+                    f"  {name:<8} answers {a}: "
+                    f"{'the native answer' if a == trace.answer else 'DIFFERENT'}"
+                )
+            result.semantics = {
+                "key": case.key,
+                "begin": case.begin,
+                "native": trace.answer,
+                "plain_filter": naive,
+                "engines": answers,
+            }
         times["semantics"] = time.monotonic() - t
 
     _step(echo, 7, "verify: every engine against the native lookup")
     t = time.monotonic()
-    report = verify(store, dataset=dataset, engines=list(engines), keys=keys, sample=300,
-                    seed=seed, master=master, hash_slot_num=hsn, index_num=inum)
+    report = verify(
+        store,
+        dataset=dataset,
+        engines=list(engines),
+        keys=keys,
+        sample=300,
+        seed=seed,
+        master=master,
+        hash_slot_num=hsn,
+        index_num=inum,
+    )
     import io
 
     from rmqarrow.verify import format_report
@@ -338,20 +383,33 @@ def _run_demo(
         echo(f"  {line}" if line else "")
     times["verify"] = time.monotonic() - t
     result.verify = report.to_dict()
-    result.ok = report.ok and (result.semantics is None or all(
-        a == result.semantics["native"] for a in result.semantics["engines"].values()))
+    result.ok = report.ok and (
+        result.semantics is None
+        or all(a == result.semantics["native"] for a in result.semantics["engines"].values())
+    )
 
     _step(echo, 8, "What is where, and what to try next")
-    result.paths = {"commitlog": str(commitlog), "records": str(out / "records.parquet"),
-                    "keys": str(out / "keys.txt"), "store": str(store), "dataset": str(dataset)}
+    result.paths = {
+        "commitlog": str(commitlog),
+        "records": str(out / "records.parquet"),
+        "keys": str(out / "keys.txt"),
+        "store": str(store),
+        "dataset": str(dataset),
+    }
     from rmqarrow._text import print_table
 
     buf = io.StringIO()
-    print_table([["CommitLog (broker format)", commitlog],
-                 ["index records (Parquet)", out / "records.parquet"],
-                 ["every index key, one a line", out / "keys.txt"],
-                 ["native index store", store], ["Parquet dataset", dataset]],
-                ["what", "where"], buf)
+    print_table(
+        [
+            ["CommitLog (broker format)", commitlog],
+            ["index records (Parquet)", out / "records.parquet"],
+            ["every index key, one a line", out / "keys.txt"],
+            ["native index store", store],
+            ["Parquet dataset", dataset],
+        ],
+        ["what", "where"],
+        buf,
+    )
     for line in buf.getvalue().rstrip("\n").split("\n"):
         echo(f"  {line}")
     topic, _, key = featured.partition("#")
@@ -361,7 +419,7 @@ def _run_demo(
         f"rmqarrow query {store} --topic {topic} --key {key}",
         f"rmqarrow query {store} --topic {topic} --key {key} --resolve {commitlog} --show",
         f"rmqarrow query {dataset} --engine duckdb --topic {topic} --key {key}",
-        f"rmqarrow sql {dataset} \"SELECT file_name, count(*) FROM entries GROUP BY 1\"",
+        f'rmqarrow sql {dataset} "SELECT file_name, count(*) FROM entries GROUP BY 1"',
         f"rmqarrow verify {store} --dataset {dataset} --keys {out / 'keys.txt'}",
     ):
         echo(f"    {cmd}")
@@ -371,14 +429,20 @@ def _run_demo(
 
 
 def _engine_answers(
-    engines: Sequence[str], store: Path, dataset: Path, q: Query, master: str | None,
-    hsn: int, inum: int,
+    engines: Sequence[str],
+    store: Path,
+    dataset: Path,
+    q: Query,
+    master: str | None,
+    hsn: int,
+    inum: int,
 ) -> dict[str, list[int]]:
     from rmqarrow.engines import answer_with_engine
 
     answers = {}
     for name in engines:
         ds = None if name == "native" else dataset
-        answers[name] = answer_with_engine(name, store, [q], dataset=ds, master=master,
-                                           hash_slot_num=hsn, index_num=inum)[0]
+        answers[name] = answer_with_engine(
+            name, store, [q], dataset=ds, master=master, hash_slot_num=hsn, index_num=inum
+        )[0]
     return answers

@@ -85,9 +85,16 @@ ROCKSDB_DATASET_FORMAT = "rmqarrow-rocksdb-dataset"
 #: The RocksDB index folder under a broker store root (an earlier revision: the second).
 ROCKSDB_DIR_NAMES = ("rocksdbstore", "RocksDBMessageStore")
 #: Formats of the kinds: which family of readers and engines a path belongs to.
-_FORMATS = {"index_file": "index", "index_dir": "index", "broker_root": "index",
-            "dataset": "index", "tiered": "tiered", "tiered_dataset": "tiered",
-            "rocksdb": "rocksdb", "rocksdb_dataset": "rocksdb"}
+_FORMATS = {
+    "index_file": "index",
+    "index_dir": "index",
+    "broker_root": "index",
+    "dataset": "index",
+    "tiered": "tiered",
+    "tiered_dataset": "tiered",
+    "rocksdb": "rocksdb",
+    "rocksdb_dataset": "rocksdb",
+}
 
 
 @dataclass(frozen=True)
@@ -186,8 +193,14 @@ def _classic_file_kind(p: Path, head: bytes, size: int) -> tuple[str, str]:
     if size == Geometry().file_size or Geometry.for_size_default_ratio(size) is not None:
         return "index_file", "sized like an index file"
     begin_ts, end_ts, begin_off, end_off, slots, count = struct.unpack(">qqqqii", head)
-    if (begin_ts >= 0 and end_ts >= 0 and begin_off >= 0 and end_off >= 0 and
-            0 <= slots <= DEFAULT_HASH_SLOT_NUM and 1 <= count <= size // 20):
+    if (
+        begin_ts >= 0
+        and end_ts >= 0
+        and begin_off >= 0
+        and end_off >= 0
+        and 0 <= slots <= DEFAULT_HASH_SLOT_NUM
+        and 1 <= count <= size // 20
+    ):
         return "index_file", "holds a plausible index file header"
     return "other_file", "not an index file (no index header, unknown size)"
 
@@ -233,8 +246,11 @@ def _is_rocksdb_dir(p: Path) -> bool:
         names = [c.name for c in p.iterdir()]
     except OSError:
         return False
-    return ("CURRENT" in names and any(n.startswith("MANIFEST-") for n in names)
-            and any(n.startswith("OPTIONS-") for n in names))
+    return (
+        "CURRENT" in names
+        and any(n.startswith("MANIFEST-") for n in names)
+        and any(n.startswith("OPTIONS-") for n in names)
+    )
 
 
 def _rocksdb_in(p: Path) -> Path | None:
@@ -260,31 +276,46 @@ def detect(target: str | os.PathLike[str]) -> Target:
     if MANIFEST_NAME in names and _manifest_format(p) == TIERED_DATASET_FORMAT:
         return Target("tiered_dataset", p, detail="an exported Parquet dataset of tiered files")
     if MANIFEST_NAME in names and _manifest_format(p) == ROCKSDB_DATASET_FORMAT:
-        return Target("rocksdb_dataset", p,
-                      detail="an exported Parquet dataset of a RocksDB message index")
+        return Target(
+            "rocksdb_dataset", p, detail="an exported Parquet dataset of a RocksDB message index"
+        )
     if _is_rocksdb_dir(p):
         return Target("rocksdb", p, rocksdb_dir=p, detail="a RocksDB message index (RIP-82)")
     rocksdb = _rocksdb_in(p)
     if rocksdb is not None and not (p / "index").is_dir():
         commitlog = p / "commitlog"
-        return Target("rocksdb", p, rocksdb_dir=rocksdb,
-                      commitlog_dir=commitlog if commitlog.is_dir() else None,
-                      detail=f"a broker store root with a RocksDB message index "
-                             f"({rocksdb.name}/)")
+        return Target(
+            "rocksdb",
+            p,
+            rocksdb_dir=rocksdb,
+            commitlog_dir=commitlog if commitlog.is_dir() else None,
+            detail=f"a broker store root with a RocksDB message index ({rocksdb.name}/)",
+        )
     if MANIFEST_NAME in names or any((p / t).is_dir() for t in _DATASET_TABLES):
         return Target("dataset", p, detail="an exported Parquet dataset")
-    if (p / "index").is_dir() and ((p / "commitlog").is_dir() or
-                                   names & {"checkpoint", "abort", "config", "consumequeue"}):
+    if (p / "index").is_dir() and (
+        (p / "commitlog").is_dir() or names & {"checkpoint", "abort", "config", "consumequeue"}
+    ):
         commitlog = p / "commitlog"
-        return Target("broker_root", p, index_dir=p / "index",
-                      commitlog_dir=commitlog if commitlog.is_dir() else None,
-                      detail="a broker store root (index/, commitlog/)", rocksdb_dir=rocksdb)
+        return Target(
+            "broker_root",
+            p,
+            index_dir=p / "index",
+            commitlog_dir=commitlog if commitlog.is_dir() else None,
+            detail="a broker store root (index/, commitlog/)",
+            rocksdb_dir=rocksdb,
+        )
     if (p / "commitlog").is_dir() and not any(_is_index_name(n) for n in names):
-        return Target("broker_root", p, commitlog_dir=p / "commitlog",
-                      detail="a broker store root without an index/ directory")
+        return Target(
+            "broker_root",
+            p,
+            commitlog_dir=p / "commitlog",
+            detail="a broker store root without an index/ directory",
+        )
     files = [c for c in children if c.is_file()]
     if any(_is_commitlog_name(c.name) for c in files) and not any(
-            _is_index_name(c.name) for c in files):
+        _is_index_name(c.name) for c in files
+    ):
         return Target("commitlog_dir", p, commitlog_dir=p, detail="a CommitLog directory")
     if not children:
         return Target("empty_dir", p, detail="an empty directory")
@@ -302,17 +333,17 @@ def detect(target: str | os.PathLike[str]) -> Target:
 
 _INSTEAD = {
     "dataset": "an exported Parquet dataset: query it with `rmqarrow sql`, `rmqarrow query "
-               "--engine duckdb`, or turn it back into index files with `rmqarrow import`",
+    "--engine duckdb`, or turn it back into index files with `rmqarrow import`",
     "commitlog_dir": "a CommitLog directory, not index files: build an index from it with "
-                     "`rmqarrow build STORE --from-commitlog DIR`, or pass it as --commitlog",
+    "`rmqarrow build STORE --from-commitlog DIR`, or pass it as --commitlog",
     "tiered": "a tiered IndexStoreFile (RocketMQ's tiered store), not a local index file",
     "tiered_dataset": "an exported Parquet dataset of tiered index files: query it with "
-                      "`rmqarrow query --engine duckdb`, or rebuild the files with "
-                      "`rmqarrow import`",
+    "`rmqarrow query --engine duckdb`, or rebuild the files with "
+    "`rmqarrow import`",
     "rocksdb": "a RocksDB message index (RocketMQ RIP-82), not IndexFiles: `rmqarrow info`, "
-               "`query`, `check`, `export`, `verify` and `sql` read it",
+    "`query`, `check`, `export`, `verify` and `sql` read it",
     "rocksdb_dataset": "an exported Parquet dataset of a RocksDB message index: query it with "
-                       "`rmqarrow query --engine duckdb` or `rmqarrow sql`",
+    "`rmqarrow query --engine duckdb` or `rmqarrow sql`",
     "empty_dir": "an empty directory: no index files to read",
     "other_file": "not an index file",
     "other_dir": "not a store: no index files in it",
@@ -328,8 +359,7 @@ def describe(t: Target) -> str:
     return text
 
 
-def require_index_store(target: str | os.PathLike[str], *, allow_file: bool = True
-                        ) -> Target:
+def require_index_store(target: str | os.PathLike[str], *, allow_file: bool = True) -> Target:
     """The index file or directory to read for ``target``, or an error naming what it is.
 
     A broker store root resolves to its ``index/`` directory, said as an info record of this
@@ -346,10 +376,11 @@ def require_index_store(target: str | os.PathLike[str], *, allow_file: bool = Tr
                 f"`rmqarrow build {t.path / 'index'} --from-commitlog {t.commitlog_dir}`"
             )
         if not any(_visible(t.index_dir)):
-            raise UsageError(f"{t.path}: a broker store root whose index/ directory is empty: "
-                             "no index files to read")
-        _log.info("%s is a broker store root; reading its index files in %s",
-                  t.path, t.index_dir)
+            raise UsageError(
+                f"{t.path}: a broker store root whose index/ directory is empty: "
+                "no index files to read"
+            )
+        _log.info("%s is a broker store root; reading its index files in %s", t.path, t.index_dir)
         return t
     if t.kind == "index_dir" or (t.kind == "index_file" and allow_file):
         return t
@@ -365,22 +396,28 @@ def require_commitlog(target: str | os.PathLike[str]) -> Path:
     if t.kind == "missing":
         raise StoreNotFoundError(f"{t.path}: no such CommitLog directory")
     if t.kind == "broker_root" and t.commitlog_dir is not None:
-        _log.info("%s is a broker store root; reading its CommitLog in %s",
-                  t.path, t.commitlog_dir)
+        _log.info("%s is a broker store root; reading its CommitLog in %s", t.path, t.commitlog_dir)
         t = detect(t.commitlog_dir)
         if t.kind == "empty_dir":
-            raise UsageError(f"{t.path}: the CommitLog directory holds no CommitLog files "
-                             "(20-digit names such as 00000000000000000000)")
+            raise UsageError(
+                f"{t.path}: the CommitLog directory holds no CommitLog files "
+                "(20-digit names such as 00000000000000000000)"
+            )
     if t.kind == "commitlog_dir":
         return t.path
     if t.kind == "empty_dir":
-        raise UsageError(f"{t.path}: an empty directory, no CommitLog files (20-digit names "
-                         "such as 00000000000000000000)")
+        raise UsageError(
+            f"{t.path}: an empty directory, no CommitLog files (20-digit names "
+            "such as 00000000000000000000)"
+        )
     if t.kind in ("index_dir", "index_file"):
-        raise UsageError(f"{t.path}: index files, not a CommitLog; pass the broker's "
-                         "store/commitlog directory")
-    raise UsageError(f"{t.path}: {describe(t)}; expected a CommitLog directory (files with "
-                     "20-digit names, the broker's store/commitlog)")
+        raise UsageError(
+            f"{t.path}: index files, not a CommitLog; pass the broker's store/commitlog directory"
+        )
+    raise UsageError(
+        f"{t.path}: {describe(t)}; expected a CommitLog directory (files with "
+        "20-digit names, the broker's store/commitlog)"
+    )
 
 
 def require_index_source(target: str | os.PathLike[str]) -> Target:

@@ -59,9 +59,9 @@ def _raw(text: str) -> bytes:
 
 def java_string_hash(key: str) -> int:
     """Java's ``String.hashCode()`` of ``key`` as a signed int32."""
-    units = np.frombuffer(
-        check_key(key).encode("utf-16-be", "surrogatepass"), dtype=">u2"
-    ).astype(np.uint32)
+    units = np.frombuffer(check_key(key).encode("utf-16-be", "surrogatepass"), dtype=">u2").astype(
+        np.uint32
+    )
     if units.size == 0:
         return 0
     h = int(np.sum(units * _powers_of_31(units.size)[::-1], dtype=np.uint32))

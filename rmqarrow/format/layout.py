@@ -147,8 +147,10 @@ def check_size(path: Path, size: int, geometry: Geometry) -> None:
     hint = "; pass the hash-slot and index counts the file was written with"
     fitted = Geometry.for_size_default_ratio(size)
     if fitted is not None:
-        hint = f"; a file of this size fits --hash-slot-num {fitted.hash_slot_num} " \
+        hint = (
+            f"; a file of this size fits --hash-slot-num {fitted.hash_slot_num} "
             f"--index-num {fitted.index_num}"
+        )
     if size < geometry.file_size:
         what = "truncated or opened with the wrong geometry"
     else:

@@ -149,16 +149,22 @@ def _classify(directory: Path) -> tuple[list[Path], list[StrayEntry]]:
             continue
         if not named:
             what = "a file" if kind == "file" else f"a {kind}"
-            reason = (f"not an index file ({what} whose name is not a number, as "
-                      "yyyyMMddHHmmssSSS is; RocketMQ skips it too): not loaded; move it "
-                      "out of the store")
+            reason = (
+                f"not an index file ({what} whose name is not a number, as "
+                "yyyyMMddHHmmssSSS is; RocketMQ skips it too): not loaded; move it "
+                "out of the store"
+            )
         elif kind == "dangling symlink":
-            reason = (f"a dangling symlink named like an index file (to "
-                      f"{os.readlink(p)!r}; RocketMQ would create its target as a new "
-                      "empty index file): not loaded; remove it or restore its target")
+            reason = (
+                f"a dangling symlink named like an index file (to "
+                f"{os.readlink(p)!r}; RocketMQ would create its target as a new "
+                "empty index file): not loaded; remove it or restore its target"
+            )
         else:
-            reason = (f"a {kind} named like an index file (RocketMQ's load fails on it and "
-                      "the broker does not start): not loaded; move it out of the store")
+            reason = (
+                f"a {kind} named like an index file (RocketMQ's load fails on it and "
+                "the broker does not start): not loaded; move it out of the store"
+            )
         strays.append(StrayEntry(p, kind, reason))
     files.sort(key=lambda p: java_name_order(p.name))
     strays.sort(key=lambda e: java_name_order(e.path.name))

@@ -27,7 +27,6 @@ __all__ = [
 ]
 
 
-
 class Query(NamedTuple):
     """One lookup: the full index key, how many offsets at most, and a closed ms range."""
 
@@ -119,16 +118,18 @@ def as_queries(queries: Iterable[object]) -> list[Query]:
     for i, q in enumerate(queries):
         if not isinstance(q, tuple | list):  # a Query is a tuple
             hint = " is a bare key;" if isinstance(q, str) else f": {type(q).__name__};"
-            raise InvalidValueError(f"query {i}{hint} give (key, max_num[, begin[, end]]) "
-                                    "or rmqarrow.Query(key, max_num, begin, end)")
+            raise InvalidValueError(
+                f"query {i}{hint} give (key, max_num[, begin[, end]]) "
+                "or rmqarrow.Query(key, max_num, begin, end)"
+            )
         fields: tuple[object, ...] = tuple(q)
         if not 2 <= len(fields) <= 4:
-            raise InvalidValueError(f"query {i}: expected (key, max_num[, begin[, end]]), "
-                                    f"got {len(fields)} values")
+            raise InvalidValueError(
+                f"query {i}: expected (key, max_num[, begin[, end]]), got {len(fields)} values"
+            )
         key = fields[0]
         if not isinstance(key, str):
-            raise InvalidKeyError(f"query {i}: the key must be a str, got "
-                                  f"{type(key).__name__}")
+            raise InvalidKeyError(f"query {i}: the key must be a str, got {type(key).__name__}")
         max_num = _int_field(i, "max_num", fields[1])
         begin = _int_field(i, "begin", fields[2]) if len(fields) > 2 else 0
         end = _int_field(i, "end", fields[3]) if len(fields) > 3 else JAVA_LONG_MAX

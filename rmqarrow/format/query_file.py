@@ -37,15 +37,13 @@ def _read_text(path: Path, what: str) -> str:
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise UsageError(f"{path}: not UTF-8 text (byte {exc.start}); expected a {what}") \
-            from None
+        raise UsageError(f"{path}: not UTF-8 text (byte {exc.start}); expected a {what}") from None
 
 
 def read_lines_file(path: str | os.PathLike[str], what: str = "keys file") -> list[str]:
     """The non-empty lines of a text file, with a clear error for a missing, directory,
     Parquet or binary file."""
-    return [line.rstrip("\r") for line in _read_text(Path(path), what).split("\n")
-            if line.strip()]
+    return [line.rstrip("\r") for line in _read_text(Path(path), what).split("\n") if line.strip()]
 
 
 def read_query_file(
@@ -70,14 +68,15 @@ def read_query_file(
                 f"{p}:{lineno}: {len(fields)} tab-separated columns, expected 1 to 4 "
                 "(key, max_num, begin, end)"
             )
-        if not queries and (fields[0].strip().lower() in _HEADER_WORDS or (
-                len(fields) > 1 and fields[1].strip() and not fields[1].strip().isdigit())):
+        if not queries and (
+            fields[0].strip().lower() in _HEADER_WORDS
+            or (len(fields) > 1 and fields[1].strip() and not fields[1].strip().isdigit())
+        ):
             continue  # a header line
         try:
             key = unescape_text(fields[0]) if escaped else fields[0]
             n = int(fields[1]) if len(fields) > 1 and fields[1].strip() else max_num
-            b = (parse_time(fields[2], "begin") if len(fields) > 2 and fields[2].strip()
-                 else begin)
+            b = parse_time(fields[2], "begin") if len(fields) > 2 and fields[2].strip() else begin
             e = parse_time(fields[3], "end") if len(fields) > 3 and fields[3].strip() else end
         except (ValueError, UsageError) as exc:
             raise InvalidValueError(f"{p}:{lineno}: {exc}") from None
@@ -85,6 +84,8 @@ def read_query_file(
             raise InvalidValueError(f"{p}:{lineno}: max_num must be >= 0, got {n}")
         queries.append(Query(key, n, b, e))
     if not queries:
-        raise InvalidValueError(f"{p}: no queries in the file (one key a line, optionally "
-                                "max_num, begin, end after tabs)")
+        raise InvalidValueError(
+            f"{p}: no queries in the file (one key a line, optionally "
+            "max_num, begin, end after tabs)"
+        )
     return queries

@@ -55,4 +55,3 @@ def parse_segment_name(name: str) -> int | None:
     if m is None or segment_file_name(int(m.group(1))) != name:
         return None
     return int(m.group(1))
-

@@ -43,8 +43,9 @@ def parse_time(text: str | int, option: str = "time") -> int:
             )
         return value
     if "," in raw and raw.replace(",", "").isdigit():
-        raise UsageError(f"{option} {raw!r}: drop the thousands separators "
-                         f"(pass {raw.replace(',', '')})")
+        raise UsageError(
+            f"{option} {raw!r}: drop the thousands separators (pass {raw.replace(',', '')})"
+        )
     try:
         moment = _dt.datetime.fromisoformat(raw.replace("z", "Z"))
     except ValueError:

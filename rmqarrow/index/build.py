@@ -120,8 +120,11 @@ def check_record_values(
     if bad.size:
         i, v = int(bad[0]), int(stamps[bad[0]])
         millis = np.flatnonzero(stamps >= _SECONDS_HIGH)
-        mixed = (f" while row {first_row + int(millis[0])} holds milliseconds "
-                 f"({int(stamps[millis[0]])})" if millis.size else "")
+        mixed = (
+            f" while row {first_row + int(millis[0])} holds milliseconds ({int(stamps[millis[0]])})"
+            if millis.size
+            else ""
+        )
         raise InvalidValueError(
             f"{source}: row {first_row + i}: store_timestamp {v} looks like epoch seconds "
             f"({_utc(v * 1000)} as seconds, {_utc(v)} as milliseconds; {bad.size} such rows "

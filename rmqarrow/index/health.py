@@ -104,9 +104,15 @@ class FileHealth:
         return f"{self.path}: {self.status}" + (f": {self.detail}" if self.detail else "")
 
     def to_dict(self) -> dict[str, object]:
-        return {"file": str(self.path), "name": self.name, "size": self.size,
-                "status": self.status, "detail": self.detail,
-                "skipped_by_readers": self.skipped_by_readers, **self.header}
+        return {
+            "file": str(self.path),
+            "name": self.name,
+            "size": self.size,
+            "status": self.status,
+            "detail": self.detail,
+            "skipped_by_readers": self.skipped_by_readers,
+            **self.header,
+        }
 
 
 @dataclass
@@ -163,8 +169,9 @@ def fit_geometry(
     geometry = next(g for _, g in reversed(fits) if votes[g] == best)
     if geometry == Geometry():
         return geometry, None
-    return geometry, (f"file size {geometry.file_size} does not fit the defaults; using "
-                      f"{geometry} (1:4 ratio)")
+    return geometry, (
+        f"file size {geometry.file_size} does not fit the defaults; using {geometry} (1:4 ratio)"
+    )
 
 
 def _read_header(path: Path) -> np.ndarray:
@@ -189,16 +196,18 @@ def scan_file(path: Path, geometry: Geometry, common_size: int | None = None) ->
     fh.header = {name: int(header[name][0]) for name in HEADER_DTYPE.names or ()}
     if size < geometry.file_size and size != common_size:
         fh.status = TRUNCATED
-        fh.detail = (f"{size} bytes, expected {geometry.file_size} for {geometry}; a crash "
-                     "cut it short")
+        fh.detail = (
+            f"{size} bytes, expected {geometry.file_size} for {geometry}; a crash cut it short"
+        )
         return fh
     if size != geometry.file_size:
         fh.status = WRONG_GEOMETRY
         own = _size_geometry(size)
-        fh.detail = (f"{size} bytes, expected {geometry.file_size} for {geometry}"
-                     + (f"; it fits --hash-slot-num {own.hash_slot_num} --index-num "
-                        f"{own.index_num}" if own else
-                        "; pass the --hash-slot-num and --index-num it was written with"))
+        fh.detail = f"{size} bytes, expected {geometry.file_size} for {geometry}" + (
+            f"; it fits --hash-slot-num {own.hash_slot_num} --index-num {own.index_num}"
+            if own
+            else "; pass the --hash-slot-num and --index-num it was written with"
+        )
         return fh
     try:
         check_header(path, geometry, header)
@@ -228,39 +237,51 @@ def header_problems(h: dict[str, int]) -> tuple[list[str], list[str]]:
     if count < 0:
         bad.append(f"indexCount {count} < 0")
     if count > 1 and slots > count - 1:
-        bad.append(f"hashSlotCount {slots} > entries {count - 1} (each used slot needs an "
-                   "entry)")
+        bad.append(f"hashSlotCount {slots} > entries {count - 1} (each used slot needs an entry)")
     if count <= 1 and slots > 0:
         bad.append(f"hashSlotCount {slots} in a file without entries")
     if begin < 0:
-        bad.append(f"beginTimestamp {begin} is before 1970 (no store time is): RocketMQ's "
-                   "lookup stops at a file that begins before the query's range, so it "
-                   "reads no older file, and reads this file's entries as times before 1970")
+        bad.append(
+            f"beginTimestamp {begin} is before 1970 (no store time is): RocketMQ's "
+            "lookup stops at a file that begins before the query's range, so it "
+            "reads no older file, and reads this file's entries as times before 1970"
+        )
     elif begin > LATEST_TIME:
-        bad.append(f"beginTimestamp {begin} is at the end of the long range (no store time "
-                   "is): RocketMQ's entry time (begin + timeDiff * 1000) wraps to a negative "
-                   "value there, so its lookup stops at the first entry stored later")
+        bad.append(
+            f"beginTimestamp {begin} is at the end of the long range (no store time "
+            "is): RocketMQ's entry time (begin + timeDiff * 1000) wraps to a negative "
+            "value there, so its lookup stops at the first entry stored later"
+        )
     if end < 0:
-        bad.append(f"endTimestamp {end} is before 1970 (no store time is): RocketMQ reads "
-                   "this file only for time ranges starting before its begin time")
+        bad.append(
+            f"endTimestamp {end} is before 1970 (no store time is): RocketMQ reads "
+            "this file only for time ranges starting before its begin time"
+        )
     elif end > LATEST_TIME:
-        bad.append(f"endTimestamp {end} is at the end of the long range (no store time is): "
-                   "RocketMQ starts the next file at this time, and reads every entry of "
-                   "that file as stored then")
+        bad.append(
+            f"endTimestamp {end} is at the end of the long range (no store time is): "
+            "RocketMQ starts the next file at this time, and reads every entry of "
+            "that file as stored then"
+        )
     if begin_off < 0 or end_off < 0:
-        bad.append(f"negative CommitLog offset (beginPhyOffset {begin_off}, endPhyOffset "
-                   f"{end_off})")
+        bad.append(
+            f"negative CommitLog offset (beginPhyOffset {begin_off}, endPhyOffset {end_off})"
+        )
     elif begin_off > end_off:
-        misread.append(f"beginPhyOffset {begin_off} after endPhyOffset {end_off} (keys put "
-                       "out of CommitLog order: IndexFile.putKey allows it, a broker does "
-                       "not do it): RocketMQ's lookup reads the file as usual, but its build "
-                       "guard and its expiry judge the file by that end offset")
+        misread.append(
+            f"beginPhyOffset {begin_off} after endPhyOffset {end_off} (keys put "
+            "out of CommitLog order: IndexFile.putKey allows it, a broker does "
+            "not do it): RocketMQ's lookup reads the file as usual, but its build "
+            "guard and its expiry judge the file by that end offset"
+        )
     if 0 <= end < begin <= LATEST_TIME and not bad:
-        misread.append(f"beginTimestamp {begin} after endTimestamp {end} (the store clock "
-                       "stepped back while the file filled, or damage): RocketMQ's lookup "
-                       "reads this file only for time ranges that start before its begin "
-                       "and end after its end, and misses its entries for any range "
-                       "starting at or after its begin time")
+        misread.append(
+            f"beginTimestamp {begin} after endTimestamp {end} (the store clock "
+            "stepped back while the file filled, or damage): RocketMQ's lookup "
+            "reads this file only for time ranges that start before its begin "
+            "and end after its end, and misses its entries for any range "
+            "starting at or after its begin time"
+        )
     return bad, misread
 
 
@@ -276,10 +297,10 @@ def scan_store(
     sizes = [q.stat().st_size for q in paths]
     geometry, note = fit_geometry(sizes, hash_slot_num, index_num)
     counts = Counter(sizes).most_common(2)
-    common = counts[0][0] if counts and (len(counts) == 1 or counts[0][1] > counts[1][1]) \
-        else None
-    if len(sizes) == 1 and (hash_slot_num is not None or index_num is not None
-                            or _size_geometry(sizes[0]) is not None):
+    common = counts[0][0] if counts and (len(counts) == 1 or counts[0][1] > counts[1][1]) else None
+    if len(sizes) == 1 and (
+        hash_slot_num is not None or index_num is not None or _size_geometry(sizes[0]) is not None
+    ):
         common = None  # one file, a geometry to hold it against: shorter means truncated
     files = [scan_file(q, geometry, common) for q in paths]
     files += [FileHealth(e.path, _entry_size(e.path), STRAY, e.reason) for e in strays]

@@ -60,6 +60,7 @@ if TYPE_CHECKING:
 
 __all__ = ["IndexFile"]
 
+
 def _java_long_arg(name: str, value: object) -> int:
     if isinstance(value, bool) or not hasattr(value, "__index__"):
         raise InvalidValueError(f"{name} must be an int, got {type(value).__name__}: {value!r}")
@@ -425,5 +426,11 @@ def _sync_header(m: MappedIndex, state: HeaderState) -> None:
 
 def _as_tuple(h: HeaderState) -> tuple[int, ...]:
     """``astuple(h)`` without its deep copy (it costs more than a put)."""
-    return (h.begin_timestamp, h.end_timestamp, h.begin_phy_offset, h.end_phy_offset,
-            h.hash_slot_count, h.index_count)
+    return (
+        h.begin_timestamp,
+        h.end_timestamp,
+        h.begin_phy_offset,
+        h.end_phy_offset,
+        h.hash_slot_count,
+        h.index_count,
+    )

@@ -28,15 +28,23 @@ def read_record_batches(source: Path, batch_rows: int) -> tuple[Any, int | None]
     if not source.is_file():
         raise StoreNotFoundError(f"{source}: no such file")
     types = {
-        "topic": pa.string(), "keys": pa.string(), "uniq_key": pa.string(),
-        "commit_log_offset": pa.int64(), "store_timestamp": pa.int64(), "sys_flag": pa.int32(),
+        "topic": pa.string(),
+        "keys": pa.string(),
+        "uniq_key": pa.string(),
+        "commit_log_offset": pa.int64(),
+        "store_timestamp": pa.int64(),
+        "sys_flag": pa.int32(),
     }
     if source.suffix.lower() in {".csv", ".tsv", ".txt"}:
         parse = pcsv.ParseOptions(delimiter="\t" if source.suffix.lower() == ".tsv" else ",")
         convert = pcsv.ConvertOptions(column_types=types, strings_can_be_null=True)
         try:
-            reader = pcsv.open_csv(source, parse_options=parse, convert_options=convert,
-                                   read_options=pcsv.ReadOptions(block_size=64 << 20))
+            reader = pcsv.open_csv(
+                source,
+                parse_options=parse,
+                convert_options=convert,
+                read_options=pcsv.ReadOptions(block_size=64 << 20),
+            )
         except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
             raise DatasetError(
                 f"{source}: {' '.join(str(exc).split())[:300]}; expected a header line and "
@@ -80,8 +88,7 @@ def read_record_batches(source: Path, batch_rows: int) -> tuple[Any, int | None]
                 if name in batch.schema.names:
                     try:
                         cols.append(batch.column(name).cast(types[name]))
-                    except (pa.ArrowInvalid, pa.ArrowTypeError,
-                            pa.ArrowNotImplementedError) as exc:
+                    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as exc:
                         raise DatasetError(
                             f"{source}: column {name} holds {batch.schema.field(name).type} "
                             f"values that do not convert to {types[name]} "

@@ -113,8 +113,11 @@ class IndexService(Closing):
         if hash_slot_num is None or index_num is None:
             # the counts the store's files were written with, as every command fits them
             # (RocketMQ's defaults for a new store)
-            fitted, note = store_geometry(self.store_dir, hash_slot_num, index_num) \
-                if self.store_dir.is_dir() else (Geometry(), None)
+            fitted, note = (
+                store_geometry(self.store_dir, hash_slot_num, index_num)
+                if self.store_dir.is_dir()
+                else (Geometry(), None)
+            )
             if note:
                 logging.getLogger(__name__).info("%s", note)
             hash_slot_num = fitted.hash_slot_num if hash_slot_num is None else hash_slot_num
@@ -237,8 +240,9 @@ class IndexService(Closing):
 
     def _check_open(self) -> None:
         if self._closed:
-            raise ClosedIndexError(f"{self.store_dir}: the index service is closed; open a "
-                                   "new one or call load()")
+            raise ClosedIndexError(
+                f"{self.store_dir}: the index service is closed; open a new one or call load()"
+            )
 
     def build_index(self, record: MessageRecord) -> None:
         """``IndexService.buildIndex`` for one message record."""
@@ -302,8 +306,13 @@ class IndexService(Closing):
     def lookup(self, query: Query) -> list[int]:
         """The native answer to a query by full index key, with no batch cap."""
         self._check_open()
-        return query_files(self.files, index_key_hash(check_query_key(query.key)),
-                           query.max_num, query.begin, query.end)
+        return query_files(
+            self.files,
+            index_key_hash(check_query_key(query.key)),
+            query.max_num,
+            query.begin,
+            query.end,
+        )
 
     # -- maintenance -----------------------------------------------------------------------
 
@@ -318,8 +327,9 @@ class IndexService(Closing):
             f.flush()
         # once, with the last full file's: what one write per full file would leave
         if index_msg_timestamp > 0 and self.checkpoint_path is not None:
-            StoreCheckpoint.update(self.checkpoint_path, wait=self.wait,
-                                   index_msg_timestamp=index_msg_timestamp)
+            StoreCheckpoint.update(
+                self.checkpoint_path, wait=self.wait, index_msg_timestamp=index_msg_timestamp
+            )
 
     def delete_expired_files(self, offset: int) -> list[Path]:
         """``deleteExpiredFile``: drop the oldest files below ``offset``, never the newest."""
@@ -389,9 +399,7 @@ def open_healthy(
             + "; ".join(f.describe() for f in health.damaged)
         )
     geometry = health.geometry
-    service = IndexService(
-        store_dir, geometry.hash_slot_num, geometry.index_num, read_only=True
-    )
+    service = IndexService(store_dir, geometry.hash_slot_num, geometry.index_num, read_only=True)
     service.load_files([f.path for f in health.healthy])
     service.skipped = health.damaged
     return service, health.note

@@ -56,10 +56,14 @@ def check_build_output(store: str | os.PathLike[str]) -> None:
     if t.kind in ("missing", "empty_dir", "index_dir"):
         return
     if t.kind == "broker_root":
-        raise UsageError(f"{store}: a broker store root; build into its index directory "
-                         f"({t.index_dir or Path(store) / 'index'}), not the root")
-    raise UsageError(f"{store}: {t.detail or t.kind}; build writes index files into a new, "
-                     "empty or index directory")
+        raise UsageError(
+            f"{store}: a broker store root; build into its index directory "
+            f"({t.index_dir or Path(store) / 'index'}), not the root"
+        )
+    raise UsageError(
+        f"{store}: {t.detail or t.kind}; build writes index files into a new, "
+        "empty or index directory"
+    )
 
 
 def build_store(
@@ -84,8 +88,9 @@ def build_store(
     check_build_output(store)
     final = Path(store).absolute()
     with writer_lock(final, wait=wait):
-        return _locked_build(store, final, batches, hash_slot_num, index_num, checkpoint,
-                             total, progress)
+        return _locked_build(
+            store, final, batches, hash_slot_num, index_num, checkpoint, total, progress
+        )
 
 
 def _locked_build(
@@ -110,8 +115,9 @@ def _locked_build(
         check_output_place(final)
     target = sibling(final, "build") if fresh else final
     try:
-        summary = _build_into(target, batches, hash_slot_num, index_num, checkpoint, total,
-                              progress)
+        summary = _build_into(
+            target, batches, hash_slot_num, index_num, checkpoint, total, progress
+        )
         if fresh:
             if final.exists():
                 final.rmdir()  # it was empty

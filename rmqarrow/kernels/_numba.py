@@ -132,7 +132,10 @@ def _serial_hash(data: np.ndarray, k: np.uint64, stop: np.uint64) -> np.uint64: 
 
 @numba.njit(cache=True, nogil=True, boundscheck=False)
 def _ascii_pass(  # pragma: no cover
-    offsets: np.ndarray, data: np.ndarray, weights: np.ndarray, out: np.ndarray,
+    offsets: np.ndarray,
+    data: np.ndarray,
+    weights: np.ndarray,
+    out: np.ndarray,
     slow: np.ndarray,
 ) -> int:
     # offsets are unsigned (see the module docstring); key i is data[offsets[i]:offsets[i+1]].
@@ -215,8 +218,10 @@ def _bswap(x: np.uint32) -> np.uint32:  # pragma: no cover
     # LLVM turns this into one bswap instruction
     x = _U32(x)
     return _U32(
-        (x >> _U32(24)) | ((x >> _U32(8)) & _U32(0xFF00))
-        | ((x << _U32(8)) & _U32(0xFF0000)) | (x << _U32(24))
+        (x >> _U32(24))
+        | ((x >> _U32(8)) & _U32(0xFF00))
+        | ((x << _U32(8)) & _U32(0xFF0000))
+        | (x << _U32(24))
     )
 
 
@@ -228,12 +233,14 @@ def _prefetch_typing(typingctx, ary, index):  # type: ignore[no-untyped-def]  # 
         aryty = signature.args[0]
         arr = context.make_array(aryty)(context, builder, args[0])
         ptr = cgutils.get_item_pointer(  # type: ignore[no-untyped-call]
-            context, builder, aryty, arr, [args[1]])
+            context, builder, aryty, arr, [args[1]]
+        )
         i8p = ir.IntType(8).as_pointer()
         i32 = ir.IntType(32)
         fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
         fn = cgutils.get_or_insert_function(  # type: ignore[no-untyped-call]
-            builder.module, fnty, "llvm.prefetch.p0i8")
+            builder.module, fnty, "llvm.prefetch.p0i8"
+        )
         builder.call(fn, [builder.bitcast(ptr, i8p), i32(0), i32(3), i32(1)])
         return context.get_dummy_value()
 
@@ -268,8 +275,14 @@ def _remainder(a: np.uint32, d: np.int64, magic: np.uint64) -> np.uint64:  # pra
 
 @numba.njit(cache=True, nogil=True, boundscheck=False)
 def put_fields(  # pragma: no cover
-    hashes: np.ndarray, offsets: np.ndarray, stamps: np.ndarray, begin_ts: np.int64,
-    pos0: np.int64, first: np.int64, stop: np.int64, words: np.ndarray,
+    hashes: np.ndarray,
+    offsets: np.ndarray,
+    stamps: np.ndarray,
+    begin_ts: np.int64,
+    pos0: np.int64,
+    first: np.int64,
+    stop: np.int64,
+    words: np.ndarray,
 ) -> None:
     """The fields of puts ``first .. stop-1`` that do not depend on other puts (key hash,
     offset, time diff: all but ``prev_index``), put ``i`` at position ``pos0 + i``, into
@@ -294,8 +307,13 @@ def put_fields(  # pragma: no cover
 
 @numba.njit(cache=True, nogil=True, boundscheck=False)
 def put_links(  # pragma: no cover
-    hashes: np.ndarray, slot_num: np.int64, pos0: np.int64, first: np.int64, stop: np.int64,
-    slots: np.ndarray, words: np.ndarray,
+    hashes: np.ndarray,
+    slot_num: np.int64,
+    pos0: np.int64,
+    first: np.int64,
+    stop: np.int64,
+    slots: np.ndarray,
+    words: np.ndarray,
 ) -> np.int64:
     """Chain puts ``first .. stop-1`` (fields written by :func:`put_fields`), in order:
     each put's ``prev_index`` (rule 2), then its slot's head, Java's order, so an
@@ -328,7 +346,10 @@ def put_links(  # pragma: no cover
 
 @numba.njit(cache=True, nogil=True, boundscheck=False)
 def slot_heads(  # pragma: no cover
-    hashes: np.ndarray, slots: np.ndarray, slot_num: np.int64, out: np.ndarray,
+    hashes: np.ndarray,
+    slots: np.ndarray,
+    slot_num: np.int64,
+    out: np.ndarray,
 ) -> None:
     """The stored head of each index hash's slot into ``out`` (int64), read from the slot
     table as raw big-endian uint32 words, prefetching :data:`_AHEAD` keys on (about twice
@@ -345,7 +366,9 @@ def slot_heads(  # pragma: no cover
 
 @numba.njit(cache=True, nogil=True, boundscheck=False)
 def hit_rows(  # pragma: no cover
-    counts: np.ndarray, start: np.ndarray, rows: np.ndarray,
+    counts: np.ndarray,
+    start: np.ndarray,
+    rows: np.ndarray,
 ) -> None:
     """The lookup's query column: ``counts[i]`` rows of query ``i``, in query order, into
     ``rows``; ``start[i]`` gets query ``i``'s first row.  (Both arrays are allocated by
@@ -361,7 +384,10 @@ def hit_rows(  # pragma: no cover
 
 @numba.njit(cache=True, nogil=True, boundscheck=False)
 def place_hits(  # pragma: no cover
-    start: np.ndarray, query: np.ndarray, rank: np.ndarray, offset: np.ndarray,
+    start: np.ndarray,
+    query: np.ndarray,
+    rank: np.ndarray,
+    offset: np.ndarray,
     out: np.ndarray,
 ) -> None:
     """The lookup's offset column: hit ``k`` (of query ``query[k]``, its ``rank[k]``-th)
@@ -379,10 +405,22 @@ WALKERS = 24
 
 @numba.njit(cache=True, nogil=True, boundscheck=False)
 def walk_chains(  # pragma: no cover
-    queries: np.ndarray, hashes: np.ndarray, heads: np.ndarray, left0: np.ndarray,
-    begin: np.ndarray, end: np.ndarray, uniform: bool, all_time: bool, begin_ts: np.int64,
-    count: np.int64, limit: np.int64, words: np.ndarray, held: np.ndarray,
-    hq: np.ndarray, hr: np.ndarray, ho: np.ndarray,
+    queries: np.ndarray,
+    hashes: np.ndarray,
+    heads: np.ndarray,
+    left0: np.ndarray,
+    begin: np.ndarray,
+    end: np.ndarray,
+    uniform: bool,
+    all_time: bool,
+    begin_ts: np.int64,
+    count: np.int64,
+    limit: np.int64,
+    words: np.ndarray,
+    held: np.ndarray,
+    hq: np.ndarray,
+    hr: np.ndarray,
+    ho: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The bulk lookup's walk (rules 8-10) of ``queries`` over one file.
 
@@ -410,8 +448,27 @@ def walk_chains(  # pragma: no cover
     # array inside the walk's loop would put reference counting (atomic instructions,
     # which wait for every read in flight) into each step.
     while True:
-        _walk_steps(queries, hashes, heads, left0, begin, end, uniform, all_time, begin_ts,
-                    count, limit, words, held, state, walker, hq, hr, ho, fwd)
+        _walk_steps(
+            queries,
+            hashes,
+            heads,
+            left0,
+            begin,
+            end,
+            uniform,
+            all_time,
+            begin_ts,
+            count,
+            limit,
+            words,
+            held,
+            state,
+            walker,
+            hq,
+            hr,
+            ho,
+            fwd,
+        )
         if state[1] == 0:
             break
         if state[3] == hq.size:
@@ -426,8 +483,14 @@ def walk_chains(  # pragma: no cover
 
 @numba.njit(cache=True, nogil=True, boundscheck=False, inline="always")
 def _next_query(  # pragma: no cover
-    turn: int, heads: np.ndarray, left0: np.ndarray, count: np.int64, limit: np.int64,
-    state: np.ndarray, walker: np.ndarray, words: np.ndarray,
+    turn: int,
+    heads: np.ndarray,
+    left0: np.ndarray,
+    count: np.int64,
+    limit: np.int64,
+    state: np.ndarray,
+    walker: np.ndarray,
+    words: np.ndarray,
 ) -> int:
     """Put the next query with a chain to walk on walker ``turn``; 1 if one was left."""
     k = heads.size
@@ -447,10 +510,24 @@ def _next_query(  # pragma: no cover
 
 @numba.njit(cache=True, nogil=True, boundscheck=False)
 def _walk_steps(  # pragma: no cover
-    queries: np.ndarray, hashes: np.ndarray, heads: np.ndarray, left0: np.ndarray,
-    begin: np.ndarray, end: np.ndarray, uniform: bool, all_time: bool, begin_ts: np.int64,
-    count: np.int64, limit: np.int64, words: np.ndarray, held: np.ndarray,
-    state: np.ndarray, walker: np.ndarray, hq: np.ndarray, hr: np.ndarray, ho: np.ndarray,
+    queries: np.ndarray,
+    hashes: np.ndarray,
+    heads: np.ndarray,
+    left0: np.ndarray,
+    begin: np.ndarray,
+    end: np.ndarray,
+    uniform: bool,
+    all_time: bool,
+    begin_ts: np.int64,
+    count: np.int64,
+    limit: np.int64,
+    words: np.ndarray,
+    held: np.ndarray,
+    state: np.ndarray,
+    walker: np.ndarray,
+    hq: np.ndarray,
+    hr: np.ndarray,
+    ho: np.ndarray,
     fwd: np.ndarray,
 ) -> None:
     """:func:`walk_chains`' steps until every walker is idle or an output buffer is full."""
@@ -515,8 +592,15 @@ def _grow(a: np.ndarray) -> np.ndarray:  # pragma: no cover
 
 @numba.njit(cache=True, nogil=True, boundscheck=False)
 def chain_links(  # pragma: no cover
-    words: np.ndarray, a: np.int64, b: np.int64, slot_num: np.int64, heads: np.ndarray,
-    last_neg: np.ndarray, bad: np.ndarray, expected: np.ndarray, count: np.int64,
+    words: np.ndarray,
+    a: np.int64,
+    b: np.int64,
+    slot_num: np.int64,
+    heads: np.ndarray,
+    last_neg: np.ndarray,
+    bad: np.ndarray,
+    expected: np.ndarray,
+    count: np.int64,
 ) -> np.int64:
     """One pass over entries ``a..b-1`` (raw big-endian words), continuing a pass that
     ended at ``a``: each entry's expected ``prev_index`` is the last earlier position of
@@ -546,8 +630,12 @@ def chain_links(  # pragma: no cover
 
 @numba.njit(cache=True, nogil=True, boundscheck=False)
 def slot_members(  # pragma: no cover
-    words: np.ndarray, start: np.int64, stop: np.int64, slot_num: np.int64,
-    wanted: np.ndarray, out: np.ndarray,
+    words: np.ndarray,
+    start: np.int64,
+    stop: np.int64,
+    slot_num: np.int64,
+    wanted: np.ndarray,
+    out: np.ndarray,
 ) -> np.int64:
     """Positions ``start..stop-1`` whose slot (Java remainder of the stored hash) is
     ``wanted`` (a bool per slot), written to ``out``; returns how many."""

@@ -48,8 +48,13 @@ def _slot(h: np.int64, slot_num: np.int64, inverse: np.float64) -> np.int64:  # 
 
 @numba.njit(cache=True, nogil=True, boundscheck=False)
 def bucket_histogram(  # pragma: no cover
-    words: np.ndarray, a: np.int64, b: np.int64, slot_num: np.int64, lo: np.int64,
-    shift: np.int64, counts: np.ndarray,
+    words: np.ndarray,
+    a: np.int64,
+    b: np.int64,
+    slot_num: np.int64,
+    lo: np.int64,
+    shift: np.int64,
+    counts: np.ndarray,
 ) -> bool:
     """Add the entries ``a..b-1`` to ``counts[(slot - lo) >> shift]`` (their bucket of
     slots); False (counts incomplete) as soon as a slot below ``lo`` shows up."""
@@ -64,8 +69,14 @@ def bucket_histogram(  # pragma: no cover
 
 @numba.njit(cache=True, nogil=True, boundscheck=False)
 def scatter_buckets(  # pragma: no cover
-    words: np.ndarray, a: np.int64, b: np.int64, slot_num: np.int64, lo: np.int64,
-    shift: np.int64, cursor: np.ndarray, out: np.ndarray,
+    words: np.ndarray,
+    a: np.int64,
+    b: np.int64,
+    slot_num: np.int64,
+    lo: np.int64,
+    shift: np.int64,
+    cursor: np.ndarray,
+    out: np.ndarray,
 ) -> None:
     """Entries ``a..b-1`` (ascending) to ``out[cursor[bucket]++]``, decoded: ``out`` is
     rows of six native uint32 words, key_hash, time_diff, prev_index, position, then
@@ -88,8 +99,16 @@ def scatter_buckets(  # pragma: no cover
 
 @numba.njit(cache=True, nogil=True, boundscheck=False)
 def sort_buckets(  # pragma: no cover
-    rows: np.ndarray, bounds: np.ndarray, slot_num: np.int64, lo: np.int64, shift: np.int64,
-    ends: np.ndarray, first: np.int64, stop: np.int64, tmp: np.ndarray, cursor: np.ndarray,
+    rows: np.ndarray,
+    bounds: np.ndarray,
+    slot_num: np.int64,
+    lo: np.int64,
+    shift: np.int64,
+    ends: np.ndarray,
+    first: np.int64,
+    stop: np.int64,
+    tmp: np.ndarray,
+    cursor: np.ndarray,
 ) -> None:
     """Sort buckets ``first .. stop-1`` (``rows[bounds[k]:bounds[k+1]]``) by slot, stably
     (a counting sort through ``tmp``, room for the largest bucket, which stays in cache;

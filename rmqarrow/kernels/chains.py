@@ -25,7 +25,6 @@ from rmqarrow.kernels.stream import CHUNK, entry_chunks
 __all__ = ["chain_links", "slot_positions"]
 
 
-
 def chain_links(
     m: MappedIndex, n: int, max_examples: int
 ) -> tuple[int, np.ndarray, np.ndarray, np.ndarray] | None:
@@ -43,8 +42,19 @@ def chain_links(
     words = m.entries.view(np.uint32)
     count = 0
     for a, b in entry_chunks(m, n):  # resident memory: one chunk, whatever the file size
-        count = int(kernels.chain_links(words, np.int64(a), np.int64(b), np.int64(slot_num),
-                                        heads, last_neg, bad, expected, np.int64(count)))
+        count = int(
+            kernels.chain_links(
+                words,
+                np.int64(a),
+                np.int64(b),
+                np.int64(slot_num),
+                heads,
+                last_neg,
+                bad,
+                expected,
+                np.int64(count),
+            )
+        )
     shown = min(count, max_examples)
     return count, bad[:shown], expected[:shown], heads
 
@@ -65,8 +75,9 @@ def slot_positions(m: MappedIndex, wanted: np.ndarray, n: int) -> np.ndarray:
     for a, b in entry_chunks(m, n, CHUNK):
         if kernels is not None:
             out = np.empty(b - a, dtype=np.int64)
-            k = int(kernels.slot_members(words, np.int64(a), np.int64(b), np.int64(slot_num),
-                                         mask, out))
+            k = int(
+                kernels.slot_members(words, np.int64(a), np.int64(b), np.int64(slot_num), mask, out)
+            )
             found.append(out[:k].copy())
         else:
             h = m.entries["key_hash"][a:b].astype(np.int64)

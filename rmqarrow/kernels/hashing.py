@@ -69,7 +69,9 @@ def _buffers(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     large = pa.types.is_large_string(arr.type) or pa.types.is_large_binary(arr.type)
     width = 8 if large else 4
     offsets = np.frombuffer(
-        offsets_buf, dtype=np.int64 if large else np.int32, count=n + 1,
+        offsets_buf,
+        dtype=np.int64 if large else np.int32,
+        count=n + 1,
         offset=arr.offset * width,
     ).astype(np.int64, copy=False)
     start, stop = (int(offsets[0]), int(offsets[-1])) if n else (0, 0)
@@ -89,14 +91,20 @@ def _raw_buffers(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     n = len(arr)
     _, offsets_buf, data_buf = arr.buffers()
     large = pa.types.is_large_string(arr.type) or pa.types.is_large_binary(arr.type)
-    offsets = np.frombuffer(offsets_buf, dtype=np.int64 if large else np.int32, count=n + 1,
-                            offset=arr.offset * (8 if large else 4))
-    data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.empty(
-        0, np.uint8)
+    offsets = np.frombuffer(
+        offsets_buf,
+        dtype=np.int64 if large else np.int32,
+        count=n + 1,
+        offset=arr.offset * (8 if large else 4),
+    )
+    data = (
+        np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.empty(0, np.uint8)
+    )
     return offsets, data
 
 
 # -- kernels -------------------------------------------------------------------------------
+
 
 def kernel_name() -> str:
     """``"numba"`` or ``"numpy"``: the kernel :func:`index_key_hashes` uses here."""
@@ -108,7 +116,9 @@ PARALLEL_FROM = 1 << 17
 
 
 def index_key_hashes(
-    keys: pa.Array | pa.ChunkedArray | Sequence[str], *, kernel: str | None = None,
+    keys: pa.Array | pa.ChunkedArray | Sequence[str],
+    *,
+    kernel: str | None = None,
     threads: int = 1,
 ) -> np.ndarray:
     """Vectorized :func:`index_key_hash` over many keys, as an int32 array.
@@ -134,8 +144,10 @@ def index_key_hashes(
     if module is not None and threads > 1 and len(arr) >= PARALLEL_FROM:
         step = -(-len(arr) // threads)
         with ThreadPoolExecutor(threads, thread_name_prefix="rmqarrow-hash") as pool:
-            parts = pool.map(lambda a: module.index_hashes(*_raw_buffers(arr.slice(a, step))),
-                             range(0, len(arr), step))
+            parts = pool.map(
+                lambda a: module.index_hashes(*_raw_buffers(arr.slice(a, step))),
+                range(0, len(arr), step),
+            )
             return np.concatenate(list(parts))
     if module is not None and len(arr):
         hashes: np.ndarray = module.index_hashes(*_raw_buffers(arr))
@@ -165,8 +177,9 @@ def _java_hashes_numpy(offsets: np.ndarray, data: np.ndarray) -> np.ndarray:
     padded_units = np.concatenate([units, np.zeros(1, units.dtype)])
     for start in range(0, n, _BLOCK_KEYS):
         stop = min(start + _BLOCK_KEYS, n)
-        out[start:stop] = _horner_block(padded_units, offsets[start : stop + 1],
-                                        int(lengths[start:stop].max()))
+        out[start:stop] = _horner_block(
+            padded_units, offsets[start : stop + 1], int(lengths[start:stop].max())
+        )
     return out
 
 

@@ -187,8 +187,12 @@ def _walk_block(f: OpenIndex, w: _Walk, queries: np.ndarray) -> None:
     uniform = all(_same_everywhere(a) for a in (w.begin, w.end))
     # ... and when they hold every time the file can store, times need no computing
     last_t = state.begin_timestamp + JAVA_INT_MAX * 1000
-    all_time = (uniform and last_t <= JAVA_LONG_MAX
-                and int(w.begin[0]) <= state.begin_timestamp and int(w.end[0]) >= last_t)
+    all_time = (
+        uniform
+        and last_t <= JAVA_LONG_MAX
+        and int(w.begin[0]) <= state.begin_timestamp
+        and int(w.end[0]) >= last_t
+    )
     limit = regions.geometry.index_num
     hashes = w.hashes[at]
     slot_num = regions.geometry.hash_slot_num
@@ -267,19 +271,37 @@ def _as_index(queries: np.ndarray) -> slice | np.ndarray:
     return slice(first, last + 1) if last - first + 1 == queries.size else queries
 
 
-def _walk_compiled(kernels: ModuleType, f: OpenIndex, w: _Walk, queries: np.ndarray,
-                   at: slice | np.ndarray, heads: np.ndarray, held_before: np.ndarray,
-                   all_time: bool, uniform: bool) -> None:
+def _walk_compiled(
+    kernels: ModuleType,
+    f: OpenIndex,
+    w: _Walk,
+    queries: np.ndarray,
+    at: slice | np.ndarray,
+    heads: np.ndarray,
+    held_before: np.ndarray,
+    all_time: bool,
+    uniform: bool,
+) -> None:
     """The walk of one block by the compiled kernel (same rules, chains interleaved)."""
     state, regions = f.state, f.regions
     sel = slice(0, 1) if uniform else at
     hq, hr, ho, fwd = kernels.walk_chains(
-        queries, w.hashes[at], np.asarray(heads, dtype=np.int64), w.max_num[at] - held_before,
+        queries,
+        w.hashes[at],
+        np.asarray(heads, dtype=np.int64),
+        w.max_num[at] - held_before,
         # contiguous bounds (not a scalar's broadcast view): one compiled form for all
-        np.ascontiguousarray(w.begin[sel]), np.ascontiguousarray(w.end[sel]), uniform,
-        all_time, np.int64(state.begin_timestamp), np.int64(state.index_count),
-        np.int64(regions.geometry.index_num), regions.entries.view(np.uint32), w.held,
-        *_hit_buffers(queries.size))
+        np.ascontiguousarray(w.begin[sel]),
+        np.ascontiguousarray(w.end[sel]),
+        uniform,
+        all_time,
+        np.int64(state.begin_timestamp),
+        np.int64(state.index_count),
+        np.int64(regions.geometry.index_num),
+        regions.entries.view(np.uint32),
+        w.held,
+        *_hit_buffers(queries.size),
+    )
     if 2 * hq.size < queries.size:  # views would keep the whole buffers to the end
         hq, hr, ho = hq.copy(), hr.copy(), ho.copy()
     _finish(f, w, queries, held_before, [hq], [hr], [ho], [fwd] if fwd.size else [])
@@ -289,13 +311,23 @@ def _hit_buffers(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The compiled walk's first buffers for hit queries, ranks and offsets (allocated
     here: numpy gives large arrays huge pages, numba faults them in 4 KiB at a time)."""
     size = max(n, 16)
-    return (np.empty(size, dtype=np.int64), np.empty(size, dtype=np.int64),
-            np.empty(size, dtype=np.int64))
+    return (
+        np.empty(size, dtype=np.int64),
+        np.empty(size, dtype=np.int64),
+        np.empty(size, dtype=np.int64),
+    )
 
 
-def _finish(f: OpenIndex, w: _Walk, queries: np.ndarray, held_before: np.ndarray,
-            found_q: list[np.ndarray], found_rank: list[np.ndarray],
-            found_off: list[np.ndarray], scalar: list[np.ndarray]) -> None:
+def _finish(
+    f: OpenIndex,
+    w: _Walk,
+    queries: np.ndarray,
+    held_before: np.ndarray,
+    found_q: list[np.ndarray],
+    found_rank: list[np.ndarray],
+    found_off: list[np.ndarray],
+    scalar: list[np.ndarray],
+) -> None:
     """Walk the ``scalar`` queries again exactly, then hand the block's hits to ``w``."""
     state, regions = f.state, f.regions
     if scalar:  # drop their hits in this file and walk it again, exactly
@@ -309,8 +341,15 @@ def _finish(f: OpenIndex, w: _Walk, queries: np.ndarray, held_before: np.ndarray
         for q in redo.tolist():
             out: list[int] = []
             have = int(w.held[q])
-            walk_chain(regions, state, int(w.hashes[q]), int(w.max_num[q]) - have,
-                       int(w.begin[q]), int(w.end[q]), out)
+            walk_chain(
+                regions,
+                state,
+                int(w.hashes[q]),
+                int(w.max_num[q]) - have,
+                int(w.begin[q]),
+                int(w.end[q]),
+                out,
+            )
             if out:
                 found_q.append(np.full(len(out), q, dtype=np.int64))
                 found_rank.append(np.arange(have, have + len(out), dtype=np.int64))
@@ -326,8 +365,9 @@ def answers_from_table(table: pa.Table, n: int) -> list[list[int]]:
     """A (query, phy_offset) result table as one list of offsets per query ``0..n-1``."""
     query = np.asarray(table.column("query").to_numpy(), dtype=np.int64)
     counts = np.bincount(query, minlength=n) if query.size else np.zeros(n, dtype=np.int64)
-    offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int32 if query.size < 2**31
-                                                              else np.int64)
+    offsets = np.concatenate([[0], np.cumsum(counts)]).astype(
+        np.int32 if query.size < 2**31 else np.int64
+    )
     values = table.column("phy_offset").combine_chunks()
     lists = (pa.ListArray if offsets.dtype == np.int32 else pa.LargeListArray).from_arrays(
         pa.array(offsets), values

@@ -34,8 +34,15 @@ COMPILED = "rmqarrow.kernels._numba_order"
 #: 4 entries a slot) and counters stay in cache while it is sorted.
 SHIFT = 12
 #: A sorted entry as the counting sort stores it: native byte order, with its position.
-RECORD_DTYPE = np.dtype([("key_hash", "<i4"), ("time_diff", "<i4"), ("prev_index", "<i4"),
-                         ("position", "<i4"), ("phy_offset", "<i8")])
+RECORD_DTYPE = np.dtype(
+    [
+        ("key_hash", "<i4"),
+        ("time_diff", "<i4"),
+        ("prev_index", "<i4"),
+        ("position", "<i4"),
+        ("phy_offset", "<i8"),
+    ]
+)
 
 
 @dataclass(frozen=True)
@@ -54,8 +61,9 @@ class SlotOrder:
     """The entries ``1..n`` of ``m`` sorted by (slot, position); ``rows(a, b)`` decodes
     rows ``a..b-1`` of that order.  ``m`` must stay mapped while this is used."""
 
-    def __init__(self, m: MappedIndex, n: int, spare: np.ndarray | None = None,
-                 threads: int = 1) -> None:
+    def __init__(
+        self, m: MappedIndex, n: int, spare: np.ndarray | None = None, threads: int = 1
+    ) -> None:
         """``spare``: a :meth:`buffer` of an earlier order, reused for this one's records
         when large enough (its pages are already faulted in: 480 MB of zeroed pages for a
         full file otherwise).  ``threads``: how many threads spread the entries into
@@ -101,8 +109,16 @@ class SlotOrder:
 
             def scatter(c: int) -> None:
                 a, b = chunks[c]
-                k.scatter_buckets(words, a, b, np.int64(slot_num), np.int64(lo),
-                                  np.int64(SHIFT), firsts[c].copy(), records)
+                k.scatter_buckets(
+                    words,
+                    a,
+                    b,
+                    np.int64(slot_num),
+                    np.int64(lo),
+                    np.int64(SHIFT),
+                    firsts[c].copy(),
+                    records,
+                )
                 release_entries(m, a, b)
 
             list(run(scatter, range(len(chunks))))
@@ -122,9 +138,17 @@ class SlotOrder:
         need = int(np.searchsorted(self._bounds, stop, side="left"))
         if need > self._sorted:
             self._kernels.sort_buckets(
-                self._rows, self._bounds, np.int64(self._slot_num), np.int64(self._lo),
-                np.int64(SHIFT), self._ends, np.int64(self._sorted), np.int64(need),
-                self._tmp, self._cursor)
+                self._rows,
+                self._bounds,
+                np.int64(self._slot_num),
+                np.int64(self._lo),
+                np.int64(SHIFT),
+                self._ends,
+                np.int64(self._sorted),
+                np.int64(need),
+                self._tmp,
+                self._cursor,
+            )
             self._sorted = need
 
     def sort_all(self, threads: int = 1) -> None:
@@ -144,9 +168,17 @@ class SlotOrder:
 
         def sort(i: int) -> None:
             self._kernels.sort_buckets(
-                self._rows, self._bounds, np.int64(self._slot_num), np.int64(self._lo),
-                np.int64(SHIFT), self._ends, np.int64(cuts[i]), np.int64(cuts[i + 1]),
-                np.empty_like(self._tmp), np.empty_like(self._cursor))
+                self._rows,
+                self._bounds,
+                np.int64(self._slot_num),
+                np.int64(self._lo),
+                np.int64(SHIFT),
+                self._ends,
+                np.int64(cuts[i]),
+                np.int64(cuts[i + 1]),
+                np.empty_like(self._tmp),
+                np.empty_like(self._cursor),
+            )
 
         with ThreadPoolExecutor(max(threads, 1)) as pool:
             list(pool.map(sort, range(len(cuts) - 1)))
@@ -154,8 +186,12 @@ class SlotOrder:
 
     @staticmethod
     def _bucket_counts(
-        k: ModuleType, m: MappedIndex, words: np.ndarray, chunks: list[tuple[int, int]],
-        lo: int, run: Callable[..., Iterable[Any]],
+        k: ModuleType,
+        m: MappedIndex,
+        words: np.ndarray,
+        chunks: list[tuple[int, int]],
+        lo: int,
+        run: Callable[..., Iterable[Any]],
     ) -> np.ndarray | None:
         """Entries per bucket of slots of each chunk (a row a chunk, column 0 always 0), or
         None if a slot is below ``lo``."""
@@ -164,8 +200,15 @@ class SlotOrder:
 
         def count(c: int) -> bool:
             a, b = chunks[c]
-            ok: bool = k.bucket_histogram(words, a, b, np.int64(m.geometry.hash_slot_num),
-                                          np.int64(lo), np.int64(SHIFT), counts[c, 1:])
+            ok: bool = k.bucket_histogram(
+                words,
+                a,
+                b,
+                np.int64(m.geometry.hash_slot_num),
+                np.int64(lo),
+                np.int64(SHIFT),
+                counts[c, 1:],
+            )
             release_entries(m, a, b)
             return ok
 
@@ -179,8 +222,12 @@ class SlotOrder:
         del slot
         keys.sort()
         self._keys = keys
-        self._cols = (key_hash, e["phy_offset"].astype(np.int64),
-                      e["time_diff"].astype(np.int32), e["prev_index"].astype(np.int32))
+        self._cols = (
+            key_hash,
+            e["phy_offset"].astype(np.int64),
+            e["time_diff"].astype(np.int32),
+            e["prev_index"].astype(np.int32),
+        )
 
     def rows(self, start: int, stop: int) -> Rows:
         """Rows ``start .. stop - 1`` of the order, decoded."""
@@ -188,16 +235,28 @@ class SlotOrder:
             keys = self._keys[start:stop]
             idx = keys & 0xFFFFFFFF
             key_hash, phy, td, prev = self._cols
-            return Rows((idx + 1).astype(np.int32), np.take(key_hash, idx),
-                        (keys >> 32).astype(np.int32), np.take(phy, idx), np.take(td, idx),
-                        np.take(prev, idx))
+            return Rows(
+                (idx + 1).astype(np.int32),
+                np.take(key_hash, idx),
+                (keys >> 32).astype(np.int32),
+                np.take(phy, idx),
+                np.take(td, idx),
+                np.take(prev, idx),
+            )
         self._sort_until(stop)
         rec = self._records[start:stop]
         slot = np.empty(len(rec), dtype=np.int32)
         # the slots of the sorted buckets only: the others' ends are not set yet
         known = self._ends[: min(self._sorted << SHIFT, self._ends.size)]
         bucket = int(np.searchsorted(known, start, side="right"))
-        self._kernels.fill_slots(self._ends, np.int64(start), np.int64(bucket),
-                                 np.int64(self._lo), slot)
-        return Rows(rec["position"].copy(), rec["key_hash"].copy(), slot,
-                    rec["phy_offset"].copy(), rec["time_diff"].copy(), rec["prev_index"].copy())
+        self._kernels.fill_slots(
+            self._ends, np.int64(start), np.int64(bucket), np.int64(self._lo), slot
+        )
+        return Rows(
+            rec["position"].copy(),
+            rec["key_hash"].copy(),
+            slot,
+            rec["phy_offset"].copy(),
+            rec["time_diff"].copy(),
+            rec["prev_index"].copy(),
+        )

@@ -120,7 +120,10 @@ def put_keys(
 
 
 def _put_keys_compiled(
-    f: OpenIndex, arr: pa.Array | pa.ChunkedArray, offsets: np.ndarray, stamps: np.ndarray,
+    f: OpenIndex,
+    arr: pa.Array | pa.ChunkedArray,
+    offsets: np.ndarray,
+    stamps: np.ndarray,
     bounds: list[tuple[int, int]],
 ) -> None:
     """:func:`put_keys` with the compiled kernels: two sequential passes per chunk.
@@ -152,8 +155,16 @@ def _put_keys_compiled(
     def plan(i: int) -> np.ndarray:
         a, b = bounds[i]
         hashes = index_key_hashes(arr.slice(a, b - a))
-        module.put_fields(hashes, offsets[a:b], stamps[a:b], begin, np.int64(pos0 + a),
-                          np.int64(skip if a == 0 else 0), np.int64(b - a), words)
+        module.put_fields(
+            hashes,
+            offsets[a:b],
+            stamps[a:b],
+            begin,
+            np.int64(pos0 + a),
+            np.int64(skip if a == 0 else 0),
+            np.int64(b - a),
+            words,
+        )
         pages_through(i + 1)  # with the chaining thread, whichever is free
         return hashes
 
@@ -170,8 +181,13 @@ def _put_keys_compiled(
             pages_through(i + 2)
 
 
-def _put_run(f: OpenIndex, hashes: np.ndarray, offsets: np.ndarray, stamps: np.ndarray,
-             fields_written: bool = False) -> None:
+def _put_run(
+    f: OpenIndex,
+    hashes: np.ndarray,
+    offsets: np.ndarray,
+    stamps: np.ndarray,
+    fields_written: bool = False,
+) -> None:
     """The compiled :func:`put_one` over puts that fit; the first put of a file (rule 5)
     goes through :func:`put_one` itself.  ``fields_written``: :func:`put_fields` has
     already run on these puts.  The header is written once, at the end.
@@ -193,8 +209,9 @@ def _put_run(f: OpenIndex, hashes: np.ndarray, offsets: np.ndarray, stamps: np.n
     pos0, n = np.int64(h.index_count), np.int64(hashes.size)
     words = f.regions.entries.view(np.uint32)
     if not fields_written:
-        module.put_fields(hashes, offsets, stamps, np.int64(h.begin_timestamp), pos0,
-                          np.int64(0), n, words)
+        module.put_fields(
+            hashes, offsets, stamps, np.int64(h.begin_timestamp), pos0, np.int64(0), n, words
+        )
     crash_point("put:entries")
     links = (hashes, np.int64(f.regions.geometry.hash_slot_num), pos0)
     slots, half = f.regions.slots.view(np.uint32), np.int64(n // 2)
@@ -215,8 +232,7 @@ def put_hashes(f: OpenIndex, hashes: np.ndarray, offsets: np.ndarray, stamps: np
     total = min(hashes.size, max(f.regions.geometry.index_num - f.state.index_count, 0))
     module = _kernels.compiled()
     if module is not None:
-        _put_run(f, hashes[:total].astype(np.int32, copy=False), offsets[:total],
-                 stamps[:total])
+        _put_run(f, hashes[:total].astype(np.int32, copy=False), offsets[:total], stamps[:total])
         return total
     while done < total:
         stop = min(done + CHUNK, total)

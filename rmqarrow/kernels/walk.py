@@ -111,8 +111,7 @@ def walk_chain(
     slot = key_hash % geometry.hash_slot_num
     position = int(regions.slots[slot])
     if position >= count > 1:  # a head not committed yet (live writer, crash)
-        position = int(committed_heads(regions, np.array([position]), np.array([slot]),
-                                       count)[0])
+        position = int(committed_heads(regions, np.array([position]), np.array([slot]), count)[0])
     if position <= 0 or position > count or count <= 1:
         return EMPTY_SLOT
     entries = regions.entries

@@ -36,8 +36,13 @@ class RocksDBBuild:
     seconds: float
 
     def to_dict(self) -> dict[str, object]:
-        return {"path": str(self.path), "messages": self.messages, "indexed": self.indexed,
-                "records": self.records, "seconds": round(self.seconds, 3)}
+        return {
+            "path": str(self.path),
+            "messages": self.messages,
+            "indexed": self.indexed,
+            "records": self.records,
+            "seconds": round(self.seconds, 3),
+        }
 
 
 def build_from_commitlog(
@@ -52,8 +57,9 @@ def build_from_commitlog(
 
     out = Path(dest)
     if out.exists() and any(out.iterdir()):
-        raise OutputExistsError(f"{out}: exists and is not empty; choose a new directory or "
-                                "remove it first")
+        raise OutputExistsError(
+            f"{out}: exists and is not empty; choose a new directory or remove it first"
+        )
     staging = out.parent / f".{out.name}.rmqarrow-building"
     shutil.rmtree(staging, ignore_errors=True)
     started = time.perf_counter()
@@ -63,8 +69,16 @@ def build_from_commitlog(
         with RocksDBIndex.create(staging) as w:
             for r in reader.records():
                 messages += 1
-                n = w.build_index(r.topic, r.keys, r.tags, r.uniq_key, r.physical_offset,
-                                  r.store_timestamp, r.sys_flag, r.total_size)
+                n = w.build_index(
+                    r.topic,
+                    r.keys,
+                    r.tags,
+                    r.uniq_key,
+                    r.physical_offset,
+                    r.store_timestamp,
+                    r.sys_flag,
+                    r.total_size,
+                )
                 indexed += n > 0
                 records += n
                 if progress is not None and messages % 10_000 == 0:

@@ -43,8 +43,12 @@ class RocksDBFinding:
     error: bool = True  # False: a warning (what RocketMQ itself leaves behind)
 
     def to_dict(self) -> dict[str, object]:
-        return {"kind": self.kind, "key": self.key, "detail": self.detail,
-                "severity": "error" if self.error else "warning"}
+        return {
+            "kind": self.kind,
+            "key": self.key,
+            "detail": self.detail,
+            "severity": "error" if self.error else "warning",
+        }
 
 
 @dataclass
@@ -76,18 +80,25 @@ class RocksDBCheck:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "path": str(self.path), "ok": self.ok, "records": self.records,
-            "hours": self.hours, "first_hour": self.first_hour, "last_hour": self.last_hour,
-            "max_offset": self.max_offset, "max_store_time": self.max_store_time,
+            "path": str(self.path),
+            "ok": self.ok,
+            "records": self.records,
+            "hours": self.hours,
+            "first_hour": self.first_hour,
+            "last_hour": self.last_hour,
+            "max_offset": self.max_offset,
+            "max_store_time": self.max_store_time,
             "last_offset_py": self.last_offset_py,
             "last_store_timestamp": self.last_store_timestamp,
             "commitlog_span": list(self.commitlog_span) if self.commitlog_span else None,
-            "counts": dict(self.counts), "findings": [f.to_dict() for f in self.findings],
+            "counts": dict(self.counts),
+            "findings": [f.to_dict() for f in self.findings],
         }
 
 
-def check_rocksdb(path: str | os.PathLike[str], *,
-                  commitlog: str | os.PathLike[str] | None = None) -> RocksDBCheck:
+def check_rocksdb(
+    path: str | os.PathLike[str], *, commitlog: str | os.PathLike[str] | None = None
+) -> RocksDBCheck:
     """Every key of the ``default`` family checked (streamed); the CommitLog's time span
     compared with the hour buckets when ``commitlog`` is given."""
     with RocksDBIndex.open(path) as index:
@@ -101,15 +112,23 @@ def check_rocksdb(path: str | os.PathLike[str], *,
             if d.problem is not None:
                 result.add("unparsed_key", k, d.problem)
             if len(v) != LONG.size:
-                result.add("value_size", k, f"value of {len(v)} bytes, expected 8 (a store "
-                           "time): every query skips the record")
+                result.add(
+                    "value_size",
+                    k,
+                    f"value of {len(v)} bytes, expected 8 (a store "
+                    "time): every query skips the record",
+                )
                 continue
             store_time = be_long(v)
             if d.hour is not None:
                 hours.add(d.hour)
                 if d.problem is None and hour_of(store_time) != d.hour:
-                    result.add("hour_mismatch", k, f"store time {store_time} is not in the "
-                               f"key's hour {d.hour}: queries look for it elsewhere")
+                    result.add(
+                        "hour_mismatch",
+                        k,
+                        f"store time {store_time} is not in the "
+                        f"key's hour {d.hour}: queries look for it elsewhere",
+                    )
             if d.problem is None and d.offset is not None:
                 result.max_offset = max(result.max_offset or d.offset, d.offset)
                 result.max_store_time = max(result.max_store_time or store_time, store_time)
@@ -129,27 +148,43 @@ def _bookkeeping(index: RocksDBIndex, result: RocksDBCheck) -> None:
         if raw is None:
             values[name] = None
             if result.records:
-                result.add("bookkeeping_missing", name.decode(),
-                           "absent (reads as 0); RocketMQ never writes lastOffsetPy while "
-                           "every message indexed is at offset 0", error=False)
+                result.add(
+                    "bookkeeping_missing",
+                    name.decode(),
+                    "absent (reads as 0); RocketMQ never writes lastOffsetPy while "
+                    "every message indexed is at offset 0",
+                    error=False,
+                )
         elif len(raw) != LONG.size:
             values[name] = None
-            result.add("value_size", name.decode(), f"value of {len(raw)} bytes, expected 8: "
-                       "every query returns a null offset list")
+            result.add(
+                "value_size",
+                name.decode(),
+                f"value of {len(raw)} bytes, expected 8: every query returns a null offset list",
+            )
         else:
             values[name] = be_long(raw)
     result.last_offset_py = values[LAST_OFFSET_PY]
     result.last_store_timestamp = values[LAST_STORE_TIMESTAMP]
     if result.max_offset is not None and (result.last_offset_py or 0) < result.max_offset:
-        result.add("bookkeeping_behind", "lastOffsetPy",
-                   f"{result.last_offset_py or 0} is below the highest offset indexed "
-                   f"{result.max_offset}: a restarting broker indexes those messages again")
-    if result.max_store_time is not None and \
-            (result.last_store_timestamp or 0) < result.max_store_time:
-        result.add("bookkeeping_behind", "lastStoreTimeStamp",
-                   f"{result.last_store_timestamp or 0} is below the newest store time "
-                   f"indexed {result.max_store_time} (RocketMQ takes it from the last record "
-                   "of a write batch only)", error=False)
+        result.add(
+            "bookkeeping_behind",
+            "lastOffsetPy",
+            f"{result.last_offset_py or 0} is below the highest offset indexed "
+            f"{result.max_offset}: a restarting broker indexes those messages again",
+        )
+    if (
+        result.max_store_time is not None
+        and (result.last_store_timestamp or 0) < result.max_store_time
+    ):
+        result.add(
+            "bookkeeping_behind",
+            "lastStoreTimeStamp",
+            f"{result.last_store_timestamp or 0} is below the newest store time "
+            f"indexed {result.max_store_time} (RocketMQ takes it from the last record "
+            "of a write batch only)",
+            error=False,
+        )
 
 
 def _against_commitlog(result: RocksDBCheck, commitlog: Path, hours: list[int]) -> None:
@@ -161,17 +196,29 @@ def _against_commitlog(result: RocksDBCheck, commitlog: Path, hours: list[int]) 
         first = t if first is None else min(first, t)
         last = t if last is None else max(last, t)
     if first is None or last is None:
-        result.add("outside_commitlog", str(commitlog), "the CommitLog holds no message; "
-                   "every hour bucket is outside it", error=bool(hours))
+        result.add(
+            "outside_commitlog",
+            str(commitlog),
+            "the CommitLog holds no message; every hour bucket is outside it",
+            error=bool(hours),
+        )
         return
     result.commitlog_span = (first, last)
     lo, hi = hour_of(first), hour_of(last)
     for h in hours:
         if h < lo or h > hi:
             if h < lo:  # expiry deletes only 168 hours: older buckets stay behind
-                result.add("outside_commitlog", str(h), f"hour bucket {h} lies before the "
-                           f"CommitLog's first message ({first}): left behind by expiry",
-                           error=False)
+                result.add(
+                    "outside_commitlog",
+                    str(h),
+                    f"hour bucket {h} lies before the "
+                    f"CommitLog's first message ({first}): left behind by expiry",
+                    error=False,
+                )
             else:
-                result.add("outside_commitlog", str(h), f"hour bucket {h} lies after the "
-                           f"CommitLog's last message ({last}): not this store's index")
+                result.add(
+                    "outside_commitlog",
+                    str(h),
+                    f"hour bucket {h} lies after the "
+                    f"CommitLog's last message ({last}): not this store's index",
+                )

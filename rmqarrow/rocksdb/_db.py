@@ -64,7 +64,8 @@ def resolve_db_dir(path: Path) -> Path:
     raise StoreNotFoundError(
         f"{path}: not a RocksDB message index (expected CURRENT, MANIFEST-* and OPTIONS-* "
         f"files, or a broker store root holding {ROCKSDB_DIR_NAMES[0]}/); it is "
-        f"{describe(t)}")
+        f"{describe(t)}"
+    )
 
 
 def _options(rd: Any, *, create: bool) -> Any:
@@ -106,8 +107,12 @@ def _make_shadow(source: Path, into: Path) -> None:
     (into / "CURRENT").write_bytes(current)
     for child in sorted(source.iterdir()):
         name = child.name
-        if name == "CURRENT" or name in _SKIPPED or name.startswith("LOG.old") or \
-                not child.is_file():
+        if (
+            name == "CURRENT"
+            or name in _SKIPPED
+            or name.startswith("LOG.old")
+            or not child.is_file()
+        ):
             continue
         if name.endswith(_LINKED_SUFFIXES):
             (into / name).symlink_to(child.resolve())
@@ -125,8 +130,12 @@ def open_shadow(source: Path) -> Shadow:
             _make_shadow(source, tmp)
             names = rd.Rdict.list_cf(str(tmp))
             cfs = {n: rd.Options(raw_mode=True) for n in names if n != "default"}
-            db = rd.Rdict(str(tmp), options=_options(rd, create=False), column_families=cfs,
-                          access_type=rd.AccessType.read_only())
+            db = rd.Rdict(
+                str(tmp),
+                options=_options(rd, create=False),
+                column_families=cfs,
+                access_type=rd.AccessType.read_only(),
+            )
             return Shadow(source, db, tmp)
         except FileNotFoundError as exc:  # a file went away while copying
             last = exc
@@ -135,5 +144,7 @@ def open_shadow(source: Path) -> Shadow:
         shutil.rmtree(tmp, ignore_errors=True)
         _log.info("%s changed while opening it (%s); retrying", source, last)
         time.sleep(0.05 * (attempt + 1))
-    raise CorruptIndexError(f"{source}: RocksDB could not open it read-only ({last}); "
-                            "check the directory, or copy it while the broker is stopped")
+    raise CorruptIndexError(
+        f"{source}: RocksDB could not open it read-only ({last}); "
+        "check the directory, or copy it while the broker is stopped"
+    )

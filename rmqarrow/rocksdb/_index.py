@@ -77,10 +77,19 @@ class RocksDBIndex(Closing):
     ``maxRocksDBIndexQueryDays`` (they shape :meth:`query_offset`).
     """
 
-    def __init__(self, path: Path, db: Any, shadow: Shadow | None, *,
-                 max_msgs_num_batch: int, max_query_days: int) -> None:
-        for name, v in (("max_msgs_num_batch", max_msgs_num_batch),
-                        ("max_query_days", max_query_days)):
+    def __init__(
+        self,
+        path: Path,
+        db: Any,
+        shadow: Shadow | None,
+        *,
+        max_msgs_num_batch: int,
+        max_query_days: int,
+    ) -> None:
+        for name, v in (
+            ("max_msgs_num_batch", max_msgs_num_batch),
+            ("max_query_days", max_query_days),
+        ):
             if isinstance(v, bool) or not isinstance(v, int) or v < 0:
                 raise InvalidValueError(f"{name} must be an int >= 0, got {v!r}")
         self.path = path
@@ -91,24 +100,42 @@ class RocksDBIndex(Closing):
         self._last_delete_hour = 0
 
     @classmethod
-    def create(cls, path: str | os.PathLike[str], *,
-               max_msgs_num_batch: int = DEFAULT_MAX_MSGS_NUM_BATCH,
-               max_query_days: int = DEFAULT_MAX_QUERY_DAYS) -> RocksDBIndex:
+    def create(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        max_msgs_num_batch: int = DEFAULT_MAX_MSGS_NUM_BATCH,
+        max_query_days: int = DEFAULT_MAX_QUERY_DAYS,
+    ) -> RocksDBIndex:
         """A new database at ``path`` (absent or empty) to write with :meth:`build_index`."""
         p = Path(path)
-        return cls(p, create_db(p), None, max_msgs_num_batch=max_msgs_num_batch,
-                   max_query_days=max_query_days)
+        return cls(
+            p,
+            create_db(p),
+            None,
+            max_msgs_num_batch=max_msgs_num_batch,
+            max_query_days=max_query_days,
+        )
 
     @classmethod
-    def open(cls, path: str | os.PathLike[str], *,
-             max_msgs_num_batch: int = DEFAULT_MAX_MSGS_NUM_BATCH,
-             max_query_days: int = DEFAULT_MAX_QUERY_DAYS) -> RocksDBIndex:
+    def open(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        max_msgs_num_batch: int = DEFAULT_MAX_MSGS_NUM_BATCH,
+        max_query_days: int = DEFAULT_MAX_QUERY_DAYS,
+    ) -> RocksDBIndex:
         """The database at ``path`` (or a broker root's ``rocksdbstore/``), read-only: the
         directory is never written or locked, also while a broker holds it open."""
         source = resolve_db_dir(Path(path))
         shadow = open_shadow(source)
-        return cls(source, shadow.db, shadow, max_msgs_num_batch=max_msgs_num_batch,
-                   max_query_days=max_query_days)
+        return cls(
+            source,
+            shadow.db,
+            shadow,
+            max_msgs_num_batch=max_msgs_num_batch,
+            max_query_days=max_query_days,
+        )
 
     # -- state ------------------------------------------------------------------------------
 
@@ -139,8 +166,9 @@ class RocksDBIndex(Closing):
     def _writable(self) -> Any:
         db = self._live()
         if self._shadow is not None:
-            raise ReadOnlyIndexError(f"{self.path}: opened read-only; use RocksDBIndex.create "
-                                     "for a database to write")
+            raise ReadOnlyIndexError(
+                f"{self.path}: opened read-only; use RocksDBIndex.create for a database to write"
+            )
         return db
 
     def _family(self, name: str) -> Any:
@@ -150,8 +178,10 @@ class RocksDBIndex(Closing):
         try:
             return db.get_column_family(name)
         except Exception:  # rocksdict raises a bare Exception for an unknown family
-            raise InvalidValueError(f"{self.path}: no column family {name!r}; it has "
-                                    f"{', '.join(self.column_families())}") from None
+            raise InvalidValueError(
+                f"{self.path}: no column family {name!r}; it has "
+                f"{', '.join(self.column_families())}"
+            ) from None
 
     def column_families(self) -> list[str]:
         """The families the database holds (RocketMQ: default, timer, trans)."""
@@ -168,8 +198,9 @@ class RocksDBIndex(Closing):
         """Every ``(key, value)`` of ``family`` in RocksDB (bytewise) order."""
         return list(self.iter_pairs(family))
 
-    def iter_pairs(self, family: str = DEFAULT_CF, start: bytes | None = None
-                   ) -> Iterator[tuple[bytes, bytes]]:
+    def iter_pairs(
+        self, family: str = DEFAULT_CF, start: bytes | None = None
+    ) -> Iterator[tuple[bytes, bytes]]:
         """The pairs of ``family`` streamed in order, from ``start`` (or the first key)."""
         items: Iterator[tuple[bytes, bytes]] = self._family(family).items(from_key=start)
         return items
@@ -209,56 +240,101 @@ class RocksDBIndex(Closing):
         """One ``queryOffsetForIndex`` over the ``default`` family."""
         return search(_IterSource(self._live()), plan)
 
-    def query_offset(self, topic: str, key: str, max_num: int, begin: int, end: int,
-                     index_type: str | None = None, last_key: str | None = None, *,
-                     now: int | None = None) -> QueryOffsetResult | None:
+    def query_offset(
+        self,
+        topic: str,
+        key: str,
+        max_num: int,
+        begin: int,
+        end: int,
+        index_type: str | None = None,
+        last_key: str | None = None,
+        *,
+        now: int | None = None,
+    ) -> QueryOffsetResult | None:
         """``IndexRocksDBStore.queryOffset``: None where RocketMQ returns null."""
-        return self.answer(RocksDBQuery(topic, key, max_num, begin, end, index_type,
-                                        last_key), now=now)
+        return self.answer(
+            RocksDBQuery(topic, key, max_num, begin, end, index_type, last_key), now=now
+        )
 
     def answer(self, q: RocksDBQuery, *, now: int | None = None) -> QueryOffsetResult | None:
         """:meth:`query_offset` for one :class:`RocksDBQuery`."""
         self._live()
-        return query_offset(q, self.get, self.run_search,
-                            max_msgs_num_batch=self.max_msgs_num_batch,
-                            max_query_days=self.max_query_days, now=now)
+        return query_offset(
+            q,
+            self.get,
+            self.run_search,
+            max_msgs_num_batch=self.max_msgs_num_batch,
+            max_query_days=self.max_query_days,
+            now=now,
+        )
 
     def explain(self, q: RocksDBQuery, *, now: int | None = None) -> list[str]:
         """Lines saying why :meth:`answer` gives what it gives (an empty answer above all:
         a refused window, no such bucket, the type fallback, the cap)."""
         from rmqarrow.rocksdb._explain import explain_query
 
-        return explain_query(_IterSource(self._live()), q,
-                             max_msgs_num_batch=self.max_msgs_num_batch,
-                             max_query_days=self.max_query_days, now=now)
+        return explain_query(
+            _IterSource(self._live()),
+            q,
+            max_msgs_num_batch=self.max_msgs_num_batch,
+            max_query_days=self.max_query_days,
+            now=now,
+        )
 
-    def answers(self, queries: Sequence[RocksDBQuery], *, now: int | None = None
-                ) -> list[QueryOffsetResult | None]:
+    def answers(
+        self, queries: Sequence[RocksDBQuery], *, now: int | None = None
+    ) -> list[QueryOffsetResult | None]:
         return [self.answer(q, now=now) for q in queries]
 
     # -- writing ----------------------------------------------------------------------------
 
-    def build_index(self, topic: str | None, keys: str | None, tags: str | None,
-                    uniq_key: str | None, commit_log_offset: int, store_timestamp: int,
-                    sys_flag: int, msg_size: int) -> int:
+    def build_index(
+        self,
+        topic: str | None,
+        keys: str | None,
+        tags: str | None,
+        uniq_key: str | None,
+        commit_log_offset: int,
+        store_timestamp: int,
+        sys_flag: int,
+        msg_size: int,
+    ) -> int:
         """``buildIndex`` then ``writeRecordsForIndex`` for one message, as one write batch;
         returns the records written (0 for a dropped message)."""
         db = self._writable()
         last_ts, last_off = bookkeeping(self.get)
-        records = records_for_message(topic, keys, tags, uniq_key, commit_log_offset,
-                                      store_timestamp, sys_flag, msg_size, last_off or 0)
+        records = records_for_message(
+            topic,
+            keys,
+            tags,
+            uniq_key,
+            commit_log_offset,
+            store_timestamp,
+            sys_flag,
+            msg_size,
+            last_off or 0,
+        )
         if records is None:
             if commit_log_offset < 0 or msg_size <= 0:
-                _log.warning("message at offset %d (size %d) not indexed: RocketMQ refuses "
-                             "a negative offset or a size <= 0", commit_log_offset, msg_size)
+                _log.warning(
+                    "message at offset %d (size %d) not indexed: RocketMQ refuses "
+                    "a negative offset or a size <= 0",
+                    commit_log_offset,
+                    msg_size,
+                )
             return 0
         batch = rocksdict_module().WriteBatch(raw_mode=True)
         written = 0
         for r in records:
             hour = hour_of(r.store_time)
             if hour <= 0:
-                _log.info("record %r at offset %d skipped: store time %d is before "
-                          "1970-01-01T01:00Z", r.middle, r.offset, r.store_time)
+                _log.info(
+                    "record %r at offset %d skipped: store time %d is before 1970-01-01T01:00Z",
+                    r.middle,
+                    r.offset,
+                    r.store_time,
+                )
                 continue
             key = long_bytes(hour) + java_utf8(r.middle) + long_bytes(r.offset)
             batch.put(key, long_bytes(r.store_time))
@@ -285,8 +361,12 @@ class RocksDBIndex(Closing):
         begin_key = long_bytes(start) + sep
         end_key = long_bytes(end) + sep + DELETE_END_SUFFIX
         if begin_key > end_key:
-            _log.info("range delete of hours %d..%d refused, as RocksDB refuses it: the start "
-                      "key sorts after the end key", start, end)
+            _log.info(
+                "range delete of hours %d..%d refused, as RocksDB refuses it: the start "
+                "key sorts after the end key",
+                start,
+                end,
+            )
             return False
         db.delete_range(begin_key, end_key)
         return True
@@ -314,6 +394,7 @@ def answer_queries(
     now: int | None = None,
 ) -> list[QueryOffsetResult | None]:
     """The native engine: the database at ``source`` opened read-only, each query walked."""
-    with RocksDBIndex.open(source, max_msgs_num_batch=max_msgs_num_batch,
-                           max_query_days=max_query_days) as index:
+    with RocksDBIndex.open(
+        source, max_msgs_num_batch=max_msgs_num_batch, max_query_days=max_query_days
+    ) as index:
         return index.answers(queries, now=now)

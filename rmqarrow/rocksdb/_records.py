@@ -45,17 +45,34 @@ def decode_key(k: bytes) -> DecodedKey:
         return DecodedKey(None, None, None, None, None, None, k, "a bookkeeping key")
     if len(k) < _MIN_RECORD:
         hour = be_long(k) if len(k) >= LONG.size else None
-        return DecodedKey(hour, None, None, None, None, None, k[LONG.size:],
-                          f"{len(k)} bytes, shorter than the shortest record ({_MIN_RECORD})")
-    hour, offset, tail = be_long(k), be_long(k[-LONG.size:]), k[LONG.size:]
+        return DecodedKey(
+            hour,
+            None,
+            None,
+            None,
+            None,
+            None,
+            k[LONG.size :],
+            f"{len(k)} bytes, shorter than the shortest record ({_MIN_RECORD})",
+        )
+    hour, offset, tail = be_long(k), be_long(k[-LONG.size :]), k[LONG.size :]
     try:
-        middle = k[LONG.size:-LONG.size].decode("utf-8")
+        middle = k[LONG.size : -LONG.size].decode("utf-8")
     except UnicodeDecodeError:
-        return DecodedKey(hour, None, None, None, None, offset, tail,
-                          "the middle of the key is not UTF-8")
+        return DecodedKey(
+            hour, None, None, None, None, offset, tail, "the middle of the key is not UTF-8"
+        )
     if not (middle.startswith(KEY_SPLIT) and middle.endswith(KEY_SPLIT)):
-        return DecodedKey(hour, None, None, None, None, offset, tail,
-                          "the middle of the key does not start and end with '@'")
+        return DecodedKey(
+            hour,
+            None,
+            None,
+            None,
+            None,
+            offset,
+            tail,
+            "the middle of the key does not start and end with '@'",
+        )
     parts = middle[1:-1].split(KEY_SPLIT)
     topic, index_type = parts[0], parts[1] if len(parts) > 1 else None
     problem = None

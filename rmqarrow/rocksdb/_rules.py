@@ -191,11 +191,18 @@ def records_for_message(
     out: list[IndexRecord] = []
     if keys:
         for token in dict.fromkeys(t for t in keys.split(" ") if t):
-            out.append(IndexRecord(TYPE_KEY, middle_text(topic, TYPE_KEY, token, uniq_key),
-                                   offset, store_time))
+            out.append(
+                IndexRecord(
+                    TYPE_KEY, middle_text(topic, TYPE_KEY, token, uniq_key), offset, store_time
+                )
+            )
     if tags:
-        out.append(IndexRecord(TYPE_TAG, middle_text(topic, TYPE_TAG, tags, uniq_key),
-                               offset, store_time))
-    out.append(IndexRecord(TYPE_UNIQUE, middle_text(topic, TYPE_UNIQUE, None, uniq_key),
-                           offset, store_time))
+        out.append(
+            IndexRecord(TYPE_TAG, middle_text(topic, TYPE_TAG, tags, uniq_key), offset, store_time)
+        )
+    out.append(
+        IndexRecord(
+            TYPE_UNIQUE, middle_text(topic, TYPE_UNIQUE, None, uniq_key), offset, store_time
+        )
+    )
     return out

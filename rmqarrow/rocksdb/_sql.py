@@ -29,18 +29,20 @@ __all__ = [
     "split_hits",
 ]
 
-SEARCHES_SCHEMA = pa.schema([
-    ("sid", pa.int64()),
-    ("h_lo", pa.int64()),
-    ("h_hi", pa.int64()),
-    ("mid", pa.binary()),
-    ("mid_succ", pa.binary()),
-    ("t_begin", pa.int64()),
-    ("t_end", pa.int64()),
-    ("max_num", pa.int64()),
-    ("lh", pa.int64()),
-    ("seek_tail", pa.binary()),
-])
+SEARCHES_SCHEMA = pa.schema(
+    [
+        ("sid", pa.int64()),
+        ("h_lo", pa.int64()),
+        ("h_hi", pa.int64()),
+        ("mid", pa.binary()),
+        ("mid_succ", pa.binary()),
+        ("t_begin", pa.int64()),
+        ("t_end", pa.int64()),
+        ("max_num", pa.int64()),
+        ("lh", pa.int64()),
+        ("seek_tail", pa.binary()),
+    ]
+)
 
 
 def searches_table(plans: list[Search]) -> pa.Table:
@@ -51,11 +53,16 @@ def searches_table(plans: list[Search]) -> pa.Table:
         mid = java_utf8(f"@{p.topic}@{p.index_type}@{p.key}@")
         paged = p.last_hour is not None and p.last_hour in p.hours and p.seek_key is not None
         for name, value in (
-            ("sid", sid), ("h_lo", p.hours[0]), ("h_hi", p.hours[-1]), ("mid", mid),
+            ("sid", sid),
+            ("h_lo", p.hours[0]),
+            ("h_hi", p.hours[-1]),
+            ("mid", mid),
             ("mid_succ", mid[:-1] + bytes([mid[-1] + 1])),  # the prefix ends with "@"
-            ("t_begin", p.begin), ("t_end", p.end), ("max_num", p.max_num),
+            ("t_begin", p.begin),
+            ("t_end", p.end),
+            ("max_num", p.max_num),
             ("lh", p.last_hour if paged else None),
-            ("seek_tail", p.seek_key[LONG.size:] if paged and p.seek_key else None),
+            ("seek_tail", p.seek_key[LONG.size :] if paged and p.seek_key else None),
         ):
             rows[name].append(value)
     return pa.table(rows, schema=SEARCHES_SCHEMA)

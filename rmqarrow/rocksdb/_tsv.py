@@ -52,8 +52,9 @@ def _lines(path: str | os.PathLike[str], width: int) -> list[list[str]]:
             continue
         fields = line.split("\t")
         if len(fields) != width:
-            raise InvalidValueError(f"{path}:{n}: expected {width} TAB-separated fields, "
-                                    f"got {len(fields)}")
+            raise InvalidValueError(
+                f"{path}:{n}: expected {width} TAB-separated fields, got {len(fields)}"
+            )
         out.append(fields)
     return out
 
@@ -67,9 +68,19 @@ def _int(path: str | os.PathLike[str], field: str) -> int:
 
 def read_messages(path: str | os.PathLike[str]) -> list[Message]:
     """``topic, keys, tags, uniq_key, offset, store_timestamp, sys_flag, msg_size``."""
-    return [Message(_text(f[0]), _text(f[1]), _text(f[2]), _text(f[3]), _int(path, f[4]),
-                    _int(path, f[5]), _int(path, f[6]), _int(path, f[7]))
-            for f in _lines(path, 8)]
+    return [
+        Message(
+            _text(f[0]),
+            _text(f[1]),
+            _text(f[2]),
+            _text(f[3]),
+            _int(path, f[4]),
+            _int(path, f[5]),
+            _int(path, f[6]),
+            _int(path, f[7]),
+        )
+        for f in _lines(path, 8)
+    ]
 
 
 def read_deletions(path: str | os.PathLike[str]) -> list[tuple[str, int, int | None]]:
@@ -85,9 +96,18 @@ def read_deletions(path: str | os.PathLike[str]) -> list[tuple[str, int, int | N
 
 def read_queries(path: str | os.PathLike[str]) -> list[RocksDBQuery]:
     """``topic, key, index_type, max_num, begin, end, last_key``."""
-    return [RocksDBQuery(_text(f[0]) or "", _text(f[1]) or "", _int(path, f[3]),
-                         _int(path, f[4]), _int(path, f[5]), _text(f[2]), _text(f[6]))
-            for f in _lines(path, 7)]
+    return [
+        RocksDBQuery(
+            _text(f[0]) or "",
+            _text(f[1]) or "",
+            _int(path, f[3]),
+            _int(path, f[4]),
+            _int(path, f[5]),
+            _text(f[2]),
+            _text(f[6]),
+        )
+        for f in _lines(path, 7)
+    ]
 
 
 def format_answer(answer: QueryOffsetResult | None) -> list[str]:
@@ -97,11 +117,15 @@ def format_answer(answer: QueryOffsetResult | None) -> list[str]:
     offsets = answer.phy_offsets
     listed = "NULL" if offsets is None else ",".join(str(o) for o in offsets)
     count = "0" if offsets is None else str(len(offsets))
-    return ["ok", listed, count, str(answer.last_update_timestamp),
-            str(answer.last_update_phy_offset)]
+    return [
+        "ok",
+        listed,
+        count,
+        str(answer.last_update_timestamp),
+        str(answer.last_update_phy_offset),
+    ]
 
 
 def read_expected(path: str | os.PathLike[str]) -> list[list[str]]:
     """Per query line, its expected answer fields as :func:`format_answer` writes them."""
     return [f[1:] for f in _lines(path, 6)]
-

@@ -92,8 +92,9 @@ class Search:
         return record_prefix(hour, self.topic, self.index_type, self.key)
 
 
-def search_plan(topic: str, index_type: str, key: str, begin: int, end: int, max_num: int,
-                last_key: str | None) -> Search:
+def search_plan(
+    topic: str, index_type: str, key: str, begin: int, end: int, max_num: int, last_key: str | None
+) -> Search:
     """The hours and seek of one search (rules 19, 22, 23); the null cases decided here."""
     hours = get_hours(begin, end)
     last_hour: int | None = None
@@ -129,7 +130,7 @@ def search(src: KeySource, plan: Search) -> list[int] | None:
             if len(v) < LONG.size:
                 continue  # RocketMQ's getLong throws; the loop logs and goes on
             if plan.begin <= be_long(v) <= plan.end:
-                out.append(be_long(k[-LONG.size:]))
+                out.append(be_long(k[-LONG.size :]))
                 if len(out) >= plan.max_num:
                     return out
     return out
@@ -144,12 +145,18 @@ def bookkeeping(get: Callable[[bytes], bytes | None]) -> tuple[int | None, int |
     return values[0], values[1]
 
 
-def _checked(q: RocksDBQuery, max_query_days: int, now: int | None
-             ) -> tuple[int, int] | None:
+def _checked(q: RocksDBQuery, max_query_days: int, now: int | None) -> tuple[int, int] | None:
     """The window after rules 13-15, or None where RocketMQ returns null."""
     begin, end = q.begin, q.end
-    if (not q.topic or not q.key or q.max_num <= 0 or begin < 0 or end <= 0 or begin > end
-            or (q.index_type and q.index_type not in INDEX_TYPES)):
+    if (
+        not q.topic
+        or not q.key
+        or q.max_num <= 0
+        or begin < 0
+        or end <= 0
+        or begin > end
+        or (q.index_type and q.index_type not in INDEX_TYPES)
+    ):
         return None
     if begin == 0 or end == JAVA_LONG_MAX:
         end = int(time.time() * 1000) if now is None else now
@@ -182,8 +189,7 @@ def query_offset(
         if not found:
             found = run(search_plan(q.topic, TYPE_UNIQUE, q.key, begin, end, max_num, None))
     else:
-        found = run(search_plan(q.topic, q.index_type, q.key, begin, end, max_num,
-                                q.last_key))
+        found = run(search_plan(q.topic, q.index_type, q.key, begin, end, max_num, q.last_key))
     return QueryOffsetResult(found, last_ts, last_off)
 
 
@@ -217,20 +223,22 @@ def answer_batched(
         else:
             firsts[i] = search_plan(q.topic, TYPE_KEY, q.key, *window, max_num, None)
     found = _run(firsts, run_many)
-    fallbacks = {i: search_plan(queries[i].topic, TYPE_UNIQUE, queries[i].key, *windows[i],
-                                None)
-                 for i in firsts if not queries[i].index_type and not found[i]}
+    fallbacks = {
+        i: search_plan(queries[i].topic, TYPE_UNIQUE, queries[i].key, *windows[i], None)
+        for i in firsts
+        if not queries[i].index_type and not found[i]
+    }
     found.update(_run(fallbacks, run_many))
     for i, offsets in found.items():
         out[i] = QueryOffsetResult(offsets, last_ts or 0, last_off or 0)
     return out
 
 
-def _run(plans: dict[int, Search], run_many: Callable[[list[Search]], list[list[int]]]
-         ) -> dict[int, list[int] | None]:
+def _run(
+    plans: dict[int, Search], run_many: Callable[[list[Search]], list[list[int]]]
+) -> dict[int, list[int] | None]:
     live = [i for i, p in plans.items() if not p.null and p.hours]
     results = run_many([plans[i] for i in live]) if live else []
-    found: dict[int, list[int] | None] = {
-        i: (None if p.null else []) for i, p in plans.items()}
+    found: dict[int, list[int] | None] = {i: (None if p.null else []) for i, p in plans.items()}
     found.update(zip(live, results, strict=True))
     return found

@@ -46,8 +46,7 @@ class Store(Closing):
     #: the tables :meth:`scan` reads
     tables: tuple[str, ...] = ()
 
-    def __init__(self, target: Target, hash_slot_num: int | None, index_num: int | None
-                 ) -> None:
+    def __init__(self, target: Target, hash_slot_num: int | None, index_num: int | None) -> None:
         self.target = target
         self.hash_slot_num = hash_slot_num
         self.index_num = index_num
@@ -87,8 +86,7 @@ class Store(Closing):
 
     def _unsupported(self, what: str, instead: str) -> NoReturn:
         raise UnsupportedOperationError(
-            f"{self.path}: {what} is not available for {self.target.detail or self.kind}; "
-            f"{instead}"
+            f"{self.path}: {what} is not available for {self.target.detail or self.kind}; {instead}"
         )
 
     def _check_table(self, table: str) -> None:
@@ -127,8 +125,7 @@ class Store(Closing):
         """One table (see :attr:`tables`) streamed as Arrow, projection and filter applied."""
         self._unsupported("scan", "open the index files or an exported dataset")
 
-    def to_duckdb(self, con: duckdb.DuckDBPyConnection | None = None
-                  ) -> duckdb.DuckDBPyConnection:
+    def to_duckdb(self, con: duckdb.DuckDBPyConnection | None = None) -> duckdb.DuckDBPyConnection:
         """A DuckDB connection with the tables registered as views (and lookup macros)."""
         self._unsupported("to_duckdb", "open the index files or an exported dataset")
 
@@ -144,8 +141,11 @@ class Store(Closing):
         **options: Any,
     ) -> dict[str, Any]:
         """Write the store as a Parquet dataset; returns the dataset's manifest."""
-        self._unsupported("export", "it already is a dataset: copy it, or import it back "
-                          "into index files with import_files()")
+        self._unsupported(
+            "export",
+            "it already is a dataset: copy it, or import it back "
+            "into index files with import_files()",
+        )
 
     def import_files(self, out_dir: str | os.PathLike[str], **options: Any) -> list[Path]:
         """Rebuild the index files of an exported dataset under ``out_dir``."""

@@ -20,8 +20,9 @@ if TYPE_CHECKING:
 __all__ = ["build"]
 
 
-def _commitlog_batches(commitlog: Path, start: int, engine: str, master: str | None,
-                       batch_rows: int) -> Iterator[pa.RecordBatch]:
+def _commitlog_batches(
+    commitlog: Path, start: int, engine: str, master: str | None, batch_rows: int
+) -> Iterator[pa.RecordBatch]:
     """The index records of ``commitlog`` from ``start``, in log order: decoded here, or by
     Spark's executors and handed back in order (the same batches either way)."""
     if engine == "spark":
@@ -29,8 +30,9 @@ def _commitlog_batches(commitlog: Path, start: int, engine: str, master: str | N
         from rmqarrow.converters.spark.session import get_spark
 
         spark = get_spark(master, app_name="rmqarrow-build")
-        yield from ordered_index_records(spark, commitlog, start_offset=start,
-                                         batch_rows=batch_rows)
+        yield from ordered_index_records(
+            spark, commitlog, start_offset=start, batch_rows=batch_rows
+        )
         return
     from rmqarrow.commitlog import index_records
 
@@ -73,8 +75,9 @@ def build(
     if engine not in ("local", "spark"):
         raise UsageError(f"unknown build engine {engine!r}; choose from local, spark")
     if engine == "spark" and commitlog is None:
-        raise UsageError("the spark engine decodes a CommitLog (records from a file are read "
-                         "by this process)")
+        raise UsageError(
+            "the spark engine decodes a CommitLog (records from a file are read by this process)"
+        )
     if engine != "spark" and master is not None:
         raise UsageError("master needs engine='spark'")
     check_build_output(store)
@@ -87,9 +90,16 @@ def build(
         import pyarrow as pa
 
         try:
-            return build_store(store, batches, hash_slot_num=hash_slot_num,
-                               index_num=index_num, checkpoint=checkpoint, total=total,
-                               progress=progress, wait=wait)
+            return build_store(
+                store,
+                batches,
+                hash_slot_num=hash_slot_num,
+                index_num=index_num,
+                checkpoint=checkpoint,
+                total=total,
+                progress=progress,
+                wait=wait,
+            )
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
             raise bad_record(source, exc) from None
     assert commitlog is not None
@@ -99,6 +109,12 @@ def build(
         from rmqarrow.commitlog import CommitLogReader
 
         start = CommitLogReader(log).recover_start_offset(start_timestamp)
-    return build_store(store, _commitlog_batches(log, start, engine, master, batch_rows),
-                       hash_slot_num=hash_slot_num, index_num=index_num,
-                       checkpoint=checkpoint, progress=progress, wait=wait)
+    return build_store(
+        store,
+        _commitlog_batches(log, start, engine, master, batch_rows),
+        hash_slot_num=hash_slot_num,
+        index_num=index_num,
+        checkpoint=checkpoint,
+        progress=progress,
+        wait=wait,
+    )

@@ -46,8 +46,10 @@ class DatasetCheck:
 def _sql_engine(engine: str | None) -> str:
     name = engine or "duckdb"
     if name == "native":
-        raise UsageError("a dataset holds no index files for the native engine: use engine="
-                         "'duckdb' or 'spark', or import_files() and open the files")
+        raise UsageError(
+            "a dataset holds no index files for the native engine: use engine="
+            "'duckdb' or 'spark', or import_files() and open the files"
+        )
     return name
 
 
@@ -71,16 +73,19 @@ class DatasetStore(Store):
         q = Query(f"{topic}#{key}", check_max_num(max_num), begin, end)
         return self.answers([q], engine=engine)[0]
 
-    def answers(self, queries: Sequence[Any], *, engine: str | None = None,
-                master: str | None = None) -> list[list[int]]:
+    def answers(
+        self, queries: Sequence[Any], *, engine: str | None = None, master: str | None = None
+    ) -> list[list[int]]:
         from rmqarrow.engines import answer_with_engine
 
         self._check_open()
-        return answer_with_engine(_sql_engine(engine), self.path, as_queries(queries),
-                                  master=master)
+        return answer_with_engine(
+            _sql_engine(engine), self.path, as_queries(queries), master=master
+        )
 
-    def query_many(self, queries: Sequence[Any], *, engine: str | None = None,
-                   master: str | None = None) -> pa.Table:
+    def query_many(
+        self, queries: Sequence[Any], *, engine: str | None = None, master: str | None = None
+    ) -> pa.Table:
         qs = as_queries(queries)
         return hits_table(qs, self.answers(qs, engine=engine, master=master))
 
@@ -97,11 +102,9 @@ class DatasetStore(Store):
         self._check_table(table)
         if table == "messages" and not (self.path / "messages").is_dir():
             raise DatasetError(f"{self.path}: no messages table (export with a CommitLog)")
-        return open_dataset(self.path, table).scanner(columns=columns,
-                                                      filter=filter).to_reader()
+        return open_dataset(self.path, table).scanner(columns=columns, filter=filter).to_reader()
 
-    def to_duckdb(self, con: duckdb.DuckDBPyConnection | None = None
-                  ) -> duckdb.DuckDBPyConnection:
+    def to_duckdb(self, con: duckdb.DuckDBPyConnection | None = None) -> duckdb.DuckDBPyConnection:
         from rmqarrow.converters.duckdb.sql import connect
 
         self._check_open()
@@ -116,9 +119,15 @@ class DatasetStore(Store):
         register_tables(session, self.path)
         return session
 
-    def import_files(self, out_dir: str | os.PathLike[str], *, trust: bool = False,
-                     progress: ProgressCallback | None = None, wait: bool | float = False,
-                     **options: Any) -> list[Path]:
+    def import_files(
+        self,
+        out_dir: str | os.PathLike[str],
+        *,
+        trust: bool = False,
+        progress: ProgressCallback | None = None,
+        wait: bool | float = False,
+        **options: Any,
+    ) -> list[Path]:
         """Byte-identical index files under ``out_dir`` (never replacing one)."""
         from rmqarrow.converters.parquet.importer import import_dataset
 
@@ -153,13 +162,20 @@ class TieredDatasetStore(Store):
     format = "tiered"
     tables = ("tiered_files", "tiered_slots", "tiered_items")
 
-    def answers(self, queries: Sequence[tuple[Any, ...]], *, engine: str | None = None,
-                exact: bool = False, master: str | None = None) -> list[Any]:
+    def answers(
+        self,
+        queries: Sequence[tuple[Any, ...]],
+        *,
+        engine: str | None = None,
+        exact: bool = False,
+        master: str | None = None,
+    ) -> list[Any]:
         from rmqarrow.engines import answer_with_engine
 
         self._check_open()
-        return answer_with_engine(_sql_engine(engine), self.path, list(queries), fmt="tiered",
-                                  exact=exact, master=master)
+        return answer_with_engine(
+            _sql_engine(engine), self.path, list(queries), fmt="tiered", exact=exact, master=master
+        )
 
     def query(
         self,
@@ -175,14 +191,16 @@ class TieredDatasetStore(Store):
         """The items RocketMQ returns for ``topic``/``key`` (a failing read raises)."""
         from rmqarrow.errors import TieredReadError
 
-        answer = self.answers([(topic, key, check_max_num(max_num), begin, end)],
-                              engine=engine, exact=exact)[0]
+        answer = self.answers(
+            [(topic, key, check_max_num(max_num), begin, end)], engine=engine, exact=exact
+        )[0]
         if isinstance(answer, TieredReadError):
             raise answer
         return list(answer)
 
-    def query_many(self, queries: Sequence[Any], *, engine: str | None = None,
-                   exact: bool = False) -> pa.Table:
+    def query_many(
+        self, queries: Sequence[Any], *, engine: str | None = None, exact: bool = False
+    ) -> pa.Table:
         qs = [tuple(q) for q in queries]
         return items_table(qs, self.answers(qs, engine=engine, exact=exact))
 
@@ -202,8 +220,9 @@ class TieredDatasetStore(Store):
         tables = dict(zip(self.tables, read_tiered_dataset(self.path), strict=True))
         return pads.dataset(tables[table]).scanner(columns=columns, filter=filter).to_reader()
 
-    def import_files(self, out_dir: str | os.PathLike[str], *, wait: bool | float = False,
-                     **options: Any) -> list[Path]:
+    def import_files(
+        self, out_dir: str | os.PathLike[str], *, wait: bool | float = False, **options: Any
+    ) -> list[Path]:
         """Byte-identical tiered files under ``out_dir``."""
         from rmqarrow.converters.parquet.tiered_import import import_tiered
 

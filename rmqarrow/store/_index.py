@@ -49,8 +49,11 @@ def refuse_unknown_geometry(health: StoreHealth) -> None:
         return
     size, g = sizes.pop(), health.geometry
     fitted = Geometry.for_size_default_ratio(size)
-    hint = (f"--hash-slot-num {fitted.hash_slot_num} --index-num {fitted.index_num} fits"
-            if fitted else "pass the --hash-slot-num and --index-num they were written with")
+    hint = (
+        f"--hash-slot-num {fitted.hash_slot_num} --index-num {fitted.index_num} fits"
+        if fitted
+        else "pass the --hash-slot-num and --index-num they were written with"
+    )
     raise GeometryError(
         f"{health.store}: expected {g.file_size} bytes per file for {g}, found {size} bytes "
         f"in all {len(files)} files; {hint}"
@@ -75,11 +78,20 @@ class StoreCheck:
         return {
             "store": str(self.store),
             "ok": self.ok,
-            "geometry": {"hash_slot_num": g.hash_slot_num, "index_num": g.index_num,
-                         "file_size": g.file_size, "note": self.health.note},
+            "geometry": {
+                "hash_slot_num": g.hash_slot_num,
+                "index_num": g.index_num,
+                "file_size": g.file_size,
+                "note": self.health.note,
+            },
             "commitlog": None if self.commitlog is None else str(self.commitlog),
-            "files": [{**fh.to_dict(), "chains": self.chains[fh.name].to_dict()
-                       if fh.name in self.chains else None} for fh in self.health.files],
+            "files": [
+                {
+                    **fh.to_dict(),
+                    "chains": self.chains[fh.name].to_dict() if fh.name in self.chains else None,
+                }
+                for fh in self.health.files
+            ],
         }
 
 
@@ -132,8 +144,14 @@ class IndexStore(Store):
     format = "index"
     tables = ("files", "slots", "entries")
 
-    def __init__(self, target: Target, hash_slot_num: int | None, index_num: int | None,
-                 *, strict: bool = False) -> None:
+    def __init__(
+        self,
+        target: Target,
+        hash_slot_num: int | None,
+        index_num: int | None,
+        *,
+        strict: bool = False,
+    ) -> None:
         super().__init__(target, hash_slot_num, index_num)
         self.strict = strict
         self._service: IndexService | None = None
@@ -155,19 +173,23 @@ class IndexStore(Store):
         """The read-only, loaded service over the healthy files (opened on first use)."""
         self._check_open()
         if self._service is None:
-            service, note = open_healthy(self.index_path, self.hash_slot_num, self.index_num,
-                                       strict=self.strict)
+            service, note = open_healthy(
+                self.index_path, self.hash_slot_num, self.index_num, strict=self.strict
+            )
             if note:
                 _log.info("%s", note)
             if not service.files:
-                refuse_unknown_geometry(StoreHealth(self.index_path, service.geometry, None,
-                                                    service.skipped))
+                refuse_unknown_geometry(
+                    StoreHealth(self.index_path, service.geometry, None, service.skipped)
+                )
             for fh in service.skipped:
                 _log.warning("skipped damaged file %s", fh.describe())
             if not service.files:
                 service.close()
-                raise UsageError(f"{self.index_path}: no readable index files"
-                                 + (" (every file is damaged)" if service.skipped else ""))
+                raise UsageError(
+                    f"{self.index_path}: no readable index files"
+                    + (" (every file is damaged)" if service.skipped else "")
+                )
             self._service = service
         return self._service
 
@@ -211,8 +233,9 @@ class IndexStore(Store):
         q = Query(f"{topic}#{key}", check_max_num(max_num), begin, end)
         return self.answers([q], engine=engine)[0]
 
-    def answers(self, queries: Sequence[Any], *, engine: str | None = None,
-                master: str | None = None) -> list[list[int]]:
+    def answers(
+        self, queries: Sequence[Any], *, engine: str | None = None, master: str | None = None
+    ) -> list[list[int]]:
         """The answer of each query (:class:`~rmqarrow.Query` or ``(key, max_num[, begin,
         end])``) as a list of offsets, through ``engine`` (native by default)."""
         qs = as_queries(queries)
@@ -221,31 +244,44 @@ class IndexStore(Store):
             from rmqarrow.kernels.lookup import answers_from_table
 
             table = self.service.query_offsets(
-                [q.key for q in qs], [q.max_num for q in qs], [q.begin for q in qs],
-                [q.end for q in qs])
+                [q.key for q in qs],
+                [q.max_num for q in qs],
+                [q.begin for q in qs],
+                [q.end for q in qs],
+            )
             return answers_from_table(table, len(qs))
         from rmqarrow.engines import answer_with_engine
 
         s, n = self.sql_geometry(name)
-        return answer_with_engine(name, self.index_path, qs, master=master,
-                                  hash_slot_num=s, index_num=n)
+        return answer_with_engine(
+            name, self.index_path, qs, master=master, hash_slot_num=s, index_num=n
+        )
 
-    def query_many(self, queries: Sequence[Any], *, engine: str | None = None,
-                   master: str | None = None) -> pa.Table:
+    def query_many(
+        self, queries: Sequence[Any], *, engine: str | None = None, master: str | None = None
+    ) -> pa.Table:
         """One row per hit: ``query`` (position in ``queries``), ``key``, ``phy_offset``."""
         qs = as_queries(queries)
         return hits_table(qs, self.answers(qs, engine=engine, master=master))
 
-    def explain(self, topic: str, key: str, *, begin: int = 0, end: int = JAVA_LONG_MAX,
-                max_num: int = DEFAULT_MAX_NUM,
-                commitlog: str | os.PathLike[str] | None = None) -> list[str]:
+    def explain(
+        self,
+        topic: str,
+        key: str,
+        *,
+        begin: int = 0,
+        end: int = JAVA_LONG_MAX,
+        max_num: int = DEFAULT_MAX_NUM,
+        commitlog: str | os.PathLike[str] | None = None,
+    ) -> list[str]:
         """Per file, why the native lookup of ``topic#key`` returned what it did."""
 
         q = Query(f"{topic}#{key}", check_max_num(max_num), begin, end)
         return self.explain_queries([q], commitlog=commitlog)
 
-    def explain_queries(self, queries: Sequence[Any], *,
-                        commitlog: str | os.PathLike[str] | None = None) -> list[str]:
+    def explain_queries(
+        self, queries: Sequence[Any], *, commitlog: str | os.PathLike[str] | None = None
+    ) -> list[str]:
         """:meth:`explain` for many queries, one block of lines each."""
         from rmqarrow.verify.explain import explain_query
 
@@ -256,8 +292,14 @@ class IndexStore(Store):
             lines += explain_query(service.files, q, skipped=service.skipped, commitlog=log)
         return lines
 
-    def resolve(self, topic: str, key: str, offsets: Sequence[int], *,
-                commitlog: str | os.PathLike[str] | None = None) -> ResolveResult:
+    def resolve(
+        self,
+        topic: str,
+        key: str,
+        offsets: Sequence[int],
+        *,
+        commitlog: str | os.PathLike[str] | None = None,
+    ) -> ResolveResult:
         """Read each hit back from the CommitLog (a broker root's own by default) and keep
         the messages whose topic and KEYS/UNIQ_KEY really match: the hash false positives
         RocketMQ's lookup returns are dropped.  Each offset is read once."""
@@ -282,12 +324,17 @@ class IndexStore(Store):
 
         self._check_table(table)
         g = self.health().geometry
-        scanner = store_scanner(self.index_path, table, columns=columns, filter=filter,
-                                hash_slot_num=g.hash_slot_num, index_num=g.index_num)
+        scanner = store_scanner(
+            self.index_path,
+            table,
+            columns=columns,
+            filter=filter,
+            hash_slot_num=g.hash_slot_num,
+            index_num=g.index_num,
+        )
         return scanner.to_reader()
 
-    def to_duckdb(self, con: duckdb.DuckDBPyConnection | None = None
-                  ) -> duckdb.DuckDBPyConnection:
+    def to_duckdb(self, con: duckdb.DuckDBPyConnection | None = None) -> duckdb.DuckDBPyConnection:
         """Views ``files``, ``slots``, ``entries`` (and ``messages`` for a broker root with a
         CommitLog) with the ``index_lookup`` macros, on ``con`` or a new connection."""
         from rmqarrow.converters.duckdb.sql import connect
@@ -334,7 +381,8 @@ class IndexStore(Store):
         if damaged and self.strict:
             raise CorruptIndexError(
                 f"{len(damaged)} damaged index file(s), refused (strict, --strict): "
-                + "; ".join(f.describe() for f in damaged))
+                + "; ".join(f.describe() for f in damaged)
+            )
         for fh in damaged:
             _log.warning("damaged file %s", fh.describe())
         if not health.healthy:
@@ -347,14 +395,22 @@ class IndexStore(Store):
                 from rmqarrow.converters.spark.export import export_store as spark_export
             except ModuleNotFoundError as exc:
                 raise EngineUnavailableError(
-                    f"the spark engine needs {exc.name} (pip install 'rmqarrow[spark]' and "
-                    "Java 17)") from None
+                    f"the spark engine needs {exc.name} (pip install 'rmqarrow[spark]' and Java 17)"
+                ) from None
             if damaged:
-                raise UsageError(f"{self.index_path}: damaged files; the spark exporter "
-                                 "reads every file: export with the local engine")
-            spark_export(self.index_path, dest, overwrite=overwrite, master=master,
-                         hash_slot_num=g.hash_slot_num, index_num=g.index_num,
-                         commitlog=log)
+                raise UsageError(
+                    f"{self.index_path}: damaged files; the spark exporter "
+                    "reads every file: export with the local engine"
+                )
+            spark_export(
+                self.index_path,
+                dest,
+                overwrite=overwrite,
+                master=master,
+                hash_slot_num=g.hash_slot_num,
+                index_num=g.index_num,
+                commitlog=log,
+            )
             return read_manifest(dest)
         if engine != "local":
             raise UsageError(f"unknown export engine {engine!r}; choose from local, spark")
@@ -364,10 +420,17 @@ class IndexStore(Store):
 
         names = [f.name for f in damaged]
         try:
-            return export_store(self.index_path, dest, overwrite=overwrite,
-                                hash_slot_num=g.hash_slot_num, index_num=g.index_num,
-                                progress=progress, commitlog=log, skip=names,
-                                wait=wait)
+            return export_store(
+                self.index_path,
+                dest,
+                overwrite=overwrite,
+                hash_slot_num=g.hash_slot_num,
+                index_num=g.index_num,
+                progress=progress,
+                commitlog=log,
+                skip=names,
+                wait=wait,
+            )
         except CorruptIndexError as exc:
             if not any(name in str(exc) for name in names):
                 raise
@@ -399,8 +462,11 @@ class IndexStore(Store):
         from rmqarrow.converters.parquet.incremental import sync_store
 
         self._check_open()
-        return sync_store(self.index_path, dest, **self._sync_options(
-            commitlog, prune_deleted, reexport_changed, wait))
+        return sync_store(
+            self.index_path,
+            dest,
+            **self._sync_options(commitlog, prune_deleted, reexport_changed, wait),
+        )
 
     def follow(
         self,
@@ -421,28 +487,44 @@ class IndexStore(Store):
         self._check_open()
         if not interval > 0:
             raise UsageError(f"interval must be > 0 seconds, got {interval}")
-        return follow_store(self.index_path, dest, interval=interval, stop=stop,
-                            **self._sync_options(commitlog, prune_deleted, reexport_changed,
-                                                 wait))
+        return follow_store(
+            self.index_path,
+            dest,
+            interval=interval,
+            stop=stop,
+            **self._sync_options(commitlog, prune_deleted, reexport_changed, wait),
+        )
 
-    def _sync_options(self, commitlog: str | os.PathLike[str] | None, prune_deleted: bool,
-                      reexport_changed: bool, wait: bool | float) -> dict[str, Any]:
+    def _sync_options(
+        self,
+        commitlog: str | os.PathLike[str] | None,
+        prune_deleted: bool,
+        reexport_changed: bool,
+        wait: bool | float,
+    ) -> dict[str, Any]:
         health = self.health()
         damaged = health.damaged
         if damaged and self.strict:
             raise CorruptIndexError(
                 f"{len(damaged)} damaged index file(s), refused (strict, --strict): "
-                + "; ".join(f.describe() for f in damaged))
+                + "; ".join(f.describe() for f in damaged)
+            )
         for fh in damaged:
             _log.warning("damaged file %s", fh.describe())
         g = health.geometry
-        return {"hash_slot_num": g.hash_slot_num, "index_num": g.index_num,
-                "commitlog": None if commitlog is None else require_commitlog(commitlog),
-                "prune_deleted": prune_deleted, "reexport_changed": reexport_changed,
-                "skip": [f.name for f in damaged], "wait": wait}
+        return {
+            "hash_slot_num": g.hash_slot_num,
+            "index_num": g.index_num,
+            "commitlog": None if commitlog is None else require_commitlog(commitlog),
+            "prune_deleted": prune_deleted,
+            "reexport_changed": reexport_changed,
+            "skip": [f.name for f in damaged],
+            "wait": wait,
+        }
 
-    def check(self, *, commitlog: str | os.PathLike[str] | None = None,
-              chains: bool = True) -> StoreCheck:
+    def check(
+        self, *, commitlog: str | os.PathLike[str] | None = None, chains: bool = True
+    ) -> StoreCheck:
         """fsck: every file's size, header and (unless ``chains=False``) chains; with
         ``commitlog`` (a broker root's own by default), entries pointing at no message."""
         self._check_open()
@@ -457,8 +539,9 @@ class IndexStore(Store):
 
         if not chains:
             return StoreCheck(self.index_path, self.health(), {}, None)
-        health, reports = check_store(self.index_path, self.hash_slot_num, self.index_num,
-                                      commitlog=log_dir)
+        health, reports = check_store(
+            self.index_path, self.hash_slot_num, self.index_num, commitlog=log_dir
+        )
         return StoreCheck(self.index_path, health, reports, log_dir)
 
     def info(self, *, chains: bool = True) -> StoreInfo:
@@ -474,9 +557,16 @@ class IndexStore(Store):
                 info = _file_info(fh.path, g.hash_slot_num, g.index_num)
                 info["status"], info["detail"] = fh.status, fh.detail
             else:
-                info = {"file": str(fh.path), "name": fh.name, "status": fh.status,
-                        "detail": fh.detail, "file_size": fh.size, **fh.header,
-                        "entries": None, "geometry_note": None}
+                info = {
+                    "file": str(fh.path),
+                    "name": fh.name,
+                    "status": fh.status,
+                    "detail": fh.detail,
+                    "file_size": fh.size,
+                    **fh.header,
+                    "entries": None,
+                    "geometry_note": None,
+                }
                 for k in ("begin_timestamp", "end_timestamp"):
                     if k in fh.header:
                         info[k.replace("timestamp", "time")] = format_time(fh.header[k])

@@ -44,8 +44,11 @@ def open_store(
     if index not in (None, "indexfile", "rocksdb"):
         raise UsageError(f"index must be 'indexfile' or 'rocksdb', got {index!r}")
     target = detect(path)
-    rocksdb_options = {k: v for k, v in (("max_msgs_num_batch", max_msgs_num_batch),
-                                         ("max_query_days", max_query_days)) if v is not None}
+    rocksdb_options = {
+        k: v
+        for k, v in (("max_msgs_num_batch", max_msgs_num_batch), ("max_query_days", max_query_days))
+        if v is not None
+    }
     if target.kind == "rocksdb_dataset":
         return RocksDBDatasetStore(target, **rocksdb_options)
     if target.kind == "rocksdb" or (index == "rocksdb" and target.rocksdb_dir is not None):
@@ -53,12 +56,13 @@ def open_store(
             raise UsageError(f"{target.path}: {describe(target)}; it holds no IndexFiles")
         return RocksDBStore(target, **rocksdb_options)
     if index == "rocksdb":
-        raise UsageError(f"{target.path}: no RocksDB message index here (expected a RocksDB "
-                         "directory or a broker store root holding rocksdbstore/); it is "
-                         f"{describe(target)}")
+        raise UsageError(
+            f"{target.path}: no RocksDB message index here (expected a RocksDB "
+            "directory or a broker store root holding rocksdbstore/); it is "
+            f"{describe(target)}"
+        )
     if target.kind == "missing":
-        raise StoreNotFoundError(f"{target.path}: no such store directory, index file or "
-                                 "dataset")
+        raise StoreNotFoundError(f"{target.path}: no such store directory, index file or dataset")
     if target.kind == "tiered":
         return TieredStore(target, hash_slot_num, index_num)
     if target.kind == "tiered_dataset":
@@ -69,8 +73,10 @@ def open_store(
         return IndexStore(_index_target(target), hash_slot_num, index_num, strict=strict)
     if target.kind == "commitlog_dir":
         raise UsageError(f"{target.path}: {describe(target)}")
-    raise UsageError(f"{target.path}: {describe(target)}; rmqarrow.open takes index files, a "
-                     "broker store root, an exported dataset or tiered index files")
+    raise UsageError(
+        f"{target.path}: {describe(target)}; rmqarrow.open takes index files, a "
+        "broker store root, an exported dataset or tiered index files"
+    )
 
 
 def _index_target(target: Target) -> Target:

@@ -47,31 +47,49 @@ def as_rocksdb_queries(queries: Sequence[Any]) -> list[RocksDBQuery]:
         elif isinstance(q, tuple | list) and 5 <= len(q) <= 7:
             out.append(RocksDBQuery(*q))
         else:
-            raise UsageError(f"a RocksDB-index query is a RocksDBQuery or (topic, key, max_num, "
-                             f"begin, end[, index_type[, last_key]]), got {q!r}")
+            raise UsageError(
+                f"a RocksDB-index query is a RocksDBQuery or (topic, key, max_num, "
+                f"begin, end[, index_type[, last_key]]), got {q!r}"
+            )
     return out
 
 
-def _result_rows(qs: list[RocksDBQuery], answers: Sequence[QueryOffsetResult | None]
-                 ) -> pa.Table:
+def _result_rows(qs: list[RocksDBQuery], answers: Sequence[QueryOffsetResult | None]) -> pa.Table:
     import pyarrow as pa
 
-    rows: dict[str, list[Any]] = {"query": [], "topic": [], "key": [], "result": [],
-                                  "phy_offset": []}
+    rows: dict[str, list[Any]] = {
+        "query": [],
+        "topic": [],
+        "key": [],
+        "result": [],
+        "phy_offset": [],
+    }
     for i, (q, a) in enumerate(zip(qs, answers, strict=True)):
         offsets: list[int | None] = (
-            [None] if a is None or a.phy_offsets is None or not a.phy_offsets
-            else list(a.phy_offsets))
+            [None]
+            if a is None or a.phy_offsets is None or not a.phy_offsets
+            else list(a.phy_offsets)
+        )
         for o in offsets:
             rows["query"].append(i)
             rows["topic"].append(q.topic)
             rows["key"].append(q.key)
-            rows["result"].append("null" if a is None else
-                                  "null list" if a.phy_offsets is None else "ok")
+            rows["result"].append(
+                "null" if a is None else "null list" if a.phy_offsets is None else "ok"
+            )
             rows["phy_offset"].append(o)
-    return pa.table(rows, schema=pa.schema([("query", pa.int64()), ("topic", pa.string()),
-                                            ("key", pa.string()), ("result", pa.string()),
-                                            ("phy_offset", pa.int64())]))
+    return pa.table(
+        rows,
+        schema=pa.schema(
+            [
+                ("query", pa.int64()),
+                ("topic", pa.string()),
+                ("key", pa.string()),
+                ("result", pa.string()),
+                ("phy_offset", pa.int64()),
+            ]
+        ),
+    )
 
 
 class _RocksDBSurface(Store):
@@ -80,8 +98,13 @@ class _RocksDBSurface(Store):
     format = "rocksdb"
     tables = _TABLES
 
-    def __init__(self, target: Target, *, max_msgs_num_batch: int = DEFAULT_MAX_MSGS_NUM_BATCH,
-                 max_query_days: int = DEFAULT_MAX_QUERY_DAYS) -> None:
+    def __init__(
+        self,
+        target: Target,
+        *,
+        max_msgs_num_batch: int = DEFAULT_MAX_MSGS_NUM_BATCH,
+        max_query_days: int = DEFAULT_MAX_QUERY_DAYS,
+    ) -> None:
         super().__init__(target, None, None)
         self.max_msgs_num_batch = max_msgs_num_batch
         self.max_query_days = max_query_days
@@ -92,40 +115,75 @@ class _RocksDBSurface(Store):
     def _source(self) -> Path:
         return self.path
 
-    def answers(self, queries: Sequence[Any], *, engine: str | None = None,
-                master: str | None = None, now: int | None = None
-                ) -> list[QueryOffsetResult | None]:
+    def answers(
+        self,
+        queries: Sequence[Any],
+        *,
+        engine: str | None = None,
+        master: str | None = None,
+        now: int | None = None,
+    ) -> list[QueryOffsetResult | None]:
         """RocketMQ's ``queryOffset`` answer per query (None where it returns null)."""
         from rmqarrow.engines import answer_with_engine
 
         self._check_open()
         name = engine or self._default_engine()
         if name == "native" and self._default_engine() != "native":
-            raise UsageError("a dataset holds no RocksDB database for the native engine: use "
-                             "engine='duckdb' or 'spark'")
+            raise UsageError(
+                "a dataset holds no RocksDB database for the native engine: use "
+                "engine='duckdb' or 'spark'"
+            )
         return answer_with_engine(
-            name, self._source(), as_rocksdb_queries(queries), fmt="rocksdb", master=master,
-            rocksdb_options={"max_msgs_num_batch": self.max_msgs_num_batch,
-                             "max_query_days": self.max_query_days, "now": now})
+            name,
+            self._source(),
+            as_rocksdb_queries(queries),
+            fmt="rocksdb",
+            master=master,
+            rocksdb_options={
+                "max_msgs_num_batch": self.max_msgs_num_batch,
+                "max_query_days": self.max_query_days,
+                "now": now,
+            },
+        )
 
-    def query_offset(self, topic: str, key: str, max_num: int, begin: int, end: int,
-                     index_type: str | None = None, last_key: str | None = None, *,
-                     engine: str | None = None) -> QueryOffsetResult | None:
+    def query_offset(
+        self,
+        topic: str,
+        key: str,
+        max_num: int,
+        begin: int,
+        end: int,
+        index_type: str | None = None,
+        last_key: str | None = None,
+        *,
+        engine: str | None = None,
+    ) -> QueryOffsetResult | None:
         """``IndexRocksDBStore.queryOffset``, whole: None for RocketMQ's null."""
         q = RocksDBQuery(topic, key, max_num, begin, end, index_type, last_key)
         return self.answers([q], engine=engine)[0]
 
-    def query(self, topic: str, key: str, *, begin: int = 0, end: int = JAVA_LONG_MAX,
-              max_num: int = DEFAULT_MAX_NUM, engine: str | None = None,
-              index_type: str | None = None, last_key: str | None = None) -> list[int]:
+    def query(
+        self,
+        topic: str,
+        key: str,
+        *,
+        begin: int = 0,
+        end: int = JAVA_LONG_MAX,
+        max_num: int = DEFAULT_MAX_NUM,
+        engine: str | None = None,
+        index_type: str | None = None,
+        last_key: str | None = None,
+    ) -> list[int]:
         """The offsets RocketMQ returns, in its order (empty where it returns null or a null
         list: :meth:`query_offset` tells them apart)."""
-        a = self.query_offset(topic, key, check_max_num(max_num), begin, end, index_type,
-                              last_key, engine=engine)
+        a = self.query_offset(
+            topic, key, check_max_num(max_num), begin, end, index_type, last_key, engine=engine
+        )
         return [] if a is None or a.phy_offsets is None else list(a.phy_offsets)
 
-    def query_many(self, queries: Sequence[Any], *, engine: str | None = None,
-                   master: str | None = None) -> pa.Table:
+    def query_many(
+        self, queries: Sequence[Any], *, engine: str | None = None, master: str | None = None
+    ) -> pa.Table:
         """One row per offset (one row with a null offset for an empty or null answer)."""
         qs = as_rocksdb_queries(queries)
         return _result_rows(qs, self.answers(qs, engine=engine, master=master))
@@ -158,36 +216,49 @@ class _RocksDBSurface(Store):
                 last = f"{r['hour']}@{r['topic']}@{r['type']}@{key}@{r['uniq_key']}@{r['offset']}"
                 out.append(RocksDBQuery(r["topic"], key, 4, begin, end, r["type"], last))
             else:
-                out.append(RocksDBQuery(r["topic"], key, rng.choice((1, 4, 64)), begin, end,
-                                        r["type"]))
+                out.append(
+                    RocksDBQuery(r["topic"], key, rng.choice((1, 4, 64)), begin, end, r["type"])
+                )
         return out
 
-    def verify(self, *, engines: Sequence[str] = ("native", "duckdb", "spark"),
-               queries: Sequence[Any] | None = None, sample: int = 200, seed: int = 0,
-               master: str | None = None, required: Sequence[str] = ("native", "duckdb"),
-               dataset: str | os.PathLike[str] | None = None) -> RocksDBVerify:
+    def verify(
+        self,
+        *,
+        engines: Sequence[str] = ("native", "duckdb", "spark"),
+        queries: Sequence[Any] | None = None,
+        sample: int = 200,
+        seed: int = 0,
+        master: str | None = None,
+        required: Sequence[str] = ("native", "duckdb"),
+        dataset: str | os.PathLike[str] | None = None,
+    ) -> RocksDBVerify:
         """The same queries through every engine, each answer compared with the
         reference's; an engine that cannot run (no pyspark, no Java) is skipped unless
         ``required``.  ``dataset``: the SQL engines read that export instead."""
         from rmqarrow.engines import answer_with_engine
         from rmqarrow.errors import EngineUnavailableError
 
-        qs = as_rocksdb_queries(queries) if queries is not None else \
-            self.sample_queries(sample, seed=seed)
+        qs = (
+            as_rocksdb_queries(queries)
+            if queries is not None
+            else self.sample_queries(sample, seed=seed)
+        )
         names = [e for e in engines if not (e == "native" and self._default_engine() != "native")]
         if not names:
             raise UsageError("no engine to compare: a dataset is read by duckdb and spark")
         reference = names[0]
         result = RocksDBVerify(reference, len(qs))
-        opts = {"max_msgs_num_batch": self.max_msgs_num_batch,
-                "max_query_days": self.max_query_days}
+        opts = {
+            "max_msgs_num_batch": self.max_msgs_num_batch,
+            "max_query_days": self.max_query_days,
+        }
         answers: dict[str, list[QueryOffsetResult | None]] = {}
         for name in names:
-            source = Path(dataset) if dataset is not None and name != "native" else \
-                self._source()
+            source = Path(dataset) if dataset is not None and name != "native" else self._source()
             try:
-                answers[name] = answer_with_engine(name, source, qs, fmt="rocksdb",
-                                                   master=master, rocksdb_options=opts)
+                answers[name] = answer_with_engine(
+                    name, source, qs, fmt="rocksdb", master=master, rocksdb_options=opts
+                )
             except EngineUnavailableError as exc:
                 if name in required:
                     raise
@@ -197,13 +268,21 @@ class _RocksDBSurface(Store):
             result.agree[name] = sum(a == b for a, b in zip(ref, got, strict=True))
             for i, (a, b) in enumerate(zip(ref, got, strict=True)):
                 if a != b:
-                    result.mismatches.append({"engine": name, "query": i, "topic": qs[i].topic,
-                                              "key": qs[i].key, "expected": _describe(a),
-                                              "got": _describe(b)})
+                    result.mismatches.append(
+                        {
+                            "engine": name,
+                            "query": i,
+                            "topic": qs[i].topic,
+                            "key": qs[i].key,
+                            "expected": _describe(a),
+                            "got": _describe(b),
+                        }
+                    )
         return result
 
-    def stats(self, *, top: int = 10, between: tuple[int, int] | None = None,
-              limit: int = 20) -> dict[str, pa.Table]:
+    def stats(
+        self, *, top: int = 10, between: tuple[int, int] | None = None, limit: int = 20
+    ) -> dict[str, pa.Table]:
         """Key-less questions in SQL (DuckDB): per hour, per topic, tags, hot keys, and
         what was indexed in ``between``."""
         from rmqarrow.converters.duckdb.rocksdb import rocksdb_stats
@@ -220,8 +299,9 @@ class _RocksDBSurface(Store):
         self._check_open()
         return rocksdb_source_tables(self._source())
 
-    def scan(self, table: str, *, columns: list[str] | None = None,
-             filter: pads.Expression | None = None) -> pa.RecordBatchReader:
+    def scan(
+        self, table: str, *, columns: list[str] | None = None, filter: pads.Expression | None = None
+    ) -> pa.RecordBatchReader:
         import pyarrow.dataset as pads
 
         self._check_table(table)
@@ -229,8 +309,7 @@ class _RocksDBSurface(Store):
         data = t.records if table == "rocksdb_records" else t.bookkeeping
         return pads.dataset(data).scanner(columns=columns, filter=filter).to_reader()
 
-    def to_duckdb(self, con: duckdb.DuckDBPyConnection | None = None
-                  ) -> duckdb.DuckDBPyConnection:
+    def to_duckdb(self, con: duckdb.DuckDBPyConnection | None = None) -> duckdb.DuckDBPyConnection:
         """Views ``rocksdb_records`` and ``rocksdb_bookkeeping`` on ``con`` (or new)."""
         import duckdb
 
@@ -268,9 +347,14 @@ class RocksDBVerify:
         return not self.mismatches
 
     def to_dict(self) -> dict[str, Any]:
-        return {"reference": self.reference, "queries": self.queries, "ok": self.ok,
-                "agree": dict(self.agree), "mismatches": list(self.mismatches),
-                "skipped": dict(self.skipped)}
+        return {
+            "reference": self.reference,
+            "queries": self.queries,
+            "ok": self.ok,
+            "agree": dict(self.agree),
+            "mismatches": list(self.mismatches),
+            "skipped": dict(self.skipped),
+        }
 
 
 def _describe(a: QueryOffsetResult | None) -> str:
@@ -296,23 +380,33 @@ class RocksDBStore(_RocksDBSurface):
     def open_index(self) -> RocksDBIndex:
         """The database as a :class:`~rmqarrow.rocksdb.RocksDBIndex` (close it after)."""
         self._check_open()
-        return RocksDBIndex.open(self.db_path, max_msgs_num_batch=self.max_msgs_num_batch,
-                                 max_query_days=self.max_query_days)
+        return RocksDBIndex.open(
+            self.db_path,
+            max_msgs_num_batch=self.max_msgs_num_batch,
+            max_query_days=self.max_query_days,
+        )
 
     def explain(self, q: RocksDBQuery, *, now: int | None = None) -> list[str]:
         """Why RocketMQ answers ``q`` as it does (window, cap, fallback, buckets)."""
         with self.open_index() as index:
             return index.explain(q, now=now)
 
-    def export(self, dest: str | os.PathLike[str], *, overwrite: bool = False,
-               engine: str = "local", **options: Any) -> dict[str, Any]:
+    def export(
+        self,
+        dest: str | os.PathLike[str],
+        *,
+        overwrite: bool = False,
+        engine: str = "local",
+        **options: Any,
+    ) -> dict[str, Any]:
         """A RocksDB-index dataset at ``dest``; returns its manifest."""
         from rmqarrow.converters.parquet.rocksdb_export import export_rocksdb
 
         self._check_open()
         if engine != "local" or set(options) - {"progress", "batch_rows"}:
-            raise UsageError("a RocksDB index exports with the local engine only (options: "
-                             "progress, batch_rows)")
+            raise UsageError(
+                "a RocksDB index exports with the local engine only (options: progress, batch_rows)"
+            )
         return export_rocksdb(self.db_path, dest, overwrite=overwrite, **options)
 
     def check(self, *, commitlog: str | os.PathLike[str] | None = None) -> RocksDBCheck:
@@ -337,15 +431,19 @@ class RocksDBStore(_RocksDBSurface):
         last_hour = int.from_bytes(last[:8], "big", signed=True) if last else None
         files = sorted(self.db_path.iterdir())
         return {
-            "path": str(self.db_path), "format": "RocketMQ RocksDB message index (RIP-82)",
-            "column_families": families, "estimated_records": estimate,
+            "path": str(self.db_path),
+            "format": "RocketMQ RocksDB message index (RIP-82)",
+            "column_families": families,
+            "estimated_records": estimate,
             "first_hour": first_hour,
             "first_hour_time": format_time(first_hour) if first_hour is not None else None,
             "last_hour": last_hour,
             "last_hour_time": format_time(last_hour) if last_hour is not None else None,
-            "last_offset_py": lop, "last_store_timestamp": lst,
+            "last_offset_py": lop,
+            "last_store_timestamp": lst,
             "last_store_time": format_time(lst) if lst else None,
-            "files": len(files), "bytes": sum(f.stat().st_size for f in files if f.is_file()),
+            "files": len(files),
+            "bytes": sum(f.stat().st_size for f in files if f.is_file()),
             "max_msgs_num_batch": self.max_msgs_num_batch,
             "max_query_days": self.max_query_days,
         }
@@ -369,8 +467,10 @@ class RocksDBDatasetStore(_RocksDBSurface):
         for name in _TABLES:
             want = manifest.get("tables", {}).get(name, {}).get("rows")
             try:
-                got = sum(pq.ParquetFile(p).metadata.num_rows
-                          for p in sorted((self.path / name).glob("*.parquet")))
+                got = sum(
+                    pq.ParquetFile(p).metadata.num_rows
+                    for p in sorted((self.path / name).glob("*.parquet"))
+                )
             except (OSError, ValueError) as exc:
                 problems.append(f"{name}: unreadable ({exc})")
                 continue

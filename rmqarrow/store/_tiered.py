@@ -40,24 +40,37 @@ __all__ = ["TieredStore", "tiered_file_info"]
 _NOTE_LIMIT = 256 << 20
 
 
-def tiered_file_info(f: TieredIndexFile | CompactedIndexFile, note: str | None
-                     ) -> dict[str, Any]:
+def tiered_file_info(f: TieredIndexFile | CompactedIndexFile, note: str | None) -> dict[str, Any]:
     """Header fields, form and fill of one tiered file."""
-    common = {"file": str(f.path), "hash_slot_num": f.hash_slot_num,
-              "begin_timestamp": f.begin_timestamp, "begin_time": format_time(f.begin_timestamp),
-              "end_timestamp": f.end_timestamp, "end_time": format_time(f.end_timestamp)}
+    common = {
+        "file": str(f.path),
+        "hash_slot_num": f.hash_slot_num,
+        "begin_timestamp": f.begin_timestamp,
+        "begin_time": format_time(f.begin_timestamp),
+        "end_timestamp": f.end_timestamp,
+        "end_time": format_time(f.end_timestamp),
+    }
     if isinstance(f, TieredIndexFile):
         return {
-            **common, "form": "unsealed (local)", "index_num": f.index_num,
+            **common,
+            "form": "unsealed (local)",
+            "index_num": f.index_num,
             "magic": "END" if f.magic == END_MAGIC else "BEGIN",
-            "hash_slot_count": f.hash_slot_count, "item_count": f.item_count,
+            "hash_slot_count": f.hash_slot_count,
+            "item_count": f.item_count,
             "capacity": f.index_num - 1,
             "fill_ratio": round(f.item_count / max(f.index_num - 1, 1), 6),
-            "full": f.item_count == f.index_num - 1, "geometry_note": note,
+            "full": f.item_count == f.index_num - 1,
+            "geometry_note": note,
         }
     items = max(f.size - items_position(f.hash_slot_num), 0) // COMPACT_ITEM_SIZE
-    return {**common, "form": "compacted (uploaded)", "file_size": f.size, "items": items,
-            "geometry_note": note}
+    return {
+        **common,
+        "form": "compacted (uploaded)",
+        "file_size": f.size,
+        "items": items,
+        "geometry_note": note,
+    }
 
 
 class TieredStore(Store):
@@ -66,15 +79,28 @@ class TieredStore(Store):
     format = "tiered"
     tables = ("tiered_files", "tiered_slots", "tiered_items")
 
-    def answers(self, queries: Sequence[tuple[Any, ...]], *, engine: str | None = None,
-                exact: bool = False, master: str | None = None) -> list[Any]:
+    def answers(
+        self,
+        queries: Sequence[tuple[Any, ...]],
+        *,
+        engine: str | None = None,
+        exact: bool = False,
+        master: str | None = None,
+    ) -> list[Any]:
         """Per ``(topic, key, max_count, begin, end)``: the items, or RocketMQ's read error."""
         from rmqarrow.engines import answer_with_engine
 
         self._check_open()
-        return answer_with_engine(engine or "native", self.path, list(queries),
-                                  fmt="tiered", exact=exact, master=master,
-                                  hash_slot_num=self.hash_slot_num, index_num=self.index_num)
+        return answer_with_engine(
+            engine or "native",
+            self.path,
+            list(queries),
+            fmt="tiered",
+            exact=exact,
+            master=master,
+            hash_slot_num=self.hash_slot_num,
+            index_num=self.index_num,
+        )
 
     def query(
         self,
@@ -89,14 +115,16 @@ class TieredStore(Store):
     ) -> list[IndexItem]:
         """The items RocketMQ returns for ``topic``/``key`` (``exact``: every match); a
         read RocketMQ fails raises :class:`~rmqarrow.errors.TieredReadError`."""
-        answer = self.answers([(topic, key, check_max_num(max_num), begin, end)],
-                              engine=engine, exact=exact)[0]
+        answer = self.answers(
+            [(topic, key, check_max_num(max_num), begin, end)], engine=engine, exact=exact
+        )[0]
         if isinstance(answer, TieredReadError):
             raise answer
         return list(answer)
 
-    def query_many(self, queries: Sequence[Any], *, engine: str | None = None,
-                   exact: bool = False) -> pa.Table:
+    def query_many(
+        self, queries: Sequence[Any], *, engine: str | None = None, exact: bool = False
+    ) -> pa.Table:
         qs = [tuple(q) for q in queries]
         return items_table(qs, self.answers(qs, engine=engine, exact=exact))
 
@@ -123,10 +151,15 @@ class TieredStore(Store):
         if not diffs:
             return None
         d = diffs[0]
-        after = ("fails (TieredStoreException)" if isinstance(d.compacted, TieredReadError)
-                 else f"answers {len(d.compacted)} items")
-        return (f"once this file is uploaded, RocketMQ {after} for this query instead of "
-                f"{len(d.local)} ({d.reason()}); --exact gives every match")
+        after = (
+            "fails (TieredStoreException)"
+            if isinstance(d.compacted, TieredReadError)
+            else f"answers {len(d.compacted)} items"
+        )
+        return (
+            f"once this file is uploaded, RocketMQ {after} for this query instead of "
+            f"{len(d.local)} ({d.reason()}); --exact gives every match"
+        )
 
     def _tables(self) -> TieredTables:
         from rmqarrow.converters.arrow.tiered import tiered_tables
@@ -148,8 +181,7 @@ class TieredStore(Store):
         data = {"tiered_files": t.files, "tiered_slots": t.slots, "tiered_items": t.items}
         return pads.dataset(data[table]).scanner(columns=columns, filter=filter).to_reader()
 
-    def to_duckdb(self, con: duckdb.DuckDBPyConnection | None = None
-                  ) -> duckdb.DuckDBPyConnection:
+    def to_duckdb(self, con: duckdb.DuckDBPyConnection | None = None) -> duckdb.DuckDBPyConnection:
         """Tables ``tiered_files``, ``tiered_slots``, ``tiered_items`` on ``con`` (or new)."""
         import duckdb
 
@@ -157,8 +189,11 @@ class TieredStore(Store):
 
         t = self._tables()
         connection = con if con is not None else duckdb.connect(config=duckdb_settings())
-        for name, table in (("tiered_files", t.files), ("tiered_slots", t.slots),
-                            ("tiered_items", t.items)):
+        for name, table in (
+            ("tiered_files", t.files),
+            ("tiered_slots", t.slots),
+            ("tiered_items", t.items),
+        ):
             connection.register(name, table)  # a view over the Arrow table
         return connection
 
@@ -168,24 +203,37 @@ class TieredStore(Store):
 
         t = self._tables()
         session = spark if spark is not None else get_spark()
-        for name, table in (("tiered_files", t.files), ("tiered_slots", t.slots),
-                            ("tiered_items", t.items)):
+        for name, table in (
+            ("tiered_files", t.files),
+            ("tiered_slots", t.slots),
+            ("tiered_items", t.items),
+        ):
             session.createDataFrame(table).createOrReplaceTempView(name)
         return session
 
-    def export(self, dest: str | os.PathLike[str], *, overwrite: bool = False,
-               engine: str = "local", wait: bool | float = False,
-               **options: Any) -> dict[str, Any]:
+    def export(
+        self,
+        dest: str | os.PathLike[str],
+        *,
+        overwrite: bool = False,
+        engine: str = "local",
+        wait: bool | float = False,
+        **options: Any,
+    ) -> dict[str, Any]:
         """A tiered dataset at ``dest`` (local engine only); returns its manifest."""
         from rmqarrow.converters.parquet.tiered_export import export_tiered
 
         self._check_open()
         if engine != "local" or options.get("commitlog") or set(options) - {"commitlog"}:
-            raise UsageError("tiered files export with the local engine only, without a "
-                             "CommitLog")
-        return export_tiered(self.path, dest, overwrite=overwrite,
-                             hash_slot_num=self.hash_slot_num, index_num=self.index_num,
-                             wait=wait)
+            raise UsageError("tiered files export with the local engine only, without a CommitLog")
+        return export_tiered(
+            self.path,
+            dest,
+            overwrite=overwrite,
+            hash_slot_num=self.hash_slot_num,
+            index_num=self.index_num,
+            wait=wait,
+        )
 
     def check(self) -> TieredCheck:
         """Header, slots, chains and compacted ranges of every file (streamed)."""

@@ -101,8 +101,13 @@ def write_random_store(
     for i, n in enumerate(entries_per_file):
         p = d / f"20231114221320{i:03d}"
         write_random_file(
-            p, geometry, n, seed=seed + i, begin_timestamp=ts + i * 3_600_000,
-            begin_phy_offset=i * 10**9, distinct_hashes=distinct_hashes,
+            p,
+            geometry,
+            n,
+            seed=seed + i,
+            begin_timestamp=ts + i * 3_600_000,
+            begin_phy_offset=i * 10**9,
+            distinct_hashes=distinct_hashes,
         )
         paths.append(p)
     return paths

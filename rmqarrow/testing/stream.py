@@ -76,7 +76,10 @@ def demo_messages(n: int, *, seed: int = 42, span_ms: int = 2 * 3_600_000) -> It
         roll = rng.random()
         sys_flag = SYS_FLAG_ROLLBACK if roll < 0.005 else SYS_FLAG_PREPARED if roll < 0.01 else 0
         uniq = None if rng.random() < 0.01 else f"{prefix}{i:016X}"
-        body = (f'{{"seq":{i},"topic":"{topic}","keys":"{keys or ""}",'
-                f'"pad":"{"x" * rng.randint(20, 300)}"}}').encode()
-        yield DemoMessage(topic, keys, uniq, stored, t - rng.randint(0, 50), sys_flag, tags,
-                          body, late)
+        body = (
+            f'{{"seq":{i},"topic":"{topic}","keys":"{keys or ""}",'
+            f'"pad":"{"x" * rng.randint(20, 300)}"}}'
+        ).encode()
+        yield DemoMessage(
+            topic, keys, uniq, stored, t - rng.randint(0, 50), sys_flag, tags, body, late
+        )

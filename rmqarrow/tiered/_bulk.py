@@ -51,11 +51,15 @@ def checked_queries(queries: Iterable[Sequence[object]]) -> tuple[list[TieredQue
     qs = []
     for q in queries:
         topic, key, max_count, begin, end = q
-        qs.append(TieredQuery(
-            check_text("topic", topic), check_text("key", key),
-            check_int("max_count", max_count), check_long("begin", begin),
-            check_long("end", end),
-        ))
+        qs.append(
+            TieredQuery(
+                check_text("topic", topic),
+                check_text("key", key),
+                check_int("max_count", max_count),
+                check_long("begin", begin),
+                check_long("end", end),
+            )
+        )
     return qs, key_hashes([q.topic for q in qs], [q.key for q in qs])
 
 
@@ -120,8 +124,15 @@ def walk_local_many(
     for q in np.flatnonzero(scalar).tolist():
         query = queries[q]
         answers[q] = walk_local(
-            buf, hash_slot_num, item_count, file_begin, int(hashes[q]), int(pos[q]),
-            query.max_count, query.begin, query.end, exact,
+            buf,
+            hash_slot_num,
+            item_count,
+            file_begin,
+            int(hashes[q]),
+            int(pos[q]),
+            query.max_count,
+            query.begin,
+            query.end,
+            exact,
         )
     return answers
-

@@ -65,7 +65,10 @@ def _healthy_chains(heads: np.ndarray, nexts: np.ndarray, item_count: int) -> Ch
 
 
 def _walk_chains(
-    heads: np.ndarray, nexts: np.ndarray, item_count: int, max_steps: int,
+    heads: np.ndarray,
+    nexts: np.ndarray,
+    item_count: int,
+    max_steps: int,
     slots: np.ndarray | None,
 ) -> Chains:
     out_slot: list[int] = []
@@ -86,8 +89,11 @@ def _walk_chains(
             out_step.append(step)
             out_item.append(v)
             v = nx[v]
-    return (np.asarray(out_slot, np.int64), np.asarray(out_step, np.int64),
-            np.asarray(out_item, np.int64))
+    return (
+        np.asarray(out_slot, np.int64),
+        np.asarray(out_step, np.int64),
+        np.asarray(out_item, np.int64),
+    )
 
 
 def slot_chains(

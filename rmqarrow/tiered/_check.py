@@ -88,11 +88,11 @@ def _check_unsealed(f: TieredIndexFile) -> list[str]:
         if first_bad is None and len(wrong):
             first_bad = (start + int(wrong[0]), int(heads[wrong[0]]))
     if unused:
-        problems.append(f"{unused} slots with a non-zero second int32 (RocketMQ never "
-                        "writes it)")
+        problems.append(f"{unused} slots with a non-zero second int32 (RocketMQ never writes it)")
     if first_bad is not None:
-        problems.append(f"{bad} slot heads outside 0 .. itemCount (e.g. slot "
-                        f"{first_bad[0]} = {first_bad[1]})")
+        problems.append(
+            f"{bad} slot heads outside 0 .. itemCount (e.g. slot {first_bad[0]} = {first_bad[1]})"
+        )
     try:
         with f.compacted() as c:
             kept = max(c.size - items_position(f.hash_slot_num), 0) // COMPACT_ITEM_SIZE
@@ -100,9 +100,11 @@ def _check_unsealed(f: TieredIndexFile) -> list[str]:
         problems.append(f"chains: {exc}")
     else:
         if kept < f.item_count:
-            problems.append(f"{f.item_count - kept} of {f.item_count} items are reachable "
-                            "from no slot (an Integer.MIN_VALUE key in a header slot, or "
-                            "damage); the upload drops them")
+            problems.append(
+                f"{f.item_count - kept} of {f.item_count} items are reachable "
+                "from no slot (an Integer.MIN_VALUE key in a header slot, or "
+                "damage); the upload drops them"
+            )
     return problems
 
 
@@ -117,15 +119,16 @@ def _check_compacted(f: CompactedIndexFile) -> list[str]:
         length = slots["length"].astype(np.int64)
         position = slots["position"].astype(np.int64)
         starts = expect + np.concatenate([[0], np.cumsum(length)[:-1]])
-        if np.any(length < 0) or np.any(length % COMPACT_ITEM_SIZE) or \
-                np.any(position != starts):
+        if np.any(length < 0) or np.any(length % COMPACT_ITEM_SIZE) or np.any(position != starts):
             ok = False
             break
         expect += int(length.sum())
     if not ok or expect != base + COMPACT_ITEM_SIZE * items:
-        return ["slot ranges are not the back-to-back, "
-                f"{COMPACT_ITEM_SIZE}-byte aligned ranges doCompaction writes covering all "
-                f"{items} items"]
+        return [
+            "slot ranges are not the back-to-back, "
+            f"{COMPACT_ITEM_SIZE}-byte aligned ranges doCompaction writes covering all "
+            f"{items} items"
+        ]
     return []
 
 

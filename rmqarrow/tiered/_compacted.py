@@ -101,8 +101,12 @@ class CompactedIndexFile(Closing):
 
     @classmethod
     def from_bytes(
-        cls, data: bytes, hash_slot_num: int, name: str = "<compacted>",
-        begin_timestamp: int | None = None, end_timestamp: int | None = None,
+        cls,
+        data: bytes,
+        hash_slot_num: int,
+        name: str = "<compacted>",
+        begin_timestamp: int | None = None,
+        end_timestamp: int | None = None,
     ) -> CompactedIndexFile:
         """The compacted form held in memory (e.g. :meth:`TieredIndexFile.compaction_bytes`)."""
         s, _ = check_geometry(hash_slot_num, 1)
@@ -168,8 +172,11 @@ class CompactedIndexFile(Closing):
         """
         h = key_hash(check_text("topic", topic), check_text("key", key))
         return self._query_hash(
-            h, check_int("max_count", max_count), check_long("begin", begin),
-            check_long("end", end), exact,
+            h,
+            check_int("max_count", max_count),
+            check_long("begin", begin),
+            check_long("end", end),
+            exact,
         )
 
     def query_many(
@@ -225,7 +232,6 @@ class CompactedIndexFile(Closing):
         self._buf = None
         self._closed = True
 
-
     def __repr__(self) -> str:
         return f"CompactedIndexFile({str(self._path)!r}, S={self._slots}, bytes={self._size})"
 
@@ -241,5 +247,7 @@ def _matches(
         times = items["time_diff"].astype(np.int64) * np.int64(1000) + np.int64(file_begin)
     hit = (items["hash_code"] == hash_code) & (times >= begin) & (times <= end)
     chosen = items[np.flatnonzero(hit)[:max_count]]
-    return [IndexItem(h, topic, queue, off, size, diff, 0)
-            for h, topic, queue, off, size, diff in chosen.tolist()]
+    return [
+        IndexItem(h, topic, queue, off, size, diff, 0)
+        for h, topic, queue, off, size, diff in chosen.tolist()
+    ]

@@ -69,8 +69,9 @@ def compact_bytes(
     raw_nexts = nexts[: item_count + 1].astype(np.int64)
     if is_healthy(raw_heads, raw_nexts, item_count):
         # every chain is a simple path of older items: number them all at once
-        slot, _step, item = slot_chains(raw_heads, raw_nexts, item_count, item_count + 1,
-                                        healthy=True)
+        slot, _step, item = slot_chains(
+            raw_heads, raw_nexts, item_count, item_count + 1, healthy=True
+        )
         order = item
         counts = np.bincount(slot, minlength=hash_slot_num)
     else:

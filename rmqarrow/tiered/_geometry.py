@@ -96,15 +96,18 @@ def local_geometry(
         )
     if size == unsealed_size(DEFAULT_HASH_SLOT_NUM, DEFAULT_INDEX_NUM):
         return DEFAULT_HASH_SLOT_NUM, DEFAULT_INDEX_NUM, None
-    ask = ("pass the broker's tieredStoreIndexFileMaxHashSlotNum and MaxIndexNum as "
-           "--hash-slot-num and --index-num (hash_slot_num=, index_num=)")
+    ask = (
+        "pass the broker's tieredStoreIndexFileMaxHashSlotNum and MaxIndexNum as "
+        "--hash-slot-num and --index-num (hash_slot_num=, index_num=)"
+    )
     data = _head(p, HEADER_SIZE) if size >= HEADER_SIZE else b""
     if len(data) < HEADER_SIZE:
         raise CorruptIndexError(f"{p}: {size} bytes, shorter than a tiered index header (28)")
     item_count = HEADER_STRUCT.unpack_from(data, 0)[4]
     if item_count <= 0 or size > _SEARCH_LIMIT or size % 4:
-        raise UsageError(f"{p}: the geometry of this {size}-byte file cannot be told from it; "
-                         + ask)
+        raise UsageError(
+            f"{p}: the geometry of this {size}-byte file cannot be told from it; " + ask
+        )
     words = np.memmap(p, ">i4", mode="r")  # only the int32s looked at are read
     try:
         found = _candidates(words, size, item_count)
@@ -113,7 +116,9 @@ def local_geometry(
     if len(found) != 1:
         raise UsageError(
             f"{p}: {len(found)} geometries fit this {size}-byte file"
-            + (f" (e.g. {found[:3]})" if found else "") + "; " + ask
+            + (f" (e.g. {found[:3]})" if found else "")
+            + "; "
+            + ask
         )
     s, n = found[0]
     return s, n, f"geometry S={s}, N={n} found from the file's newest item (rule 30)"

@@ -64,19 +64,26 @@ def check_unsealed_header(path: Path, header: Header, index_num: int) -> None:
     magic, _begin, _end, slot_count, item_count = header
     problems = []
     if magic not in (BEGIN_MAGIC, END_MAGIC):
-        problems.append(f"magic {magic:#x} is neither BEGIN {BEGIN_MAGIC & 0xFFFFFFFF:#x} "
-                        f"nor END {END_MAGIC & 0xFFFFFFFF:#x}")
+        problems.append(
+            f"magic {magic:#x} is neither BEGIN {BEGIN_MAGIC & 0xFFFFFFFF:#x} "
+            f"nor END {END_MAGIC & 0xFFFFFFFF:#x}"
+        )
     if not 0 <= item_count < index_num:
         problems.append(f"itemCount {item_count} outside 0 .. {index_num - 1} (N - 1)")
-    elif (magic == END_MAGIC) != (item_count == index_num - 1) and magic in (BEGIN_MAGIC,
-                                                                            END_MAGIC):
-        problems.append(f"magic {'END' if magic == END_MAGIC else 'BEGIN'} does not match "
-                        f"itemCount {item_count} (END exactly when itemCount == N - 1)")
+    elif (magic == END_MAGIC) != (item_count == index_num - 1) and magic in (
+        BEGIN_MAGIC,
+        END_MAGIC,
+    ):
+        problems.append(
+            f"magic {'END' if magic == END_MAGIC else 'BEGIN'} does not match "
+            f"itemCount {item_count} (END exactly when itemCount == N - 1)"
+        )
     if not 0 <= slot_count <= max(item_count, 0):
         problems.append(f"hashSlotCount {slot_count} outside 0 .. itemCount {item_count}")
     if problems:
         raise CorruptIndexError(
-            f"{path}: not a tiered index file header: " + "; ".join(problems)
+            f"{path}: not a tiered index file header: "
+            + "; ".join(problems)
             + ". The file is damaged or not a RocketMQ tiered index file"
         )
 
@@ -85,4 +92,3 @@ def read_header(buf: mmap.mmap | bytes) -> Header:
     """The five header fields."""
     values: Header = HEADER_STRUCT.unpack_from(buf, 0)
     return values
-

@@ -57,16 +57,17 @@ def folder_geometry(
     local = path / LOCAL_DIR_NAME if (path / LOCAL_DIR_NAME).is_dir() else path
     names = sorted(local.iterdir()) if local.is_dir() else []
     for q in names:
-        if q.is_file() and q.name.isascii() and q.name.isdigit() and \
-                detect(q).form == "unsealed":
+        if q.is_file() and q.name.isascii() and q.name.isdigit() and detect(q).form == "unsealed":
             return local_geometry(q, hash_slot_num, index_num)
     for q in sorted(path.iterdir()):
         if parse_segment_name(q.name) is not None and q.is_file():
             s = _compacted_s(q)
             if s is not None:
                 if hash_slot_num is not None and hash_slot_num != s:
-                    raise UsageError(f"{q}: a compacted file of S={s} slots, but "
-                                     f"hash_slot_num={hash_slot_num} was given")
+                    raise UsageError(
+                        f"{q}: a compacted file of S={s} slots, but "
+                        f"hash_slot_num={hash_slot_num} was given"
+                    )
                 return s, index_num or DEFAULT_INDEX_NUM, None
     return hash_slot_num or DEFAULT_HASH_SLOT_NUM, index_num or DEFAULT_INDEX_NUM, None
 
@@ -77,10 +78,19 @@ def tiered_file_paths(folder: str | os.PathLike[str]) -> list[Path]:
     segment replaces a local file in queries (rule 27)."""
     p = Path(folder)
     local = p / LOCAL_DIR_NAME if (p / LOCAL_DIR_NAME).is_dir() else p
-    out = sorted((q for q in local.iterdir() if q.is_file() and q.name.isascii()
-                  and q.name.isdigit() and int(q.name) < 1 << 63), key=lambda q: int(q.name))
-    segs = sorted((base, q) for q in p.iterdir()
-                  if (base := parse_segment_name(q.name)) is not None and q.is_file())
+    out = sorted(
+        (
+            q
+            for q in local.iterdir()
+            if q.is_file() and q.name.isascii() and q.name.isdigit() and int(q.name) < 1 << 63
+        ),
+        key=lambda q: int(q.name),
+    )
+    segs = sorted(
+        (base, q)
+        for q in p.iterdir()
+        if (base := parse_segment_name(q.name)) is not None and q.is_file()
+    )
     return out + [q for _, q in segs]
 
 
@@ -114,8 +124,10 @@ def open_tiered(
         slots = _compacted_s(p)
         assert slots is not None
         if hash_slot_num is not None and hash_slot_num != slots:
-            raise UsageError(f"{p}: a compacted file of S={slots} slots (its slot table says "
-                             f"so), but hash_slot_num={hash_slot_num} was given")
+            raise UsageError(
+                f"{p}: a compacted file of S={slots} slots (its slot table says "
+                f"so), but hash_slot_num={hash_slot_num} was given"
+            )
         return CompactedIndexFile.open(p, slots), None
     if kind in ("local-dir", "segment-dir"):
         s, n, note = folder_geometry(p, hash_slot_num, index_num)
@@ -160,8 +172,7 @@ def form_differences(
         comp = c.query_many(qs, errors="return")
 
     def strip(items: list[IndexItem]) -> list[tuple[int, ...]]:
-        return [(i.hash_code, i.topic_id, i.queue_id, i.offset, i.size, i.time_diff)
-                for i in items]
+        return [(i.hash_code, i.topic_id, i.queue_id, i.offset, i.size, i.time_diff) for i in items]
 
     out = []
     for i, (q, a, b) in enumerate(zip(qs, local, comp, strict=True)):

@@ -53,6 +53,7 @@ def merge_answers(per_file: list[list[IndexItem] | Exception], max_count: int) -
         raise failure
     return list(merged.values())[: max(max_count, 0)]
 
+
 AnyIndexFile = TieredIndexFile | CompactedIndexFile
 
 
@@ -220,15 +221,18 @@ class TieredIndexStore(Closing):
         qs = [TieredQuery(*q) for q in queries]  # type: ignore[arg-type]
         per_query: list[list[list[IndexItem] | Exception]] = [[] for _ in qs]
         for f in self.files():  # newest first, so each query's answers come newest first
-            mine = [i for i, q in enumerate(qs)
-                    if check_long("begin", q.begin) <= f.begin_timestamp
-                    <= check_long("end", q.end)]
+            mine = [
+                i
+                for i, q in enumerate(qs)
+                if check_long("begin", q.begin) <= f.begin_timestamp <= check_long("end", q.end)
+            ]
             if not mine:
                 continue
             asked = [qs[i] for i in mine]
             if isinstance(f, TieredIndexFile):
                 answers: list[list[IndexItem] | TieredReadError] = list(
-                    f.query_many(asked, exact=exact))
+                    f.query_many(asked, exact=exact)
+                )
             else:
                 answers = f.query_many(asked, exact=exact, errors="return")
             for i, a in zip(mine, answers, strict=True):
@@ -253,8 +257,7 @@ class TieredIndexStore(Closing):
         self._require_writable()
         begin = check_long("begin_timestamp", begin_timestamp)
         current = self._write_file
-        if begin in self._table or (current is not None and
-                                    current.status is FileStatus.UNSEALED):
+        if begin in self._table or (current is not None and current.status is FileStatus.UNSEALED):
             return None
         f = TieredIndexFile.create(self._local_dir / str(begin), begin, self._slots, self._items)
         self._table = dict(sorted({**self._table, begin: f}.items()))
@@ -306,9 +309,7 @@ class TieredIndexStore(Closing):
         if local is self._write_file:
             raise InvalidValueError("the newest (write) file is not uploaded; roll it first")
         path = local.compact(self._segment_dir / segment_file_name(self._segment_end))
-        seg = CompactedIndexFile.open(
-            path, self._slots, local.begin_timestamp, local.end_timestamp
-        )
+        seg = CompactedIndexFile.open(path, self._slots, local.begin_timestamp, local.end_timestamp)
         self._segment_end += seg.size
         local.close()
         local.path.unlink()
@@ -326,4 +327,3 @@ class TieredIndexStore(Closing):
         """Close every file."""
         for f in self._table.values():
             f.close()
-

@@ -230,8 +230,15 @@ class TieredIndexFile(Closing):
             old = max(INT32.unpack_from(buf, pos)[0], 0)
             self._item_count += 1
             ITEM_STRUCT.pack_into(
-                buf, item_position(self._slots, self._item_count),
-                h, topic_id, queue_id, offset, size, diff, old,
+                buf,
+                item_position(self._slots, self._item_count),
+                h,
+                topic_id,
+                queue_id,
+                offset,
+                size,
+                diff,
+                old,
             )
             INT32.pack_into(buf, pos, self._item_count)
             if old <= 0:
@@ -242,8 +249,13 @@ class TieredIndexFile(Closing):
 
     def _write_header(self) -> None:
         HEADER_STRUCT.pack_into(
-            self._mapped(), 0, header_magic(self._item_count, self._items),
-            self._begin, self._end, self._slot_count, self._item_count,
+            self._mapped(),
+            0,
+            header_magic(self._item_count, self._items),
+            self._begin,
+            self._end,
+            self._slot_count,
+            self._item_count,
         )
 
     # -- reading ------------------------------------------------------------------------
@@ -257,9 +269,16 @@ class TieredIndexFile(Closing):
         """
         h = key_hash(check_text("topic", topic), check_text("key", key))
         return walk_local(
-            self._mapped(), self._slots, self._item_count, self._begin, h,
-            key_slot_position(h, self._slots), check_int("max_count", max_count),
-            check_long("begin", begin), check_long("end", end), exact,
+            self._mapped(),
+            self._slots,
+            self._item_count,
+            self._begin,
+            h,
+            key_slot_position(h, self._slots),
+            check_int("max_count", max_count),
+            check_long("begin", begin),
+            check_long("end", end),
+            exact,
         )
 
     def query_many(
@@ -274,8 +293,11 @@ class TieredIndexFile(Closing):
     def compaction_bytes(self) -> bytes:
         """The bytes ``doCompaction`` returns (the uploaded form); the file turns SEALED."""
         data = compact_bytes(
-            self._mapped(), self._slots, self._items,
-            (self._begin, self._end, self._slot_count, self._item_count), self._path,
+            self._mapped(),
+            self._slots,
+            self._items,
+            (self._begin, self._end, self._slot_count, self._item_count),
+            self._path,
         )
         self._status = FileStatus.SEALED
         return data
@@ -284,8 +306,11 @@ class TieredIndexFile(Closing):
         """The uploaded form of this file as it is now, in memory; the file stays as it is
         (no sealing): what RocketMQ would answer once it uploads the file."""
         data = compact_bytes(
-            self._mapped(), self._slots, self._items,
-            (self._begin, self._end, self._slot_count, self._item_count), self._path,
+            self._mapped(),
+            self._slots,
+            self._items,
+            (self._begin, self._end, self._slot_count, self._item_count),
+            self._path,
         )
         return CompactedIndexFile.from_bytes(
             data, self._slots, f"{self._path} (compacted)", self._begin, self._end
@@ -321,7 +346,6 @@ class TieredIndexFile(Closing):
             self._buf.close()
             self._buf = None
             self._status = FileStatus.SHUTDOWN
-
 
     def __repr__(self) -> str:
         return (

@@ -34,8 +34,14 @@ from rmqarrow.index.indexfile import IndexFile
 __all__ = ["DatasetCheck", "check_dataset"]
 
 _TABLES = ("files", "slots", "entries")
-_HEADER_FIELDS = ("begin_timestamp", "end_timestamp", "begin_phy_offset", "end_phy_offset",
-                  "hash_slot_count", "index_count")
+_HEADER_FIELDS = (
+    "begin_timestamp",
+    "end_timestamp",
+    "begin_phy_offset",
+    "end_phy_offset",
+    "hash_slot_count",
+    "index_count",
+)
 
 
 @dataclass
@@ -53,9 +59,14 @@ class DatasetCheck:
         return not self.problems and not self.stale
 
     def to_dict(self) -> dict[str, Any]:
-        return {"dataset": self.dataset, "ok": self.ok, "files_checked": self.files_checked,
-                "entries_sampled": self.entries_sampled, "stale": self.stale,
-                "problems": self.problems}
+        return {
+            "dataset": self.dataset,
+            "ok": self.ok,
+            "files_checked": self.files_checked,
+            "entries_sampled": self.entries_sampled,
+            "stale": self.stale,
+            "problems": self.problems,
+        }
 
 
 def _table_dataset(root: Path, table: str) -> Any:
@@ -96,11 +107,15 @@ class _TableIndex:
             with pq.ParquetFile(part) as f:
                 meta = f.metadata
                 names = meta.schema.names
-                groups = [g for g in range(meta.num_row_groups)
-                          if _admits(meta.row_group(g).column(names.index("file_name")),
-                                     [name])
-                          and (slots is None or _admits(
-                              meta.row_group(g).column(names.index("slot")), slots))]
+                groups = [
+                    g
+                    for g in range(meta.num_row_groups)
+                    if _admits(meta.row_group(g).column(names.index("file_name")), [name])
+                    and (
+                        slots is None
+                        or _admits(meta.row_group(g).column(names.index("slot")), slots)
+                    )
+                ]
                 if groups:
                     tables.append(f.read_row_groups(groups, use_threads=False))
         rows = pa.concat_tables(tables) if tables else schema.empty_table()
@@ -134,11 +149,14 @@ def _counts(root: Path, table: str) -> _TableIndex:
             for i in range(f.metadata.num_row_groups):
                 rg = f.metadata.row_group(i)
                 stats = rg.column(column).statistics
-                if (stats is not None and stats.has_min_max and stats.has_null_count
-                        and stats.null_count == 0
-                        and stats.min == stats.max):
-                    name = (stats.min if isinstance(stats.min, str)
-                            else bytes(stats.min).decode())
+                if (
+                    stats is not None
+                    and stats.has_min_max
+                    and stats.has_null_count
+                    and stats.null_count == 0
+                    and stats.min == stats.max
+                ):
+                    name = stats.min if isinstance(stats.min, str) else bytes(stats.min).decode()
                     index.add(name, rg.num_rows, part)
                     continue
                 names = f.read_row_group(i, columns=["file_name"]).column(0)
@@ -236,19 +254,24 @@ def _check_dataset(
         want.update(hash_slot_num=f.geometry.hash_slot_num, index_num=f.geometry.index_num)
         for k, v in want.items():
             if row[k] != v:
-                check.problems.append(f"files: {f.name} {k} is {row[k]} in the dataset, "
-                                      f"{v} in the native header")
+                check.problems.append(
+                    f"files: {f.name} {k} is {row[k]} in the dataset, {v} in the native header"
+                )
         n = f.entry_count
         if entry_counts.counts.get(f.name, 0) != n:
-            check.problems.append(f"entries: {f.name} has {entry_counts.counts.get(f.name, 0)} "
-                                  f"rows, expected {n} (index_count - 1)")
+            check.problems.append(
+                f"entries: {f.name} has {entry_counts.counts.get(f.name, 0)} "
+                f"rows, expected {n} (index_count - 1)"
+            )
         m = map_regions(f.path, f.geometry, writable=False)
         try:
             used = np.flatnonzero(m.slots)
             heads = m.slots[used].astype(np.int32)
             if slot_counts.counts.get(f.name, 0) != used.size:
-                check.problems.append(f"slots: {f.name} has {slot_counts.counts.get(f.name, 0)} "
-                                      f"rows, expected {used.size} (non-zero slot heads)")
+                check.problems.append(
+                    f"slots: {f.name} has {slot_counts.counts.get(f.name, 0)} "
+                    f"rows, expected {used.size} (non-zero slot heads)"
+                )
             else:
                 _compare_slots(check, slot_counts, f.name, used, heads)
             if n == 0:
@@ -256,8 +279,9 @@ def _check_dataset(
             positions = np.unique(rng.integers(1, n + 1, size=min(per_file, n)))
             from rmqarrow.converters.arrow.scan import decode_entries
 
-            want_cols = decode_entries(m.entries[positions], 0, f.begin_timestamp,
-                                       f.geometry.hash_slot_num)
+            want_cols = decode_entries(
+                m.entries[positions], 0, f.begin_timestamp, f.geometry.hash_slot_num
+            )
             want_cols["position"] = positions.astype(np.int32)
         finally:
             m.close()
@@ -265,7 +289,8 @@ def _check_dataset(
         # The sampled rows' slots too, so the parts' slot statistics skip every row group
         # but theirs; only when a row is not found so is the whole part read, to tell why.
         got = entry_counts.rows_of(
-            f.name, where & pc.field("slot").isin(pa_array(want_cols["slot"])),
+            f.name,
+            where & pc.field("slot").isin(pa_array(want_cols["slot"])),
             slots=np.unique(want_cols["slot"]).tolist(),
         ).sort_by("position")
         got_pos = got.column("position").to_numpy()
@@ -275,8 +300,9 @@ def _check_dataset(
         check.entries_sampled += len(positions)
         if got_pos.size != positions.size or not np.array_equal(got_pos, positions):
             lost = sorted(set(positions.tolist()) - set(got_pos.tolist()))
-            check.problems.append(f"entries: {f.name} positions {lost[:10]} missing or "
-                                  f"duplicated in the dataset")
+            check.problems.append(
+                f"entries: {f.name} positions {lost[:10]} missing or duplicated in the dataset"
+            )
             continue
         for col, values in want_cols.items():
             have = got.column(col).to_numpy()
@@ -302,15 +328,18 @@ def _compare_slots(
     slot = got.column("slot").to_numpy()
     head = got.column("head").to_numpy()
     if not np.array_equal(slot, used):
-        check.problems.append(f"slots: {name} rows are for other slots than the native file's "
-                              "non-zero heads")
+        check.problems.append(
+            f"slots: {name} rows are for other slots than the native file's non-zero heads"
+        )
         return
     diff = np.flatnonzero(head != heads)
     if diff.size:
         i = int(diff[0])
-        check.problems.append(f"slots: {name} slot {int(used[i])} head is {int(head[i])} in the "
-                              f"dataset, {int(heads[i])} in the native file "
-                              f"({diff.size} slots differ)")
+        check.problems.append(
+            f"slots: {name} slot {int(used[i])} head is {int(head[i])} in the "
+            f"dataset, {int(heads[i])} in the native file "
+            f"({diff.size} slots differ)"
+        )
 
 
 def pa_array(values: np.ndarray) -> Any:

@@ -149,8 +149,10 @@ def explain(trace: QueryTrace, got: Sequence[int]) -> list[str]:
     native = trace.answer
     q = trace.query
     if sorted(native) == sorted(got) and native != list(got):
-        reasons.append("same offsets in a different order (native order: newest file first, "
-                       "position descending)")
+        reasons.append(
+            "same offsets in a different order (native order: newest file first, "
+            "position descending)"
+        )
     extra = [o for o in got if o not in native]
     missing = [o for o in native if o not in got]
     for ft in trace.files:
@@ -184,15 +186,17 @@ def explain(trace: QueryTrace, got: Sequence[int]) -> list[str]:
             f"offsets {_short(offs)} (out-of-order store times across files)"
         )
     if extra and not any(r.startswith(("out-of-order", "file-stop", "damaged")) for r in reasons):
-        reasons.append(f"offsets {_short(extra)} are not in the native answer and no native "
-                       "rule explains them")
+        reasons.append(
+            f"offsets {_short(extra)} are not in the native answer and no native rule explains them"
+        )
     if missing and not any(r.startswith("damaged") for r in reasons):
         if len(got) >= q.max_num and len(native) >= q.max_num:
-            reasons.append(f"both hold max_num={q.max_num} offsets but not the same ones: the "
-                           "engine's order differs from the native walk")
+            reasons.append(
+                f"both hold max_num={q.max_num} offsets but not the same ones: the "
+                "engine's order differs from the native walk"
+            )
         else:
-            reasons.append(f"native offsets {_short(missing)} are missing from the engine's "
-                           "answer")
+            reasons.append(f"native offsets {_short(missing)} are missing from the engine's answer")
     return reasons
 
 
@@ -212,9 +216,11 @@ class ChainDamage:
     examples: list[str]
 
     def describe(self) -> str:
-        return (f"{self.file_name}: {self.bad_entries} entries with a prev_index off their "
-                f"slot's chain, {self.bad_heads} slot heads not at their slot's newest entry; "
-                f"e.g. {'; '.join(self.examples)}")
+        return (
+            f"{self.file_name}: {self.bad_entries} entries with a prev_index off their "
+            f"slot's chain, {self.bad_heads} slot heads not at their slot's newest entry; "
+            f"e.g. {'; '.join(self.examples)}"
+        )
 
 
 def check_chains(files: Sequence[IndexFile], max_examples: int = 3) -> list[ChainDamage]:

@@ -58,12 +58,16 @@ def _file_line(f: IndexFile, ft: FileTrace, key_hash: int, q: Query) -> str:
     name = ft.file_name
     hits = len(ft.hits)
     if ft.stop == _SPAN_SKIP:
-        return (f"{name}: skipped: it holds [{format_time(f.begin_timestamp)}, "
-                f"{format_time(f.end_timestamp)}], outside the window")
+        return (
+            f"{name}: skipped: it holds [{format_time(f.begin_timestamp)}, "
+            f"{format_time(f.end_timestamp)}], outside the window"
+        )
     if ft.chain_damaged:
-        return (f"{name}: damaged chain in slot {ft.slot}: the walk read positions "
-                f"{ft.walked[:8]} ({ft.stop}) but the slot holds {ft.slot_positions[:8]}; "
-                f"{hits} offsets; run `rmqarrow check`")
+        return (
+            f"{name}: damaged chain in slot {ft.slot}: the walk read positions "
+            f"{ft.walked[:8]} ({ft.stop}) but the slot holds {ft.slot_positions[:8]}; "
+            f"{hits} offsets; run `rmqarrow check`"
+        )
     if ft.stop == EMPTY_SLOT:
         return f"{name}: slot {ft.slot} is empty: no key with this hash slot in the file"
     text = f"{name}: {hits} offsets from {len(ft.walked)} entries walked in slot {ft.slot}"
@@ -71,20 +75,26 @@ def _file_line(f: IndexFile, ft: FileTrace, key_hash: int, q: Query) -> str:
         return f"{text}; stopped: max_num {q.max_num} reached (older matches not read)"
     if ft.stop == OLDER_THAN_BEGIN:
         beyond = [p for p in ft.set_hits if p < ft.cut_position]
-        text += (f"; chain cut at position {ft.cut_position}: its store time "
-                 f"{ft.cut_time} is older than begin {q.begin}")
+        text += (
+            f"; chain cut at position {ft.cut_position}: its store time "
+            f"{ft.cut_time} is older than begin {q.begin}"
+        )
         if beyond:
-            text += (f"; {len(beyond)} matching entries lie past the cut (out-of-order store "
-                     "times) and are not returned, as RocketMQ does")
+            text += (
+                f"; {len(beyond)} matching entries lie past the cut (out-of-order store "
+                "times) and are not returned, as RocketMQ does"
+            )
         return text
     if ft.stop in (CYCLE, PAST_THE_FILE, PREV_INVALID, NEGATIVE_TIME_DIFF):
         return f"{text}; stopped: {ft.stop} (damage: run `rmqarrow check`)"
     if ft.stop == END_OF_CHAIN and not hits:
         outside = _hash_outside_window(f, key_hash, q)
         if outside:
-            return (f"{text}; the key's hash is in the file {len(outside)} times but only "
-                    f"outside the window (e.g. store time {outside[0]} = "
-                    f"{format_time(outside[0])})")
+            return (
+                f"{text}; the key's hash is in the file {len(outside)} times but only "
+                f"outside the window (e.g. store time {outside[0]} = "
+                f"{format_time(outside[0])})"
+            )
         return f"{text}; the key's hash is not in the slot's chain"
     return f"{text}; {ft.stop}"
 
@@ -99,33 +109,40 @@ def explain_query(
     """Lines explaining the native answer to ``q`` over ``files`` (oldest first)."""
     trace = trace_query(files, q)
     by_name = {f.name: f for f in files}
-    lines = [f"{q.key!r}: hash {trace.key_hash}, window [{q.begin}, {q.end}], max_num "
-             f"{q.max_num}: {len(trace.answer)} offsets"]
+    lines = [
+        f"{q.key!r}: hash {trace.key_hash}, window [{q.begin}, {q.end}], max_num "
+        f"{q.max_num}: {len(trace.answer)} offsets"
+    ]
     for ft in trace.files:
         lines.append(_file_line(by_name[ft.file_name], ft, trace.key_hash, q))
     if len(trace.answer) >= q.max_num:
         why = f"max_num {q.max_num} reached in newer files"
     else:
         stop = next((ft.file_name for ft in trace.files if ft.stops_walk), "a newer file")
-        why = (f"the walk ends after {stop}, whose begin time is before begin {q.begin} "
-               "(RocketMQ's file-stop rule)")
+        why = (
+            f"the walk ends after {stop}, whose begin time is before begin {q.begin} "
+            "(RocketMQ's file-stop rule)"
+        )
     for ft in trace.unreached:
         more = f"; it holds {len(ft.set_hits)} matching entries" if ft.set_hits else ""
         lines.append(f"{ft.file_name}: not searched: {why}{more}")
     for fh in skipped:
-        lines.append(f"{fh.name}: left out: {fh.status}" + (f" ({fh.detail})" if fh.detail
-                                                              else ""))
+        lines.append(f"{fh.name}: left out: {fh.status}" + (f" ({fh.detail})" if fh.detail else ""))
     if q.max_num > BROKER_BATCH_CAP:
-        lines.append(f"note: a broker answers at most {BROKER_BATCH_CAP} offsets "
-                     "(maxMsgsNumBatch); rmqarrow applies no such cap")
+        lines.append(
+            f"note: a broker answers at most {BROKER_BATCH_CAP} offsets "
+            "(maxMsgsNumBatch); rmqarrow applies no such cap"
+        )
     if commitlog is not None and trace.answer and "#" in q.key:
         from rmqarrow.commitlog import resolve
 
         topic, _, key = q.key.partition("#")
         result = resolve(Path(commitlog), topic, key, list(dict.fromkeys(trace.answer)))
         if result.dropped:
-            lines.append(f"hash collision: {result.dropped} of the offsets hold another key with "
-                         f"the same hash (offsets {list(result.dropped_offsets)[:8]})")
+            lines.append(
+                f"hash collision: {result.dropped} of the offsets hold another key with "
+                f"the same hash (offsets {list(result.dropped_offsets)[:8]})"
+            )
         else:
             lines.append("no hash collision: every offset holds this topic and key")
     if not trace.answer and "#" not in q.key:

@@ -59,23 +59,31 @@ def damage_summary(damaged: list[FileHealth], total: int) -> str:
     misread = sum(f.status == MISREAD_HEADER for f in index)
     lines = [f"{len(index)} of {total - len(logs)} files damaged:"] if index else []
     if skipped:
-        lines.append(f"- query, export and verify skip the {skipped} with a bad size or "
-                     "header (--strict refuses them)")
+        lines.append(
+            f"- query, export and verify skip the {skipped} with a bad size or "
+            "header (--strict refuses them)"
+        )
     if misread:
-        lines.append(f"- query and export still read the {misread} with a header RocketMQ "
-                     "misreads, as RocketMQ would: a time-ranged lookup may miss their "
-                     "entries")
+        lines.append(
+            f"- query and export still read the {misread} with a header RocketMQ "
+            "misreads, as RocketMQ would: a time-ranged lookup may miss their "
+            "entries"
+        )
     if len(index) > skipped + misread:
-        lines.append(f"- query and export still read the {len(index) - skipped - misread} "
-                     "with damaged chains or offsets, as RocketMQ would (a slot head out of "
-                     "range is an empty slot): a lookup there may miss entries or return "
-                     "offsets where no message starts; DuckDB and Spark over an export find "
-                     "entries by hash and may answer more there (verify reports damaged "
-                     "chains)")
+        lines.append(
+            f"- query and export still read the {len(index) - skipped - misread} "
+            "with damaged chains or offsets, as RocketMQ would (a slot head out of "
+            "range is an empty slot): a lookup there may miss entries or return "
+            "offsets where no message starts; DuckDB and Spark over an export find "
+            "entries by hash and may answer more there (verify reports damaged "
+            "chains)"
+        )
     if logs:
-        lines.append(f"{len(logs)} damaged spot(s) in the CommitLog: the rest of each "
-                     "damaged CommitLog file is not read (query --resolve and the messages "
-                     "table miss its messages); index entries pointing there are not judged")
+        lines.append(
+            f"{len(logs)} damaged spot(s) in the CommitLog: the rest of each "
+            "damaged CommitLog file is not read (query --resolve and the messages "
+            "table miss its messages); index entries pointing there are not judged"
+        )
     return "\n".join(lines)
 
 
@@ -100,14 +108,30 @@ class ChainReport:
 
     @property
     def chains_ok(self) -> bool:
-        return not (self.off_chain or self.bad_heads or self.out_of_range or
-                    self.forward_links or self.negative_time_diffs)
+        return not (
+            self.off_chain
+            or self.bad_heads
+            or self.out_of_range
+            or self.forward_links
+            or self.negative_time_diffs
+        )
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in ("off_chain", "bad_heads", "out_of_range",
-                                               "forward_links", "negative_time_diffs",
-                                               "dangling", "unverified", "expired",
-                                               "uncommitted_heads", "examples")}
+        return {
+            k: getattr(self, k)
+            for k in (
+                "off_chain",
+                "bad_heads",
+                "out_of_range",
+                "forward_links",
+                "negative_time_diffs",
+                "dangling",
+                "unverified",
+                "expired",
+                "uncommitted_heads",
+                "examples",
+            )
+        }
 
 
 @dataclass
@@ -137,15 +161,21 @@ def _read_log(commitlog: Path) -> tuple[_Log, list[FileHealth]]:
     reader = CommitLogReader(commitlog, lenient=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", CommitLogWarning)
-        parts = [file.start_offset + np.asarray(found, dtype=np.int64)
-                 for file, _buf, found in reader.positions()]
+        parts = [
+            file.start_offset + np.asarray(found, dtype=np.int64)
+            for file, _buf, found in reader.positions()
+        ]
     messages = np.sort(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
     findings = []
     for problem in reader.problems:
         start, end = problem.unread
-        fh = FileHealth(problem.path, _size(problem.path), DAMAGED_COMMITLOG,
-                        f"physical offset {problem.physical_offset}: {problem.reason}; "
-                        f"offsets {start}..{end - 1} not read")
+        fh = FileHealth(
+            problem.path,
+            _size(problem.path),
+            DAMAGED_COMMITLOG,
+            f"physical offset {problem.physical_offset}: {problem.reason}; "
+            f"offsets {start}..{end - 1} not read",
+        )
         findings.append(fh)
     log = _Log(messages, reader.min_offset, [p.unread for p in reader.problems])
     return log, findings
@@ -195,8 +225,9 @@ def _chain_report(f: IndexFile, log: _Log | None) -> ChainReport:
             rep.examples.append(f"position {negative[0]} has a negative time diff")
         if dangling:
             position, offset = dangling[0]
-            rep.examples.append(f"position {position} points at offset {offset}, where no "
-                                "message starts")
+            rep.examples.append(
+                f"position {position} points at offset {offset}, where no message starts"
+            )
     finally:
         m.close()
     return rep
@@ -220,8 +251,7 @@ def check_store(
 ) -> tuple[StoreHealth, dict[str, ChainReport]]:
     """Every file's health, chain checks included (per healthy file name)."""
     health = scan_store(store, hash_slot_num, index_num)
-    log, log_findings = (_read_log(Path(commitlog)) if commitlog is not None
-                         else (None, []))
+    log, log_findings = _read_log(Path(commitlog)) if commitlog is not None else (None, [])
     reports: dict[str, ChainReport] = {}
     g = health.geometry
     for fh in health.healthy:
@@ -237,27 +267,36 @@ def _apply(fh: FileHealth, rep: ChainReport) -> None:
     before = fh.detail if fh.status == MISREAD_HEADER else ""
     if not rep.chains_ok:
         fh.status = DAMAGED_CHAINS
-        parts = [f"{n} {label}" for n, label in (
-            (rep.off_chain, "entries off their slot's chain"),
-            (rep.bad_heads, "slot heads not at their newest entry"),
-            (rep.out_of_range, "pointers out of range"),
-            (rep.forward_links, "forward links"),
-            (rep.negative_time_diffs, "negative time diffs")) if n]
+        parts = [
+            f"{n} {label}"
+            for n, label in (
+                (rep.off_chain, "entries off their slot's chain"),
+                (rep.bad_heads, "slot heads not at their newest entry"),
+                (rep.out_of_range, "pointers out of range"),
+                (rep.forward_links, "forward links"),
+                (rep.negative_time_diffs, "negative time diffs"),
+            )
+            if n
+        ]
         fh.detail = ", ".join(parts)
     elif rep.dangling:
         fh.status = DANGLING
         fh.detail = f"{rep.dangling} entries point at no message in the CommitLog"
     if before and fh.detail != before:
         fh.detail = f"{fh.detail}; {before}"
-    for n, note in ((rep.unverified, "point into a part of the CommitLog that damage left "
-                     "unread (not judged)"),
-                    (rep.expired, "point before the CommitLog's oldest file (messages the "
-                     "broker's expiry deleted)")):
+    for n, note in (
+        (rep.unverified, "point into a part of the CommitLog that damage left unread (not judged)"),
+        (
+            rep.expired,
+            "point before the CommitLog's oldest file (messages the broker's expiry deleted)",
+        ),
+    ):
         if n:
-            fh.detail = f"{fh.detail}; {n} entries {note}" if fh.detail else \
-                f"{n} entries {note}"
+            fh.detail = f"{fh.detail}; {n} entries {note}" if fh.detail else f"{n} entries {note}"
     if rep.uncommitted_heads:
-        note = (f"{rep.uncommitted_heads} slot heads point past the header's indexCount "
-                "(a write in progress, or one interrupted by a crash): readers use the "
-                "committed entries; the next build or writable open rolls the file back")
+        note = (
+            f"{rep.uncommitted_heads} slot heads point past the header's indexCount "
+            "(a write in progress, or one interrupted by a crash): readers use the "
+            "committed entries; the next build or writable open rolls the file back"
+        )
         fh.detail = f"{fh.detail}; {note}" if fh.detail else note

@@ -86,10 +86,17 @@ class Mismatch:
     reasons: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"engine": self.engine, "query_index": self.index, "key": self.query.key,
-                "max_num": self.query.max_num, "begin": self.query.begin,
-                "end": self.query.end, "native": self.native, "got": self.got,
-                "reasons": self.reasons}
+        return {
+            "engine": self.engine,
+            "query_index": self.index,
+            "key": self.query.key,
+            "max_num": self.query.max_num,
+            "begin": self.query.begin,
+            "end": self.query.end,
+            "native": self.native,
+            "got": self.got,
+            "reasons": self.reasons,
+        }
 
 
 @dataclass
@@ -123,9 +130,16 @@ class VerifyReport:
             "query_source": self.query_source,
             "queries": len(self.queries),
             "engines": [
-                {"engine": e.engine, "target": e.target, "status": e.status,
-                 "queries": e.queries, "offsets_compared": e.offsets_compared,
-                 "mismatches": e.mismatches, "seconds": round(e.seconds, 3), "error": e.error}
+                {
+                    "engine": e.engine,
+                    "target": e.target,
+                    "status": e.status,
+                    "queries": e.queries,
+                    "offsets_compared": e.offsets_compared,
+                    "mismatches": e.mismatches,
+                    "seconds": round(e.seconds, 3),
+                    "error": e.error,
+                }
                 for e in self.engines
             ],
             "mismatches": [m.to_dict() for m in self.mismatches],
@@ -147,8 +161,15 @@ def _named_engine(
     ds = None if name == "native" else dataset
 
     def answer(queries: list[Query]) -> list[list[int]]:
-        return answer_with_engine(name, store, queries, dataset=ds, master=master,
-                                  hash_slot_num=hash_slot_num, index_num=index_num)
+        return answer_with_engine(
+            name,
+            store,
+            queries,
+            dataset=ds,
+            master=master,
+            hash_slot_num=hash_slot_num,
+            index_num=index_num,
+        )
 
     target = f"dataset {ds}" if ds is not None else f"store {store}"
     return Engine(name, answer, target)
@@ -199,29 +220,46 @@ def verify(
         else:
             qs = sample_queries(files, sample, seed=seed, keys=keys)
             kind = "keys from the key list" if keys is not None else "probe keys"
-            source = (f"{len(qs):,} sampled queries (seed {seed}; {kind} for sampled entries, "
-                      "absent keys, random windows)")
+            source = (
+                f"{len(qs):,} sampled queries (seed {seed}; {kind} for sampled entries, "
+                "absent keys, random windows)"
+            )
         chain_damage = check_chains(files) if chain_check else []
         ds_check = None
         if ds_path is not None:
-            ds_check = check_dataset(ds_path, store_path, files, sample=check_dataset_sample,
-                                     seed=seed)
+            ds_check = check_dataset(
+                ds_path, store_path, files, sample=check_dataset_sample, seed=seed
+            )
         geometry = files[-1].geometry
         hsn = geometry.hash_slot_num if hash_slot_num is None else hash_slot_num
         inum = geometry.index_num if index_num is None else index_num
         t0 = time.monotonic()
         native = answer_queries(store_path, qs, hash_slot_num=hsn, index_num=inum)
-        results = [EngineResult("native", f"store {store_path}", len(qs),
-                                sum(len(a) for a in native), 0, time.monotonic() - t0)]
+        results = [
+            EngineResult(
+                "native",
+                f"store {store_path}",
+                len(qs),
+                sum(len(a) for a in native),
+                0,
+                time.monotonic() - t0,
+            )
+        ]
         mismatches: list[Mismatch] = []
         explained = 0
-        want = set(required) if required is not None else {
-            e if isinstance(e, str) else e.name for e in engines}
+        want = (
+            set(required)
+            if required is not None
+            else {e if isinstance(e, str) else e.name for e in engines}
+        )
         for spec in engines:
             if spec == "native" or (isinstance(spec, Engine) and spec.name == "native"):
                 continue
-            engine = spec if isinstance(spec, Engine) else _named_engine(
-                spec, store_path, ds_path, master, hsn, inum)
+            engine = (
+                spec
+                if isinstance(spec, Engine)
+                else _named_engine(spec, store_path, ds_path, master, hsn, inum)
+            )
             result = EngineResult(engine.name, engine.target, len(qs))
             results.append(result)
             t0 = time.monotonic()
@@ -250,24 +288,49 @@ def verify(
                     trace = trace_query(files, q)
                     reasons = explain(trace, got)
                     if trace.answer != a:
-                        reasons.insert(0, f"the native bulk lookup gave {a} but the scalar "
-                                          f"chained walk gives {trace.answer}: a native bug")
+                        reasons.insert(
+                            0,
+                            f"the native bulk lookup gave {a} but the scalar "
+                            f"chained walk gives {trace.answer}: a native bug",
+                        )
                 if ds_check is not None and ds_check.stale and engine.target.startswith("dataset"):
-                    reasons.insert(0, "stale dataset: the store changed after the export ("
-                                   + "; ".join(ds_check.stale[:3]) + ")")
+                    reasons.insert(
+                        0,
+                        "stale dataset: the store changed after the export ("
+                        + "; ".join(ds_check.stale[:3])
+                        + ")",
+                    )
                 mismatches.append(Mismatch(engine.name, i, q, list(a), got, reasons))
     return VerifyReport(
-        str(store_path), None if ds_path is None else str(ds_path), source, qs, results,
-        mismatches, chain_damage, ds_check, time.monotonic() - started,
+        str(store_path),
+        None if ds_path is None else str(ds_path),
+        source,
+        qs,
+        results,
+        mismatches,
+        chain_damage,
+        ds_check,
+        time.monotonic() - started,
     )
 
 
 def print_engine_table(engines: Sequence[EngineResult], compared: str, out: Any) -> None:
     """The agreement table, one row an engine, then each engine's error or skip reason."""
-    rows = [[e.engine, e.target, e.queries, e.offsets_compared, e.mismatches, e.status,
-             round(e.seconds, 3)] for e in engines]
-    print_table(rows, ["engine", "target", "queries", compared, "mismatches", "status",
-                       "seconds"], out)
+    rows = [
+        [
+            e.engine,
+            e.target,
+            e.queries,
+            e.offsets_compared,
+            e.mismatches,
+            e.status,
+            round(e.seconds, 3),
+        ]
+        for e in engines
+    ]
+    print_table(
+        rows, ["engine", "target", "queries", compared, "mismatches", "status", "seconds"], out
+    )
     for e in engines:
         if e.error is not None:
             print(f"\n{e.engine}: {'skipped' if e.skipped else 'error'}: {e.error}", file=out)
@@ -290,16 +353,22 @@ def format_report(report: VerifyReport, out: Any = None, *, max_mismatches: int 
             print(f"  {d.describe()}", file=out)
     if report.dataset_check is not None:
         c = report.dataset_check
-        print(f"\ndataset check: {c.files_checked} files rows, {c.entries_sampled} sampled "
-              f"entries compared with the native files: {'ok' if c.ok else 'PROBLEMS'}", file=out)
+        print(
+            f"\ndataset check: {c.files_checked} files rows, {c.entries_sampled} sampled "
+            f"entries compared with the native files: {'ok' if c.ok else 'PROBLEMS'}",
+            file=out,
+        )
         for s in c.stale:
             print(f"  stale: {s}", file=out)
         for p in c.problems:
             print(f"  {p}", file=out)
     for m in report.mismatches[:max_mismatches]:
         q = m.query
-        print(f"\nmismatch #{m.index} ({m.engine}): key {q.key!r} max_num {q.max_num} "
-              f"begin {q.begin} end {q.end}", file=out)
+        print(
+            f"\nmismatch #{m.index} ({m.engine}): key {q.key!r} max_num {q.max_num} "
+            f"begin {q.begin} end {q.end}",
+            file=out,
+        )
         print(f"  native: {m.native}", file=out)
         print(f"  {m.engine}: {m.got}", file=out)
         for r in m.reasons or ["(not traced; raise the explanation limit)"]:

@@ -92,9 +92,7 @@ def sample_entries(files: Sequence[IndexFile], n: int, rng: np.random.Generator)
             e = m.entries[mine]
             hashes.append(e["key_hash"].astype(np.int32))
             with np.errstate(over="ignore"):
-                times.append(
-                    np.int64(f.begin_timestamp) + e["time_diff"].astype(np.int64) * 1000
-                )
+                times.append(np.int64(f.begin_timestamp) + e["time_diff"].astype(np.int64) * 1000)
             del e
         finally:
             m.close()
@@ -237,8 +235,11 @@ def sample_queries(
         by_hash = dict(zip(hashes.tolist(), keys, strict=True))
         if known:
             sampled = [by_hash.get(int(h)) for h in sample.key_hashes]
-            hits = [(k, int(t)) for k, t in zip(sampled, sample.store_timestamps, strict=True)
-                    if k is not None]
+            hits = [
+                (k, int(t))
+                for k, t in zip(sampled, sample.store_timestamps, strict=True)
+                if k is not None
+            ]
             # keys the sample missed are drawn directly (their time: any in range)
             while len(hits) < n_present:
                 hits.append((rng.choice(known), rng.randint(t_min, max(t_max, t_min))))

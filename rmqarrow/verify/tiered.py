@@ -75,9 +75,13 @@ class TieredMismatch:
     got: TieredAnswer
 
     def to_dict(self) -> dict[str, Any]:
-        return {"engine": self.engine, "query_index": self.index,
-                "query": list(self.query), "native": describe(self.native),
-                "got": describe(self.got)}
+        return {
+            "engine": self.engine,
+            "query_index": self.index,
+            "query": list(self.query),
+            "native": describe(self.native),
+            "got": describe(self.got),
+        }
 
 
 @dataclass
@@ -102,24 +106,47 @@ class TieredVerifyReport:
     def to_dict(self) -> dict[str, Any]:
         diffs = self.form_differences
         return {
-            "ok": self.ok, "target": self.target, "dataset": self.dataset,
-            "query_source": self.query_source, "queries": len(self.queries),
+            "ok": self.ok,
+            "target": self.target,
+            "dataset": self.dataset,
+            "query_source": self.query_source,
+            "queries": len(self.queries),
             "exact": self.exact,
-            "engines": [{"engine": e.engine, "target": e.target, "status": e.status,
-                         "queries": e.queries, "items_compared": e.offsets_compared,
-                         "mismatches": e.mismatches, "seconds": round(e.seconds, 3),
-                         "error": e.error} for e in self.engines],
+            "engines": [
+                {
+                    "engine": e.engine,
+                    "target": e.target,
+                    "status": e.status,
+                    "queries": e.queries,
+                    "items_compared": e.offsets_compared,
+                    "mismatches": e.mismatches,
+                    "seconds": round(e.seconds, 3),
+                    "error": e.error,
+                }
+                for e in self.engines
+            ],
             "mismatches": [m.to_dict() for m in self.mismatches],
-            "form_differences": None if diffs is None else [
-                {"query_index": d.index, "local": describe(d.local),
-                 "compacted": describe(d.compacted), "reason": d.reason()} for d in diffs],
+            "form_differences": None
+            if diffs is None
+            else [
+                {
+                    "query_index": d.index,
+                    "local": describe(d.local),
+                    "compacted": describe(d.compacted),
+                    "reason": d.reason(),
+                }
+                for d in diffs
+            ],
             "seconds": round(self.seconds, 3),
         }
 
 
 def sample_tiered_queries(
-    target: str | os.PathLike[str], n: int, seed: int = 0,
-    hash_slot_num: int | None = None, index_num: int | None = None,
+    target: str | os.PathLike[str],
+    n: int,
+    seed: int = 0,
+    hash_slot_num: int | None = None,
+    index_num: int | None = None,
 ) -> list[TieredQuery]:
     """``n`` queries: 3 in 4 for stored hashes (probe keys), the rest for absent keys."""
     rng = random.Random(seed)
@@ -135,7 +162,7 @@ def sample_tiered_queries(
                 h = rng.randrange(1 << 31)
         else:
             h, t = rng.randrange(1 << 31), None
-        key = probe_key(h, "verify#probe-")[len("verify#"):]
+        key = probe_key(h, "verify#probe-")[len("verify#") :]
         if t is None or rng.random() < 0.4:
             begin, end = JAVA_LONG_MIN, JAVA_LONG_MAX
         else:
@@ -172,19 +199,35 @@ def verify_tiered(
         qs = [TieredQuery(*q) for q in queries]  # type: ignore[arg-type]
         source = f"{len(qs)} given"
     t0 = time.monotonic()
-    native = answer_queries(target, qs, exact=exact, hash_slot_num=hash_slot_num,
-                            index_num=index_num)
-    results = [EngineResult("native", str(target), len(qs),
-                            sum(len(a) for a in native if isinstance(a, list)), 0,
-                            time.monotonic() - t0)]
+    native = answer_queries(
+        target, qs, exact=exact, hash_slot_num=hash_slot_num, index_num=index_num
+    )
+    results = [
+        EngineResult(
+            "native",
+            str(target),
+            len(qs),
+            sum(len(a) for a in native if isinstance(a, list)),
+            0,
+            time.monotonic() - t0,
+        )
+    ]
     mismatches: list[TieredMismatch] = []
     for name in [e for e in engines if e != "native"]:
         src = Path(dataset) if dataset is not None else Path(target)
         res = EngineResult(name, str(src), len(qs))
         t0 = time.monotonic()
         try:
-            got = answer_with_engine(name, src, qs, fmt="tiered", exact=exact, master=master,
-                                     hash_slot_num=hash_slot_num, index_num=index_num)
+            got = answer_with_engine(
+                name,
+                src,
+                qs,
+                fmt="tiered",
+                exact=exact,
+                master=master,
+                hash_slot_num=hash_slot_num,
+                index_num=index_num,
+            )
         except (ImportError, EngineUnavailableError) as exc:
             res.error, res.skipped = f"unavailable: {exc}", name not in required
             results.append(res)
@@ -205,13 +248,22 @@ def verify_tiered(
     with opened:
         if isinstance(opened, TieredIndexFile):
             diffs = form_differences(opened, qs)
-    return TieredVerifyReport(str(target), None if dataset is None else str(dataset), source,
-                              qs, exact, results, mismatches, diffs,
-                              time.monotonic() - started)
+    return TieredVerifyReport(
+        str(target),
+        None if dataset is None else str(dataset),
+        source,
+        qs,
+        exact,
+        results,
+        mismatches,
+        diffs,
+        time.monotonic() - started,
+    )
 
 
-def format_tiered_report(report: TieredVerifyReport, out: Any = None,
-                         *, max_mismatches: int = 50) -> None:
+def format_tiered_report(
+    report: TieredVerifyReport, out: Any = None, *, max_mismatches: int = 50
+) -> None:
     """The agreement table, the mismatches and the form differences, as text."""
     import sys
 
@@ -228,11 +280,16 @@ def format_tiered_report(report: TieredVerifyReport, out: Any = None,
         print(f"  {m.engine}: {describe(m.got)}", file=out)
     if report.form_differences is not None:
         d = report.form_differences
-        print(f"\nlocal vs uploaded form: {len(d)} of {len(report.queries)} queries get a "
-              "different RocketMQ answer once this file is uploaded", file=out)
+        print(
+            f"\nlocal vs uploaded form: {len(d)} of {len(report.queries)} queries get a "
+            "different RocketMQ answer once this file is uploaded",
+            file=out,
+        )
         for x in d[:10]:
-            print(f"  #{x.index}: local {describe(x.local)}, uploaded {describe(x.compacted)}"
-                  f" ({x.reason()})", file=out)
-    verdict = ("OK: every engine agrees with the native tiered lookup" if report.ok
-               else "FAILED")
+            print(
+                f"  #{x.index}: local {describe(x.local)}, uploaded {describe(x.compacted)}"
+                f" ({x.reason()})",
+                file=out,
+            )
+    verdict = "OK: every engine agrees with the native tiered lookup" if report.ok else "FAILED"
     print(f"\n{verdict} ({report.seconds:.1f} s)", file=out)

@@ -22,17 +22,31 @@ NEEDED = (
 )
 
 
-def harness(tmp_path: Path, *args: str, path: str | None = None,
-            rocketmq_src: str | None = None) -> subprocess.CompletedProcess[str]:
+def harness(
+    tmp_path: Path, *args: str, path: str | None = None, rocketmq_src: str | None = None
+) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != "ROCKETMQ_SRC"}
     if rocketmq_src is not None:
         env["ROCKETMQ_SRC"] = rocketmq_src
     if path is not None:
         env["PATH"] = path
     return subprocess.run(
-        [sys.executable, str(SCRIPT), "--build-dir", str(tmp_path / "build"),
-         "--results-dir", str(tmp_path / "results"), *args],
-        capture_output=True, text=True, env=env, cwd=ROOT, timeout=600, check=False)
+        [
+            sys.executable,
+            str(SCRIPT),
+            "--build-dir",
+            str(tmp_path / "build"),
+            "--results-dir",
+            str(tmp_path / "results"),
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=600,
+        check=False,
+    )
 
 
 def one_line_refusal(proc: subprocess.CompletedProcess[str]) -> str:
@@ -80,8 +94,7 @@ def test_no_javac_on_path(tmp_path: Path) -> None:
     checkout = fake_checkout(tmp_path / "rocketmq", NEEDED, "class X {}\n")
     empty_path = tmp_path / "bin"
     empty_path.mkdir()
-    line = one_line_refusal(harness(tmp_path, "--rocketmq", str(checkout),
-                                    path=str(empty_path)))
+    line = one_line_refusal(harness(tmp_path, "--rocketmq", str(checkout), path=str(empty_path)))
     assert "javac not found on PATH" in line
     assert "JDK 17" in line
 
@@ -97,14 +110,32 @@ def test_sources_that_do_not_compile_point_at_the_javac_log(tmp_path: Path) -> N
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not os.environ.get("ROCKETMQ_SRC"),
-                    reason="optional external input: set ROCKETMQ_SRC to a RocketMQ checkout")
+@pytest.mark.skipif(
+    not os.environ.get("ROCKETMQ_SRC"),
+    reason="optional external input: set ROCKETMQ_SRC to a RocketMQ checkout",
+)
 def test_small_real_run_matches_rocketmq_byte_for_byte(tmp_path: Path) -> None:
-    proc = harness(tmp_path, "--n", "30000", "--lookups", "3000", "--slots", "7000",
-                   "--entries", "30001", "--repeats", "2", "--warmup-keys", "3000",
-                   "--warmup-rounds", "2", "--java-opts=-Xmx512m",
-                   "--workdir", str(tmp_path / "work"),
-                   rocketmq_src=os.environ["ROCKETMQ_SRC"])
+    proc = harness(
+        tmp_path,
+        "--n",
+        "30000",
+        "--lookups",
+        "3000",
+        "--slots",
+        "7000",
+        "--entries",
+        "30001",
+        "--repeats",
+        "2",
+        "--warmup-keys",
+        "3000",
+        "--warmup-rounds",
+        "2",
+        "--java-opts=-Xmx512m",
+        "--workdir",
+        str(tmp_path / "work"),
+        rocketmq_src=os.environ["ROCKETMQ_SRC"],
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     out = proc.stdout
     assert "RocketMQ Java" in out and "rmqarrow" in out and "Java / rmqarrow" in out

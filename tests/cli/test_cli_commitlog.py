@@ -42,20 +42,63 @@ def test_resolve_drops_hash_false_positives(
     ]
     write_commitlog(tmp_path / "commitlog", messages, mapped_file_size=4096)
     store = tmp_path / "index"
-    assert main(["build", str(store), "--from-commitlog", str(tmp_path / "commitlog"),
-                 "--hash-slot-num", "8", "--index-num", "32"]) == 0
+    assert (
+        main(
+            [
+                "build",
+                str(store),
+                "--from-commitlog",
+                str(tmp_path / "commitlog"),
+                "--hash-slot-num",
+                "8",
+                "--index-num",
+                "32",
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
     geometry = ["--hash-slot-num", "8", "--index-num", "32"]
     assert main(["query", str(store), "--topic", "T", "--key", "Aa", "--json", *geometry]) == 0
     hits = json.loads(capsys.readouterr().out)["phy_offsets"]
     assert len(hits) == 4  # Aa, BB and Aa twice
-    assert main(["query", str(store), "--topic", "T", "--key", "Aa", "--json", *geometry,
-                 "--resolve", str(tmp_path / "commitlog")]) == 0
+    assert (
+        main(
+            [
+                "query",
+                str(store),
+                "--topic",
+                "T",
+                "--key",
+                "Aa",
+                "--json",
+                *geometry,
+                "--resolve",
+                str(tmp_path / "commitlog"),
+            ]
+        )
+        == 0
+    )
     resolved = json.loads(capsys.readouterr().out)
     assert resolved["hits"] == 4 and resolved["distinct_offsets"] == 3
     assert resolved["dropped_false_positives"] == 1
     assert len(resolved["phy_offsets"]) == 2
-    assert main(["query", str(store), "--topic", "T", "--key", "Aa", *geometry, "--show",
-                 "--resolve", str(tmp_path / "commitlog")]) == 0
+    assert (
+        main(
+            [
+                "query",
+                str(store),
+                "--topic",
+                "T",
+                "--key",
+                "Aa",
+                *geometry,
+                "--show",
+                "--resolve",
+                str(tmp_path / "commitlog"),
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "1 hash false positives dropped" in out and "U3" in out

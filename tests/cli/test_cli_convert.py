@@ -71,7 +71,9 @@ def test_bad_engine_is_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_engine_spark_dispatches_lazily(
-    golden: GoldenSet, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    golden: GoldenSet,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """The CLI hands --engine spark to rmqarrow.converters.spark.export.export_store (faked here by
@@ -82,17 +84,39 @@ def test_engine_spark_dispatches_lazily(
 
     def fake(store_dir: str, out_dir: str, **kwargs: object) -> None:
         calls.append({"store": store_dir, "out": out_dir, **kwargs})
-        export_store(store_dir, out_dir, overwrite=bool(kwargs["overwrite"]),
-                     hash_slot_num=golden.hash_slot_num, index_num=golden.index_num)
+        export_store(
+            store_dir,
+            out_dir,
+            overwrite=bool(kwargs["overwrite"]),
+            hash_slot_num=golden.hash_slot_num,
+            index_num=golden.index_num,
+        )
 
     module = types.ModuleType("rmqarrow.converters.spark.export")
     module.export_store = fake  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "rmqarrow.converters.spark.export", module)
     out = tmp_path / "ds"
-    argv = ["export", str(golden.store_dir), str(out), "--engine", "spark", "--master",
-            "local[1]", *_geo(golden), "--json"]
+    argv = [
+        "export",
+        str(golden.store_dir),
+        str(out),
+        "--engine",
+        "spark",
+        "--master",
+        "local[1]",
+        *_geo(golden),
+        "--json",
+    ]
     assert main(argv) == 0
-    assert calls == [{"store": golden.store_dir, "out": str(out), "overwrite": False,
-                      "master": "local[1]", "hash_slot_num": golden.hash_slot_num,
-                      "index_num": golden.index_num, "commitlog": None}]
+    assert calls == [
+        {
+            "store": golden.store_dir,
+            "out": str(out),
+            "overwrite": False,
+            "master": "local[1]",
+            "hash_slot_num": golden.hash_slot_num,
+            "index_num": golden.index_num,
+            "commitlog": None,
+        }
+    ]
     assert json.loads(capsys.readouterr().out)["engine"] == "spark"

@@ -21,14 +21,16 @@ BASIC = golden_set("basic")  # 100 slots x 400: the 1:4 ratio, so geometry is fi
 
 
 def records(n: int) -> pa.Table:
-    return pa.table({
-        "topic": ["T"] * n,
-        "keys": [f"k{i % 7} order-{i}" for i in range(n)],
-        "uniq_key": [f"U{i:08d}" for i in range(n)],
-        "commit_log_offset": pa.array([i * 100 for i in range(n)], pa.int64()),
-        "store_timestamp": pa.array([T0 + i for i in range(n)], pa.int64()),
-        "sys_flag": pa.array([0xC if i % 50 == 49 else 0 for i in range(n)], pa.int32()),
-    })
+    return pa.table(
+        {
+            "topic": ["T"] * n,
+            "keys": [f"k{i % 7} order-{i}" for i in range(n)],
+            "uniq_key": [f"U{i:08d}" for i in range(n)],
+            "commit_log_offset": pa.array([i * 100 for i in range(n)], pa.int64()),
+            "store_timestamp": pa.array([T0 + i for i in range(n)], pa.int64()),
+            "sys_flag": pa.array([0xC if i % 50 == 49 else 0 for i in range(n)], pa.int32()),
+        }
+    )
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -64,16 +66,26 @@ def test_query_single_key_forms(capsys: pytest.CaptureFixture[str], tmp_path: Pa
     geometry = ("--hash-slot-num", "8", "--index-num", "32")
     status, out, _ = run(capsys, "query", str(tmp_path), "--topic", "T", "--key", "a", *geometry)
     assert status == 0 and out.split()[:4] == ["phy_offset", "----------", "20", "10"]
-    _, out, _ = run(capsys, "query", str(tmp_path), "--key", "T#a", "--json", "--begin",
-                    str(T0 + 1000), *geometry)
+    _, out, _ = run(
+        capsys,
+        "query",
+        str(tmp_path),
+        "--key",
+        "T#a",
+        "--json",
+        "--begin",
+        str(T0 + 1000),
+        *geometry,
+    )
     assert json.loads(out)["phy_offsets"] == [20]
     status, _, err = run(capsys, "query", str(tmp_path), "--key", "a", "--max-num", "-1")
     assert status == 2 and "--max-num" in err  # a usage error
 
 
 def test_query_batch_json(capsys: pytest.CaptureFixture[str]) -> None:
-    status, out, err = run(capsys, "query", str(BASIC.store_dir), "--queries",
-                           str(BASIC.queries_path), "--json")
+    status, out, err = run(
+        capsys, "query", str(BASIC.store_dir), "--queries", str(BASIC.queries_path), "--json"
+    )
     assert status == 0 and [a["phy_offsets"] for a in json.loads(out)] == BASIC.expected
     assert [a["key"] for a in json.loads(out)] == [q.key for q in BASIC.queries]
     assert "using 100 slots x 400 entries" in err  # the fitted geometry is said
@@ -90,8 +102,20 @@ def test_build_from_file_equals_service(
     else:
         pcsv.write_csv(table, source)
     store = tmp_path / "store"
-    status, out, _ = run(capsys, "build", str(store), "--from", str(source), "--hash-slot-num",
-                         "16", "--index-num", "64", "--batch-rows", "70", "--json")
+    status, out, _ = run(
+        capsys,
+        "build",
+        str(store),
+        "--from",
+        str(source),
+        "--hash-slot-num",
+        "16",
+        "--index-num",
+        "64",
+        "--batch-rows",
+        "70",
+        "--json",
+    )
     assert status == 0
     summary = json.loads(out)
     assert summary["records"] == 300 and summary["files"] > 1
@@ -117,6 +141,7 @@ def test_build_reports_missing_columns(capsys: pytest.CaptureFixture[str], tmp_p
 
 
 def test_python_dash_m_entry_point() -> None:
-    done = subprocess.run([sys.executable, "-m", "rmqarrow", "--help"], capture_output=True,
-                          text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "rmqarrow", "--help"], capture_output=True, text=True, check=True
+    )
     assert "query" in done.stdout and "build" in done.stdout

@@ -106,7 +106,10 @@ def test_query_queries_file_of_the_wrong_kind(
 @pytest.mark.parametrize("option", ["--keys", "--queries"])
 @pytest.mark.parametrize("kind", ["missing", "directory", "parquet"])
 def test_verify_keys_and_queries_of_the_wrong_kind(
-    capsys: pytest.CaptureFixture[str], gen: GeneratedStore, tmp_path: Path, option: str,
+    capsys: pytest.CaptureFixture[str],
+    gen: GeneratedStore,
+    tmp_path: Path,
+    option: str,
     kind: str,
 ) -> None:
     path = tmp_path / "k"
@@ -114,26 +117,32 @@ def test_verify_keys_and_queries_of_the_wrong_kind(
         path.mkdir()
     elif kind == "parquet":
         pq.write_table(pa.table({"a": [1]}), path)
-    status, _, err = run(capsys, "verify", str(gen.store), "--engines", "native", option,
-                         str(path))
+    status, _, err = run(capsys, "verify", str(gen.store), "--engines", "native", option, str(path))
     assert status in (1, 2)
     one_error(err, str(path))
 
 
 @pytest.mark.parametrize("bad", ["iso_time", "text_number"])
 @pytest.mark.parametrize("fmt", ["csv", "parquet"])
-def test_build_from_bad_value(capsys: pytest.CaptureFixture[str], tmp_path: Path, bad: str,
-                              fmt: str) -> None:
-    rows = {"topic": ["T", "T"], "keys": ["a", "b"], "commit_log_offset": ["1", "2"],
-            "store_timestamp": ["1768467602471", "1768467602472"]}
+def test_build_from_bad_value(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, bad: str, fmt: str
+) -> None:
+    rows = {
+        "topic": ["T", "T"],
+        "keys": ["a", "b"],
+        "commit_log_offset": ["1", "2"],
+        "store_timestamp": ["1768467602471", "1768467602472"],
+    }
     if bad == "iso_time":
         rows["store_timestamp"][1] = "2026-01-15T10:00:00"
     else:
         rows["commit_log_offset"][1] = "abc"
     source = tmp_path / f"in.{fmt}"
     if fmt == "csv":
-        source.write_text("topic,keys,commit_log_offset,store_timestamp\n" + "".join(
-            ",".join(r) + "\n" for r in zip(*rows.values(), strict=True)))
+        source.write_text(
+            "topic,keys,commit_log_offset,store_timestamp\n"
+            + "".join(",".join(r) + "\n" for r in zip(*rows.values(), strict=True))
+        )
     else:
         pq.write_table(pa.table(rows), source)
     status, _, err = run(capsys, "build", str(tmp_path / "out"), "--from", str(source))
@@ -170,12 +179,21 @@ def test_unexpected_error_is_one_line_and_debug_shows_traceback(
 
 def test_debug_env_prints_the_traceback(gen: GeneratedStore, tmp_path: Path) -> None:
     env = {**os.environ, "RMQARROW_DEBUG": "1"}
-    proc = subprocess.run([sys.executable, "-m", "rmqarrow", "query", str(tmp_path / "none"),
-                           "--key", "a"], capture_output=True, text=True, env=env, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "rmqarrow", "query", str(tmp_path / "none"), "--key", "a"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert proc.returncode == 1
     assert "Traceback" in proc.stderr and "no such store directory" in proc.stderr
-    proc = subprocess.run([sys.executable, "-m", "rmqarrow", "query", str(tmp_path / "none"),
-                           "--key", "a"], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "rmqarrow", "query", str(tmp_path / "none"), "--key", "a"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert proc.stderr.count("\n") == 1
 
@@ -186,26 +204,51 @@ def test_spark_gateway_exit_names_the_cause_and_the_log(broker: Path, tmp_path: 
     java.parent.mkdir(parents=True)
     java.write_text(
         "#!/bin/sh\n"
-        "if [ \"$1\" = \"-version\" ]; then echo 'openjdk version \"17.0.2\"' >&2; exit 0; fi\n"
-        "echo 'Error: Could not reserve enough space for object heap' >&2\nexit 1\n")
+        'if [ "$1" = "-version" ]; then echo \'openjdk version "17.0.2"\' >&2; exit 0; fi\n'
+        "echo 'Error: Could not reserve enough space for object heap' >&2\nexit 1\n"
+    )
     java.chmod(0o755)
     env = {**os.environ, "JAVA_HOME": str(java.parent.parent)}
     env.pop("PYSPARK_GATEWAY_PORT", None)
-    proc = subprocess.run([sys.executable, "-m", "rmqarrow", "sql", "--engine", "spark",
-                           str(broker / "index"), "SELECT 1"],
-                          capture_output=True, text=True, env=env, timeout=300)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "rmqarrow",
+            "sql",
+            "--engine",
+            "spark",
+            str(broker / "index"),
+            "SELECT 1",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert proc.returncode == 1
-    line = one_error(proc.stderr, "JAVA_GATEWAY_EXITED", "Could not reserve enough space",
-                     "Spark's log: ")
+    line = one_error(
+        proc.stderr, "JAVA_GATEWAY_EXITED", "Could not reserve enough space", "Spark's log: "
+    )
     log = Path(line.rsplit("Spark's log: ", 1)[1].strip())
     assert log.is_file()  # kept, because it explains the failure
     log.unlink()
 
 
-def test_bad_master_url_is_a_usage_error(capsys: pytest.CaptureFixture[str],
-                                         gen: GeneratedStore) -> None:
-    status, _, err = run(capsys, "query", str(gen.store), "--engine", "spark", "--master",
-                         "localhost:7077", "--key", "orders#x")
+def test_bad_master_url_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str], gen: GeneratedStore
+) -> None:
+    status, _, err = run(
+        capsys,
+        "query",
+        str(gen.store),
+        "--engine",
+        "spark",
+        "--master",
+        "localhost:7077",
+        "--key",
+        "orders#x",
+    )
     assert status == 2
     one_error(err, "not a Spark master URL")
 
@@ -216,8 +259,18 @@ def test_bad_master_url_is_a_usage_error(capsys: pytest.CaptureFixture[str],
 def test_build_from_commitlog_store_root_uses_its_commitlog(
     capsys: pytest.CaptureFixture[str], broker: Path, tmp_path: Path
 ) -> None:
-    status, out, err = run(capsys, "build", str(tmp_path / "idx"), "--from-commitlog",
-                           str(broker), "--json", "--hash-slot-num", "122", "--index-num", "488")
+    status, out, err = run(
+        capsys,
+        "build",
+        str(tmp_path / "idx"),
+        "--from-commitlog",
+        str(broker),
+        "--json",
+        "--hash-slot-num",
+        "122",
+        "--index-num",
+        "488",
+    )
     assert status == 0 and json.loads(out)["records"] > 1000
     assert err.count("broker store root") == 1 and "commitlog" in err
 
@@ -226,45 +279,54 @@ def test_build_from_empty_commitlog_dir_is_an_error(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     (tmp_path / "commitlog").mkdir()
-    status, _, err = run(capsys, "build", str(tmp_path / "idx"), "--from-commitlog",
-                         str(tmp_path / "commitlog"))
+    status, _, err = run(
+        capsys, "build", str(tmp_path / "idx"), "--from-commitlog", str(tmp_path / "commitlog")
+    )
     assert status == 2
     one_error(err, "no CommitLog files")
     assert not (tmp_path / "idx").exists()
 
 
 def test_stats_commitlog_store_root(capsys: pytest.CaptureFixture[str], broker: Path) -> None:
-    status, out, _ = run(capsys, "stats", str(broker / "index"), "--commitlog", str(broker),
-                         "--json")
+    status, out, _ = run(
+        capsys, "stats", str(broker / "index"), "--commitlog", str(broker), "--json"
+    )
     assert status == 0
     check = json.loads(out)["log_check"]
     assert check["dangling"] == 0
 
 
 @pytest.mark.parametrize("command", ["query", "export", "info", "check"])
-def test_empty_directory_is_an_error(capsys: pytest.CaptureFixture[str], tmp_path: Path,
-                                     command: str) -> None:
+def test_empty_directory_is_an_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, command: str
+) -> None:
     empty = tmp_path / "empty"
     empty.mkdir()
-    argv = {"query": ["query", str(empty), "--key", "T#k"],
-            "export": ["export", str(empty), str(tmp_path / "out")],
-            "info": ["info", str(empty)], "check": ["check", str(empty)]}[command]
+    argv = {
+        "query": ["query", str(empty), "--key", "T#k"],
+        "export": ["export", str(empty), str(tmp_path / "out")],
+        "info": ["info", str(empty)],
+        "check": ["check", str(empty)],
+    }[command]
     status, out, err = run(capsys, *argv)
     assert status == 2 and out == ""
     one_error(err, "empty directory")
     assert not (tmp_path / "out").exists()
 
 
-def test_key_without_topic_gets_a_hint(capsys: pytest.CaptureFixture[str],
-                                       gen: GeneratedStore) -> None:
+def test_key_without_topic_gets_a_hint(
+    capsys: pytest.CaptureFixture[str], gen: GeneratedStore
+) -> None:
     status, out, err = run(capsys, "query", str(gen.store), "--key", "ORD-000001")
     assert status == 0 and "0 offsets" in out
     assert "--topic" in err and "hint:" in err
-    status, out, err = run(capsys, "query", str(gen.store), "--topic", "orders", "--key",
-                           "ORD-000001")
+    status, out, err = run(
+        capsys, "query", str(gen.store), "--topic", "orders", "--key", "ORD-000001"
+    )
     assert status == 0 and "hint" not in err and "0 offsets" not in out
-    status, out, err = run(capsys, "query", str(gen.store), "--topic", "orders", "--key",
-                           "orders#ORD-000001")
+    status, out, err = run(
+        capsys, "query", str(gen.store), "--topic", "orders", "--key", "orders#ORD-000001"
+    )
     assert status == 0 and "0 offsets" in out and "already holds a '#'" in err
 
 
@@ -274,8 +336,12 @@ def test_key_without_topic_gets_a_hint(capsys: pytest.CaptureFixture[str],
 @pytest.mark.parametrize("command", ["info", "query", "export", "check"])
 @pytest.mark.parametrize("kind", ["dataset", "commitlog", "text", "tiered"])
 def test_wrong_kind_of_input_names_it(
-    capsys: pytest.CaptureFixture[str], gen: GeneratedStore, dataset: Path, tmp_path: Path,
-    command: str, kind: str,
+    capsys: pytest.CaptureFixture[str],
+    gen: GeneratedStore,
+    dataset: Path,
+    tmp_path: Path,
+    command: str,
+    kind: str,
 ) -> None:
     if kind == "dataset":
         target, needle = dataset, "Parquet dataset"
@@ -287,9 +353,12 @@ def test_wrong_kind_of_input_names_it(
     else:  # a tiered file (its magic) whose geometry its size cannot tell
         target, needle = tmp_path / "tiered", "geometry of this 1004-byte file"
         target.write_bytes((-1127939447).to_bytes(4, "big", signed=True) + b"\0" * 1000)
-    argv = {"info": ["info", str(target)], "query": ["query", str(target), "--key", "T#k"],
-            "export": ["export", str(target), str(tmp_path / "out")],
-            "check": ["check", str(target)]}[command]
+    argv = {
+        "info": ["info", str(target)],
+        "query": ["query", str(target), "--key", "T#k"],
+        "export": ["export", str(target), str(tmp_path / "out")],
+        "check": ["check", str(target)],
+    }[command]
     status, out, err = run(capsys, *argv)
     if kind == "tiered" and command == "check":  # check reports it as a problem file
         assert status == 1 and needle in out and "Traceback" not in err
@@ -298,8 +367,9 @@ def test_wrong_kind_of_input_names_it(
     one_error(err, str(target), needle)
 
 
-def test_broker_root_is_read_through_its_index(capsys: pytest.CaptureFixture[str],
-                                               broker: Path, gen: GeneratedStore) -> None:
+def test_broker_root_is_read_through_its_index(
+    capsys: pytest.CaptureFixture[str], broker: Path, gen: GeneratedStore
+) -> None:
     key = gen.keys[1]
     status, out, err = run(capsys, "query", str(broker), "--key", key, "--json")
     status2, out2, _ = run(capsys, "query", str(gen.store), "--key", key, "--json")
@@ -332,10 +402,13 @@ def test_truncated_newest_file_answers_as_the_store_without_it(
     assert newest.name in err and "truncated" in err and newest.name not in err2
     # single keys too, and verify, which uses the healthy files and names the skipped one
     for q in queries[:20]:
-        assert run(capsys, "query", str(damaged), "--key", q.key, "--json")[1] == \
-            run(capsys, "query", str(without), "--key", q.key, "--json")[1]
-    status, out, err = run(capsys, "verify", str(damaged), "--engines", "native",
-                           "--sample", "50", "--json")
+        assert (
+            run(capsys, "query", str(damaged), "--key", q.key, "--json")[1]
+            == run(capsys, "query", str(without), "--key", q.key, "--json")[1]
+        )
+    status, out, err = run(
+        capsys, "verify", str(damaged), "--engines", "native", "--sample", "50", "--json"
+    )
     assert status == 0 and newest.name in err
 
 
@@ -414,17 +487,33 @@ def test_explain_says_why(capsys: pytest.CaptureFixture[str], gen: GeneratedStor
     assert status == 0 and "explain:" in out
     assert "offsets from" in out or "slot" in out
     # a window before every file: each file skipped by its time span
-    status, out, _ = run(capsys, "query", str(gen.store), "--key", key, "--explain",
-                         "--end", "2000-01-01T00:00:00Z")
+    status, out, _ = run(
+        capsys, "query", str(gen.store), "--key", key, "--explain", "--end", "2000-01-01T00:00:00Z"
+    )
     assert status == 0 and "0 offsets" in out and "skipped: it holds" in out
     # max_num 1 on a key with several offsets: the cap is said
-    many = next(k for k in gen.keys[:400] if len(json.loads(run(
-        capsys, "query", str(gen.store), "--key", k, "--json")[1])["phy_offsets"]) >= 2)
-    status, out, _ = run(capsys, "query", str(gen.store), "--key", many, "--explain",
-                         "--max-num", "1")
+    many = next(
+        k
+        for k in gen.keys[:400]
+        if len(
+            json.loads(run(capsys, "query", str(gen.store), "--key", k, "--json")[1])["phy_offsets"]
+        )
+        >= 2
+    )
+    status, out, _ = run(
+        capsys, "query", str(gen.store), "--key", many, "--explain", "--max-num", "1"
+    )
     assert status == 0 and "max_num 1 reached" in out
-    status, out, _ = run(capsys, "query", str(gen.store), "--key", key, "--explain",
-                         "--resolve", str(gen.root / "commitlog"))
+    status, out, _ = run(
+        capsys,
+        "query",
+        str(gen.store),
+        "--key",
+        key,
+        "--explain",
+        "--resolve",
+        str(gen.root / "commitlog"),
+    )
     assert status == 0 and "collision" in out
 
 
@@ -438,32 +527,61 @@ def test_numbers_paste_back(capsys: pytest.CaptureFixture[str], gen: GeneratedSt
     assert all("," not in cell for cell in row)
     big = [int(c) for c in row if c.isdigit() and int(c) > 10**5]
     assert big  # the offsets, as plain integers
-    status, out, _ = run(capsys, "sql", str(gen.store),
-                         "SELECT store_timestamp, key_hash FROM entries LIMIT 1")
+    status, out, _ = run(
+        capsys, "sql", str(gen.store), "SELECT store_timestamp, key_hash FROM entries LIMIT 1"
+    )
     value = out.splitlines()[-1].split()[0]
     assert value.isdigit() and int(value) > 10**12
     # paste it back into --begin
-    status, out, _ = run(capsys, "query", str(gen.store), "--key", gen.keys[1], "--begin",
-                         value)
+    status, out, _ = run(capsys, "query", str(gen.store), "--key", gen.keys[1], "--begin", value)
     assert status == 0 and "offsets for" in out
 
 
 def test_times_iso_and_seconds(capsys: pytest.CaptureFixture[str], gen: GeneratedStore) -> None:
     key = gen.keys[1]
-    ms = run(capsys, "query", str(gen.store), "--key", key, "--json", "--begin",
-             "1768467600000", "--end", "1768471200000")[1]
-    iso = run(capsys, "query", str(gen.store), "--key", key, "--json", "--begin",
-              "2026-01-15T09:00:00Z", "--end", "2026-01-15T10:00:00+00:00")[1]
+    ms = run(
+        capsys,
+        "query",
+        str(gen.store),
+        "--key",
+        key,
+        "--json",
+        "--begin",
+        "1768467600000",
+        "--end",
+        "1768471200000",
+    )[1]
+    iso = run(
+        capsys,
+        "query",
+        str(gen.store),
+        "--key",
+        key,
+        "--json",
+        "--begin",
+        "2026-01-15T09:00:00Z",
+        "--end",
+        "2026-01-15T10:00:00+00:00",
+    )[1]
     assert json.loads(ms) == json.loads(iso)
-    for argv in (["query", str(gen.store), "--key", key, "--begin", "1768467600"],
-                 ["stats", str(gen.store), "--between", "1768467600", "1768471200"],
-                 ["build", "x", "--from-commitlog", str(gen.root / "commitlog"),
-                  "--start-timestamp", "1768467600"]):
+    for argv in (
+        ["query", str(gen.store), "--key", key, "--begin", "1768467600"],
+        ["stats", str(gen.store), "--between", "1768467600", "1768471200"],
+        [
+            "build",
+            "x",
+            "--from-commitlog",
+            str(gen.root / "commitlog"),
+            "--start-timestamp",
+            "1768467600",
+        ],
+    ):
         status, _, err = run(capsys, *argv)
         assert status == 2
         one_error(err, "epoch seconds", "1768467600000")
-    status, _, err = run(capsys, "query", str(gen.store), "--key", key, "--begin",
-                         "1,768,467,600,000")
+    status, _, err = run(
+        capsys, "query", str(gen.store), "--key", key, "--begin", "1,768,467,600,000"
+    )
     assert status == 2
     one_error(err, "thousands separators")
     status, _, err = run(capsys, "query", str(gen.store), "--key", key, "--begin", "yesterday")
@@ -497,15 +615,32 @@ def test_failed_demo_removes_what_it_created(tmp_path: Path) -> None:
     """The demo dies when Spark's JVM cannot start: its output directory is gone."""
     java = tmp_path / "jdk" / "bin" / "java"
     java.parent.mkdir(parents=True)
-    java.write_text("#!/bin/sh\nif [ \"$1\" = \"-version\" ]; then "
-                    "echo 'openjdk version \"17.0.2\"' >&2; exit 0; fi\nexit 1\n")
+    java.write_text(
+        '#!/bin/sh\nif [ "$1" = "-version" ]; then '
+        "echo 'openjdk version \"17.0.2\"' >&2; exit 0; fi\nexit 1\n"
+    )
     java.chmod(0o755)
     env = {**os.environ, "JAVA_HOME": str(java.parent.parent)}
     env.pop("PYSPARK_GATEWAY_PORT", None)
     out = tmp_path / "demo"
-    proc = subprocess.run([sys.executable, "-m", "rmqarrow", "demo", "--size", "small",
-                           "--engines", "native,spark", "--out", str(out)],
-                          capture_output=True, text=True, env=env, timeout=600)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "rmqarrow",
+            "demo",
+            "--size",
+            "small",
+            "--engines",
+            "native,spark",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     one_error(proc.stderr, "Spark")
     assert not out.exists()
@@ -514,17 +649,31 @@ def test_failed_demo_removes_what_it_created(tmp_path: Path) -> None:
         Path(log[1].strip()).unlink(missing_ok=True)
     # an existing empty --out directory is kept, and left empty
     out.mkdir()
-    proc = subprocess.run([sys.executable, "-m", "rmqarrow", "demo", "--size", "small",
-                           "--engines", "native,spark", "--out", str(out)],
-                          capture_output=True, text=True, env=env, timeout=600)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "rmqarrow",
+            "demo",
+            "--size",
+            "small",
+            "--engines",
+            "native,spark",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
     assert proc.returncode == 1 and out.is_dir() and not any(out.iterdir())
     log = proc.stderr.rsplit("Spark's log: ", 1)
     if len(log) == 2:
         Path(log[1].strip()).unlink(missing_ok=True)
 
 
-def test_bad_demo_size_creates_nothing(capsys: pytest.CaptureFixture[str],
-                                       tmp_path: Path) -> None:
+def test_bad_demo_size_creates_nothing(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     status, _, err = run(capsys, "demo", "--size", "huge", "--out", str(tmp_path / "d"))
     assert status == 1
     one_error(err, "demo size")
@@ -534,29 +683,48 @@ def test_bad_demo_size_creates_nothing(capsys: pytest.CaptureFixture[str],
 # -- mistakes beyond the issue's list -------------------------------------------------------------
 
 
-def test_more_operator_mistakes(capsys: pytest.CaptureFixture[str], gen: GeneratedStore,
-                                broker: Path, dataset: Path, tmp_path: Path) -> None:
+def test_more_operator_mistakes(
+    capsys: pytest.CaptureFixture[str],
+    gen: GeneratedStore,
+    broker: Path,
+    dataset: Path,
+    tmp_path: Path,
+) -> None:
     damaged = copy_store(gen, tmp_path / "damaged")
     newest = list_index_files(damaged)[-1]
     with open(newest, "r+b") as fh:
         fh.truncate(1000)
     key = gen.keys[1]
     cases = [
-        (["query", str(gen.store), "--key", key, "--begin", "2026-01-16", "--end",
-          "2026-01-15"], 2, "is after --end"),
-        (["query", str(damaged), "--engine", "duckdb", "--key", key], 2,
-         "use --engine native"),
-        (["build", str(broker), "--from-commitlog", str(broker)], 2,
-         "build into its index directory"),
-        (["verify", str(gen.store), "--dataset", str(gen.store), "--engines", "native"], 2,
-         "not an exported dataset"),
+        (
+            ["query", str(gen.store), "--key", key, "--begin", "2026-01-16", "--end", "2026-01-15"],
+            2,
+            "is after --end",
+        ),
+        (["query", str(damaged), "--engine", "duckdb", "--key", key], 2, "use --engine native"),
+        (
+            ["build", str(broker), "--from-commitlog", str(broker)],
+            2,
+            "build into its index directory",
+        ),
+        (
+            ["verify", str(gen.store), "--dataset", str(gen.store), "--engines", "native"],
+            2,
+            "not an exported dataset",
+        ),
         (["verify", str(dataset), "--engines", "native"], 2, "needs the native store"),
         (["import", str(gen.store), str(tmp_path / "out")], 2, "import takes a dataset"),
         (["info", str(gen.root / "commitlog" / ("0" * 20))], 2, "a CommitLog file"),
-        (["query", str(gen.store), "--key", key, "--resolve", str(gen.store)], 2,
-         "index files, not a CommitLog"),
-        (["query", str(gen.store), "--key", key, "--explain", "--engine", "duckdb"], 2,
-         "--explain"),
+        (
+            ["query", str(gen.store), "--key", key, "--resolve", str(gen.store)],
+            2,
+            "index files, not a CommitLog",
+        ),
+        (
+            ["query", str(gen.store), "--key", key, "--explain", "--engine", "duckdb"],
+            2,
+            "--explain",
+        ),
         (["stats", str(gen.root / "commitlog")], 2, "CommitLog directory"),
         (["sql", str(broker / "checkpoint"), "SELECT 1"], 2, "not an index file"),
     ]

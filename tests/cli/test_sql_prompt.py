@@ -31,9 +31,23 @@ def test_up_arrow_recalls_and_history_is_kept(tmp_path: Path) -> None:
     master, slave = pty.openpty()
     env = dict(os.environ, HOME=str(tmp_path), TERM="xterm")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "rmqarrow", "sql", str(g.store_dir),
-         "--hash-slot-num", str(g.hash_slot_num), "--index-num", str(g.index_num)],
-        stdin=slave, stdout=slave, stderr=slave, env=env, close_fds=True)
+        [
+            sys.executable,
+            "-m",
+            "rmqarrow",
+            "sql",
+            str(g.store_dir),
+            "--hash-slot-num",
+            str(g.hash_slot_num),
+            "--index-num",
+            str(g.index_num),
+        ],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        env=env,
+        close_fds=True,
+    )
     os.close(slave)
     try:
         assert b"rmqarrow> " in _read_until(master, b"rmqarrow> ")

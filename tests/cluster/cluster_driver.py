@@ -51,8 +51,9 @@ def _source(spark: Any, step: dict[str, Any]) -> dict[str, Any]:
 def _bulk(spark: Any, step: dict[str, Any]) -> dict[str, Any]:
     from rmqarrow.converters.spark.sql import bulk_lookup, register_tables
 
-    register_tables(spark, step["path"], hash_slot_num=step["hash_slot_num"],
-                    index_num=step["index_num"])
+    register_tables(
+        spark, step["path"], hash_slot_num=step["hash_slot_num"], index_num=step["index_num"]
+    )
     keys = spark.createDataFrame([(i, k) for i, k in enumerate(step["keys"])], "i INT, key STRING")
     rows = bulk_lookup(spark, keys, max_num=step["max_num"]).orderBy("i").collect()
     return {"offsets": [list(r["offsets"]) for r in rows]}
@@ -74,8 +75,10 @@ def main() -> int:
     from rmqarrow.converters.spark.session import get_spark
 
     spark = get_spark(spec["master"], app_name=spec["app"], conf=spec.get("conf"))
-    results: dict[str, Any] = {"app_id": spark.sparkContext.applicationId,
-                               "master": spark.sparkContext.master}
+    results: dict[str, Any] = {
+        "app_id": spark.sparkContext.applicationId,
+        "master": spark.sparkContext.master,
+    }
     for step in spec["steps"]:
         try:
             if step["kind"] == "cli":
@@ -89,8 +92,10 @@ def main() -> int:
             else:
                 raise ValueError(f"unknown step kind {step['kind']!r}")
         except Exception as exc:
-            res = {"exception": f"{type(exc).__name__}: {exc}",
-                   "traceback": traceback.format_exc()[-3000:]}
+            res = {
+                "exception": f"{type(exc).__name__}: {exc}",
+                "traceback": traceback.format_exc()[-3000:],
+            }
         results[step["name"]] = res
     spark.stop()
     Path(sys.argv[2]).write_text(json.dumps(results, indent=1))

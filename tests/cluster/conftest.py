@@ -27,8 +27,9 @@ GOLDEN = HERE.parent / "golden"
 def spark_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     from rmqarrow.converters.spark.cluster import start_cluster, stop_cluster
 
-    cluster = start_cluster(tmp_path_factory.mktemp("spark-cluster"), workers=2, cores=1,
-                            memory="1g")
+    cluster = start_cluster(
+        tmp_path_factory.mktemp("spark-cluster"), workers=2, cores=1, memory="1g"
+    )
     try:
         yield cluster
     finally:
@@ -54,8 +55,11 @@ def bare_python(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     for directory in sorted(site_dirs):
         for entry in directory.iterdir():
             name = entry.name
-            if (name.startswith(("rmqarrow", "__editable__", "_main_deps"))
-                    or name.endswith(".pth") or (site / name).exists()):
+            if (
+                name.startswith(("rmqarrow", "__editable__", "_main_deps"))
+                or name.endswith(".pth")
+                or (site / name).exists()
+            ):
                 continue
             (site / name).symlink_to(entry)
     hidden = base / "driver-only"
@@ -65,7 +69,7 @@ def bare_python(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
         "#!/bin/sh\n"
         "# the cluster tests' executor Python: no rmqarrow, and DRIVER_ONLY is invisible\n"
         f'export PYTHONPATH="{site}${{PYTHONPATH:+:$PYTHONPATH}}"\n'
-        "exec unshare -m sh -c 'mount -t tmpfs rmq-hidden \"$0\" && exec \"$@\"' "
+        'exec unshare -m sh -c \'mount -t tmpfs rmq-hidden "$0" && exec "$@"\' '
         f'"{hidden}" "{sys._base_executable}" "$@"\n'
     )
     wrapper.chmod(0o755)
@@ -76,17 +80,38 @@ def run_driver(
     cluster: Any, tmp: Path, app: str, steps: list[dict[str, Any]], conf: dict[str, str]
 ) -> dict[str, Any]:
     """Run ``cluster_driver.py`` with these steps as one application; its results."""
-    spec = {"master": cluster.master_url, "app": app, "cwd": str(GOLDEN), "steps": steps,
-            "conf": {"spark.executor.memory": "512m", "spark.executor.cores": "1",
-                     "spark.sql.shuffle.partitions": "2", "spark.default.parallelism": "2",
-                     "spark.ui.enabled": "false", **conf}}
+    spec = {
+        "master": cluster.master_url,
+        "app": app,
+        "cwd": str(GOLDEN),
+        "steps": steps,
+        "conf": {
+            "spark.executor.memory": "512m",
+            "spark.executor.cores": "1",
+            "spark.sql.shuffle.partitions": "2",
+            "spark.default.parallelism": "2",
+            "spark.ui.enabled": "false",
+            **conf,
+        },
+    }
     (tmp / f"{app}.spec.json").write_text(json.dumps(spec))
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("PYSPARK_", "SPARK_")) and k != "PYTHONPATH"}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("PYSPARK_", "SPARK_")) and k != "PYTHONPATH"
+    }
     proc = subprocess.run(
-        [sys.executable, str(HERE / "cluster_driver.py"), str(tmp / f"{app}.spec.json"),
-         str(tmp / f"{app}.result.json")],
-        env=env, capture_output=True, text=True, timeout=900, check=False,
+        [
+            sys.executable,
+            str(HERE / "cluster_driver.py"),
+            str(tmp / f"{app}.spec.json"),
+            str(tmp / f"{app}.result.json"),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     result: dict[str, Any] = json.loads((tmp / f"{app}.result.json").read_text())

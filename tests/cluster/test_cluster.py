@@ -40,17 +40,33 @@ _ROLLING = ["--hash-slot-num", "16", "--index-num", "32"]
 
 
 def _query_step(master: str) -> dict[str, Any]:
-    return {"name": "query_rel", "kind": "cli", "argv": [
-        "query", "rolling", "--engine", "spark", "--master", master,
-        "--queries", "rolling.queries.tsv", *_ROLLING]}
+    return {
+        "name": "query_rel",
+        "kind": "cli",
+        "argv": [
+            "query",
+            "rolling",
+            "--engine",
+            "spark",
+            "--master",
+            master,
+            "--queries",
+            "rolling.queries.tsv",
+            *_ROLLING,
+        ],
+    }
 
 
 _STORE1 = ["--hash-slot-num", "64", "--index-num", "256"]
 
 
 def _generated_geometry(generated: Any) -> list[str]:
-    return ["--hash-slot-num", str(generated.hash_slot_num),
-            "--index-num", str(generated.index_num)]
+    return [
+        "--hash-slot-num",
+        str(generated.hash_slot_num),
+        "--index-num",
+        str(generated.index_num),
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -63,40 +79,150 @@ def main_run(
     keys = sorted({q.key for q in g.queries})
     steps = [
         _query_step(m),
-        {"name": "sql", "kind": "cli", "argv": [
-            "sql", "basic", "SELECT count(*) AS n, count(DISTINCT file_name) AS f FROM entries",
-            "--engine", "spark", "--master", m, "--json",
-            "--hash-slot-num", "100", "--index-num", "400"]},
-        {"name": "verify", "kind": "cli", "argv": [
-            "verify", "collisions", "--engines", "native,spark", "--master", m,
-            "--queries", "collisions.queries.tsv", "--hash-slot-num", "7", "--index-num", "64",
-            "--json"]},
-        {"name": "export", "kind": "cli", "argv": [
-            "export", "rolling", str(tmp / "spark-export"), "--engine", "spark",
-            "--master", m, *_ROLLING]},
-        {"name": "source", "kind": "source", "path": "random_public", "hash_slot_num": 1000,
-         "index_num": 4000, "piece_rows": 700, "out": str(tmp / "source.parquet")},
-        {"name": "bulk", "kind": "bulk", "path": "rolling", "hash_slot_num": 16,
-         "index_num": 32, "keys": keys, "max_num": 64},
-        {"name": "messages", "kind": "messages", "path": "commitlog/store1/commitlog",
-         "out": str(tmp / "messages.parquet")},
+        {
+            "name": "sql",
+            "kind": "cli",
+            "argv": [
+                "sql",
+                "basic",
+                "SELECT count(*) AS n, count(DISTINCT file_name) AS f FROM entries",
+                "--engine",
+                "spark",
+                "--master",
+                m,
+                "--json",
+                "--hash-slot-num",
+                "100",
+                "--index-num",
+                "400",
+            ],
+        },
+        {
+            "name": "verify",
+            "kind": "cli",
+            "argv": [
+                "verify",
+                "collisions",
+                "--engines",
+                "native,spark",
+                "--master",
+                m,
+                "--queries",
+                "collisions.queries.tsv",
+                "--hash-slot-num",
+                "7",
+                "--index-num",
+                "64",
+                "--json",
+            ],
+        },
+        {
+            "name": "export",
+            "kind": "cli",
+            "argv": [
+                "export",
+                "rolling",
+                str(tmp / "spark-export"),
+                "--engine",
+                "spark",
+                "--master",
+                m,
+                *_ROLLING,
+            ],
+        },
+        {
+            "name": "source",
+            "kind": "source",
+            "path": "random_public",
+            "hash_slot_num": 1000,
+            "index_num": 4000,
+            "piece_rows": 700,
+            "out": str(tmp / "source.parquet"),
+        },
+        {
+            "name": "bulk",
+            "kind": "bulk",
+            "path": "rolling",
+            "hash_slot_num": 16,
+            "index_num": 32,
+            "keys": keys,
+            "max_num": 64,
+        },
+        {
+            "name": "messages",
+            "kind": "messages",
+            "path": "commitlog/store1/commitlog",
+            "out": str(tmp / "messages.parquet"),
+        },
         # the CommitLog paths: relative to the driver's cwd, decoded by the executors
-        {"name": "build_golden", "kind": "cli", "argv": [
-            "build", str(tmp / "build-golden"), "--from-commitlog", "commitlog/store1",
-            "--engine", "spark", "--master", m, *_STORE1]},
-        {"name": "build_generated", "kind": "cli", "argv": [
-            "build", str(tmp / "build-generated"), "--from-commitlog",
-            str(generated.root / "commitlog"), "--engine", "spark", "--master", m,
-            *_generated_geometry(generated)]},
-        {"name": "export_messages", "kind": "cli", "argv": [
-            "export", "commitlog_store1", str(tmp / "export-messages"), "--commitlog",
-            "commitlog/store1/commitlog", "--engine", "spark", "--master", m, *_STORE1]},
-        {"name": "log_check", "kind": "cli", "argv": [
-            "stats", "commitlog_store1", "--commitlog", "commitlog/store1/commitlog",
-            "--engine", "spark", "--master", m, "--json", "--top", "2", *_STORE1]},
+        {
+            "name": "build_golden",
+            "kind": "cli",
+            "argv": [
+                "build",
+                str(tmp / "build-golden"),
+                "--from-commitlog",
+                "commitlog/store1",
+                "--engine",
+                "spark",
+                "--master",
+                m,
+                *_STORE1,
+            ],
+        },
+        {
+            "name": "build_generated",
+            "kind": "cli",
+            "argv": [
+                "build",
+                str(tmp / "build-generated"),
+                "--from-commitlog",
+                str(generated.root / "commitlog"),
+                "--engine",
+                "spark",
+                "--master",
+                m,
+                *_generated_geometry(generated),
+            ],
+        },
+        {
+            "name": "export_messages",
+            "kind": "cli",
+            "argv": [
+                "export",
+                "commitlog_store1",
+                str(tmp / "export-messages"),
+                "--commitlog",
+                "commitlog/store1/commitlog",
+                "--engine",
+                "spark",
+                "--master",
+                m,
+                *_STORE1,
+            ],
+        },
+        {
+            "name": "log_check",
+            "kind": "cli",
+            "argv": [
+                "stats",
+                "commitlog_store1",
+                "--commitlog",
+                "commitlog/store1/commitlog",
+                "--engine",
+                "spark",
+                "--master",
+                m,
+                "--json",
+                "--top",
+                "2",
+                *_STORE1,
+            ],
+        },
     ]
-    result = run_driver(spark_cluster, tmp, "rmqarrow-cluster-main", steps,
-                        {"spark.pyspark.python": sys.executable})
+    result = run_driver(
+        spark_cluster, tmp, "rmqarrow-cluster-main", steps, {"spark.pyspark.python": sys.executable}
+    )
     result["tmp"] = str(tmp)
     result["keys"] = keys
     return result
@@ -118,8 +244,10 @@ def _answers(stdout: str) -> str:
 def test_tasks_ran_on_both_workers(main_run: dict[str, Any], spark_cluster: Any) -> None:
     assert main_run["master"] == spark_cluster.master_url
     logs = executor_logs(spark_cluster, main_run["app_id"])
-    finished = {n: sum(p.read_text(errors="replace").count("Finished task") for p in paths)
-                for n, paths in logs.items()}
+    finished = {
+        n: sum(p.read_text(errors="replace").count("Finished task") for p in paths)
+        for n, paths in logs.items()
+    }
     print(f"cluster app {main_run['app_id']}: tasks finished per worker {finished}")
     assert set(finished) == {1, 2}
     assert all(count > 0 for count in finished.values()), finished
@@ -149,6 +277,7 @@ def test_export_equals_local_export(main_run: dict[str, Any], tmp_path: Path) ->
     for table in ("files", "slots", "entries"):
         for part in sorted((tmp_path / "local" / table).glob("*.parquet")):
             assert pq.read_table(dist / table / part.name).equals(pq.read_table(part))
+
     def names(d: Path) -> list[str]:
         return sorted(p.relative_to(d).as_posix() for p in d.rglob("*"))
 
@@ -190,16 +319,44 @@ def bare_run(
     m = spark_cluster.master_url
     steps = [
         _query_step(m),
-        {"name": "source_rel", "kind": "source", "path": "rolling", "hash_slot_num": 16,
-         "index_num": 32, "out": str(tmp / "source.parquet")},
-        {"name": "driver_only", "kind": "cli", "argv": [
-            "export", str(hidden / "rolling"), str(tmp / "never"), "--engine", "spark",
-            "--master", m, *_ROLLING]},
-        {"name": "driver_only_source", "kind": "source", "path": str(hidden / "rolling"),
-         "hash_slot_num": 16, "index_num": 32, "out": str(tmp / "never.parquet")},
+        {
+            "name": "source_rel",
+            "kind": "source",
+            "path": "rolling",
+            "hash_slot_num": 16,
+            "index_num": 32,
+            "out": str(tmp / "source.parquet"),
+        },
+        {
+            "name": "driver_only",
+            "kind": "cli",
+            "argv": [
+                "export",
+                str(hidden / "rolling"),
+                str(tmp / "never"),
+                "--engine",
+                "spark",
+                "--master",
+                m,
+                *_ROLLING,
+            ],
+        },
+        {
+            "name": "driver_only_source",
+            "kind": "source",
+            "path": str(hidden / "rolling"),
+            "hash_slot_num": 16,
+            "index_num": 32,
+            "out": str(tmp / "never.parquet"),
+        },
     ]
-    result = run_driver(spark_cluster, tmp, "rmqarrow-cluster-bare", steps,
-                        {"spark.pyspark.python": str(wrapper), "spark.task.maxFailures": "2"})
+    result = run_driver(
+        spark_cluster,
+        tmp,
+        "rmqarrow-cluster-bare",
+        steps,
+        {"spark.pyspark.python": str(wrapper), "spark.task.maxFailures": "2"},
+    )
     result["tmp"] = str(tmp)
     return result
 
@@ -207,11 +364,10 @@ def bare_run(
 def test_bare_python_really_lacks_rmqarrow(bare_python: tuple[Path, Path]) -> None:
     wrapper, hidden = bare_python
     (hidden / "seen-by-driver").write_text("x")
-    probe = ("import os, sys, pyarrow, numpy\n"
-             f"print(os.listdir({str(hidden)!r}))\n"
-             "import rmqarrow\n")
-    proc = subprocess.run([str(wrapper), "-c", probe], capture_output=True, text=True,
-                          cwd="/", check=False)
+    probe = f"import os, sys, pyarrow, numpy\nprint(os.listdir({str(hidden)!r}))\nimport rmqarrow\n"
+    proc = subprocess.run(
+        [str(wrapper), "-c", probe], capture_output=True, text=True, cwd="/", check=False
+    )
     assert proc.stdout.strip() == "[]"  # the executors' view of the driver-only directory
     assert "No module named 'rmqarrow'" in proc.stderr
     (hidden / "seen-by-driver").unlink()
@@ -271,12 +427,23 @@ def test_build_from_commitlog_on_the_cluster_is_byte_identical(
 
     _ok(main_run, "build_golden")
     built = Path(main_run["tmp"]) / "build-golden"
-    assert _store_bytes(built) == [p.read_bytes() for p in golden_set("commitlog_store1")
-                                   .file_paths]
+    assert _store_bytes(built) == [
+        p.read_bytes() for p in golden_set("commitlog_store1").file_paths
+    ]
     _ok(main_run, "build_generated")
     local = tmp_path / "local"
-    assert main(["build", str(local), "--from-commitlog", str(generated.root / "commitlog"),
-                 *_generated_geometry(generated)]) == 0
+    assert (
+        main(
+            [
+                "build",
+                str(local),
+                "--from-commitlog",
+                str(generated.root / "commitlog"),
+                *_generated_geometry(generated),
+            ]
+        )
+        == 0
+    )
     dist = _store_bytes(Path(main_run["tmp"]) / "build-generated")
     assert dist == _store_bytes(local) and len(dist) > 1
 

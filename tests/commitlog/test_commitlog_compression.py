@@ -69,9 +69,11 @@ def test_preview_never_inflates_a_whole_body(tmp_path: Path, kind: str) -> None:
     bomb = b"A" * (64 << 20)
     body = compress_body(bomb, kind)  # type: ignore[arg-type]
     assert inflate(body, kind, limit=10) == b"A" * 10  # type: ignore[arg-type]
-    write_commitlog(tmp_path / "cl", [Message(topic="T", body=body,
-                                               sys_flag=compression_sys_flag(kind))],  # type: ignore[arg-type]
-                    mapped_file_size=4 << 20)
+    write_commitlog(
+        tmp_path / "cl",
+        [Message(topic="T", body=body, sys_flag=compression_sys_flag(kind))],  # type: ignore[arg-type]
+        mapped_file_size=4 << 20,
+    )
     (r,) = iter_records(tmp_path / "cl")
     del bomb
     tracemalloc.start()

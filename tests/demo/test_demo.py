@@ -24,9 +24,15 @@ def test_demo_small_without_spark(tmp_path: Path) -> None:
     result, text = _run(out, ("native", "duckdb"))
     assert result.ok, text
     # every step, in order; Spark's is left out
-    steps = ["== 1. A message stream", "== 2. The native index", "== 3. Exported to Parquet",
-             "== 4. Questions in DuckDB", "== 6. Why the native semantics matter",
-             "== 7. verify", "== 8. What is where"]
+    steps = [
+        "== 1. A message stream",
+        "== 2. The native index",
+        "== 3. Exported to Parquet",
+        "== 4. Questions in DuckDB",
+        "== 6. Why the native semantics matter",
+        "== 7. verify",
+        "== 8. What is where",
+    ]
     positions = [text.index(s) for s in steps]
     assert positions == sorted(positions)
     assert "skipped: --engines leaves Spark out" in text
@@ -85,15 +91,26 @@ def test_demo_small_with_spark(spark: Any, tmp_path: Path) -> None:
     assert [e["status"] for e in result.verify["engines"]] == ["reference", "ok", "ok"]
 
 
-def test_demo_build_command_reproduces_its_store(generated: Any, tmp_path: Path,
-                                                 capsys: pytest.CaptureFixture[str]) -> None:
+def test_demo_build_command_reproduces_its_store(
+    generated: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """The `rmqarrow build --from-commitlog` line the demo prints builds the same files."""
     from rmqarrow.format.naming import list_index_files
 
     store = tmp_path / "store"
-    status = main(["build", str(store), "--from-commitlog", str(generated.root / "commitlog"),
-                   "--hash-slot-num", str(generated.hash_slot_num),
-                   "--index-num", str(generated.index_num), "--json"])
+    status = main(
+        [
+            "build",
+            str(store),
+            "--from-commitlog",
+            str(generated.root / "commitlog"),
+            "--hash-slot-num",
+            str(generated.hash_slot_num),
+            "--index-num",
+            str(generated.index_num),
+            "--json",
+        ]
+    )
     capsys.readouterr()
     assert status == 0
     mine, theirs = list_index_files(store), list_index_files(generated.store)
@@ -102,8 +119,9 @@ def test_demo_build_command_reproduces_its_store(generated: Any, tmp_path: Path,
         assert a.read_bytes() == b.read_bytes()
 
 
-def test_demo_leaves_spark_out_when_unavailable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                capsys: pytest.CaptureFixture[str]) -> None:
+def test_demo_leaves_spark_out_when_unavailable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     from rmqarrow.cli import _demo
 
     monkeypatch.setenv("JAVA_HOME", str(tmp_path / "no-java"))

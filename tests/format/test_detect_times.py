@@ -75,12 +75,15 @@ def test_parse_time_forms() -> None:
     assert format_time(1768474024092) == "2026-01-15T10:47:04.092Z"
 
 
-@pytest.mark.parametrize("text,match", [
-    ("1768474024", "epoch seconds"),
-    ("1,768,474,024,092", "thousands separators"),
-    ("tomorrow", "ISO 8601"),
-    ("", "ISO 8601"),
-])
+@pytest.mark.parametrize(
+    "text,match",
+    [
+        ("1768474024", "epoch seconds"),
+        ("1,768,474,024,092", "thousands separators"),
+        ("tomorrow", "ISO 8601"),
+        ("", "ISO 8601"),
+    ],
+)
 def test_parse_time_refusals(text: str, match: str) -> None:
     with pytest.raises(UsageError, match=match):
         parse_time(text, "--begin")

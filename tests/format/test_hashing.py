@@ -125,7 +125,5 @@ def test_hash_kernel_boundaries(kernel: str) -> None:
     values += ["abc", "é", "x" * 20, "\U0001f600" * 3, "polygenelubricants", ""]
     for sliced in (values, values[5:]):
         arr = pa.array(sliced, pa.string())
-        assert index_key_hashes(arr, kernel=kernel).tolist() == [
-            reference_hash(k) for k in sliced
-        ]
+        assert index_key_hashes(arr, kernel=kernel).tolist() == [reference_hash(k) for k in sliced]
     assert index_key_hashes(["polygenelubricants"], kernel=kernel).tolist() == [0]

@@ -138,12 +138,14 @@ def test_engine_agrees_with_model(
             assert f.index_count == len(m.entries) + 1
             assert f.hash_slot_count == m.used_slots
             stored = f.regions.entries[1 : f.index_count]
-            assert [e.item()[:3] for e in stored] == [
-                (h, phy, diff) for h, phy, diff in m.entries
-            ]
+            assert [e.item()[:3] for e in stored] == [(h, phy, diff) for h, phy, diff in m.entries]
         # Query bounds on and next to the stored times hit every boundary rule.
-        times = {wrap64(m.begin_ts + d * 1000) + k for m in model for _, _, d in m.entries
-                 for k in (-1, 0, 1)}
+        times = {
+            wrap64(m.begin_ts + d * 1000) + k
+            for m in model
+            for _, _, d in m.entries
+            for k in (-1, 0, 1)
+        }
         on_grid = st.sampled_from(sorted(times)) if times else TIMES
         bounds = st.one_of(on_grid, on_grid, on_grid, TIMES)
         queries = data.draw(

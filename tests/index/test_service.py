@@ -27,8 +27,14 @@ def service(tmp_path: Path, slots: int = 4, positions: int = 4, **kw: object) ->
     return IndexService(tmp_path / "index", slots, positions, tz=UTC, clock=Clock(), **kw)  # type: ignore[arg-type]
 
 
-def rec(offset: int, keys: str | None = None, uniq: str | None = None, ts: int = T0,
-        topic: str = "T", flag: int = 0) -> MessageRecord:
+def rec(
+    offset: int,
+    keys: str | None = None,
+    uniq: str | None = None,
+    ts: int = T0,
+    topic: str = "T",
+    flag: int = 0,
+) -> MessageRecord:
     return MessageRecord(topic, keys, uniq, offset, ts, flag)
 
 

@@ -26,15 +26,27 @@ def _store(d: Path, keys: list[int], damage: list[tuple[int, str, int]]) -> Inde
     return f
 
 
-@settings(max_examples=60, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(keys=st.lists(st.integers(0, 30), min_size=1, max_size=60),
-       damage=st.lists(st.tuples(st.integers(1, 60), st.sampled_from(["prev_index", "key_hash"]),
-                                 st.integers(-(2**31), 2**31 - 1)), max_size=3),
-       wanted=st.lists(st.integers(0, 6), min_size=1, max_size=4))
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    keys=st.lists(st.integers(0, 30), min_size=1, max_size=60),
+    damage=st.lists(
+        st.tuples(
+            st.integers(1, 60),
+            st.sampled_from(["prev_index", "key_hash"]),
+            st.integers(-(2**31), 2**31 - 1),
+        ),
+        max_size=3,
+    ),
+    wanted=st.lists(st.integers(0, 6), min_size=1, max_size=4),
+)
 def test_compiled_passes_equal_numpy(
-    keys: list[int], damage: list[tuple[int, str, int]], wanted: list[int],
-    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch,
+    keys: list[int],
+    damage: list[tuple[int, str, int]],
+    wanted: list[int],
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     f = _store(tmp_path_factory.mktemp("c"), keys, damage)
     try:
@@ -53,8 +65,7 @@ def test_compiled_passes_equal_numpy(
             finally:
                 m.close()
             damaged = check_chains([f])
-            found[numpy] = [(d.file_name, d.bad_entries, d.bad_heads, d.examples)
-                            for d in damaged]
+            found[numpy] = [(d.file_name, d.bad_entries, d.bad_heads, d.examples) for d in damaged]
         assert found[False] == found[True]
     finally:
         monkeypatch.delenv("RMQARROW_NO_NUMBA", raising=False)

@@ -19,8 +19,22 @@ from rmqarrow.kernels import _compiled as _kernels
 from rmqarrow.kernels import hashing
 from rmqarrow.kernels.hashing import index_key_hashes
 
-EDGE = ["", "a", "Aa", "BB", "polygenelubricants", "😀", "a😀b", "é" * 3, "日本語", "x\x00y",
-        "\U0010ffff", "\u07ff\u0800\uffff", "a" * 1000, "TopicTest#" + "k" * 40]
+EDGE = [
+    "",
+    "a",
+    "Aa",
+    "BB",
+    "polygenelubricants",
+    "😀",
+    "a😀b",
+    "é" * 3,
+    "日本語",
+    "x\x00y",
+    "\U0010ffff",
+    "\u07ff\u0800\uffff",
+    "a" * 1000,
+    "TopicTest#" + "k" * 40,
+]
 TEXT = st.text(alphabet=st.characters(codec="utf-8"), max_size=60)
 
 
@@ -30,8 +44,9 @@ def test_kernels_on_edge_cases(kernel: str) -> None:
     assert index_key_hashes(pa.array(EDGE), kernel=kernel).tolist() == expected
     assert index_key_hashes(pa.array(EDGE, pa.large_string()), kernel=kernel).tolist() == expected
     assert index_key_hashes(pa.array(EDGE).slice(3), kernel=kernel).tolist() == expected[3:]
-    assert index_key_hashes(pa.chunked_array([EDGE[:5], EDGE[5:]]), kernel=kernel).tolist() \
-        == expected
+    assert (
+        index_key_hashes(pa.chunked_array([EDGE[:5], EDGE[5:]]), kernel=kernel).tolist() == expected
+    )
 
 
 @settings(max_examples=200, deadline=None)
@@ -52,8 +67,10 @@ def test_lone_surrogates_from_python_keys() -> None:
 
 def test_many_keys_in_blocks() -> None:
     rng = np.random.default_rng(7)
-    values = ["".join(chr(c) for c in rng.integers(32, 0x3000, rng.integers(0, 30)))
-              for _ in range(40_000)]
+    values = [
+        "".join(chr(c) for c in rng.integers(32, 0x3000, rng.integers(0, 30)))
+        for _ in range(40_000)
+    ]
     values[123] = "\U0001f600" * 5
     expected = [index_key_hash(k) for k in values]
     arr = pa.array(values)
@@ -63,7 +80,8 @@ def test_many_keys_in_blocks() -> None:
 
 @pytest.mark.parametrize("threads", [2, 3])
 def test_hashing_on_several_threads_equals_one(
-    threads: int, monkeypatch: pytest.MonkeyPatch,
+    threads: int,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Slices hashed on several threads come back whole and in order (an uneven split, a
     sliced array, a chunked one, keys that take the exact serial path)."""
@@ -107,8 +125,11 @@ def test_kernel_name_with_numba() -> None:
 
 
 def test_bulk_build_and_lookup_without_numba(
-    golden: GoldenSet, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-    request: pytest.FixtureRequest, bulk_writer: Callable[[GoldenSet, Path], list[Path]],
+    golden: GoldenSet,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    request: pytest.FixtureRequest,
+    bulk_writer: Callable[[GoldenSet, Path], list[Path]],
 ) -> None:
     """The whole bulk engine on the numpy kernels alone: same bytes, same answers."""
     monkeypatch.setenv("RMQARROW_NO_NUMBA", "1")
@@ -118,8 +139,12 @@ def test_bulk_build_and_lookup_without_numba(
     paths = bulk_writer(golden, tmp_path)
     for mine, theirs in zip(paths, golden.file_paths, strict=True):
         assert mine.read_bytes() == theirs.read_bytes()
-    got = answer_queries(golden.store_dir, golden.queries,
-                         hash_slot_num=golden.hash_slot_num, index_num=golden.index_num)
+    got = answer_queries(
+        golden.store_dir,
+        golden.queries,
+        hash_slot_num=golden.hash_slot_num,
+        index_num=golden.index_num,
+    )
     assert got == golden.expected
 
 
@@ -130,5 +155,4 @@ def test_all_ascii_keys_of_every_length(kernel: str) -> None:
     values += ["polygenelubricants", "Aa", "BB", ""]
     expected = [index_key_hash(k) for k in values]
     assert index_key_hashes(pa.array(values), kernel=kernel).tolist() == expected
-    assert index_key_hashes(pa.array(values).slice(5, 30), kernel=kernel).tolist() \
-        == expected[5:35]
+    assert index_key_hashes(pa.array(values).slice(5, 30), kernel=kernel).tolist() == expected[5:35]

@@ -26,20 +26,28 @@ def per_key_many(f: IndexFile, queries: list[Query]) -> list[list[int]]:
 
 
 def columns(queries: list[Query]) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
-    return ([q.key for q in queries], np.array([q.max_num for q in queries], np.int64),
-            np.array([q.begin for q in queries], np.int64),
-            np.array([q.end for q in queries], np.int64))
+    return (
+        [q.key for q in queries],
+        np.array([q.max_num for q in queries], np.int64),
+        np.array([q.begin for q in queries], np.int64),
+        np.array([q.end for q in queries], np.int64),
+    )
 
 
 def test_golden_service_query_offsets(golden: GoldenSet) -> None:
-    with IndexService(golden.store_dir, golden.hash_slot_num, golden.index_num,
-                      read_only=True) as s:
+    with IndexService(
+        golden.store_dir, golden.hash_slot_num, golden.index_num, read_only=True
+    ) as s:
         s.load()
         table = s.query_offsets(*columns(golden.queries))
         assert table.schema.names == ["query", "phy_offset"]
         assert answers_from_table(table, len(golden.queries)) == golden.expected
-    got = rmqarrow.answer_queries(golden.store_dir, golden.queries,
-                                  hash_slot_num=golden.hash_slot_num, index_num=golden.index_num)
+    got = rmqarrow.answer_queries(
+        golden.store_dir,
+        golden.queries,
+        hash_slot_num=golden.hash_slot_num,
+        index_num=golden.index_num,
+    )
     assert got == golden.expected
 
 
@@ -60,29 +68,66 @@ def damaged_store(draw: st.DrawFn) -> dict[str, object]:
     index_num = draw(st.integers(2, 12))
     keys = st.sampled_from(["Aa", "BB", "a", "b", "c", "polygenelubricants", "😀"])
     stamp = st.one_of(st.integers(T0 - 9000, T0 + 9000), st.sampled_from([0, -1, LONG_MAX]))
-    files = draw(st.lists(st.lists(st.tuples(keys, st.integers(0, 99), stamp), max_size=12),
-                          min_size=1, max_size=3))
-    slot_damage = draw(st.lists(st.tuples(st.integers(0, slots - 1),
-                                          st.integers(-2, index_num + 2)), max_size=3))
-    entry_damage = draw(st.lists(st.tuples(st.integers(0, index_num - 1),
-                                           st.sampled_from(["prev_index", "time_diff"]),
-                                           st.integers(-2, index_num + 2)), max_size=4))
-    queries = draw(st.lists(st.builds(
-        Query, keys, st.sampled_from([0, 1, 2, 3, 100]),
-        st.one_of(st.sampled_from([0, LONG_MIN, T0, T0 + 3000]), st.integers(T0 - 9000, T0 + 9000)),
-        st.one_of(st.sampled_from([LONG_MAX, T0, -1]), st.integers(T0 - 9000, T0 + 9000)),
-    ), max_size=60))  # more than the compiled walk's 24 walkers
-    return {"slots": slots, "index_num": index_num, "files": files, "slot_damage": slot_damage,
-            "entry_damage": entry_damage, "queries": queries}
+    files = draw(
+        st.lists(
+            st.lists(st.tuples(keys, st.integers(0, 99), stamp), max_size=12),
+            min_size=1,
+            max_size=3,
+        )
+    )
+    slot_damage = draw(
+        st.lists(st.tuples(st.integers(0, slots - 1), st.integers(-2, index_num + 2)), max_size=3)
+    )
+    entry_damage = draw(
+        st.lists(
+            st.tuples(
+                st.integers(0, index_num - 1),
+                st.sampled_from(["prev_index", "time_diff"]),
+                st.integers(-2, index_num + 2),
+            ),
+            max_size=4,
+        )
+    )
+    queries = draw(
+        st.lists(
+            st.builds(
+                Query,
+                keys,
+                st.sampled_from([0, 1, 2, 3, 100]),
+                st.one_of(
+                    st.sampled_from([0, LONG_MIN, T0, T0 + 3000]), st.integers(T0 - 9000, T0 + 9000)
+                ),
+                st.one_of(st.sampled_from([LONG_MAX, T0, -1]), st.integers(T0 - 9000, T0 + 9000)),
+            ),
+            max_size=60,
+        )
+    )  # more than the compiled walk's 24 walkers
+    return {
+        "slots": slots,
+        "index_num": index_num,
+        "files": files,
+        "slot_damage": slot_damage,
+        "entry_damage": entry_damage,
+        "queries": queries,
+    }
 
 
-@settings(max_examples=200, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(sc=damaged_store(), steps=st.sampled_from([None, 1]), block=st.sampled_from([3, 1 << 18]),
-       numpy_walk=st.booleans())
+@settings(
+    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    sc=damaged_store(),
+    steps=st.sampled_from([None, 1]),
+    block=st.sampled_from([3, 1 << 18]),
+    numpy_walk=st.booleans(),
+)
 def test_bulk_lookup_equals_per_key_on_damaged_files(
-    sc: dict[str, object], steps: int | None, block: int, numpy_walk: bool,
-    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch,
+    sc: dict[str, object],
+    steps: int | None,
+    block: int,
+    numpy_walk: bool,
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Both walks (compiled chains, numpy steps) equal the scalar walk, damage included."""
     from rmqarrow.kernels import _compiled
@@ -115,8 +160,9 @@ def test_bulk_lookup_equals_per_key_on_damaged_files(
         for f in files:
             got = answers_from_table(f.select_phy_offsets_many(*columns(queries)), len(queries))
             assert got == per_key_many(f, queries)
-        expected = [query_files(files, index_key_hash(q.key), q.max_num, q.begin, q.end)
-                    for q in queries]
+        expected = [
+            query_files(files, index_key_hash(q.key), q.max_num, q.begin, q.end) for q in queries
+        ]
         table = _bulk_lookup.query_offsets(files, *columns(queries))
         assert answers_from_table(table, len(queries)) == expected
     finally:
@@ -138,8 +184,14 @@ def test_cycle_in_damaged_file_is_bounded(tmp_path: Path) -> None:
 def test_long_chain_and_scalars(tmp_path: Path) -> None:
     n = 3000
     with IndexFile.create(tmp_path / "f", 1, n + 1) as f:
-        assert f.put_keys(["Aa" if i % 2 else "BB" for i in range(n)], range(n),
-                          [T0 + i * 10 for i in range(n)]) == n
+        assert (
+            f.put_keys(
+                ["Aa" if i % 2 else "BB" for i in range(n)],
+                range(n),
+                [T0 + i * 10 for i in range(n)],
+            )
+            == n
+        )
         keys = ["Aa", "BB", "x", "Aa"]
         table = f.select_phy_offsets_many(keys, 2500, T0 + 5000, LONG_MAX)
         assert answers_from_table(table, 4) == [
@@ -149,7 +201,9 @@ def test_long_chain_and_scalars(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("numpy_walk", [False, True])
 def test_many_hits_and_forward_chains_in_one_block(
-    tmp_path: Path, numpy_walk: bool, monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    numpy_walk: bool,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """More hits and more chains turning forward than the compiled walk's first buffers
     hold (it grows them mid-walk and carries on), interleaved with queries on other
@@ -176,8 +230,10 @@ def test_many_hits_and_forward_chains_in_one_block(
             begins = np.array([T0 + 7000 * (i % 5) for i in range(n)], dtype=np.int64)
             for begin, end in ((T0 + 5000, ends), (begins, ends)):
                 b = np.broadcast_to(np.asarray(begin, dtype=np.int64), (n,))
-                want = [f.select_phy_offsets(k, 7, int(b[i]), int(end[i]))
-                        for i, k in enumerate(queries)]
+                want = [
+                    f.select_phy_offsets(k, 7, int(b[i]), int(end[i]))
+                    for i, k in enumerate(queries)
+                ]
                 got = f.select_phy_offsets_many(queries, 7, begin, end)
                 assert answers_from_table(got, n) == want and any(want)
     finally:

@@ -21,16 +21,21 @@ def write_records(path: Path, n: int) -> int:
     """``n`` records with a UNIQ_KEY and two KEYS tokens each; returns the key count."""
     ids = pa.array(np.arange(n, dtype=np.int64))
     text = pc.cast(ids, pa.string())
-    keys = pc.binary_join_element_wise(pc.binary_join_element_wise("order-", text, ""),
-                                       pc.binary_join_element_wise("user-", text, ""), " ")
-    table = pa.table({
-        "topic": pa.array(["TopicMemory"] * n),
-        "keys": keys,
-        "uniq_key": pc.binary_join_element_wise("uniq-0123456789abcdef-", text, ""),
-        "commit_log_offset": pa.array(np.arange(n, dtype=np.int64) * 300),
-        "store_timestamp": pa.array(T0 + np.arange(n, dtype=np.int64)),
-        "sys_flag": pa.array(np.zeros(n, dtype=np.int32)),
-    })
+    keys = pc.binary_join_element_wise(
+        pc.binary_join_element_wise("order-", text, ""),
+        pc.binary_join_element_wise("user-", text, ""),
+        " ",
+    )
+    table = pa.table(
+        {
+            "topic": pa.array(["TopicMemory"] * n),
+            "keys": keys,
+            "uniq_key": pc.binary_join_element_wise("uniq-0123456789abcdef-", text, ""),
+            "commit_log_offset": pa.array(np.arange(n, dtype=np.int64) * 300),
+            "store_timestamp": pa.array(T0 + np.arange(n, dtype=np.int64)),
+            "sys_flag": pa.array(np.zeros(n, dtype=np.int32)),
+        }
+    )
     pq.write_table(table, path, row_group_size=10_000)
     return 3 * n
 
@@ -42,9 +47,20 @@ def build_peak(tmp: Path, n: int, batch_rows: int) -> tuple[int, int]:
     store = tmp / f"store-{n}"
     tracemalloc.start()
     try:
-        code = main(["build", str(store), "--from", str(source), "--batch-rows",
-                     str(batch_rows), "--hash-slot-num", str(SLOTS),
-                     "--index-num", str(INDEX_NUM)])
+        code = main(
+            [
+                "build",
+                str(store),
+                "--from",
+                str(source),
+                "--batch-rows",
+                str(batch_rows),
+                "--hash-slot-num",
+                str(SLOTS),
+                "--index-num",
+                str(INDEX_NUM),
+            ]
+        )
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()

@@ -18,8 +18,15 @@ FIELDS = ("position", "key_hash", "slot", "phy_offset", "time_diff", "prev_index
 INT32 = st.integers(-(2**31), 2**31 - 1)
 
 
-def _rows(path: Path, g: Geometry, n: int, numpy: bool, monkeypatch: pytest.MonkeyPatch,
-          step: int, threads: int = 1) -> dict[str, np.ndarray]:
+def _rows(
+    path: Path,
+    g: Geometry,
+    n: int,
+    numpy: bool,
+    monkeypatch: pytest.MonkeyPatch,
+    step: int,
+    threads: int = 1,
+) -> dict[str, np.ndarray]:
     monkeypatch.setenv("RMQARROW_NO_NUMBA", "1" if numpy else "0")
     _compiled.reset()
     m = map_regions(path, g, writable=False)
@@ -29,19 +36,31 @@ def _rows(path: Path, g: Geometry, n: int, numpy: bool, monkeypatch: pytest.Monk
     finally:
         m.close()
         _compiled.reset()
-    return {f: np.concatenate([getattr(p, f) for p in parts]) if parts else np.empty(0)
-            for f in FIELDS}
+    return {
+        f: np.concatenate([getattr(p, f) for p in parts]) if parts else np.empty(0) for f in FIELDS
+    }
 
 
-@settings(max_examples=60, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(slot_num=st.sampled_from([1, 3, 7, 4096, 4097, 9000]),
-       n=st.integers(0, 300), seed=st.integers(0, 2**16),
-       damage=st.lists(st.tuples(st.integers(1, 300), INT32), max_size=4),
-       step=st.sampled_from([1, 7, 64, 1000]), threads=st.sampled_from([1, 2]))
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    slot_num=st.sampled_from([1, 3, 7, 4096, 4097, 9000]),
+    n=st.integers(0, 300),
+    seed=st.integers(0, 2**16),
+    damage=st.lists(st.tuples(st.integers(1, 300), INT32), max_size=4),
+    step=st.sampled_from([1, 7, 64, 1000]),
+    threads=st.sampled_from([1, 2]),
+)
 def test_counting_sort_equals_numpy(
-    slot_num: int, n: int, seed: int, damage: list[tuple[int, int]], step: int, threads: int,
-    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch,
+    slot_num: int,
+    n: int,
+    seed: int,
+    damage: list[tuple[int, int]],
+    step: int,
+    threads: int,
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Also spread by two threads over many chunks of the map (CHUNK made small)."""
     monkeypatch.setenv("RMQARROW_NO_NUMBA", "0")

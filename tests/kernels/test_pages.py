@@ -66,8 +66,9 @@ def test_threads_share_the_pages_without_overlap(
     with IndexFile.create(tmp_path / "f", 4, _ENTRIES) as f:
         pager = pages.Pager(f, 7)
         stops = [250_000, 600_000, 1_000_000]
-        threads = [threading.Thread(target=lambda: [pager.fault_until(s) for s in stops])
-                   for _ in range(3)]
+        threads = [
+            threading.Thread(target=lambda: [pager.fault_until(s) for s in stops]) for _ in range(3)
+        ]
         for t in threads:
             t.start()
         for t in threads:

@@ -21,7 +21,10 @@ T0 = 1_700_000_000_000
 
 @pytest.mark.parametrize("chunk", [None, 1, 7])
 def test_golden_bulk_writer_is_byte_identical(
-    golden: GoldenSet, tmp_path: Path, chunk: int | None, monkeypatch: pytest.MonkeyPatch,
+    golden: GoldenSet,
+    tmp_path: Path,
+    chunk: int | None,
+    monkeypatch: pytest.MonkeyPatch,
     bulk_writer: Callable[[GoldenSet, Path], list[Path]],
 ) -> None:
     if chunk is not None:
@@ -35,13 +38,42 @@ def test_golden_bulk_writer_is_byte_identical(
 # -- property: bulk == sequential ------------------------------------------------------------
 
 KEYS = st.one_of(
-    st.sampled_from(["Aa", "BB", "AaAa", "BBBB", "AaBB", "", "a", "polygenelubricants",
-                     "😀", "é", "T#k1", "T#k2"]),
+    st.sampled_from(
+        [
+            "Aa",
+            "BB",
+            "AaAa",
+            "BBBB",
+            "AaBB",
+            "",
+            "a",
+            "polygenelubricants",
+            "😀",
+            "é",
+            "T#k1",
+            "T#k2",
+        ]
+    ),
     st.text(max_size=12),
 )
 STAMPS = st.one_of(
-    st.sampled_from([0, -1, 1, 999, 1000, 1001, LONG_MIN, LONG_MAX, T0, T0 + 1, T0 - 1,
-                     T0 + 2**31 * 1000, LONG_MAX - 1]),
+    st.sampled_from(
+        [
+            0,
+            -1,
+            1,
+            999,
+            1000,
+            1001,
+            LONG_MIN,
+            LONG_MAX,
+            T0,
+            T0 + 1,
+            T0 - 1,
+            T0 + 2**31 * 1000,
+            LONG_MAX - 1,
+        ]
+    ),
     st.integers(T0 - 10**7, T0 + 10**7),
     st.integers(LONG_MIN, LONG_MAX),
 )
@@ -56,10 +88,17 @@ def scenarios(draw: st.DrawFn) -> dict[str, object]:
     seed = (draw(st.sampled_from([0, -7, 500])), draw(st.sampled_from([0, -3, T0, LONG_MAX])))
     before = draw(st.lists(PUT, max_size=6))
     batch = draw(st.lists(PUT, max_size=20))
-    damage = draw(st.lists(st.tuples(st.integers(0, slots - 1),
-                                     st.integers(-3, index_num + 3)), max_size=4))
-    return {"slots": slots, "index_num": index_num, "seed": seed, "before": before,
-            "batch": batch, "damage": damage}
+    damage = draw(
+        st.lists(st.tuples(st.integers(0, slots - 1), st.integers(-3, index_num + 3)), max_size=4)
+    )
+    return {
+        "slots": slots,
+        "index_num": index_num,
+        "seed": seed,
+        "before": before,
+        "batch": batch,
+        "damage": damage,
+    }
 
 
 def _prepare(path: Path, sc: dict[str, object]) -> IndexFile:
@@ -71,11 +110,15 @@ def _prepare(path: Path, sc: dict[str, object]) -> IndexFile:
     return f
 
 
-@settings(max_examples=300, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(sc=scenarios(), chunk=st.sampled_from([1, 2, 3, 1 << 20]), arrow=st.booleans())
 def test_put_keys_equals_put_key(
-    sc: dict[str, object], chunk: int, arrow: bool, tmp_path_factory: pytest.TempPathFactory,
+    sc: dict[str, object],
+    chunk: int,
+    arrow: bool,
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
     d = tmp_path_factory.mktemp("put")
     batch: list[tuple[str, int, int]] = sc["batch"]  # type: ignore[assignment]
@@ -85,8 +128,14 @@ def test_put_keys_equals_put_key(
         if not seq.put_key(key, off, ts):
             break
         expected += 1
-    seq_header = (seq.index_count, seq.hash_slot_count, seq.begin_timestamp,
-                  seq.end_timestamp, seq.begin_phy_offset, seq.end_phy_offset)
+    seq_header = (
+        seq.index_count,
+        seq.hash_slot_count,
+        seq.begin_timestamp,
+        seq.end_timestamp,
+        seq.begin_phy_offset,
+        seq.end_phy_offset,
+    )
     seq.close()
     bulk = _prepare(d / "bulk", sc)
     keys = [k for k, _, _ in batch]
@@ -100,8 +149,14 @@ def test_put_keys_equals_put_key(
         )
     finally:
         _bulk.CHUNK = old
-    header = (bulk.index_count, bulk.hash_slot_count, bulk.begin_timestamp, bulk.end_timestamp,
-              bulk.begin_phy_offset, bulk.end_phy_offset)
+    header = (
+        bulk.index_count,
+        bulk.hash_slot_count,
+        bulk.begin_timestamp,
+        bulk.end_timestamp,
+        bulk.begin_phy_offset,
+        bulk.end_phy_offset,
+    )
     bulk.close()
     assert got == expected
     assert (d / "bulk").read_bytes() == (d / "seq").read_bytes()
@@ -198,9 +253,12 @@ def test_many_chunked_input_is_hashed_in_slices(
 
 
 @settings(max_examples=200, deadline=None)
-@given(hashes=st.lists(st.integers(0, 2**31 - 1), min_size=1, max_size=64),
-       slot_num=st.one_of(st.sampled_from([1, 2, 3, 7, 65536, 5_000_000, 2**31 - 1]),
-                          st.integers(1, 2**31 - 1)))
+@given(
+    hashes=st.lists(st.integers(0, 2**31 - 1), min_size=1, max_size=64),
+    slot_num=st.one_of(
+        st.sampled_from([1, 2, 3, 7, 65536, 5_000_000, 2**31 - 1]), st.integers(1, 2**31 - 1)
+    ),
+)
 def test_compiled_slot_is_the_remainder(hashes: list[int], slot_num: int) -> None:
     """The compiled kernels find a hash's slot by multiplication; it is ``hash % slot_num``
     for every index hash and slot count (edges of both included)."""

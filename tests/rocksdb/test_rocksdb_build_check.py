@@ -21,10 +21,22 @@ def commitlog_of(s: RocksDBSet, d: Path) -> dict[int, int]:
     """The set's messages as a real CommitLog; golden offset -> CommitLog offset."""
     msgs = read_messages(s.dir / "input.tsv")
     assert [m.commit_log_offset for m in msgs] == sorted(m.commit_log_offset for m in msgs)
-    write_commitlog(d, [Message(topic=m.topic or "", keys=m.keys, tags=m.tags,
-                                uniq_key=m.uniq_key, sys_flag=m.sys_flag,
-                                store_timestamp=m.store_timestamp, body=b"x")
-                        for m in msgs], mapped_file_size=1 << 16)
+    write_commitlog(
+        d,
+        [
+            Message(
+                topic=m.topic or "",
+                keys=m.keys,
+                tags=m.tags,
+                uniq_key=m.uniq_key,
+                sys_flag=m.sys_flag,
+                store_timestamp=m.store_timestamp,
+                body=b"x",
+            )
+            for m in msgs
+        ],
+        mapped_file_size=1 << 16,
+    )
     offsets = [r.physical_offset for r in CommitLogReader(d).records()]
     return dict(zip([m.commit_log_offset for m in msgs], offsets, strict=True))
 
@@ -51,8 +63,12 @@ def test_check_reports_each_kind_of_damage(tmp_path: Path) -> None:
     damaged(tmp_path / "db")
     result = check_rocksdb(tmp_path / "db")
     assert not result.ok
-    assert result.counts == {"unparsed_key": 1, "value_size": 1, "hour_mismatch": 1,
-                             "bookkeeping_behind": 1}
+    assert result.counts == {
+        "unparsed_key": 1,
+        "value_size": 1,
+        "hour_mismatch": 1,
+        "bookkeeping_behind": 1,
+    }
     assert result.records == 4 and result.last_offset_py == 100
     assert result.to_dict()["findings"][0]["severity"] == "error"
 
@@ -61,12 +77,14 @@ def test_check_against_the_commitlog_span(tmp_path: Path) -> None:
     commitlog_of(BASIC, tmp_path / "commitlog")
     build_from_commitlog(tmp_path / "commitlog", tmp_path / "db")
     late = tmp_path / "late"
-    write_commitlog(late, [Message(topic="T", uniq_key="U1", body=b"x",
-                                   store_timestamp=1_900_000_000_000)])
+    write_commitlog(
+        late, [Message(topic="T", uniq_key="U1", body=b"x", store_timestamp=1_900_000_000_000)]
+    )
     result = check_rocksdb(tmp_path / "db", commitlog=late)  # expiry's leftovers: warnings
     assert result.ok and result.counts["outside_commitlog"] == result.hours
     early = tmp_path / "early"
-    write_commitlog(early, [Message(topic="T", uniq_key="U1", body=b"x",
-                                    store_timestamp=1_000_000_000_000)])
+    write_commitlog(
+        early, [Message(topic="T", uniq_key="U1", body=b"x", store_timestamp=1_000_000_000_000)]
+    )
     result = check_rocksdb(tmp_path / "db", commitlog=early)  # newer than the CommitLog
     assert not result.ok and result.counts["outside_commitlog"] == result.hours

@@ -25,27 +25,51 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 
 
 def test_query_answers_as_rocketmq(capsys: pytest.CaptureFixture[str]) -> None:
-    status, out, _ = run(capsys, "query", str(EDGE.db), "--topic", "EdgeTopic", "--key",
-                         "first", "--type", "K", *WINDOW, *LIMITS, "--json")
+    status, out, _ = run(
+        capsys,
+        "query",
+        str(EDGE.db),
+        "--topic",
+        "EdgeTopic",
+        "--key",
+        "first",
+        "--type",
+        "K",
+        *WINDOW,
+        *LIMITS,
+        "--json",
+    )
     doc = json.loads(out)
     assert status == 0 and doc["phy_offsets"] == [0] and doc["last_update_phy_offset"] == 22100
     # one millisecond past the two days: RocketMQ refuses, and --explain says why
-    status, out, _ = run(capsys, "query", str(EDGE.db), "--topic", "EdgeTopic", "--key",
-                         "first", "--begin", "1749117600000", "--end", "1749290400001",
-                         *LIMITS, "--explain")
+    status, out, _ = run(
+        capsys,
+        "query",
+        str(EDGE.db),
+        "--topic",
+        "EdgeTopic",
+        "--key",
+        "first",
+        "--begin",
+        "1749117600000",
+        "--end",
+        "1749290400001",
+        *LIMITS,
+        "--explain",
+    )
     assert status == 0 and "RocketMQ returns null" in out and "longer than" in out
 
 
 def test_query_file_in_the_golden_format(capsys: pytest.CaptureFixture[str]) -> None:
-    status, out, _ = run(capsys, "query", str(EDGE.db), "--queries",
-                         str(EDGE.dir / "queries.tsv"), *LIMITS)
+    status, out, _ = run(
+        capsys, "query", str(EDGE.db), "--queries", str(EDGE.dir / "queries.tsv"), *LIMITS
+    )
     expected = (EDGE.dir / "expected.tsv").read_text().splitlines()
     got = out.splitlines()
     assert status == 0 and len(got) == len(expected)
     for g, e in zip(got, expected, strict=True):
         fields = e.split("\t")
-        want = "null" if fields[1] == "null" else "\t".join(
-            ["ok", fields[2], fields[4], fields[5]])
+        want = "null" if fields[1] == "null" else "\t".join(["ok", fields[2], fields[4], fields[5]])
         assert g == f"{fields[0]}\t{want}"
 
 
@@ -53,11 +77,23 @@ def test_build_check_export_sql(capsys: pytest.CaptureFixture[str], tmp_path: Pa
     from rmqarrow.commitlog.writer import Message, write_commitlog
 
     root = tmp_path / "store"
-    write_commitlog(root / "commitlog", [
-        Message(topic="T", keys="a b", tags="TagA", uniq_key=f"ID{i}", body=b"x",
-                store_timestamp=1_749_128_400_000 + i * 60_000) for i in range(20)])
-    status, out, _ = run(capsys, "build", str(root), "--from-commitlog", str(root),
-                         "--index", "rocksdb", "--json")
+    write_commitlog(
+        root / "commitlog",
+        [
+            Message(
+                topic="T",
+                keys="a b",
+                tags="TagA",
+                uniq_key=f"ID{i}",
+                body=b"x",
+                store_timestamp=1_749_128_400_000 + i * 60_000,
+            )
+            for i in range(20)
+        ],
+    )
+    status, out, _ = run(
+        capsys, "build", str(root), "--from-commitlog", str(root), "--index", "rocksdb", "--json"
+    )
     assert status == 0 and json.loads(out)["records"] == 20 * 4
     assert (root / "rocksdbstore" / "CURRENT").is_file()
     status, out, _ = run(capsys, "check", str(root), "--json")
@@ -65,20 +101,34 @@ def test_build_check_export_sql(capsys: pytest.CaptureFixture[str], tmp_path: Pa
     assert status == 0 and doc["ok"] and doc["commitlog_span"] is not None
     status, out, _ = run(capsys, "export", str(root), str(tmp_path / "ds"), "--json")
     assert status == 0 and json.loads(out)["records"] == 80
-    status, out, _ = run(capsys, "sql", str(tmp_path / "ds"),
-                         "SELECT key AS tag, count(*) AS n FROM rocksdb_records "
-                         "WHERE type = 'T' GROUP BY key", "--json")
+    status, out, _ = run(
+        capsys,
+        "sql",
+        str(tmp_path / "ds"),
+        "SELECT key AS tag, count(*) AS n FROM rocksdb_records WHERE type = 'T' GROUP BY key",
+        "--json",
+    )
     assert status == 0 and json.loads(out) == [{"tag": "TagA", "n": 20}]
-    status, out, _ = run(capsys, "stats", str(root), "--json", "--between",
-                         "1749128400000", "1749128460000")
+    status, out, _ = run(
+        capsys, "stats", str(root), "--json", "--between", "1749128400000", "1749128460000"
+    )
     assert status == 0 and len(json.loads(out)["between"]) == 2 * 4
-    status, out, _ = run(capsys, "verify", str(root), "--engines", "native,duckdb",
-                         "--dataset", str(tmp_path / "ds"), "--json")
+    status, out, _ = run(
+        capsys,
+        "verify",
+        str(root),
+        "--engines",
+        "native,duckdb",
+        "--dataset",
+        str(tmp_path / "ds"),
+        "--json",
+    )
     assert status == 0 and json.loads(out)["ok"]
 
 
 def test_a_root_with_both_indexes_reads_indexfiles_unless_asked(
-        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     root = tmp_path / "store"
     shutil.copytree(EDGE.db, root / "rocksdbstore")
     (root / "index").mkdir()
@@ -96,7 +146,8 @@ def test_check_reports_damage(capsys: pytest.CaptureFixture[str], tmp_path: Path
 
 
 def test_read_commands_leave_a_live_broker_directory_untouched(
-        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     db = tmp_path / "store" / "rocksdbstore"
     make_db(db, 40)
     writer = Writer(db, 40)
@@ -104,17 +155,33 @@ def test_read_commands_leave_a_live_broker_directory_untouched(
         writer.send("w 25")
         before = snapshot(db)
         root = str(db.parent)
-        for argv in (["info", root], ["query", root, "--topic", "T", "--key", "k1",
-                                      "--begin", "1749128400000", "--end", "1749132000000"],
-                     ["check", root], ["export", root, str(tmp_path / "ds")],
-                     ["verify", root, "--engines", "native,duckdb", "--sample", "50"],
-                     ["sql", root, "SELECT count(*) FROM rocksdb_records"], ["stats", root]):
+        for argv in (
+            ["info", root],
+            [
+                "query",
+                root,
+                "--topic",
+                "T",
+                "--key",
+                "k1",
+                "--begin",
+                "1749128400000",
+                "--end",
+                "1749132000000",
+            ],
+            ["check", root],
+            ["export", root, str(tmp_path / "ds")],
+            ["verify", root, "--engines", "native,duckdb", "--sample", "50"],
+            ["sql", root, "SELECT count(*) FROM rocksdb_records"],
+            ["stats", root],
+        ):
             status, out, err = run(capsys, *argv)
             assert status == 0, (argv, err)
             assert snapshot(db) == before, argv
             assert lock_holders(db) == {writer.proc.pid}
-        status, out, _ = run(capsys, "sql", root, "SELECT count(*) AS n FROM rocksdb_records",
-                             "--json")
+        status, out, _ = run(
+            capsys, "sql", root, "SELECT count(*) AS n FROM rocksdb_records", "--json"
+        )
         assert json.loads(out) == [{"n": 40 * 2 + 25}]  # the writer's WAL included
         writer.send("w 5")
     finally:

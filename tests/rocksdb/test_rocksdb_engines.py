@@ -18,11 +18,17 @@ from rmqarrow.rocksdb._tsv import format_answer, read_expected, read_queries
 
 
 def answers(engine: str, source: Path, s: RocksDBSet, **extra: Any) -> list[list[str]]:
-    got = answer_with_engine(engine, source, read_queries(s.dir / "queries.tsv"),
-                             fmt="rocksdb",
-                             rocksdb_options={"max_msgs_num_batch": s.max_msgs_num_batch,
-                                              "max_query_days": s.max_query_days},
-                             **extra)
+    got = answer_with_engine(
+        engine,
+        source,
+        read_queries(s.dir / "queries.tsv"),
+        fmt="rocksdb",
+        rocksdb_options={
+            "max_msgs_num_batch": s.max_msgs_num_batch,
+            "max_query_days": s.max_query_days,
+        },
+        **extra,
+    )
     return [format_answer(a) for a in got]
 
 
@@ -58,14 +64,21 @@ def test_duckdb_over_the_dataset(rocksdb_set: RocksDBSet, dataset: Path) -> None
 def test_export_schema_and_order(rocksdb_set: RocksDBSet, dataset: Path) -> None:
     table = pq.read_table(dataset / "rocksdb_records")
     assert table.schema.equals(ROCKSDB_RECORDS_SCHEMA, check_metadata=False)
-    keys = [(h).to_bytes(8, "big", signed=True) + t for h, t in
-            zip(table.column("hour").to_pylist(), table.column("key_tail").to_pylist(),
-                strict=True)]
-    records = [(k, v) for k, v in rocksdb_set.pairs()["default"]
-               if k not in (b"lastOffsetPy", b"lastStoreTimeStamp")]
+    keys = [
+        (h).to_bytes(8, "big", signed=True) + t
+        for h, t in zip(
+            table.column("hour").to_pylist(), table.column("key_tail").to_pylist(), strict=True
+        )
+    ]
+    records = [
+        (k, v)
+        for k, v in rocksdb_set.pairs()["default"]
+        if k not in (b"lastOffsetPy", b"lastStoreTimeStamp")
+    ]
     assert keys == [k for k, _ in records]
     assert table.column("store_time").to_pylist() == [
-        int.from_bytes(v, "big", signed=True) for _, v in records]
+        int.from_bytes(v, "big", signed=True) for _, v in records
+    ]
 
 
 @pytest.mark.spark
@@ -81,10 +94,16 @@ def test_spark_over_the_database(rocksdb_set: RocksDBSet, spark: Any) -> None:
 def test_column_wise_decoding_equals_the_reference(rocksdb_set: RocksDBSet) -> None:
     from rmqarrow.converters.arrow.rocksdb import _fast_batch, _slow_batch
 
-    rows = [(k, v) for k, v in rocksdb_set.pairs()["default"]
-            if k not in (b"lastOffsetPy", b"lastStoreTimeStamp")]
-    plain = [(k, v) for k, v in rows
-             if k[8:-8].count(b"@") == (4 if b"@U@" in k else 5) and b"\xff" not in k]
+    rows = [
+        (k, v)
+        for k, v in rocksdb_set.pairs()["default"]
+        if k not in (b"lastOffsetPy", b"lastStoreTimeStamp")
+    ]
+    plain = [
+        (k, v)
+        for k, v in rows
+        if k[8:-8].count(b"@") == (4 if b"@U@" in k else 5) and b"\xff" not in k
+    ]
     for part in (rows, plain):
         fast = _fast_batch([k for k, _ in part], [v for _, v in part])
         if part is rows and rocksdb_set.name == "rocksdb_edge":
@@ -94,8 +113,9 @@ def test_column_wise_decoding_equals_the_reference(rocksdb_set: RocksDBSet) -> N
 
 
 @pytest.mark.spark
-def test_spark_views_answer_keyless_questions(rocksdb_set: RocksDBSet, dataset: Path,
-                                              spark: Any) -> None:
+def test_spark_views_answer_keyless_questions(
+    rocksdb_set: RocksDBSet, dataset: Path, spark: Any
+) -> None:
     import rmqarrow
 
     tags = {}
@@ -106,7 +126,9 @@ def test_spark_views_answer_keyless_questions(rocksdb_set: RocksDBSet, dataset: 
     for source in (rocksdb_set.db, dataset):
         with rmqarrow.open(source) as store:
             session = store.to_spark(spark)
-            rows = session.sql("SELECT key, count(*) AS n FROM rocksdb_records "
-                               "WHERE type = 'T' AND size(split(key, '@')) = 1 "
-                               "GROUP BY key").collect()
+            rows = session.sql(
+                "SELECT key, count(*) AS n FROM rocksdb_records "
+                "WHERE type = 'T' AND size(split(key, '@')) = 1 "
+                "GROUP BY key"
+            ).collect()
             assert {r["key"]: r["n"] for r in rows} == tags

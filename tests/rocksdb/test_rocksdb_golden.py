@@ -20,8 +20,16 @@ def rebuild(s: RocksDBSet, dest: Path) -> None:
     """input.tsv then deletions.tsv through the Python contract, one call a line."""
     with RocksDBIndex.create(dest) as w:
         for m in read_messages(s.dir / "input.tsv"):
-            w.build_index(m.topic, m.keys, m.tags, m.uniq_key, m.commit_log_offset,
-                          m.store_timestamp, m.sys_flag, m.msg_size)
+            w.build_index(
+                m.topic,
+                m.keys,
+                m.tags,
+                m.uniq_key,
+                m.commit_log_offset,
+                m.store_timestamp,
+                m.sys_flag,
+                m.msg_size,
+            )
         for call, t, hours in read_deletions(s.dir / "deletions.tsv"):
             if call == "expired_commitlog_creation_time":
                 w.delete_expired_index(t)
@@ -49,9 +57,13 @@ def test_every_query_answers_as_rocketmq(rocksdb_set: RocksDBSet) -> None:
     queries = read_queries(rocksdb_set.dir / "queries.tsv")
     expected = read_expected(rocksdb_set.dir / "expected.tsv")
     assert len(queries) == len(expected)
-    with RocksDBIndex.open(rocksdb_set.db, max_msgs_num_batch=rocksdb_set.max_msgs_num_batch,
-                           max_query_days=rocksdb_set.max_query_days) as r:
+    with RocksDBIndex.open(
+        rocksdb_set.db,
+        max_msgs_num_batch=rocksdb_set.max_msgs_num_batch,
+        max_query_days=rocksdb_set.max_query_days,
+    ) as r:
         got = [format_answer(a) for a in r.answers(queries)]
-    wrong = [(i, queries[i], got[i], expected[i])
-             for i in range(len(queries)) if got[i] != expected[i]]
+    wrong = [
+        (i, queries[i], got[i], expected[i]) for i in range(len(queries)) if got[i] != expected[i]
+    ]
     assert not wrong, wrong[:5]

@@ -28,8 +28,12 @@ SCRIPT = textwrap.dedent("""
 
 
 def test_without_the_binding() -> None:
-    done = subprocess.run([sys.executable, "-c", SCRIPT, str(ALL_ROCKSDB[0].db)],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT, str(ALL_ROCKSDB[0].db)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 1, done.stderr
     assert "pip install 'rmqarrow[rocksdb]'" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1

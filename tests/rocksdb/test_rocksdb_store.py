@@ -31,9 +31,10 @@ def test_open_the_database_and_query(tmp_path: Path) -> None:
         rows = store.scan("rocksdb_records", columns=["type"]).read_all()
         assert rows.num_rows == len(EDGE.pairs()["default"]) - 2
         con = store.to_duckdb()
-        (topics,), = con.execute("SELECT count(DISTINCT topic) FROM rocksdb_records").fetchall()
-        assert topics == len({k[8:-8].split(b"@")[1] for k, _ in EDGE.pairs()["default"]
-                              if b"@" in k})
+        ((topics,),) = con.execute("SELECT count(DISTINCT topic) FROM rocksdb_records").fetchall()
+        assert topics == len(
+            {k[8:-8].split(b"@")[1] for k, _ in EDGE.pairs()["default"] if b"@" in k}
+        )
         manifest = store.export(tmp_path / "ds")
     with rmqarrow.open(tmp_path / "ds", max_msgs_num_batch=16, max_query_days=2) as ds:
         assert isinstance(ds, RocksDBDatasetStore)

@@ -27,16 +27,19 @@ def records(n: int, start: int = 0) -> list[MessageRecord]:
 def write_csv(path: Path, recs: list[MessageRecord]) -> Path:
     with open(path, "w", newline="") as fh:
         w = csv.writer(fh)
-        w.writerow(["topic", "keys", "uniq_key", "commit_log_offset", "store_timestamp",
-                    "sys_flag"])
+        w.writerow(
+            ["topic", "keys", "uniq_key", "commit_log_offset", "store_timestamp", "sys_flag"]
+        )
         for r in recs:
-            w.writerow([r.topic, r.keys, r.uniq_key, r.commit_log_offset, r.store_timestamp,
-                        r.sys_flag])
+            w.writerow(
+                [r.topic, r.keys, r.uniq_key, r.commit_log_offset, r.store_timestamp, r.sys_flag]
+            )
     return path
 
 
-def cli(*args: object, crash: str | None = None, numba: bool = True,
-        timeout: float = 180) -> subprocess.CompletedProcess[str]:
+def cli(
+    *args: object, crash: str | None = None, numba: bool = True, timeout: float = 180
+) -> subprocess.CompletedProcess[str]:
     """``rmqarrow ARGS`` in a fresh interpreter; ``crash`` names a crash point
     (:mod:`rmqarrow._crash`) where the process SIGKILLs itself."""
     env = dict(os.environ)
@@ -46,8 +49,13 @@ def cli(*args: object, crash: str | None = None, numba: bool = True,
         env["RMQARROW_CRASH_AT"] = crash
     if not numba:
         env["RMQARROW_NO_NUMBA"] = "1"
-    return subprocess.run([sys.executable, "-m", "rmqarrow", *map(str, args)],
-                          capture_output=True, text=True, env=env, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "rmqarrow", *map(str, args)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=timeout,
+    )
 
 
 def hidden(directory: Path) -> list[str]:

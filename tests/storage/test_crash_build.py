@@ -50,8 +50,17 @@ def test_build_killed_at_each_write_step_resumes_consistent(
     src = write_csv(tmp_path / "in.csv", records(N))
     store = tmp_path / "store"
     cli("build", store, "--from", src, *GEO, "--batch-rows", "70").check_returncode()
-    first = cli("build", store, "--from", write_csv(tmp_path / "more.csv", records(N, N)),
-                *GEO, "--batch-rows", "30", crash=f"{step}@{visit}", numba=numba)
+    first = cli(
+        "build",
+        store,
+        "--from",
+        write_csv(tmp_path / "more.csv", records(N, N)),
+        *GEO,
+        "--batch-rows",
+        "30",
+        crash=f"{step}@{visit}",
+        numba=numba,
+    )
     assert first.returncode == -9, first.stderr
     # before the resume: an interrupted write is not damage, and info/check say what it is
     for command in ("info", "check"):
@@ -59,8 +68,9 @@ def test_build_killed_at_each_write_step_resumes_consistent(
         assert seen.returncode == 0 and "damaged" not in seen.stdout, seen.stdout
         if step == "put:heads":  # every head of the run written, the header not
             assert "slot heads point past the header" in seen.stdout, seen.stdout
-    again = cli("build", store, "--from", tmp_path / "more.csv", *GEO, "--batch-rows", "30",
-                numba=numba)
+    again = cli(
+        "build", store, "--from", tmp_path / "more.csv", *GEO, "--batch-rows", "30", numba=numba
+    )
     assert again.returncode == 0, again.stderr
     # every step is after entries were written and before the header: said and repaired
     assert "rolled back to the header" in again.stderr
@@ -80,10 +90,16 @@ def test_repair_gives_the_bytes_of_the_committed_prefix(
     big = ["--hash-slot-num", "16", "--index-num", "2000"]
     src = write_csv(tmp_path / "in.csv", records(300))
     store = tmp_path / "store"
-    cli("build", store, "--from", write_csv(tmp_path / "a.csv", records(20)), *big,
-        ).check_returncode()
-    killed = cli("build", store, "--from", src, *big, "--batch-rows", "50", crash=f"{step}@3",
-                 numba=numba)
+    cli(
+        "build",
+        store,
+        "--from",
+        write_csv(tmp_path / "a.csv", records(20)),
+        *big,
+    ).check_returncode()
+    killed = cli(
+        "build", store, "--from", src, *big, "--batch-rows", "50", crash=f"{step}@3", numba=numba
+    )
     assert killed.returncode == -9
     (path,) = list_index_files(store)
     raw = map_regions(path, Geometry(16, 2000), writable=False)
@@ -100,8 +116,13 @@ def test_repair_gives_the_bytes_of_the_committed_prefix(
     assert resumed > 0
     ref = tmp_path / "ref"
     cli("build", ref, "--from", tmp_path / "a.csv", *big).check_returncode()
-    cli("build", ref, "--from", write_csv(tmp_path / "r.csv", records(resumed, 19)), *big,
-        ).check_returncode()
+    cli(
+        "build",
+        ref,
+        "--from",
+        write_csv(tmp_path / "r.csv", records(resumed, 19)),
+        *big,
+    ).check_returncode()
     (ref_path,) = list_index_files(ref)
     assert path.read_bytes() == ref_path.read_bytes()
     again = IndexFile.open(path, 16, 2000, writable=True)
@@ -114,8 +135,7 @@ def test_new_store_appears_only_complete(tmp_path: Path) -> None:
     a few valid-looking files), and the next run removes the staging folder."""
     src = write_csv(tmp_path / "in.csv", records(N))
     store = tmp_path / "store"
-    killed = cli("build", store, "--from", src, *GEO, "--batch-rows", "30",
-                 crash="put:heads@5")
+    killed = cli("build", store, "--from", src, *GEO, "--batch-rows", "30", crash="put:heads@5")
     assert killed.returncode == -9
     assert not store.exists()
     left = [n for n in hidden(tmp_path) if n != ".store.lock"]  # the dead writer's lock

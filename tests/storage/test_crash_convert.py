@@ -16,8 +16,11 @@ from storage.storage_helpers import GEO, cli, hidden, records, write_csv
 
 
 def _tree(path: Path) -> dict[str, bytes]:
-    return {p.relative_to(path).as_posix(): p.read_bytes()
-            for p in sorted(path.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(path).as_posix(): p.read_bytes()
+        for p in sorted(path.rglob("*"))
+        if p.is_file()
+    }
 
 
 @pytest.fixture
@@ -42,15 +45,17 @@ def test_export_killed(tmp_path: Path, store: Path, crash: str) -> None:
     assert _tree(tmp_path / "back") == _tree(store)
 
 
-@pytest.mark.parametrize("crash", ["export:part@2", "atomic:complete", "atomic:old-aside",
-                                   "atomic:new-in"])
+@pytest.mark.parametrize(
+    "crash", ["export:part@2", "atomic:complete", "atomic:old-aside", "atomic:new-in"]
+)
 def test_export_overwrite_killed(tmp_path: Path, store: Path, crash: str) -> None:
     work = tmp_path / "work"
     work.mkdir()
     ds = work / "ds"
     small = tmp_path / "small"
-    cli("build", small, "--from", write_csv(tmp_path / "s.csv", records(5)), *GEO
-        ).check_returncode()
+    cli(
+        "build", small, "--from", write_csv(tmp_path / "s.csv", records(5)), *GEO
+    ).check_returncode()
     cli("export", small, ds, *GEO).check_returncode()
     old = _tree(ds)
     assert cli("export", store, ds, *GEO, "--overwrite", crash=crash).returncode == -9
@@ -70,8 +75,7 @@ def test_export_overwrite_killed_keeps_old_or_new(tmp_path: Path, store: Path) -
     ds = work / "ds"
     cli("export", store, ds, *GEO).check_returncode()
     old = _tree(ds)
-    assert cli("export", store, ds, *GEO, "--overwrite", crash="atomic:old-aside"
-               ).returncode == -9
+    assert cli("export", store, ds, *GEO, "--overwrite", crash="atomic:old-aside").returncode == -9
     assert not ds.exists()
     done = cli("export", store, ds, *GEO)  # without --overwrite: refused, but restored
     assert done.returncode == 1
@@ -126,8 +130,7 @@ def test_output_inside_a_store_is_refused(tmp_path: Path, store: Path) -> None:
 
 
 @pytest.mark.parametrize("engine", ["local"])
-def test_overwrite_refuses_anything_but_a_dataset(tmp_path: Path, store: Path,
-                                                  engine: str) -> None:
+def test_overwrite_refuses_anything_but_a_dataset(tmp_path: Path, store: Path, engine: str) -> None:
     """Only a dataset is replaced (Spark: tests/converters/spark/test_spark_export.py)."""
     docs = tmp_path / "docs"
     docs.mkdir()

@@ -32,8 +32,11 @@ SIGNALS = {"kill": -9, "term": -15, "int": None}
 
 
 def _tree(path: Path) -> dict[str, bytes]:
-    return {p.relative_to(path).as_posix(): p.read_bytes()
-            for p in sorted(path.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(path).as_posix(): p.read_bytes()
+        for p in sorted(path.rglob("*"))
+        if p.is_file()
+    }
 
 
 def _run(*args: object, step: str, sig: str) -> int:
@@ -43,8 +46,13 @@ def _run(*args: object, step: str, sig: str) -> int:
 
     env = dict(os.environ, RMQARROW_CRASH_AT=step, RMQARROW_CRASH_SIGNAL=sig)
     env.pop("RMQARROW_NO_NUMBA", None)
-    done = subprocess.run([sys.executable, "-m", "rmqarrow", *map(str, args)],
-                          capture_output=True, text=True, env=env, timeout=180)
+    done = subprocess.run(
+        [sys.executable, "-m", "rmqarrow", *map(str, args)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=180,
+    )
     if sig == "int":
         assert done.returncode != 0 and "Traceback" not in done.stderr, done.stderr
     else:
@@ -57,11 +65,11 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict[st
     """A store, a dataset of later messages, and the store after a clean import of it."""
     root = tmp_path_factory.mktemp("crash-import")
     store = root / "store"
-    cli("build", store, "--from", write_csv(root / "a.csv", records(150)), *GEO
-        ).check_returncode()
+    cli("build", store, "--from", write_csv(root / "a.csv", records(150)), *GEO).check_returncode()
     later = root / "later"
-    cli("build", later, "--from", write_csv(root / "b.csv", records(200, 150)), *GEO
-        ).check_returncode()
+    cli(
+        "build", later, "--from", write_csv(root / "b.csv", records(200, 150)), *GEO
+    ).check_returncode()
     ds = root / "ds"
     cli("export", later, ds, *GEO).check_returncode()
     clean = root / "clean"
@@ -87,11 +95,14 @@ def _rerun(ds: Path, target: Path, complete: bool) -> None:
 
 
 # SIGTERM ends the process as SIGKILL does (no handler): two steps of it suffice
-@pytest.mark.parametrize(("step", "sig"), [
-    *((step, sig) for step in IMPORT_STEPS for sig in ("kill", "int")),
-    ("import:placed@3", "term"),
-    ("import:cleanup@1", "term"),
-])
+@pytest.mark.parametrize(
+    ("step", "sig"),
+    [
+        *((step, sig) for step in IMPORT_STEPS for sig in ("kill", "int")),
+        ("import:placed@3", "term"),
+        ("import:cleanup@1", "term"),
+    ],
+)
 def test_import_into_a_store_interrupted(
     tmp_path: Path, setup: tuple[Path, Path, dict[str, bytes]], step: str, sig: str
 ) -> None:
@@ -109,8 +120,10 @@ def test_import_into_a_store_interrupted(
     _converged(work, target, expected)
 
 
-@pytest.mark.parametrize("step", ["import:rollback@2", "import:rolled-back",
-                                  "import:cleanup@2", "import:journal-removed"])
+@pytest.mark.parametrize(
+    "step",
+    ["import:rollback@2", "import:rolled-back", "import:cleanup@2", "import:journal-removed"],
+)
 def test_recovery_itself_interrupted(
     tmp_path: Path, setup: tuple[Path, Path, dict[str, bytes]], step: str
 ) -> None:
@@ -146,8 +159,10 @@ def test_import_into_a_new_directory_interrupted(
 
 
 @pytest.mark.parametrize("sig", ["int", "term"])
-@pytest.mark.parametrize("step", ["export:part@2", "atomic:complete", "atomic:old-aside",
-                                  "atomic:new-in", "atomic:cleanup@2"])
+@pytest.mark.parametrize(
+    "step",
+    ["export:part@2", "atomic:complete", "atomic:old-aside", "atomic:new-in", "atomic:cleanup@2"],
+)
 def test_export_overwrite_interrupted(
     tmp_path: Path, setup: tuple[Path, Path, dict[str, bytes]], step: str, sig: str
 ) -> None:
@@ -162,7 +177,8 @@ def test_export_overwrite_interrupted(
         assert out.exists()
         # nothing beside it, but what the interrupted cleanup had yet to remove
         assert all(".ds.old-" in n for n in hidden(work)) and (
-            hidden(work) == [] or step.startswith("atomic:cleanup"))
+            hidden(work) == [] or step.startswith("atomic:cleanup")
+        )
     done = cli("export", store, out, *GEO, "--overwrite")
     assert done.returncode == 0, done.stderr
     assert hidden(work) == []

@@ -26,8 +26,9 @@ QUERIES = [Query(f"T#k{k}", 1000) for k in range(7)] + [Query("T#u5", 10)]
 
 def _store(tmp_path: Path, name: str, n: int) -> Path:
     store = tmp_path / name
-    cli("build", store, "--from", write_csv(tmp_path / f"{name}.csv", records(n)), *GEO
-        ).check_returncode()
+    cli(
+        "build", store, "--from", write_csv(tmp_path / f"{name}.csv", records(n)), *GEO
+    ).check_returncode()
     return store
 
 
@@ -42,8 +43,9 @@ def test_glob_characters_in_paths_duckdb(tmp_path: Path, name: str) -> None:
     export_store(big, g / name, hash_slot_num=SLOTS, index_num=INDEX)
     want = answer_queries(big, QUERIES, hash_slot_num=SLOTS, index_num=INDEX)
     assert duckdb_sql.answer_queries(g / name, QUERIES) == want
-    done = cli("query", g / name, "--engine", "duckdb", "--key", "T#k3", "--max-num", "1000",
-               "--json")
+    done = cli(
+        "query", g / name, "--engine", "duckdb", "--key", "T#k3", "--max-num", "1000", "--json"
+    )
     assert done.returncode == 0, done.stderr
     assert str(want[3][0]) in done.stdout
 
@@ -55,8 +57,9 @@ def _dataset(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("change", ["extra", "missing", "changed"])
-def test_parts_not_matching_the_manifest_are_refused(tmp_path: Path, change: str,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_parts_not_matching_the_manifest_are_refused(
+    tmp_path: Path, change: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     ds = _dataset(tmp_path)
     part = ds / "entries" / "part-00001.parquet"
     if change == "extra":
@@ -68,15 +71,26 @@ def test_parts_not_matching_the_manifest_are_refused(tmp_path: Path, change: str
         shutil.copy(other, part)
     with pytest.raises(DatasetError, match="manifest"):
         duckdb_sql.connect(ds)
-    for args in (["sql", ds, "SELECT count(*) FROM entries"],
-                 ["query", ds, "--engine", "duckdb", "--key", "T#k1"],
-                 ["import", ds, tmp_path / "out"]):
+    for args in (
+        ["sql", ds, "SELECT count(*) FROM entries"],
+        ["query", ds, "--engine", "duckdb", "--key", "T#k1"],
+        ["import", ds, tmp_path / "out"],
+    ):
         done = cli(*args)
         assert done.returncode == 1, (args, done.stdout)
         assert "manifest" in one_line_error(done)
     assert not (tmp_path / "out").exists()
-    done = cli("verify", tmp_path / "store", "--dataset", ds, "--engines", "native,duckdb",
-               "--sample", "20", *GEO)
+    done = cli(
+        "verify",
+        tmp_path / "store",
+        "--dataset",
+        ds,
+        "--engines",
+        "native,duckdb",
+        "--sample",
+        "20",
+        *GEO,
+    )
     assert done.returncode == 1 and "parts:" in done.stdout + done.stderr, done.stdout
     # asked to skip the check, the engines read it (and import's own checks still run)
     monkeypatch.setenv("RMQARROW_TRUST_DATASET", "1")
@@ -96,8 +110,9 @@ def test_checksum_catches_a_same_size_change(tmp_path: Path) -> None:
     part.write_bytes(bytes(data))
     with pytest.raises(DatasetError, match="checksum differs"):
         import_dataset(ds, tmp_path / "out")
-    done = cli("verify", tmp_path / "store", "--dataset", ds, "--engines", "native",
-               "--sample", "20", *GEO)
+    done = cli(
+        "verify", tmp_path / "store", "--dataset", ds, "--engines", "native", "--sample", "20", *GEO
+    )
     assert done.returncode == 1 and "checksum" in done.stdout + done.stderr, done.stdout
 
 

@@ -27,8 +27,9 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
     mnt.mkdir()
     if os.geteuid() != 0:
         pytest.skip("mounting a tmpfs needs root (mount -t tmpfs); this run is not root")
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mnt)],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mnt)], capture_output=True, text=True
+    )
     if done.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
     try:
@@ -56,8 +57,9 @@ def test_build_on_a_full_disk(tmp_path: Path, small_disk: Path) -> None:
 
 def test_import_and_export_on_a_full_disk(tmp_path: Path, small_disk: Path) -> None:
     store = tmp_path / "store"
-    cli("build", store, "--from", write_csv(tmp_path / "in.csv", records(70_000)), *BIG
-        ).check_returncode()
+    cli(
+        "build", store, "--from", write_csv(tmp_path / "in.csv", records(70_000)), *BIG
+    ).check_returncode()
     ds = tmp_path / "ds"
     cli("export", store, ds, *BIG).check_returncode()
     done = cli("import", ds, small_disk / "index")
@@ -85,8 +87,9 @@ def test_import_and_export_on_a_full_disk(tmp_path: Path, small_disk: Path) -> N
 def test_demo_on_a_full_disk(small_disk: Path) -> None:
     """The demo writes a CommitLog, a store and a dataset: on a full disk, one line, and
     what it created is removed (the space comes back)."""
-    done = cli("demo", "--out", small_disk / "demo", "--engines", "native,duckdb",
-               "--size", "small")
+    done = cli(
+        "demo", "--out", small_disk / "demo", "--engines", "native,duckdb", "--size", "small"
+    )
     assert done.returncode == 1, done.stderr
     assert "no space left" in one_line_error(done)
     assert not (small_disk / "demo").exists()

@@ -25,8 +25,7 @@ GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 def _store(path: Path) -> list[Path]:
     with IndexService(path, 16, 64) as svc:
         for i in range(100):
-            svc.build_index(MessageRecord("T", f"k{i % 7}", f"u{i}", 1000 + 100 * i,
-                                          T0 + 1500 * i))
+            svc.build_index(MessageRecord("T", f"k{i % 7}", f"u{i}", 1000 + 100 * i, T0 + 1500 * i))
     return list_index_files(path)
 
 
@@ -42,16 +41,20 @@ def _set(path: Path, field: int, value: int) -> None:
         fh.write(struct.pack(">q", value))
 
 
-@pytest.mark.parametrize(("field", "value", "says"), [
-    (0, JAVA_LONG_MAX, "beginTimestamp 9223372036854775807 is at the end of the long range"),
-    (0, JAVA_LONG_MIN, "is before 1970"),
-    (0, -5, "reads no older file"),
-    (8, JAVA_LONG_MAX, "endTimestamp 9223372036854775807 is at the end of the long range"),
-    (8, JAVA_LONG_MIN, "endTimestamp -9223372036854775808 is before 1970"),
-    (24, -1, "negative CommitLog offset"),
-])
-def test_impossible_header_values_are_bad_headers(tmp_path: Path, field: int, value: int,
-                                                  says: str) -> None:
+@pytest.mark.parametrize(
+    ("field", "value", "says"),
+    [
+        (0, JAVA_LONG_MAX, "beginTimestamp 9223372036854775807 is at the end of the long range"),
+        (0, JAVA_LONG_MIN, "is before 1970"),
+        (0, -5, "reads no older file"),
+        (8, JAVA_LONG_MAX, "endTimestamp 9223372036854775807 is at the end of the long range"),
+        (8, JAVA_LONG_MIN, "endTimestamp -9223372036854775808 is before 1970"),
+        (24, -1, "negative CommitLog offset"),
+    ],
+)
+def test_impossible_header_values_are_bad_headers(
+    tmp_path: Path, field: int, value: int, says: str
+) -> None:
     """Values no RocketMQ file holds: ``bad header``, skipped by readers, which then read
     the other files (a reader that took the file as RocketMQ does would lose them)."""
     files = _store(tmp_path / "s")
@@ -104,13 +107,25 @@ def test_java_long_names() -> None:
     """``Long.parseLong``: sign, Unicode decimal digits of one UTF-16 unit, the long range."""
     for name in ["20240301000000000", "0", "+7", "-3", "\u0663\u0664", "9223372036854775807"]:
         assert is_index_file_name(name), name
-    for name in ["", "+", "-", "x.bak", "2024.bak", " 1", "1_000", "9223372036854775808",
-                 "\U0001d7ce", ".1", "1e3"]:
+    for name in [
+        "",
+        "+",
+        "-",
+        "x.bak",
+        "2024.bak",
+        " 1",
+        "1_000",
+        "9223372036854775808",
+        "\U0001d7ce",
+        ".1",
+        "1e3",
+    ]:
         assert not is_index_file_name(name), name
 
 
-def test_store_entries_that_are_no_index_file(tmp_path: Path,
-                                              caplog: pytest.LogCaptureFixture) -> None:
+def test_store_entries_that_are_no_index_file(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     """Directories, FIFOs and dangling symlinks named like index files, files named
     otherwise: never loaded, each named once in a warning and as a finding of check."""
     store = tmp_path / "s"
@@ -121,8 +136,12 @@ def test_store_entries_that_are_no_index_file(tmp_path: Path,
     os.symlink(tmp_path / "gone", store / "20230101000000002")
     os.symlink(files[1], store / "20230101000000003")  # a symlink to a file is loaded
     (store / ".rmqarrow-staging").mkdir()  # rmqarrow's own hidden entries: silent
-    expected = ["20230101000000000", "20230101000000001", "20230101000000002",
-                "20240101000000000.bak"]
+    expected = [
+        "20230101000000000",
+        "20230101000000001",
+        "20230101000000002",
+        "20240101000000000.bak",
+    ]
     with caplog.at_level(logging.WARNING, logger="rmqarrow"):
         loaded = list_index_files(store)
         list_index_files(store)  # a second listing does not repeat the warnings
@@ -131,18 +150,21 @@ def test_store_entries_that_are_no_index_file(tmp_path: Path,
     assert len(warned) == 4
     assert all(any(w.startswith(f"{store / n}: ") for w in warned) for n in expected)
     kinds = {e.path.name: e.kind for e in stray_entries(store)}
-    assert kinds == {"20230101000000000": "directory", "20230101000000001": "FIFO",
-                     "20230101000000002": "dangling symlink",
-                     "20240101000000000.bak": "file"}
+    assert kinds == {
+        "20230101000000000": "directory",
+        "20230101000000001": "FIFO",
+        "20230101000000002": "dangling symlink",
+        "20240101000000000.bak": "file",
+    }
     health, _ = check_store(store)
     assert [f.name for f in health.strays] == expected
-    assert all(f.status == "not an index file" and f.skipped_by_readers
-               for f in health.strays)
+    assert all(f.status == "not an index file" and f.skipped_by_readers for f in health.strays)
     assert "RocketMQ's load fails on it" in health.strays[0].detail
     assert "create its target" in health.strays[2].detail
     assert health.ok  # the index itself is healthy; the strays are findings, not damage
     assert {d["name"]: d["status"] for d in (f.to_dict() for f in health.files)}[
-        "20240101000000000.bak"] == "not an index file"
+        "20240101000000000.bak"
+    ] == "not an index file"
     with IndexService(store, 16, 64, read_only=True) as svc:
         svc.load()
         assert len(svc.files) == len(files) + 1
@@ -171,12 +193,12 @@ def test_commitlog_damage_is_reported_as_commitlog_damage(tmp_path: Path) -> Non
     assert all(f.ok for f in health.files if f.path.parent.name == "idx")
     assert sum(c.dangling for c in chains.values()) == 0
     assert sum(c.unverified for c in chains.values()) > 0
-    assert "damaged spot(s) in the CommitLog" in damage_summary(health.damaged,
-                                                                len(health.files))
+    assert "damaged spot(s) in the CommitLog" in damage_summary(health.damaged, len(health.files))
 
 
 def test_out_of_range_slot_heads_check_and_export_agree(
-        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     """check says export still reads a file whose slot heads are out of range; export does,
     with those slots empty as RocketMQ reads them (a note names the file), instead of
     refusing the whole store."""
@@ -197,11 +219,16 @@ def test_out_of_range_slot_heads_check_and_export_agree(
     assert "query and export still read the 1 with damaged chains" in summary
     with caplog.at_level(logging.WARNING, logger="rmqarrow"):
         export_store(tmp_path / "s", tmp_path / "ds", hash_slot_num=16, index_num=64)
-    assert any(files[1].name in r.getMessage() and "2 slot heads outside 1..63" in
-               r.getMessage() for r in caplog.records)
+    assert any(
+        files[1].name in r.getMessage() and "2 slot heads outside 1..63" in r.getMessage()
+        for r in caplog.records
+    )
     slots = pq.read_table(tmp_path / "ds" / "slots").to_pydict()
-    damaged = {s: h for n, s, h in zip(slots["file_name"], slots["slot"], slots["head"],
-                                       strict=True) if n == files[1].name}
+    damaged = {
+        s: h
+        for n, s, h in zip(slots["file_name"], slots["slot"], slots["head"], strict=True)
+        if n == files[1].name
+    }
     assert 3 not in damaged and 5 not in damaged and damaged  # empty there, the rest kept
     assert len(set(slots["file_name"])) == len(files)
 

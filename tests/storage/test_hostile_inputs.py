@@ -19,16 +19,16 @@ from storage.storage_helpers import GEO, cli, one_line_error, records, write_csv
 def made(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     root = tmp_path_factory.mktemp("hostile")
     store = root / "store"
-    cli("build", store, "--from", write_csv(root / "in.csv", records(60)), *GEO
-        ).check_returncode()
+    cli("build", store, "--from", write_csv(root / "in.csv", records(60)), *GEO).check_returncode()
     cli("export", store, root / "ds", *GEO).check_returncode()
     return store, root / "ds"
 
 
 @pytest.mark.parametrize("content", [b"", b"garbage!", b"PAR1" + b"\0" * 20])
 @pytest.mark.parametrize("command", ["sql", "query", "verify"])
-def test_bad_parquet_part(made: tuple[Path, Path], tmp_path: Path, content: bytes,
-                          command: str) -> None:
+def test_bad_parquet_part(
+    made: tuple[Path, Path], tmp_path: Path, content: bytes, command: str
+) -> None:
     store, ds = made
     bad = tmp_path / "bad"
     import shutil
@@ -39,8 +39,17 @@ def test_bad_parquet_part(made: tuple[Path, Path], tmp_path: Path, content: byte
     args = {
         "sql": ["sql", bad, "SELECT count(*) FROM entries"],
         "query": ["query", bad, "--engine", "duckdb", "--key", "T#k1"],
-        "verify": ["verify", store, "--dataset", bad, "--engines", "native,duckdb",
-                   "--sample", "5", *GEO],
+        "verify": [
+            "verify",
+            store,
+            "--dataset",
+            bad,
+            "--engines",
+            "native,duckdb",
+            "--sample",
+            "5",
+            *GEO,
+        ],
     }[command]
     done = cli(*args)
     assert done.returncode == 1, done.stdout
@@ -51,11 +60,14 @@ def test_bad_parquet_part(made: tuple[Path, Path], tmp_path: Path, content: byte
         assert "part-00099.parquet" in done.stdout + done.stderr
 
 
-@pytest.mark.parametrize("args", [
-    ["stats", "{ds}", "--top", "100000000000000000000"],
-    ["verify", "{store}", "--sample", "100000000000000", "--engines", "native", *GEO],
-    ["demo", "--size", "99999999999"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["stats", "{ds}", "--top", "100000000000000000000"],
+        ["verify", "{store}", "--sample", "100000000000000", "--engines", "native", *GEO],
+        ["demo", "--size", "99999999999"],
+    ],
+)
 def test_caps(made: tuple[Path, Path], args: list[str]) -> None:
     store, ds = made
     done = cli(*[a.format(store=store, ds=ds) for a in args])
@@ -76,8 +88,7 @@ def test_deeply_nested_manifest(made: tuple[Path, Path], tmp_path: Path) -> None
 
 
 @pytest.mark.parametrize("command", ["info", "query", "export", "sql"])
-def test_file_name_that_is_not_utf8(made: tuple[Path, Path], tmp_path: Path,
-                                    command: str) -> None:
+def test_file_name_that_is_not_utf8(made: tuple[Path, Path], tmp_path: Path, command: str) -> None:
     """A stray file whose name is not UTF-8 (its bytes cannot enter an Arrow string):
     one line naming it and what to do, never a UnicodeEncodeError."""
     import os
@@ -88,9 +99,12 @@ def test_file_name_that_is_not_utf8(made: tuple[Path, Path], tmp_path: Path,
     shutil.copytree(store, odd)
     with open(os.path.join(os.fsencode(odd), b"2026\xff"), "wb") as fh:
         fh.write(b"x" * 64)
-    args = {"info": ["info", odd, *GEO], "query": ["query", odd, "--key", "T#k1", *GEO],
-            "export": ["export", odd, tmp_path / "out", *GEO],
-            "sql": ["sql", odd, "SELECT 1", *GEO]}[command]
+    args = {
+        "info": ["info", odd, *GEO],
+        "query": ["query", odd, "--key", "T#k1", *GEO],
+        "export": ["export", odd, tmp_path / "out", *GEO],
+        "sql": ["sql", odd, "SELECT 1", *GEO],
+    }[command]
     done = cli(*args)
     assert done.returncode == 1
     assert "not UTF-8" in one_line_error(done) and "move it out" in one_line_error(done)
@@ -104,14 +118,17 @@ def test_damaged_commitlog_under_sql_and_stats(tmp_path: Path) -> None:
 
     commitlog, _ = write_demo_commitlog(tmp_path, 300, 3)
     store = tmp_path / "store"
-    cli("build", store, "--from-commitlog", commitlog, "--hash-slot-num", "64",
-        "--index-num", "256").check_returncode()
+    cli(
+        "build", store, "--from-commitlog", commitlog, "--hash-slot-num", "64", "--index-num", "256"
+    ).check_returncode()
     first = sorted(commitlog.iterdir())[0]
     data = bytearray(first.read_bytes())
     data[5000:5008] = b"\xff" * 8  # a record's fields become impossible
     first.write_bytes(bytes(data))
-    for args in (["sql", store, "SELECT count(*) FROM messages", "--commitlog", commitlog],
-                 ["stats", store, "--commitlog", commitlog]):
+    for args in (
+        ["sql", store, "SELECT count(*) FROM messages", "--commitlog", commitlog],
+        ["stats", store, "--commitlog", commitlog],
+    ):
         done = cli(*args, "--hash-slot-num", "64", "--index-num", "256")
         assert done.returncode == 1
         line = one_line_error(done)
@@ -137,9 +154,24 @@ def test_unreadable_store_as_an_ordinary_user(made: tuple[Path, Path], what: str
         target = sorted(locked.iterdir())[0] if what == "file" else locked
         target.chmod(0o000)
         done = subprocess.run(
-            ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable,
-             "-m", "rmqarrow", "query", str(locked), "--key", "T#k1", *GEO],
-            capture_output=True, text=True, timeout=120, cwd=base,
+            [
+                "setpriv",
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+                sys.executable,
+                "-m",
+                "rmqarrow",
+                "query",
+                str(locked),
+                "--key",
+                "T#k1",
+                *GEO,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=base,
         )
         target.chmod(0o755)
     finally:

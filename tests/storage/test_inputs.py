@@ -33,10 +33,12 @@ def test_closed_service_refuses_every_call(tmp_path: Path) -> None:
     s = _service(tmp_path / "s")
     assert s.query_offset("T", "order-1", 5).phy_offsets == [100]
     s.close()
-    for call in (lambda: s.query_offset("T", "order-1", 5),
-                 lambda: s.lookup(Query("T#order-1", 5)),
-                 lambda: s.query_offsets(["T#order-1"], 5),
-                 lambda: s.build_index(MessageRecord("T", "k", None, 200, T0))):
+    for call in (
+        lambda: s.query_offset("T", "order-1", 5),
+        lambda: s.lookup(Query("T#order-1", 5)),
+        lambda: s.query_offsets(["T#order-1"], 5),
+        lambda: s.build_index(MessageRecord("T", "k", None, 200, T0)),
+    ):
         with pytest.raises(ClosedIndexError, match="closed"):
             call()
     s.load()  # loading opens it again
@@ -69,12 +71,15 @@ def test_max_num_must_be_an_int(tmp_path: Path, max_num: object) -> None:
 
 def test_non_utf8_key_refused_natively(tmp_path: Path) -> None:
     with _service(tmp_path / "s") as s:
-        for call in (lambda: s.query_offset("T", RAW_KEY[2:], 5),
-                     lambda: s.lookup(Query(RAW_KEY, 5)),
-                     lambda: s.query_offsets([RAW_KEY], 5),
-                     lambda: s.files[0].select_phy_offsets(RAW_KEY, 5)):
-            with pytest.raises(InvalidKeyError,
-                               match=r"byte 0xFF at byte [68], which is not UTF-8"):
+        for call in (
+            lambda: s.query_offset("T", RAW_KEY[2:], 5),
+            lambda: s.lookup(Query(RAW_KEY, 5)),
+            lambda: s.query_offsets([RAW_KEY], 5),
+            lambda: s.files[0].select_phy_offsets(RAW_KEY, 5),
+        ):
+            with pytest.raises(
+                InvalidKeyError, match=r"byte 0xFF at byte [68], which is not UTF-8"
+            ):
                 call()
         # other lone surrogates are Java chars: hashed as Java does, not refused
         assert s.lookup(Query("T#\ud800", 5)) == []
@@ -84,18 +89,26 @@ def test_non_utf8_key_refused_by_duckdb() -> None:
     from rmqarrow.converters.duckdb import sql as duckdb_sql
 
     with pytest.raises(InvalidKeyError, match=r"b'T#order-\\xff1' holds the byte 0xFF"):
-        duckdb_sql.answer_queries(GOLDEN / "basic", [Query(RAW_KEY, 5)],
-                                  hash_slot_num=100, index_num=400)
+        duckdb_sql.answer_queries(
+            GOLDEN / "basic", [Query(RAW_KEY, 5)], hash_slot_num=100, index_num=400
+        )
 
 
 def _records(offsets: list[int], stamps: list[int]) -> pa.Table:
-    return pa.table({"topic": ["T"] * len(offsets), "keys": ["k"] * len(offsets),
-                     "commit_log_offset": offsets, "store_timestamp": stamps})
+    return pa.table(
+        {
+            "topic": ["T"] * len(offsets),
+            "keys": ["k"] * len(offsets),
+            "commit_log_offset": offsets,
+            "store_timestamp": stamps,
+        }
+    )
 
 
 def test_negative_offset_refused_with_its_row() -> None:
-    with pytest.raises(InvalidValueError,
-                       match=r"^in\.csv: row 12: commit_log_offset -5 is negative"):
+    with pytest.raises(
+        InvalidValueError, match=r"^in\.csv: row 12: commit_log_offset -5 is negative"
+    ):
         check_record_values(_records([10, -5], [T0, T0]), first_row=11, source="in.csv")
 
 
@@ -119,10 +132,15 @@ def test_refeeding_records_reindexes_only_the_boundary_record(tmp_path: Path) ->
     offset: fed again, every record is skipped except the last one indexed (its offset
     equals the end), whose keys are put once more; what the build help must say."""
     recs = [MessageRecord("T", f"k{i} x{i}", f"u{i}", 100 * i, T0 + i) for i in range(10)]
-    table = pa.table({"topic": [r.topic for r in recs], "keys": [r.keys for r in recs],
-                      "uniq_key": [r.uniq_key for r in recs],
-                      "commit_log_offset": [r.commit_log_offset for r in recs],
-                      "store_timestamp": [r.store_timestamp for r in recs]})
+    table = pa.table(
+        {
+            "topic": [r.topic for r in recs],
+            "keys": [r.keys for r in recs],
+            "uniq_key": [r.uniq_key for r in recs],
+            "commit_log_offset": [r.commit_log_offset for r in recs],
+            "store_timestamp": [r.store_timestamp for r in recs],
+        }
+    )
     with IndexService(tmp_path / "s", 16, 64) as s:
         s.build_index_batch(table)
         once = sum(f.entry_count for f in s.files)

@@ -23,19 +23,26 @@ logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
 
 
 def _run(mib: int, body: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", _PRELUDE + body, str(mib)],
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-c", _PRELUDE + body, str(mib)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def test_numba_that_cannot_load_falls_back_to_numpy_with_a_note() -> None:
     """300 MiB: llvmlite cannot map its library ("could not find/load shared object"); the
     kernels are numpy's, the answers the same, and the note names the limit."""
-    done = _run(300, """
+    done = _run(
+        300,
+        """
 from rmqarrow.kernels._compiled import kernel_name
 from rmqarrow.kernels.hashing import index_key_hashes
 print(json.dumps({"kernels": kernel_name(),
                   "hashes": index_key_hashes(["Aa", "BB", "polygenelubricants"]).tolist()}))
-""")
+""",
+    )
     assert done.returncode == 0, done.stderr
     got = json.loads(done.stdout.strip().splitlines()[-1])
     assert got == {"kernels": "numpy", "hashes": [2112, 2112, 0]}
@@ -45,7 +52,9 @@ print(json.dumps({"kernels": kernel_name(),
 
 def test_duckdb_answers_within_the_limit() -> None:
     """A DuckDB lookup over a store under a 1.5 GiB limit: settings that fit the limit."""
-    done = _run(1536, f"""
+    done = _run(
+        1536,
+        f"""
 from rmqarrow._memory import duckdb_settings
 from rmqarrow.converters.duckdb import sql as duckdb_sql
 from rmqarrow.format.queries import read_queries_tsv
@@ -54,19 +63,24 @@ settings = duckdb_settings()
 answers = [duckdb_sql.answer_queries({str(GOLDEN / "rolling")!r}, qs, hash_slot_num=16,
                                      index_num=32) for _ in range(3)]  # later ones too
 print(json.dumps({{"settings": settings, "answers": answers}}))
-""")
+""",
+    )
     assert done.returncode == 0, done.stderr
     got = json.loads(done.stdout.strip().splitlines()[-1])
     assert got["settings"]["memory_limit"] == "614MB"
-    expected = [[int(x) for x in ln.split(",") if x]
-                for ln in (GOLDEN / "rolling.expected.tsv").read_text().split("\n")[:-1]]
+    expected = [
+        [int(x) for x in ln.split(",") if x]
+        for ln in (GOLDEN / "rolling.expected.tsv").read_text().split("\n")[:-1]
+    ]
     assert got["answers"] == [expected] * 3
 
 
 def test_running_out_is_one_line_naming_the_limit() -> None:
     """What still runs out (a Python allocation, DuckDB's allocator) becomes one
     MemoryLimitError line naming ``ulimit -v``; other errors are left alone."""
-    done = _run(450, """
+    done = _run(
+        450,
+        """
 import duckdb
 from rmqarrow._memory import memory_error
 from rmqarrow.errors import MemoryLimitError, RmqArrowError
@@ -87,11 +101,14 @@ assert memory_error(ValueError("x")) is None
 assert isinstance(memory_error(MemoryError()), MemoryError)
 assert issubclass(MemoryLimitError, RmqArrowError)
 print(json.dumps(lines))
-""")
+""",
+    )
     assert done.returncode == 0, done.stderr
     lines = json.loads(done.stdout.strip().splitlines()[-1])
     assert lines[0].startswith("reading the store ran out of memory under ulimit -v 460800")
     # too little is left after loading for DuckDB to start: said before it would abort
-    assert lines[1].startswith("DuckDB needs about 80 MiB of address space to start; "
-                               "ulimit -v 460800 (0.4 GiB of address space) leaves")
+    assert lines[1].startswith(
+        "DuckDB needs about 80 MiB of address space to start; "
+        "ulimit -v 460800 (0.4 GiB of address space) leaves"
+    )
     assert all("\n" not in line for line in lines)

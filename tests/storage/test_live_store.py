@@ -83,15 +83,22 @@ def _reference(tmp: Path, records: int) -> bytes:
     s.load()
     for a in range(0, records, BATCH):
         b = min(a + BATCH, records)
-        s.build_index_batch(pa.table({
-            "topic": ["T"] * (b - a),
-            "keys": [f"k{i % KEYS}" for i in range(a, b)],
-            "uniq_key": [f"u{i}" for i in range(a, b)],
-            "commit_log_offset": pa.array([1000 + 100 * i for i in range(a, b)], pa.int64()),
-            "store_timestamp": pa.array([1_700_000_000_000 + i for i in range(a, b)],
-                                        pa.int64()),
-            "sys_flag": pa.array([0] * (b - a), pa.int32()),
-        }))
+        s.build_index_batch(
+            pa.table(
+                {
+                    "topic": ["T"] * (b - a),
+                    "keys": [f"k{i % KEYS}" for i in range(a, b)],
+                    "uniq_key": [f"u{i}" for i in range(a, b)],
+                    "commit_log_offset": pa.array(
+                        [1000 + 100 * i for i in range(a, b)], pa.int64()
+                    ),
+                    "store_timestamp": pa.array(
+                        [1_700_000_000_000 + i for i in range(a, b)], pa.int64()
+                    ),
+                    "sys_flag": pa.array([0] * (b - a), pa.int32()),
+                }
+            )
+        )
     path = s.files[0].path
     s.close()
     return path.read_bytes()
@@ -100,9 +107,7 @@ def _reference(tmp: Path, records: int) -> bytes:
 def test_readers_and_exports_of_a_live_store(tmp_path: Path) -> None:
     store = tmp_path / "store"
     ready, exported = tmp_path / "ready", tmp_path / "exported"
-    writer = subprocess.Popen(
-        [sys.executable, "-c", WRITER, str(store), str(ready), str(exported)]
-    )
+    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(store), str(ready), str(exported)])
     try:
         while not ready.exists():
             assert writer.poll() is None, "the writer died"

@@ -49,9 +49,13 @@ def _env(crash: str | None = None, sig: str = "stop") -> dict[str, str]:
 
 def frozen(*args: object, at: str) -> subprocess.Popen[str]:
     """``rmqarrow ARGS`` stopped (SIGSTOP) at crash point ``at``, holding what it holds."""
-    proc = subprocess.Popen([sys.executable, "-m", "rmqarrow", *map(str, args)],
-                            env=_env(at), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rmqarrow", *map(str, args)],
+        env=_env(at),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     # waitpid(WUNTRACED) returns when the child stops (or ends): no polling, no timing
     _, status = os.waitpid(proc.pid, os.WUNTRACED)
     assert os.WIFSTOPPED(status), proc.communicate()
@@ -144,7 +148,10 @@ def test_second_writer_waits_when_asked(tmp_path: Path, inputs: tuple[Path, Path
     holder = frozen("build", store, "--from", a, *GEO, at="put:entries@3")
     waiter = subprocess.Popen(
         [sys.executable, "-c", _WAITER.format(tests=str(HERE), store=str(store))],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert waiter.stdout is not None
         assert waiter.stdout.readline().strip() == "held"  # it saw the holder, now waits
@@ -175,8 +182,9 @@ def test_killed_holder_leaves_a_lock_the_next_writer_takes(
     assert query.returncode == 0 and str(1000 + 100 * 310) in query.stdout
 
 
-def test_export_to_one_dataset_one_at_a_time(tmp_path: Path, inputs: tuple[Path, Path, Path]
-                                             ) -> None:
+def test_export_to_one_dataset_one_at_a_time(
+    tmp_path: Path, inputs: tuple[Path, Path, Path]
+) -> None:
     store = built(tmp_path, "store", *inputs)
     work = tmp_path / "work"
     work.mkdir()
@@ -255,8 +263,9 @@ def test_waiting_a_while_then_refused(tmp_path: Path, inputs: tuple[Path, Path, 
 # -- checkpoints --------------------------------------------------------------------------
 
 
-def test_checkpoint_refuses_what_is_not_one(tmp_path: Path, inputs: tuple[Path, Path, Path]
-                                            ) -> None:
+def test_checkpoint_refuses_what_is_not_one(
+    tmp_path: Path, inputs: tuple[Path, Path, Path]
+) -> None:
     base = inputs[0]
     text = tmp_path / "notes.txt"
     text.write_text("these are my notes, not a checkpoint\n" * 200)
@@ -325,21 +334,27 @@ def test_import_refuses_a_dataset_of_the_store_itself(
     assert same.returncode == 1 and "already holds" in one_line_error(same)
 
 
-def test_import_refuses_another_geometry(tmp_path: Path, inputs: tuple[Path, Path, Path]
-                                         ) -> None:
+def test_import_refuses_another_geometry(tmp_path: Path, inputs: tuple[Path, Path, Path]) -> None:
     base, _, b = inputs
     store = built(tmp_path, "store", base)
     other = tmp_path / "other"
-    cli("build", other, "--from", b, "--hash-slot-num", str(SLOTS * 2), "--index-num",
-        str(INDEX * 2)).check_returncode()
+    cli(
+        "build",
+        other,
+        "--from",
+        b,
+        "--hash-slot-num",
+        str(SLOTS * 2),
+        "--index-num",
+        str(INDEX * 2),
+    ).check_returncode()
     cli("export", other, tmp_path / "ds").check_returncode()
     done = cli("import", tmp_path / "ds", store)
     line = one_line_error(done)
     assert done.returncode == 1 and "geometry" in line and "32 slots" in line, line
 
 
-def test_import_merges_a_disjoint_dataset(tmp_path: Path, inputs: tuple[Path, Path, Path]
-                                          ) -> None:
+def test_import_merges_a_disjoint_dataset(tmp_path: Path, inputs: tuple[Path, Path, Path]) -> None:
     base, a, b = inputs
     store = built(tmp_path, "store", base, a)
     later = built(tmp_path, "later", b)

@@ -42,9 +42,14 @@ def run(*args: object, timeout: float = 300) -> subprocess.CompletedProcess[str]
     """``rmqarrow ARGS`` in a fresh interpreter limited to :data:`FD_LIMIT` descriptors."""
     env = dict(os.environ)
     env.pop("RMQARROW_TRUST_DATASET", None)
-    return subprocess.run([sys.executable, "-m", "rmqarrow", *map(str, args)],
-                          capture_output=True, text=True, env=env, timeout=timeout,
-                          preexec_fn=_limited)
+    return subprocess.run(
+        [sys.executable, "-m", "rmqarrow", *map(str, args)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=timeout,
+        preexec_fn=_limited,
+    )
 
 
 def ok(done: subprocess.CompletedProcess[str]) -> str:
@@ -65,9 +70,15 @@ def write_store(directory: Path, files: int) -> Path:
     start = dt.datetime(2023, 11, 14, 22, 0, 0)
     for i in range(files):
         name = (start + dt.timedelta(seconds=i)).strftime("%Y%m%d%H%M%S") + "000"
-        write_random_file(directory / name, GEOMETRY, 31, seed=i,
-                          begin_timestamp=T0 + i * 100_000, begin_phy_offset=i * 10**6,
-                          distinct_hashes=50)
+        write_random_file(
+            directory / name,
+            GEOMETRY,
+            31,
+            seed=i,
+            begin_timestamp=T0 + i * 100_000,
+            begin_phy_offset=i * 10**6,
+            distinct_hashes=50,
+        )
     with IndexService(directory, 8, 32) as service:
         service.load()
         for i, offset in enumerate(HOT):
@@ -121,8 +132,9 @@ def test_build_appends(big_store: Path, tmp_path: Path) -> None:
     store = tmp_path / "store"
     shutil.copytree(big_store, store)
     base = 10**12
-    records = [MessageRecord("T", f"new{i}", f"u{i}", base + 100 * i, T0 + 10**9 + i)
-               for i in range(40)]
+    records = [
+        MessageRecord("T", f"new{i}", f"u{i}", base + 100 * i, T0 + 10**9 + i) for i in range(40)
+    ]
     ok(run("build", store, "--from", write_csv(tmp_path / "r.csv", records), *GEO))
     assert len(list(store.iterdir())) > FILES + 1
     out = ok(run("query", store, "--topic", "T", "--key", "new7", *GEO))
@@ -130,17 +142,18 @@ def test_build_appends(big_store: Path, tmp_path: Path) -> None:
 
 
 def test_duckdb_query_over_the_store(big_store: Path) -> None:
-    out = ok(run("query", big_store, "--engine", "duckdb", "--topic", "T", "--key", "hot",
-                 *GEO))
+    out = ok(run("query", big_store, "--engine", "duckdb", "--topic", "T", "--key", "hot", *GEO))
     assert hot_offsets(out) == HOT[::-1]
 
 
 def test_duckdb_and_sql_over_the_dataset(big_dataset: Path) -> None:
-    out = ok(run("sql", big_dataset, "SELECT count(*) AS n, count(DISTINCT file_name) AS f "
-                 "FROM entries"))
+    out = ok(
+        run("sql", big_dataset, "SELECT count(*) AS n, count(DISTINCT file_name) AS f FROM entries")
+    )
     assert f"{31 * FILES + 2 * len(HOT)}" in out and f"{FILES + 1}" in out
-    out = ok(run("sql", big_dataset,
-                 "SELECT phy_offset FROM index_lookup('T#hot', 64) ORDER BY ordinal"))
+    out = ok(
+        run("sql", big_dataset, "SELECT phy_offset FROM index_lookup('T#hot', 64) ORDER BY ordinal")
+    )
     assert hot_offsets(out) == HOT[::-1]
     out = ok(run("query", big_dataset, "--engine", "duckdb", "--topic", "T", "--key", "hot"))
     assert hot_offsets(out) == HOT[::-1]
@@ -148,8 +161,19 @@ def test_duckdb_and_sql_over_the_dataset(big_dataset: Path) -> None:
 
 
 def test_verify_dataset(big_store: Path, big_dataset: Path) -> None:
-    out = ok(run("verify", big_store, "--dataset", big_dataset, "--engines", "native,duckdb",
-                 "--sample", "50", *GEO))
+    out = ok(
+        run(
+            "verify",
+            big_store,
+            "--dataset",
+            big_dataset,
+            "--engines",
+            "native,duckdb",
+            "--sample",
+            "50",
+            *GEO,
+        )
+    )
     assert "modified since export" not in out
 
 
@@ -162,15 +186,35 @@ def test_copy_of_the_store_is_not_stale(tmp_path: Path, copy: list[str]) -> None
     copied = tmp_path / "copy"
     subprocess.run([*copy, str(store), str(copied)], check=True)
     os.utime(next(copied.iterdir()), ns=(0, 10**18))  # a clock far off: still the same bytes
-    out = ok(run("verify", copied, "--dataset", tmp_path / "ds", "--engines", "native",
-                 "--sample", "20", *GEO))
+    out = ok(
+        run(
+            "verify",
+            copied,
+            "--dataset",
+            tmp_path / "ds",
+            "--engines",
+            "native",
+            "--sample",
+            "20",
+            *GEO,
+        )
+    )
     assert "modified since export" not in out and "stale" not in out.lower()
     newest = sorted(copied.iterdir())[-1]  # the partly filled one: appended to in place
     with IndexService(copied, 8, 32) as service:
         service.load()
         service.build_index(MessageRecord("T", "late", "u-late", 10**12, T0 + 10**10))
-    done = run("verify", copied, "--dataset", tmp_path / "ds", "--engines", "native",
-               "--sample", "20", *GEO)
+    done = run(
+        "verify",
+        copied,
+        "--dataset",
+        tmp_path / "ds",
+        "--engines",
+        "native",
+        "--sample",
+        "20",
+        *GEO,
+    )
     assert done.returncode != 0
     assert f"{newest.name}: modified since export" in done.stdout + done.stderr
 
@@ -181,14 +225,30 @@ def test_exhausted_descriptors_name_the_limit(tmp_path: Path) -> None:
     store = write_store(tmp_path / "store", 40)
     failed = succeeded = 0
     for limit in range(5, 10):
+
         def limited(limit: int = limit) -> None:
             import resource
 
             resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit))
 
         done = subprocess.run(
-            [sys.executable, "-m", "rmqarrow", "query", str(store), "--topic", "T", "--key",
-             "hot", *GEO], capture_output=True, text=True, timeout=120, preexec_fn=limited)
+            [
+                sys.executable,
+                "-m",
+                "rmqarrow",
+                "query",
+                str(store),
+                "--topic",
+                "T",
+                "--key",
+                "hot",
+                *GEO,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            preexec_fn=limited,
+        )
         if done.returncode == 0:
             succeeded += 1
             continue

@@ -27,15 +27,18 @@ def test_glob_characters_and_part_check_on_spark(spark: Any, tmp_path: Path) -> 
     stores = {}
     for name, n in (("small", 20), ("big", 120)):
         stores[name] = tmp_path / name
-        cli("build", stores[name], "--from", write_csv(tmp_path / f"{name}.csv", records(n)),
-            *GEO).check_returncode()
+        cli(
+            "build", stores[name], "--from", write_csv(tmp_path / f"{name}.csv", records(n)), *GEO
+        ).check_returncode()
     g = tmp_path / "g"
     g.mkdir()
     export_store(stores["small"], g / "ds1", hash_slot_num=SLOTS, index_num=INDEX)
     export_store(stores["big"], g / "ds[12] {a,b}", hash_slot_num=SLOTS, index_num=INDEX)
     want = answer_queries(stores["big"], QUERIES, hash_slot_num=SLOTS, index_num=INDEX)
     assert spark_sql.answer_queries(g / "ds[12] {a,b}", QUERIES) == want
-    shutil.copy(g / "ds1" / "entries" / "part-00000.parquet",
-                g / "ds[12] {a,b}" / "entries" / "part-09999.parquet")
+    shutil.copy(
+        g / "ds1" / "entries" / "part-00000.parquet",
+        g / "ds[12] {a,b}" / "entries" / "part-09999.parquet",
+    )
     with pytest.raises(DatasetError, match="not in the manifest"):
         spark_sql.answer_queries(g / "ds[12] {a,b}", QUERIES)

@@ -26,9 +26,16 @@ START = 1_709_251_200_000
 def _commitlog(path: Path, n: int = 300) -> Path:
     with CommitLogWriter(path, mapped_file_size=64 * 1024) as log:
         for i in range(n):
-            log.append(Message(topic="T", body=b"x" * 40, keys=[f"k{i}"],
-                               uniq_key=f"U{i:08d}", born_timestamp=START + i,
-                               store_timestamp=START + 10 * i))
+            log.append(
+                Message(
+                    topic="T",
+                    body=b"x" * 40,
+                    keys=[f"k{i}"],
+                    uniq_key=f"U{i:08d}",
+                    born_timestamp=START + i,
+                    store_timestamp=START + 10 * i,
+                )
+            )
     return path
 
 
@@ -39,12 +46,26 @@ def _files(store: Path) -> dict[str, bytes]:
 def test_build_from_a_commitlog_equals_the_command_line(tmp_path: Path) -> None:
     log = _commitlog(tmp_path / "commitlog")
     updates: list[ProgressUpdate] = []
-    summary = rmqarrow.build(tmp_path / "py", commitlog=log, hash_slot_num=40, index_num=160,
-                             progress=updates.append)
+    summary = rmqarrow.build(
+        tmp_path / "py", commitlog=log, hash_slot_num=40, index_num=160, progress=updates.append
+    )
     assert summary.records == 300 and summary.entries == 600 and summary.new_files == 4
     assert updates and updates[-1].finished and updates[-1].done == 300
-    assert main(["build", str(tmp_path / "cli"), "--from-commitlog", str(log),
-                 "--hash-slot-num", "40", "--index-num", "160"]) == 0
+    assert (
+        main(
+            [
+                "build",
+                str(tmp_path / "cli"),
+                "--from-commitlog",
+                str(log),
+                "--hash-slot-num",
+                "40",
+                "--index-num",
+                "160",
+            ]
+        )
+        == 0
+    )
     py, cli = _files(tmp_path / "py"), _files(tmp_path / "cli")
     assert list(py.values()) == list(cli.values())  # names are creation times; bytes equal
 
@@ -91,21 +112,30 @@ def test_stale_staging_of_a_dead_build_is_removed_and_logged(
     with caplog.at_level(logging.INFO, logger="rmqarrow"):
         rmqarrow.build(tmp_path / "store", commitlog=log, hash_slot_num=40, index_num=160)
     assert not dead.exists()
-    assert any("left by a killed build" in r.getMessage() and r.name.startswith("rmqarrow")
-               for r in caplog.records)
+    assert any(
+        "left by a killed build" in r.getMessage() and r.name.startswith("rmqarrow")
+        for r in caplog.records
+    )
 
 
 def test_records_file_build_and_validation(tmp_path: Path) -> None:
-    rows = pa.table({
-        "topic": ["T", "T"], "keys": ["a", "b"], "uniq_key": ["U1", "U2"],
-        "commit_log_offset": [0, 100], "store_timestamp": [START, START + 1],
-        "sys_flag": [0, 0]})
+    rows = pa.table(
+        {
+            "topic": ["T", "T"],
+            "keys": ["a", "b"],
+            "uniq_key": ["U1", "U2"],
+            "commit_log_offset": [0, 100],
+            "store_timestamp": [START, START + 1],
+            "sys_flag": [0, 0],
+        }
+    )
     assert rows.column_names == list(RECORD_COLUMNS)
     import pyarrow.csv as pacsv
 
     pacsv.write_csv(rows, tmp_path / "r.csv")
-    summary = rmqarrow.build(tmp_path / "s", records=tmp_path / "r.csv", hash_slot_num=40,
-                             index_num=160)
+    summary = rmqarrow.build(
+        tmp_path / "s", records=tmp_path / "r.csv", hash_slot_num=40, index_num=160
+    )
     assert summary.entries == 4
     with rmqarrow.open(tmp_path / "s") as store:
         assert store.query("T", "b") == [100]
@@ -132,18 +162,26 @@ def test_check_tiered_reads_in_chunks_and_names_problems(tmp_path: Path) -> None
     assert problems and "back-to-back" in problems[0]
 
 
-@pytest.mark.parametrize(("column", "value", "said"), [
-    ("commit_log_offset", -5, "negative"),
-    ("store_timestamp", 1_709_251_200, "seconds"),
-])
+@pytest.mark.parametrize(
+    ("column", "value", "said"),
+    [
+        ("commit_log_offset", -5, "negative"),
+        ("store_timestamp", 1_709_251_200, "seconds"),
+    ],
+)
 def test_bad_records_are_refused_by_row_before_anything_is_written(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], column: str, value: int, said: str
 ) -> None:
     import pyarrow.csv as pacsv
 
-    rows = {"topic": ["T"] * 3, "keys": ["a", "b", "c"], "uniq_key": ["U1", "U2", "U3"],
-            "commit_log_offset": [0, 100, 200], "store_timestamp": [START] * 3,
-            "sys_flag": [0, 0, 0]}
+    rows = {
+        "topic": ["T"] * 3,
+        "keys": ["a", "b", "c"],
+        "uniq_key": ["U1", "U2", "U3"],
+        "commit_log_offset": [0, 100, 200],
+        "store_timestamp": [START] * 3,
+        "sys_flag": [0, 0, 0],
+    }
     rows[column][2] = value
     pacsv.write_csv(pa.table(rows), tmp_path / "r.csv")
     assert main(["build", str(tmp_path / "s"), "--from", str(tmp_path / "r.csv")]) == 1
@@ -162,21 +200,36 @@ def test_build_waits_for_another_writer_or_names_it(tmp_path: Path) -> None:
     log = _commitlog(tmp_path / "commitlog", 30)
     store = tmp_path / "store"
     holder = subprocess.Popen(
-        [sys.executable, "-c",
-         "import sys, time; from rmqarrow._lock import writer_lock\n"
-         f"with writer_lock({str(store)!r}):\n"
-         "    print('held', flush=True); time.sleep(4)\n"],
-        stdout=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-c",
+            "import sys, time; from rmqarrow._lock import writer_lock\n"
+            f"with writer_lock({str(store)!r}):\n"
+            "    print('held', flush=True); time.sleep(4)\n",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
-        cmd = [sys.executable, "-m", "rmqarrow", "build", str(store), "--from-commitlog",
-               str(log), "--hash-slot-num", "40", "--index-num", "160"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "rmqarrow",
+            "build",
+            str(store),
+            "--from-commitlog",
+            str(log),
+            "--hash-slot-num",
+            "40",
+            "--index-num",
+            "160",
+        ]
         refused = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
         assert refused.returncode == 1 and f"pid {holder.pid}" in refused.stderr
         assert refused.stderr.count("\n") == 1 and not store.exists()
         started = time.monotonic()
-        waited = subprocess.run([*cmd, "--wait", "60"], capture_output=True, text=True,
-                                timeout=120)
+        waited = subprocess.run([*cmd, "--wait", "60"], capture_output=True, text=True, timeout=120)
         assert waited.returncode == 0, waited.stderr
         assert holder.wait(30) == 0 and time.monotonic() - started > 0.5
     finally:
@@ -200,18 +253,22 @@ def test_export_and_import_wait_for_the_writer_of_their_output(tmp_path: Path) -
         (tmp_path / "back", ["import", str(tmp_path / "ds"), str(tmp_path / "back")]),
     ):
         holder = subprocess.Popen(
-            [sys.executable, "-c",
-             "import time; from rmqarrow._lock import writer_lock\n"
-             f"with writer_lock({str(target)!r}):\n"
-             "    print('held', flush=True); time.sleep(3)\n"],
-            stdout=subprocess.PIPE, text=True)
+            [
+                sys.executable,
+                "-c",
+                "import time; from rmqarrow._lock import writer_lock\n"
+                f"with writer_lock({str(target)!r}):\n"
+                "    print('held', flush=True); time.sleep(3)\n",
+            ],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         try:
             assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
             run = [sys.executable, "-m", "rmqarrow", *cmd]
             refused = subprocess.run(run, capture_output=True, text=True, timeout=120)
             assert refused.returncode == 1 and f"pid {holder.pid}" in refused.stderr
-            waited = subprocess.run([*run, "--wait"], capture_output=True, text=True,
-                                    timeout=120)
+            waited = subprocess.run([*run, "--wait"], capture_output=True, text=True, timeout=120)
             assert waited.returncode == 0, waited.stderr
         finally:
             holder.kill()

@@ -37,11 +37,14 @@ def test_unknown_names_are_refused_with_the_choices() -> None:
 def test_one_answer_shape_per_format() -> None:
     g = golden_set("collisions")
     for engine in ("native", "duckdb"):
-        got = answer_with_engine(engine, g.store_dir, g.queries,
-                                 hash_slot_num=g.hash_slot_num, index_num=g.index_num)
+        got = answer_with_engine(
+            engine, g.store_dir, g.queries, hash_slot_num=g.hash_slot_num, index_num=g.index_num
+        )
         assert got == g.expected and all(isinstance(a, list) for a in got)
     t = TieredSet("tiered_collisions")
     qs = [(q.topic, q.key, q.max_count, q.begin, q.end) for q in t.queries][:30]
-    answers = [answer_with_engine(e, t.dir / "compacted.bin", qs, fmt="tiered")
-               for e in ("native", "duckdb")]
+    answers = [
+        answer_with_engine(e, t.dir / "compacted.bin", qs, fmt="tiered")
+        for e in ("native", "duckdb")
+    ]
     assert answers[0] == answers[1]

@@ -35,8 +35,7 @@ BASIC = TieredSet("tiered_basic")
 def exported(tmp_path_factory: pytest.TempPathFactory) -> Path:
     g = golden_set("rolling")
     out = tmp_path_factory.mktemp("ds") / "rolling"
-    with rmqarrow.open(g.store_dir, hash_slot_num=g.hash_slot_num,
-                       index_num=g.index_num) as store:
+    with rmqarrow.open(g.store_dir, hash_slot_num=g.hash_slot_num, index_num=g.index_num) as store:
         store.export(out)
     return out
 
@@ -44,15 +43,17 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.mark.parametrize("name", SET_NAMES)
 def test_golden_answers_through_the_front_door(name: str) -> None:
     g = golden_set(name)
-    with rmqarrow.open(g.store_dir, hash_slot_num=g.hash_slot_num,
-                       index_num=g.index_num) as store:
+    with rmqarrow.open(g.store_dir, hash_slot_num=g.hash_slot_num, index_num=g.index_num) as store:
         assert isinstance(store, IndexStore) and store.kind == "index_dir"
         assert store.answers(g.queries) == g.expected
         hits = store.query_many(g.queries)
         assert hits.column_names == ["query", "key", "phy_offset"]
         assert hits.num_rows == sum(len(a) for a in g.expected)
-        first = [o for q, o in zip(hits["query"].to_pylist(), hits["phy_offset"].to_pylist(),
-                                   strict=True) if q == 0]
+        first = [
+            o
+            for q, o in zip(hits["query"].to_pylist(), hits["phy_offset"].to_pylist(), strict=True)
+            if q == 0
+        ]
         assert first == g.expected[0]
 
 
@@ -72,20 +73,21 @@ def test_broker_root_reads_its_index_and_fits_the_geometry(tmp_path: Path) -> No
 
 def test_one_index_file(tmp_path: Path) -> None:
     g = golden_set("time")
-    with rmqarrow.open(g.file_paths[0], hash_slot_num=g.hash_slot_num,
-                       index_num=g.index_num) as store:
+    with rmqarrow.open(
+        g.file_paths[0], hash_slot_num=g.hash_slot_num, index_num=g.index_num
+    ) as store:
         assert store.kind == "index_file"
         assert store.answers(g.queries) == g.expected
 
 
 def test_scan_projects_and_filters() -> None:
     g = golden_set("collisions")
-    with rmqarrow.open(g.store_dir, hash_slot_num=g.hash_slot_num,
-                       index_num=g.index_num) as store:
+    with rmqarrow.open(g.store_dir, hash_slot_num=g.hash_slot_num, index_num=g.index_num) as store:
         everything = store.scan("entries").read_all()
         h = everything["key_hash"][0].as_py()
-        reader = store.scan("entries", columns=["key_hash", "phy_offset"],
-                            filter=pc.field("key_hash") == h)
+        reader = store.scan(
+            "entries", columns=["key_hash", "phy_offset"], filter=pc.field("key_hash") == h
+        )
         assert isinstance(reader, pa.RecordBatchReader)
         got = reader.read_all()
         assert got.column_names == ["key_hash", "phy_offset"]
@@ -98,8 +100,7 @@ def test_duckdb_on_the_callers_connection(exported: Path) -> None:
     g = golden_set("rolling")
     con = duckdb.connect()
     con.execute("CREATE TABLE mine AS SELECT 42 AS x")
-    with rmqarrow.open(g.store_dir, hash_slot_num=g.hash_slot_num,
-                       index_num=g.index_num) as store:
+    with rmqarrow.open(g.store_dir, hash_slot_num=g.hash_slot_num, index_num=g.index_num) as store:
         assert store.to_duckdb(con) is con
     n = con.execute("SELECT count(*) FROM entries").fetchone()
     assert n is not None and n[0] == sum(1 for _ in g.puts)
@@ -137,8 +138,9 @@ def test_dataset_import_gives_the_files_back(exported: Path, tmp_path: Path) -> 
 
 def test_tiered_file_folder_and_dataset(tmp_path: Path) -> None:
     queries = [(q.topic, q.key, q.max_count, q.begin, q.end) for q in BASIC.queries][:40]
-    with rmqarrow.open(BASIC.dir / "unsealed.bin", hash_slot_num=BASIC.hash_slot_num,
-                       index_num=BASIC.index_num) as local:
+    with rmqarrow.open(
+        BASIC.dir / "unsealed.bin", hash_slot_num=BASIC.hash_slot_num, index_num=BASIC.index_num
+    ) as local:
         assert isinstance(local, TieredStore) and local.format == "tiered"
         native = local.answers(queries)
         assert local.answers(queries, engine="duckdb") == native
@@ -156,8 +158,9 @@ def test_tiered_file_folder_and_dataset(tmp_path: Path) -> None:
     folder = tmp_path / "root" / "tiered_index_file"
     folder.mkdir(parents=True)
     shutil.copy(BASIC.dir / "unsealed.bin", folder / "1700000000000")
-    with rmqarrow.open(tmp_path / "root", hash_slot_num=BASIC.hash_slot_num,
-                       index_num=BASIC.index_num) as store:
+    with rmqarrow.open(
+        tmp_path / "root", hash_slot_num=BASIC.hash_slot_num, index_num=BASIC.index_num
+    ) as store:
         assert store.kind == "tiered" and store.target.form == "local-dir"
         assert len(store.info()) == 1
 
@@ -199,19 +202,27 @@ def test_closed_store_and_bad_arguments_are_refused() -> None:
 def test_answer_queries_takes_tuples() -> None:
     g = golden_set("basic")
     tuples = [(q.key, q.max_num, q.begin, q.end) for q in g.queries]
-    got = rmqarrow.answer_queries(g.store_dir, tuples, hash_slot_num=g.hash_slot_num,
-                                  index_num=g.index_num)
+    got = rmqarrow.answer_queries(
+        g.store_dir, tuples, hash_slot_num=g.hash_slot_num, index_num=g.index_num
+    )
     assert got == g.expected
-    short = rmqarrow.answer_queries(g.store_dir, [(g.queries[0].key, 32)],
-                                    hash_slot_num=g.hash_slot_num, index_num=g.index_num)
+    short = rmqarrow.answer_queries(
+        g.store_dir, [(g.queries[0].key, 32)], hash_slot_num=g.hash_slot_num, index_num=g.index_num
+    )
     assert len(short) == 1
 
 
 def test_index_service_fits_the_geometry_of_its_files(tmp_path: Path) -> None:
     """A store written at RocketMQ's 1:4 ratio opens without the counts spelled out."""
     store = tmp_path / "s"
-    rec = rmqarrow.MessageRecord(topic="T", keys="a b", uniq_key="U1", commit_log_offset=100,
-                                 store_timestamp=1_709_251_200_000, sys_flag=0)
+    rec = rmqarrow.MessageRecord(
+        topic="T",
+        keys="a b",
+        uniq_key="U1",
+        commit_log_offset=100,
+        store_timestamp=1_709_251_200_000,
+        sys_flag=0,
+    )
     with rmqarrow.IndexService(store, 100, 400) as w:
         w.load()
         w.build_index(rec)

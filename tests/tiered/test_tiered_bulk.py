@@ -36,15 +36,18 @@ def qtuples(ts: TieredSet) -> list[tuple[str, str, int, int, int]]:
 
 
 def strip(items: list[object]) -> list[tuple[object, ...]]:
-    return [(i.hash_code, i.topic_id, i.queue_id, i.offset, i.size, i.time_diff)  # type: ignore[attr-defined]
-            for i in items]
+    return [
+        (i.hash_code, i.topic_id, i.queue_id, i.offset, i.size, i.time_diff)  # type: ignore[attr-defined]
+        for i in items
+    ]
 
 
 @pytest.mark.parametrize("exact", [False, True])
 def test_query_many_equals_query(tiered_set: TieredSet, tmp_path: Path, exact: bool) -> None:
     qs = qtuples(tiered_set)
-    with TieredIndexFile.open(local(tiered_set, tmp_path), tiered_set.hash_slot_num,
-                              tiered_set.index_num) as f:
+    with TieredIndexFile.open(
+        local(tiered_set, tmp_path), tiered_set.hash_slot_num, tiered_set.index_num
+    ) as f:
         assert f.query_many(qs, exact=exact) == [f.query(*q, exact=exact) for q in qs]
     with CompactedIndexFile.open(tiered_set.dir / "compacted.bin", tiered_set.hash_slot_num) as c:
         many = c.query_many(qs, exact=exact, errors="return")
@@ -59,19 +62,27 @@ def test_query_many_equals_query(tiered_set: TieredSet, tmp_path: Path, exact: b
 
 def test_query_many_matches_golden(tiered_set: TieredSet, tmp_path: Path) -> None:
     qs = qtuples(tiered_set)
-    with TieredIndexFile.open(local(tiered_set, tmp_path), tiered_set.hash_slot_num,
-                              tiered_set.index_num) as f:
-        got = [[(i.hash_code, i.topic_id, i.queue_id, i.offset, i.size, i.time_diff,
-                 i.next_index) for i in a] for a in f.query_many(qs)]
+    with TieredIndexFile.open(
+        local(tiered_set, tmp_path), tiered_set.hash_slot_num, tiered_set.index_num
+    ) as f:
+        got = [
+            [
+                (i.hash_code, i.topic_id, i.queue_id, i.offset, i.size, i.time_diff, i.next_index)
+                for i in a
+            ]
+            for a in f.query_many(qs)
+        ]
     assert got == [a.items for a in tiered_set.expected["unsealed"]]
 
 
 def test_exact_mode_forms_agree_and_contain_rocketmq(tiered_set: TieredSet, tmp_path: Path) -> None:
     qs = qtuples(tiered_set)
-    with TieredIndexFile.open(local(tiered_set, tmp_path), tiered_set.hash_slot_num,
-                              tiered_set.index_num) as f, \
-            CompactedIndexFile.open(tiered_set.dir / "compacted.bin",
-                                    tiered_set.hash_slot_num) as c:
+    with (
+        TieredIndexFile.open(
+            local(tiered_set, tmp_path), tiered_set.hash_slot_num, tiered_set.index_num
+        ) as f,
+        CompactedIndexFile.open(tiered_set.dir / "compacted.bin", tiered_set.hash_slot_num) as c,
+    ):
         exact_local = f.query_many(qs, exact=True)
         exact_comp = c.query_many(qs, exact=True)
         rocketmq = f.query_many(qs)
@@ -127,7 +138,9 @@ def test_detect_tiered_forms(tiered_set: TieredSet, tmp_path: Path) -> None:
     assert _form(tiered_set.dir / "unsealed.bin") == "unsealed"
     assert _form(tiered_set.dir / "compacted.bin") == "compacted"
     assert local_geometry(tiered_set.dir / "unsealed.bin")[:2] == (
-        tiered_set.hash_slot_num, tiered_set.index_num)
+        tiered_set.hash_slot_num,
+        tiered_set.index_num,
+    )
     root = tmp_path / "store"
     (root / "tiered_index_file").mkdir(parents=True)
     local(tiered_set, root / "tiered_index_file")
@@ -204,8 +217,7 @@ def test_store_query_many_equals_query(tiered_set: TieredSet, tmp_path: Path) ->
     struct.pack_into(">q", data, 4, tiered_set.file_timestamp - 9000)
     (root / segment_file_name(0)).write_bytes(bytes(data))
     qs = qtuples(tiered_set)
-    with TieredIndexStore.open_folder(root, tiered_set.hash_slot_num,
-                                      tiered_set.index_num) as st:
+    with TieredIndexStore.open_folder(root, tiered_set.hash_slot_num, tiered_set.index_num) as st:
         assert len(st.files()) == 3
         for exact in (False, True):
             bulk = st.query_many(qs, exact=exact)

@@ -37,23 +37,61 @@ def test_info_both_forms_and_folder(tmp_path: Path, capsys: pytest.CaptureFixtur
 def test_query_matches_golden_and_exact(capsys: pytest.CaptureFixture[str]) -> None:
     q = COLL.queries[0]
     want = COLL.expected["unsealed"][0].items
-    assert main(["query", str(COLL.dir / "unsealed.bin"), "--topic", q.topic, "--key", q.key,
-                 "--max-num", str(q.max_count), "--json"]) == 0
+    assert (
+        main(
+            [
+                "query",
+                str(COLL.dir / "unsealed.bin"),
+                "--topic",
+                q.topic,
+                "--key",
+                q.key,
+                "--max-num",
+                str(q.max_count),
+                "--json",
+            ]
+        )
+        == 0
+    )
     got = json.loads(capsys.readouterr().out)["items"]
     assert [(g["queue_id"], g["offset"]) for g in got] == [(w[2], w[3]) for w in want]
     # the file's begin timestamp (header; the name is not numeric) decodes the seconds
-    assert [g["store_timestamp"] for g in got] == [
-        COLL.file_timestamp + 1000 * w[5] for w in want]
-    assert main(["query", str(COLL.dir / "unsealed.bin"), "--key", f"{q.topic}#{q.key}",
-                 "--max-num", str(q.max_count), "--exact"]) == 0
+    assert [g["store_timestamp"] for g in got] == [COLL.file_timestamp + 1000 * w[5] for w in want]
+    assert (
+        main(
+            [
+                "query",
+                str(COLL.dir / "unsealed.bin"),
+                "--key",
+                f"{q.topic}#{q.key}",
+                "--max-num",
+                str(q.max_count),
+                "--exact",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr()
     assert f"{len(want)} items for {q.topic}#{q.key} (exact)" in out.out
     assert "RocketMQ's own lookup returns 4 (the same items)" in out.err
 
 
 def test_query_notes_the_uploaded_answer(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["query", str(COLL.dir / "unsealed.bin"), "--topic", "TopicC", "--key", "Aa",
-                 "--max-num", "3"]) == 0
+    assert (
+        main(
+            [
+                "query",
+                str(COLL.dir / "unsealed.bin"),
+                "--topic",
+                "TopicC",
+                "--key",
+                "Aa",
+                "--max-num",
+                "3",
+            ]
+        )
+        == 0
+    )
     err = capsys.readouterr().err
     assert "once this file is uploaded, RocketMQ answers 3 items" in err
 
@@ -63,13 +101,28 @@ def test_batch_query_with_engine(tmp_path: Path, capsys: pytest.CaptureFixture[s
 
     lines = (COLL.dir / "queries.tsv").read_text().splitlines()[:20]
     tsv = tmp_path / "q.tsv"
-    tsv.write_text("".join(
-        "\t".join([f"{unescape(t)}#{unescape(k)}", m, b, e]) + "\n"
-        for t, k, m, b, e in (x.split("\t") for x in lines)))
+    tsv.write_text(
+        "".join(
+            "\t".join([f"{unescape(t)}#{unescape(k)}", m, b, e]) + "\n"
+            for t, k, m, b, e in (x.split("\t") for x in lines)
+        )
+    )
     outs = []
     for engine in ("native", "duckdb"):
-        assert main(["query", str(COLL.dir / "compacted.bin"), "--queries", str(tsv),
-                     "--engine", engine, "--json"]) == 0
+        assert (
+            main(
+                [
+                    "query",
+                    str(COLL.dir / "compacted.bin"),
+                    "--queries",
+                    str(tsv),
+                    "--engine",
+                    engine,
+                    "--json",
+                ]
+            )
+            == 0
+        )
         outs.append(json.loads(capsys.readouterr().out))
     assert outs[0] == outs[1] and len(outs[0]) == 20
 
@@ -84,8 +137,19 @@ def test_export_import_check_verify(tmp_path: Path, capsys: pytest.CaptureFixtur
     for p in root.rglob("*"):
         if p.is_file():
             assert (tmp_path / "back" / p.relative_to(root)).read_bytes() == p.read_bytes()
-    assert main(["verify", str(COLL.dir / "unsealed.bin"), "--engines", "native,duckdb",
-                 "--sample", "30"]) == 0
+    assert (
+        main(
+            [
+                "verify",
+                str(COLL.dir / "unsealed.bin"),
+                "--engines",
+                "native,duckdb",
+                "--sample",
+                "30",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "OK: every engine agrees" in out and "local vs uploaded form" in out
     assert main(["check", str(root)]) == 0
@@ -115,8 +179,10 @@ def test_operator_mistakes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     capsys.readouterr()
     assert main(["query", str(tmp_path / "tds"), "--key", "T#k"]) == 2
     assert "--engine duckdb" in capsys.readouterr().err
-    assert main(["query", str(tmp_path / "tds"), "--key", "TopicC#Aa", "--engine", "duckdb",
-                 "--json"]) == 0
+    assert (
+        main(["query", str(tmp_path / "tds"), "--key", "TopicC#Aa", "--engine", "duckdb", "--json"])
+        == 0
+    )
     assert json.loads(capsys.readouterr().out)["items"]
     assert main(["info", str(tmp_path / "tds")]) == 2
     assert "rmqarrow import" in capsys.readouterr().err
@@ -132,8 +198,23 @@ def test_real_process_no_traceback(tmp_path: Path) -> None:
     data = bytearray((TIERED / "tiered_basic" / "unsealed.bin").read_bytes())
     data[24:28] = (10**6).to_bytes(4, "big")  # itemCount out of range
     bad.write_bytes(bytes(data))
-    r = subprocess.run([sys.executable, "-m", "rmqarrow", "query", str(bad), "--key", "T#k",
-                        "--hash-slot-num", "100", "--index-num", "400"],
-                       capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "rmqarrow",
+            "query",
+            str(bad),
+            "--key",
+            "T#k",
+            "--hash-slot-num",
+            "100",
+            "--index-num",
+            "400",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 1 and "Traceback" not in r.stderr
     assert "itemCount 1000000 outside" in r.stderr

@@ -122,18 +122,26 @@ def test_compacted_damage(tmp_path: Path) -> None:
         assert c.query("TopicTest", "key-00", 5, *ALL) == []
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=80,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(
     compacted=st.booleans(),
-    damage=st.lists(st.tuples(st.integers(0, 13_627), st.integers(0, 255)), min_size=1,
-                    max_size=12),
+    damage=st.lists(
+        st.tuples(st.integers(0, 13_627), st.integers(0, 255)), min_size=1, max_size=12
+    ),
     cut=st.one_of(st.none(), st.integers(0, 13_628)),
-    keys=st.lists(st.sampled_from(["key-00", "key-01", "order-1001", "", "Aa"]), min_size=1,
-                  max_size=3),
+    keys=st.lists(
+        st.sampled_from(["key-00", "key-01", "order-1001", "", "Aa"]), min_size=1, max_size=3
+    ),
 )
 def test_random_damage_never_crashes(
-    tmp_path: Path, compacted: bool, damage: list[tuple[int, int]], cut: int | None,
+    tmp_path: Path,
+    compacted: bool,
+    damage: list[tuple[int, int]],
+    cut: int | None,
     keys: list[str],
 ) -> None:
     src = BASIC / ("compacted.bin" if compacted else "unsealed.bin")

@@ -26,16 +26,19 @@ BASIC = TieredSet("tiered_basic")
 def damaged(src: Path, dst: Path, rng: random.Random) -> Path:
     data = bytearray(src.read_bytes())
     for _ in range(rng.choice((1, 4, 32))):
-        where = rng.choice((rng.randrange(28), rng.randrange(28, 28 + 8 * 100),
-                            rng.randrange(len(data))))
+        where = rng.choice(
+            (rng.randrange(28), rng.randrange(28, 28 + 8 * 100), rng.randrange(len(data)))
+        )
         data[where] = rng.randrange(256)
     dst.write_bytes(bytes(data))
     return dst
 
 
 def agree(a: list[object], b: list[object]) -> bool:
-    return all((isinstance(x, TieredReadError) and isinstance(y, TieredReadError)) or x == y
-               for x, y in zip(a, b, strict=True))
+    return all(
+        (isinstance(x, TieredReadError) and isinstance(y, TieredReadError)) or x == y
+        for x, y in zip(a, b, strict=True)
+    )
 
 
 @pytest.mark.parametrize("form", ["unsealed", "compacted"])

@@ -22,9 +22,12 @@ def qtuples(ts: TieredSet) -> list[tuple[str, str, int, int, int]]:
 
 def same(a: list[TieredAnswer], b: list[TieredAnswer]) -> list[int]:
     """Indices where the answers differ (a failure must meet a failure)."""
-    return [i for i, (x, y) in enumerate(zip(a, b, strict=True))
-            if (isinstance(x, TieredReadError) != isinstance(y, TieredReadError))
-            or (not isinstance(x, TieredReadError) and x != y)]
+    return [
+        i
+        for i, (x, y) in enumerate(zip(a, b, strict=True))
+        if (isinstance(x, TieredReadError) != isinstance(y, TieredReadError))
+        or (not isinstance(x, TieredReadError) and x != y)
+    ]
 
 
 def golden(ts: TieredSet, form: str) -> list[Any]:
@@ -35,9 +38,15 @@ def golden(ts: TieredSet, form: str) -> list[Any]:
 
 
 def as_golden(answers: list[TieredAnswer]) -> list[Any]:
-    return ["error" if isinstance(a, TieredReadError) else
-            [(i.hash_code, i.topic_id, i.queue_id, i.offset, i.size, i.time_diff,
-              i.next_index) for i in a] for a in answers]
+    return [
+        "error"
+        if isinstance(a, TieredReadError)
+        else [
+            (i.hash_code, i.topic_id, i.queue_id, i.offset, i.size, i.time_diff, i.next_index)
+            for i in a
+        ]
+        for a in answers
+    ]
 
 
 @pytest.mark.parametrize("form", ["unsealed", "compacted"])
@@ -47,8 +56,9 @@ def test_duckdb_equals_golden_and_native(tiered_set: TieredSet, form: str) -> No
     got = duck_answers(path, qs)
     assert as_golden(got) == golden(tiered_set, form)
     for exact in (False, True):
-        assert same(duck_answers(path, qs, exact=exact), answer_queries(path, qs, exact=exact)) \
-            == []
+        assert (
+            same(duck_answers(path, qs, exact=exact), answer_queries(path, qs, exact=exact)) == []
+        )
 
 
 def test_duckdb_store_and_dataset(tiered_set: TieredSet, tmp_path: Path) -> None:
@@ -85,8 +95,9 @@ def test_duckdb_on_damaged_chains(tmp_path: Path) -> None:
     path.write_bytes(bytes(data))
     qs = qtuples(ts)
     for exact in (False, True):
-        assert same(duck_answers(path, qs, exact=exact), answer_queries(path, qs, exact=exact)) \
-            == []
+        assert (
+            same(duck_answers(path, qs, exact=exact), answer_queries(path, qs, exact=exact)) == []
+        )
 
 
 @pytest.mark.spark

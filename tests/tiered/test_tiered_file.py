@@ -69,7 +69,11 @@ def test_create_refuses_existing_and_missing_folder(tmp_path: Path) -> None:
 def test_new_file_header_and_properties(tmp_path: Path) -> None:
     with TieredIndexFile.create(tmp_path / str(BEGIN), BEGIN, 4, 8) as f:
         assert (f.begin_timestamp, f.end_timestamp, f.item_count, f.hash_slot_count) == (
-            BEGIN, 0, 0, 0)
+            BEGIN,
+            0,
+            0,
+            0,
+        )
         assert f.magic == BEGIN_MAGIC and f.status.name == "UNSEALED" and f.writable
         assert (f.hash_slot_num, f.index_num) == (4, 8)
         assert "TieredIndexFile" in repr(f)

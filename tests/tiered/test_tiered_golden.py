@@ -20,15 +20,21 @@ def build(ts: TieredSet, path: Path) -> tuple[TieredIndexFile, list[tuple[str, s
         if line in ts.reopen_before_lines:
             f.close()
             f = TieredIndexFile.open(path, ts.hash_slot_num, ts.index_num, writable=True)
-        r = f.put_key(p.topic, p.topic_id, p.queue_id, p.keys, p.offset, p.size,
-                      p.store_timestamp)
+        r = f.put_key(p.topic, p.topic_id, p.queue_id, p.keys, p.offset, p.size, p.store_timestamp)
         results.append((r.name, f.status.name, f.item_count, f.hash_slot_count))
     return f, results
 
 
 def as_tuple(item: IndexItem) -> tuple[int, ...]:
-    return (item.hash_code, item.topic_id, item.queue_id, item.offset, item.size,
-            item.time_diff, item.next_index)
+    return (
+        item.hash_code,
+        item.topic_id,
+        item.queue_id,
+        item.offset,
+        item.size,
+        item.time_diff,
+        item.next_index,
+    )
 
 
 def test_manifest_checksums() -> None:

@@ -34,8 +34,9 @@ class Model:
     items: list[tuple[int, int, int, int, int, int, int]] = field(default_factory=list)
     sealed: bool = False
 
-    def put(self, topic: str, tid: int, qid: int, keys: list[str], off: int, size: int,
-            ts: int) -> AppendResult:
+    def put(
+        self, topic: str, tid: int, qid: int, keys: list[str], off: int, size: int, ts: int
+    ) -> AppendResult:
         if topic.strip(" ") == "":
             return AppendResult.UNKNOWN_ERROR
         if not keys:
@@ -72,28 +73,37 @@ class Model:
                     break
         return out
 
-    def compacted(self, topic: str, key: str, n: int, begin: int, end: int
-                  ) -> list[tuple[int, ...]]:
+    def compacted(
+        self, topic: str, key: str, n: int, begin: int, end: int
+    ) -> list[tuple[int, ...]]:
         h = key_hash(topic, key)
         hits = [i for i in self.chain(h)[:1024] if self.matches(i, h, begin, end)]
         return [(*self.items[i - 1][:6], 0) for i in hits[: max(n, 0)]]
 
 
 put_st = st.tuples(
-    st.sampled_from(TOPICS), st.integers(-2, 2), st.integers(0, 3),
+    st.sampled_from(TOPICS),
+    st.integers(-2, 2),
+    st.integers(0, 3),
     st.lists(st.sampled_from(KEYS), max_size=3, unique=True),
-    st.integers(-(1 << 63), (1 << 63) - 1), st.integers(0, 100), st.sampled_from(TIMES),
+    st.integers(-(1 << 63), (1 << 63) - 1),
+    st.integers(0, 100),
+    st.sampled_from(TIMES),
 )
 query_st = st.tuples(
-    st.sampled_from(TOPICS), st.sampled_from(KEYS), st.integers(-1, 4),
+    st.sampled_from(TOPICS),
+    st.sampled_from(KEYS),
+    st.integers(-1, 4),
     st.sampled_from([-(1 << 63), BEGIN - 1_000, BEGIN]),
     st.sampled_from([BEGIN - 1_000, BEGIN + 2_000, (1 << 63) - 1]),
 )
 
 
 def fields(items: list[IndexItem]) -> list[tuple[int, ...]]:
-    return [(x.hash_code, x.topic_id, x.queue_id, x.offset, x.size, x.time_diff, x.next_index)
-            for x in items]
+    return [
+        (x.hash_code, x.topic_id, x.queue_id, x.offset, x.size, x.time_diff, x.next_index)
+        for x in items
+    ]
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -104,7 +114,9 @@ def fields(items: list[IndexItem]) -> list[tuple[int, ...]]:
     queries=st.lists(query_st, min_size=1, max_size=8),
 )
 def test_file_equals_model(
-    slots: int, capacity: int, puts: list[tuple[str, int, int, list[str], int, int, int]],
+    slots: int,
+    capacity: int,
+    puts: list[tuple[str, int, int, list[str], int, int, int]],
     queries: list[tuple[str, str, int, int, int]],
 ) -> None:
     model = Model(slots, capacity)

@@ -43,13 +43,17 @@ def test_store_round_trip_and_columns(tiered_set: TieredSet, tmp_path: Path) -> 
     for r in rows[:200]:
         assert r["store_time"] == r["time_diff"] * 1000 + begin
     local = [r for r in rows if r["next_index"] is not None]
-    assert all(r["slot"] == (abs(r["hash_code"]) % tiered_set.hash_slot_num)
-               * (1 if r["hash_code"] >= 0 else -1) for r in local)
+    assert all(
+        r["slot"]
+        == (abs(r["hash_code"]) % tiered_set.hash_slot_num) * (1 if r["hash_code"] >= 0 else -1)
+        for r in local
+    )
     comp = [r for r in rows if r["next_index"] is None]
     assert all(r["slot_rank"] is not None and r["slot_rank"] >= 0 for r in comp)
     paths = import_tiered(tmp_path / "ds", tmp_path / "out")
     assert sorted(p.relative_to(tmp_path / "out").as_posix() for p in paths) == sorted(
-        [f"tiered_index_file/{tiered_set.file_timestamp}", segment_file_name(0)])
+        [f"tiered_index_file/{tiered_set.file_timestamp}", segment_file_name(0)]
+    )
     for p in paths:
         assert p.read_bytes() == (root / p.relative_to(tmp_path / "out")).read_bytes()
 
@@ -66,6 +70,7 @@ def test_import_never_overwrites_and_checks(tmp_path: Path) -> None:
     part = tmp_path / "ds" / "tiered_items" / "part-00000.parquet"
     table = pq.read_table(part)
     import pyarrow as pa
+
     pos = table.column("position").to_pylist()
     pos[0] = 10**6
     table = table.set_column(1, table.schema.field("position"), pa.array(pos, pa.int32()))

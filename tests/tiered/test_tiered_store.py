@@ -60,11 +60,15 @@ def test_files_newest_first_and_segment_replaces_local(tmp_path: Path) -> None:
         assert store.select(T0 + 1, T0) == []
         # a file begun before `begin` is not asked at all (RocketMQ issue #10268)
         assert [x.offset for x in store.query("TopicTest", "key-00", 10, T0 + 1, ALL[1])] == [
-            T0 + 20_000, T0 + 10_000]
+            T0 + 20_000,
+            T0 + 10_000,
+        ]
         got = store.query("TopicTest", "key-00", 10, *ALL)
         assert [x.offset for x in got] == [T0 + 20_000, T0 + 10_000, 50597824]
         assert [x.offset for x in store.query("TopicTest", "key-00", 2, *ALL)] == [
-            T0 + 20_000, T0 + 10_000]
+            T0 + 20_000,
+            T0 + 10_000,
+        ]
         assert store.query("TopicTest", "key-00", 0, *ALL) == []
         with pytest.raises(ReadOnlyIndexError):
             store.put_key("TopicTest", 1, 1, ["k"], 0, 1, T0)

@@ -20,8 +20,7 @@ def test_verify_golden_queries_and_an_edited_dataset(tmp_path: Path) -> None:
     qs = [(q.topic, q.key, q.max_count, q.begin, q.end) for q in COLL.queries]
     f = COLL.dir / "unsealed.bin"
     export_tiered(f, tmp_path / "ds")
-    report = verify_tiered(f, engines=("native", "duckdb"), queries=qs,
-                           dataset=tmp_path / "ds")
+    report = verify_tiered(f, engines=("native", "duckdb"), queries=qs, dataset=tmp_path / "ds")
     assert report.ok and report.engines[1].status == "ok"
     assert report.engines[1].offsets_compared > 1000
     assert report.form_differences is not None and len(report.form_differences) == 68
@@ -29,12 +28,16 @@ def test_verify_golden_queries_and_an_edited_dataset(tmp_path: Path) -> None:
     part = tmp_path / "ds" / "tiered_items" / "part-00000.parquet"
     table = pq.read_table(part)
     offsets = table.column("offset")
-    edited = pc.if_else(pc.equal(table.column("position"), 1288),
-                        pa.scalar(-1, pa.int64()), offsets)
-    pq.write_table(table.set_column(table.schema.get_field_index("offset"),
-                                    table.schema.field("offset"), edited), part)
-    report = verify_tiered(f, engines=("native", "duckdb"), queries=qs,
-                           dataset=tmp_path / "ds")
+    edited = pc.if_else(
+        pc.equal(table.column("position"), 1288), pa.scalar(-1, pa.int64()), offsets
+    )
+    pq.write_table(
+        table.set_column(
+            table.schema.get_field_index("offset"), table.schema.field("offset"), edited
+        ),
+        part,
+    )
+    report = verify_tiered(f, engines=("native", "duckdb"), queries=qs, dataset=tmp_path / "ds")
     assert not report.ok and report.mismatches
     out = io.StringIO()
     format_tiered_report(report, out)
@@ -44,6 +47,7 @@ def test_verify_golden_queries_and_an_edited_dataset(tmp_path: Path) -> None:
 
 
 def test_verify_sampled_compacted(tmp_path: Path) -> None:
-    report = verify_tiered(COLL.dir / "compacted.bin", engines=("native", "duckdb"), sample=40,
-                           exact=True)
+    report = verify_tiered(
+        COLL.dir / "compacted.bin", engines=("native", "duckdb"), sample=40, exact=True
+    )
     assert report.ok and report.form_differences is None and len(report.queries) == 40

@@ -35,8 +35,9 @@ def test_explain_lines(tmp_path: Path) -> None:
     with IndexService(tmp_path / "s", 4, 16, clock=lambda: t0) as s:
         for i in range(30):
             f = s.last_file_for_write()
-            assert f.put_key("T#k" if i % 3 == 0 else f"T#o{i}", 100 * i, t0 + 1000 * i) or \
-                s.new_file().put_key("T#k" if i % 3 == 0 else f"T#o{i}", 100 * i, t0 + 1000 * i)
+            assert f.put_key(
+                "T#k" if i % 3 == 0 else f"T#o{i}", 100 * i, t0 + 1000 * i
+            ) or s.new_file().put_key("T#k" if i % 3 == 0 else f"T#o{i}", 100 * i, t0 + 1000 * i)
         s.flush()
     service, _ = open_healthy(tmp_path / "s")
     with service:

@@ -38,7 +38,8 @@ def test_sampled_queries_mix_present_absent_and_windows(generated: Any) -> None:
 
         hashes = set(
             store_tables(generated.store, generated.hash_slot_num, generated.index_num)
-            .entries.column("key_hash").to_pylist()
+            .entries.column("key_hash")
+            .to_pylist()
         )
     assert qs == again
     assert len(qs) == 200

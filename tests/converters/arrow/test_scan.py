@@ -26,8 +26,11 @@ def test_scan_store_equals_reference(golden: GoldenSet, batch_rows: int) -> None
     ref = store_tables(golden.store_dir, golden.hash_slot_num, golden.index_num)
     for table in TABLES:
         reader = scan_store(
-            golden.store_dir, table, hash_slot_num=golden.hash_slot_num,
-            index_num=golden.index_num, batch_rows=batch_rows,
+            golden.store_dir,
+            table,
+            hash_slot_num=golden.hash_slot_num,
+            index_num=golden.index_num,
+            batch_rows=batch_rows,
         )
         assert reader.schema.equals(SCHEMAS[table], check_metadata=True)
         got = reader.read_all()
@@ -37,8 +40,15 @@ def test_scan_store_equals_reference(golden: GoldenSet, batch_rows: int) -> None
 
 def test_batches_are_bounded(golden: GoldenSet) -> None:
     for path in golden.file_paths:
-        batches = list(iter_file_batches(path, "entries", hash_slot_num=golden.hash_slot_num,
-                                         index_num=golden.index_num, batch_rows=5))
+        batches = list(
+            iter_file_batches(
+                path,
+                "entries",
+                hash_slot_num=golden.hash_slot_num,
+                index_num=golden.index_num,
+                batch_rows=5,
+            )
+        )
         assert all(b.num_rows <= 5 for b in batches)
         ref = file_tables(path, golden.hash_slot_num, golden.index_num).entries
         assert sum(b.num_rows for b in batches) == ref.num_rows
@@ -50,8 +60,13 @@ def test_scan_file_and_scanner(golden: GoldenSet) -> None:
     ref = file_tables(first, **geo)
     assert scan_file(first, "slots", **geo).read_all().equals(ref.slots)
     h = ref.entries.column("key_hash")[0].as_py()
-    got = store_scanner(golden.store_dir, "entries", columns=["position", "phy_offset"],
-                        filter=pc.field("key_hash") == h, **geo).to_table()
+    got = store_scanner(
+        golden.store_dir,
+        "entries",
+        columns=["position", "phy_offset"],
+        filter=pc.field("key_hash") == h,
+        **geo,
+    ).to_table()
     want = store_tables(golden.store_dir, **geo).entries.filter(pc.field("key_hash") == h)
     assert got.column("phy_offset").equals(want.column("phy_offset"))
 
@@ -64,7 +79,10 @@ def test_scan_file_and_scanner(golden: GoldenSet) -> None:
     batch_rows=st.integers(1, 40),
 )
 def test_scan_random_stores(
-    tmp_path_factory: pytest.TempPathFactory, counts: list[int], slots: int, seed: int,
+    tmp_path_factory: pytest.TempPathFactory,
+    counts: list[int],
+    slots: int,
+    seed: int,
     batch_rows: int,
 ) -> None:
     d = tmp_path_factory.mktemp("store")

@@ -189,9 +189,7 @@ def test_prompt_bulk_macro_from_sql(
 
 
 @pytest.mark.spark
-def test_sql_engine_spark_runs_for_real(
-    capsys: pytest.CaptureFixture[str], spark: object
-) -> None:
+def test_sql_engine_spark_runs_for_real(capsys: pytest.CaptureFixture[str], spark: object) -> None:
     status, out, err = _run(
         capsys,
         "sql",

@@ -12,8 +12,10 @@ from rmqarrow.converters.parquet.export import export_store
 from rmqarrow.format.layout import Geometry
 from rmqarrow.testing.stores import write_random_store
 
-_SQL = ("SELECT newest_rank, min(store_timestamp), min(time_diff) FROM _rmq_entries "
-        "GROUP BY newest_rank ORDER BY newest_rank")
+_SQL = (
+    "SELECT newest_rank, min(store_timestamp), min(time_diff) FROM _rmq_entries "
+    "GROUP BY newest_rank ORDER BY newest_rank"
+)
 
 
 @pytest.mark.parametrize("sizes", [[30, 0, 12], [5], [0]])
@@ -25,8 +27,9 @@ def test_footer_minima_equal_sql(tmp_path: Path, sizes: list[int]) -> None:
     try:
         # the footer table, not the SQL view (an empty file's part names no owner: the
         # generic path, with the view)
-        views = con.sql("SELECT sql FROM duckdb_views() "
-                        "WHERE view_name = '_rmq_entry_facts'").fetchall()
+        views = con.sql(
+            "SELECT sql FROM duckdb_views() WHERE view_name = '_rmq_entry_facts'"
+        ).fetchall()
         assert len(views) == 1
         assert ("arrow" in views[0][0]) == all(sizes)
         got = con.sql("SELECT * FROM _rmq_entry_facts ORDER BY newest_rank").fetchall()
@@ -40,6 +43,9 @@ def test_no_statistics_means_no_facts(tmp_path: Path) -> None:
     import pyarrow.parquet as pq
 
     path = tmp_path / "p.parquet"
-    pq.write_table(pa.table({"store_timestamp": [1, 2], "time_diff": pa.array([0, 1], pa.int32())}),
-                   path, write_statistics=False)
+    pq.write_table(
+        pa.table({"store_timestamp": [1, 2], "time_diff": pa.array([0, 1], pa.int32())}),
+        path,
+        write_statistics=False,
+    )
     assert entry_facts({0: [str(path)]}) is None

@@ -133,8 +133,11 @@ def test_out_of_order_times_give_the_native_answer(tmp_path: Path) -> None:
     assert duckdb_sql.answer_queries(store, [q], hash_slot_num=1, index_num=64) == native
     # a plain hash-and-time filter would also have found 200
     h = rmqarrow.index_key_hash(q.key)
-    plain = [e["phy_offset"] for e in store_tables(store, 1, 64).entries.to_pylist()
-             if e["key_hash"] == h and q.begin <= e["store_timestamp"] <= q.end]
+    plain = [
+        e["phy_offset"]
+        for e in store_tables(store, 1, 64).entries.to_pylist()
+        if e["key_hash"] == h and q.begin <= e["store_timestamp"] <= q.end
+    ]
     assert sorted(plain) == [200, 400]
 
 

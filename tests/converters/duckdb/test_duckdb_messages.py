@@ -262,21 +262,37 @@ def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
 
 
 def test_cli(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    status, out = _run(capsys, "sql", str(G.store_dir), "SELECT count(*) AS n FROM messages",
-                       "--json", "--commitlog", str(COMMITLOG), *GEOM_ARGS)
+    status, out = _run(
+        capsys,
+        "sql",
+        str(G.store_dir),
+        "SELECT count(*) AS n FROM messages",
+        "--json",
+        "--commitlog",
+        str(COMMITLOG),
+        *GEOM_ARGS,
+    )
     assert status == 0 and json.loads(out) == [{"n": 300}]
-    status, out = _run(capsys, "stats", str(G.store_dir), "--json", "--commitlog",
-                       str(COMMITLOG), *GEOM_ARGS)
+    status, out = _run(
+        capsys, "stats", str(G.store_dir), "--json", "--commitlog", str(COMMITLOG), *GEOM_ARGS
+    )
     check = json.loads(out)["log_check"]
     assert status == 0 and (check["dangling"], check["missing"], check["messages"]) == (0, 0, 300)
     status, out = _run(capsys, "stats", str(G.store_dir), "--json", *GEOM_ARGS)
     assert status == 0 and "log_check" not in json.loads(out)
     dataset = tmp_path / "dataset"
-    status, out = _run(capsys, "export", str(G.store_dir), str(dataset), "--commitlog",
-                       str(COMMITLOG), "--json", *GEOM_ARGS)
+    status, out = _run(
+        capsys,
+        "export",
+        str(G.store_dir),
+        str(dataset),
+        "--commitlog",
+        str(COMMITLOG),
+        "--json",
+        *GEOM_ARGS,
+    )
     assert status == 0 and json.loads(out)["messages"] == 300
-    status, out = _run(capsys, "sql", str(dataset), "SELECT count(*) AS n FROM messages",
-                       "--json")
+    status, out = _run(capsys, "sql", str(dataset), "SELECT count(*) AS n FROM messages", "--json")
     assert status == 0 and json.loads(out) == [{"n": 300}]
 
 

@@ -22,8 +22,9 @@ def test_slots_connection_equals_whole_store(golden: GoldenSet) -> None:
     whole = duckdb_sql.connect(golden.store_dir, **geometry)
     part = duckdb_sql.connect_for_queries(golden.store_dir, hashes, **geometry)
     try:
-        assert (duckdb_sql.lookup_table(part, golden.queries)
-                == duckdb_sql.lookup_table(whole, golden.queries))
+        assert duckdb_sql.lookup_table(part, golden.queries) == duckdb_sql.lookup_table(
+            whole, golden.queries
+        )
         loaded = part.execute("SELECT count(*) FROM entries").fetchall()
         total = whole.execute("SELECT count(*) FROM entries").fetchall()
         assert loaded[0][0] <= total[0][0]
@@ -49,7 +50,8 @@ def test_loads_only_the_chains_of_the_wanted_slots(tmp_path: Path) -> None:
             assert n == chain_positions(f.regions, np.array([slot])).size
             assert 0 < n < 300
         assert duckdb_sql.answer_queries(tmp_path, q, hash_slot_num=16, index_num=400) == [
-            [1000 + i for i in reversed(range(300)) if i % 50 == 7]]
+            [1000 + i for i in reversed(range(300)) if i % 50 == 7]
+        ]
     finally:
         con.close()
 

@@ -211,8 +211,9 @@ def test_stats_run_within_a_memory_bound_and_restore_the_connection() -> None:
     con = duckdb.connect()
 
     def settings() -> list[tuple[object, ...]]:
-        return con.execute("SELECT current_setting('memory_limit'), "
-                           "current_setting('temp_directory')").fetchall()
+        return con.execute(
+            "SELECT current_setting('memory_limit'), current_setting('temp_directory')"
+        ).fetchall()
 
     before = settings()
     with bounded_memory(con, "256MiB"):
@@ -221,8 +222,7 @@ def test_stats_run_within_a_memory_bound_and_restore_the_connection() -> None:
         with bounded_memory(con, "4GiB"):  # never raised
             assert settings()[0][0] == "256.0 MiB"
     assert settings()[0][1] == before[0][1]
-    with pytest.raises(InvalidValueError, match="not a memory size"), \
-            bounded_memory(con, "lots"):
+    with pytest.raises(InvalidValueError, match="not a memory size"), bounded_memory(con, "lots"):
         pass
     con.close()
 
@@ -240,8 +240,10 @@ def test_memory_bound_ends_cleanly_after_spilling() -> None:
         con.execute("SET threads = 1")
         spill = Path(con.execute(setting).fetchall()[0][0])
         # a sort of 6 M rows with text (about 200 MB) cannot stay within 32 MiB
-        rows = con.sql("SELECT count(*) FROM (SELECT range * 7919 % 6000000 AS k, "
-                       "range::VARCHAR AS s FROM range(6000000) ORDER BY k)").fetchall()
+        rows = con.sql(
+            "SELECT count(*) FROM (SELECT range * 7919 % 6000000 AS k, "
+            "range::VARCHAR AS s FROM range(6000000) ORDER BY k)"
+        ).fetchall()
     assert rows == [(6_000_000,)]
     assert Path(con.execute(setting).fetchall()[0][0]) == spill  # it did spill there
     assert not spill.exists()

@@ -55,14 +55,25 @@ def _both(con: duckdb.DuckDBPyConnection, dataset: Path, top: int = 10) -> None:
     assert figures is not None, "the exporter's layout must take the streamed passes"
     streamed = stats.collect(con, dataset=dataset, top=top)
     by_sql = stats.collect(con, top=top)
-    for field in ("summary", "files", "slot_load", "chain_depth", "hot_keys",
-                  "duplicates_summary", "duplicates", "chain_check"):
+    for field in (
+        "summary",
+        "files",
+        "slot_load",
+        "chain_depth",
+        "hot_keys",
+        "duplicates_summary",
+        "duplicates",
+        "chain_check",
+    ):
         _same(getattr(streamed, field), getattr(by_sql, field))
 
 
 def _export(store: Path, out: Path, geometry: Geometry | None = None) -> Path:
-    kw = {} if geometry is None else {
-        "hash_slot_num": geometry.hash_slot_num, "index_num": geometry.index_num}
+    kw = (
+        {}
+        if geometry is None
+        else {"hash_slot_num": geometry.hash_slot_num, "index_num": geometry.index_num}
+    )
     export_store(store, out, **kw)
     return out
 
@@ -94,8 +105,9 @@ def _repeating_store(root: Path) -> tuple[Path, Geometry]:
         base = 1_700_000_000_000 + i * 10_000_000
         with rmqarrow.IndexFile.create(store / f"20231114221320{i:03d}", 64, 2_000) as f:
             stamps = base + np.cumsum(rng.integers(-300, 2_000, n))
-            for key, offset, stamp in zip(rng.integers(0, 300, n), rng.integers(0, 1_000, n),
-                                          stamps, strict=True):
+            for key, offset, stamp in zip(
+                rng.integers(0, 300, n), rng.integers(0, 1_000, n), stamps, strict=True
+            ):
                 assert f.put_key(f"t#{key}", 100 * int(offset), max(int(stamp), base))
     return store, geometry
 
@@ -145,9 +157,13 @@ def test_out_of_order_and_duplicates_on_a_built_store(tmp_path: Path) -> None:
     store.mkdir()
     base = 1_700_000_000_000
     with rmqarrow.IndexFile.create(store / "00000", 4, 32) as f:
-        for key, off, ts in [("t#a", 10, base), ("t#b", 10, base + 1000),
-                             ("t#a", 10, base + 2000), ("t#c", 20, base - 5000),
-                             ("t#c", 30, base + 500)]:
+        for key, off, ts in [
+            ("t#a", 10, base),
+            ("t#b", 10, base + 1000),
+            ("t#a", 10, base + 2000),
+            ("t#c", 20, base - 5000),
+            ("t#c", 30, base + 500),
+        ]:
             assert f.put_key(key, off, ts)
     ds = _export(store, tmp_path / "ds", Geometry(4, 32))
     with duckdb_sql.connect(ds) as con:
@@ -223,16 +239,18 @@ def test_a_slot_not_of_its_key_hash_leaves_the_figures_to_sql(tmp_path: Path) ->
 
 def test_files_of_different_slot_counts_leave_the_figures_to_sql(tmp_path: Path) -> None:
     for name, geometry in (("a", Geometry(16, 100)), ("b", Geometry(32, 100))):
-        write_random_store(tmp_path / name, geometry, [50 if name == "a" else 40],
-                           seed=len(name))
-        export_store(tmp_path / name, tmp_path / f"ds-{name}", hash_slot_num=geometry.hash_slot_num,
-                     index_num=geometry.index_num)
+        write_random_store(tmp_path / name, geometry, [50 if name == "a" else 40], seed=len(name))
+        export_store(
+            tmp_path / name,
+            tmp_path / f"ds-{name}",
+            hash_slot_num=geometry.hash_slot_num,
+            index_num=geometry.index_num,
+        )
     ds = tmp_path / "ds-a"
     for table in ("files", "slots", "entries"):  # b's file beside a's, with a newer name
         t = pq.read_table(table_parts(tmp_path / "ds-b", table)[0])
         names = pa.array(["20991231000000000"] * t.num_rows, pa.string())
-        pq.write_table(t.set_column(0, t.schema.field(0), names),
-                       ds / table / "part-09999.parquet")
+        pq.write_table(t.set_column(0, t.schema.field(0), names), ds / table / "part-09999.parquet")
     assert stats_pass.scan(ds) is None
     con = _views(ds)
     try:
@@ -261,14 +279,17 @@ def test_too_little_temporary_space_is_one_clear_error(
 
 
 @pytest.mark.parametrize("positions", ["permutation", "gaps", "repeats"])
-def test_out_of_order_counts_block_by_block(positions: str,
-                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_out_of_order_counts_block_by_block(
+    positions: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(stats_pass, "_BLOCK", 7)
     rng = np.random.default_rng(5)
     n = 200
-    position = {"permutation": rng.permutation(n) + 1,
-                "gaps": rng.permutation(n) * 3 + 1,
-                "repeats": rng.integers(1, n // 2, n)}[positions].astype(np.int32)
+    position = {
+        "permutation": rng.permutation(n) + 1,
+        "gaps": rng.permutation(n) * 3 + 1,
+        "repeats": rng.integers(1, n // 2, n),
+    }[positions].astype(np.int32)
     stamp = rng.integers(0, 50, n).astype(np.int64)
     order = np.argsort(position, kind="stable")
     ordered = stamp[order]
@@ -284,10 +305,18 @@ def test_cli_exports_a_large_native_store_first(
     from rmqarrow.cli import _sql, main
 
     store, geometry = _repeating_store(tmp_path)
-    geom = ["--hash-slot-num", str(geometry.hash_slot_num),
-            "--index-num", str(geometry.index_num)]
-    argv = ["stats", str(store), *geom, "--json", "--top", "20",
-            "--between", "1700000000000", "1700010000000"]
+    geom = ["--hash-slot-num", str(geometry.hash_slot_num), "--index-num", str(geometry.index_num)]
+    argv = [
+        "stats",
+        str(store),
+        *geom,
+        "--json",
+        "--top",
+        "20",
+        "--between",
+        "1700000000000",
+        "1700010000000",
+    ]
     assert main(argv) == 0
     direct = capsys.readouterr()
     spill = tmp_path / "tmp"

@@ -62,8 +62,9 @@ def test_layout_one_part_per_file_entries_sorted(golden: GoldenSet, tmp_path: Pa
             t = pq.read_table(part)
             assert set(t.column("file_name").to_pylist()) <= {name}
             if table == "entries" and t.num_rows:
-                keys = list(zip(t.column("slot").to_pylist(), t.column("position").to_pylist(),
-                                strict=True))
+                keys = list(
+                    zip(t.column("slot").to_pylist(), t.column("position").to_pylist(), strict=True)
+                )
                 assert keys == sorted(keys)
                 md = pq.ParquetFile(part).metadata.row_group(0)
                 assert md.sorting_columns is not None and len(md.sorting_columns) == 2
@@ -204,7 +205,8 @@ def test_refuses_position_zero_data(tmp_path: Path) -> None:
 
 
 def test_slot_head_past_index_count_is_an_empty_slot(
-        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     """RocketMQ reads a slot whose head is past indexCount as empty: so does the export
     (named in a warning), rather than refusing the store."""
     store = _one_file_store(tmp_path)
@@ -248,7 +250,8 @@ def test_read_dataset_equals_reference(golden: GoldenSet, tmp_path: Path) -> Non
     h = ref.entries.column("key_hash")[0].as_py()
     s = ref.entries.column("slot")[0].as_py()
     hits = open_dataset(tmp_path / "ds", "entries").to_table(
-        filter=(pc.field("slot") == s) & (pc.field("key_hash") == h))
+        filter=(pc.field("slot") == s) & (pc.field("key_hash") == h)
+    )
     assert hits.num_rows == pc.sum(pc.equal(ref.entries.column("key_hash"), h)).as_py()
 
 
@@ -261,8 +264,9 @@ def test_a_bad_thread_count_is_one_clear_error(
     monkeypatch.setenv("RMQARROW_EXPORT_THREADS", value)
     out = tmp_path / "ds"
     with pytest.raises(InvalidValueError, match="RMQARROW_EXPORT_THREADS must be a positive"):
-        export_store(golden.store_dir, out, hash_slot_num=golden.hash_slot_num,
-                     index_num=golden.index_num)
+        export_store(
+            golden.store_dir, out, hash_slot_num=golden.hash_slot_num, index_num=golden.index_num
+        )
     assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == []
 
 
@@ -308,8 +312,10 @@ def test_one_big_file_is_written_as_two_parts_that_import_byte_identical(
     _compiled.reset()
     names = sorted(p.name for p in (tmp_path / "two" / "entries").iterdir())
     assert names == ["part-00000-1.parquet", "part-00000.parquet"]
-    first, second = (pq.read_table(tmp_path / "two" / "entries" / n)
-                     for n in ("part-00000.parquet", "part-00000-1.parquet"))
+    first, second = (
+        pq.read_table(tmp_path / "two" / "entries" / n)
+        for n in ("part-00000.parquet", "part-00000-1.parquet")
+    )
     assert first.num_rows > 0 and second.num_rows > 0
     assert first.num_rows % 64 == 0  # the split falls between row groups
     one = pq.read_table(tmp_path / "one" / "entries" / "part-00000.parquet")

@@ -30,8 +30,12 @@ def _same_files(a: list[Path], b: list[Path]) -> None:
 
 
 def test_golden_round_trip(golden: GoldenSet, tmp_path: Path) -> None:
-    export_store(golden.store_dir, tmp_path / "ds", hash_slot_num=golden.hash_slot_num,
-                 index_num=golden.index_num)
+    export_store(
+        golden.store_dir,
+        tmp_path / "ds",
+        hash_slot_num=golden.hash_slot_num,
+        index_num=golden.index_num,
+    )
     paths = import_dataset(tmp_path / "ds", tmp_path / "out")
     _same_files(paths, golden.file_paths)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ds", "out"]
@@ -49,8 +53,9 @@ def test_random_synthetic_round_trip(
     tmp_path_factory: pytest.TempPathFactory, counts: list[int], slots: int, seed: int
 ) -> None:
     d = tmp_path_factory.mktemp("rt")
-    originals = write_random_store(d / "store", Geometry(slots, 64), counts, seed=seed,
-                                   distinct_hashes=7)
+    originals = write_random_store(
+        d / "store", Geometry(slots, 64), counts, seed=seed, distinct_hashes=7
+    )
     export_store(d / "store", d / "ds", hash_slot_num=slots, index_num=64)
     _same_files(import_dataset(d / "ds", d / "out"), originals)
 
@@ -76,8 +81,13 @@ def test_random_indexfile_round_trip(
         if not f.put_key(key, offset, ts):
             end_phy, end_ts = f.end_phy_offset, f.end_timestamp
             f.close()
-            f = IndexFile.create(store / next(names), hash_slot_num=slots, index_num=8,
-                                 end_phy_offset=end_phy, end_timestamp=end_ts)
+            f = IndexFile.create(
+                store / next(names),
+                hash_slot_num=slots,
+                index_num=8,
+                end_phy_offset=end_phy,
+                end_timestamp=end_ts,
+            )
             assert f.put_key(key, offset, ts)
     f.close()
     originals = sorted(store.iterdir())
@@ -86,8 +96,12 @@ def test_random_indexfile_round_trip(
 
 
 def test_import_into_existing_dir_never_overwrites(golden: GoldenSet, tmp_path: Path) -> None:
-    export_store(golden.store_dir, tmp_path / "ds", hash_slot_num=golden.hash_slot_num,
-                 index_num=golden.index_num)
+    export_store(
+        golden.store_dir,
+        tmp_path / "ds",
+        hash_slot_num=golden.hash_slot_num,
+        index_num=golden.index_num,
+    )
     out = tmp_path / "out"
     out.mkdir()
     (out / "other").write_bytes(b"x")
@@ -113,8 +127,14 @@ def dataset(tmp_path: Path) -> Path:
     return tmp_path / "ds"
 
 
-def _rewrite(ds: Path, table: str, part: int, change: Callable[[pa.Table], pa.Table],
-             *, fix_manifest: bool = True) -> None:
+def _rewrite(
+    ds: Path,
+    table: str,
+    part: int,
+    change: Callable[[pa.Table], pa.Table],
+    *,
+    fix_manifest: bool = True,
+) -> None:
     path = ds / table / f"part-{part:05d}.parquet"
     before = pq.read_table(path)
     after = change(before)
@@ -191,8 +211,12 @@ def test_duplicate_slot(dataset: Path) -> None:
 
 
 def test_mixed_geometries(dataset: Path) -> None:
-    _rewrite(dataset, "files", 0,
-             lambda t: pa.concat_tables([t, _set(t, "hash_slot_num", 0, 9).slice(0, 1)]))
+    _rewrite(
+        dataset,
+        "files",
+        0,
+        lambda t: pa.concat_tables([t, _set(t, "hash_slot_num", 0, 9).slice(0, 1)]),
+    )
     _expect(dataset, "mixed geometries")
 
 
@@ -211,21 +235,34 @@ def test_slot_column_from_other_geometry(dataset: Path) -> None:
 
 
 def test_store_timestamp_inconsistent(dataset: Path) -> None:
-    _rewrite(dataset, "entries", 0,
-             lambda t: _set(t, "store_timestamp", 0, t.column("store_timestamp")[0].as_py() + 1))
+    _rewrite(
+        dataset,
+        "entries",
+        0,
+        lambda t: _set(t, "store_timestamp", 0, t.column("store_timestamp")[0].as_py() + 1),
+    )
     _expect(dataset, "store_timestamp")
 
 
 def test_wrong_schema(dataset: Path) -> None:
-    _rewrite(dataset, "entries", 0, lambda t: t.set_column(
-        2, "key_hash", t.column("key_hash").cast(pa.int64())))
+    _rewrite(
+        dataset,
+        "entries",
+        0,
+        lambda t: t.set_column(2, "key_hash", t.column("key_hash").cast(pa.int64())),
+    )
     _expect(dataset, "wrong schema for table entries")
 
 
 def test_nulls(dataset: Path) -> None:
-    _rewrite(dataset, "entries", 0, lambda t: t.cast(pa.schema(
-        [f.with_nullable(True) for f in t.schema])).set_column(
-        5, "time_diff", pa.array([None] * t.num_rows, pa.int32())))
+    _rewrite(
+        dataset,
+        "entries",
+        0,
+        lambda t: t.cast(pa.schema([f.with_nullable(True) for f in t.schema])).set_column(
+            5, "time_diff", pa.array([None] * t.num_rows, pa.int32())
+        ),
+    )
     _expect(dataset, "time_diff holds nulls")
 
 

@@ -39,8 +39,9 @@ from rmqarrow.index.service import answer_queries
 SLOTS, INDEX = 16, 64  # 63 entries a file: a writer rolls to a new file every 31 records
 GEO = ["--hash-slot-num", str(SLOTS), "--index-num", str(INDEX)]
 KEYS = 7
-QUERIES = [Query(f"T#k{k}", 64) for k in range(KEYS)] + [Query(f"T#u{i}", 4)
-                                                          for i in range(0, 3000, 97)]
+QUERIES = [Query(f"T#k{k}", 64) for k in range(KEYS)] + [
+    Query(f"T#u{i}", 4) for i in range(0, 3000, 97)
+]
 
 WRITER = f"""
 import sys, time
@@ -67,14 +68,19 @@ s.close()
 
 def _append(store: Path, first: int, stop: int, step: int = 10, pause_ms: int = 0) -> None:
     """Records ``first .. stop - 1`` appended by a writer process (rolling files)."""
-    subprocess.run([sys.executable, "-c", WRITER, str(store), str(first), str(stop), str(step),
-                    str(pause_ms)], check=True, timeout=300)
+    subprocess.run(
+        [sys.executable, "-c", WRITER, str(store), str(first), str(stop), str(step), str(pause_ms)],
+        check=True,
+        timeout=300,
+    )
 
 
-def _writer(store: Path, first: int, stop: int, step: int, pause_ms: int) -> subprocess.Popen[
-        bytes]:
-    return subprocess.Popen([sys.executable, "-c", WRITER, str(store), str(first), str(stop),
-                             str(step), str(pause_ms)])
+def _writer(
+    store: Path, first: int, stop: int, step: int, pause_ms: int
+) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-c", WRITER, str(store), str(first), str(stop), str(step), str(pause_ms)]
+    )
 
 
 def _tables(ds: Path) -> dict[str, list[tuple[Any, ...]]]:
@@ -103,7 +109,8 @@ def _same_as_full(store: Path, ds: Path, tmp: Path) -> None:
     shutil.rmtree(back, ignore_errors=True)
     import_dataset(ds, back)
     assert {p.name: p.read_bytes() for p in back.iterdir()} == {
-        p.name: p.read_bytes() for p in store.iterdir()}
+        p.name: p.read_bytes() for p in store.iterdir()
+    }
     listed = {r["path"] for r in read_manifest(ds)["parts"]}
     on_disk = {p.relative_to(ds).as_posix() for p in ds.rglob("*.parquet")}
     assert on_disk == listed  # no leftovers
@@ -114,8 +121,22 @@ def test_live_writer_incremental_runs_and_follow(tmp_path: Path) -> None:
     _append(store, 0, 40)
     assert cli("export", store, inc, "--incremental", *GEO).returncode == 0  # whole, first
     follow = subprocess.Popen(
-        [sys.executable, "-m", "rmqarrow", "export", store, fol, "--follow", "--interval",
-         "0.3", *GEO], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-m",
+            "rmqarrow",
+            "export",
+            store,
+            fol,
+            "--follow",
+            "--interval",
+            "0.3",
+            *GEO,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     writer = _writer(store, 40, 3000, 10, 8)  # ~100 files over a few seconds
     runs = 0
     seen = []
@@ -153,8 +174,14 @@ def test_nothing_changed_writes_nothing(tmp_path: Path) -> None:
     assert (ds / "_rmqarrow.json").read_bytes() == before
 
 
-STEPS = ["incremental:part@1", "incremental:part@4", "incremental:switch",
-         "incremental:manifest-written", "incremental:switched", "incremental:cleanup@2"]
+STEPS = [
+    "incremental:part@1",
+    "incremental:part@4",
+    "incremental:switch",
+    "incremental:manifest-written",
+    "incremental:switched",
+    "incremental:cleanup@2",
+]
 
 
 @pytest.mark.parametrize("crash", STEPS)
@@ -215,8 +242,9 @@ def test_deleted_files_kept_or_pruned(tmp_path: Path) -> None:
     _append(store, 200, 260)
     result = sync_store(store, ds, hash_slot_num=SLOTS, index_num=INDEX)
     assert result.deleted == [p.name for p in files[:2]] and result.changed
-    marked = {f["file_name"] for f in read_manifest(ds)["source"]["files"]
-              if f.get("deleted_in_store")}
+    marked = {
+        f["file_name"] for f in read_manifest(ds)["source"]["files"] if f.get("deleted_in_store")
+    }
     assert marked == {p.name for p in files[:2]}
     # kept: the dataset is the full export of the store with the deleted files put back
     both = tmp_path / "both"
@@ -237,9 +265,16 @@ START = 1_709_251_200_000
 def _commitlog(path: Path, n: int) -> Path:
     with CommitLogWriter(path, mapped_file_size=16 * 1024) as log:
         for i in range(n):
-            log.append(Message(topic="T", body=b"x" * 40, keys=[f"k{i}"],
-                               uniq_key=f"U{i:08d}", born_timestamp=START + i,
-                               store_timestamp=START + 10 * i))
+            log.append(
+                Message(
+                    topic="T",
+                    body=b"x" * 40,
+                    keys=[f"k{i}"],
+                    uniq_key=f"U{i:08d}",
+                    born_timestamp=START + i,
+                    store_timestamp=START + 10 * i,
+                )
+            )
     return path
 
 
@@ -278,8 +313,9 @@ def test_commitlog_messages_appended_from_the_last_offset(tmp_path: Path) -> Non
     (live / files[0].name).unlink()  # the broker expires the oldest CommitLog file
     kept = sync_store(store, ds, hash_slot_num=SLOTS, index_num=INDEX, commitlog=live)
     assert not kept.changed and _messages(ds).equals(want)
-    pruned = sync_store(store, ds, hash_slot_num=SLOTS, index_num=INDEX, commitlog=live,
-                        prune_deleted=True)
+    pruned = sync_store(
+        store, ds, hash_slot_num=SLOTS, index_num=INDEX, commitlog=live, prune_deleted=True
+    )
     assert pruned.changed
     rest = want.filter(pa.compute.greater_equal(want["physical_offset"], int(files[1].name)))
     assert _messages(ds).equals(rest)
@@ -294,15 +330,30 @@ def _full_messages(log: Path, tmp: Path) -> Path:
     return out
 
 
-def _follow(store: Path, ds: Path, crash: str | None = None,
-            sig: str = "kill") -> subprocess.Popen[str]:
+def _follow(
+    store: Path, ds: Path, crash: str | None = None, sig: str = "kill"
+) -> subprocess.Popen[str]:
     env = dict(os.environ)
     if crash is not None:
         env.update(RMQARROW_CRASH_AT=crash, RMQARROW_CRASH_SIGNAL=sig)
     return subprocess.Popen(
-        [sys.executable, "-m", "rmqarrow", "export", str(store), str(ds), "--follow",
-         "--interval", "0.2", *GEO], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        text=True, env=env)
+        [
+            sys.executable,
+            "-m",
+            "rmqarrow",
+            "export",
+            str(store),
+            str(ds),
+            "--follow",
+            "--interval",
+            "0.2",
+            *GEO,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
 
 
 def test_follow_stops_between_rounds_on_sigterm_and_sigint(tmp_path: Path) -> None:

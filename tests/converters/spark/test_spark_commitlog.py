@@ -30,8 +30,13 @@ def test_messages_view_of_register_tables(spark: Any, generated: Any) -> None:
     from rmqarrow.converters.spark.tables import register_tables
 
     log = generated.root / "commitlog"
-    register_tables(spark, generated.store, hash_slot_num=generated.hash_slot_num,
-                    index_num=generated.index_num, commitlog=log)
+    register_tables(
+        spark,
+        generated.store,
+        hash_slot_num=generated.hash_slot_num,
+        index_num=generated.index_num,
+        commitlog=log,
+    )
     n = spark.sql("SELECT count(*) AS n FROM messages").collect()[0]["n"]
     assert n == messages_table(log).num_rows
 

@@ -25,8 +25,15 @@ def _logs(generated: Any) -> list[tuple[Path, list[str]]]:
     """The golden log and the generated multi-file log, with their index geometry."""
     return [
         (GOLDEN_LOG, ["--hash-slot-num", "64", "--index-num", "256"]),
-        (generated.root / "commitlog", ["--hash-slot-num", str(generated.hash_slot_num),
-                                        "--index-num", str(generated.index_num)]),
+        (
+            generated.root / "commitlog",
+            [
+                "--hash-slot-num",
+                str(generated.hash_slot_num),
+                "--index-num",
+                str(generated.index_num),
+            ],
+        ),
     ]
 
 
@@ -55,8 +62,7 @@ def test_ordered_batches_equal_the_local_ones(spark: Any, generated: Any) -> Non
     for start in (0, resume):
         want = list(index_records(log, start_offset=start, batch_rows=100))
         # window=1: one file a job, so the next window is decoded while one is consumed
-        got = list(ordered_index_records(spark, log, start_offset=start, batch_rows=100,
-                                         window=1))
+        got = list(ordered_index_records(spark, log, start_offset=start, batch_rows=100, window=1))
         assert len(got) == len(want) > 2
         assert all(g.equals(w) for g, w in zip(got, want, strict=True))
     # a build that stops early: the window still decoding is cancelled, the session lives on
@@ -72,8 +78,24 @@ def test_build_engine_spark_is_byte_identical(
     for i, (log, geometry) in enumerate(_logs(generated)):
         local, dist = tmp_path / f"local{i}", tmp_path / f"spark{i}"
         assert main(["build", str(local), "--from-commitlog", str(log), *geometry]) == 0
-        assert main(["build", str(dist), "--from-commitlog", str(log), *geometry,
-                     "--engine", "spark", "--master", "local[2]", "--batch-rows", "500"]) == 0
+        assert (
+            main(
+                [
+                    "build",
+                    str(dist),
+                    "--from-commitlog",
+                    str(log),
+                    *geometry,
+                    "--engine",
+                    "spark",
+                    "--master",
+                    "local[2]",
+                    "--batch-rows",
+                    "500",
+                ]
+            )
+            == 0
+        )
         assert _bytes(dist) == _bytes(local) and len(_bytes(local)) > 1, log
     capsys.readouterr()
 
@@ -85,8 +107,22 @@ def test_build_engine_spark_resumes_at_a_timestamp(
     records = pa.Table.from_batches(list(index_records(log)))
     when = str(records.column("store_timestamp")[records.num_rows // 2].as_py())
     for engine in ("local", "spark"):
-        assert main(["build", str(tmp_path / engine), "--from-commitlog", str(log), *geometry,
-                     "--start-timestamp", when, "--engine", engine]) == 0
+        assert (
+            main(
+                [
+                    "build",
+                    str(tmp_path / engine),
+                    "--from-commitlog",
+                    str(log),
+                    *geometry,
+                    "--start-timestamp",
+                    when,
+                    "--engine",
+                    engine,
+                ]
+            )
+            == 0
+        )
     assert _bytes(tmp_path / "spark") == _bytes(tmp_path / "local")
     capsys.readouterr()
 
@@ -99,8 +135,20 @@ def test_damaged_log_is_one_line_and_leaves_nothing(
     with open(log / "00000000000000065536", "r+b") as f:
         f.seek(4)
         f.write(b"\xff\xff\xff\xff")  # the magic code of the second file's first record
-    status = main(["build", str(tmp_path / "idx"), "--from-commitlog", str(log),
-                   "--hash-slot-num", "64", "--index-num", "256", "--engine", "spark"])
+    status = main(
+        [
+            "build",
+            str(tmp_path / "idx"),
+            "--from-commitlog",
+            str(log),
+            "--hash-slot-num",
+            "64",
+            "--index-num",
+            "256",
+            "--engine",
+            "spark",
+        ]
+    )
     err = capsys.readouterr().err.strip()
     assert status == 1
     assert err.count("\n") == 0 and "Traceback" not in err, err
@@ -113,6 +161,17 @@ def test_damaged_log_is_one_line_and_leaves_nothing(
 def test_engine_options_are_checked(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     assert main(["build", str(tmp_path / "x"), "--from", "r.csv", "--engine", "spark"]) == 2
     assert "--engine spark goes with --from-commitlog" in capsys.readouterr().err
-    assert main(["build", str(tmp_path / "x"), "--from-commitlog", str(GOLDEN_LOG),
-                 "--master", "local[2]"]) == 2
+    assert (
+        main(
+            [
+                "build",
+                str(tmp_path / "x"),
+                "--from-commitlog",
+                str(GOLDEN_LOG),
+                "--master",
+                "local[2]",
+            ]
+        )
+        == 2
+    )
     assert "need --engine spark" in capsys.readouterr().err

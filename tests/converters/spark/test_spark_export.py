@@ -107,9 +107,18 @@ def test_spark_submit_entry_point(tmp_path: Path) -> None:
     script = Path(spark_export.__file__)
     env = dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
     submit = Path(_find_spark_home()) / "bin" / "spark-submit"
-    cmd = [str(submit), "--master", "local[1]", str(script), str(g.store_dir),
-           str(tmp_path / "out"), "--hash-slot-num", str(g.hash_slot_num),
-           "--index-num", str(g.index_num)]
+    cmd = [
+        str(submit),
+        "--master",
+        "local[1]",
+        str(script),
+        str(g.store_dir),
+        str(tmp_path / "out"),
+        "--hash-slot-num",
+        str(g.hash_slot_num),
+        "--index-num",
+        str(g.index_num),
+    ]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "exported" in proc.stdout
@@ -122,7 +131,9 @@ def test_python_m_entry_point() -> None:
     """``python -m rmqarrow.converters.spark.export`` is the same program (no JVM for --help)."""
     proc = subprocess.run(
         [sys.executable, "-m", "rmqarrow.converters.spark.export", "--help"],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert proc.returncode == 0, proc.stderr
     assert "python -m rmqarrow.converters.spark.export" in proc.stdout

@@ -35,8 +35,24 @@ def test_messages_equal_the_local_export(
     local, dist = tmp_path / "local", tmp_path / "spark"
     assert main(["export", str(index), str(local), "--commitlog", str(log), *GEOMETRY]) == 0
     capsys.readouterr()
-    assert main(["export", str(index), str(dist), "--commitlog", str(log), *GEOMETRY,
-                 "--engine", "spark", "--master", "local[2]", "--json"]) == 0
+    assert (
+        main(
+            [
+                "export",
+                str(index),
+                str(dist),
+                "--commitlog",
+                str(log),
+                *GEOMETRY,
+                "--engine",
+                "spark",
+                "--master",
+                "local[2]",
+                "--json",
+            ]
+        )
+        == 0
+    )
     summary = json.loads(capsys.readouterr().out)
     assert summary["messages"] == 300
     files = sorted(p.name for p in log.iterdir())
@@ -51,8 +67,18 @@ def test_messages_equal_the_local_export(
 def test_missing_commitlog_is_one_line(
     spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    status = main(["export", str(GOLDEN / "commitlog_store1"), str(tmp_path / "out"),
-                   "--commitlog", str(tmp_path / "nope"), *GEOMETRY, "--engine", "spark"])
+    status = main(
+        [
+            "export",
+            str(GOLDEN / "commitlog_store1"),
+            str(tmp_path / "out"),
+            "--commitlog",
+            str(tmp_path / "nope"),
+            *GEOMETRY,
+            "--engine",
+            "spark",
+        ]
+    )
     err = capsys.readouterr().err.strip()
     assert status != 0 and "\n" not in err and "nope" in err, err
     assert not (tmp_path / "out").exists()

@@ -22,8 +22,25 @@ GEOMETRY = {"hash_slot_num": 64, "index_num": 256}
 
 
 def _stats(capsys: pytest.CaptureFixture[str], *extra: str) -> dict[str, Any]:
-    assert main(["stats", str(INDEX), "--commitlog", str(LOG), "--json", "--top", "3",
-                 "--hash-slot-num", "64", "--index-num", "256", *extra]) == 0
+    assert (
+        main(
+            [
+                "stats",
+                str(INDEX),
+                "--commitlog",
+                str(LOG),
+                "--json",
+                "--top",
+                "3",
+                "--hash-slot-num",
+                "64",
+                "--index-num",
+                "256",
+                *extra,
+            ]
+        )
+        == 0
+    )
     doc: dict[str, Any] = json.loads(capsys.readouterr().out)
     return doc
 
@@ -61,17 +78,58 @@ def test_dangling_and_missing_equal_duckdb(
     assert len(duck["dangling_examples"]) == 4
     # an index built from the second file on: the first file's keys are missing
     later = tmp_path / "later"
-    assert main(["build", str(later), "--from-commitlog", str(LOG), "--start-offset", "65536",
-                 "--hash-slot-num", "64", "--index-num", "256"]) == 0
+    assert (
+        main(
+            [
+                "build",
+                str(later),
+                "--from-commitlog",
+                str(LOG),
+                "--start-offset",
+                "65536",
+                "--hash-slot-num",
+                "64",
+                "--index-num",
+                "256",
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
     dist, duck = _both(spark, later, LOG)
     assert dist == duck and duck["missing"] > 0 and duck["dangling"] == 0
 
 
 def test_engine_spark_needs_a_commitlog(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["stats", str(INDEX), "--engine", "spark", "--hash-slot-num", "64",
-                 "--index-num", "256"]) == 2
+    assert (
+        main(
+            [
+                "stats",
+                str(INDEX),
+                "--engine",
+                "spark",
+                "--hash-slot-num",
+                "64",
+                "--index-num",
+                "256",
+            ]
+        )
+        == 2
+    )
     assert "give --commitlog" in capsys.readouterr().err
-    assert main(["stats", str(INDEX), "--master", "local[2]", "--hash-slot-num", "64",
-                 "--index-num", "256"]) == 2
+    assert (
+        main(
+            [
+                "stats",
+                str(INDEX),
+                "--master",
+                "local[2]",
+                "--hash-slot-num",
+                "64",
+                "--index-num",
+                "256",
+            ]
+        )
+        == 2
+    )
     assert "need --engine spark" in capsys.readouterr().err

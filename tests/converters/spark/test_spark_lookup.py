@@ -24,8 +24,10 @@ def test_golden_over_parquet(
 
 def test_golden_over_native_source(spark: Any, golden: GoldenSet) -> None:
     got = spark_sql.answer_queries(
-        golden.store_dir, golden.queries,
-        hash_slot_num=golden.hash_slot_num, index_num=golden.index_num,
+        golden.store_dir,
+        golden.queries,
+        hash_slot_num=golden.hash_slot_num,
+        index_num=golden.index_num,
     )
     assert got == golden.expected
 
@@ -65,8 +67,10 @@ def test_hashes_match_python(spark: Any) -> None:
 def test_sql_returns_arrow(spark: Any) -> None:
     g = golden_set("basic")
     table = spark_sql.sql(
-        g.store_dir, "SELECT count(*) AS n, max(file_name) AS newest FROM entries",
-        hash_slot_num=g.hash_slot_num, index_num=g.index_num,
+        g.store_dir,
+        "SELECT count(*) AS n, max(file_name) AS newest FROM entries",
+        hash_slot_num=g.hash_slot_num,
+        index_num=g.index_num,
     )
     assert table.to_pylist() == [{"n": len(g.puts), "newest": g.files[-1]}]
 

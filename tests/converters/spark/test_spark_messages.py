@@ -113,9 +113,20 @@ def test_cli_sql_spark_commitlog(spark: Any, capsys: pytest.CaptureFixture[str])
     from rmqarrow.cli import main
 
     status = main(
-        ["sql", str(G.store_dir), "SELECT count(*) AS n FROM messages", "--engine", "spark",
-         "--commitlog", str(COMMITLOG), "--json",
-         "--hash-slot-num", str(G.hash_slot_num), "--index-num", str(G.index_num)]
+        [
+            "sql",
+            str(G.store_dir),
+            "SELECT count(*) AS n FROM messages",
+            "--engine",
+            "spark",
+            "--commitlog",
+            str(COMMITLOG),
+            "--json",
+            "--hash-slot-num",
+            str(G.hash_slot_num),
+            "--index-num",
+            str(G.index_num),
+        ]
     )
     out, _ = capsys.readouterr()
     assert status == 0 and json.loads(out) == [{"n": 300}]

@@ -27,9 +27,15 @@ _ORDER = [("file_name", "ascending"), ("position", "ascending")]
 
 def _frame(spark: Any, store: Path, hsn: int, inum: int, push: bool) -> Any:
     register(spark)
-    return (spark.read.format(FORMAT).option("table", "entries")
-            .option("hash_slot_num", str(hsn)).option("index_num", str(inum))
-            .option("piece_rows", "64").option("pushdown", str(push).lower()).load(str(store)))
+    return (
+        spark.read.format(FORMAT)
+        .option("table", "entries")
+        .option("hash_slot_num", str(hsn))
+        .option("index_num", str(inum))
+        .option("piece_rows", "64")
+        .option("pushdown", str(push).lower())
+        .load(str(store))
+    )
 
 
 def _check(spark: Any, store: Path, hsn: int, inum: int, conds: list[str]) -> list[int]:
@@ -39,8 +45,10 @@ def _check(spark: Any, store: Path, hsn: int, inum: int, conds: list[str]) -> li
     from pyspark.sql import functions as F
     from rmqarrow.converters.arrow.tables import store_tables
 
-    frames = [_frame(spark, store, hsn, inum, True).where(c).withColumn("_c", F.lit(i))
-              for i, c in enumerate(conds)]
+    frames = [
+        _frame(spark, store, hsn, inum, True).where(c).withColumn("_c", F.lit(i))
+        for i, c in enumerate(conds)
+    ]
     union = frames[0]
     for f in frames[1:]:
         union = union.unionByName(f)
@@ -86,8 +94,9 @@ def _conditions(g: GoldenSet, seed: int) -> list[str]:
 def test_pushdown_is_available_on_this_spark(spark: Any) -> None:
     import pyspark
 
-    assert pushdown_supported() == (tuple(int(x) for x in pyspark.__version__.split(".")[:2])
-                                    >= (4, 1))
+    assert pushdown_supported() == (
+        tuple(int(x) for x in pyspark.__version__.split(".")[:2]) >= (4, 1)
+    )
     assert spark.conf.get("spark.sql.python.filterPushdown.enabled") == "true"
 
 
@@ -102,11 +111,12 @@ def test_same_rows_on_a_generated_store(spark: Any, generated: Any) -> None:
 
     keys = sorted(set(generated.keys))[:40]
     hashes = [int(h) for h in index_key_hashes(keys)]
-    conds = [f"key_hash IN ({', '.join(map(str, hashes))})",
-             f"key_hash = {hashes[0]} AND position > 100",
-             f"slot IN ({hashes[1] % generated.hash_slot_num}, 0, 1)"]
-    counts = _check(spark, generated.store, generated.hash_slot_num, generated.index_num,
-                    conds)
+    conds = [
+        f"key_hash IN ({', '.join(map(str, hashes))})",
+        f"key_hash = {hashes[0]} AND position > 100",
+        f"slot IN ({hashes[1] % generated.hash_slot_num}, 0, 1)",
+    ]
+    counts = _check(spark, generated.store, generated.hash_slot_num, generated.index_num, conds)
     assert counts[0] >= 40 and counts[2] > 0
 
 
@@ -114,8 +124,12 @@ def test_register_tables_lookup_answers_unchanged(spark: Any) -> None:
     from rmqarrow.converters.spark.sql import answer_queries
 
     for g in ALL_SETS[:3]:
-        assert answer_queries(g.store_dir, g.queries, hash_slot_num=g.hash_slot_num,
-                              index_num=g.index_num) == g.expected, g.name
+        assert (
+            answer_queries(
+                g.store_dir, g.queries, hash_slot_num=g.hash_slot_num, index_num=g.index_num
+            )
+            == g.expected
+        ), g.name
 
 
 def test_key_filter_reads_only_chains() -> None:
@@ -124,8 +138,14 @@ def test_key_filter_reads_only_chains() -> None:
 
     h = int(index_key_hashes([g.puts[0].key])[0])
     push = Pushdown(key_hashes=frozenset([h]))
-    pieces = plan_pieces(g.store_dir, "entries", hash_slot_num=g.hash_slot_num,
-                         index_num=g.index_num, piece_rows=100, pushdown=push)
+    pieces = plan_pieces(
+        g.store_dir,
+        "entries",
+        hash_slot_num=g.hash_slot_num,
+        index_num=g.index_num,
+        piece_rows=100,
+        pushdown=push,
+    )
     assert len(pieces) == len(g.files)  # one piece per file, not one per 100 positions
     mapped = map_regions(g.file_paths[0], pieces[0].geometry, writable=False)
     try:
@@ -141,11 +161,24 @@ def test_key_filter_reads_only_chains() -> None:
 def test_from_filters_reads_spark_filter_objects() -> None:
     from pyspark.sql import datasource as ds
 
-    p = from_filters([ds.EqualTo(("key_hash",), 5), ds.In(("slot",), (1, 2)),
-                      ds.GreaterThan(("position",), 3), ds.LessThanOrEqual(("position",), 9),
-                      ds.GreaterThanOrEqual(("store_timestamp",), 100),
-                      ds.EqualTo(("file_name",), "x"), ds.EqualTo(("phy_offset",), 1),
-                      ds.EqualTo(("key_hash",), "not-an-int")])
-    assert p == Pushdown(key_hashes=frozenset([5]), slots=frozenset([1, 2]),
-                         file_names=frozenset(["x"]), pos_min=4, pos_max=9, ts_min=100)
+    p = from_filters(
+        [
+            ds.EqualTo(("key_hash",), 5),
+            ds.In(("slot",), (1, 2)),
+            ds.GreaterThan(("position",), 3),
+            ds.LessThanOrEqual(("position",), 9),
+            ds.GreaterThanOrEqual(("store_timestamp",), 100),
+            ds.EqualTo(("file_name",), "x"),
+            ds.EqualTo(("phy_offset",), 1),
+            ds.EqualTo(("key_hash",), "not-an-int"),
+        ]
+    )
+    assert p == Pushdown(
+        key_hashes=frozenset([5]),
+        slots=frozenset([1, 2]),
+        file_names=frozenset(["x"]),
+        pos_min=4,
+        pos_max=9,
+        ts_min=100,
+    )
     assert from_filters([]).empty

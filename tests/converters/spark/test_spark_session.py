@@ -116,10 +116,24 @@ def test_interactive_spark_sql_survives_a_bad_statement(tmp_path: Path) -> None:
     env = dict(os.environ)
     env.pop("PYSPARK_GATEWAY_PORT", None)
     proc = subprocess.run(
-        [sys.executable, "-m", "rmqarrow", "sql", "--engine", "spark",
-         str(basic.store_dir), "--hash-slot-num", "100", "--index-num", "400"],
+        [
+            sys.executable,
+            "-m",
+            "rmqarrow",
+            "sql",
+            "--engine",
+            "spark",
+            str(basic.store_dir),
+            "--hash-slot-num",
+            "100",
+            "--index-num",
+            "400",
+        ],
         input="SELECT nope FROM entries;\nSELECT count(*) AS n FROM entries;\n",
-        env=env, capture_output=True, text=True, timeout=600,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert "Traceback" not in proc.stderr
     errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
@@ -131,7 +145,7 @@ def test_interactive_spark_sql_survives_a_bad_statement(tmp_path: Path) -> None:
         Path(log[1].strip()).unlink(missing_ok=True)
 
 
-_LISTENERS = r'''
+_LISTENERS = r"""
 import json, os, sys
 from rmqarrow.converters.spark.session import get_spark
 
@@ -156,7 +170,7 @@ for table, width in (("tcp", 8), ("tcp6", 32)):
                 listening.append(f[1])
 print(json.dumps({"conf": conf, "ui": sc.uiWebUrl, "listening": listening}))
 spark.stop()
-'''
+"""
 
 
 def _loopback(address: str) -> bool:
@@ -164,16 +178,23 @@ def _loopback(address: str) -> bool:
     host = address.split(":")[0]
     if len(host) == 8:
         return bytes.fromhex(host)[::-1][0] == 127
-    return host in ("00000000000000000000000001000000",  # ::1
-                    "0000000000000000FFFF00000100007F")  # ::ffff:127.0.0.1
+    return host in (
+        "00000000000000000000000001000000",  # ::1
+        "0000000000000000FFFF00000100007F",
+    )  # ::ffff:127.0.0.1
 
 
 def _listeners(mode: str, env: dict[str, str]) -> dict[str, object]:
     import json
     import subprocess
 
-    done = subprocess.run([sys.executable, "-c", _LISTENERS, mode], capture_output=True,
-                          text=True, env=env, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", _LISTENERS, mode],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     result: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
     return result
@@ -182,8 +203,7 @@ def _listeners(mode: str, env: dict[str, str]) -> dict[str, object]:
 def test_local_session_listens_on_loopback_only_and_has_no_ui() -> None:
     """A real local session: UI off, driver bound to 127.0.0.1, and every socket its JVM
     listens on is a loopback one (nothing on *:4040)."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in (spark_session.UI_ENV, "SPARK_LOCAL_IP")}
+    env = {k: v for k, v in os.environ.items() if k not in (spark_session.UI_ENV, "SPARK_LOCAL_IP")}
     got = _listeners("default", env)
     conf = got["conf"]
     assert isinstance(conf, dict)

@@ -16,18 +16,32 @@ from rmqarrow.cli import main
 def test_zip_holds_the_whole_package_and_is_built_once(tmp_path: Path) -> None:
     first = package_zip(tmp_path)
     names = set(zipfile.ZipFile(first).namelist())
-    for name in ("rmqarrow/__init__.py", "rmqarrow/errors.py", "rmqarrow/py.typed",
-                 "rmqarrow/converters/__init__.py", "rmqarrow/converters/spark/source.py",
-                 "rmqarrow/commitlog/reader.py"):
+    for name in (
+        "rmqarrow/__init__.py",
+        "rmqarrow/errors.py",
+        "rmqarrow/py.typed",
+        "rmqarrow/converters/__init__.py",
+        "rmqarrow/converters/spark/source.py",
+        "rmqarrow/commitlog/reader.py",
+    ):
         assert name in names, name
     assert not any("__pycache__" in n or n.endswith(".pyc") for n in names)
     stamp = first.stat().st_mtime_ns
     assert package_zip(tmp_path) == first and first.stat().st_mtime_ns == stamp
     # a Python that has only the zip imports rmqarrow from it
     code = "import rmqarrow.converters.spark.batches as b, sys; print(b.__file__)"
-    proc = subprocess.run([sys.executable, "-S", "-c", f"import sys; sys.path[:0] = "
-                           f"[{str(first)!r}] + {sys.path!r}; {code}"],
-                          capture_output=True, text=True, check=False, cwd="/")
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-S",
+            "-c",
+            f"import sys; sys.path[:0] = [{str(first)!r}] + {sys.path!r}; {code}",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd="/",
+    )
     assert proc.returncode == 0, proc.stderr
     assert str(first) in proc.stdout
 

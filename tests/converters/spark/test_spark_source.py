@@ -23,8 +23,11 @@ def _sorted(table: pa.Table, keys: list[str]) -> pa.Table:
 
 @pytest.mark.parametrize(
     ("table", "keys"),
-    [("entries", ["file_name", "position"]), ("slots", ["file_name", "slot"]),
-     ("files", ["file_name"])],
+    [
+        ("entries", ["file_name", "position"]),
+        ("slots", ["file_name", "slot"]),
+        ("files", ["file_name"]),
+    ],
 )
 def test_tables_equal_reference_decoder(spark: Any, table: str, keys: list[str]) -> None:
     g = golden_set("rolling")
@@ -39,16 +42,21 @@ def test_tables_equal_reference_decoder(spark: Any, table: str, keys: list[str])
     )
     assert df.columns == SCHEMAS[table].names
     assert [f.dataType.simpleString() for f in df.schema.fields] == [
-        {"string": "string", "int32": "int", "int64": "bigint"}[str(f.type)]
-        for f in SCHEMAS[table]
+        {"string": "string", "int32": "int", "int64": "bigint"}[str(f.type)] for f in SCHEMAS[table]
     ]
     expected = getattr(store_tables(g.store_dir, g.hash_slot_num, g.index_num), table)
     got = _sorted(df.toArrow(), keys).cast(SCHEMAS[table])
     assert got.equals(_sorted(expected, keys))
     if table == "entries":
-        assert df.rdd.getNumPartitions() == len(plan_pieces(
-            g.store_dir, hash_slot_num=g.hash_slot_num, index_num=g.index_num, piece_rows=9
-        )) > len(g.files)
+        assert (
+            df.rdd.getNumPartitions()
+            == len(
+                plan_pieces(
+                    g.store_dir, hash_slot_num=g.hash_slot_num, index_num=g.index_num, piece_rows=9
+                )
+            )
+            > len(g.files)
+        )
 
 
 def test_pieces_cover_every_position_once() -> None:

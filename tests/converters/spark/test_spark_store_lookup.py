@@ -30,14 +30,20 @@ def _store(root: Path) -> Path:
     n = 150
     store = root / "store"
     with IndexService(store, SLOTS, INDEX) as s:
-        s.build_index_batch(pa.table({
-            "topic": ["T"] * n,
-            "keys": [f"k{i % 11}" for i in range(n)],
-            "uniq_key": [None] * n,
-            "commit_log_offset": pa.array([1000 + 100 * i for i in range(n)], pa.int64()),
-            "store_timestamp": pa.array([1_700_000_000_000 + i for i in range(n)], pa.int64()),
-            "sys_flag": pa.array([0] * n, pa.int32()),
-        }))
+        s.build_index_batch(
+            pa.table(
+                {
+                    "topic": ["T"] * n,
+                    "keys": [f"k{i % 11}" for i in range(n)],
+                    "uniq_key": [None] * n,
+                    "commit_log_offset": pa.array([1000 + 100 * i for i in range(n)], pa.int64()),
+                    "store_timestamp": pa.array(
+                        [1_700_000_000_000 + i for i in range(n)], pa.int64()
+                    ),
+                    "sys_flag": pa.array([0] * n, pa.int32()),
+                }
+            )
+        )
         s.flush()
     return store
 

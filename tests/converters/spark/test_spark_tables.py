@@ -27,12 +27,13 @@ def _expected(table: str) -> list[tuple[str, str]]:
 def test_views_have_the_schema(spark: Any, make_dataset: Callable[..., Path], kind: str) -> None:
     g = golden_set("basic")
     target = (
-        make_dataset(g.store_dir, g.hash_slot_num, g.index_num) if kind == "dataset"
+        make_dataset(g.store_dir, g.hash_slot_num, g.index_num)
+        if kind == "dataset"
         else g.store_dir
     )
-    assert register_tables(
-        spark, target, hash_slot_num=g.hash_slot_num, index_num=g.index_num
-    ) == kind
+    assert (
+        register_tables(spark, target, hash_slot_num=g.hash_slot_num, index_num=g.index_num) == kind
+    )
     for table in SCHEMAS:
         got = [(f.name, f.dataType.simpleString()) for f in spark.table(table).schema.fields]
         assert got == _expected(table)
