@@ -14,10 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from rmqarrow._progress import ProgressCallback
 from rmqarrow.errors import DatasetError, UsageError
-from rmqarrow.format.java import JAVA_LONG_MAX
-from rmqarrow.format.queries import Query
-from rmqarrow.store._base import DEFAULT_MAX_NUM, Store, check_max_num
-from rmqarrow.store._queries import as_queries, hits_table, items_table
+from rmqarrow.store._queries import ItemQueries, OffsetQueries, as_queries
 
 if TYPE_CHECKING:
     import duckdb
@@ -53,25 +50,11 @@ def _sql_engine(engine: str | None) -> str:
     return name
 
 
-class DatasetStore(Store):
+class DatasetStore(OffsetQueries):
     """An exported dataset of ``IndexFile`` s (``files``, ``slots``, ``entries``)."""
 
     format = "index"
     tables = ("files", "slots", "entries", "messages")
-
-    def query(
-        self,
-        topic: str,
-        key: str,
-        *,
-        begin: int = 0,
-        end: int = JAVA_LONG_MAX,
-        max_num: int = DEFAULT_MAX_NUM,
-        engine: str | None = None,
-    ) -> list[int]:
-        """RocketMQ's answer for ``topic#key`` from the exported tables (DuckDB)."""
-        q = Query(f"{topic}#{key}", check_max_num(max_num), begin, end)
-        return self.answers([q], engine=engine)[0]
 
     def answers(
         self, queries: Sequence[Any], *, engine: str | None = None, master: str | None = None
@@ -82,12 +65,6 @@ class DatasetStore(Store):
         return answer_with_engine(
             _sql_engine(engine), self.path, as_queries(queries), master=master
         )
-
-    def query_many(
-        self, queries: Sequence[Any], *, engine: str | None = None, master: str | None = None
-    ) -> pa.Table:
-        qs = as_queries(queries)
-        return hits_table(qs, self.answers(qs, engine=engine, master=master))
 
     def scan(
         self,
@@ -155,7 +132,7 @@ class DatasetStore(Store):
         return read_manifest(self.path)
 
 
-class TieredDatasetStore(Store):
+class TieredDatasetStore(ItemQueries):
     """An exported dataset of tiered files (``tiered_files``, ``tiered_slots``,
     ``tiered_items``)."""
 
@@ -176,33 +153,6 @@ class TieredDatasetStore(Store):
         return answer_with_engine(
             _sql_engine(engine), self.path, list(queries), fmt="tiered", exact=exact, master=master
         )
-
-    def query(
-        self,
-        topic: str,
-        key: str,
-        *,
-        begin: int = 0,
-        end: int = JAVA_LONG_MAX,
-        max_num: int = DEFAULT_MAX_NUM,
-        engine: str | None = None,
-        exact: bool = False,
-    ) -> list[Any]:
-        """The items RocketMQ returns for ``topic``/``key`` (a failing read raises)."""
-        from rmqarrow.errors import TieredReadError
-
-        answer = self.answers(
-            [(topic, key, check_max_num(max_num), begin, end)], engine=engine, exact=exact
-        )[0]
-        if isinstance(answer, TieredReadError):
-            raise answer
-        return list(answer)
-
-    def query_many(
-        self, queries: Sequence[Any], *, engine: str | None = None, exact: bool = False
-    ) -> pa.Table:
-        qs = [tuple(q) for q in queries]
-        return items_table(qs, self.answers(qs, engine=engine, exact=exact))
 
     def scan(
         self,

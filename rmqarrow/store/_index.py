@@ -20,8 +20,8 @@ from rmqarrow.format.times import format_time
 from rmqarrow.index.health import StoreHealth, scan_store
 from rmqarrow.index.indexfile import IndexFile
 from rmqarrow.index.service import IndexService, open_healthy
-from rmqarrow.store._base import DEFAULT_MAX_NUM, Store, check_max_num
-from rmqarrow.store._queries import as_queries, hits_table
+from rmqarrow.store._base import DEFAULT_MAX_NUM, check_max_num
+from rmqarrow.store._queries import OffsetQueries, as_queries
 
 if TYPE_CHECKING:
     import duckdb
@@ -137,7 +137,7 @@ def _file_info(path: Path, hash_slot_num: int, index_num: int) -> dict[str, Any]
         }
 
 
-class IndexStore(Store):
+class IndexStore(OffsetQueries):
     """RocketMQ ``IndexFile`` s, read-only: lookups skip damaged files (logged) unless
     ``strict``, as ``rmqarrow query`` does."""
 
@@ -218,21 +218,6 @@ class IndexStore(Store):
 
     # -- queries --------------------------------------------------------------------------
 
-    def query(
-        self,
-        topic: str,
-        key: str,
-        *,
-        begin: int = 0,
-        end: int = JAVA_LONG_MAX,
-        max_num: int = DEFAULT_MAX_NUM,
-        engine: str | None = None,
-    ) -> list[int]:
-        """The commit-log offsets of ``topic#key`` stored in ``[begin, end]``, RocketMQ's
-        answer (newest file first, newest entry first), at most ``max_num``."""
-        q = Query(f"{topic}#{key}", check_max_num(max_num), begin, end)
-        return self.answers([q], engine=engine)[0]
-
     def answers(
         self, queries: Sequence[Any], *, engine: str | None = None, master: str | None = None
     ) -> list[list[int]]:
@@ -256,13 +241,6 @@ class IndexStore(Store):
         return answer_with_engine(
             name, self.index_path, qs, master=master, hash_slot_num=s, index_num=n
         )
-
-    def query_many(
-        self, queries: Sequence[Any], *, engine: str | None = None, master: str | None = None
-    ) -> pa.Table:
-        """One row per hit: ``query`` (position in ``queries``), ``key``, ``phy_offset``."""
-        qs = as_queries(queries)
-        return hits_table(qs, self.answers(qs, engine=engine, master=master))
 
     def explain(
         self,

@@ -7,9 +7,12 @@ from typing import Any
 
 import pyarrow as pa
 
+from rmqarrow.errors import TieredReadError
+from rmqarrow.format.java import JAVA_LONG_MAX
 from rmqarrow.format.queries import Query, as_queries
+from rmqarrow.store._base import DEFAULT_MAX_NUM, Store, check_max_num
 
-__all__ = ["as_queries", "hits_table", "items_table"]
+__all__ = ["ItemQueries", "OffsetQueries", "as_queries", "hits_table", "items_table"]
 
 
 def hits_table(queries: Sequence[Query], answers: Sequence[Sequence[int]]) -> pa.Table:
@@ -29,8 +32,6 @@ def hits_table(queries: Sequence[Query], answers: Sequence[Sequence[int]]) -> pa
 def items_table(queries: Sequence[tuple[Any, ...]], answers: Sequence[Any]) -> pa.Table:
     """For tiered answers: ``query``, ``topic``, ``key``, the item fields and ``error``
     (RocketMQ's read error for a query that fails, with no item rows)."""
-    from rmqarrow.errors import TieredReadError
-
     rows: dict[str, list[Any]] = {
         c: []
         for c in (
@@ -78,3 +79,80 @@ def items_table(queries: Sequence[tuple[Any, ...]], answers: Sequence[Any]) -> p
         "error": pa.string(),
     }
     return pa.table({c: pa.array(v, types[c]) for c, v in rows.items()})
+
+
+class OffsetQueries(Store):
+    """``query`` and ``query_many`` of the index-format kinds, from their ``answers``."""
+
+    def answers(
+        self, queries: Sequence[Any], *, engine: str | None = None, master: str | None = None
+    ) -> list[list[int]]:
+        """The answer of each query (:class:`~rmqarrow.Query` or ``(key, max_num[, begin,
+        end])``) as a list of commit-log offsets, through ``engine``."""
+        raise NotImplementedError
+
+    def query(
+        self,
+        topic: str,
+        key: str,
+        *,
+        begin: int = 0,
+        end: int = JAVA_LONG_MAX,
+        max_num: int = DEFAULT_MAX_NUM,
+        engine: str | None = None,
+    ) -> list[int]:
+        """The commit-log offsets of ``topic#key`` stored in ``[begin, end]``, RocketMQ's
+        answer (newest file first, newest entry first), at most ``max_num``."""
+        q = Query(f"{topic}#{key}", check_max_num(max_num), begin, end)
+        return self.answers([q], engine=engine)[0]
+
+    def query_many(
+        self, queries: Sequence[Any], *, engine: str | None = None, master: str | None = None
+    ) -> pa.Table:
+        """One row per hit: ``query`` (position in ``queries``), ``key``, ``phy_offset``."""
+        qs = as_queries(queries)
+        return hits_table(qs, self.answers(qs, engine=engine, master=master))
+
+
+class ItemQueries(Store):
+    """``query`` and ``query_many`` of the tiered kinds, from their ``answers``."""
+
+    format = "tiered"
+
+    def answers(
+        self,
+        queries: Sequence[tuple[Any, ...]],
+        *,
+        engine: str | None = None,
+        exact: bool = False,
+        master: str | None = None,
+    ) -> list[Any]:
+        """Per ``(topic, key, max_count, begin, end)``: the items, or RocketMQ's read error."""
+        raise NotImplementedError
+
+    def query(
+        self,
+        topic: str,
+        key: str,
+        *,
+        begin: int = 0,
+        end: int = JAVA_LONG_MAX,
+        max_num: int = DEFAULT_MAX_NUM,
+        engine: str | None = None,
+        exact: bool = False,
+    ) -> list[Any]:
+        """The items RocketMQ returns for ``topic``/``key`` (``exact``: every match); a read
+        RocketMQ fails raises :class:`~rmqarrow.errors.TieredReadError`."""
+        answer = self.answers(
+            [(topic, key, check_max_num(max_num), begin, end)], engine=engine, exact=exact
+        )[0]
+        if isinstance(answer, TieredReadError):
+            raise answer
+        return list(answer)
+
+    def query_many(
+        self, queries: Sequence[Any], *, engine: str | None = None, exact: bool = False
+    ) -> pa.Table:
+        """One row per item (or per failing query, with ``error``)."""
+        qs = [tuple(q) for q in queries]
+        return items_table(qs, self.answers(qs, engine=engine, exact=exact))

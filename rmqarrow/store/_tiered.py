@@ -8,15 +8,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from rmqarrow.errors import TieredReadError, UsageError
-from rmqarrow.format.java import JAVA_LONG_MAX
 from rmqarrow.format.tiered_layout import COMPACT_ITEM_SIZE, items_position
 from rmqarrow.format.times import format_time
-from rmqarrow.store._base import DEFAULT_MAX_NUM, Store, check_max_num
-from rmqarrow.store._queries import items_table
+from rmqarrow.store._queries import ItemQueries
 from rmqarrow.tiered import (
     END_MAGIC,
     CompactedIndexFile,
-    IndexItem,
     TieredCheck,
     TieredIndexFile,
     TieredIndexStore,
@@ -73,7 +70,7 @@ def tiered_file_info(f: TieredIndexFile | CompactedIndexFile, note: str | None) 
     }
 
 
-class TieredStore(Store):
+class TieredStore(ItemQueries):
     """Tiered index files, read-only; lookups follow RocketMQ's tiered ``queryAsync``."""
 
     format = "tiered"
@@ -101,32 +98,6 @@ class TieredStore(Store):
             hash_slot_num=self.hash_slot_num,
             index_num=self.index_num,
         )
-
-    def query(
-        self,
-        topic: str,
-        key: str,
-        *,
-        begin: int = 0,
-        end: int = JAVA_LONG_MAX,
-        max_num: int = DEFAULT_MAX_NUM,
-        engine: str | None = None,
-        exact: bool = False,
-    ) -> list[IndexItem]:
-        """The items RocketMQ returns for ``topic``/``key`` (``exact``: every match); a
-        read RocketMQ fails raises :class:`~rmqarrow.errors.TieredReadError`."""
-        answer = self.answers(
-            [(topic, key, check_max_num(max_num), begin, end)], engine=engine, exact=exact
-        )[0]
-        if isinstance(answer, TieredReadError):
-            raise answer
-        return list(answer)
-
-    def query_many(
-        self, queries: Sequence[Any], *, engine: str | None = None, exact: bool = False
-    ) -> pa.Table:
-        qs = [tuple(q) for q in queries]
-        return items_table(qs, self.answers(qs, engine=engine, exact=exact))
 
     def file_begin_timestamp(self) -> int | None:
         """The begin timestamp a single file's items are decoded with (None for a folder)."""
