@@ -303,12 +303,38 @@ class _Run:
         return owned
 
     # -- the run -----------------------------------------------------------------------
+    def _check_same_store(self, paths: list[Path], recorded: dict[str, dict[str, Any]]) -> None:
+        """Refuse a store that is not the dataset's: another geometry, or (from another
+        path) none of the dataset's files; merging it would mix two stores in one
+        dataset, which ``import`` would then write out as one index directory."""
+        geometries = {(int(f["hash_slot_num"]), int(f["index_num"])) for f in recorded.values()}
+        if paths and geometries:
+            g = geometry_of(paths[0], self.hash_slot_num, self.index_num)
+            if (g.hash_slot_num, g.index_num) not in geometries:
+                s, n = sorted(geometries)[0]
+                raise StoreChangedError(
+                    f"{self.source}: index files of {g.hash_slot_num} slots x {g.index_num} "
+                    f"entries, but the dataset {self.out} holds {s} x {n}: it was exported "
+                    "from another store; export this one to a new dataset"
+                )
+        exported_from = str(self.manifest["source"].get("path", ""))
+        same_path = (
+            Path(exported_from).resolve() == self.source.resolve() if exported_from else True
+        )
+        if recorded and paths and not same_path and not set(recorded) & {p.name for p in paths}:
+            raise StoreChangedError(
+                f"{self.source}: none of the dataset's {len(recorded)} files is in this store, "
+                f"and the dataset was exported from {exported_from}: another store; export "
+                "this one to a new dataset"
+            )
+
     def sync(self, commitlog: Path | None) -> SyncResult:
         self._remove_leftovers()
         self.manifest.pop("superseded", None)
         recorded = {f["file_name"]: f for f in self.manifest["source"]["files"]}
         owned = self._owned_parts()
         paths = [p for p in source_paths(self.source) if p.name not in self.skip]
+        self._check_same_store(paths, recorded)
         current = {p.name: p for p in paths}
         infos: dict[str, dict[str, Any]] = {}
         rows: dict[str, pa.RecordBatch] = {}

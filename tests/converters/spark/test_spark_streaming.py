@@ -288,7 +288,6 @@ def test_a_store_that_went_backwards_stops_the_stream(spark: Any, tmp_path: Path
 def test_the_commitlog_offset_stops_before_a_record_being_written(tmp_path: Path) -> None:
     """Half a record at the tail of the newest file is not read; the whole one is."""
     from rmqarrow.commitlog import complete_end_offset as commitlog_end_offset
-
     from rmqarrow.commitlog.writer import CommitLogWriter, Message, encode_record
 
     log = tmp_path / "commitlog"
