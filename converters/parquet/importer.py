@@ -63,6 +63,7 @@ from rmqarrow.errors import (
     OutputExistsError,
     RmqArrowError,
     StoreNotFoundError,
+    UsageError,
 )
 from rmqarrow.format.layout import ENTRY_DTYPE, SLOT_DTYPE, Geometry, map_regions
 from rmqarrow.format.naming import java_name_order
@@ -431,9 +432,30 @@ def import_dataset(
         return {t: own.get(name, []) + mixed for t, (own, mixed) in split.items()}
 
     out = Path(out_dir).absolute()
+    _check_import_place(out_dir)
     out.parent.mkdir(parents=True, exist_ok=True)
     with writer_lock(out, wait=wait):
         return _import_locked(src, out, manifest, files, parts, parts_of, progress)
+
+
+#: what an import must never write index files into, and what to write into instead
+_NOT_A_PLACE = {
+    "broker_root": "a broker store root; import into its index directory",
+    "dataset": "an exported dataset; import into a new directory",
+    "tiered_dataset": "an exported dataset; import into a new directory",
+    "commitlog_dir": "a CommitLog directory; import into a new directory",
+    "tiered": "tiered index files; import into a new directory",
+}
+
+
+def _check_import_place(out_dir: str | os.PathLike[str]) -> None:
+    """Index files go into a new, empty or index directory: never next to a broker's
+    commitlog/, inside a dataset (an overwrite would delete them) or among CommitLog files."""
+    from rmqarrow.format.detect import detect
+
+    t = detect(out_dir)
+    if t.kind in _NOT_A_PLACE:
+        raise UsageError(f"{out_dir}: {_NOT_A_PLACE[t.kind]}")
 
 
 def _import_locked(

@@ -49,3 +49,28 @@ def test_another_store_is_refused_in_one_line(
     # the dataset's own store still syncs (nothing changed)
     with rmqarrow.open(rolling.store_dir, hash_slot_num=16, index_num=32) as store:
         assert not store.sync(dataset).changed
+
+
+@pytest.mark.parametrize(
+    ("make", "says"),
+    [
+        (lambda root: (root / "index").mkdir() or (root / "commitlog").mkdir(), "broker store"),
+        (lambda root: (root / "00000000000000000000").write_bytes(bytes(64)), "CommitLog"),
+    ],
+)
+def test_import_refuses_places_that_are_not_an_index_directory(
+    tmp_path: Path, make: object, says: str
+) -> None:
+    rolling = golden_set("rolling")
+    dataset = tmp_path / "ds"
+    with rmqarrow.open(rolling.store_dir, hash_slot_num=16, index_num=32) as store:
+        store.export(dataset)
+    place = tmp_path / "place"
+    place.mkdir()
+    make(place)  # type: ignore[operator]
+    before = sorted(p.name for p in place.iterdir())
+    with rmqarrow.open(dataset) as ds, pytest.raises(rmqarrow.UsageError, match=says):
+        ds.import_files(place)
+    with rmqarrow.open(dataset) as ds, pytest.raises(rmqarrow.UsageError, match="dataset"):
+        ds.import_files(dataset)
+    assert sorted(p.name for p in place.iterdir()) == before
