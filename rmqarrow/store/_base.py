@@ -89,7 +89,11 @@ class Store(Closing):
             f"{self.path}: {what} is not available for {self.target.detail or self.kind}; {instead}"
         )
 
-    def _check_table(self, table: str) -> None:
+    def _check_table(self, table: str, columns: object = None) -> None:
+        if columns is not None and (
+            not isinstance(columns, list | tuple) or not all(isinstance(c, str) for c in columns)
+        ):
+            raise InvalidValueError(f"columns must be a list of column names, got {columns!r}")
         if table not in self.tables:
             raise InvalidValueError(
                 f"unknown table {table!r} for {self.kind}; choose from {', '.join(self.tables)}"

@@ -76,7 +76,7 @@ class DatasetStore(OffsetQueries):
         from rmqarrow.converters.parquet.dataset import open_dataset
 
         self._check_open()
-        self._check_table(table)
+        self._check_table(table, columns)
         if table == "messages" and not (self.path / "messages").is_dir():
             raise DatasetError(f"{self.path}: no messages table (export with a CommitLog)")
         return open_dataset(self.path, table).scanner(columns=columns, filter=filter).to_reader()
@@ -166,7 +166,7 @@ class TieredDatasetStore(ItemQueries):
         from rmqarrow.converters.parquet.tiered_import import read_tiered_dataset
 
         self._check_open()
-        self._check_table(table)
+        self._check_table(table, columns)
         tables = dict(zip(self.tables, read_tiered_dataset(self.path), strict=True))
         return pads.dataset(tables[table]).scanner(columns=columns, filter=filter).to_reader()
 

@@ -300,7 +300,7 @@ class IndexStore(OffsetQueries):
         """``files``, ``slots`` or ``entries`` of every healthy file, oldest first."""
         from rmqarrow.converters.arrow.scan import store_scanner
 
-        self._check_table(table)
+        self._check_table(table, columns)
         g = self.health().geometry
         scanner = store_scanner(
             self.index_path,

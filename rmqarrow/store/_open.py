@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from rmqarrow.errors import StoreNotFoundError, UsageError
+from rmqarrow.errors import InvalidValueError, StoreNotFoundError, UsageError
 from rmqarrow.format.detect import Target, describe, detect, require_index_store
 from rmqarrow.store._base import Store
 from rmqarrow.store._dataset import DatasetStore, TieredDatasetStore
@@ -43,6 +43,8 @@ def open_store(
     """
     if index not in (None, "indexfile", "rocksdb"):
         raise UsageError(f"index must be 'indexfile' or 'rocksdb', got {index!r}")
+    if not isinstance(path, str | os.PathLike):
+        raise InvalidValueError(f"path must be a str or a path, got {type(path).__name__}")
     target = detect(path)
     rocksdb_options = {
         k: v

@@ -8,6 +8,7 @@ from typing import Any
 import pyarrow as pa
 
 from rmqarrow.errors import TieredReadError
+from rmqarrow.format.hashing import check_query_key
 from rmqarrow.format.java import JAVA_LONG_MAX
 from rmqarrow.format.queries import Query, as_queries
 from rmqarrow.store._base import DEFAULT_MAX_NUM, Store, check_max_num
@@ -103,6 +104,7 @@ class OffsetQueries(Store):
     ) -> list[int]:
         """The commit-log offsets of ``topic#key`` stored in ``[begin, end]``, RocketMQ's
         answer (newest file first, newest entry first), at most ``max_num``."""
+        topic, key = check_query_key(topic, "topic"), check_query_key(key)
         q = Query(f"{topic}#{key}", check_max_num(max_num), begin, end)
         return self.answers([q], engine=engine)[0]
 

@@ -304,7 +304,7 @@ class _RocksDBSurface(Store):
     ) -> pa.RecordBatchReader:
         import pyarrow.dataset as pads
 
-        self._check_table(table)
+        self._check_table(table, columns)
         t = self._tables()
         data = t.records if table == "rocksdb_records" else t.bookkeeping
         return pads.dataset(data).scanner(columns=columns, filter=filter).to_reader()

@@ -147,7 +147,7 @@ class TieredStore(ItemQueries):
     ) -> pa.RecordBatchReader:
         import pyarrow.dataset as pads
 
-        self._check_table(table)
+        self._check_table(table, columns)
         t = self._tables()
         data = {"tiered_files": t.files, "tiered_slots": t.slots, "tiered_items": t.items}
         return pads.dataset(data[table]).scanner(columns=columns, filter=filter).to_reader()

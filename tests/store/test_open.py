@@ -166,6 +166,8 @@ def test_tiered_file_folder_and_dataset(tmp_path: Path) -> None:
 
 
 def test_wrong_paths_are_one_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(InvalidValueError, match="path must be a str"):
+        rmqarrow.open(None)  # type: ignore[arg-type]
     with pytest.raises(StoreNotFoundError, match="no such store directory"):
         rmqarrow.open(tmp_path / "missing")
     (tmp_path / "notes.txt").write_text("operator notes: the index is in store/index\n" * 3)
@@ -190,6 +192,11 @@ def test_closed_store_and_bad_arguments_are_refused() -> None:
                 store.query("T", "k", max_num=bad)  # type: ignore[arg-type]
         with pytest.raises(InvalidKeyError):
             store.answers([(None, 3)])
+        for key in (b"k", 108, None):  # never a silent empty answer
+            with pytest.raises(InvalidKeyError):
+                store.query("T", key)  # type: ignore[arg-type]
+        with pytest.raises(InvalidValueError, match="list of column names"):
+            store.scan("entries", columns="phy_offset")  # type: ignore[arg-type]
         with pytest.raises(InvalidValueError, match="bare key"):
             store.answers(["T#k"])
         with pytest.raises(UnsupportedOperationError, match="only an exported dataset"):
