@@ -108,7 +108,12 @@ def _print_check(result: StoreCheck, args: argparse.Namespace) -> int:
     if not health.files:
         print(f"{result.store}: no index files", file=sys.stderr)
         return 1
-    print("healthy" if health.ok else damage_summary(health.damaged, len(health.files)))
+    if health.damaged:
+        print(damage_summary(health.damaged, len(health.files)))
+    for fh in health.blocking:
+        print(f"blocking: {fh.describe()}")
+    if health.ok:
+        print("healthy")
     return 0 if health.ok else 1
 
 

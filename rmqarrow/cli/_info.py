@@ -95,6 +95,8 @@ def _print_info(store: IndexStore, result: StoreInfo, args: argparse.Namespace) 
         print(f"damaged: {fh.describe()}")
     if health.damaged:
         print(f"\n{damage_summary(health.damaged, len(infos))}\n`rmqarrow check` tells more")
+    for fh in health.blocking:
+        print(f"blocking: {fh.describe()}")
     return status
 
 

@@ -49,7 +49,7 @@ from rmqarrow.format.layout import (
     Geometry,
     check_header,
 )
-from rmqarrow.format.naming import list_index_files, stray_entries
+from rmqarrow.format.naming import is_index_file_name, list_index_files, stray_entries
 
 __all__ = [
     "OK",
@@ -140,8 +140,14 @@ class StoreHealth:
         return [f for f in self.files if f.status == STRAY]
 
     @property
+    def blocking(self) -> list[FileHealth]:
+        """Entries named like index files that are not regular files (a directory, a FIFO,
+        a dangling symlink): RocketMQ's load fails on them, so the broker does not start."""
+        return [f for f in self.strays if is_index_file_name(f.name)]
+
+    @property
     def ok(self) -> bool:
-        return not self.damaged
+        return not self.damaged and not self.blocking
 
 
 def _size_geometry(size: int) -> Geometry | None:

@@ -161,13 +161,20 @@ def test_store_entries_that_are_no_index_file(
     assert all(f.status == "not an index file" and f.skipped_by_readers for f in health.strays)
     assert "RocketMQ's load fails on it" in health.strays[0].detail
     assert "create its target" in health.strays[2].detail
-    assert health.ok  # the index itself is healthy; the strays are findings, not damage
+    assert not health.damaged  # the index files themselves are healthy
+    # but the directory, FIFO and dangling symlink named like index files stop RocketMQ's
+    # load (or make it create a file): the store is not ok; the *.bak alone would be
+    assert [f.name for f in health.blocking] == expected[:3] and not health.ok
     assert {d["name"]: d["status"] for d in (f.to_dict() for f in health.files)}[
         "20240101000000000.bak"
     ] == "not an index file"
     with IndexService(store, 16, 64, read_only=True) as svc:
         svc.load()
         assert len(svc.files) == len(files) + 1
+    for name in expected[:3]:
+        p = store / name
+        p.rmdir() if p.is_dir() and not p.is_symlink() else p.unlink()
+    assert check_store(store)[0].ok  # a stray *.bak: named, not blocking
 
 
 def test_commitlog_damage_is_reported_as_commitlog_damage(tmp_path: Path) -> None:
@@ -245,8 +252,9 @@ def test_cli_names_stray_entries_and_refuses_non_utf8_keys_alike(tmp_path: Path)
     shutil.copy(files[0], store / "x.bak")
     (store / "20200101000000000").mkdir()
     done = cli("check", store, "--json")
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 1, done.stderr  # the directory would stop the broker's load
     doc = json.loads(done.stdout)
+    assert doc["ok"] is False
     status = {f["name"]: f["status"] for f in doc["files"]}
     assert status["x.bak"] == status["20200101000000000"] == "not an index file"
     assert sum(f["status"] == "ok" for f in doc["files"]) == len(files)
