@@ -420,13 +420,15 @@ def _target(args: argparse.Namespace) -> None:
                 logging.getLogger("rmqarrow").info(
                     "using its CommitLog too: %s", store.commitlog_dir
                 )
-            try:
-                args.hash_slot_num, args.index_num = store.sql_geometry("SQL")
-            except UsageError as exc:
+            damaged = store.health().damaged
+            if damaged:
                 raise UsageError(
-                    f"{exc}; see `rmqarrow check`, or look keys up with "
+                    f"{store.index_path}: {len(damaged)} damaged index file(s) ("
+                    + ", ".join(f"{f.name}: {f.status}" for f in damaged[:5])
+                    + "); SQL reads every file: see `rmqarrow check`, or look keys up with "
                     "`rmqarrow query`, which skips damaged files"
-                ) from None
+                )
+            args.hash_slot_num, args.index_num = store.sql_geometry("SQL")
             args.entries = sum(
                 max(f.header.get("index_count", 1) - 1, 0) for f in store.health().files
             )
