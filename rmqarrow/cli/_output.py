@@ -104,7 +104,7 @@ def add_geometry_options(parser: Any) -> None:
     )
 
 
-def _wait(text: str) -> float:
+def seconds(text: str) -> float:
     seconds = float(text)
     if not seconds >= 0:
         raise ValueError(text)
@@ -118,7 +118,7 @@ def add_wait_option(parser: Any) -> None:
         nargs="?",
         const=True,
         default=False,
-        type=_wait,
+        type=seconds,
         metavar="SECONDS",
         help="when another process is writing the same store or dataset, wait for it (as "
         "long as it takes, or at most SECONDS) instead of stopping with its name",
