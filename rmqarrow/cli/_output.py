@@ -105,10 +105,10 @@ def add_geometry_options(parser: Any) -> None:
 
 
 def seconds(text: str) -> float:
-    seconds = float(text)
-    if not seconds >= 0:
+    value = float(text)
+    if not value >= 0:
         raise ValueError(text)
-    return seconds
+    return value
 
 
 def add_wait_option(parser: Any) -> None:
