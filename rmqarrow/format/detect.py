@@ -209,7 +209,7 @@ def _manifest_format(p: Path) -> str | None:
     """The ``format`` a dataset's manifest states (None when absent or unreadable)."""
     try:
         doc = json.loads((p / MANIFEST_NAME).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # unreadable, not JSON, hostile nesting
         return None
     value = doc.get("format") if isinstance(doc, dict) else None
     return value if isinstance(value, str) else None
