@@ -80,7 +80,7 @@ import logging
 import os
 import threading
 from collections import deque
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -124,15 +124,19 @@ from rmqarrow.kernels.walk import committed_slot_heads
 
 __all__ = [
     "ENTRIES_ORDER",
+    "GROUP_ENTRIES",
     "PARQUET_OPTIONS",
     "ROW_GROUP_ROWS",
     "check_exportable",
+    "entry_count",
     "entry_part_paths",
     "export_file_entries",
     "export_file_slots",
     "export_store",
     "parquet_writer",
+    "plan_groups",
     "snapshot",
+    "write_group",
 ]
 
 ROW_GROUP_ROWS = 1 << 17
@@ -143,6 +147,8 @@ EXPORT_THREADS = 2
 #: they give).  Each file in flight holds about 26 bytes an entry (its sorted records and
 #: slot ends), so peak memory depends on this, not on the number of files.
 PARALLEL_ENTRIES = 1 << 20
+#: Files with fewer entries than this share parts with their neighbours (:func:`plan_groups`).
+GROUP_ENTRIES = 8 * ROW_GROUP_ROWS
 ENTRIES_ORDER = ("slot", "position")
 
 
@@ -262,9 +268,18 @@ def check_exportable(m: MappedIndex) -> None:
     del zero0
 
 
-def _entry_count(path: Path) -> int:
+def entry_count(path: Path) -> int:
+    """How many entries the header of the index file at ``path`` counts (0 when none)."""
     header = np.fromfile(path, dtype=HEADER_DTYPE, count=1)
     return max(int(header["index_count"][0]) - 1, 0) if len(header) else 0
+
+
+def _slots_batch(m: MappedIndex, idx: np.ndarray) -> pa.RecordBatch:
+    """The ``slots`` rows of the non-zero slots ``idx`` (int32, ascending) of ``m``."""
+    return pa.RecordBatch.from_arrays(
+        [repeated_string(m.path.name, len(idx)), idx, m.slots[idx].astype(np.int32)],
+        schema=SCHEMAS["slots"],
+    )
 
 
 def export_file_slots(m: MappedIndex, path: Path) -> int:
@@ -272,12 +287,8 @@ def export_file_slots(m: MappedIndex, path: Path) -> int:
     idx = np.flatnonzero(m.slots).astype(np.int32)
     with parquet_writer(path, "slots") as w:
         for start in range(0, max(len(idx), 1), ROW_GROUP_ROWS):
-            part = idx[start : start + ROW_GROUP_ROWS]
             w.write_batch(
-                pa.RecordBatch.from_arrays(
-                    [repeated_string(m.path.name, len(part)), part, m.slots[part].astype(np.int32)],
-                    schema=SCHEMAS["slots"],
-                ),
+                _slots_batch(m, idx[start : start + ROW_GROUP_ROWS]),
                 row_group_size=ROW_GROUP_ROWS,
             )
     return len(idx)
@@ -339,6 +350,31 @@ def export_file_entries(
     return n
 
 
+def _entries_batch(
+    m: MappedIndex, order: SlotOrder, start: int, stop: int, names: pa.Array
+) -> pa.RecordBatch:
+    """Rows ``start .. stop - 1`` of ``order`` as an ``entries`` batch (``names``: at least
+    that many copies of the file's name)."""
+    r = order.rows(start, stop)
+    with np.errstate(over="ignore"):
+        ts = np.int64(m.header["begin_timestamp"][0]) + r.time_diff.astype(np.int64) * np.int64(
+            1000
+        )
+    return pa.RecordBatch.from_arrays(
+        [
+            names.slice(0, len(r.position)),
+            r.position,
+            r.key_hash,
+            r.slot,
+            r.phy_offset,
+            r.time_diff,
+            ts,
+            r.prev_index,
+        ],
+        schema=SCHEMAS["entries"],
+    )
+
+
 def _write_entry_range(
     m: MappedIndex,
     order: SlotOrder,
@@ -352,26 +388,10 @@ def _write_entry_range(
     ``decode_ahead`` decodes the next row group on a second thread while Parquet encodes
     this one (numpy and numba release the GIL)."""
     schema = SCHEMAS["entries"]
-    begin = np.int64(m.header["begin_timestamp"][0])
     names = repeated_string(m.path.name, min(ROW_GROUP_ROWS, stop - first))
 
     def row_group(start: int) -> pa.RecordBatch:
-        r = order.rows(start, min(start + ROW_GROUP_ROWS, stop))
-        with np.errstate(over="ignore"):
-            ts = begin + r.time_diff.astype(np.int64) * np.int64(1000)
-        return pa.RecordBatch.from_arrays(
-            [
-                names.slice(0, len(r.position)),
-                r.position,
-                r.key_hash,
-                r.slot,
-                r.phy_offset,
-                r.time_diff,
-                ts,
-                r.prev_index,
-            ],
-            schema=schema,
-        )
+        return _entries_batch(m, order, start, min(start + ROW_GROUP_ROWS, stop), names)
 
     starts = range(first, stop, ROW_GROUP_ROWS)
     with parquet_writer(path, "entries", ENTRIES_ORDER) as w:
@@ -395,12 +415,12 @@ def _write_entry_range(
 
 @dataclass(frozen=True)
 class _Part:
-    """What exporting one native file gives the manifest."""
+    """What exporting one native file, or a group of small ones, gives the manifest."""
 
-    files: pa.RecordBatch
+    files: list[pa.RecordBatch]
     slots: int
     entries: int
-    info: dict[str, Any]
+    infos: list[dict[str, Any]]
     records: dict[str, dict[str, Any]]
 
 
@@ -433,7 +453,91 @@ def _export_file(
     written = [w for w in written if w.exists()]
     with ThreadPoolExecutor(max(1, min(sort_threads, len(written)))) as pool:
         records = list(pool.map(lambda w: part_record(tmp, w), written))  # sha256 off the GIL
-    return _Part(batch, slots, entries, info, {r["path"]: r for r in records})
+    info["parts"] = sorted(r["path"] for r in records)
+    return _Part([batch], slots, entries, [info], {r["path"]: r for r in records})
+
+
+def plan_groups(entries: Sequence[int]) -> list[range]:
+    """Which consecutive files (by their entry counts, oldest first) share parts.
+
+    A file of :data:`GROUP_ENTRIES` entries or more, and the newest file (the one a broker
+    still appends to, whose ``slots`` part an incremental export replaces as it grows),
+    have parts of their own; the others are gathered, in order, into groups of at most
+    :data:`GROUP_ENTRIES` entries.  A store of thousands of small files then makes a few
+    parts, not three per file: DuckDB's and Spark's memory and planning time grow with
+    the number of parts.
+    """
+    groups: list[range] = []
+    start = total = 0
+    for i, n in enumerate(entries):
+        alone = n >= GROUP_ENTRIES or i == len(entries) - 1
+        if alone or total + n > GROUP_ENTRIES:
+            if i > start:
+                groups.append(range(start, i))
+            start, total = i, 0
+        if alone:
+            groups.append(range(i, i + 1))
+            start = i + 1
+        else:
+            total += n
+    return groups
+
+
+def write_group(
+    paths: Sequence[Path],
+    geometries: Sequence[Geometry],
+    root: Path,
+    part: str,
+    progress: Progress,
+) -> _Part:
+    """Several small native files as one ``slots`` and one ``entries`` part
+    (``root/slots/part``, ``root/entries/part``), file after file in the given order,
+    each file's entries in (slot, position) order.  Each file is read as
+    :func:`_export_file` reads it (:func:`snapshot`, then checked); the rows are gathered
+    in memory (at most :data:`GROUP_ENTRIES` entries) and written in row groups of
+    :data:`ROW_GROUP_ROWS`."""
+    files: list[pa.RecordBatch] = []
+    slots: list[pa.RecordBatch] = []
+    entries: list[pa.RecordBatch] = []
+    infos: list[dict[str, Any]] = []
+    spare: list[np.ndarray] = []
+    for p, g in zip(paths, geometries, strict=True):
+        mapped = map_regions(p, g, writable=False)
+        try:
+            m = snapshot(mapped)
+            check_header(p, g, m.header)
+            check_exportable(m)
+            files.append(files_batch(m, p.name))
+            slots.append(_slots_batch(m, np.flatnonzero(m.slots).astype(np.int32)))
+            count = max(int(m.header["index_count"][0]), 1)
+            if count > 1:
+                order = SlotOrder(m, count - 1, spare[0] if spare else None)
+                buffer = order.buffer()
+                if buffer is not None:
+                    spare[:] = [buffer]
+                entries.append(
+                    _entries_batch(m, order, 0, count - 1, repeated_string(p.name, count - 1))
+                )
+                progress.advance(count - 1)
+            infos.append(source_file_info(p, g.hash_slot_num, g.index_num, count))
+        finally:
+            mapped.close()
+    written = []
+    for table, batches in (("slots", slots), ("entries", entries)):
+        path = root / table / part
+        data = pa.Table.from_batches(batches, schema=SCHEMAS[table])
+        with parquet_writer(path, table) as w:  # several files: no one sort order
+            w.write_table(data, row_group_size=ROW_GROUP_ROWS)
+        written.append(part_record(root, path))
+    for info in infos:
+        info["parts"] = sorted(r["path"] for r in written)
+    return _Part(
+        files,
+        sum(b.num_rows for b in slots),
+        sum(b.num_rows for b in entries),
+        infos,
+        {r["path"]: r for r in written},
+    )
 
 
 def _in_order(
@@ -515,7 +619,7 @@ def _export(
 ) -> dict[str, Any]:
     paths = [p for p in source_paths(source) if p.name not in skip]
     geometries = [geometry_of(p, hash_slot_num, index_num) for p in paths]
-    total = sum(_entry_count(p) for p in paths)
+    total = sum(entry_count(p) for p in paths)
     infos: list[dict[str, Any]] = []
     rows = {"files": 0, "slots": 0, "entries": 0}
     bar = Progress(total, "export", "entries", callback=progress)
@@ -524,27 +628,37 @@ def _export(
             (tmp / sub).mkdir()
         file_batches = []
         known: dict[str, dict[str, Any]] = {}
-        big = max((_entry_count(p) for p in paths), default=0) >= PARALLEL_ENTRIES
+        counts = [entry_count(p) for p in paths]
+        groups = plan_groups(counts)
+        big = max(counts, default=0) >= PARALLEL_ENTRIES
         threads = _export_threads()
-        workers = max(1, min(threads, len(paths))) if big else 1
+        workers = max(1, min(threads, len(groups))) if big else 1
         # one file in flight (a store of one file): its sort takes the threads instead
         sort_threads = threads if big and workers == 1 else 1
 
         local = threading.local()  # each thread's sort buffer, gone with the export
 
-        def one(i: int) -> _Part:
+        def one(k: int) -> _Part:
+            i = groups[k].start
+            part = f"part-{i:05d}.parquet"
+            if len(groups[k]) > 1:
+                return write_group(
+                    paths[groups[k].start : groups[k].stop],
+                    geometries[groups[k].start : groups[k].stop],
+                    tmp,
+                    part,
+                    bar,
+                )
             spare = local.__dict__.setdefault("spare", [])
-            return _export_file(
-                paths[i], geometries[i], tmp, f"part-{i:05d}.parquet", bar, spare, sort_threads
-            )
+            return _export_file(paths[i], geometries[i], tmp, part, bar, spare, sort_threads)
 
         with ThreadPoolExecutor(max(workers, 1)) as pool:
             try:
-                for part in _in_order(pool, one, len(paths), workers):
-                    file_batches.append(part.files)
+                for part in _in_order(pool, one, len(groups), workers):
+                    file_batches += part.files
                     rows["slots"] += part.slots
                     rows["entries"] += part.entries
-                    infos.append(part.info)
+                    infos += part.infos
                     known.update(part.records)
                     crash_point("export:part")
             except BaseException:

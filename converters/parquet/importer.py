@@ -30,6 +30,7 @@ placement is journaled (:func:`~rmqarrow.converters.parquet.atomic.place_journal
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -48,7 +49,7 @@ from rmqarrow.converters.parquet.atomic import (
     settle_import,
 )
 from rmqarrow.converters.parquet.manifest import check_parts, read_manifest
-from rmqarrow.converters.parquet.parts import single_file_name, table_parts
+from rmqarrow.converters.parquet.parts import FileRows, table_parts
 from rmqarrow.converters.schema import SCHEMAS
 
 from rmqarrow._crash import crash_point
@@ -112,27 +113,39 @@ def list_parts(dataset_dir: Path, table: str) -> list[Path]:
     return parts
 
 
-def _batches(parts: list[Path], table: str, name: str | None = None) -> Iterator[pa.RecordBatch]:
+def _batches(
+    parts: list[Path | pa.Table], table: str, name: str | None = None
+) -> Iterator[pa.RecordBatch]:
+    """The rows of ``parts`` (of file ``name``, when given): Parquet parts are read with a
+    filter, tables (a file's rows split off a shared part by :class:`FileRows`) as they are."""
     # No pre-buffering: it holds whole files in memory (measured: 3x the peak, slower).
     fmt = pads.ParquetFileFormat(
         default_fragment_scan_options=pads.ParquetFragmentScanOptions(pre_buffer=False)
     )
-    dataset = pads.dataset([str(p) for p in parts], schema=SCHEMAS[table], format=fmt)
+    paths = [str(p) for p in parts if isinstance(p, Path)]
+    dataset = pads.dataset(paths, schema=SCHEMAS[table], format=fmt)
     flt = None if name is None else pc.field("file_name") == name
+    split = [b for t in parts if isinstance(t, pa.Table) for b in t.to_batches(_BATCH_ROWS)]
+    where = Path(paths[0]).parent if paths else Path(table)
     try:
         # Little read-ahead: memory stays ~ a few batches, not 16 x 4 of them.
-        for batch in dataset.to_batches(
-            filter=flt, batch_size=_BATCH_ROWS, batch_readahead=2, fragment_readahead=1
-        ):
+        read = (
+            dataset.to_batches(
+                filter=flt, batch_size=_BATCH_ROWS, batch_readahead=2, fragment_readahead=1
+            )
+            if paths
+            else iter(())
+        )
+        for batch in itertools.chain(split, read):
             for i, column in enumerate(batch.columns):
                 if column.null_count:
                     raise DatasetError(
-                        f"{parts[0].parent}: column {batch.schema.names[i]} holds nulls"
+                        f"{where}: column {batch.schema.names[i]} holds nulls"
                         + (f" for file {name}" if name else "")
                     )
             yield batch
     except pa.ArrowException as exc:
-        raise DatasetError(f"{parts[0].parent}: unreadable: {exc}") from None
+        raise DatasetError(f"{where}: unreadable: {exc}") from None
 
 
 def _safe_name(name: str, where: Path) -> None:
@@ -211,7 +224,7 @@ def _mark(seen: np.ndarray, idx: np.ndarray, filled: int) -> tuple[np.ndarray | 
     return None, total
 
 
-def _fill_slots(slots: np.ndarray, f: _FileRow, parts: list[Path], where: Path) -> int:
+def _fill_slots(slots: np.ndarray, f: _FileRow, parts: list[Path | pa.Table], where: Path) -> int:
     count = max(f.header["index_count"], 1)
     seen = np.zeros(f.geometry.hash_slot_num, dtype=bool)
     n = 0
@@ -239,7 +252,7 @@ def _fill_slots(slots: np.ndarray, f: _FileRow, parts: list[Path], where: Path) 
 
 
 def _fill_entries(
-    entries: np.ndarray, f: _FileRow, parts: list[Path], where: Path, bar: Progress
+    entries: np.ndarray, f: _FileRow, parts: list[Path | pa.Table], where: Path, bar: Progress
 ) -> int:
     """Scatter the rows of file ``f`` into ``entries`` (ENTRY_DTYPE, positions 0..count-1)."""
     count = max(f.header["index_count"], 1)
@@ -295,7 +308,11 @@ def _fill_entries(
 
 
 def _write_file(
-    path: Path, f: _FileRow, parts: dict[str, list[Path]], dataset_dir: Path, bar: Progress
+    path: Path,
+    f: _FileRow,
+    parts: dict[str, list[Path | pa.Table]],
+    dataset_dir: Path,
+    bar: Progress,
 ) -> tuple[int, int]:
     """Build the regions in memory (random scatter is cheap there), then copy them into a
     fresh zero-filled map in order (sequential page faults only)."""
@@ -315,23 +332,6 @@ def _write_file(
     finally:
         m.close()
     return n_slots, n_entries
-
-
-def _parts_by_file(parts: list[Path]) -> tuple[dict[str, list[Path]], list[Path]]:
-    """Parts holding a single file's rows, by that file's name; and the mixed ones.
-
-    Each file then reads only its own parts (plus the mixed ones): import is linear in
-    the number of files, where a filtered scan of every part per file was quadratic.
-    """
-    own: dict[str, list[Path]] = {}
-    mixed: list[Path] = []
-    for p in parts:
-        name = single_file_name(p)
-        if name is None:
-            mixed.append(p)
-        else:
-            own.setdefault(name, []).append(p)
-    return own, mixed
 
 
 def _unknown_names(parts: list[Path], table: str, known: set[str]) -> list[str]:
@@ -426,10 +426,10 @@ def import_dataset(
     files = _read_files(src, manifest)
     parts = {t: list_parts(src, t) for t in ("slots", "entries")}
     _check_counts(src, manifest, {"files": list_parts(src, "files"), **parts})
-    split = {t: _parts_by_file(parts[t]) for t in parts}
+    by_file = {t: FileRows(parts[t]) for t in parts}
 
-    def parts_of(name: str) -> dict[str, list[Path]]:
-        return {t: own.get(name, []) + mixed for t, (own, mixed) in split.items()}
+    def parts_of(name: str) -> dict[str, list[Path | pa.Table]]:
+        return {t: rows.sources(name) for t, rows in by_file.items()}
 
     out = Path(out_dir).absolute()
     _check_import_place(out_dir)
@@ -464,7 +464,7 @@ def _import_locked(
     manifest: dict[str, Any],
     files: list[_FileRow],
     parts: dict[str, list[Path]],
-    parts_of: Callable[[str], dict[str, list[Path]]],
+    parts_of: Callable[[str], dict[str, list[Path | pa.Table]]],
     progress: ProgressCallback | None,
 ) -> list[Path]:
     recover(out)

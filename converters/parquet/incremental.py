@@ -48,19 +48,23 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from rmqarrow.converters.arrow.scan import files_batch, repeated_string, source_paths
 from rmqarrow.converters.arrow.tables import geometry_of
 from rmqarrow.converters.parquet.atomic import recover
 from rmqarrow.converters.parquet.export import (
     ENTRIES_ORDER,
+    GROUP_ENTRIES,
     ROW_GROUP_ROWS,
     check_exportable,
+    entry_count,
     export_file_entries,
     export_file_slots,
     export_store,
     parquet_writer,
     snapshot,
+    write_group,
 )
 from rmqarrow.converters.parquet.manifest import (
     MANIFEST_NAME,
@@ -232,6 +236,22 @@ def _parts_next_offset(out: Path, rels: list[str]) -> int | None:
     return best
 
 
+def _write_new_group(
+    out: Path,
+    group: list[tuple[int, Path]],
+    run: int,
+    hash_slot_num: int | None,
+    index_num: int | None,
+) -> Any:
+    """New small files of one run as one ``slots`` and one ``entries`` part (as a full
+    export gathers them, :func:`rmqarrow.converters.parquet.export.write_group`)."""
+    paths = [p for _, p in group]
+    geometries = [geometry_of(p, hash_slot_num, index_num) for p in paths]
+    total = sum(entry_count(p) for p in paths)
+    part = f"part-r{run:06d}-{group[0][0]:05d}.parquet"
+    return write_group(paths, geometries, out, part, Progress(total, "export", "entries"))
+
+
 class _Run:
     """One incremental run over a dataset whose writer lock is held."""
 
@@ -343,11 +363,53 @@ class _Run:
         reexported: list[str] = []
         unchanged = 0
         entries = 0
+        # parts shared by several files (small files exported together): who holds each,
+        # and who leaves it in this run (its other files' rows are then written anew)
+        holders: dict[str, set[str]] = {}
+        for name, rels in owned.items():
+            for rel in rels:
+                holders.setdefault(rel, set()).add(name)
+        leaving: dict[str, set[str]] = {}
+
+        def drop(name: str, rels: Collection[str]) -> None:
+            for rel in rels:
+                if holders.get(rel, {name}) == {name}:
+                    self.superseded.add(rel)
+                else:
+                    leaving.setdefault(rel, set()).add(name)
+
+        group: list[tuple[int, Path]] = []  # new small files, exported together
+        group_entries = 0
+
+        def flush() -> None:
+            nonlocal entries, group_entries
+            group_entries = 0
+            if not group:
+                return
+            part = _write_new_group(self.out, group, self.run, self.hash_slot_num, self.index_num)
+            self.new_records.update(part.records)
+            crash_point("incremental:part")
+            for batch, info in zip(part.files, part.infos, strict=True):
+                name = str(info["file_name"])
+                rows[name] = batch
+                infos[name] = info
+                added.append(name)
+            entries += part.entries
+            group.clear()
+
         for index, p in enumerate(paths):
             rec = recorded.get(p.name)
             if rec is not None and _same_header(p, rec):
                 unchanged += 1  # the common case, told from 40 bytes without mapping
                 continue
+            n = entry_count(p) if rec is None and index < len(paths) - 1 else GROUP_ENTRIES
+            if n < GROUP_ENTRIES:
+                if group_entries + n > GROUP_ENTRIES:
+                    flush()
+                group.append((index, p))
+                group_entries += n
+                continue
+            flush()
             g = geometry_of(p, self.hash_slot_num, self.index_num)
             mapped = map_regions(p, g, writable=False)
             try:
@@ -367,16 +429,14 @@ class _Run:
                     if count > old:
                         written.append(self._entries_range(m, old, count, stem))
                     entries += count - old
-                    for rel in owned.get(p.name, []):
-                        if rel.startswith("slots/"):
-                            self.superseded.add(rel)
+                    drop(p.name, [r for r in owned.get(p.name, []) if r.startswith("slots/")])
                     kept = [r for r in owned.get(p.name, []) if not r.startswith("slots/")]
                     grown.append(p.name)
                 else:
                     written = [self._slots_part(m, stem), self._entries_whole(m, stem)]
                     entries += count - 1
                     kept = []
-                    self.superseded.update(owned.get(p.name, []))
+                    drop(p.name, owned.get(p.name, []))
                     (reexported if rec is not None else added).append(p.name)
                 rows[p.name] = files_batch(m, p.name)
                 info = source_file_info(p, g.hash_slot_num, g.index_num, count)
@@ -386,11 +446,13 @@ class _Run:
                 infos[p.name] = info
             finally:
                 mapped.close()
+        flush()
         deleted = [n for n in recorded if n not in current]
         newly_deleted = [n for n in deleted if not recorded[n].get("deleted_in_store")]
         pruned = deleted if self.prune else []
         for name in pruned:
-            self.superseded.update(owned.get(name, []))
+            drop(name, owned.get(name, []))
+        renamed = self._rewrite_shared(leaving)
         messages = dropped = 0
         if commitlog is not None:
             messages, dropped = self._messages(commitlog)
@@ -416,6 +478,9 @@ class _Run:
                 f["deleted_in_store"] = True
             files_list.append(f)
         files_list += infos.values()
+        for f in files_list:  # a shared part written anew is the new one for its other files
+            if isinstance(f.get("parts"), list):
+                f["parts"] = sorted({renamed.get(str(r), str(r)) for r in f["parts"]})
         files_list.sort(key=lambda f: str(f["file_name"]))
         old_parts = [r for r in self.manifest["parts"] if r["path"] not in self.superseded]
         parts = sorted(old_parts + list(self.new_records.values()), key=lambda r: r["path"])
@@ -492,6 +557,22 @@ class _Run:
             )
         _log.warning("%s: %s; exported whole again", p, why)
         return "reexport"
+
+    def _rewrite_shared(self, leaving: dict[str, set[str]]) -> dict[str, str]:
+        """Each shared part some of whose files leave it (grown, exported again, pruned)
+        written anew without their rows, the old one superseded; returns old -> new path."""
+        renamed: dict[str, str] = {}
+        for k, rel in enumerate(sorted(leaving)):
+            old = self.out / rel
+            table = pq.read_table(old)
+            keep = pc.invert(pc.is_in(table.column("file_name"), pa.array(sorted(leaving[rel]))))
+            rest = table.filter(keep)
+            path = old.with_name(f"part-r{self.run:06d}-shared-{k:05d}.parquet")
+            with parquet_writer(path, rel.split("/", 1)[0]) as w:
+                w.write_table(rest, row_group_size=ROW_GROUP_ROWS)
+            renamed[rel] = self._record(path)
+            self.superseded.add(rel)
+        return renamed
 
     def _record(self, path: Path) -> str:
         rec = part_record(self.out, path)

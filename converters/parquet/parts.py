@@ -26,6 +26,7 @@ from rmqarrow.errors import DatasetError
 
 __all__ = [
     "RUN_PART",
+    "FileRows",
     "duckdb_literal",
     "hadoop_literal",
     "not_committed",
@@ -164,3 +165,108 @@ def single_file_name(path: str | os.PathLike[str]) -> str | None:
         return None
     value = values.pop()
     return value.decode() if isinstance(value, bytes) else str(value)
+
+
+#: A part holding several files' rows is read whole (and split by file) when it has at
+#: most this many rows; a larger one (not written by rmqarrow's exporters, which keep
+#: shared parts small) is read with a filter for each file instead.
+SHARED_PART_ROWS = 1 << 22
+
+
+class FileRows:
+    """Each index file's rows of one dataset table, for readers that go file by file.
+
+    A part that holds one file's rows (its ``file_name`` statistics prove it) is read for
+    that file alone.  A part shared by several files (the exporters gather small files
+    into shared parts) is read once, when the first of its files is asked for, and split
+    by file name; the split parts are kept until a later one is read, so a reader that
+    asks for the files in order reads every part once (the cost grows with the rows, not
+    with files x parts).
+    """
+
+    def __init__(self, parts: list[Path], keep: int = 2) -> None:
+        import pyarrow.parquet as pq
+
+        self.own: dict[str, list[Path]] = {}
+        self._shared: list[tuple[str | None, str | None, Path, int]] = []
+        for p in parts:
+            name = single_file_name(p)
+            if name is not None:
+                self.own.setdefault(name, []).append(p)
+                continue
+            low, high = _name_range(p)
+            self._shared.append((low, high, p, pq.ParquetFile(p).metadata.num_rows))
+        self._keep = keep
+        self._split: dict[Path, dict[str, Any]] = {}
+
+    @property
+    def shared(self) -> list[Path]:
+        return [p for _, _, p, _ in self._shared]
+
+    def sources(self, name: str) -> list[Any]:
+        """Where ``name``'s rows are: parts to read with a ``file_name`` filter (Paths),
+        and tables of its rows already split off shared parts (``pyarrow.Table``)."""
+        out: list[Any] = list(self.own.get(name, []))
+        for low, high, path, rows in self._shared:
+            if (low is not None and name < low) or (high is not None and name > high):
+                continue  # the statistics prove the part holds none of its rows
+            if rows > SHARED_PART_ROWS:
+                out.append(path)
+                continue
+            split = self._split.get(path)
+            if split is None:
+                split = self._load(path)
+            table = split.get(name)
+            if table is not None:
+                out.append(table)
+        return out
+
+    def _load(self, path: Path) -> dict[str, Any]:
+        import numpy as np
+        import pyarrow.compute as pc
+        import pyarrow.parquet as pq
+
+        table = pq.read_table(path)
+        names = pc.dictionary_encode(table.column("file_name")).combine_chunks()
+        codes = names.indices.to_numpy(zero_copy_only=False)
+        order = np.argsort(codes, kind="stable")
+        bounds = np.flatnonzero(np.diff(codes[order])) + 1
+        split: dict[str, Any] = {}
+        for run in np.split(order, bounds) if len(order) else []:
+            key = str(names.dictionary[int(codes[run[0]])])
+            contiguous = len(run) and run[-1] - run[0] + 1 == len(run)
+            split[key] = table.slice(int(run[0]), len(run)) if contiguous else table.take(run)
+        while len(self._split) >= self._keep:
+            self._split.pop(next(iter(self._split)))
+        self._split[path] = split
+        return split
+
+
+def _name_range(path: Path) -> tuple[str | None, str | None]:
+    """The least and greatest ``file_name`` of a part by its statistics (None where they
+    cannot prove a bound)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        meta = pq.ParquetFile(path).metadata
+        index = meta.schema.names.index("file_name")
+    except (ValueError, pa.ArrowException, OSError):
+        return None, None
+    lows: list[str] = []
+    highs: list[str] = []
+    for g in range(meta.num_row_groups):
+        stats = meta.row_group(g).column(index).statistics
+        if (
+            stats is None
+            or not stats.has_min_max
+            or not getattr(stats, "is_min_value_exact", True)
+            or not getattr(stats, "is_max_value_exact", True)
+        ):
+            return None, None
+        low, high = stats.min, stats.max
+        lows.append(low.decode() if isinstance(low, bytes) else str(low))
+        highs.append(high.decode() if isinstance(high, bytes) else str(high))
+    if not lows:
+        return None, None
+    return min(lows), max(highs)

@@ -24,6 +24,7 @@ from rmqarrow.cli._output import (
     add_geometry_options,
     add_spark_options,
     add_wait_option,
+    name_list,
     print_json,
     print_kv,
     progress_bar,
@@ -268,7 +269,7 @@ def _import(args: argparse.Namespace) -> int:
     summary = {
         "outdir": args.outdir,
         "files": len(paths),
-        "names": " ".join(p.name for p in paths),
+        "names": name_list([p.name for p in paths]),
         "seconds": round(time.perf_counter() - start, 3),
     }
     if args.json:

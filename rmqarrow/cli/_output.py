@@ -20,6 +20,7 @@ __all__ = [
     "add_wait_option",
     "apply_spark_options",
     "install_log_handler",
+    "name_list",
     "print_json",
     "print_kv",
     "print_table",
@@ -45,6 +46,15 @@ class _OneLine(logging.Handler):
             return
         self._said.add(line)
         print(line, file=sys.stderr)
+
+
+def name_list(names: list[str], shown: int = 6) -> str:
+    """Names for a human table: all of a few; of many, the first and last ones and how
+    many there are (``--json`` lists every one)."""
+    if len(names) <= shown:
+        return " ".join(names)
+    head, tail = names[: shown - 2], names[-2:]
+    return f"{' '.join(head)} ... {' '.join(tail)} ({len(names)} in all; --json lists each)"
 
 
 def install_log_handler() -> logging.Handler:

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from rmqarrow.cli._output import print_json, print_kv, print_table
+from rmqarrow.cli._output import name_list, print_json, print_kv, print_table
 from rmqarrow.errors import TieredReadError, UsageError
 from rmqarrow.format.times import format_time
 from rmqarrow.store import Store, TieredDatasetStore, TieredStore
@@ -187,7 +187,7 @@ def tiered_import(store: TieredDatasetStore, args: argparse.Namespace) -> int:
     if args.json:
         print_json(summary)
     else:
-        print_kv({**summary, "names": " ".join(names)})
+        print_kv({**summary, "names": name_list(names)})
     return 0
 
 

@@ -12,7 +12,12 @@ import pytest
 import rmqarrow.converters.parquet.export as export_mod
 from golden_data import GoldenSet
 from rmqarrow.converters.arrow.tables import store_tables
-from rmqarrow.converters.parquet.export import export_store
+from rmqarrow.converters.parquet.export import (
+    GROUP_ENTRIES,
+    entry_count,
+    export_store,
+    plan_groups,
+)
 from rmqarrow.converters.parquet.manifest import MANIFEST_NAME, read_manifest, stale_reasons
 from rmqarrow.converters.schema import SCHEMA_VERSION, SCHEMAS
 
@@ -50,24 +55,55 @@ def test_golden_export_schema_and_values(golden: GoldenSet, tmp_path: Path) -> N
     assert stale_reasons(out) == []
 
 
-def test_layout_one_part_per_file_entries_sorted(golden: GoldenSet, tmp_path: Path) -> None:
+def test_layout_parts_entries_sorted(golden: GoldenSet, tmp_path: Path) -> None:
+    """Small files share parts, oldest first, each file's entries in (slot, position)
+    order; the newest file and large ones have parts of their own."""
     out = tmp_path / "ds"
     export_store(golden.store_dir, out, **_geo(golden))
     assert sorted(p.name for p in (out / "files").iterdir()) == ["part-00000.parquet"]
+    counts = [entry_count(p) for p in golden.file_paths]
+    groups = plan_groups(counts)
+    assert groups[-1] == range(len(counts) - 1, len(counts))  # the newest alone
+    manifest = read_manifest(out)
     for table in ("slots", "entries"):
         parts = sorted((out / table).iterdir())
-        want = [f"part-{i:05d}.parquet" for i in range(len(golden.files))]
-        assert [p.name for p in parts] == want
-        for part, name in zip(parts, golden.files, strict=True):
+        assert [p.name for p in parts] == [f"part-{g.start:05d}.parquet" for g in groups]
+        for part, g in zip(parts, groups, strict=True):
             t = pq.read_table(part)
-            assert set(t.column("file_name").to_pylist()) <= {name}
+            names = t.column("file_name").to_pylist()
+            members = [golden.files[i] for i in g]
+            assert set(names) <= set(members)
+            assert names == sorted(names, key=members.index)  # file after file
             if table == "entries" and t.num_rows:
                 keys = list(
-                    zip(t.column("slot").to_pylist(), t.column("position").to_pylist(), strict=True)
+                    zip(names, t.column("slot").to_pylist(), t.column("position").to_pylist())
                 )
-                assert keys == sorted(keys)
+                assert keys == sorted(keys, key=lambda k: (members.index(k[0]), k[1], k[2]))
                 md = pq.ParquetFile(part).metadata.row_group(0)
-                assert md.sorting_columns is not None and len(md.sorting_columns) == 2
+                assert bool(md.sorting_columns) == (len(g) == 1)
+            for i in g:  # the manifest names each file's parts
+                (info,) = [
+                    f for f in manifest["source"]["files"] if f["file_name"] == golden.files[i]
+                ]
+                assert f"{table}/{part.name}" in info["parts"]
+
+
+def test_plan_groups() -> None:
+    big = GROUP_ENTRIES
+    assert plan_groups([]) == []
+    assert plan_groups([5]) == [range(0, 1)]
+    assert plan_groups([5, 5, 5]) == [range(0, 2), range(2, 3)]
+    # a large file alone; groups never pass GROUP_ENTRIES
+    assert plan_groups([1, big, 1, 1, 1]) == [
+        range(0, 1),
+        range(1, 2),
+        range(2, 4),
+        range(4, 5),
+    ]
+    assert plan_groups([big - 1, 2, 1, 0, 7]) == [range(0, 1), range(1, 4), range(4, 5)]
+    every = plan_groups([3] * 10_000)
+    assert [i for g in every for i in g] == list(range(10_000))
+    assert all(3 * len(g) <= big for g in every)
 
 
 def test_export_one_file(golden: GoldenSet, tmp_path: Path) -> None:
@@ -139,15 +175,15 @@ def test_interrupted_export_leaves_nothing(
         export_store(store, out, hash_slot_num=16, index_num=64)
         before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
     calls: list[Path] = []
-    real = pq.ParquetWriter.write_batch
+    real = pq.ParquetWriter.write_table  # write_batch writes through it too
 
-    def flaky(self: pq.ParquetWriter, batch: pa.RecordBatch, *a: object, **k: object) -> None:
+    def flaky(self: pq.ParquetWriter, table: pa.Table, *a: object, **k: object) -> None:
         calls.append(Path(self.where))
         if len(calls) == 4:  # midway: after some parts are complete
             raise exc
-        real(self, batch, *a, **k)
+        real(self, table, *a, **k)
 
-    monkeypatch.setattr(pq.ParquetWriter, "write_batch", flaky)
+    monkeypatch.setattr(pq.ParquetWriter, "write_table", flaky)
     with pytest.raises(type(exc)):
         export_store(store, out, overwrite=overwrite, hash_slot_num=16, index_num=64)
     assert len(calls) == 4

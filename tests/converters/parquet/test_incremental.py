@@ -259,6 +259,28 @@ def test_deleted_files_kept_or_pruned(tmp_path: Path) -> None:
     _same_as_full(store, ds, tmp_path)
 
 
+def test_file_of_a_shared_part_exported_again(tmp_path: Path) -> None:
+    """Small files share parts; one of them replaced (and exported again) or deleted
+    (and pruned) takes its rows out of the shared part, the others' rows stay."""
+    store, ds, other = tmp_path / "store", tmp_path / "ds", tmp_path / "other"
+    _append(store, 0, 200)
+    export_store(store, ds, hash_slot_num=SLOTS, index_num=INDEX)
+    files = sorted(store.iterdir())
+    infos = {f["file_name"]: f for f in read_manifest(ds)["source"]["files"]}
+    shared = set(infos[files[1].name]["parts"]) & set(infos[files[2].name]["parts"])
+    assert len(shared) == 2  # the slots and the entries part of both
+    _append(other, 3, 203)  # the same shape, other offsets: a replaced file
+    os.replace(sorted(other.iterdir())[1], files[1])
+    files[3].unlink()
+    result = sync_store(
+        store, ds, hash_slot_num=SLOTS, index_num=INDEX, reexport_changed=True, prune_deleted=True
+    )
+    assert result.reexported == [files[1].name] and result.pruned == [files[3].name]
+    _same_as_full(store, ds, tmp_path)
+    infos = {f["file_name"]: f for f in read_manifest(ds)["source"]["files"]}
+    assert not shared & set(infos[files[2].name]["parts"])  # its rows moved to a new part
+
+
 START = 1_709_251_200_000
 
 
