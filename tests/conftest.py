@@ -55,3 +55,28 @@ def generated_dataset(generated: GeneratedStore, tmp_path_factory: pytest.TempPa
         generated.store, out, hash_slot_num=generated.hash_slot_num, index_num=generated.index_num
     )
     return out
+
+
+def pytest_assertrepr_compare(op: str, left: object, right: object) -> list[str] | None:
+    """Two long byte strings that differ: where, not a dump of both.
+
+    pytest prints every byte of both sides on CI (it does not shorten there); for an index
+    file of a megabyte that is tens of thousands of lines and the failing test's name
+    scrolls away.  The first differing offset is named, with the index-file region it
+    falls in (header, slot table or entry) for a reader who compares index files.
+    """
+    if op != "==" or not isinstance(left, bytes) or not isinstance(right, bytes):
+        return None
+    if max(len(left), len(right)) <= 256:
+        return None
+    at = next(
+        (i for i, (a, b) in enumerate(zip(left, right, strict=False)) if a != b),
+        min(len(left), len(right)),
+    )
+    lines = [
+        f"{len(left)} bytes == {len(right)} bytes",
+        f"first difference at offset {at}: {left[at : at + 16]!r} != {right[at : at + 16]!r}",
+    ]
+    if at < 40:
+        lines.append("(bytes 0..39: an index file's header)")
+    return lines

@@ -44,13 +44,19 @@ What this exporter also does, and why (numbers in the converters README, measure
 ``benchmarks/bench_export.py``):
 
 * one Parquet file per native file and table, named ``part-NNNNN.parquet`` with NNNNN the
-  file's rank oldest first (``files/part-00000.parquet`` holds every files row); a large
-  file exported alone (a store of one file) has its entries in consecutive ranges of its
+  file's rank oldest first (``files/part-00000.parquet`` holds every files row), except
+  that small files share parts (:func:`plan_groups`): files of fewer than
+  :data:`GROUP_ENTRIES` entries other than the newest are gathered, file after file, into
+  one part per table named after the first one's rank, so thousands of small files make a
+  few parts (DuckDB's and Spark's memory grow with the parts they plan over); the
+  manifest lists each file's parts (``source.files[].parts``).  A large file exported
+  alone (a store of one file) has its entries in consecutive ranges of its
   order, one part per export thread (two by default: ``part-NNNNN.parquet`` and
   ``part-NNNNN-1.parquet``), written at once;
 * entries sorted by ``(slot, position)`` within each file, recorded as Parquet
-  ``sorting_columns``: a lookup ``WHERE slot = h % hash_slot_num AND key_hash = h`` (the
-  chain walk needs the whole slot anyway) prunes to one row group by min/max statistics,
+  ``sorting_columns`` on a file's own parts: a lookup
+  ``WHERE slot = h % hash_slot_num AND key_hash = h`` (the chain walk needs the whole
+  slot anyway) prunes to one row group by min/max statistics,
   and rows come out in chain order reversed (ascending position within a slot);
 * row groups of :data:`ROW_GROUP_ROWS` (128 Ki) rows, statistics and the page index on,
   a Parquet bloom filter on ``key_hash`` (so ``WHERE key_hash = h`` alone also skips row

@@ -31,6 +31,7 @@ __all__ = [
     "hadoop_literal",
     "not_committed",
     "single_file_name",
+    "split_by_file",
     "table_parts",
 ]
 
@@ -222,24 +223,31 @@ class FileRows:
         return out
 
     def _load(self, path: Path) -> dict[str, Any]:
-        import numpy as np
-        import pyarrow.compute as pc
         import pyarrow.parquet as pq
 
-        table = pq.read_table(path)
-        names = pc.dictionary_encode(table.column("file_name")).combine_chunks()
-        codes = names.indices.to_numpy(zero_copy_only=False)
-        order = np.argsort(codes, kind="stable")
-        bounds = np.flatnonzero(np.diff(codes[order])) + 1
-        split: dict[str, Any] = {}
-        for run in np.split(order, bounds) if len(order) else []:
-            key = str(names.dictionary[int(codes[run[0]])])
-            contiguous = len(run) and run[-1] - run[0] + 1 == len(run)
-            split[key] = table.slice(int(run[0]), len(run)) if contiguous else table.take(run)
+        split = split_by_file(pq.read_table(path))
         while len(self._split) >= self._keep:
             self._split.pop(next(iter(self._split)))
         self._split[path] = split
         return split
+
+
+def split_by_file(table: Any) -> dict[str, Any]:
+    """The rows of a table with a ``file_name`` column, by file name (a slice where the
+    file's rows are contiguous, as exporters write them; a copy otherwise)."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    names = pc.dictionary_encode(table.column("file_name")).combine_chunks()
+    codes = names.indices.to_numpy(zero_copy_only=False)
+    order = np.argsort(codes, kind="stable")
+    bounds = np.flatnonzero(np.diff(codes[order])) + 1
+    split: dict[str, Any] = {}
+    for run in np.split(order, bounds) if len(order) else []:
+        key = str(names.dictionary[int(codes[run[0]])])
+        contiguous = run[-1] - run[0] + 1 == len(run)
+        split[key] = table.slice(int(run[0]), len(run)) if contiguous else table.take(run)
+    return split
 
 
 def _name_range(path: Path) -> tuple[str | None, str | None]:

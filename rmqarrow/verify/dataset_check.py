@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from rmqarrow.converters.parquet.parts import table_parts
+from rmqarrow.converters.parquet.parts import split_by_file, table_parts
 from rmqarrow.format.layout import map_regions
 from rmqarrow.index.indexfile import IndexFile
 
@@ -82,6 +82,9 @@ class _TableIndex:
     table: str
     counts: dict[str, int] = field(default_factory=dict)
     parts: dict[str, list[str]] = field(default_factory=dict)
+    #: the row groups read last, kept: a part shared by small files holds many files in
+    #: one row group, which the files after each other then read once
+    _last: tuple[tuple[str, tuple[int, ...]], Any] | None = None
 
     def add(self, name: str, rows: int, part: str) -> None:
         self.counts[name] = self.counts.get(name, 0) + rows
@@ -116,8 +119,15 @@ class _TableIndex:
                         or _admits(meta.row_group(g).column(names.index("slot")), slots)
                     )
                 ]
-                if groups:
-                    tables.append(f.read_row_groups(groups, use_threads=False))
+                if not groups:
+                    continue
+                key = (part, tuple(groups))
+                if self._last is None or self._last[0] != key:
+                    read = f.read_row_groups(groups, use_threads=False)
+                    self._last = (key, split_by_file(read))
+                mine = self._last[1].get(name)
+                if mine is not None:
+                    tables.append(mine)
         rows = pa.concat_tables(tables) if tables else schema.empty_table()
         return rows.filter(filter)
 

@@ -61,13 +61,12 @@ def test_parts_not_matching_the_manifest_are_refused(
     tmp_path: Path, change: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     ds = _dataset(tmp_path)
-    part = ds / "entries" / "part-00001.parquet"
+    other, part = sorted((ds / "entries").glob("*.parquet"))[:2]
     if change == "extra":
-        shutil.copy(part, ds / "entries" / "part-00001 (copy).parquet")
+        shutil.copy(part, ds / "entries" / f"{part.stem} (copy).parquet")
     elif change == "missing":
         part.unlink()
     else:
-        other = ds / "entries" / "part-00000.parquet"
         shutil.copy(other, part)
     with pytest.raises(DatasetError, match="manifest"):
         duckdb_sql.connect(ds)
@@ -104,7 +103,7 @@ def test_checksum_catches_a_same_size_change(tmp_path: Path) -> None:
     """A byte flipped inside a data page: same size, same footer; the full checksum of
     import and verify sees it."""
     ds = _dataset(tmp_path)
-    part = ds / "slots" / "part-00001.parquet"
+    part = sorted((ds / "slots").glob("*.parquet"))[1]
     data = bytearray(part.read_bytes())
     data[40] ^= 0xFF  # inside the first column chunk, far from the footer
     part.write_bytes(bytes(data))

@@ -21,6 +21,7 @@ import pytest
 from golden_data import golden_set
 from rmqarrow.converters.duckdb import sql as duckdb_sql
 from rmqarrow.converters.duckdb import stats
+from rmqarrow.converters.parquet import export as export_mod
 from rmqarrow.converters.parquet import stats_pass
 from rmqarrow.converters.parquet.export import export_store
 from rmqarrow.converters.parquet.parts import duckdb_literal, table_parts
@@ -29,6 +30,31 @@ import rmqarrow
 from rmqarrow.errors import DiskFullError
 from rmqarrow.format.layout import Geometry
 from rmqarrow.testing import write_random_store
+
+GROUPED = export_mod.GROUP_ENTRIES
+
+
+@pytest.fixture(autouse=True)
+def _own_parts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every file in parts of its own, as a store of full files is exported: the layout
+    the streamed passes read (small files share parts, which the SQL answers)."""
+    monkeypatch.setattr(export_mod, "GROUP_ENTRIES", 0)
+
+
+def test_shared_parts_answered_by_sql_alike(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = tmp_path / "store"
+    write_random_store(store, Geometry(64, 256), [200, 150, 0, 90, 120], seed=11)
+    own = _export(store, tmp_path / "own", Geometry(64, 256))
+    monkeypatch.setattr(export_mod, "GROUP_ENTRIES", GROUPED)
+    shared = _export(store, tmp_path / "shared", Geometry(64, 256))
+    assert len(table_parts(shared, "entries")) == 2  # four small files together, the newest
+    assert stats_pass.scan(shared) is None
+    by_sql = stats.collect(duckdb_sql.connect(shared), dataset=shared)
+    streamed = stats.collect(duckdb_sql.connect(own), dataset=own)
+    for field in ("summary", "files", "slot_load", "chain_depth", "hot_keys", "chain_check"):
+        _same(getattr(by_sql, field), getattr(streamed, field))
 
 
 def _same(a: Any, b: Any) -> None:

@@ -67,6 +67,15 @@ def test_not_an_index_file(tmp_path: Path) -> None:
         duckdb_sql.connect(tmp_path)
 
 
+@pytest.fixture
+def own_parts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each file in parts of its own (as full files are exported; small ones share)."""
+    from rmqarrow.converters.parquet import export
+
+    monkeypatch.setattr(export, "GROUP_ENTRIES", 0)
+
+
+@pytest.mark.usefixtures("own_parts")
 def test_exported_dataset_reads_ranks_without_names(tmp_path: Path) -> None:
     from rmqarrow.converters.parquet.export import export_store
 
@@ -81,6 +90,7 @@ def test_exported_dataset_reads_ranks_without_names(tmp_path: Path) -> None:
         assert duckdb_sql.answer_queries(con, g.queries) == g.expected
 
 
+@pytest.mark.usefixtures("own_parts")
 def test_parts_naming_a_file_the_files_table_lacks(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -76,7 +76,12 @@ def test_layout_parts_entries_sorted(golden: GoldenSet, tmp_path: Path) -> None:
             assert names == sorted(names, key=members.index)  # file after file
             if table == "entries" and t.num_rows:
                 keys = list(
-                    zip(names, t.column("slot").to_pylist(), t.column("position").to_pylist())
+                    zip(
+                        names,
+                        t.column("slot").to_pylist(),
+                        t.column("position").to_pylist(),
+                        strict=True,
+                    )
                 )
                 assert keys == sorted(keys, key=lambda k: (members.index(k[0]), k[1], k[2]))
                 md = pq.ParquetFile(part).metadata.row_group(0)
