@@ -2,10 +2,11 @@
 
 Writes the dataset :func:`rmqarrow.converters.parquet.export.export_store` writes (layout
 version 1: ``files/``, ``slots/``, ``entries/`` with one ``part-NNNNN.parquet`` per native
-file and table, entries sorted by ``(slot, position)``, and the ``_rmqarrow.json``
-manifest), because each Spark task runs the local exporter's own per-file writers on one
-file.  The one difference: a local export of a single large file splits its entries into
-one part per export thread; a Spark task writes one (the tables' rows are the same).  The
+file and table, or per run of small files, entries sorted by ``(slot, position)`` within
+each file, and the ``_rmqarrow.json`` manifest), because each Spark task runs the local
+exporter's own writers on one file or one run of small files.  The one difference: a
+local export of a single large file splits its entries into one part per export thread;
+a Spark task writes one (the tables' rows are the same).  The
 driver plans (geometry and header checks), then writes ``files/`` and the manifest.
 
 Atomicity is the local exporter's: everything is written into a hidden sibling of
@@ -39,11 +40,12 @@ if TYPE_CHECKING:
 __all__ = ["export_store", "main", "on_executor", "raise_task_error", "run_tasks"]
 
 
-def _export_one(task: tuple[int, str, int, int, str, bool]) -> dict[str, Any]:
-    """Spark task: export one native file's ``slots`` and ``entries`` parts.
+def _export_one(task: tuple[int, list[tuple[str, int, int]], str, bool]) -> dict[str, Any]:
+    """Spark task: export one native file's ``slots`` and ``entries`` parts, or one run of
+    small files' shared parts (:func:`rmqarrow.converters.parquet.export.plan_groups`).
 
-    Returns its ``files`` row, manifest entry and row counts, or the rmqarrow error it
-    hit (class name and message) so the driver can raise the same error.
+    Returns their ``files`` rows, manifest entries and row counts, or the rmqarrow error
+    it hit (class name and message) so the driver can raise the same error.
     """
     from rmqarrow.converters.arrow.scan import files_batch
     from rmqarrow.converters.parquet.export import (
@@ -51,33 +53,57 @@ def _export_one(task: tuple[int, str, int, int, str, bool]) -> dict[str, Any]:
         export_file_entries,
         export_file_slots,
         snapshot,
+        write_group,
     )
     from rmqarrow.converters.parquet.manifest import source_file_info
 
     from rmqarrow._progress import Progress
     from rmqarrow.format.layout import Geometry, check_header, map_regions
 
-    rank, path_text, hash_slot_num, index_num, tmp_text, on_cluster = task
-    path, tmp = Path(path_text), Path(tmp_text)
+    rank, files, tmp_text, on_cluster = task
+    paths, tmp = [Path(t) for t, _, _ in files], Path(tmp_text)
+    part = f"part-{rank:05d}.parquet"
+    quiet = Progress(None, "export")
     try:
-        geometry = Geometry(hash_slot_num, index_num)
+        geometries = [Geometry(s, n) for _, s, n in files]
+        if len(paths) > 1:
+            group = write_group(paths, geometries, tmp, part, quiet)
+            return {
+                "rank": rank,
+                "files_rows": pa_rows(group.files),
+                "infos": group.infos,
+                "slots": group.slots,
+                "entries": group.entries,
+            }
+        (path,), (geometry,) = paths, geometries
+        hash_slot_num, index_num = geometry.hash_slot_num, geometry.index_num
         m = map_regions(path, geometry, writable=False)
         try:
             check_header(path, geometry, m.header)
             m = snapshot(m)  # as the Parquet export: damaged slot heads read as RocketMQ does
             check_exportable(m)
             files_row = files_batch(m, path.name).to_pylist()[0]
-            part = f"part-{rank:05d}.parquet"
-            quiet = Progress(None, "export")
             slots = export_file_slots(m, tmp / "slots" / part)
             entries = export_file_entries(m, tmp / "entries" / part, quiet)
             info = source_file_info(path, hash_slot_num, index_num, int(m.header["index_count"][0]))
+            info["parts"] = [f"entries/{part}", f"slots/{part}"]
         finally:
             m.close()
     except RmqArrowError as exc:
         message = on_executor(exc) if on_cluster else str(exc)
         return {"error": type(exc).__name__, "message": message}
-    return {"rank": rank, "files_row": files_row, "info": info, "slots": slots, "entries": entries}
+    return {
+        "rank": rank,
+        "files_rows": [files_row],
+        "infos": [info],
+        "slots": slots,
+        "entries": entries,
+    }
+
+
+def pa_rows(batches: Sequence[Any]) -> list[dict[str, Any]]:
+    """The rows of record batches as dicts (what a task sends back to the driver)."""
+    return [row for b in batches for row in b.to_pylist()]
 
 
 def on_executor(exc: RmqArrowError) -> str:
@@ -140,7 +166,8 @@ def export_store(
 ) -> None:
     """Export every index file of ``store_dir`` to the Parquet dataset ``out_dir`` on Spark.
 
-    One task per native file (largest first); the tables equal the local exporter's.
+    One task per native file, or per run of small files sharing parts (largest first);
+    the tables and parts equal the local exporter's.
     ``commitlog`` (a broker's ``store/commitlog``) also writes the ``messages/`` table, a
     task and a part per CommitLog file (:mod:`rmqarrow.converters.spark.messages_export`),
     recorded in the manifest as the local exporter does.
@@ -154,7 +181,9 @@ def export_store(
         ENTRIES_ORDER,
         PARQUET_OPTIONS,
         ROW_GROUP_ROWS,
+        entry_count,
         parquet_writer,
+        plan_groups,
     )
     from rmqarrow.converters.parquet.manifest import new_manifest, write_manifest
     from rmqarrow.converters.schema import SCHEMAS
@@ -175,27 +204,38 @@ def export_store(
     with atomic_dir(out_dir, overwrite=overwrite) as tmp:
         for sub in ("files", "slots", "entries"):
             (tmp / sub).mkdir()
+        groups = plan_groups([entry_count(p) for p in paths])
         tasks = [
-            (rank, str(p.absolute()), g.hash_slot_num, g.index_num, str(tmp), on_cluster)
-            for rank, (p, g) in enumerate(zip(paths, geometries, strict=True))
+            (
+                g.start,
+                [
+                    (str(paths[i].absolute()), geometries[i].hash_slot_num, geometries[i].index_num)
+                    for i in g
+                ],
+                str(tmp),
+                on_cluster,
+            )
+            for g in groups
         ]
-        tasks.sort(key=lambda t: -Path(t[1]).stat().st_size)
+        tasks.sort(key=lambda t: -sum(Path(p).stat().st_size for p, _, _ in t[1]))
         results = run_tasks(spark, _export_one, tasks)
         results.sort(key=lambda r: int(r["rank"]))
         if not paths:
             for sub in ("slots", "entries"):
                 pq.write_table(SCHEMAS[sub].empty_table(), tmp / sub / "part-00000.parquet")
-        files = pa.Table.from_pylist([r["files_row"] for r in results], schema=SCHEMAS["files"])
+        files = pa.Table.from_pylist(
+            [row for r in results for row in r["files_rows"]], schema=SCHEMAS["files"]
+        )
         with parquet_writer(tmp / "files" / "part-00000.parquet", "files") as w:
             w.write_table(files)
         rows = {
-            "files": len(results),
+            "files": files.num_rows,
             "slots": sum(int(r["slots"]) for r in results),
             "entries": sum(int(r["entries"]) for r in results),
         }
         manifest = new_manifest(
             source,
-            [r["info"] for r in results],
+            [info for r in results for info in r["infos"]],
             rows,
             writer=f"rmqarrow {__version__} rmqarrow.converters.spark.export (spark "
             f"{spark.version}, {spark.sparkContext.master})",
