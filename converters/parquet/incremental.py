@@ -73,7 +73,7 @@ from rmqarrow.converters.parquet.manifest import (
     source_file_info,
     switch_manifest,
 )
-from rmqarrow.converters.parquet.parts import not_committed, single_file_name
+from rmqarrow.converters.parquet.parts import RUN_PART, not_committed, single_file_name
 from rmqarrow.converters.schema import SCHEMAS
 
 from rmqarrow._crash import crash_point
@@ -210,6 +210,16 @@ def _record_full_commitlog(out: Path, manifest: dict[str, Any]) -> None:
         return
     manifest["tables"]["messages"]["next_offset"] = next_offset
     switch_manifest(out, manifest)
+
+
+#: The largest part :meth:`_Run._merge_plan` merges a growing file's parts into (rows).
+MERGE_ROWS = GROUP_ENTRIES
+
+
+def _part_order(rel: str) -> tuple[int, str]:
+    """Parts in the order they were written: a full export's first, then by run."""
+    m = RUN_PART.match(rel.rsplit("/", 1)[-1])
+    return (int(m.group(1)) if m else 0, rel)
 
 
 def _same_header(path: Path, rec: dict[str, Any]) -> bool:
@@ -426,11 +436,15 @@ class _Run:
                     assert rec is not None
                     old = max(int(rec["index_count"]), 1)
                     written = [self._slots_part(m, stem)]
-                    if count > old:
-                        written.append(self._entries_range(m, old, count, stem))
-                    entries += count - old
                     drop(p.name, [r for r in owned.get(p.name, []) if r.startswith("slots/")])
                     kept = [r for r in owned.get(p.name, []) if not r.startswith("slots/")]
+                    if count > old:
+                        mine = [r for r in kept if holders.get(r) == {p.name}]
+                        merged = self._merge_plan(mine, count - old)
+                        written.append(self._entries_range(m, old, count, stem, merged))
+                        self.superseded.update(merged)
+                        kept = [r for r in kept if r not in merged]
+                    entries += count - old
                     grown.append(p.name)
                 else:
                     written = [self._slots_part(m, stem), self._entries_whole(m, stem)]
@@ -591,42 +605,62 @@ class _Run:
         export_file_entries(m, path, Progress(count - 1, "export", "entries"), None, 1, 1)
         return self._record(path)
 
-    def _entries_range(self, m: MappedIndex, first: int, stop: int, stem: str) -> str:
+    def _merge_plan(self, mine: list[str], new_rows: int) -> list[str]:
+        """Which of a growing file's own ``entries`` parts (``mine``) its new range is
+        written together with.
+
+        Each run adds a part of the positions past the last; a file followed for hours
+        would end with one part a round, and readers' cost grows with the parts.  So the
+        newest parts are merged in while the next older one is no larger than what is
+        merged so far (up to :data:`MERGE_ROWS` rows): parts then at least double in
+        size from newest to oldest, a file keeps a logarithmic number of them, and each
+        entry is rewritten a logarithmic number of times.
+        """
+        rows = {str(r["path"]): int(r["rows"]) for r in self.manifest["parts"]}
+        merged, take = new_rows, []
+        for rel in sorted(mine, key=_part_order, reverse=True):
+            size = rows.get(rel)
+            if size is None or size > merged or merged + size > MERGE_ROWS:
+                break
+            take.append(rel)
+            merged += size
+        return take
+
+    def _entries_range(
+        self, m: MappedIndex, first: int, stop: int, stem: str, merged: Collection[str] = ()
+    ) -> str:
         """Positions ``first .. stop - 1`` of ``m`` as one entries part, in (slot,
-        position) order (the positions past what the dataset holds)."""
+        position) order (the positions past what the dataset holds), with the rows of
+        the parts ``merged`` (the file's own older parts) merged in."""
         path = self.out / "entries" / f"{stem}.parquet"
+        tables = [pq.read_table(self.out / rel, schema=SCHEMAS["entries"]) for rel in merged]
+        rows = pa.concat_tables([*tables, self._range_table(m, first, stop)])
+        rows = rows.sort_by([(c, "ascending") for c in ENTRIES_ORDER])
+        with parquet_writer(path, "entries", ENTRIES_ORDER) as w:
+            w.write_table(rows, row_group_size=ROW_GROUP_ROWS)
+        return self._record(path)
+
+    def _range_table(self, m: MappedIndex, first: int, stop: int) -> pa.Table:
+        """Positions ``first .. stop - 1`` of ``m`` as an ``entries`` table."""
         e = m.entries[first:stop]
         key_hash = e["key_hash"].astype(np.int32)
-        slot = np.fmod(key_hash, np.int32(m.geometry.hash_slot_num)).astype(np.int32)
-        order = np.lexsort((np.arange(len(e)), slot))
-        position = (np.arange(first, stop, dtype=np.int64)[order]).astype(np.int32)
-        time_diff = e["time_diff"].astype(np.int32)[order]
+        time_diff = e["time_diff"].astype(np.int32)
         begin = np.int64(m.header["begin_timestamp"][0])
         with np.errstate(over="ignore"):
             ts = begin + time_diff.astype(np.int64) * np.int64(1000)
-        columns: list[np.ndarray] = [
-            position,
-            key_hash[order],
-            slot[order],
-            e["phy_offset"].astype(np.int64)[order],
-            time_diff,
-            ts,
-            e["prev_index"].astype(np.int32)[order],
-        ]
-        schema = SCHEMAS["entries"]
-        with parquet_writer(path, "entries", ENTRIES_ORDER) as w:
-            if stop <= first:
-                w.write_table(schema.empty_table())
-            for lo in range(0, stop - first, ROW_GROUP_ROWS):
-                hi = min(lo + ROW_GROUP_ROWS, stop - first)
-                w.write_batch(
-                    pa.RecordBatch.from_arrays(
-                        [repeated_string(m.path.name, hi - lo), *(c[lo:hi] for c in columns)],
-                        schema=schema,
-                    ),
-                    row_group_size=ROW_GROUP_ROWS,
-                )
-        return self._record(path)
+        return pa.Table.from_arrays(
+            [
+                repeated_string(m.path.name, stop - first),
+                pa.array(np.arange(first, stop, dtype=np.int32)),
+                pa.array(key_hash),
+                pa.array(np.fmod(key_hash, np.int32(m.geometry.hash_slot_num)).astype(np.int32)),
+                pa.array(e["phy_offset"].astype(np.int64)),
+                pa.array(time_diff),
+                pa.array(ts),
+                pa.array(e["prev_index"].astype(np.int32)),
+            ],
+            schema=SCHEMAS["entries"],
+        )
 
     def _files_part(self, rows: dict[str, pa.RecordBatch], pruned: set[str]) -> str:
         """The ``files`` table as one new part: the old rows of files neither changed nor

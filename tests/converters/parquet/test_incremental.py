@@ -34,7 +34,7 @@ from rmqarrow.commitlog import CommitLogWriter, Message
 from rmqarrow.errors import StoreChangedError
 from rmqarrow.format.layout import HEADER_DTYPE
 from rmqarrow.format.queries import Query
-from rmqarrow.index.service import answer_queries
+from rmqarrow.index.service import IndexService, answer_queries
 
 SLOTS, INDEX = 16, 64  # 63 entries a file: a writer rolls to a new file every 31 records
 GEO = ["--hash-slot-num", str(SLOTS), "--index-num", str(INDEX)]
@@ -279,6 +279,43 @@ def test_file_of_a_shared_part_exported_again(tmp_path: Path) -> None:
     _same_as_full(store, ds, tmp_path)
     infos = {f["file_name"]: f for f in read_manifest(ds)["source"]["files"]}
     assert not shared & set(infos[files[2].name]["parts"])  # its rows moved to a new part
+
+
+def test_a_followed_file_keeps_few_parts(tmp_path: Path) -> None:
+    """A file that grows a little every round keeps a logarithmic number of parts (its
+    newest parts merged), not one a round, and the dataset stays the store's."""
+    store, ds = tmp_path / "store", tmp_path / "ds"
+    s = IndexService(store, SLOTS, 4096, 1 << 20)  # one file that does not fill up
+    s.load()
+    try:
+        rounds = 64
+        for r in range(rounds):
+            a = 5 * r
+            s.build_index_batch(
+                pa.table(
+                    {
+                        "topic": ["T"] * 5,
+                        "keys": [f"k{i % KEYS}" for i in range(a, a + 5)],
+                        "uniq_key": [f"u{i}" for i in range(a, a + 5)],
+                        "commit_log_offset": pa.array([1000 + 100 * i for i in range(a, a + 5)]),
+                        "store_timestamp": pa.array([START + i for i in range(a, a + 5)]),
+                        "sys_flag": pa.array([0] * 5, pa.int32()),
+                    }
+                )
+            )
+            s.flush()
+            sync_store(store, ds, hash_slot_num=SLOTS, index_num=4096)
+            parts = [r for r in read_manifest(ds)["parts"] if r["path"].startswith("entries/")]
+            assert len(parts) <= 2 + (r + 1).bit_length(), [p["rows"] for p in parts]
+    finally:
+        s.close()
+    rows = sorted((int(p["rows"]) for p in parts), reverse=True)
+    assert sum(rows) == 2 * 5 * rounds
+    back = tmp_path / "back"
+    import_dataset(ds, back)
+    assert [p.read_bytes() for p in back.iterdir()] == [p.read_bytes() for p in store.iterdir()]
+    native = answer_queries(store, QUERIES, hash_slot_num=SLOTS, index_num=4096)
+    assert duckdb_answers(store, QUERIES, dataset=ds) == native and any(native)
 
 
 START = 1_709_251_200_000
