@@ -13,7 +13,10 @@ Offsets say how far each source has read, and are all a restart needs:
   the writer moves the header last, so every entry below it is complete) and the physical
   offset of its first entry, which tells a file replaced under the same name from the one
   read.  A file that appears is read from its first entry; a file the broker deleted drops
-  out of the offset; a file holding fewer committed entries than already read, or another
+  out of the offset (entries of it the query had planned but not read, when the broker
+  expired it first, are skipped with a warning naming how many: they cannot be read
+  any more, and failing would fail every restart of that batch); a file holding fewer
+  committed entries than already read, or another
   first entry, stops the query with :class:`StoreWentBackwardsError` (start over on a new
   checkpoint).
 * ``rocketmq-commitlog``: the physical offset just past the last complete record.  In the
@@ -116,18 +119,35 @@ class _FileState:
 
 
 def _file_state(path: Path, hash_slot_num: int | None, index_num: int | None) -> _FileState:
-    from rmqarrow.converters.arrow.tables import geometry_of
+    """The header and the first entry's offset, read with two small reads: every trigger
+    looks at every file, and mapping each one cost more than the reads (a store of
+    thousands of files)."""
+    import numpy as np
 
-    from rmqarrow.format.layout import check_header, map_regions
+    from rmqarrow.format.layout import (
+        ENTRY_DTYPE,
+        HEADER_DTYPE,
+        HEADER_SIZE,
+        INDEX_SIZE,
+        check_header,
+        check_size,
+        resolve_geometry,
+    )
 
-    geometry = geometry_of(path, hash_slot_num, index_num)
-    mapped = map_regions(path, geometry, writable=False)
+    fd = os.open(path, os.O_RDONLY)
     try:
-        check_header(path, geometry, mapped.header)
-        entries = max(int(mapped.header[0]["index_count"]) - 1, 0)
-        first = int(mapped.entries[1]["phy_offset"]) if entries else 0
+        size = os.fstat(fd).st_size
+        geometry = resolve_geometry(size, hash_slot_num, index_num)[0]
+        check_size(path, size, geometry)
+        header = np.frombuffer(os.pread(fd, HEADER_SIZE, 0), HEADER_DTYPE)
+        check_header(path, geometry, header)
+        entries = max(int(header[0]["index_count"]) - 1, 0)
+        first = 0
+        if entries:
+            raw = os.pread(fd, INDEX_SIZE, geometry.entries_offset + INDEX_SIZE)
+            first = int(np.frombuffer(raw, ENTRY_DTYPE)[0]["phy_offset"])
     finally:
-        mapped.close()
+        os.close(fd)
     return _FileState(entries, first)
 
 
@@ -240,7 +260,20 @@ class IndexStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             if last <= first:
                 continue
             path = Path(self.path) / name
-            geometry = geometry_of(path, self.hash_slot_num, self.index_num)
+            try:
+                geometry = geometry_of(path, self.hash_slot_num, self.index_num)
+            except FileNotFoundError:
+                # the broker expired it after the offset was taken (a query stopped for
+                # longer than the store keeps files): those entries cannot be read now
+                _log.warning(
+                    "%s: deleted from the store before the stream read entries %d..%d; "
+                    "%d entries lost to this query",
+                    path,
+                    first + 1,
+                    last,
+                    last - first,
+                )
+                continue
             # entry n (1-based) is at position n: read positions first+1 .. last
             for lo in range(first + 1, last + 1, self.piece_rows):
                 hi = min(lo + self.piece_rows, last + 1)
@@ -259,6 +292,16 @@ class IndexStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
         piece: Piece = partition.value
         rows = 0
+        if not Path(piece.path).exists():  # deleted between planning and reading
+            _log.warning(
+                "%s: deleted from the store before the stream read entries %d..%d; "
+                "%d entries lost to this query",
+                piece.path,
+                piece.start,
+                piece.stop - 1,
+                piece.stop - piece.start,
+            )
+            return
         for batch in piece_batches(
             piece, schema=spark_arrow_schema("entries"), batch_rows=self.batch_rows
         ):

@@ -313,3 +313,40 @@ def test_the_commitlog_offset_stops_before_a_record_being_written(tmp_path: Path
     with open(path, "r+b") as f:
         f.truncate(tail + len(rec) // 2)
     assert commitlog_end_offset(log, 0, mapped_file_size=MAPPED) == tail
+
+
+def test_a_file_deleted_before_it_was_read_is_a_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The offset a query took names a file the broker then expired: planning (and a task
+    that comes too late) warns how many entries are lost and reads on, rather than failing
+    the query on every restart of the same batch."""
+    import logging
+    import shutil
+
+    from golden_data import golden_set
+    from rmqarrow.converters.spark.streaming import IndexStreamReader
+
+    g = golden_set("rolling")
+    store = tmp_path / "store"
+    shutil.copytree(g.store_dir, store)
+    reader = IndexStreamReader(
+        {"path": str(store), "hash_slot_num": str(g.hash_slot_num), "index_num": str(g.index_num)}
+    )
+    start = reader.initialOffset()
+    end = reader.latestOffset(start)
+    planned = reader.partitions(start, end)
+    oldest = sorted(store.iterdir())[0]
+    lost = end["files"][oldest.name]["entries"]
+    assert lost > 0
+    oldest.unlink()
+    with caplog.at_level(logging.WARNING, logger="rmqarrow"):
+        again = reader.partitions(start, end)  # a restart re-plans the same batch
+        late = [p for p in planned if p.value.path == str(oldest)]
+        assert late and all(list(reader.read(p)) == [] for p in late)
+    assert len(again) == len(planned) - len(late)
+    assert all(p.value.path != str(oldest) for p in again)
+    said = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert any(f"{oldest}" in m and f"{lost} entries lost" in m for m in said), said
+    rows = sum(b.num_rows for p in again for b in reader.read(p))
+    assert rows == sum(v["entries"] for v in end["files"].values()) - lost
