@@ -489,6 +489,15 @@ def plan_groups(entries: Sequence[int]) -> list[range]:
     return groups
 
 
+#: How many small files' batches a group holds before they are gathered into one.
+_GATHER = 256
+
+
+def _gathered(batches: list[pa.RecordBatch]) -> list[pa.RecordBatch]:
+    """``batches`` as one batch (the same rows)."""
+    return [pa.concat_batches(batches)] if len(batches) > 1 else batches
+
+
 def write_group(
     paths: Sequence[Path],
     geometries: Sequence[Geometry],
@@ -507,7 +516,9 @@ def write_group(
     entries: list[pa.RecordBatch] = []
     infos: list[dict[str, Any]] = []
     spare: list[np.ndarray] = []
-    for p, g in zip(paths, geometries, strict=True):
+    for k, (p, g) in enumerate(zip(paths, geometries, strict=True)):
+        if k and k % _GATHER == 0:  # a small batch costs kilobytes besides its rows
+            files, slots, entries = (_gathered(b) for b in (files, slots, entries))
         mapped = map_regions(p, g, writable=False)
         try:
             m = snapshot(mapped)
@@ -662,6 +673,8 @@ def _export(
             try:
                 for part in _in_order(pool, one, len(groups), workers):
                     file_batches += part.files
+                    if len(file_batches) >= _GATHER:
+                        file_batches = _gathered(file_batches)
                     rows["slots"] += part.slots
                     rows["entries"] += part.entries
                     infos += part.infos
