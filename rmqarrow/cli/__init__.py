@@ -79,6 +79,19 @@ def _unexpected(exc: BaseException) -> str:
     )
 
 
+def _check_geometry_options(args: argparse.Namespace) -> None:
+    """``--hash-slot-num`` / ``--index-num`` must be positive: a mistake on the line (status
+    2), where the library's refusal of the value would read as a failure (status 1)."""
+    for name in ("hash_slot_num", "index_num"):
+        value = getattr(args, name, None)
+        if value is not None and value <= 0:
+            option = "--" + name.replace("_", "-")
+            raise UsageError(
+                f"{option} must be a positive number, got {value}; leave it out to use the "
+                "default or the geometry fitted from the file size"
+            )
+
+
 def _spark_failure(exc: BaseException) -> Exception:
     """Spark's error in one rmqarrow error: an executor's (which path, which executor) or
     the JVM's (its first line and the kept log)."""
@@ -99,6 +112,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = f"rmqarrow {args.command}"
     install_log_handler()
     try:
+        _check_geometry_options(args)
         apply_spark_options(args)
         status: int = args.func(args)
     except UsageError as exc:

@@ -129,6 +129,12 @@ def cmd_query(args: argparse.Namespace) -> int:
     import rmqarrow
     from rmqarrow.store import DatasetStore, IndexStore
 
+    if args.topic is not None and not args.topic.strip():
+        # an unset shell variable, most likely: every kind would look up "#KEY" and find nothing
+        raise UsageError(
+            f"--topic is empty (got {args.topic!r}); give the message's topic, or drop "
+            "--topic and pass --key 'TOPIC#KEY'"
+        )
     source = args.dataset if args.dataset is not None else args.store
     store = rmqarrow.open(
         source,

@@ -110,9 +110,12 @@ def _int_field(i: int, name: str, value: object) -> int:
 def as_queries(queries: Iterable[object]) -> list[Query]:
     """Queries given as :class:`Query` or as tuples ``(key, max_num[, begin[, end]])``,
     checked: a key that is not a ``str``, a count that is not a non-negative int (bools and
-    floats included) or a bound that is not an int is refused naming the query."""
+    floats included) or a bound that is not an int is refused naming the query, and so is
+    a bound in epoch *seconds* (:func:`rmqarrow.format.times.check_epoch_ms`: store times
+    are epoch milliseconds, and the command line refuses such a time too)."""
     from rmqarrow.errors import InvalidKeyError, InvalidValueError
     from rmqarrow.format.java import JAVA_LONG_MAX
+    from rmqarrow.format.times import check_epoch_ms
 
     out: list[Query] = []
     for i, q in enumerate(queries):
@@ -133,6 +136,8 @@ def as_queries(queries: Iterable[object]) -> list[Query]:
         max_num = _int_field(i, "max_num", fields[1])
         begin = _int_field(i, "begin", fields[2]) if len(fields) > 2 else 0
         end = _int_field(i, "end", fields[3]) if len(fields) > 3 else JAVA_LONG_MAX
+        check_epoch_ms(f"query {i}: begin", begin)
+        check_epoch_ms(f"query {i}: end", end)
         if max_num < 0:
             raise InvalidValueError(f"query {i}: max_num must be >= 0, got {max_num}")
         out.append(Query(key, max_num, begin, end))

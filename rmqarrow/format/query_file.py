@@ -4,9 +4,12 @@ The golden fixtures' strict four-column form (:func:`rmqarrow.format.queries.
 read_queries_tsv`) is what machines write; people write less.  A line here holds 1 to 4
 tab-separated columns, ``key [max_num [begin [end]]]``; missing or empty columns take the
 command's defaults, times are epoch ms or ISO 8601 (:func:`rmqarrow.format.times.
-parse_time`), and a first line whose second column is not a number (``key<TAB>max_num...``)
-is a header and skipped; blank lines are skipped too (``#`` starts no comment: ``#`` alone
-is a valid index key, an empty topic and key).
+parse_time`), and a first line whose first column is a header word (``key``,
+``index_key``, ...) or whose second column holds no digit (``key<TAB>max_num...``) is a
+header and skipped; blank lines are skipped too (``#`` starts no comment: ``#`` alone is a
+valid index key, an empty topic and key).  A count with a typo (``1O``, ``-3``) is refused
+naming its line, and so is a file whose only line was taken for a header: silently asking
+nothing would look like an index that holds nothing.
 """
 
 from __future__ import annotations
@@ -58,6 +61,7 @@ def read_query_file(
     p = Path(path)
     text = _read_text(p, "queries file")
     queries: list[Query] = []
+    header: tuple[int, list[str]] | None = None  # the line taken for a header
     for lineno, line in enumerate(text.split("\n"), start=1):
         line = line.rstrip("\r")
         if not line.strip():
@@ -68,14 +72,18 @@ def read_query_file(
                 f"{p}:{lineno}: {len(fields)} tab-separated columns, expected 1 to 4 "
                 "(key, max_num, begin, end)"
             )
-        if not queries and (
-            fields[0].strip().lower() in _HEADER_WORDS
-            or (len(fields) > 1 and fields[1].strip() and not fields[1].strip().isdigit())
-        ):
-            continue  # a header line
+        if not queries and header is None and _is_header(fields):
+            header = (lineno, fields)
+            continue
+        count = fields[1].strip() if len(fields) > 1 else ""
+        if count and not _is_count(count):
+            raise InvalidValueError(
+                f"{p}:{lineno}: max_num {count!r} is not a count; expected an integer >= 0 "
+                "(or leave the column empty for the default)"
+            )
         try:
             key = unescape_text(fields[0]) if escaped else fields[0]
-            n = int(fields[1]) if len(fields) > 1 and fields[1].strip() else max_num
+            n = int(count) if count else max_num
             b = parse_time(fields[2], "begin") if len(fields) > 2 and fields[2].strip() else begin
             e = parse_time(fields[3], "end") if len(fields) > 3 and fields[3].strip() else end
         except (ValueError, UsageError) as exc:
@@ -83,9 +91,39 @@ def read_query_file(
         if n < 0:
             raise InvalidValueError(f"{p}:{lineno}: max_num must be >= 0, got {n}")
         queries.append(Query(key, n, b, e))
+    if not queries and header is not None:
+        lineno, fields = header
+        if fields[0].strip().lower() in _HEADER_WORDS:
+            raise InvalidValueError(
+                f"{p}:{lineno}: a header line and no queries after it; add one query a line "
+                "(key, optionally max_num, begin, end after tabs)"
+            )
+        raise InvalidValueError(
+            f"{p}:{lineno}: the only line, taken for a header (its max_num column "
+            f"{fields[1].strip()!r} is not a count); expected key<TAB>max_num with max_num "
+            "an integer >= 0"
+        )
     if not queries:
         raise InvalidValueError(
             f"{p}: no queries in the file (one key a line, optionally "
             "max_num, begin, end after tabs)"
         )
     return queries
+
+
+def _is_header(fields: list[str]) -> bool:
+    """A column-name line: a header word first, or a second column with no digit at all (a
+    count with a typo, ``1O`` or ``-3``, is a query line whose count is then refused)."""
+    if fields[0].strip().lower() in _HEADER_WORDS:
+        return True
+    count = fields[1].strip() if len(fields) > 1 else ""
+    return bool(count) and not any(ch.isdigit() for ch in count)
+
+
+def _is_count(text: str) -> bool:
+    """A max_num as people write it: digits, with ``_`` separators as Python allows."""
+    try:
+        int(text)
+    except ValueError:
+        return False
+    return True

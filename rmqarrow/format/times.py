@@ -10,15 +10,19 @@ tables (plain integers, or the ISO column) or type a date.  :func:`parse_time` t
   given, without one in the **local** zone of this machine (as RocketMQ names its files).
 
 Everything else raises :class:`rmqarrow.errors.UsageError` naming the option.
+
+The Python API takes integers only and applies the same epoch-seconds rule through
+:func:`check_epoch_ms` (an :class:`~rmqarrow.errors.InvalidValueError` there), so a time
+the command line refuses is refused by ``store.query`` too.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 
-from rmqarrow.errors import UsageError
+from rmqarrow.errors import InvalidValueError, UsageError
 
-__all__ = ["TIME_HELP", "format_time", "parse_time"]
+__all__ = ["TIME_HELP", "check_epoch_ms", "format_time", "looks_like_seconds", "parse_time"]
 
 #: the sentence every time option's ``--help`` carries
 TIME_HELP = "epoch ms or ISO 8601 (e.g. 2026-01-15T10:20:30+08:00; local zone when none given)"
@@ -26,6 +30,28 @@ TIME_HELP = "epoch ms or ISO 8601 (e.g. 2026-01-15T10:20:30+08:00; local zone wh
 _SECONDS_LOW = 10**8
 _SECONDS_HIGH = 10**11
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
+
+
+def looks_like_seconds(value: int) -> bool:
+    """Whether the integer ``value`` reads as epoch seconds rather than milliseconds (see
+    the module docstring; ``0`` and the Java long bounds do not)."""
+    return _SECONDS_LOW <= abs(value) < _SECONDS_HIGH
+
+
+def _seconds_message(name: str, raw: str, value: int) -> str:
+    return (
+        f"{name} {raw}: looks like epoch seconds; rmqarrow takes epoch milliseconds "
+        f"(pass {value * 1000})"
+    )
+
+
+def check_epoch_ms(name: str, value: int) -> int:
+    """``value`` (an API argument such as ``begin``) when it can be epoch milliseconds; one
+    in the epoch-seconds band is refused with :class:`~rmqarrow.errors.InvalidValueError`
+    naming the ms value to pass, as :func:`parse_time` refuses it on the command line."""
+    if looks_like_seconds(value):
+        raise InvalidValueError(_seconds_message(name, str(value), value))
+    return value
 
 
 def parse_time(text: str | int, option: str = "time") -> int:
@@ -36,11 +62,8 @@ def parse_time(text: str | int, option: str = "time") -> int:
     except ValueError:
         value = None
     if value is not None:
-        if _SECONDS_LOW <= abs(value) < _SECONDS_HIGH:
-            raise UsageError(
-                f"{option} {raw}: looks like epoch seconds; rmqarrow takes epoch milliseconds "
-                f"(pass {value * 1000}) or ISO 8601"
-            )
+        if looks_like_seconds(value):
+            raise UsageError(_seconds_message(option, raw, value) + " or ISO 8601")
         return value
     if "," in raw and raw.replace(",", "").isdigit():
         raise UsageError(

@@ -34,6 +34,19 @@ def check_max_num(max_num: object) -> int:
     return max_num
 
 
+def _table_columns(table: str) -> tuple[str, ...]:
+    """The columns every kind's ``table`` has (the schemas its scans are written in), or
+    nothing for a table no schema names."""
+    from rmqarrow.converters.schema import ROCKSDB_SCHEMAS, SCHEMAS, TIERED_SCHEMAS
+
+    if table == "messages":
+        from rmqarrow.converters.arrow.messages import MESSAGES_SCHEMA
+
+        return tuple(MESSAGES_SCHEMA.names)
+    schema = {**SCHEMAS, **TIERED_SCHEMAS, **ROCKSDB_SCHEMAS}.get(table)
+    return () if schema is None else tuple(schema.names)
+
+
 class Store(Closing):
     """A path opened by :func:`rmqarrow.open`: the same methods for every kind.
 
@@ -97,6 +110,15 @@ class Store(Closing):
         if table not in self.tables:
             raise InvalidValueError(
                 f"unknown table {table!r} for {self.kind}; choose from {', '.join(self.tables)}"
+            )
+        known = _table_columns(table)
+        unknown = [c for c in columns or () if known and c not in known]
+        if unknown:
+            # pyarrow would refuse it too, deep in the scan, with its whole schema dump
+            raise InvalidValueError(
+                f"unknown column{'s' if len(unknown) > 1 else ''} "
+                f"{', '.join(repr(c) for c in unknown)} in table {table!r}; choose from "
+                f"{', '.join(known)}"
             )
 
     # -- the surface ----------------------------------------------------------------------

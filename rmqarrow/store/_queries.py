@@ -11,6 +11,7 @@ from rmqarrow.errors import TieredReadError
 from rmqarrow.format.hashing import check_query_key
 from rmqarrow.format.java import JAVA_LONG_MAX
 from rmqarrow.format.queries import Query, as_queries
+from rmqarrow.format.times import check_epoch_ms
 from rmqarrow.store._base import DEFAULT_MAX_NUM, Store, check_max_num
 
 __all__ = ["ItemQueries", "OffsetQueries", "as_queries", "hits_table", "items_table"]
@@ -82,6 +83,14 @@ def items_table(queries: Sequence[tuple[Any, ...]], answers: Sequence[Any]) -> p
     return pa.table({c: pa.array(v, types[c]) for c, v in rows.items()})
 
 
+def _ms(name: str, value: object) -> Any:
+    """An integer time bound checked against the epoch-seconds mistake; anything else is
+    left to the engine's own checks."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        check_epoch_ms(name, value)
+    return value
+
+
 class OffsetQueries(Store):
     """``query`` and ``query_many`` of the index-format kinds, from their ``answers``."""
 
@@ -103,9 +112,14 @@ class OffsetQueries(Store):
         engine: str | None = None,
     ) -> list[int]:
         """The commit-log offsets of ``topic#key`` stored in ``[begin, end]``, RocketMQ's
-        answer (newest file first, newest entry first), at most ``max_num``."""
+        answer (newest file first, newest entry first), at most ``max_num``.
+
+        ``begin`` and ``end`` are epoch milliseconds; a value that reads as epoch seconds
+        (10^8 to 10^11, e.g. ``1_700_000_000``) is refused with
+        :class:`~rmqarrow.errors.InvalidValueError` naming the ms value, as the command
+        line's ``--begin``/``--end`` refuse it (it would silently match nothing)."""
         topic, key = check_query_key(topic, "topic"), check_query_key(key)
-        q = Query(f"{topic}#{key}", check_max_num(max_num), begin, end)
+        q = Query(f"{topic}#{key}", check_max_num(max_num), _ms("begin", begin), _ms("end", end))
         return self.answers([q], engine=engine)[0]
 
     def query_many(
@@ -144,7 +158,10 @@ class ItemQueries(Store):
         exact: bool = False,
     ) -> list[Any]:
         """The items RocketMQ returns for ``topic``/``key`` (``exact``: every match); a read
-        RocketMQ fails raises :class:`~rmqarrow.errors.TieredReadError`."""
+        RocketMQ fails raises :class:`~rmqarrow.errors.TieredReadError`.  ``begin`` and
+        ``end`` are epoch milliseconds: a value that reads as epoch seconds is refused, as
+        on the command line (see :meth:`OffsetQueries.query`)."""
+        begin, end = _ms("begin", begin), _ms("end", end)
         answer = self.answers(
             [(topic, key, check_max_num(max_num), begin, end)], engine=engine, exact=exact
         )[0]
@@ -155,6 +172,10 @@ class ItemQueries(Store):
     def query_many(
         self, queries: Sequence[Any], *, engine: str | None = None, exact: bool = False
     ) -> pa.Table:
-        """One row per item (or per failing query, with ``error``)."""
+        """One row per item (or per failing query, with ``error``); a ``begin`` or ``end``
+        in epoch seconds is refused naming the query, as :meth:`query` refuses it."""
         qs = [tuple(q) for q in queries]
+        for i, q in enumerate(qs):
+            for name, bound in zip(("begin", "end"), q[3:5], strict=False):
+                _ms(f"query {i}: {name}", bound)
         return items_table(qs, self.answers(qs, engine=engine, exact=exact))
