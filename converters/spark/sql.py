@@ -35,11 +35,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
+from rmqarrow.converters.schema import SCHEMAS
 from rmqarrow.converters.spark.tables import (
     FILE_ORDER_VIEW,
     Target,
     files_on_driver,
-    register_file_order,
     register_tables,
     register_views,
 )
@@ -47,6 +47,7 @@ from rmqarrow.converters.spark.tables import (
 from rmqarrow.errors import DatasetError, InvalidValueError
 from rmqarrow.format.hashing import check_query_key
 from rmqarrow.format.java import JAVA_LONG_MAX
+from rmqarrow.format.naming import java_name_order
 from rmqarrow.format.queries import Query
 from rmqarrow.kernels.hashing import index_key_hashes
 
@@ -226,12 +227,38 @@ _PAIRS_SCHEMA = pa.schema(
 )
 
 
+_ORDER_SCHEMA = pa.schema(
+    [pa.field(f.name, f.type) for f in SCHEMAS["files"]]
+    + [pa.field("newest_rank", pa.int32()), pa.field("newer_min_begin", pa.int64())]
+)
+
+
+def _file_order(files: pa.Table) -> pa.Table:
+    """``files`` newest first with ``newest_rank`` and ``newer_min_begin``, on the driver.
+
+    The same table :func:`rmqarrow.converters.spark.tables.register_file_order` builds,
+    without registering it: that view belongs with the ``entries`` view of the same target
+    (:func:`lookup` joins the two), and the driver-read chains register neither.
+    """
+    rows = sorted(files.to_pylist(), key=lambda r: java_name_order(r["file_name"]), reverse=True)
+    smallest: int | None = None
+    for rank, row in enumerate(rows):
+        row["newest_rank"] = rank
+        row["newer_min_begin"] = smallest
+        begin = int(row["begin_timestamp"])
+        smallest = begin if smallest is None else min(smallest, begin)
+    return pa.Table.from_pylist(rows, schema=_ORDER_SCHEMA)
+
+
 #: Most distinct slots whose chains the driver reads itself for a store lookup (a handful
 #: of entries each per file: a small Arrow table, no Python worker started anywhere).
-#: Off (0): on stores whose store times go back and forth the driver-read chains answered
-#: nothing where the native walk and the data source's chains agree
-#: (tests/converters/spark/test_spark_random.py); the data source reads the same chains.
-MAX_DRIVER_SLOTS = 0
+#: Safe: the driver reads exactly what the data source's pushdown reads (the same pieces
+#: and batches for the same Pushdown of files and slots), so the walk gets the same rows.
+#: It registers none of the session's shared views: the file order :func:`lookup` joins
+#: belongs with the ``entries`` view of the same target, and replacing it alone made a
+#: later :func:`bulk_lookup` pair this store's files with another target's entries (it
+#: answered nothing, or another store's offsets; tests/converters/spark/test_spark_random.py).
+MAX_DRIVER_SLOTS = 4096
 #: Most distinct slots named to the data source as literals (its executors then read the
 #: chains); more than that (a bulk lookup of very many keys) reads the files' entries whole,
 #: which is then cheaper than the chains.
@@ -420,9 +447,11 @@ def answer_queries(
     source = require_index_source(target)
     entries: str | None = None
     if source.kind != "dataset" and qs:
-        # a store: the files' headers and the queried slots' chains, read on the driver
+        # a store: the files' headers and the queried slots' chains, read on the driver;
+        # the session's views stay as they were (registering them starts the data source,
+        # the cost this path saves; replacing only some would mix two targets)
         root = source.index_path.absolute()
-        files = register_file_order(spark, files_on_driver("store", root, hash_slot_num, index_num))
+        files = _file_order(files_on_driver("store", root, hash_slot_num, index_num))
         pairs = _local_pairs(files, qs)
         entries = _driver_chains(spark, root, pairs, hash_slot_num, index_num)
     if entries is None:
@@ -431,10 +460,14 @@ def answer_queries(
             return []
         pairs = _local_pairs(files, qs)
         entries = _pushed_chains(spark, pairs) if kind == "store" else "entries"
-    spark.createDataFrame(pairs).createOrReplaceTempView(_PAIRS_VIEW)
-    walk = _WALK_SQL.format(qf=f"SELECT * FROM {_PAIRS_VIEW}", entries=entries)
-    result = spark.sql(walk).select("qid", "ordinal", "phy_offset")
-    table = result.toArrow().sort_by([("qid", "ascending"), ("ordinal", "ascending")])
+    try:
+        spark.createDataFrame(pairs).createOrReplaceTempView(_PAIRS_VIEW)
+        walk = _WALK_SQL.format(qf=f"SELECT * FROM {_PAIRS_VIEW}", entries=entries)
+        result = spark.sql(walk).select("qid", "ordinal", "phy_offset")
+        table = result.toArrow().sort_by([("qid", "ascending"), ("ordinal", "ascending")])
+    finally:
+        for view in (_PAIRS_VIEW, _WANTED_VIEW):  # this call's own; no later query sees them
+            spark.catalog.dropTempView(view)
     ids = table.column("qid").to_numpy()
     offsets = table.column("phy_offset").to_numpy()
     bounds = np.searchsorted(ids, np.arange(len(qs) + 1))

@@ -1,4 +1,10 @@
-"""Spark equals the native engine on random stores with out-of-order store times."""
+"""Spark equals the native engine on random stores with out-of-order store times.
+
+``answer_queries`` over a store reads the queried slots' chains on the driver (few slots)
+or in the data source's tasks (``MAX_DRIVER_SLOTS = 0`` here); both must answer as the
+native walk, and the driver path must leave the session's views (``files``, ``entries``,
+the file order ``lookup`` joins) describing whatever target they described before.
+"""
 
 from __future__ import annotations
 
@@ -23,7 +29,7 @@ def _random_store(root: Path, seed: int) -> tuple[Path, list[str]]:
     later ones (the walk must stop early, unlike a plain time filter)."""
     rng = random.Random(seed)
     store = root / "store"
-    store.mkdir()
+    store.mkdir(parents=True)
     keys = [f"TopicR#k{i}" for i in range(12)] + ["Aa", "BB"]  # Aa/BB: equal hashes
     end_phy = end_ts = 0
     phy = 0
@@ -52,16 +58,51 @@ def _random_queries(keys: list[str], seed: int, n: int = 300) -> list[Query]:
     return out
 
 
+def _bulk_answers(spark: Any, queries: list[Query]) -> list[list[int]]:
+    """``bulk_lookup`` over the session's current views (query/file pairs and hashes in
+    Spark)."""
+    rows = [(i, q.key, q.max_num, q.begin, q.end) for i, q in enumerate(queries)]
+    df = spark.createDataFrame(rows, "i long, key string, max_num long, begin_ms long, end_ms long")
+    got = {r["i"]: list(r["offsets"]) for r in spark_sql.bulk_lookup(spark, df).collect()}
+    return [got[i] for i in range(len(queries))]
+
+
+@pytest.mark.parametrize("reader", ["driver", "executors"])
 @pytest.mark.parametrize("seed", [1, 2])
-def test_random_store_matches_native(spark: Any, tmp_path: Path, seed: int) -> None:
+def test_random_store_matches_native(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int, reader: str
+) -> None:
+    """Chains read on the driver or by the data source: the native answers either way."""
+    monkeypatch.setattr(spark_sql, "MAX_DRIVER_SLOTS", SLOTS if reader == "driver" else 0)
     store, keys = _random_store(tmp_path, seed)
     queries = _random_queries(keys, seed)
     kw = {"hash_slot_num": SLOTS, "index_num": ENTRIES}
     expected = native_answers(store, queries, **kw)
     assert sum(map(len, expected)) > 50  # the data exercises the walk
+    spark.catalog.dropTempView("entries")
     assert spark_sql.answer_queries(store, queries, **kw) == expected
+    # the driver path starts no data source: it registers no view of the store
+    assert spark.catalog.tableExists("entries") == (reader == "executors")
     # the DataFrame path (query/file pairs and hashes computed in Spark) agrees too
-    rows = [(i, q.key, q.max_num, q.begin, q.end) for i, q in enumerate(queries)]
-    df = spark.createDataFrame(rows, "i long, key string, max_num long, begin_ms long, end_ms long")
-    got = {r["i"]: list(r["offsets"]) for r in spark_sql.bulk_lookup(spark, df).collect()}
-    assert [got[i] for i in range(len(queries))] == expected
+    spark_sql.register_tables(spark, store, **kw)
+    assert _bulk_answers(spark, queries) == expected
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+def test_driver_chains_leave_the_views_alone(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int
+) -> None:
+    """A driver-path query of one store between ``register_tables`` of another and a
+    ``bulk_lookup``: the lookup still answers the registered store (the file order it
+    joins is not swapped for the queried store's under the other store's entries)."""
+    monkeypatch.setattr(spark_sql, "MAX_DRIVER_SLOTS", SLOTS)
+    kw = {"hash_slot_num": SLOTS, "index_num": ENTRIES}
+    registered, keys = _random_store(tmp_path / "registered", seed)
+    queried, _ = _random_store(tmp_path / "queried", seed + 100)
+    queries = _random_queries(keys, seed)
+    want_registered = native_answers(registered, queries, **kw)
+    want_queried = native_answers(queried, queries, **kw)
+    assert want_registered != want_queried  # the two stores tell apart
+    spark_sql.register_tables(spark, registered, **kw)
+    assert spark_sql.answer_queries(queried, queries, **kw) == want_queried
+    assert _bulk_answers(spark, queries) == want_registered
