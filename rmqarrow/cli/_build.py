@@ -83,17 +83,6 @@ def cmd_build(args: argparse.Namespace) -> int:
         )
     if args.index == "rocksdb":
         return rocksdb_build(args)
-    if args.start_offset and args.from_commitlog is None:
-        raise UsageError(
-            "--start-offset goes with --from-commitlog; records from --from are all built"
-        )
-    if args.checkpoint is not None and not args.checkpoint.parent.is_dir():
-        # the checkpoint sits in the broker's store root: a missing directory is a typo,
-        # not a place to create one
-        raise UsageError(
-            f"--checkpoint {args.checkpoint}: {args.checkpoint.parent} is not an existing "
-            "directory; give the broker store root's checkpoint file (or create the directory)"
-        )
     spark_options = (
         args.master is not None
         or args.spark_conf
@@ -114,8 +103,6 @@ def cmd_build(args: argparse.Namespace) -> int:
         raise UsageError(f"--batch-rows must be >= 1, got {args.batch_rows}")
     if args.start_timestamp is not None and args.from_commitlog is None:
         raise UsageError("--start-timestamp goes with --from-commitlog")
-    if args.start_timestamp is not None and args.start_offset:
-        raise UsageError("--start-offset and --start-timestamp both say where to resume; give one")
     start_timestamp = (
         None
         if args.start_timestamp is None

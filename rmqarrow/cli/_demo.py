@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from rmqarrow.cli._output import add_spark_options, print_json
+from rmqarrow.errors import InvalidValueError, UsageError
 
 __all__ = ["register", "spark_unavailable"]
 
@@ -77,7 +78,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
             engines.remove("spark")
     from rmqarrow.demo import message_count
 
-    message_count(args.size)  # a bad --size is refused before a directory is made
+    try:  # a bad --size is refused before a directory is made, as a mistake on the line
+        message_count(args.size)
+    except InvalidValueError as exc:
+        raise UsageError(str(exc)) from None
     out = args.out if args.out is not None else Path(tempfile.mkdtemp(prefix="rmqarrow-demo-"))
 
     def quiet(_line: str) -> None:

@@ -72,6 +72,22 @@ def build(
         raise UsageError(f"batch_rows must be >= 1, got {batch_rows}")
     if start_timestamp is not None and commitlog is None:
         raise UsageError("start_timestamp goes with commitlog")
+    if isinstance(start_offset, bool) or not isinstance(start_offset, int) or start_offset < 0:
+        raise UsageError(
+            f"start_offset must be a CommitLog offset >= 0, got {start_offset!r}; give 0 "
+            "(the default) to build from the first record"
+        )
+    if start_offset and commitlog is None:
+        raise UsageError("start_offset goes with commitlog; records from a file are all built")
+    if start_offset and start_timestamp is not None:
+        raise UsageError("start_offset and start_timestamp both say where to resume; give one")
+    if checkpoint is not None and not Path(checkpoint).parent.is_dir():
+        # the checkpoint sits in the broker's store root: a missing directory is a typo,
+        # not a place to create one
+        raise UsageError(
+            f"checkpoint {checkpoint}: {Path(checkpoint).parent} is not an existing "
+            "directory; give the broker store root's checkpoint file (or create the directory)"
+        )
     if engine not in ("local", "spark"):
         raise UsageError(f"unknown build engine {engine!r}; choose from local, spark")
     if engine == "spark" and commitlog is None:

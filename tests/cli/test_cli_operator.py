@@ -675,7 +675,7 @@ def test_failed_demo_removes_what_it_created(tmp_path: Path) -> None:
 
 def test_bad_demo_size_creates_nothing(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     status, _, err = run(capsys, "demo", "--size", "huge", "--out", str(tmp_path / "d"))
-    assert status == 1
+    assert status == 2
     one_error(err, "demo size")
     assert not (tmp_path / "d").exists()
 

@@ -92,7 +92,7 @@ def test_build_start_offset_goes_with_a_commitlog_and_alone(
     out = tmp_path / "idx"
     status, _, err = run(capsys, "build", str(out), "--from", str(records), "--start-offset", "352")
     assert status == 2
-    one_error(err, "--start-offset goes with --from-commitlog")
+    one_error(err, "start_offset goes with commitlog")
     status, _, err = run(
         capsys,
         "build",
@@ -105,7 +105,7 @@ def test_build_start_offset_goes_with_a_commitlog_and_alone(
         "2026-01-15",
     )
     assert status == 2
-    one_error(err, "--start-offset and --start-timestamp", "give one")
+    one_error(err, "start_offset and start_timestamp", "give one")
     assert not out.exists()
 
 
@@ -118,7 +118,7 @@ def test_build_refuses_a_checkpoint_in_a_missing_directory(
     args = ["build", str(out), "--from-commitlog", log, *geometry(gen)]
     status, _, err = run(capsys, *args, "--checkpoint", str(checkpoint))
     assert status == 2
-    one_error(err, f"--checkpoint {checkpoint}", "not an existing directory")
+    one_error(err, f"checkpoint {checkpoint}", "not an existing directory")
     assert not out.exists() and not checkpoint.parent.exists()
     # in an existing directory a missing checkpoint is accepted (RocketMQ starts one)
     checkpoint.parent.mkdir()

@@ -134,3 +134,29 @@ def test_tiered_scan_names_an_unknown_column() -> None:
             s.scan("tiered_items", columns=["phy_offset"])
         assert str(caught.value).endswith("choose from " + ", ".join(columns))
         assert s.scan("tiered_items", columns=["offset"]).read_all().num_rows > 0
+
+
+def test_build_refuses_what_the_command_line_refuses(tmp_path: Path) -> None:
+    """The same rules for a Python caller of ``rmqarrow.build`` as for ``rmqarrow build``."""
+    from rmqarrow.errors import UsageError
+
+    log = tmp_path / "commitlog"
+    log.mkdir()
+    records = tmp_path / "records.csv"
+    records.write_text("topic,keys,uniq_key,commit_log_offset,store_timestamp,sys_flag\n")
+    cases = [
+        ({"commitlog": log, "start_offset": -7}, "start_offset must be a CommitLog offset >= 0"),
+        ({"records": records, "start_offset": 352}, "start_offset goes with commitlog"),
+        (
+            {"commitlog": log, "start_offset": 352, "start_timestamp": 1},
+            "give one",
+        ),
+        (
+            {"commitlog": log, "checkpoint": tmp_path / "nowhere" / "checkpoint"},
+            "not an existing directory",
+        ),
+    ]
+    for kwargs, message in cases:
+        with pytest.raises(UsageError, match=message):
+            rmqarrow.build(tmp_path / "store", **kwargs)
+    assert not (tmp_path / "store").exists() and not (tmp_path / "nowhere").exists()
