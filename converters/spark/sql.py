@@ -35,10 +35,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
-from rmqarrow.converters.schema import SCHEMAS
 from rmqarrow.converters.spark.tables import (
     FILE_ORDER_VIEW,
     Target,
+    file_order,
     files_on_driver,
     register_tables,
     register_views,
@@ -47,7 +47,6 @@ from rmqarrow.converters.spark.tables import (
 from rmqarrow.errors import DatasetError, InvalidValueError
 from rmqarrow.format.hashing import check_query_key
 from rmqarrow.format.java import JAVA_LONG_MAX
-from rmqarrow.format.naming import java_name_order
 from rmqarrow.format.queries import Query
 from rmqarrow.kernels.hashing import index_key_hashes
 
@@ -225,29 +224,6 @@ _PAIRS_SCHEMA = pa.schema(
         ("slot", pa.int32()),
     ]
 )
-
-
-_ORDER_SCHEMA = pa.schema(
-    [pa.field(f.name, f.type) for f in SCHEMAS["files"]]
-    + [pa.field("newest_rank", pa.int32()), pa.field("newer_min_begin", pa.int64())]
-)
-
-
-def _file_order(files: pa.Table) -> pa.Table:
-    """``files`` newest first with ``newest_rank`` and ``newer_min_begin``, on the driver.
-
-    The same table :func:`rmqarrow.converters.spark.tables.register_file_order` builds,
-    without registering it: that view belongs with the ``entries`` view of the same target
-    (:func:`lookup` joins the two), and the driver-read chains register neither.
-    """
-    rows = sorted(files.to_pylist(), key=lambda r: java_name_order(r["file_name"]), reverse=True)
-    smallest: int | None = None
-    for rank, row in enumerate(rows):
-        row["newest_rank"] = rank
-        row["newer_min_begin"] = smallest
-        begin = int(row["begin_timestamp"])
-        smallest = begin if smallest is None else min(smallest, begin)
-    return pa.Table.from_pylist(rows, schema=_ORDER_SCHEMA)
 
 
 #: Most distinct slots whose chains the driver reads itself for a store lookup (a handful
@@ -451,7 +427,7 @@ def answer_queries(
         # the session's views stay as they were (registering them starts the data source,
         # the cost this path saves; replacing only some would mix two targets)
         root = source.index_path.absolute()
-        files = _file_order(files_on_driver("store", root, hash_slot_num, index_num))
+        files = file_order(files_on_driver("store", root, hash_slot_num, index_num))
         pairs = _local_pairs(files, qs)
         entries = _driver_chains(spark, root, pairs, hash_slot_num, index_num)
     if entries is None:

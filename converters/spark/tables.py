@@ -32,10 +32,12 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 __all__ = [
+    "FILE_ORDER_SCHEMA",
     "FILE_ORDER_VIEW",
     "MESSAGES_VIEW",
     "TABLES",
     "Target",
+    "file_order",
     "register_messages",
     "register_tables",
     "register_views",
@@ -164,13 +166,13 @@ def files_on_driver(
     return pa.Table.from_batches(batches, schema=SCHEMAS["files"])
 
 
-def register_file_order(spark: SparkSession, files: pa.Table) -> pa.Table:
-    """The files the lookup walks, newest first, as a small local view.
+def file_order(files: pa.Table) -> pa.Table:
+    """The files the lookup walks, newest first (a table on the driver).
 
     Ranks follow Java string order of the names.  ``newer_min_begin`` is the smallest
     ``begin_timestamp`` of the files newer than this one (NULL for the newest): the native
     walk reaches this file only if it is ``>=`` the query's begin.  Files are few, so this
-    is computed on the driver, and the lookup joins this view instead of ``files``.
+    is computed on the driver.
     """
     rows = sorted(files.to_pylist(), key=lambda r: java_name_order(r["file_name"]), reverse=True)
     smallest: int | None = None
@@ -179,10 +181,18 @@ def register_file_order(spark: SparkSession, files: pa.Table) -> pa.Table:
         row["newer_min_begin"] = smallest
         begin = int(row["begin_timestamp"])
         smallest = begin if smallest is None else min(smallest, begin)
-    schema = pa.schema(
-        [pa.field(f.name, f.type) for f in SCHEMAS["files"]]
-        + [pa.field("newest_rank", pa.int32()), pa.field("newer_min_begin", pa.int64())]
-    )
-    order = pa.Table.from_pylist(rows, schema=schema)
+    return pa.Table.from_pylist(rows, schema=FILE_ORDER_SCHEMA)
+
+
+FILE_ORDER_SCHEMA = pa.schema(
+    [pa.field(f.name, f.type) for f in SCHEMAS["files"]]
+    + [pa.field("newest_rank", pa.int32()), pa.field("newer_min_begin", pa.int64())]
+)
+
+
+def register_file_order(spark: SparkSession, files: pa.Table) -> pa.Table:
+    """:func:`file_order` as a small local view, which the lookup joins instead of
+    ``files``."""
+    order = file_order(files)
     spark.createDataFrame(order).createOrReplaceTempView(FILE_ORDER_VIEW)
     return order
