@@ -19,26 +19,77 @@ from rmqarrow.converters.parquet.importer import list_parts
 from rmqarrow.converters.parquet.manifest import read_manifest
 from rmqarrow.converters.schema import SCHEMAS
 
-from rmqarrow.errors import InvalidValueError, StoreNotFoundError
+from rmqarrow.errors import DatasetError, InvalidValueError, StoreNotFoundError
 
 if TYPE_CHECKING:
     import pyarrow.dataset as pads
 
-__all__ = ["open_dataset", "read_dataset"]
+__all__ = ["TABLES", "open_dataset", "present_tables", "read_dataset"]
+
+
+#: the tables a dataset can hold, in the order messages name them; ``messages`` only
+#: when the dataset was exported with a CommitLog
+TABLES = (*SCHEMAS, "messages")
+
+
+def present_tables(dataset_dir: str | os.PathLike[str]) -> list[str]:
+    """The tables whose directory ``dataset_dir`` holds, in :data:`TABLES` order."""
+    d = Path(dataset_dir)
+    return [t for t in TABLES if (d / t).is_dir()]
+
+
+def _schema(table: str) -> pa.Schema:
+    if table == "messages":
+        from rmqarrow.converters.arrow.messages import MESSAGES_SCHEMA
+
+        return MESSAGES_SCHEMA
+    return SCHEMAS[table]
+
+
+def _message_parts(d: Path) -> list[Path]:
+    """The parts of ``messages``, each checked to hold its schema (the columns of
+    :mod:`rmqarrow.converters.arrow.messages`)."""
+    import pyarrow.parquet as pq
+    from rmqarrow.converters.parquet.parts import table_parts
+
+    want = [(f.name, f.type) for f in _schema("messages")]
+    parts = table_parts(d, "messages")
+    for p in parts:
+        try:
+            got = [(f.name, f.type) for f in pq.read_schema(p)]
+        except (pa.ArrowException, OSError) as exc:
+            raise DatasetError(f"{p}: not a readable Parquet file: {exc}") from None
+        if got != want:
+            raise DatasetError(
+                f"{p}: wrong schema for table messages: expected the columns "
+                f"{', '.join(n for n, _ in want)}; found {', '.join(n for n, _ in got)}"
+            )
+    return parts
 
 
 def open_dataset(dataset_dir: str | os.PathLike[str], table: str) -> pads.Dataset:
-    """One table of a dataset (``files``, ``slots`` or ``entries``) as a pyarrow Dataset."""
+    """One table of a dataset (``files``, ``slots``, ``entries``, or ``messages`` when it
+    was exported with a CommitLog) as a pyarrow Dataset."""
     import pyarrow.dataset as pads
 
     d = Path(dataset_dir)
     if not d.is_dir():
         raise StoreNotFoundError(f"{d}: no such dataset directory")
-    if table not in SCHEMAS:
-        raise InvalidValueError(f"unknown table {table!r}; expected one of {', '.join(SCHEMAS)}")
+    if table not in TABLES:
+        raise InvalidValueError(f"unknown table {table!r}; expected one of {', '.join(TABLES)}")
     read_manifest(d)
-    parts = list_parts(d, table)
-    return pads.dataset([str(p) for p in parts], schema=SCHEMAS[table], format="parquet")
+    if table == "messages":
+        if not (d / table).is_dir():
+            # the other tables are always there; messages only with a CommitLog
+            raise DatasetError(
+                f"{d}: no messages table; this dataset has "
+                f"{', '.join(present_tables(d)) or 'no tables'} (export with --commitlog, "
+                "or commitlog= in Python, to include the messages)"
+            )
+        parts = _message_parts(d)
+    else:
+        parts = list_parts(d, table)
+    return pads.dataset([str(p) for p in parts], schema=_schema(table), format="parquet")
 
 
 def read_dataset(dataset_dir: str | os.PathLike[str]) -> IndexTables:

@@ -101,7 +101,18 @@ def _spark_failure(exc: BaseException) -> Exception:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one command; errors print one line.  Exit status: 0 ok, 1 failure, 2 usage."""
+    """Run one command; errors print one line.  Exit status: 0 ok, 1 failure, 2 usage,
+    130 interrupted (Ctrl-C)."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        # Ctrl-C before the command runs (the command modules still importing, the line
+        # being parsed) or while an error is reported: the same one line as during a command
+        print("rmqarrow: interrupted", file=sys.stderr)
+        return 130
+
+
+def _main(argv: Sequence[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = _debug_wanted(argv)
     argv = [a for a in argv if a != "--debug"]  # accepted anywhere on the line

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from rmqarrow.errors import DatasetError, StoreNotFoundError
+from rmqarrow.errors import DatasetError, StoreNotFoundError, UsageError
 
 __all__ = ["bad_record", "read_record_batches", "validate_record_file"]
 
@@ -25,6 +25,13 @@ def read_record_batches(source: Path, batch_rows: int) -> tuple[Any, int | None]
 
     from rmqarrow.format.records import RECORD_COLUMNS
 
+    if source.is_dir():
+        # a CommitLog (or a broker root) is the usual directory given here by mistake
+        raise UsageError(
+            f"{source}: a directory, not a records file; --from (records=) expects a Parquet, "
+            "CSV or TSV file of message records; for a CommitLog directory use "
+            "--from-commitlog (commitlog=)"
+        )
     if not source.is_file():
         raise StoreNotFoundError(f"{source}: no such file")
     types = {

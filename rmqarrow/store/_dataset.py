@@ -77,8 +77,6 @@ class DatasetStore(OffsetQueries):
 
         self._check_open()
         self._check_table(table, columns)
-        if table == "messages" and not (self.path / "messages").is_dir():
-            raise DatasetError(f"{self.path}: no messages table (export with a CommitLog)")
         return open_dataset(self.path, table).scanner(columns=columns, filter=filter).to_reader()
 
     def to_duckdb(self, con: duckdb.DuckDBPyConnection | None = None) -> duckdb.DuckDBPyConnection:

@@ -23,6 +23,7 @@ from rmqarrow.rocksdb import (
     check_rocksdb,
 )
 from rmqarrow.store._base import DEFAULT_MAX_NUM, Store, check_max_num
+from rmqarrow.store._queries import _ms
 
 if TYPE_CHECKING:
     import duckdb
@@ -39,9 +40,10 @@ _TABLES = ("rocksdb_records", "rocksdb_bookkeeping")
 
 def as_rocksdb_queries(queries: Sequence[Any]) -> list[RocksDBQuery]:
     """:class:`RocksDBQuery` s, or tuples ``(topic, key, max_num, begin, end[, index_type[,
-    last_key]])``."""
+    last_key]])``; a ``begin`` or ``end`` in epoch seconds is refused naming the query, by
+    the rule the other stores' queries follow (store times are epoch milliseconds)."""
     out = []
-    for q in queries:
+    for i, q in enumerate(queries):
         if isinstance(q, RocksDBQuery):
             out.append(q)
         elif isinstance(q, tuple | list) and 5 <= len(q) <= 7:
@@ -51,6 +53,8 @@ def as_rocksdb_queries(queries: Sequence[Any]) -> list[RocksDBQuery]:
                 f"a RocksDB-index query is a RocksDBQuery or (topic, key, max_num, "
                 f"begin, end[, index_type[, last_key]]), got {q!r}"
             )
+        _ms(f"query {i}: begin", out[-1].begin)
+        _ms(f"query {i}: end", out[-1].end)
     return out
 
 
@@ -158,7 +162,10 @@ class _RocksDBSurface(Store):
         *,
         engine: str | None = None,
     ) -> QueryOffsetResult | None:
-        """``IndexRocksDBStore.queryOffset``, whole: None for RocketMQ's null."""
+        """``IndexRocksDBStore.queryOffset``, whole: None for RocketMQ's null.  ``begin``
+        and ``end`` are epoch milliseconds: one in epoch seconds is refused with
+        :class:`~rmqarrow.errors.InvalidValueError`, as by the other stores."""
+        begin, end = _ms("begin", begin), _ms("end", end)
         q = RocksDBQuery(topic, key, max_num, begin, end, index_type, last_key)
         return self.answers([q], engine=engine)[0]
 
