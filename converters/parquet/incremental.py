@@ -26,12 +26,13 @@ The manifest is the commit point.  A run's parts have new names (``part-rRUN-...
 the manifest's ``run`` plus one) and are invisible to every reader until the manifest
 lists them (:func:`rmqarrow.converters.parquet.parts.table_parts`); the run then
 switches the manifest in one durable rename
-(:func:`rmqarrow.converters.parquet.manifest.switch_manifest`), and only then deletes
-the parts it replaced (recorded as ``superseded``, so a reader skips any still there).
-A run killed at any step leaves the old manifest (plus unlisted parts) or the new one
-(plus superseded parts); the next run, holding the dataset's writer lock as every run
-does, deletes those leftovers first and converges.  A run that finds nothing changed
-writes nothing.
+(:func:`rmqarrow.converters.parquet.manifest.switch_manifest`).  The parts it replaced
+are recorded as ``superseded`` (every reader of the new manifest skips them) and stay on
+disk until the next run, so a reader that listed the parts by the manifest before can
+still read them for a round.  A run killed at any step leaves the old manifest (plus
+unlisted parts) or the new one (plus superseded parts); the next run, holding the
+dataset's writer lock as every run does, deletes those first and converges.  A run that
+finds nothing changed writes nothing.
 """
 
 from __future__ import annotations
@@ -304,9 +305,14 @@ class _Run:
             for p in (self.out / t).rglob("*.parquet")
         ]
         gone = not_committed(self.manifest, present)
+        replaced = {str(r) for r in self.manifest.get("superseded", [])}
         for rel in sorted(gone):
             (self.out / rel).unlink(missing_ok=True)
-            _log.info("%s: removed %s (left by a killed or finished run)", self.out, rel)
+            crash_point("incremental:cleanup")
+            if rel in replaced:  # kept one round for readers of the manifest before it
+                _log.debug("%s: removed %s (replaced by the last run)", self.out, rel)
+            else:
+                _log.info("%s: removed %s (left by a killed run)", self.out, rel)
         (self.out / f".{MANIFEST_NAME}.tmp").unlink(missing_ok=True)
         if gone:
             fsync_dir(self.out)
@@ -515,10 +521,9 @@ class _Run:
         crash_point("incremental:switch")
         switch_manifest(self.out, manifest)
         crash_point("incremental:switched")
-        for rel in sorted(self.superseded):
-            (self.out / rel).unlink(missing_ok=True)
-            crash_point("incremental:cleanup")
-        fsync_dir(self.out)
+        # The parts it replaced stay until the next run: a reader that listed the parts
+        # by the manifest before this one (a DuckDB view, a Spark plan) can still read
+        # them meanwhile; every reader of the new manifest skips them (``superseded``).
         for name in newly_deleted:
             _log.info(
                 "%s: deleted from the store; %s",

@@ -33,8 +33,8 @@ Keys (all required unless marked optional)::
                     (:func:`check_parts`)
     run             optional: how many incremental runs updated the dataset (0 or absent:
                     none); see rmqarrow.converters.parquet.incremental
-    superseded      optional: parts the last run replaced, deleted after the switch (a
-                    reader never counts them; the next run deletes any left)
+    superseded      optional: parts the last run replaced, kept until the next run
+                    deletes them (a reader of this manifest never counts them)
 """
 
 from __future__ import annotations
