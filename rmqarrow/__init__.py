@@ -16,11 +16,15 @@ The layers, each a folder, import only downward::
     cli/         the command line: a leaf nothing imports
 
 ``rmqarrow.open(path)`` is the one front door (:mod:`rmqarrow.store`).  ``import rmqarrow``
-loads numpy and pyarrow only: never DuckDB, pyspark or numba.
+loads nothing but the errors; each name loads its module when first used (numpy and
+pyarrow; never DuckDB, pyspark or numba until an engine is asked for).
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from rmqarrow._lazy import lazy_attributes
 from rmqarrow._version import __version__
 from rmqarrow.errors import (
     ClosedIndexError,
@@ -39,16 +43,55 @@ from rmqarrow.errors import (
     UnsupportedOperationError,
     UsageError,
 )
-from rmqarrow.format.checkpoint import StoreCheckpoint
-from rmqarrow.format.hashing import index_key_hash, java_string_hash
-from rmqarrow.format.layout import DEFAULT_HASH_SLOT_NUM, DEFAULT_INDEX_NUM, Geometry
-from rmqarrow.format.queries import Query
-from rmqarrow.format.records import MessageRecord
-from rmqarrow.index.indexfile import IndexFile
-from rmqarrow.index.service import IndexService, QueryOffsetResult, answer_queries
-from rmqarrow.kernels.hashing import index_key_hashes
-from rmqarrow.store import Store, build
-from rmqarrow.store import open_store as open
+
+if TYPE_CHECKING:
+    from rmqarrow.format.checkpoint import StoreCheckpoint
+    from rmqarrow.format.hashing import index_key_hash, java_string_hash
+    from rmqarrow.format.layout import DEFAULT_HASH_SLOT_NUM, DEFAULT_INDEX_NUM, Geometry
+    from rmqarrow.format.queries import Query
+    from rmqarrow.format.records import MessageRecord
+    from rmqarrow.index.indexfile import IndexFile
+    from rmqarrow.index.service import IndexService, QueryOffsetResult, answer_queries
+    from rmqarrow.kernels.hashing import index_key_hashes
+    from rmqarrow.store import Store, build
+    from rmqarrow.store import open_store as open
+
+# The API is imported when first used (PEP 562): ``import rmqarrow`` is then quick, and
+# the command line, which imports this package first, handles Ctrl-C from its first
+# instant instead of in the middle of importing numpy and pyarrow.
+_getattr, _ = lazy_attributes(
+    __name__,
+    {
+        "StoreCheckpoint": "format.checkpoint",
+        "index_key_hash": "format.hashing",
+        "java_string_hash": "format.hashing",
+        "DEFAULT_HASH_SLOT_NUM": "format.layout",
+        "DEFAULT_INDEX_NUM": "format.layout",
+        "Geometry": "format.layout",
+        "Query": "format.queries",
+        "MessageRecord": "format.records",
+        "IndexFile": "index.indexfile",
+        "IndexService": "index.service",
+        "QueryOffsetResult": "index.service",
+        "answer_queries": "index.service",
+        "index_key_hashes": "kernels.hashing",
+        "Store": "store",
+        "build": "store",
+    },
+)
+
+
+def __getattr__(name: str) -> object:
+    if name == "open":  # the front door is the store package's open_store
+        from rmqarrow.store import open_store
+
+        return open_store
+    return _getattr(name)
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
 
 __all__ = [
     "DEFAULT_HASH_SLOT_NUM",

@@ -139,12 +139,6 @@ def _startup_seconds(*code: str) -> float:
     return max(took)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="rmqarrow/__init__.py imports numpy, pyarrow and the store eagerly, before any "
-    "code of the command line runs (python -m imports the package first): a Ctrl-C then "
-    "is Python's own traceback until the package names its API lazily",
-)
 def test_ctrl_c_while_importing_is_one_line_and_130(tmp_path: Path) -> None:
     """Real processes, a real SIGINT at delays spread over the imports.
 
