@@ -75,6 +75,28 @@ def _mapped_now() -> int | None:
 DuckDBConfig = dict[str, str | bool | int | float | list[str]]
 
 
+#: glibc's ``M_ARENA_MAX`` parameter of ``mallopt``
+_M_ARENA_MAX = -8
+
+
+def _cap_malloc_arenas() -> None:
+    """Under an address-space limit, at most two malloc arenas (glibc).
+
+    glibc gives threads that contend for the allocator arenas of their own, each
+    reserving 64 MiB of address space, up to eight per core: on a busy machine DuckDB's
+    and numba's threads then take hundreds of MiB of the limit that the settings did
+    not count, and DuckDB aborts (exit 127) where the same command passed on a quiet
+    one.  Two arenas bound that; elsewhere (other C libraries) nothing is changed.
+    """
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None)
+        libc.mallopt(ctypes.c_int(_M_ARENA_MAX), ctypes.c_int(2))
+    except (OSError, AttributeError):  # not glibc
+        return
+
+
 def duckdb_settings(threads: int | None = None) -> DuckDBConfig:
     """DuckDB settings that fit this process's address-space limit ({} without one).
 
@@ -90,6 +112,7 @@ def duckdb_settings(threads: int | None = None) -> DuckDBConfig:
     global _duckdb_started
     if limit is None:
         return {}
+    _cap_malloc_arenas()
     used = _mapped_now() or 0
     free = max(limit - used, 0)
     if used and free < _DUCKDB_MIN_FREE and not _duckdb_started:

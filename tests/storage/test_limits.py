@@ -81,7 +81,7 @@ def test_running_out_is_one_line_naming_the_limit() -> None:
     done = _run(
         450,
         """
-import duckdb
+import duckdb, numpy, pyarrow  # loaded, as by every command before it queries
 from rmqarrow._memory import memory_error
 from rmqarrow.errors import MemoryLimitError, RmqArrowError
 lines = []
