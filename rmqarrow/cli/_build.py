@@ -16,6 +16,7 @@ from rmqarrow.cli._output import (
     add_geometry_options,
     add_spark_options,
     add_wait_option,
+    check_spark_options,
     print_json,
     print_kv,
     progress_bar,
@@ -83,17 +84,7 @@ def cmd_build(args: argparse.Namespace) -> int:
         )
     if args.index == "rocksdb":
         return rocksdb_build(args)
-    spark_options = (
-        args.master is not None
-        or args.spark_conf
-        or args.spark_py_files
-        or args.spark_no_ship
-        or args.spark_ui
-    )
-    if args.engine != "spark" and spark_options:
-        raise UsageError(
-            "--master, --conf, --py-files, --no-ship and --spark-ui need --engine spark"
-        )
+    check_spark_options(args)
     if args.engine == "spark" and args.from_commitlog is None:
         raise UsageError(
             "--engine spark goes with --from-commitlog (records from --from are "

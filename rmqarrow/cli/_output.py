@@ -19,6 +19,7 @@ __all__ = [
     "add_spark_options",
     "add_wait_option",
     "apply_spark_options",
+    "check_spark_options",
     "install_log_handler",
     "name_list",
     "print_json",
@@ -167,6 +168,31 @@ def add_spark_options(parser: Any) -> None:
         help="start Spark's web UI (off by default, so nothing listens on the network; "
         "also RMQARROW_SPARK_UI=1)",
     )
+
+
+def check_spark_options(args: Any) -> None:
+    """The Spark options only with ``--engine spark``: another engine would silently run
+    without them, so a mistyped engine would look like a cluster run."""
+    given = [
+        name
+        for name, attr in (
+            ("--master", "master"),
+            ("--conf", "spark_conf"),
+            ("--py-files", "spark_py_files"),
+            ("--no-ship", "spark_no_ship"),
+            ("--spark-ui", "spark_ui"),
+        )
+        if getattr(args, attr, None) not in (None, False, [])
+    ]
+    engine = getattr(args, "engine", None)
+    if engine != "spark" and given:
+        from rmqarrow.errors import UsageError
+
+        raise UsageError(
+            f"{', '.join(given)} need{'s' if len(given) == 1 else ''} --engine spark "
+            f"(got --engine {engine}); add --engine spark or drop "
+            f"{'it' if len(given) == 1 else 'them'}"
+        )
 
 
 def apply_spark_options(args: Any) -> None:

@@ -7,7 +7,13 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rmqarrow.cli._output import add_geometry_options, add_spark_options, print_json, print_table
+from rmqarrow.cli._output import (
+    add_geometry_options,
+    add_spark_options,
+    check_spark_options,
+    print_json,
+    print_table,
+)
 from rmqarrow.cli._rocksdb import (
     add_index_option,
     add_rocksdb_options,
@@ -125,28 +131,6 @@ def _checked_options(args: argparse.Namespace) -> None:
         raise UsageError("a dataset is for the duckdb and spark engines; native reads the store")
 
 
-def _check_spark_options(args: argparse.Namespace) -> None:
-    """The Spark options (for every kind of store) only with ``--engine spark``: another
-    engine would silently run without them, so a typo'd engine looks like a cluster run."""
-    given = [
-        name
-        for name, value in (
-            ("--master", args.master is not None),
-            ("--conf", bool(args.spark_conf)),
-            ("--py-files", bool(args.spark_py_files)),
-            ("--no-ship", args.spark_no_ship),
-            ("--spark-ui", args.spark_ui),
-        )
-        if value
-    ]
-    if args.engine != "spark" and given:
-        raise UsageError(
-            f"{', '.join(given)} need{'s' if len(given) == 1 else ''} --engine spark "
-            f"(got --engine {args.engine}); add --engine spark or drop "
-            f"{'it' if len(given) == 1 else 'them'}"
-        )
-
-
 def cmd_query(args: argparse.Namespace) -> int:
     import rmqarrow
     from rmqarrow.store import DatasetStore, IndexStore
@@ -157,7 +141,7 @@ def cmd_query(args: argparse.Namespace) -> int:
             f"--topic is empty (got {args.topic!r}); give the message's topic, or drop "
             "--topic and pass --key 'TOPIC#KEY'"
         )
-    _check_spark_options(args)
+    check_spark_options(args)
     source = args.dataset if args.dataset is not None else args.store
     store = rmqarrow.open(
         source,

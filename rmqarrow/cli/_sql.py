@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from rmqarrow.cli._output import (
     add_geometry_options,
     add_spark_options,
+    check_spark_options,
     print_json,
     print_kv,
     print_table,
@@ -487,16 +488,7 @@ def _run_stats(args: argparse.Namespace) -> int:
         )
         if between[0] > between[1]:
             raise UsageError(f"--between {between[0]} {between[1]}: the first time is later")
-    if args.engine != "spark" and (
-        args.master is not None
-        or args.spark_conf
-        or args.spark_py_files
-        or args.spark_no_ship
-        or args.spark_ui
-    ):
-        raise UsageError(
-            "--master, --conf, --py-files, --no-ship and --spark-ui need --engine spark"
-        )
+    check_spark_options(args)
     rocksdb = _rocksdb_store(args)
     if rocksdb is not None:
         with rocksdb:

@@ -174,4 +174,4 @@ def test_engine_options_are_checked(capsys: pytest.CaptureFixture[str], tmp_path
         )
         == 2
     )
-    assert "need --engine spark" in capsys.readouterr().err
+    assert "--master needs --engine spark" in capsys.readouterr().err

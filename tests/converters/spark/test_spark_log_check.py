@@ -132,4 +132,4 @@ def test_engine_spark_needs_a_commitlog(capsys: pytest.CaptureFixture[str]) -> N
         )
         == 2
     )
-    assert "need --engine spark" in capsys.readouterr().err
+    assert "--master needs --engine spark" in capsys.readouterr().err
