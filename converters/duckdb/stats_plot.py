@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rmqarrow._optional import require
-from rmqarrow.errors import OutputExistsError
+from rmqarrow.errors import OutputExistsError, UsageError
 
 if TYPE_CHECKING:
     from rmqarrow.converters.duckdb.stats import IndexStats
@@ -56,8 +56,19 @@ def _observed_vs_poisson(
 def write_charts(
     stats: IndexStats, directory: str | os.PathLike[str], *, overwrite: bool = False
 ) -> list[Path]:
-    """Write the charts into ``directory`` (created if missing); return their paths."""
+    """Write the charts into ``directory`` (created if missing); return their paths.
+
+    Never into a store, a CommitLog or a dataset: RocketMQ's load opens every entry of an
+    index directory, and a dataset's readers take what its tables hold."""
+    from rmqarrow.format.detect import KIND_NAMES, detect
+
     out = Path(directory)
+    kind = detect(out).kind
+    if kind not in ("missing", "empty_dir", "other_dir"):
+        raise UsageError(
+            f"{out}: {KIND_NAMES[kind]}, not a place for charts (rmqarrow writes "
+            "nothing into stores, CommitLogs or datasets); give a new or an ordinary directory"
+        )
     names = [c for c in CHARTS if c != "time_range.png" or stats.time_range is not None]
     paths = [out / n for n in names]
     if not overwrite:

@@ -39,6 +39,7 @@ from rmqarrow.format.tiered_naming import LOCAL_DIR_NAME, parse_segment_name
 
 __all__ = [
     "KINDS",
+    "KIND_NAMES",
     "MANIFEST_NAME",
     "ROCKSDB_DATASET_FORMAT",
     "ROCKSDB_DIR_NAMES",
@@ -348,6 +349,24 @@ _INSTEAD = {
     "other_file": "not an index file",
     "other_dir": "not a store: no index files in it",
     "missing": "no such file or directory",
+}
+
+
+#: Each kind as a noun phrase ("an index directory"), for messages about a path.
+KIND_NAMES = {
+    "index_file": "an index file",
+    "index_dir": "an index directory",
+    "broker_root": "a broker store root",
+    "commitlog_dir": "a CommitLog directory",
+    "dataset": "an exported dataset",
+    "tiered": "tiered index files",
+    "tiered_dataset": "an exported dataset of tiered index files",
+    "rocksdb": "a RocksDB message index",
+    "rocksdb_dataset": "an exported dataset of a RocksDB message index",
+    "empty_dir": "an empty directory",
+    "other_file": "a file",
+    "other_dir": "a directory",
+    "missing": "missing",
 }
 
 

@@ -118,6 +118,20 @@ def test_stats_tables_json_and_plots(capsys: pytest.CaptureFixture[str], tmp_pat
     assert status == 0
 
 
+def test_plots_never_go_into_a_store(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """RocketMQ's load opens every entry of an index directory: no chart is written there
+    (nor into a dataset); the refusal is one line and a usage error."""
+    import shutil
+
+    store = tmp_path / "store"
+    shutil.copytree(G.store_dir, store)
+    before = sorted(p.name for p in store.iterdir())
+    status, _, err = _run(capsys, "stats", str(store), "--plot", str(store), *GEOM)
+    assert status == 2 and "an index directory, not a place for charts" in err
+    assert len(err.strip().splitlines()) == 1
+    assert sorted(p.name for p in store.iterdir()) == before
+
+
 def test_stats_bad_time(capsys: pytest.CaptureFixture[str]) -> None:
     status, _, err = _run(capsys, "stats", str(G.store_dir), "--between", "x", "1", *GEOM)
     assert status == 2 and "ISO 8601" in err  # a usage error
