@@ -200,10 +200,6 @@ class FileRows:
         self._keep = keep
         self._split: dict[Path, dict[str, Any]] = {}
 
-    @property
-    def shared(self) -> list[Path]:
-        return [p for _, _, p, _ in self._shared]
-
     def sources(self, name: str) -> list[Any]:
         """Where ``name``'s rows are: parts to read with a ``file_name`` filter (Paths),
         and tables of its rows already split off shared parts (``pyarrow.Table``)."""
