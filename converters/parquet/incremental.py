@@ -389,10 +389,11 @@ class _Run:
 
         def drop(name: str, rels: Collection[str]) -> None:
             for rel in rels:
-                if holders.get(rel, {name}) == {name}:
+                gone = leaving.setdefault(rel, set())
+                gone.add(name)
+                if gone >= holders.get(rel, {name}):  # its last file left: no rewrite
                     self.superseded.add(rel)
-                else:
-                    leaving.setdefault(rel, set()).add(name)
+                    del leaving[rel]
 
         group: list[tuple[int, Path]] = []  # new small files, exported together
         group_entries = 0

@@ -286,6 +286,25 @@ def test_file_of_a_shared_part_exported_again(tmp_path: Path) -> None:
     assert not shared & set(infos[files[2].name]["parts"])  # its rows moved to a new part
 
 
+def test_every_file_of_a_shared_part_pruned(tmp_path: Path) -> None:
+    """All the files of a shared part deleted and pruned: the part goes, none is written
+    in its place."""
+    store, ds = tmp_path / "store", tmp_path / "ds"
+    _append(store, 0, 80)  # two full files, exported together, and the newest
+    export_store(store, ds, hash_slot_num=SLOTS, index_num=INDEX)
+    files = sorted(store.iterdir())
+    assert len(files) == 3
+    shared = "entries/part-00000.parquet"
+    assert shared in {r["path"] for r in read_manifest(ds)["parts"]}
+    for p in files[:2]:
+        p.unlink()
+    result = sync_store(store, ds, hash_slot_num=SLOTS, index_num=INDEX, prune_deleted=True)
+    assert result.pruned == [p.name for p in files[:2]]
+    parts = [r["path"] for r in read_manifest(ds)["parts"]]
+    assert shared not in parts and not any("shared" in p for p in parts)
+    _same_as_full(store, ds, tmp_path)
+
+
 def test_a_followed_file_keeps_few_parts(tmp_path: Path) -> None:
     """A file that grows a little every round keeps a logarithmic number of parts (its
     newest parts merged), not one a round, and the dataset stays the store's."""
