@@ -13,8 +13,8 @@ import argparse
 import os
 import sys
 import traceback
-from collections.abc import Sequence
-from typing import NoReturn
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn
 
 from rmqarrow._memory import memory_error
 from rmqarrow.cli._output import apply_spark_options, install_log_handler
@@ -103,13 +103,50 @@ def _spark_failure(exc: BaseException) -> Exception:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; errors print one line.  Exit status: 0 ok, 1 failure, 2 usage,
     130 interrupted (Ctrl-C)."""
+    hook = sys.unraisablehook
+    sys.unraisablehook = _interrupt_again(hook)
     try:
         return _main(argv)
-    except KeyboardInterrupt:
+    except BaseException as exc:
         # Ctrl-C before the command runs (the command modules still importing, the line
         # being parsed) or while an error is reported: the same one line as during a command
+        if not interrupted(exc):
+            raise
         print("rmqarrow: interrupted", file=sys.stderr)
         return 130
+    finally:
+        sys.unraisablehook = hook
+
+
+def _interrupt_again(hook: Callable[[Any], object]) -> Callable[[Any], None]:
+    """An unraisable-exception hook: a Ctrl-C that landed where Python cannot raise it (a
+    callback from C, such as numba's compiler cache) is delivered to the main thread again
+    instead of printed as "Exception ignored" with a traceback and lost; anything else
+    goes to ``hook``."""
+
+    def handle(unraisable: Any) -> None:
+        if isinstance(unraisable.exc_value, KeyboardInterrupt):
+            import _thread
+
+            _thread.interrupt_main()
+            return
+        hook(unraisable)
+
+    return handle
+
+
+def interrupted(exc: BaseException) -> bool:
+    """Whether ``exc`` is a Ctrl-C, or an error a Ctrl-C caused: Python wraps one that
+    lands inside a class's creation (a dataclass field's ``__set_name__``, while a module
+    imports) in a ``RuntimeError`` whose cause it is."""
+    seen: BaseException | None = exc
+    for _ in range(8):
+        if seen is None:
+            return False
+        if isinstance(seen, KeyboardInterrupt):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def _main(argv: Sequence[str] | None) -> int:
@@ -142,6 +179,9 @@ def _main(argv: Sequence[str] | None) -> int:
         print(f"{command}: interrupted", file=sys.stderr)
         return 130
     except Exception as exc:  # the last resort: never a traceback unless asked for
+        if interrupted(exc):
+            print(f"{command}: interrupted", file=sys.stderr)
+            return 130
         if debug:
             traceback.print_exc()
         limit = memory_error(exc, command)

@@ -18,32 +18,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from cli_run import one_error, run
 from generated_store import GeneratedStore, build_generated
 
 from rmqarrow.cli import main
 from rmqarrow.format.layout import ENTRY_DTYPE, HEADER_DTYPE, Geometry
 from rmqarrow.format.naming import list_index_files
 from rmqarrow.format.queries import Query
-
-FORBIDDEN = ("Traceback", "truncated or opened with the wrong geometry")
-
-
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    status = main(list(args))
-    out, err = capsys.readouterr()
-    assert "Traceback" not in err and "Traceback" not in out
-    return status, out, err
-
-
-def one_error(err: str, *needles: str) -> str:
-    """The single error line of ``err`` (notes may precede it); it holds every needle."""
-    errors = [line for line in err.splitlines() if ": error: " in line]
-    assert len(errors) == 1, err
-    for forbidden in FORBIDDEN:
-        assert forbidden not in err
-    for needle in needles:
-        assert needle in errors[0], errors[0]
-    return errors[0]
 
 
 @pytest.fixture(scope="module")

@@ -12,29 +12,12 @@ import time
 from pathlib import Path
 
 import pytest
+from cli_run import one_error, run
 from generated_store import GeneratedStore, build_generated
 from golden_data import golden_set
 from rocksdb_golden_data import ALL_ROCKSDB
 
-from rmqarrow.cli import main
-
 BASIC = golden_set("basic")
-
-
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    status = main(list(args))
-    out, err = capsys.readouterr()
-    assert "Traceback" not in err and "Traceback" not in out
-    return status, out, err
-
-
-def one_error(err: str, *needles: str) -> str:
-    """The single error line of ``err``; it holds every needle."""
-    errors = [line for line in err.splitlines() if ": error: " in line]
-    assert len(errors) == 1, err
-    for needle in needles:
-        assert needle in errors[0], errors[0]
-    return errors[0]
 
 
 @pytest.fixture(scope="module")
