@@ -16,7 +16,6 @@ from rmqarrow.cli._output import (
     add_geometry_options,
     add_spark_options,
     add_wait_option,
-    check_spark_options,
     print_json,
     print_kv,
     progress_bar,
@@ -84,7 +83,6 @@ def cmd_build(args: argparse.Namespace) -> int:
         )
     if args.index == "rocksdb":
         return rocksdb_build(args)
-    check_spark_options(args)
     if args.engine == "spark" and args.from_commitlog is None:
         raise UsageError(
             "--engine spark goes with --from-commitlog (records from --from are "

@@ -24,7 +24,6 @@ from rmqarrow.cli._output import (
     add_geometry_options,
     add_spark_options,
     add_wait_option,
-    check_spark_options,
     name_list,
     print_json,
     print_kv,
@@ -128,7 +127,6 @@ def _export(args: argparse.Namespace) -> int:
     from rmqarrow.cli._tiered import tiered_export
     from rmqarrow.store import IndexStore, TieredStore
 
-    check_spark_options(args)
     _check_sync_options(args)
     store = rmqarrow.open(
         args.store,

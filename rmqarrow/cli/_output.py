@@ -196,7 +196,11 @@ def check_spark_options(args: Any) -> None:
 
 
 def apply_spark_options(args: Any) -> None:
-    """Hand the parsed Spark options to :func:`rmqarrow.converters.spark.session.configure`."""
+    """Hand the parsed Spark options to :func:`rmqarrow.converters.spark.session.configure`,
+    once :func:`check_spark_options` accepts them (for a command with an ``--engine``):
+    the settings are the process's, so a refused command must not leave them behind."""
+    if hasattr(args, "engine"):
+        check_spark_options(args)
     confs = list(getattr(args, "spark_conf", None) or [])
     files = list(getattr(args, "spark_py_files", None) or [])
     no_ship = bool(getattr(args, "spark_no_ship", False))

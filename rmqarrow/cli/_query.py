@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 from rmqarrow.cli._output import (
     add_geometry_options,
     add_spark_options,
-    check_spark_options,
     print_json,
     print_table,
 )
@@ -141,7 +140,6 @@ def cmd_query(args: argparse.Namespace) -> int:
             f"--topic is empty (got {args.topic!r}); give the message's topic, or drop "
             "--topic and pass --key 'TOPIC#KEY'"
         )
-    check_spark_options(args)
     source = args.dataset if args.dataset is not None else args.store
     store = rmqarrow.open(
         source,

@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING, Any, TextIO
 from rmqarrow.cli._output import (
     add_geometry_options,
     add_spark_options,
-    check_spark_options,
     print_json,
     print_kv,
     print_table,
@@ -488,7 +487,6 @@ def _run_stats(args: argparse.Namespace) -> int:
         )
         if between[0] > between[1]:
             raise UsageError(f"--between {between[0]} {between[1]}: the first time is later")
-    check_spark_options(args)
     rocksdb = _rocksdb_store(args)
     if rocksdb is not None:
         with rocksdb:

@@ -5,6 +5,7 @@ in one line and status 130."""
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -83,6 +84,10 @@ def test_query_refuses_spark_options_without_the_spark_engine(
     # without them the same lookup answers
     status, out, _ = run(capsys, *argv, *extra[:2] if extra[0] == "--engine" else [])
     assert status == 0 and "offsets for '0'" in out
+    # the refused options left no Spark setting behind in this process
+    from rmqarrow.converters.spark import session
+
+    assert not session.ui_wanted() or os.environ.get(session.UI_ENV)
 
 
 def test_query_of_a_rocksdb_index_refuses_master_without_spark(
