@@ -9,6 +9,7 @@ input at fault and show what was expected next to what was found.
 from __future__ import annotations
 
 __all__ = [
+    "BrokerRunningError",
     "CheckpointError",
     "ClosedIndexError",
     "CommitLogError",
@@ -105,6 +106,12 @@ class DiskFullError(RmqArrowError, OSError):
 class StoreLockedError(RmqArrowError, BlockingIOError):
     """Another process is writing the store, dataset or checkpoint; the message names it
     (pid, host, command, since when).  Readers never get this."""
+
+
+class BrokerRunningError(StoreLockedError):
+    """A RocketMQ broker is running on the store a write was aimed at (it holds
+    ``STORE/lock``), or ``STORE/abort`` is there and whether one runs cannot be told; the
+    message names the store, the lock and the holder's pid.  Readers never get this."""
 
 
 class LockFileError(RmqArrowError, PermissionError):

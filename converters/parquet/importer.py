@@ -52,6 +52,7 @@ from rmqarrow.converters.parquet.manifest import check_parts, read_manifest
 from rmqarrow.converters.parquet.parts import FileRows, table_parts
 from rmqarrow.converters.schema import SCHEMAS
 
+from rmqarrow._broker import check_store_writable
 from rmqarrow._crash import crash_point
 from rmqarrow._lock import Wait, writer_lock
 from rmqarrow._progress import Progress, ProgressCallback
@@ -404,6 +405,7 @@ def import_dataset(
     progress: ProgressCallback | None = None,
     trust: bool = False,
     wait: Wait = False,
+    force: bool = False,
 ) -> list[Path]:
     """Rebuild the native files of ``dataset_dir`` in ``out_dir``; returns their paths.
 
@@ -415,8 +417,12 @@ def import_dataset(
 
     ``out_dir`` is created when missing (then it appears complete, by one rename); when it
     holds index files, the dataset must fit them (:func:`check_merge`).  ``wait``: whether
-    to wait for another writer of ``out_dir`` (see :func:`rmqarrow._lock.acquire`).
+    to wait for another writer of ``out_dir`` (see :func:`rmqarrow._lock.acquire`).  An
+    ``out_dir`` in the store of a running RocketMQ broker is refused before anything is
+    read or written (:func:`rmqarrow._broker.check_store_writable`; ``force`` only for a
+    copy whose ``abort`` is left without a ``lock`` file).
     """
+    check_store_writable(out_dir, force=force)
     src = Path(dataset_dir)
     if not src.is_dir():
         raise StoreNotFoundError(f"{src}: no such dataset directory")

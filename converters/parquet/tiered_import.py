@@ -26,6 +26,7 @@ from rmqarrow.converters.parquet.parts import table_parts
 from rmqarrow.converters.parquet.tiered_export import TIERED_FORMAT, TIERED_TABLES
 from rmqarrow.converters.schema import TIERED_SCHEMA_VERSION, TIERED_SCHEMAS
 
+from rmqarrow._broker import check_store_writable
 from rmqarrow._lock import Wait, writer_lock
 from rmqarrow.errors import DatasetError, OutputExistsError, StoreNotFoundError
 
@@ -95,11 +96,17 @@ def _safe_relative(rel: str, where: Path) -> PurePosixPath:
 
 
 def import_tiered(
-    dataset_dir: str | os.PathLike[str], out_dir: str | os.PathLike[str], *, wait: Wait = False
+    dataset_dir: str | os.PathLike[str],
+    out_dir: str | os.PathLike[str],
+    *,
+    wait: Wait = False,
+    force: bool = False,
 ) -> list[Path]:
     """Rebuild every file of the tiered dataset under ``out_dir``; returns their paths.
     ``out_dir``'s writer lock is held throughout (``wait``: see
-    :func:`rmqarrow._lock.acquire`)."""
+    :func:`rmqarrow._lock.acquire`); the store of a running broker is refused
+    (:func:`rmqarrow._broker.check_store_writable`, ``force``)."""
+    check_store_writable(out_dir, force=force)
     out = Path(out_dir).absolute()
     out.parent.mkdir(parents=True, exist_ok=True)
     with writer_lock(out, wait=wait):

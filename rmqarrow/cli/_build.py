@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from rmqarrow.cli._output import (
+    add_force_option,
     add_geometry_options,
     add_spark_options,
     add_wait_option,
@@ -60,6 +61,7 @@ def register(sub: Any) -> None:
     add_spark_options(build)
     add_geometry_options(build)
     add_wait_option(build)
+    add_force_option(build)
     build.add_argument("--json", action="store_true", help="print a JSON summary")
     build.add_argument(
         "--index",
@@ -111,6 +113,7 @@ def cmd_build(args: argparse.Namespace) -> int:
         batch_rows=args.batch_rows,
         progress=progress_bar(),
         wait=args.wait,
+        force=args.force,
     )
     doc = summary.to_dict()
     if args.json:

@@ -21,6 +21,7 @@ import time
 from typing import Any
 
 from rmqarrow.cli._output import (
+    add_force_option,
     add_geometry_options,
     add_spark_options,
     add_wait_option,
@@ -119,6 +120,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     add_wait_option(p)
+    add_force_option(p)
     p.set_defaults(func=_import)
 
 
@@ -262,7 +264,11 @@ def _import(args: argparse.Namespace) -> int:
             )
         start = time.perf_counter()
         paths = store.import_files(
-            args.outdir, trust=args.trust_dataset, progress=progress_bar(), wait=args.wait
+            args.outdir,
+            trust=args.trust_dataset,
+            progress=progress_bar(),
+            wait=args.wait,
+            force=args.force,
         )
     summary = {
         "outdir": args.outdir,

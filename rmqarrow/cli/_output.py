@@ -15,6 +15,7 @@ from rmqarrow._progress import ProgressCallback, ProgressUpdate
 from rmqarrow._text import print_json, print_kv, print_table
 
 __all__ = [
+    "add_force_option",
     "add_geometry_options",
     "add_spark_options",
     "add_wait_option",
@@ -133,6 +134,17 @@ def add_wait_option(parser: Any) -> None:
         metavar="SECONDS",
         help="when another process is writing the same store or dataset, wait for it (as "
         "long as it takes, or at most SECONDS) instead of stopping with its name",
+    )
+
+
+def add_force_option(parser: Any) -> None:
+    """``--force``: write a store whose broker state cannot be told (``force=True``)."""
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="write a store whose STORE/abort is present without a STORE/lock file (whether "
+        "a broker runs cannot be told): only for a copy you vouch for. A store whose lock a "
+        "running broker holds is refused even so: stop the broker or copy the store",
     )
 
 

@@ -343,7 +343,7 @@ def rocksdb_build(args: argparse.Namespace) -> int:
     dest = Path(args.store)
     if (dest / "commitlog").is_dir() or (dest / "index").is_dir():
         dest = dest / "rocksdbstore"
-    result = build_from_commitlog(require_commitlog(args.from_commitlog), dest)
+    result = build_from_commitlog(require_commitlog(args.from_commitlog), dest, force=args.force)
     doc = result.to_dict()
     if args.json:
         print_json(doc)

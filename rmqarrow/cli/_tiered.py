@@ -176,7 +176,7 @@ def tiered_export(store: TieredStore, args: argparse.Namespace) -> int:
 
 def tiered_import(store: TieredDatasetStore, args: argparse.Namespace) -> int:
     """``rmqarrow import`` of a tiered dataset: byte-identical files under OUTDIR."""
-    paths = store.import_files(args.outdir, wait=args.wait)
+    paths = store.import_files(args.outdir, wait=args.wait, force=args.force)
     names = [str(p.relative_to(Path(args.outdir))) for p in paths]
     summary: dict[str, Any] = {
         "outdir": str(args.outdir),

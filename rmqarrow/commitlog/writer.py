@@ -209,6 +209,8 @@ class CommitLogWriter(Closing):
     ``with CommitLogWriter(dir, mapped_file_size=65536) as w: w.append(msg)``; on close the
     current file is extended with zeros to the mapped size, like the broker's
     preallocated file.  ``start_offset`` (a multiple of the mapped size) names the first file.
+    ``preallocate=True`` gives each new file its full mapped size as soon as it is created
+    (the unwritten rest zero), as a running broker's mapped files are.
     """
 
     def __init__(
@@ -218,6 +220,7 @@ class CommitLogWriter(Closing):
         mapped_file_size: int = DEFAULT_MAPPED_FILE_SIZE,
         start_offset: int = 0,
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+        preallocate: bool = False,
     ) -> None:
         if mapped_file_size < 8:
             raise InvalidValueError(f"mapped_file_size must be at least 8, got {mapped_file_size}")
@@ -229,6 +232,7 @@ class CommitLogWriter(Closing):
         self.commitlog_dir = Path(commitlog_dir)
         self.mapped_file_size = mapped_file_size
         self.max_message_size = max_message_size
+        self.preallocate = preallocate
         self.files: list[Path] = []
         self._file_start = start_offset
         self._pos = 0
@@ -254,12 +258,21 @@ class CommitLogWriter(Closing):
                     f"{path} already exists; CommitLogWriter never overwrites"
                 ) from None
             self.files.append(path)
+            if self.preallocate:
+                self._out.truncate(self.mapped_file_size)
         return self._out
 
     def _flush(self) -> None:
         if self._pending:
             self._open().write(self._pending)
             self._pending.clear()
+
+    def flush(self) -> None:
+        """Hand what was appended to the file system, where readers see it."""
+        if self._pending:
+            self._flush()
+        if self._out is not None:
+            self._out.flush()
 
     def _finish_file(self) -> None:
         out = self._open()

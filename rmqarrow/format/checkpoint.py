@@ -15,7 +15,9 @@ CommitLog given by mistake stays untouched.  An existing checkpoint is written i
 (only the fields that change, then ``fsync``), never replaced by a new file: a running
 broker maps it and would go on writing the old, unlinked one.  A missing checkpoint is
 created whole (written aside, then linked into place).  Writes take the checkpoint's
-writer lock (:mod:`rmqarrow._lock`).
+writer lock (:mod:`rmqarrow._lock`), and refuse the checkpoint of a store a RocketMQ
+broker is running on (:mod:`rmqarrow._broker`; ``force`` only for a copy whose
+``abort`` is left without a ``lock`` file).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from rmqarrow._broker import check_store_writable
 from rmqarrow._lock import Wait, writer_lock
 from rmqarrow._staging import fsync_dir, remove_path, sibling, stale_siblings
 from rmqarrow.errors import CheckpointError
@@ -115,13 +118,21 @@ class StoreCheckpoint:
         """Refuse, before anything is written, a ``path`` that exists and is no checkpoint."""
         cls.read(path)
 
-    def write(self, path: str | os.PathLike[str], *, wait: Wait = False) -> None:
+    def write(
+        self, path: str | os.PathLike[str], *, wait: Wait = False, force: bool = False
+    ) -> None:
         """Write every field, keeping every other byte of an existing file."""
-        _store(Path(path), dict(zip(_DTYPE.names or (), astuple(self), strict=True)), wait)
+        values = dict(zip(_DTYPE.names or (), astuple(self), strict=True))
+        _store(Path(path), values, wait, force)
 
     @classmethod
     def update(
-        cls, path: str | os.PathLike[str], *, wait: Wait = False, **values: int
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        wait: Wait = False,
+        force: bool = False,
+        **values: int,
     ) -> StoreCheckpoint:
         """Write only the named fields (``index_msg_timestamp=...``) in place; the
         checkpoint as it is now on disk is returned."""
@@ -129,7 +140,7 @@ class StoreCheckpoint:
         unknown = sorted(set(values) - known)
         if unknown:
             raise TypeError(f"unknown checkpoint fields {unknown}; known: {sorted(known)}")
-        _store(Path(path), values, wait)
+        _store(Path(path), values, wait, force)
         return cls.read(path)
 
     @property
@@ -142,8 +153,10 @@ def _encode(value: int) -> bytes:
     return int(value).to_bytes(8, "big", signed=True)
 
 
-def _store(p: Path, values: dict[str, int], wait: Wait) -> None:
-    with writer_lock(p, wait=wait):
+def _store(p: Path, values: dict[str, int], wait: Wait, force: bool) -> None:
+    broker = check_store_writable(p, force=force)
+    # the store's broker (this process) is its one writer already
+    with contextlib.nullcontext() if broker else writer_lock(p, wait=wait):
         for old in stale_siblings(p, "tmp"):
             remove_path(old)
         try:

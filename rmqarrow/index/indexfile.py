@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 import numpy as _np
 
 from rmqarrow._args import check_flag, check_int, check_non_negative
+from rmqarrow._broker import check_store_writable
 from rmqarrow._closing import Closing
 from rmqarrow._limits import limit_error
 from rmqarrow._space import reserve
@@ -161,16 +162,21 @@ class IndexFile(Closing):
         index_num: int = DEFAULT_INDEX_NUM,
         end_phy_offset: int = 0,
         end_timestamp: int = 0,
+        *,
+        force: bool = False,
     ) -> IndexFile:
         """A new, empty file; refuses to replace an existing one.
 
         ``end_phy_offset`` and ``end_timestamp`` seed the header as RocketMQ does when it
-        rolls from a full file (rule 6 of :mod:`rmqarrow.format.rules`).
+        rolls from a full file (rule 6 of :mod:`rmqarrow.format.rules`).  A file in the
+        store of a running broker is refused (:mod:`rmqarrow._broker`; ``force``: see
+        :class:`~rmqarrow.IndexService`).
         """
         geometry = Geometry(hash_slot_num, index_num)
         end_phy_offset = _java_long_arg("end_phy_offset", end_phy_offset)
         end_timestamp = _java_long_arg("end_timestamp", end_timestamp)
         p = Path(path)
+        check_store_writable(p, force=check_flag("force", force))
         try:
             with open(p, "xb") as fh:
                 try:
@@ -202,13 +208,20 @@ class IndexFile(Closing):
         hash_slot_num: int | None = None,
         index_num: int | None = None,
         writable: bool = False,
+        *,
+        force: bool = False,
     ) -> IndexFile:
         """Open an existing file; its size must match the geometry (defaults: RocketMQ's).
 
         Opening read-only never changes a byte.  A stored ``indexCount <= 0`` is read as 1,
-        as ``IndexHeader.load`` does.
+        as ``IndexHeader.load`` does.  A writable open rolls an interrupted batch back, so
+        it refuses a file in the store of a running broker (:mod:`rmqarrow._broker`;
+        ``force``: see :class:`~rmqarrow.IndexService`).
         """
         writable = check_flag("writable", writable)
+        force = check_flag("force", force)
+        if writable:
+            check_store_writable(path, force=force)
         geometry = Geometry(
             DEFAULT_HASH_SLOT_NUM if hash_slot_num is None else hash_slot_num,
             DEFAULT_INDEX_NUM if index_num is None else index_num,

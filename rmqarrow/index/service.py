@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rmqarrow._args import check_int, check_non_negative
+from rmqarrow._args import check_flag, check_int, check_non_negative
+from rmqarrow._broker import check_store_writable
 from rmqarrow._closing import Closing
 from rmqarrow._lock import Wait, WriterLock, acquire, wait_seconds
 from rmqarrow.errors import (
@@ -94,6 +95,13 @@ class IndexService(Closing):
     with :class:`~rmqarrow.errors.StoreLockedError` naming the holder, or waits for it
     with ``wait`` (``True``: as long as it takes; a number: that many seconds).  A
     read-only service takes nothing and is never blocked.
+
+    A writable service also refuses a store a RocketMQ broker is running on (its
+    ``STORE/lock`` held, see :mod:`rmqarrow._broker`) with
+    :class:`~rmqarrow.errors.BrokerRunningError` before it touches a byte: its load rolls
+    interrupted batches back and recovery deletes files, which would corrupt the broker's
+    live files.  ``force=True`` writes a store whose ``abort`` is present without a
+    ``lock`` file (a copy the caller vouches for); a held lock is never overridden.
     """
 
     def __init__(
@@ -108,8 +116,10 @@ class IndexService(Closing):
         tz: _dt.tzinfo | None = None,
         clock: Callable[[], int] | None = None,
         wait: Wait = False,
+        force: bool = False,
     ) -> None:
         self.store_dir = Path(store_dir)
+        self.force = check_flag("force", force)
         if hash_slot_num is None or index_num is None:
             # the counts the store's files were written with, as every command fits them
             # (RocketMQ's defaults for a new store)
@@ -174,7 +184,11 @@ class IndexService(Closing):
             cutoff = StoreCheckpoint.read(self.checkpoint_path).index_msg_timestamp
         for path in list_index_files(self.store_dir):
             f = IndexFile.open(
-                path, self.geometry.hash_slot_num, self.geometry.index_num, not self.read_only
+                path,
+                self.geometry.hash_slot_num,
+                self.geometry.index_num,
+                not self.read_only,
+                force=self.force,
             )
             if cutoff is not None and f.end_timestamp > cutoff:
                 f.close()
@@ -186,7 +200,9 @@ class IndexService(Closing):
                     from rmqarrow.index.salvage import salvage_file
 
                     if salvage_file(path, self.geometry, cutoff):
-                        self.files.append(IndexFile.open(path, *self._geom(), writable=True))
+                        self.files.append(
+                            IndexFile.open(path, *self._geom(), writable=True, force=self.force)
+                        )
                         continue
                 path.unlink()
                 continue
@@ -201,12 +217,19 @@ class IndexService(Closing):
         self._closed = False
         self._take_lock()
         for path in paths:
-            self.files.append(IndexFile.open(path, *self._geom(), not self.read_only))
+            self.files.append(
+                IndexFile.open(path, *self._geom(), not self.read_only, force=self.force)
+            )
 
     def _take_lock(self) -> None:
-        """The store's writer lock, once, before a writable service touches a file."""
+        """The store's writer lock, once, before a writable service touches a file; a
+        running broker's store is refused first (nothing is created, not even the lock)."""
         if not self.read_only and self._lock is None:
-            self._lock = acquire(self.store_dir, wait=self.wait)
+            broker = check_store_writable(self.store_dir, force=self.force)
+            if self.checkpoint_path is not None:
+                check_store_writable(self.checkpoint_path, force=self.force)
+            if not broker:  # the store's broker (this process) is its one writer already
+                self._lock = acquire(self.store_dir, wait=self.wait)
 
     def _geom(self) -> tuple[int, int]:
         return self.geometry.hash_slot_num, self.geometry.index_num
@@ -227,6 +250,7 @@ class IndexService(Closing):
             *self._geom(),
             end_phy_offset=prev.end_phy_offset if prev else 0,
             end_timestamp=prev.end_timestamp if prev else 0,
+            force=self.force,
         )
         self.files.append(f)
         if prev is not None:
@@ -328,7 +352,10 @@ class IndexService(Closing):
         # once, with the last full file's: what one write per full file would leave
         if index_msg_timestamp > 0 and self.checkpoint_path is not None:
             StoreCheckpoint.update(
-                self.checkpoint_path, wait=self.wait, index_msg_timestamp=index_msg_timestamp
+                self.checkpoint_path,
+                wait=self.wait,
+                force=self.force,
+                index_msg_timestamp=index_msg_timestamp,
             )
 
     def delete_expired_files(self, offset: int) -> list[Path]:

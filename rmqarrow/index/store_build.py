@@ -6,7 +6,8 @@ leaves no store, and the next build on the same path removes the dead build's fo
 **existing** store is appended in place, crash-consistently: an interrupted batch is rolled
 back to the last committed header on the next writable open (reported in
 :attr:`BuildSummary.repaired`).  Only an empty, missing or index directory is written to;
-anything else is refused in one line naming what it is.
+anything else is refused in one line naming what it is, and so is the store of a running
+RocketMQ broker (:mod:`rmqarrow._broker`), before anything is written.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rmqarrow._broker import check_store_writable
 from rmqarrow._lock import Wait, writer_lock
 from rmqarrow._progress import Progress, ProgressCallback
 from rmqarrow._space import disk_full, is_disk_full
@@ -76,6 +78,7 @@ def build_store(
     total: int | None = None,
     progress: ProgressCallback | None = None,
     wait: Wait = False,
+    force: bool = False,
 ) -> BuildSummary:
     """Index ``batches`` of message records (:data:`rmqarrow.format.records.RECORD_COLUMNS`)
     into ``store`` as the broker's ``IndexService.buildIndex`` would, record by record.
@@ -83,13 +86,19 @@ def build_store(
     ``checkpoint`` is the store's ``checkpoint`` file (its index timestamp is recorded on
     flush); ``total`` (records, when known) and ``progress`` report how far the build is.
     The store's writer lock is held from the cleanup to the rename: another writer is
-    refused in one line naming it, or waited for with ``wait`` (True, or seconds).
+    refused in one line naming it, or waited for with ``wait`` (True, or seconds).  A
+    store (or ``checkpoint``) a RocketMQ broker is running on is refused
+    (:class:`~rmqarrow.errors.BrokerRunningError`); ``force=True`` writes one whose
+    ``abort`` is left without a ``lock`` file (a copy you vouch for).
     """
     check_build_output(store)
     final = Path(store).absolute()
+    check_store_writable(final, force=force)
+    if checkpoint is not None:
+        check_store_writable(checkpoint, force=force)
     with writer_lock(final, wait=wait):
         return _locked_build(
-            store, final, batches, hash_slot_num, index_num, checkpoint, total, progress
+            store, final, batches, hash_slot_num, index_num, checkpoint, total, progress, force
         )
 
 
@@ -102,6 +111,7 @@ def _locked_build(
     checkpoint: str | os.PathLike[str] | None,
     total: int | None,
     progress: ProgressCallback | None,
+    force: bool,
 ) -> BuildSummary:
     for stale in stale_siblings(final, "build", locked=True):
         remove_path(stale)
@@ -116,7 +126,7 @@ def _locked_build(
     target = sibling(final, "build") if fresh else final
     try:
         summary = _build_into(
-            target, batches, hash_slot_num, index_num, checkpoint, total, progress
+            target, batches, hash_slot_num, index_num, checkpoint, total, progress, force
         )
         if fresh:
             if final.exists():
@@ -143,11 +153,12 @@ def _build_into(
     checkpoint: str | os.PathLike[str] | None,
     total: int | None,
     progress: ProgressCallback | None,
+    force: bool,
 ) -> BuildSummary:
     from rmqarrow.index.service import IndexService
 
     # no counts given: a store's own files decide them (RocketMQ's defaults for a new one)
-    service = IndexService(store, hash_slot_num, index_num, checkpoint_path=checkpoint)
+    service = IndexService(store, hash_slot_num, index_num, checkpoint_path=checkpoint, force=force)
     started = time.monotonic()
     records = 0
     with service:

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from rmqarrow._broker import check_store_writable
 from rmqarrow.errors import OutputExistsError
 from rmqarrow.rocksdb._index import RocksDBIndex
 
@@ -51,10 +52,16 @@ def build_from_commitlog(
     *,
     lenient: bool = False,
     progress: Callable[[int], None] | None = None,
+    force: bool = False,
 ) -> RocksDBBuild:
-    """A new RocksDB index at ``dest`` (absent or empty) from the CommitLog's messages."""
+    """A new RocksDB index at ``dest`` (absent or empty) from the CommitLog's messages.
+
+    A ``dest`` in the store of a running RocketMQ broker is refused
+    (:func:`rmqarrow._broker.check_store_writable`; ``force`` only for a copy whose
+    ``abort`` is left without a ``lock`` file)."""
     from rmqarrow.commitlog import CommitLogReader
 
+    check_store_writable(dest, force=force)
     out = Path(dest)
     if out.exists() and any(out.iterdir()):
         raise OutputExistsError(

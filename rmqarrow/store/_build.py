@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rmqarrow._broker import check_store_writable
 from rmqarrow._lock import Wait
 from rmqarrow._progress import ProgressCallback
 from rmqarrow.errors import UsageError
@@ -54,6 +55,7 @@ def build(
     batch_rows: int = 1 << 20,
     progress: ProgressCallback | None = None,
     wait: Wait = False,
+    force: bool = False,
 ) -> BuildSummary:
     """Build (or append to) the index store ``store`` as the broker's IndexService does.
 
@@ -64,7 +66,10 @@ def build(
     (``master``) and writes the same bytes.  A new store appears whole or not at all; an
     existing one is appended crash-consistently (see :mod:`rmqarrow.index.store_build`).
     One writer at a time: another process writing the store refuses this build in one line
-    naming it, or is waited for with ``wait`` (True, or that many seconds).
+    naming it, or is waited for with ``wait`` (True, or that many seconds).  A store a
+    RocketMQ broker is running on is refused (:class:`~rmqarrow.errors.BrokerRunningError`:
+    stop the broker or build a copy); ``force=True`` only writes a copy whose ``abort`` is
+    left without a ``lock`` file.
     """
     if (records is None) == (commitlog is None):
         raise UsageError("give one source: records (a Parquet/CSV file) or commitlog (a DIR)")
@@ -97,6 +102,10 @@ def build(
     if engine != "spark" and master is not None:
         raise UsageError("master needs engine='spark'")
     check_build_output(store)
+    # before the input is read (a whole file is validated before an append)
+    check_store_writable(store, force=force)
+    if checkpoint is not None:
+        check_store_writable(checkpoint, force=force)
     if records is not None:
         source = Path(records)
         target = Path(store)
@@ -115,6 +124,7 @@ def build(
                 total=total,
                 progress=progress,
                 wait=wait,
+                force=force,
             )
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
             raise bad_record(source, exc) from None
@@ -133,4 +143,5 @@ def build(
         checkpoint=checkpoint,
         progress=progress,
         wait=wait,
+        force=force,
     )

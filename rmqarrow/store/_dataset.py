@@ -101,15 +101,19 @@ class DatasetStore(OffsetQueries):
         trust: bool = False,
         progress: ProgressCallback | None = None,
         wait: bool | float = False,
+        force: bool = False,
         **options: Any,
     ) -> list[Path]:
-        """Byte-identical index files under ``out_dir`` (never replacing one)."""
+        """Byte-identical index files under ``out_dir`` (never replacing one); a store a
+        RocketMQ broker is running on is refused (``force``: see :func:`rmqarrow.build`)."""
         from rmqarrow.converters.parquet.importer import import_dataset
 
         self._check_open()
         if options:
             raise UsageError(f"unknown import options {sorted(options)}")
-        return import_dataset(self.path, out_dir, progress=progress, trust=trust, wait=wait)
+        return import_dataset(
+            self.path, out_dir, progress=progress, trust=trust, wait=wait, force=force
+        )
 
     def check(self, *, full: bool = False) -> DatasetCheck:
         """The parts against the manifest (names, sizes, footers; ``full``: checksums)."""
@@ -169,15 +173,21 @@ class TieredDatasetStore(ItemQueries):
         return pads.dataset(tables[table]).scanner(columns=columns, filter=filter).to_reader()
 
     def import_files(
-        self, out_dir: str | os.PathLike[str], *, wait: bool | float = False, **options: Any
+        self,
+        out_dir: str | os.PathLike[str],
+        *,
+        wait: bool | float = False,
+        force: bool = False,
+        **options: Any,
     ) -> list[Path]:
-        """Byte-identical tiered files under ``out_dir``."""
+        """Byte-identical tiered files under ``out_dir`` (``force``: see
+        :meth:`DatasetStore.import_files`)."""
         from rmqarrow.converters.parquet.tiered_import import import_tiered
 
         self._check_open()
         if options:
             raise UsageError(f"unknown import options {sorted(options)}")
-        return import_tiered(self.path, out_dir, wait=wait)
+        return import_tiered(self.path, out_dir, wait=wait, force=force)
 
     def info(self) -> dict[str, Any]:
         from rmqarrow.converters.parquet.tiered_import import read_tiered_manifest

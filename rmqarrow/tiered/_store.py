@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
+from rmqarrow._broker import check_store_writable
 from rmqarrow._closing import Closing
 from rmqarrow.errors import (
     InvalidValueError,
@@ -90,17 +91,22 @@ class TieredIndexStore(Closing):
         segment_dir: str | os.PathLike[str] | None = None,
         writable: bool = False,
         clock: Callable[[], int] = _now_ms,
+        *,
+        force: bool = False,
     ) -> TieredIndexStore:
         """Open ``<store_path_root_dir>/tiered_index_file`` and the optional segment folder.
 
         Read-only by default (no byte changes); ``writable=True`` reopens the local files as
         RocketMQ does at start-up (end timestamps reset), makes the newest the write file and
-        creates the folders when missing.  ``clock`` (ms) names new files.
+        creates the folders when missing.  ``clock`` (ms) names new files.  Writable, the
+        store root of a running RocketMQ broker is refused (:mod:`rmqarrow._broker`;
+        ``force`` only for a copy whose ``abort`` is left without a ``lock`` file).
         """
         s, n = check_geometry(hash_slot_num, index_num)
         local = Path(store_path_root_dir) / LOCAL_DIR_NAME
         segments = None if segment_dir is None else Path(segment_dir)
         if writable:
+            check_store_writable(local, force=force)
             local.mkdir(parents=True, exist_ok=True)
             if segments is not None:
                 segments.mkdir(parents=True, exist_ok=True)
