@@ -73,6 +73,7 @@ def test_every_write_refused_beside_a_running_broker_readers_work(
         def refused(*args: str) -> str:
             status, _, err = run(capsys, *args)
             assert status == 1, err
+            assert snapshot(store) == before  # not a byte, not an mtime, no new entry
             return one_error(err, str(store), f"pid {broker.pid}", str(store / "lock"), "--force")
 
         refused("build", f"{store}/index", "--from-commitlog", str(commitlog))
@@ -106,6 +107,7 @@ def test_every_write_refused_beside_a_running_broker_readers_work(
                 write()
             assert "force=True" in str(e.value)
             assert isinstance(e.value, StoreLockedError)
+            assert snapshot(store) == before
 
         # readers are read-only and work beside it
         for args in (["info", str(store)], ["check", str(store)]):
@@ -118,7 +120,7 @@ def test_every_write_refused_beside_a_running_broker_readers_work(
         with rmqarrow.open(store) as s:
             assert s.query("TopicA", "order-3") == want
 
-        assert snapshot(store) == before  # not a byte, not an mtime, no new entry
+        assert snapshot(store) == before
         assert broker.proc.poll() is None
 
 
