@@ -254,7 +254,8 @@ def check_store_writable(path: str | os.PathLike[str], *, force: bool = False) -
             f"{root}: a RocketMQ broker is running on this store ({who} holds the lock on "
             f"{state.lock}); rmqarrow never writes under a running broker: stop the broker, "
             "or copy the store and write the copy (force=True, --force, is only for a copy "
-            "whose lock cannot be seen; it never overrides a held lock); readers work beside it"
+            "whose lock cannot be seen; it never overrides a held lock); readers (read-only "
+            "opens) work beside it"
         )
     if state.unknown:
         why = (

@@ -161,13 +161,15 @@ class BrokerLike:
         """Take the lock, create ``abort``, open the CommitLog and the index."""
         o = self.options
         commitlog = self.store / "commitlog"
+        self.store.mkdir(parents=True, exist_ok=True)
+        self._lock_fd = hold_broker_lock(self.store)  # a second broker is refused first
         if commitlog.is_dir() and any(commitlog.iterdir()):
+            release_broker_lock(self._lock_fd)
+            self._lock_fd = None
             raise UsageError(
                 f"{commitlog}: already holds CommitLog files; the broker-like writer starts "
                 "on a new store"
             )
-        self.store.mkdir(parents=True, exist_ok=True)
-        self._lock_fd = hold_broker_lock(self.store)
         (self.store / ABORT_NAME).touch()
         self._log = CommitLogWriter(
             commitlog, mapped_file_size=o.commitlog_file_size, preallocate=True

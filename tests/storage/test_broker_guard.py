@@ -9,6 +9,7 @@ and checkpoint writes; nothing looked at ``lock`` or ``abort``.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import subprocess
@@ -24,7 +25,7 @@ from storage.storage_helpers import GEO, records, write_csv
 import rmqarrow
 from rmqarrow._broker import broker_state, check_store_writable, store_root
 from rmqarrow.commitlog import iter_records
-from rmqarrow.errors import BrokerRunningError, StoreLockedError
+from rmqarrow.errors import BrokerRunningError, StoreLockedError, UsageError
 from rmqarrow.format.checkpoint import StoreCheckpoint
 from rmqarrow.index.indexfile import IndexFile
 from rmqarrow.index.service import IndexService
@@ -293,3 +294,53 @@ def test_the_broker_like_writer_rolls_and_expires(tmp_path: Path) -> None:
         assert (store / "commitlog" / name).read_bytes() == (
             again / "commitlog" / name
         ).read_bytes()
+
+
+_OFD_HOLDER = """
+import fcntl, os, struct, sys
+fd = os.open(sys.argv[1], os.O_RDWR)
+fcntl.fcntl(fd, fcntl.F_OFD_SETLK, struct.pack("hhqqi4x", fcntl.F_WRLCK, 0, 0, 1, 0))
+print("held", flush=True)
+sys.stdin.read()
+"""
+
+
+@pytest.mark.skipif(not hasattr(fcntl, "F_OFD_SETLK"), reason="open file description locks")
+def test_a_lock_whose_holder_the_kernel_does_not_name_is_still_a_running_broker(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "index").mkdir()
+    (tmp_path / "lock").write_bytes(b"lock")
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _OFD_HOLDER, str(tmp_path / "lock")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        with pytest.raises(BrokerRunningError, match="a process the kernel does not name"):
+            check_store_writable(tmp_path / "index", force=True)
+    finally:
+        holder.communicate("", timeout=60)
+    check_store_writable(tmp_path / "index")  # freed with its holder
+
+
+def test_the_writer_refuses_bad_options_in_one_line(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "rmqarrow.testing.broker_like", str(tmp_path / "s"), "--batch", "0"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2
+    assert done.stderr.strip() == "broker_like: error: batch must be >= 1, got 0"
+    assert not (tmp_path / "s").exists()
+    with start_broker_like(tmp_path / "t", messages=10, batch=10) as first:
+        with pytest.raises(BrokerRunningError, match=f"pid {first.pid} already holds the lock"):
+            BrokerLike(first.store, BrokerLikeOptions()).start()
+        assert first.stop()["messages"] == 10
+    with pytest.raises(UsageError, match="starts on a new store"):
+        BrokerLike(first.store, BrokerLikeOptions()).start()
+    state = broker_state(first.store)
+    assert state is not None and state.holder is None and not state.abort_exists
