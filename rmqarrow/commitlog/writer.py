@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from rmqarrow._broker import check_store_writable
 from rmqarrow._closing import Closing
 from rmqarrow.commitlog._files import file_name
 from rmqarrow.commitlog._layout import (
@@ -210,7 +211,9 @@ class CommitLogWriter(Closing):
     current file is extended with zeros to the mapped size, like the broker's
     preallocated file.  ``start_offset`` (a multiple of the mapped size) names the first file.
     ``preallocate=True`` gives each new file its full mapped size as soon as it is created
-    (the unwritten rest zero), as a running broker's mapped files are.
+    (the unwritten rest zero), as a running broker's mapped files are.  The CommitLog of a
+    store a RocketMQ broker is running on is refused (:mod:`rmqarrow._broker`; ``force``
+    only for a copy whose ``abort`` is left without a ``lock`` file).
     """
 
     def __init__(
@@ -221,7 +224,9 @@ class CommitLogWriter(Closing):
         start_offset: int = 0,
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
         preallocate: bool = False,
+        force: bool = False,
     ) -> None:
+        check_store_writable(commitlog_dir, force=force)
         if mapped_file_size < 8:
             raise InvalidValueError(f"mapped_file_size must be at least 8, got {mapped_file_size}")
         if start_offset < 0 or start_offset % mapped_file_size:

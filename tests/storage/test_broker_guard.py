@@ -24,7 +24,7 @@ from storage.storage_helpers import GEO, records, write_csv
 
 import rmqarrow
 from rmqarrow._broker import broker_state, check_store_writable, store_root
-from rmqarrow.commitlog import iter_records
+from rmqarrow.commitlog import CommitLogWriter, iter_records
 from rmqarrow.errors import BrokerRunningError, StoreLockedError, UsageError
 from rmqarrow.format.checkpoint import StoreCheckpoint
 from rmqarrow.index.indexfile import IndexFile
@@ -102,6 +102,7 @@ def test_every_write_refused_beside_a_running_broker_readers_work(
             lambda: rmqarrow.build(store / "index", commitlog=commitlog),
             lambda: import_dataset(dataset, store / "index"),
             lambda: TieredIndexStore.open(store, writable=True),
+            lambda: CommitLogWriter(commitlog, mapped_file_size=1 << 14, start_offset=1 << 30),
         ]
         for write in writers:
             with pytest.raises(BrokerRunningError, match=f"pid {broker.pid} holds") as e:
