@@ -51,6 +51,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from rmqarrow._args import check_flag
 from rmqarrow._staging import staged_target
 from rmqarrow.errors import BrokerRunningError
 
@@ -242,6 +243,7 @@ def check_store_writable(path: str | os.PathLike[str], *, force: bool = False) -
     (:func:`hold_broker_lock`): its one writer, which needs no writer lock of rmqarrow's
     (:mod:`rmqarrow._lock`), as a broker takes none.
     """
+    force = check_flag("force", force)  # "no" is not True
     state = broker_state(path)
     if state is None:
         return False
