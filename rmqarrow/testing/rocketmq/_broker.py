@@ -46,7 +46,8 @@ DEFAULT_SETTINGS: dict[str, str] = {
 }
 
 #: JVM flags for both processes: a small heap, and the module openings RocketMQ's
-#: memory-mapped files need on Java 17 (4.9 unmaps through DirectByteBuffer's internals)
+#: memory-mapped files need on Java 17 (4.9 unmaps files through
+#: DirectByteBuffer's and the JDK Cleaner's internals)
 JVM_FLAGS = (
     "-Xms128m",
     "-Xmx256m",
@@ -55,7 +56,8 @@ JVM_FLAGS = (
     "-XX:TieredStopAtLevel=1",
     "--add-opens=java.base/java.nio=ALL-UNNAMED",
     "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
-    "--add-exports=java.base/sun.nio.ch=ALL-UNNAMED",
+    "--add-opens=java.base/jdk.internal.ref=ALL-UNNAMED",
+    "--add-opens=java.base/java.lang=ALL-UNNAMED",
 )
 
 # 4.9 configures logback from ROCKETMQ_HOME/conf; 5.x ships its own configuration in the jars
