@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from rocketmq.workload import NEWEST, Run, start_run
+from rocketmq.workload import NEWEST, Run, processes_naming, start_run
 
 
 @pytest.fixture(scope="module")
@@ -27,4 +27,5 @@ def stopped(live: Run) -> Run:
     """The same broker after a clean shutdown (SIGTERM; its store flushed and closed)."""
     live.broker.stop()
     assert not (live.store / "abort").exists(), "the broker did not shut down cleanly"
+    assert processes_naming(live.broker.workdir) == []
     return live

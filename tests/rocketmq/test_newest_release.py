@@ -10,71 +10,26 @@ CommitLog), and ``rmqarrow build --from-commitlog`` is compared with the broker'
 from __future__ import annotations
 
 import json
-import struct
 from collections import Counter
 from pathlib import Path
 
 import pytest
 from cli_run import run
-from rocketmq.workload import HOT_KEY, Run
+from rocketmq.workload import (
+    HOT_KEY,
+    Run,
+    candidates,
+    entries,
+    expected_kinds,
+    index_key,
+    index_kinds,
+    rebuild,
+    rmqarrow_answers,
+)
 
-from rmqarrow.commitlog import iter_records
-from rmqarrow.format.hashing import index_key_hash
 from rmqarrow.testing.rocketmq import KeyQuery
 
 pytestmark = [pytest.mark.rocketmq, pytest.mark.slow]
-
-#: the test geometry (DEFAULT_SETTINGS of the harness)
-SLOTS, ENTRIES = 64, 256
-HEADER = 40
-
-
-def index_key(q: KeyQuery) -> str:
-    return f"{q.topic}#{q.key}"
-
-
-def rmqarrow_answers(
-    capsys: pytest.CaptureFixture[str], store: Path, queries: list[KeyQuery], tmp: Path
-) -> list[list[int]]:
-    """``rmqarrow query STORE --queries FILE --json``: each query's offsets."""
-    tsv = tmp / "queries.tsv"
-    tsv.write_text(
-        "".join(f"{index_key(q)}\t{q.max_num}\t{q.begin}\t{q.end}\n" for q in queries),
-        encoding="utf-8",
-    )
-    status, out, err = run(capsys, "query", str(store), "--queries", str(tsv), "--json")
-    assert status == 0, err
-    rows = json.loads(out)
-    assert [r["key"] for r in rows] == [index_key(q) for q in queries]
-    return [list(r["phy_offsets"]) for r in rows]
-
-
-def entries(index_dir: Path) -> list[list[tuple[int, int, int, int]]]:
-    """Each index file's entries (key hash, phy offset, time diff, prev), oldest file first,
-    read straight from the bytes."""
-    files = []
-    for path in sorted(index_dir.iterdir()):
-        data = path.read_bytes()
-        count = struct.unpack_from(">i", data, 36)[0]
-        base = HEADER + SLOTS * 4
-        files.append([struct.unpack_from(">iqii", data, base + i * 20) for i in range(1, count)])
-    return files
-
-
-def candidates(store: Path) -> dict[tuple[int, int], set[str]]:
-    """(key hash, phy offset) -> which kinds of index key of that message hash to it."""
-    out: dict[tuple[int, int], set[str]] = {}
-    for r in iter_records(store / "commitlog"):
-        props = r.properties
-        kinds = [(f"{r.topic}#{k}", "key") for k in (props.get("KEYS") or "").split(" ") if k]
-        if props.get("UNIQ_KEY"):
-            kinds.append((f"{r.topic}#{props['UNIQ_KEY']}", "uniqKey"))
-        if props.get("TAGS"):
-            kinds.append((f"{r.topic}#T#{props['TAGS']}", "tags"))
-        for key, kind in kinds:
-            out.setdefault((index_key_hash(key), r.physical_offset), set()).add(kind)
-    return out
-
 
 # ---- while the broker runs ------------------------------------------------------------
 
@@ -127,6 +82,7 @@ def test_index_files_of_the_live_store_roll_and_are_healthy(
 
 @pytest.mark.xfail(
     strict=True,
+    raises=AssertionError,
     reason="a running broker keeps its next CommitLog file preallocated (all zeros); "
     "rmqarrow reads the zero tail before it as damage ('a later file follows')",
 )
@@ -143,16 +99,7 @@ def test_check_says_the_live_store_is_healthy(
 def test_what_the_release_indexes(stopped: Run) -> None:
     """5.5.0 indexes ``topic#key`` for every key, ``topic#uniqKey``, and ``topic#T#tags``
     for every message with tags (the hashes tell, checked against every candidate)."""
-    found = candidates(stopped.store)
-    kinds: Counter[str] = Counter()
-    for file in entries(stopped.store / "index"):
-        for key_hash, phy, _diff, _prev in file:
-            matched = found.get((key_hash, phy))
-            assert matched, f"entry {key_hash}@{phy} is none of the message's index keys"
-            kinds["/".join(sorted(matched))] += 1
-    n_keys = sum(len(s.message.keys) for s in stopped.sent)
-    n_tags = sum(1 for s in stopped.sent if s.message.tags)
-    assert kinds == {"key": n_keys, "uniqKey": len(stopped.sent), "tags": n_tags}
+    assert index_kinds(stopped.store) == expected_kinds(stopped.sent, tags=True)
 
 
 def test_tag_entries_answer_a_tag_query(
@@ -178,29 +125,12 @@ def test_check_says_the_stopped_store_is_healthy(
     assert "healthy" in out
 
 
-def _rebuild(store: Path, out: Path, capsys: pytest.CaptureFixture[str]) -> Path:
-    target = out / "rebuilt"
-    status, _, err = run(
-        capsys,
-        "build",
-        str(target),
-        "--from-commitlog",
-        str(store / "commitlog"),
-        "--hash-slot-num",
-        str(SLOTS),
-        "--index-num",
-        str(ENTRIES),
-    )
-    assert status == 0, err
-    return target
-
-
 def test_rebuild_holds_the_brokers_key_entries(
     stopped: Run, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     """``build --from-commitlog`` writes every key and unique-key entry the broker wrote
     (same hash, same offset), and nothing else; the broker's tag entries it lacks."""
-    rebuilt = _rebuild(stopped.store, tmp_path, capsys)
+    rebuilt = rebuild(stopped.store, tmp_path, capsys)
     found = candidates(stopped.store)
     theirs = Counter(
         (h, p)
@@ -214,13 +144,14 @@ def test_rebuild_holds_the_brokers_key_entries(
 
 @pytest.mark.xfail(
     strict=True,
+    raises=AssertionError,
     reason="5.4.0 and later also index topic#T#tags; rmqarrow's build writes only keys and "
     "unique keys, so its files roll at other entries",
 )
 def test_rebuild_is_byte_identical(
     stopped: Run, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    rebuilt = _rebuild(stopped.store, tmp_path, capsys)
+    rebuilt = rebuild(stopped.store, tmp_path, capsys)
     theirs = sorted((stopped.store / "index").iterdir())
     ours = sorted(rebuilt.iterdir())
     assert [p.read_bytes() for p in ours] == [p.read_bytes() for p in theirs]

@@ -18,6 +18,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 import org.apache.rocketmq.client.QueryResult;
+import org.apache.rocketmq.client.exception.MQClientException;
 import org.apache.rocketmq.client.impl.MQAdminImpl;
 import org.apache.rocketmq.client.producer.DefaultMQProducer;
 import org.apache.rocketmq.client.producer.SendResult;
@@ -63,7 +64,7 @@ public final class RmqDriver {
         if (!f[2].isEmpty()) {
             msg.setKeys(f[2]);
         }
-        SendResult r = producer.send(msg);
+        SendResult r = sendWhenRouted(producer, msg);
         long phy = MessageDecoder.decodeMessageId(r.getOffsetMsgId()).getOffset();
         return "{\"status\":" + str(r.getSendStatus().name())
             + ",\"msg_id\":" + str(r.getMsgId())
@@ -71,6 +72,26 @@ public final class RmqDriver {
             + ",\"phy_offset\":" + phy
             + ",\"queue_id\":" + r.getMessageQueue().getQueueId()
             + ",\"queue_offset\":" + r.getQueueOffset() + "}";
+    }
+
+    /**
+     * A broker says "boot success" before its first registration reaches the name server;
+     * until then (at most a few seconds) a new topic has no route, so that one error is
+     * retried for up to 60 s.
+     */
+    private static SendResult sendWhenRouted(DefaultMQProducer producer, Message msg) throws Exception {
+        long deadline = System.currentTimeMillis() + 60_000;
+        while (true) {
+            try {
+                return producer.send(msg);
+            } catch (MQClientException e) {
+                String text = String.valueOf(e.getMessage());
+                if (!text.contains("No route info") || System.currentTimeMillis() > deadline) {
+                    throw e;
+                }
+                Thread.sleep(250);
+            }
+        }
     }
 
     private static String query(DefaultMQProducer producer, String[] f) throws Exception {
