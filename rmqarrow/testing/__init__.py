@@ -1,5 +1,6 @@
 """Test data rmqarrow ships: random index stores (:mod:`.stores`) and a realistic message
-stream (:mod:`.stream`), used by the test suite, the demo and the benchmarks."""
+stream (:mod:`.stream`), used by the test suite, the demo and the benchmarks; and a real
+RocketMQ release's broker to test against (:mod:`.rocketmq`, imported on its own)."""
 
 from __future__ import annotations
 
