@@ -47,3 +47,14 @@ def test_a_broker_that_cannot_start_says_why_and_leaves_no_process(tmp_path: Pat
             pass
     assert processes_naming(workdir) == []
     assert (workdir / "namesrv.out").exists()  # the name server had started
+
+
+def test_a_resolution_killed_midway_leaves_nothing_the_next_run_keeps() -> None:
+    release = resolve_release(NEWEST)
+    stale = release.home / ".lib-999999999"
+    (stale / "half").mkdir(parents=True)
+    again = resolve_release(NEWEST)
+    assert not stale.exists()
+    assert again.lib == release.lib
+    assert any(again.lib.glob("rocketmq-client-*.jar"))
+    assert (again.driver / "RmqDriver.class").exists()

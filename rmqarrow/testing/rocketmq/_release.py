@@ -179,6 +179,9 @@ def resolve_release(version: str, *, cache: Path | None = None) -> Release:
     home = root / version
     lib = home / "lib"
     with _locked(root / f".{version}.lock"):
+        # whoever left a staging folder was killed while holding this lock
+        for stale in [*home.glob(".lib-*"), *home.glob(".driver-*")]:
+            shutil.rmtree(stale, ignore_errors=True)
         started = time.monotonic()
         fetched = False
         if not any(lib.glob("rocketmq-broker-*.jar")):
