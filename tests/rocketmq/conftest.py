@@ -19,7 +19,7 @@ from rocketmq.workload import NEWEST, Run, processes_naming, start_run
 @pytest.fixture(scope="module")
 def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
     """The newest release's broker, running, with the workload sent and asked."""
-    yield from start_run(NEWEST, tmp_path_factory.mktemp(f"rocketmq-{NEWEST}"))
+    yield from start_run(NEWEST, tmp_path_factory.mktemp(f"rocketmq-{NEWEST}"), tags=True)
 
 
 @pytest.fixture(scope="module")

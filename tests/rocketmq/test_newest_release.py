@@ -68,6 +68,8 @@ def test_query_on_the_live_store_equals_the_broker(
     split = [a for a in live.answers if a.query.begin or a.query.end < 2**62]
     assert all(a.offsets for a in split if a.query.end < 2**62)  # batch 0 is before
     assert any(a.offsets for a in split if a.query.begin)  # batch 1 is after
+    tag_answers = [a for a in live.answers if a.query.kind == "tag"]
+    assert len(tag_answers) == 9 and all(a.offsets for a in tag_answers)
 
 
 def test_index_files_of_the_live_store_roll_and_are_healthy(

@@ -35,7 +35,8 @@ def release_run(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Run]:
     version = str(request.param)
-    yield from start_run(version, tmp_path_factory.mktemp(f"rocketmq-{version}"), (100,))
+    workdir = tmp_path_factory.mktemp(f"rocketmq-{version}")
+    yield from start_run(version, workdir, tags=RELEASES[version], sizes=(100,))
 
 
 def test_live_query_equals_the_broker(

@@ -70,6 +70,8 @@ class Run:
     sent: list[Sent]
     #: wall-clock ms between the two batches (a time range boundary), None for one batch
     split_ms: int | None
+    #: whether the release indexes topic#T#tags (and answers tag queries)
+    tags: bool
     answers: list[BrokerAnswer] = field(default_factory=list)
 
     @property
@@ -88,10 +90,15 @@ def key_queries(run: Run) -> list[KeyQuery]:
             queries.append(KeyQuery(t, k, begin=run.split_ms))
             queries.append(KeyQuery(t, k, end=run.split_ms))
     queries.extend(KeyQuery(s.message.topic, s.msg_id, kind="uniq") for s in run.sent)
+    if run.tags:
+        tagged = sorted({(s.message.topic, s.message.tags) for s in run.sent if s.message.tags})
+        queries.extend(KeyQuery(t, tags, kind="tag") for t, tags in tagged)
     return queries
 
 
-def start_run(version: str, workdir: Path, sizes: tuple[int, ...] = (180, 120)) -> Iterator[Run]:
+def start_run(
+    version: str, workdir: Path, *, tags: bool, sizes: tuple[int, ...] = (180, 120)
+) -> Iterator[Run]:
     """Start ``version``'s broker, send one or two batches of ``sizes`` messages, ask it
     every query of :func:`key_queries`; the broker runs until the caller's generator ends,
     and no process of the run outlives it."""
@@ -106,7 +113,7 @@ def start_run(version: str, workdir: Path, sizes: tuple[int, ...] = (180, 120)) 
             time.sleep(1.2)
             sent += send_messages(broker, workload(1, sizes[1]), tag="batch1")
         assert {s.status for s in sent} == {"SEND_OK"}
-        run = Run(broker, sent, split_ms)
+        run = Run(broker, sent, split_ms, tags)
         run.answers = query_broker(broker, key_queries(run))
         yield run
     assert processes_naming(workdir) == [], "a process of the run outlived it"
@@ -135,7 +142,8 @@ HEADER = 40
 
 
 def index_key(q: KeyQuery) -> str:
-    return f"{q.topic}#{q.key}"
+    """The index key rmqarrow is asked for ``q``."""
+    return f"{q.topic}#T#{q.key}" if q.kind == "tag" else f"{q.topic}#{q.key}"
 
 
 def rmqarrow_answers(

@@ -5,12 +5,15 @@
 //   java RmqDriver query NAMESRV QUERIES.tsv OUT.jsonl  kind<TAB>topic<TAB>key<TAB>maxNum<TAB>begin<TAB>end
 //
 // Keys are separated by spaces (RocketMQ's own rule); an empty tags or keys column sends
-// none.  kind is "key" (queryMessage) or "uniq" (queryMessageByUniqKey).  Each input line
+// none.  kind is "key" (queryMessage), "uniq" (queryMessageByUniqKey) or "tag" (queryMessage
+// with index type "T", 5.4.0 and later, found by reflection).  Each input line
 // gives one JSON line in OUT, in input order (not stdout: the client's logging writes there).
 // Only client calls present from 4.9 to 5.5 are used, so one source fits every release.
 
 import java.io.BufferedReader;
 import java.io.PrintStream;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Paths;
@@ -102,10 +105,17 @@ public final class RmqDriver {
         List<MessageExt> found = new ArrayList<>();
         String error = null;
         try {
-            QueryResult r = f[0].equals("uniq")
-                ? admin.queryMessageByUniqKey(f[1], f[2], maxNum, begin, end)
-                : admin.queryMessage(f[1], f[2], maxNum, begin, end);
+            QueryResult r;
+            if (f[0].equals("uniq")) {
+                r = admin.queryMessageByUniqKey(f[1], f[2], maxNum, begin, end);
+            } else if (f[0].equals("tag")) {
+                r = queryTag(admin, f[1], f[2], maxNum, begin, end);
+            } else {
+                r = admin.queryMessage(f[1], f[2], maxNum, begin, end);
+            }
             found = r.getMessageList();
+        } catch (InvocationTargetException e) {
+            error = e.getCause().getClass().getSimpleName() + ": " + e.getCause().getMessage();
         } catch (Exception e) {
             // "no message" is an exception in the client; the caller compares it with an
             // empty answer, so it is reported, not fatal
@@ -117,6 +127,18 @@ public final class RmqDriver {
         }
         return "{\"kind\":" + str(f[0]) + ",\"topic\":" + str(f[1]) + ",\"key\":" + str(f[2])
             + ",\"offsets\":[" + offsets + "],\"error\":" + (error == null ? "null" : str(error)) + "}";
+    }
+
+    /**
+     * A query of the tag index entries (topic#T#tags): MQAdminImpl's queryMessage with a
+     * cluster (empty: any), isUniqKey, an index type and a last key (for paging; none).
+     * Releases before 5.4.0 have no such method: NoSuchMethodException says so.
+     */
+    private static QueryResult queryTag(MQAdminImpl admin, String topic, String tags, int maxNum,
+                                        long begin, long end) throws Exception {
+        Method m = MQAdminImpl.class.getMethod("queryMessage", String.class, String.class,
+            String.class, int.class, long.class, long.class, boolean.class, String.class, String.class);
+        return (QueryResult) m.invoke(admin, "", topic, tags, maxNum, begin, end, false, "T", null);
     }
 
     /** A JSON string literal; everything outside printable ASCII is escaped. */

@@ -2,9 +2,10 @@
 
 Each call runs the driver once in a JVM with the release's class path: a spec file in,
 one JSON line per message or query out.  The broker's answer to a key query is the list of
-CommitLog offsets of the messages RocketMQ's client returns (``MQAdminImpl.queryMessage``
-or ``queryMessageByUniqKey``: the broker's index hits, read back and kept by the client
-only where the message really carries the key).
+CommitLog offsets of the messages RocketMQ's client returns (``MQAdminImpl``'s
+``queryMessage``, ``queryMessageByUniqKey``, or ``queryMessage`` with index type ``T``:
+the broker's index hits, read back and kept by the client only where the message really carries the
+key, unique key or tags).
 """
 
 from __future__ import annotations
@@ -51,11 +52,12 @@ class Sent:
 
 @dataclass(frozen=True)
 class KeyQuery:
-    """A key (``kind="key"``) or unique-key (``kind="uniq"``) query of one topic."""
+    """A key (``kind="key"``), unique-key (``"uniq"``) or tags (``"tag"``: the index
+    entries ``topic#T#tags`` of 5.4.0 and later; ``key`` is the tags) query of one topic."""
 
     topic: str
     key: str
-    kind: Literal["key", "uniq"] = "key"
+    kind: Literal["key", "uniq", "tag"] = "key"
     max_num: int = 64
     begin: int = ALL_TIME[0]
     end: int = ALL_TIME[1]
