@@ -71,7 +71,7 @@ _LOGBACK = """<configuration>
 """
 
 _BOOT_TIMEOUT = 90.0
-_STOP_GRACE = 30.0
+_STOP_GRACE = 60.0
 
 
 def _port_free(port: int) -> bool:
