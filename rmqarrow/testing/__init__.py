@@ -1,6 +1,7 @@
 """Test data rmqarrow ships: random index stores (:mod:`.stores`), a realistic message
-stream (:mod:`.stream`), used by the test suite, the demo and the benchmarks, and a
-process that writes a store as a running broker does (:mod:`.broker_like`)."""
+stream (:mod:`.stream`), used by the test suite, the demo and the benchmarks; a process
+that writes a store as a running broker does (:mod:`.broker_like`); and a real RocketMQ
+release's broker to test against (:mod:`.rocketmq`, imported on its own)."""
 
 from __future__ import annotations
 

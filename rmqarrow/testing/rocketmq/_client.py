@@ -1,0 +1,152 @@
+"""Messages sent and keys asked through RocketMQ's own Java client (:file:`RmqDriver.java`).
+
+Each call runs the driver once in a JVM with the release's class path: a spec file in,
+one JSON line per message or query out.  The broker's answer to a key query is the list of
+CommitLog offsets of the messages RocketMQ's client returns (``MQAdminImpl``'s
+``queryMessage``, ``queryMessageByUniqKey``, or ``queryMessage`` with index type ``T``:
+the broker's index hits, read back and kept by the client only where the message really carries the
+key, unique key or tags).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from rmqarrow.errors import EngineError, InvalidValueError
+from rmqarrow.testing.rocketmq._broker import Broker
+
+__all__ = ["BrokerAnswer", "KeyQuery", "Message", "Sent", "query_broker", "send_messages"]
+
+#: RocketMQ's separator of several keys in one message's KEYS property
+KEY_SEPARATOR = " "
+#: the store times a query spans when none is given: everything
+ALL_TIME = (0, 2**62)
+
+
+@dataclass(frozen=True)
+class Message:
+    """One message to send: ``keys`` become KEYS joined by spaces; empty tags send none."""
+
+    topic: str
+    body: str
+    tags: str = ""
+    keys: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Sent:
+    """What the broker said about a sent message."""
+
+    message: Message
+    status: str
+    msg_id: str  #: the client's unique key (``UNIQ_KEY``)
+    offset_msg_id: str
+    phy_offset: int  #: the CommitLog offset, from ``offset_msg_id``
+    queue_id: int
+    queue_offset: int
+
+
+@dataclass(frozen=True)
+class KeyQuery:
+    """A key (``kind="key"``), unique-key (``"uniq"``) or tags (``"tag"``: the index
+    entries ``topic#T#tags`` of 5.4.0 and later; ``key`` is the tags) query of one topic."""
+
+    topic: str
+    key: str
+    kind: Literal["key", "uniq", "tag"] = "key"
+    max_num: int = 64
+    begin: int = ALL_TIME[0]
+    end: int = ALL_TIME[1]
+
+
+@dataclass(frozen=True)
+class BrokerAnswer:
+    query: KeyQuery
+    offsets: tuple[int, ...]  #: CommitLog offsets, in the order the client returned them
+    error: str | None  #: the client's exception (it raises when nothing is found)
+
+
+def _field(value: str, what: str) -> str:
+    if any(c in value for c in "\t\r\n"):
+        raise InvalidValueError(f"{what} {value!r}: tabs and line breaks cannot be sent")
+    return value
+
+
+def _run(broker: Broker, verb: str, lines: Iterable[str], tag: str) -> list[dict[str, object]]:
+    spec = broker.workdir / f"driver-{tag}.tsv"
+    out = broker.workdir / f"driver-{tag}.jsonl"
+    spec.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    done = subprocess.run(
+        [*broker.java(), "RmqDriver", verb, broker.namesrv_addr, str(spec), str(out)],
+        capture_output=True,
+        text=True,
+        env=broker.env(),
+        cwd=broker.workdir,
+        check=False,
+    )
+    if done.returncode != 0:
+        tail = [ln for ln in (done.stdout + done.stderr).splitlines() if "|-INFO in " not in ln]
+        raise EngineError(
+            f"RmqDriver {verb} failed ({done.returncode}) against RocketMQ "
+            f"{broker.release.version}:\n" + "\n".join(tail[-15:])
+        )
+    return [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+
+
+def send_messages(broker: Broker, messages: Sequence[Message], *, tag: str = "send") -> list[Sent]:
+    """Send ``messages`` one by one (synchronously), in order; what the broker answered."""
+    lines = []
+    for m in messages:
+        for k in m.keys:
+            if not k or KEY_SEPARATOR in k:
+                raise InvalidValueError(f"key {k!r}: a key is non-empty and has no space")
+        lines.append(
+            "\t".join(
+                (
+                    _field(m.topic, "topic"),
+                    _field(m.tags, "tags"),
+                    _field(KEY_SEPARATOR.join(m.keys), "keys"),
+                    _field(m.body, "body"),
+                )
+            )
+        )
+    rows = _run(broker, "send", lines, tag)
+    return [
+        Sent(
+            m,
+            str(r["status"]),
+            str(r["msg_id"]),
+            str(r["offset_msg_id"]),
+            int(r["phy_offset"]),  # type: ignore[call-overload]
+            int(r["queue_id"]),  # type: ignore[call-overload]
+            int(r["queue_offset"]),  # type: ignore[call-overload]
+        )
+        for m, r in zip(messages, rows, strict=True)
+    ]
+
+
+def _numbers(q: KeyQuery) -> list[str]:
+    return [str(q.max_num), str(q.begin), str(q.end)]
+
+
+def query_broker(
+    broker: Broker, queries: Sequence[KeyQuery], *, tag: str = "query"
+) -> list[BrokerAnswer]:
+    """Ask the running broker each query through RocketMQ's client, in order."""
+    lines = [
+        "\t".join([q.kind, _field(q.topic, "topic"), _field(q.key, "key"), *_numbers(q)])
+        for q in queries
+    ]
+    rows = _run(broker, "query", lines, tag)
+    return [
+        BrokerAnswer(
+            q,
+            tuple(int(o) for o in r["offsets"]),  # type: ignore[attr-defined]
+            None if r["error"] is None else str(r["error"]),
+        )
+        for q, r in zip(queries, rows, strict=True)
+    ]

@@ -1,0 +1,60 @@
+"""The harness itself: one line for what is missing, no process left behind."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import pytest
+from rocketmq.workload import NEWEST, processes_naming
+
+from rmqarrow.errors import EngineError, EngineUnavailableError
+from rmqarrow.testing.rocketmq import resolve_release, run_broker
+
+pytestmark = pytest.mark.rocketmq
+
+
+def test_missing_tools_are_named_in_one_line(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))  # an empty folder: no java, javac, mvn
+    with pytest.raises(EngineUnavailableError) as info:
+        resolve_release(NEWEST, cache=tmp_path / "cache")
+    text = str(info.value)
+    assert "\n" not in text
+    assert "java, javac, mvn" in text
+
+
+def test_a_release_that_does_not_resolve_gives_mavens_reason(tmp_path: Path) -> None:
+    with pytest.raises(EngineError) as info:
+        resolve_release("0.0.1", cache=tmp_path)
+    assert "RocketMQ 0.0.1: Maven could not resolve its jars" in str(info.value)
+    assert "rocketmq" in str(info.value).split(":", 1)[1]
+    assert not (tmp_path / "0.0.1" / "lib").exists()  # no half cache
+
+
+def test_a_broker_that_cannot_start_says_why_and_leaves_no_process(tmp_path: Path) -> None:
+    release = resolve_release(NEWEST)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        workdir = tmp_path / "run"
+        with (
+            pytest.raises(EngineError, match=r"broker exited \(\d+\) before it booted"),
+            run_broker(release, workdir, {"listenPort": str(port)}),
+        ):
+            pass
+    assert processes_naming(workdir) == []
+    assert (workdir / "namesrv.out").exists()  # the name server had started
+
+
+def test_a_resolution_killed_midway_leaves_nothing_the_next_run_keeps() -> None:
+    release = resolve_release(NEWEST)
+    stale = release.home / ".lib-999999999"
+    (stale / "half").mkdir(parents=True)
+    again = resolve_release(NEWEST)
+    assert not stale.exists()
+    assert again.lib == release.lib
+    assert any(again.lib.glob("rocketmq-client-*.jar"))
+    assert (again.driver / "RmqDriver.class").exists()
