@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from rmqarrow.format.layout import map_regions
-from rmqarrow.index.health import MISREAD_HEADER, FileHealth, StoreHealth, scan_store
+from rmqarrow.index.health import READ_AS_ROCKETMQ, FileHealth, StoreHealth, scan_store
 from rmqarrow.index.indexfile import IndexFile
 from rmqarrow.kernels.stream import entry_chunks
 from rmqarrow.kernels.walk import committed_slot_heads
@@ -56,7 +56,7 @@ def damage_summary(damaged: list[FileHealth], total: int) -> str:
     logs = [f for f in damaged if f.status == DAMAGED_COMMITLOG]
     index = [f for f in damaged if f.status != DAMAGED_COMMITLOG]
     skipped = sum(f.skipped_by_readers for f in index)
-    misread = sum(f.status == MISREAD_HEADER for f in index)
+    misread = sum(f.status in READ_AS_ROCKETMQ for f in index)
     lines = [f"{len(index)} of {total - len(logs)} files damaged:"] if index else []
     if skipped:
         lines.append(
@@ -65,9 +65,9 @@ def damage_summary(damaged: list[FileHealth], total: int) -> str:
         )
     if misread:
         lines.append(
-            f"- query and export still read the {misread} with a header RocketMQ "
-            "misreads, as RocketMQ would: a time-ranged lookup may miss their "
-            "entries"
+            f"- query and export still read the {misread} with a header (or a name "
+            "order) RocketMQ misreads, as RocketMQ would: a time-ranged lookup may "
+            "miss their entries"
         )
     if len(index) > skipped + misread:
         lines.append(
@@ -264,7 +264,7 @@ def check_store(
 
 
 def _apply(fh: FileHealth, rep: ChainReport) -> None:
-    before = fh.detail if fh.status == MISREAD_HEADER else ""
+    before = fh.detail if fh.status in READ_AS_ROCKETMQ else ""
     if not rep.chains_ok:
         fh.status = DAMAGED_CHAINS
         parts = [
