@@ -39,6 +39,7 @@ to the newest such file, so a truncated newest file cannot mislead it.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections import Counter
 from dataclasses import dataclass, field
@@ -64,6 +65,7 @@ __all__ = [
     "READ_AS_ROCKETMQ",
     "FileHealth",
     "StoreHealth",
+    "expired_during_run",
     "fit_geometry",
     "header_problems",
     "healthy_index_files",
@@ -81,6 +83,8 @@ STRAY = "not an index file"
 #: statuses of files that readers still read, as RocketMQ does, though some of its
 #: time-ranged answers miss their entries
 READ_AS_ROCKETMQ = (MISREAD_HEADER, MISORDERED)
+
+_log = logging.getLogger(__name__)
 
 #: The latest time at which RocketMQ still reads every entry of a file back: it computes an
 #: entry's time as ``beginTimestamp + timeDiff * 1000`` in a Java long, ``timeDiff`` up to
@@ -144,8 +148,15 @@ class StoreHealth:
 
     @property
     def damaged(self) -> list[FileHealth]:
-        """Index files that are not ok (entries that are no index file aside)."""
-        return [f for f in self.files if not f.ok and f.status != STRAY]
+        """Index files that are not ok (entries that are no index file, and files only out
+        of name order, aside)."""
+        return [f for f in self.files if not f.ok and f.status not in (STRAY, MISORDERED)]
+
+    @property
+    def misordered(self) -> list[FileHealth]:
+        """Sound files whose name sorts them where RocketMQ's time-ranged lookup misses
+        their entries: every reader reads them (as RocketMQ does); ``check`` fails."""
+        return [f for f in self.files if f.status == MISORDERED]
 
     @property
     def strays(self) -> list[FileHealth]:
@@ -160,7 +171,7 @@ class StoreHealth:
 
     @property
     def ok(self) -> bool:
-        return not self.damaged and not self.blocking
+        return not self.damaged and not self.blocking and not self.misordered
 
 
 def _size_geometry(size: int) -> Geometry | None:
@@ -311,9 +322,18 @@ def scan_store(
 ) -> StoreHealth:
     """Every file of ``store`` (a directory, or one index file) with its status."""
     p = Path(store)
-    paths = [p] if p.is_file() else list_index_files(p)
+    listed = [p] if p.is_file() else list_index_files(p)
     strays = [] if p.is_file() else stray_entries(p)
-    sizes = [q.stat().st_size for q in paths]
+    paths, sizes = [], []
+    for q in listed:
+        try:
+            sizes.append(q.stat().st_size)
+        except FileNotFoundError:
+            if q == p:
+                raise
+            expired_during_run(q)
+            continue
+        paths.append(q)
     geometry, note = fit_geometry(sizes, hash_slot_num, index_num)
     counts = Counter(sizes).most_common(2)
     common = counts[0][0] if counts and (len(counts) == 1 or counts[0][1] > counts[1][1]) else None
@@ -321,10 +341,23 @@ def scan_store(
         hash_slot_num is not None or index_num is not None or _size_geometry(sizes[0]) is not None
     ):
         common = None  # one file, a geometry to hold it against: shorter means truncated
-    files = [scan_file(q, geometry, common) for q in paths]
+    files = []
+    for q in paths:
+        try:
+            files.append(scan_file(q, geometry, common))
+        except FileNotFoundError:
+            if q == p:
+                raise
+            expired_during_run(q)
     flag_misordered(files)
     files += [FileHealth(e.path, _entry_size(e.path), STRAY, e.reason) for e in strays]
     return StoreHealth(p, geometry, note, files)
+
+
+def expired_during_run(path: Path) -> None:
+    """Note a file listed a moment ago and gone now: a broker expires (deletes) its oldest
+    files while readers run, which is no damage; the reader leaves it out."""
+    _log.info("%s: expired during the run (deleted), skipped", path)
 
 
 #: the length of RocketMQ's file names, ``yyyyMMddHHmmssSSS``

@@ -26,7 +26,13 @@ from typing import Any
 import numpy as np
 
 from rmqarrow.format.layout import map_regions
-from rmqarrow.index.health import READ_AS_ROCKETMQ, FileHealth, StoreHealth, scan_store
+from rmqarrow.index.health import (
+    READ_AS_ROCKETMQ,
+    FileHealth,
+    StoreHealth,
+    expired_during_run,
+    scan_store,
+)
 from rmqarrow.index.indexfile import IndexFile
 from rmqarrow.kernels.put import uncommitted_entries
 from rmqarrow.kernels.stream import entry_chunks
@@ -261,8 +267,16 @@ def check_store(
     reports: dict[str, ChainReport] = {}
     g = health.geometry
     for fh in health.healthy:
-        with IndexFile.open(fh.path, g.hash_slot_num, g.index_num) as f:
-            rep = _chain_report(f, log)
+        try:
+            with IndexFile.open(fh.path, g.hash_slot_num, g.index_num) as f:
+                f.pin()  # one header for every check of the file, however it grows
+                rep = _chain_report(f, log)
+        except FileNotFoundError:
+            if fh.path.exists():
+                raise
+            expired_during_run(fh.path)
+            health.files.remove(fh)
+            continue
         reports[fh.name] = rep
         _apply(fh, rep)
     health.files.extend(log_findings)

@@ -101,12 +101,24 @@ def test_a_name_sorting_out_of_time_order_is_flagged_when_answers_change(tmp_pat
         assert s.query("T", "k2", begin=newest_begin) == []
         assert s.query("T", "k2") == [2004, 2003, 2002, 2001, 2000]
         result = s.check()
-    assert not result.ok
-    [flagged] = result.health.damaged
+    assert not result.ok and not result.health.damaged
+    [flagged] = result.health.misordered
     assert flagged.path == moved and flagged.status == "out of name order"
     assert "18 characters, not the 17 digits" in flagged.detail
     assert "20231114221320001" in flagged.detail
     assert not flagged.skipped_by_readers
+    assert flagged in result.health.healthy  # read, as RocketMQ reads it
+
+
+def test_check_names_a_file_out_of_name_order(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from cli_run import run
+
+    d, moved = _misnamed_store(tmp_path)
+    status, out, _err = run(capsys, "check", str(d))
+    assert status == 1
+    assert f"out of order: {moved}: out of name order: its name has 18 characters" in out
 
 
 def test_a_store_in_time_order_is_not_flagged(tmp_path: Path) -> None:
