@@ -15,7 +15,7 @@ from rmqarrow.errors import CorruptIndexError, EngineUnavailableError, GeometryE
 from rmqarrow.format.detect import Target, require_commitlog
 from rmqarrow.format.java import JAVA_LONG_MAX
 from rmqarrow.format.layout import Geometry, resolve_geometry
-from rmqarrow.format.queries import Query
+from rmqarrow.format.queries import Query, note_spaced_keys
 from rmqarrow.format.times import format_time
 from rmqarrow.index.health import (
     FileHealth,
@@ -274,13 +274,16 @@ class IndexStore(OffsetQueries):
                     [q.begin for q in qs],
                     [q.end for q in qs],
                 )
-            return answers_from_table(table, len(qs))
-        from rmqarrow.engines import answer_with_engine
+            answers = answers_from_table(table, len(qs))
+        else:
+            from rmqarrow.engines import answer_with_engine
 
-        s, n = self.sql_geometry(name)
-        return answer_with_engine(
-            name, self.index_path, qs, master=master, hash_slot_num=s, index_num=n
-        )
+            s, n = self.sql_geometry(name)
+            answers = answer_with_engine(
+                name, self.index_path, qs, master=master, hash_slot_num=s, index_num=n
+            )
+        note_spaced_keys(qs, answers)
+        return answers
 
     def explain(
         self,
