@@ -111,7 +111,7 @@ def _print_check(result: StoreCheck, args: argparse.Namespace) -> int:
     if health.damaged:
         print(damage_summary(health.damaged, len(health.files)))
     for fh in health.misordered:
-        print(f"out of order: {fh.describe()}")
+        print(f"misordered: {fh.describe()}")
     for fh in health.blocking:
         print(f"blocking: {fh.describe()}")
     if health.ok:

@@ -118,7 +118,7 @@ def test_check_names_a_file_out_of_name_order(
     d, moved = _misnamed_store(tmp_path)
     status, out, _err = run(capsys, "check", str(d))
     assert status == 1
-    assert f"out of order: {moved}: out of name order: its name has 18 characters" in out
+    assert f"misordered: {moved}: out of name order: its name has 18 characters" in out
 
 
 def test_a_store_in_time_order_is_not_flagged(tmp_path: Path) -> None:
