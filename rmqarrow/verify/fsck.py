@@ -72,9 +72,9 @@ def damage_summary(damaged: list[FileHealth], total: int) -> str:
         )
     if misread:
         lines.append(
-            f"- query and export still read the {misread} with a header (or a name "
-            "order) RocketMQ misreads, as RocketMQ would: a time-ranged lookup may "
-            "miss their entries"
+            f"- query and export still read the {misread} with a header RocketMQ "
+            "misreads, as RocketMQ would: a time-ranged lookup may miss their "
+            "entries"
         )
     if len(index) > skipped + misread:
         lines.append(
