@@ -25,12 +25,14 @@ from rmqarrow.format.hashing import check_query_key
 from rmqarrow.format.queries import Query, as_queries
 
 if TYPE_CHECKING:
+    from rmqarrow.format.layout import StoreSnapshot
     from rmqarrow.rocksdb import QueryOffsetResult, RocksDBQuery
     from rmqarrow.tiered import TieredAnswer, TieredQuery
 
 __all__ = [
     "ENGINES",
     "FORMATS",
+    "SNAPSHOT_ENGINES",
     "IndexEngine",
     "RocksDBEngine",
     "TieredEngine",
@@ -54,6 +56,10 @@ _REGISTRY: dict[tuple[str, str], str] = {
     ("rocksdb", "duckdb"): "rmqarrow.converters.duckdb.rocksdb:answer_queries",
     ("rocksdb", "spark"): "rmqarrow.converters.spark.rocksdb:answer_queries",
 }
+
+
+#: (format, engine) pairs that answer as of pinned headers (``snapshot=``)
+SNAPSHOT_ENGINES = (("index", "duckdb"),)
 
 
 class IndexEngine(Protocol):
@@ -151,6 +157,7 @@ def answer_with_engine(
     hash_slot_num: int | None = None,
     index_num: int | None = None,
     rocksdb_options: dict[str, Any] | None = None,
+    snapshot: StoreSnapshot | None = None,
 ) -> list[Any]:
     """Answer ``queries`` with one engine over the files ``target`` (or ``dataset``).
 
@@ -159,6 +166,11 @@ def answer_with_engine(
     ``(topic, key, max_count, begin, end)``; ``rocksdb`` queries are
     :class:`~rmqarrow.rocksdb.RocksDBQuery` (``rocksdb_options``: ``max_msgs_num_batch``,
     ``max_query_days``, ``now``).  Every engine must give the native answer.
+
+    ``snapshot`` (the headers of a native store pinned by file name,
+    :meth:`rmqarrow.IndexFile.pin`) makes the engine answer as of it, so that answers
+    compare over one snapshot of a store a broker writes: the ``duckdb`` engine over a
+    native store reads it; the others read the store as it is when they read it.
     """
     if engine == "native" and dataset is not None:
         raise UsageError("a dataset is for the duckdb and spark engines; native reads the files")
@@ -178,6 +190,13 @@ def answer_with_engine(
         options["exact"] = exact
     if engine == "spark":
         options["master"] = master
+    if snapshot is not None:
+        if (fmt, engine) not in SNAPSHOT_ENGINES or dataset is not None:
+            raise UsageError(
+                f"the {engine} engine does not read a pinned snapshot; "
+                f"{', '.join(e for _, e in SNAPSHOT_ENGINES)} over a native store does"
+            )
+        options["snapshot"] = snapshot
     if fmt == "index":
         checked: list[Any] = as_queries(queries)
     else:  # (topic, key, ...): both refused alike by every engine when not UTF-8

@@ -29,9 +29,18 @@ from rmqarrow.converters.arrow.scan import decode_entries, files_batch
 from rmqarrow.converters.arrow.tables import geometry_of
 from rmqarrow.converters.schema import SCHEMAS
 
-from rmqarrow.format.layout import MappedIndex, check_header, map_regions
+from rmqarrow.format.layout import (
+    HeaderState,
+    MappedIndex,
+    StoreSnapshot,
+    as_of,
+    check_header,
+    map_regions,
+)
 from rmqarrow.format.naming import list_index_files
+from rmqarrow.index.health import expired_during_run
 from rmqarrow.kernels.chains import slot_positions
+from rmqarrow.kernels.walk import committed_heads
 
 if TYPE_CHECKING:
     import duckdb
@@ -82,24 +91,31 @@ class _Columns:
         key_hashes: np.ndarray,
         hash_slot_num: int | None,
         index_num: int | None,
+        pinned: HeaderState | None = None,
     ) -> None:
-        """The files row, the needed slot rows and their chains' entries of one file."""
-        m = map_regions(path, geometry_of(path, hash_slot_num, index_num), writable=False)
+        """The files row, the needed slot rows and their chains' entries of one file, as
+        of ``pinned`` (its header in a snapshot) when given."""
+        mapped = map_regions(path, geometry_of(path, hash_slot_num, index_num), writable=False)
         try:
-            check_header(path, m.geometry, m.header)
+            check_header(path, mapped.geometry, mapped.header)
+            m = mapped if pinned is None else as_of(mapped, pinned)
             name = path.name
             for column, value in zip(
                 self.files, files_batch(m, name).to_pylist()[0].values(), strict=True
             ):
                 column.append(value)
             wanted = np.unique(key_hashes % np.int64(m.geometry.hash_slot_num))
-            heads = m.slots[wanted].astype(np.int32)
+            count = max(int(m.header[0]["index_count"]), 1)
+            # a head past the count (written after the header was read) leads back to the
+            # newest committed entry, as in the native walk; one no walk explains is empty
+            heads = committed_heads(m, m.slots[wanted].astype(np.int64), wanted, count)
+            heads = np.where(heads < 0, 0, heads).astype(np.int32)
             used = heads != 0
             self.slot_names.append(name)
             self.slot_counts.append(int(used.sum()))
             self.slots.append(wanted[used].astype(np.int32))
             self.heads.append(heads[used])
-            positions = slot_positions(m, wanted, max(int(m.header[0]["index_count"]), 1) - 1)
+            positions = slot_positions(m, wanted, count - 1)
             cols = decode_entries(
                 m.entries[positions],
                 0,
@@ -113,7 +129,7 @@ class _Columns:
             for f, values in self.entries.items():
                 values.append(np.asarray(cols[f]))
         finally:
-            m.close()
+            mapped.close()
 
     def tables(self) -> tuple[pa.Table, pa.Table, pa.Table]:
         """``files``, ``slots`` and the entries with ``newest_rank`` first."""
@@ -162,18 +178,30 @@ def attach_slots(
     ranks: dict[str, int],
     hash_slot_num: int | None,
     index_num: int | None,
+    snapshot: StoreSnapshot | None = None,
 ) -> None:
     """Register ``files``, ``slots``, ``entries`` and ``_rmq_entries`` holding only the
     slots of ``key_hashes`` (and their chains) of every file of the store ``root``.
 
     ``ranks`` is each file name's newest-first rank.  Every header is checked first, so
-    a bad file raises its own error before anything is registered.
+    a bad file raises its own error before anything is registered.  With ``snapshot``
+    (pinned headers by file name), exactly its files are read, each as of its pinned
+    header; a file expired (deleted) since is left out with a note.
     """
-    paths = [root] if root.is_file() else list_index_files(root)
+    if snapshot is not None:
+        paths = [root] if root.is_file() else [root / name for name in snapshot]
+    else:
+        paths = [root] if root.is_file() else list_index_files(root)
     hashes = np.unique(np.asarray(key_hashes, dtype=np.int64))
     gathered = _Columns()
     for p in paths:
-        gathered.add_file(p, ranks[p.name], hashes, hash_slot_num, index_num)
+        pinned = None if snapshot is None else snapshot.get(p.name)
+        try:
+            gathered.add_file(p, ranks[p.name], hashes, hash_slot_num, index_num, pinned)
+        except FileNotFoundError:  # StoreNotFoundError too
+            if p.exists():
+                raise
+            expired_during_run(p)  # a broker expires its oldest files: no damage
     files, slots, entries = gathered.tables()
     tables: dict[str, Any] = {"files": files, "slots": slots}
     for name, table in tables.items():

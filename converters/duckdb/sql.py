@@ -59,9 +59,11 @@ from rmqarrow.errors import (
     InvalidKeyError,
     InvalidValueError,
     StoreNotFoundError,
+    UsageError,
 )
 from rmqarrow.format.hashing import check_query_key
 from rmqarrow.format.java import JAVA_LONG_MAX
+from rmqarrow.format.layout import StoreSnapshot
 from rmqarrow.format.naming import java_name_order
 from rmqarrow.format.queries import Query
 from rmqarrow.kernels.hashing import index_key_hashes
@@ -419,12 +421,14 @@ def connect_for_queries(
     *,
     hash_slot_num: int | None = None,
     index_num: int | None = None,
+    snapshot: StoreSnapshot | None = None,
 ) -> duckdb.DuckDBPyConnection:
     """A connection like :func:`connect` over the native store ``target`` that holds only
     the slots of ``key_hashes`` (the queries' key hashes) in every file
     (:mod:`rmqarrow.converters.duckdb.native`): lookups of those keys (``index_lookup``,
     ``index_lookups``) answer as over the whole store, at a cost that does not grow with
-    the files' size; any other statement sees only the loaded slots.
+    the files' size; any other statement sees only the loaded slots.  ``snapshot``
+    (headers pinned by file name) reads exactly those files as of those headers.
     """
     import duckdb
     from rmqarrow.converters.duckdb.native import attach_slots
@@ -438,11 +442,16 @@ def connect_for_queries(
             f"{source.path}: connect_for_queries reads a native store, not a dataset"
         )
     root = source.index_path
-    names = [root.name] if root.is_file() else [p.name for p in list_index_files(root)]
+    if root.is_file():
+        names = [root.name]
+    elif snapshot is not None:
+        names = list(snapshot)
+    else:
+        names = [p.name for p in list_index_files(root)]
     con = duckdb.connect(config=duckdb_settings())  # fits ulimit -v
     try:
         con.execute("SET enable_progress_bar = false")
-        attach_slots(con, root, key_hashes, _ranks(names), hash_slot_num, index_num)
+        attach_slots(con, root, key_hashes, _ranks(names), hash_slot_num, index_num, snapshot)
         _add_views_and_macros(con)
     except BaseException:
         con.close()
@@ -622,13 +631,15 @@ def answer_queries(
     hash_slot_num: int | None = None,
     index_num: int | None = None,
     dataset: Target | None = None,
+    snapshot: StoreSnapshot | None = None,
 ) -> list[list[int]]:
     """The native answer to each query, computed by DuckDB (same contract as
     :func:`rmqarrow.answer_queries`).
 
     ``target`` is a store, a dataset or an open :func:`connect` connection; ``dataset``,
     when given, is read instead of ``target`` (so ``answer_queries(store, qs,
-    dataset=export_dir)`` answers from the export).
+    dataset=export_dir)`` answers from the export).  ``snapshot`` (a native store's
+    headers pinned by file name, :meth:`rmqarrow.IndexFile.pin`) answers as of it.
     """
     import duckdb
 
@@ -646,9 +657,12 @@ def answer_queries(
             queries_table(qs).column("key_hash").to_numpy(),
             hash_slot_num=hash_slot_num,
             index_num=index_num,
+            snapshot=snapshot,
         )
         own = True
     else:
+        if snapshot is not None:
+            raise UsageError("a snapshot pins a native store's headers; this is a dataset")
         con, own = connect(source, hash_slot_num=hash_slot_num, index_num=index_num), True
     try:
         result = lookup_table(con, qs)

@@ -110,6 +110,8 @@ def _print_check(result: StoreCheck, args: argparse.Namespace) -> int:
         return 1
     if health.damaged:
         print(damage_summary(health.damaged, len(health.files)))
+    for fh in health.misordered:
+        print(f"misordered: {fh.describe()}")
     for fh in health.blocking:
         print(f"blocking: {fh.describe()}")
     if health.ok:

@@ -24,7 +24,7 @@ from rmqarrow.engines import ENGINES
 from rmqarrow.errors import UsageError
 from rmqarrow.format.java import JAVA_LONG_MAX
 from rmqarrow.format.queries import Query, escape_text
-from rmqarrow.format.times import TIME_HELP, parse_time
+from rmqarrow.format.times import TIME_HELP, check_range, parse_time
 
 if TYPE_CHECKING:
     from rmqarrow.store import IndexStore
@@ -103,8 +103,7 @@ def register(sub: Any) -> None:
 def _queries_from_args(args: argparse.Namespace) -> tuple[list[Query], bool]:
     begin = parse_time(args.begin, "--begin")
     end = parse_time(args.end, "--end")
-    if begin > end:
-        raise UsageError(f"--begin {begin} is after --end {end}: the range is empty")
+    check_range(begin, end, ("--begin", "--end"))
     if args.queries is not None:
         from rmqarrow.format.query_file import read_query_file
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import mmap
 import os
+from collections.abc import Mapping
 from dataclasses import astuple, dataclass
 from pathlib import Path
 from typing import Protocol
@@ -38,6 +39,8 @@ __all__ = [
     "HeaderState",
     "MappedIndex",
     "OpenIndex",
+    "StoreSnapshot",
+    "as_of",
     "check_header",
     "check_size",
     "map_regions",
@@ -205,6 +208,22 @@ class OpenIndex(Protocol):
 
     @property
     def state(self) -> HeaderState: ...
+
+
+#: The headers of a store's files pinned at one moment, by file name (oldest first): what
+#: readers comparing answers over a store a broker writes read each file as of
+#: (:meth:`rmqarrow.IndexFile.pin` takes them).
+StoreSnapshot = Mapping[str, HeaderState]
+
+
+def as_of(regions: MappedIndex, state: HeaderState) -> MappedIndex:
+    """``regions`` read as of the pinned header ``state``: the same map with that header,
+    read-only (close the original, not this view).  Slot heads past the pinned count
+    are for the reader to walk back (:func:`rmqarrow.kernels.walk.committed_heads`)."""
+    header = np.array([astuple(state)], dtype=HEADER_DTYPE)
+    return MappedIndex(
+        regions.path, regions.geometry, regions.mm, header, regions.slots, regions.entries, False
+    )
 
 
 def write_header(regions: MappedIndex, state: HeaderState) -> None:

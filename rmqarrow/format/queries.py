@@ -8,6 +8,7 @@ so sets marked ``escaped`` write them as ``messages.tsv`` does: ``\\\\`` for a b
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from collections.abc import Iterable, Sequence
@@ -22,6 +23,7 @@ __all__ = [
     "as_queries",
     "escape_text",
     "format_answers",
+    "note_spaced_keys",
     "read_queries_tsv",
     "unescape_text",
 ]
@@ -94,6 +96,31 @@ def read_queries_tsv(path: str | os.PathLike[str], escaped: bool = False) -> lis
     return queries
 
 
+def note_spaced_keys(queries: Sequence[Query], answers: Sequence[Sequence[int]]) -> None:
+    """One note (``rmqarrow.format.queries`` logger; the command line prints it) for the
+    queries that found nothing with a key holding a space: RocketMQ splits a message's
+    KEYS on spaces and indexes each word on its own, so no key it indexes holds one."""
+    from rmqarrow.format.records import KEY_SEPARATOR
+
+    spaced = [
+        q.key
+        for q, a in zip(queries, answers, strict=False)
+        if not a and KEY_SEPARATOR in q.key.partition("#")[2 if "#" in q.key else 0]
+    ]
+    if not spaced:
+        return
+    topic, sep, key = spaced[0].rpartition("#") if "#" in spaced[0] else ("", "", spaced[0])
+    words = ", ".join(f"{topic}{sep}{w}" for w in key.split(KEY_SEPARATOR) if w)
+    logging.getLogger(__name__).info(
+        "key %r holds a space: RocketMQ splits a message's KEYS on spaces and indexes each "
+        "word on its own (%s), so no key it indexes holds one; look the words up one at a "
+        "time%s",
+        spaced[0],
+        words,
+        f" ({len(spaced)} such keys found nothing)" if len(spaced) > 1 else "",
+    )
+
+
 def format_answers(answers: Iterable[Sequence[int]]) -> str:
     """One line per answer, offsets comma-separated (an empty line for none)."""
     return "".join(",".join(str(o) for o in a) + "\n" for a in answers)
@@ -109,13 +136,13 @@ def _int_field(i: int, name: str, value: object) -> int:
 
 def as_queries(queries: Iterable[object]) -> list[Query]:
     """Queries given as :class:`Query` or as tuples ``(key, max_num[, begin[, end]])``,
-    checked: a key that is not a ``str``, a count that is not a non-negative int (bools and
-    floats included) or a bound that is not an int is refused naming the query, and so is
-    a bound in epoch *seconds* (:func:`rmqarrow.format.times.check_epoch_ms`: store times
-    are epoch milliseconds, and the command line refuses such a time too)."""
+    checked: a key that is not a ``str`` or a count that is not a non-negative int (bools
+    and floats included) is refused naming the query; a bound is taken as the command line
+    takes it (:func:`rmqarrow.format.times.as_epoch_ms`: epoch milliseconds, ISO 8601,
+    datetimes), a bound in epoch *seconds* refused."""
     from rmqarrow.errors import InvalidKeyError, InvalidValueError
     from rmqarrow.format.java import JAVA_LONG_MAX
-    from rmqarrow.format.times import check_epoch_ms
+    from rmqarrow.format.times import as_epoch_ms
 
     out: list[Query] = []
     for i, q in enumerate(queries):
@@ -134,10 +161,8 @@ def as_queries(queries: Iterable[object]) -> list[Query]:
         if not isinstance(key, str):
             raise InvalidKeyError(f"query {i}: the key must be a str, got {type(key).__name__}")
         max_num = _int_field(i, "max_num", fields[1])
-        begin = _int_field(i, "begin", fields[2]) if len(fields) > 2 else 0
-        end = _int_field(i, "end", fields[3]) if len(fields) > 3 else JAVA_LONG_MAX
-        check_epoch_ms(f"query {i}: begin", begin)
-        check_epoch_ms(f"query {i}: end", end)
+        begin = as_epoch_ms(f"query {i}: begin", fields[2]) if len(fields) > 2 else 0
+        end = as_epoch_ms(f"query {i}: end", fields[3]) if len(fields) > 3 else JAVA_LONG_MAX
         if max_num < 0:
             raise InvalidValueError(f"query {i}: max_num must be >= 0, got {max_num}")
         out.append(Query(key, max_num, begin, end))

@@ -8,21 +8,43 @@ tables (plain integers, or the ISO column) or type a date.  :func:`parse_time` t
   to pass instead; ``0`` and the Java long bounds pass through (open ranges).
 * ISO 8601 (``2026-01-15``, ``2026-01-15T10:20:30.123+08:00``, ``...Z``): with a zone as
   given, without one in the **local** zone of this machine (as RocketMQ names its files).
+  A local time that does not exist (the hour skipped when daylight saving time starts)
+  is refused naming the gap, never shifted; one that exists twice (the hour repeated when
+  it ends) is the **first** of the two, the earlier instant, as ``java.time`` resolves it
+  (``ZonedDateTime.of``), with a note saying so and how to pick the other (an offset).
 
 Everything else raises :class:`rmqarrow.errors.UsageError` naming the option.
 
-The Python API takes integers only and applies the same epoch-seconds rule through
-:func:`check_epoch_ms` (an :class:`~rmqarrow.errors.InvalidValueError` there), so a time
-the command line refuses is refused by ``store.query`` too.
+The Python API (:func:`as_epoch_ms`) takes the same: an int (numpy integers too) with
+the same epoch-seconds rule (an :class:`~rmqarrow.errors.InvalidValueError` there), an
+ISO 8601 string, or a ``datetime`` (aware as given; naive in the local zone, with the
+same gap and repeated-hour rules) or ``date`` (its midnight, local), so a time the
+command line refuses is refused by ``store.query`` too, and one it takes is taken.
+A range whose begin is after its end is refused by both (:func:`check_range`).
 """
 
 from __future__ import annotations
 
 import datetime as _dt
+import logging
+import operator
 
 from rmqarrow.errors import InvalidValueError, UsageError
 
-__all__ = ["TIME_HELP", "check_epoch_ms", "format_time", "looks_like_seconds", "parse_time"]
+__all__ = [
+    "TIME_HELP",
+    "TimeBound",
+    "as_epoch_ms",
+    "check_epoch_ms",
+    "check_range",
+    "datetime_ms",
+    "format_time",
+    "looks_like_seconds",
+    "parse_time",
+]
+
+#: what the Python API takes for a time bound (see :func:`as_epoch_ms`)
+TimeBound = int | str | _dt.datetime | _dt.date
 
 #: the sentence every time option's ``--help`` carries
 TIME_HELP = "epoch ms or ISO 8601 (e.g. 2026-01-15T10:20:30+08:00; local zone when none given)"
@@ -76,9 +98,69 @@ def parse_time(text: str | int, option: str = "time") -> int:
             f"{option} {raw!r}: expected epoch milliseconds or ISO 8601 "
             "(2026-01-15T10:20:30, with +08:00 or Z for a zone; local zone when none)"
         ) from None
-    if moment.tzinfo is None:
-        moment = moment.astimezone()  # local zone
+    return datetime_ms(moment, option, raw)
+
+
+def datetime_ms(moment: _dt.datetime, name: str = "time", shown: str | None = None) -> int:
+    """Epoch milliseconds of ``moment``: aware as given, naive in the local zone (a time
+    in a DST gap refused, one in a repeated hour the first of the two, with a note)."""
+    if moment.tzinfo is None or moment.utcoffset() is None:
+        moment = _local(moment.replace(tzinfo=None), name, shown or moment.isoformat())
     return (moment - _EPOCH) // _dt.timedelta(milliseconds=1)
+
+
+def _local(naive: _dt.datetime, name: str, shown: str) -> _dt.datetime:
+    first, second = naive.replace(fold=0).astimezone(), naive.replace(fold=1).astimezone()
+    # a wall time exists when going back to the local zone gives it again
+    exists = [m for m in (first, second) if m.astimezone().replace(tzinfo=None) == naive]
+    if not exists:
+        before = (naive - _dt.timedelta(hours=3)).astimezone()
+        after = (naive + _dt.timedelta(hours=3)).astimezone()
+        raise UsageError(
+            f"{name} {shown}: no such local time: the clocks of the local zone "
+            f"({before.tzname()} to {after.tzname()}) skip it (a daylight saving time gap); "
+            f"give a zone offset (e.g. {_offset(before)} or {_offset(after)}) or epoch "
+            "milliseconds"
+        )
+    if len(exists) == 2 and first.utcoffset() != second.utcoffset():
+        logging.getLogger(__name__).info(
+            "%s %s: this local time happens twice (the hour repeated when daylight saving "
+            "time ends); taking the first, %s (%s, as java.time does); give %s for the second",
+            name,
+            shown,
+            first.isoformat(),
+            first.tzname(),
+            second.isoformat(),
+        )
+    return exists[0]
+
+
+def _offset(moment: _dt.datetime) -> str:
+    return moment.isoformat()[-6:]
+
+
+def check_range(begin: int, end: int, names: tuple[str, str] = ("begin", "end")) -> None:
+    """Refuse a time range whose begin is after its end (it would match nothing)."""
+    if begin > end:
+        raise UsageError(f"{names[0]} {begin} is after {names[1]} {end}: the range is empty")
+
+
+def as_epoch_ms(name: str, value: object) -> int:
+    """A time bound given to the Python API as epoch milliseconds: an int (a numpy
+    integer too), an ISO 8601 string, a ``datetime`` or a ``date``, by the rules of
+    :func:`parse_time`; anything else (a float, a bool) is refused naming what to give."""
+    if isinstance(value, _dt.datetime):
+        return datetime_ms(value, name)
+    if isinstance(value, _dt.date):
+        return datetime_ms(_dt.datetime.combine(value, _dt.time()), name)
+    if isinstance(value, str):
+        return parse_time(value, name)
+    if not isinstance(value, bool) and hasattr(value, "__index__"):
+        return check_epoch_ms(name, operator.index(value))
+    raise InvalidValueError(
+        f"{name} must be epoch milliseconds (an int), a datetime or an ISO 8601 string, "
+        f"got {type(value).__name__}: {value!r}"
+    )
 
 
 def format_time(ms: int) -> str:

@@ -18,6 +18,13 @@ every file a status:
   time range starting at or after its begin time, although its entries lie there), or a
   begin offset after the end offset (keys put out of CommitLog order; RocketMQ's build
   guard and expiry go by the end offset);
+* ``out of name order``: a file whose entries run later than the begin time of a file
+  whose name sorts after it (RocketMQ's ``IndexService.load`` orders files by name, and
+  its lookup, newest first, stops at the first file that begins before the query's
+  begin): every time-ranged lookup starting between the two misses this file's entries.
+  A name that is not the 17 digits of ``yyyyMMddHHmmssSSS`` (an 18-digit one sorts
+  before every 17-digit name it follows in time) is named as the cause.  Such a file is
+  read, as RocketMQ reads it; it is flagged only when the order changes answers;
 * ``not an index file``: an entry of the store directory that is not loaded (a directory,
   FIFO or dangling symlink named like an index file, a file named otherwise, see
   :mod:`rmqarrow.format.naming`).  Listed so that ``check`` and ``info`` name it; it never
@@ -32,6 +39,7 @@ to the newest such file, so a truncated newest file cannot mislead it.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections import Counter
 from dataclasses import dataclass, field
@@ -52,9 +60,12 @@ from rmqarrow.format.layout import (
 from rmqarrow.format.naming import is_index_file_name, list_index_files, stray_entries
 
 __all__ = [
+    "MISORDERED",
     "OK",
+    "READ_AS_ROCKETMQ",
     "FileHealth",
     "StoreHealth",
+    "expired_during_run",
     "fit_geometry",
     "header_problems",
     "healthy_index_files",
@@ -67,7 +78,13 @@ TRUNCATED = "truncated"
 WRONG_GEOMETRY = "wrong geometry"
 BAD_HEADER = "bad header"
 MISREAD_HEADER = "misread header"
+MISORDERED = "out of name order"
 STRAY = "not an index file"
+#: statuses of files that readers still read, as RocketMQ does, though some of its
+#: time-ranged answers miss their entries
+READ_AS_ROCKETMQ = (MISREAD_HEADER, MISORDERED)
+
+_log = logging.getLogger(__name__)
 
 #: The latest time at which RocketMQ still reads every entry of a file back: it computes an
 #: entry's time as ``beginTimestamp + timeDiff * 1000`` in a Java long, ``timeDiff`` up to
@@ -127,12 +144,19 @@ class StoreHealth:
     @property
     def healthy(self) -> list[FileHealth]:
         """The files readers load: ok, or with a header RocketMQ reads (and misreads)."""
-        return [f for f in self.files if f.ok or f.status == MISREAD_HEADER]
+        return [f for f in self.files if f.ok or f.status in READ_AS_ROCKETMQ]
 
     @property
     def damaged(self) -> list[FileHealth]:
-        """Index files that are not ok (entries that are no index file aside)."""
-        return [f for f in self.files if not f.ok and f.status != STRAY]
+        """Index files that are not ok (entries that are no index file, and files only out
+        of name order, aside)."""
+        return [f for f in self.files if not f.ok and f.status not in (STRAY, MISORDERED)]
+
+    @property
+    def misordered(self) -> list[FileHealth]:
+        """Sound files whose name sorts them where RocketMQ's time-ranged lookup misses
+        their entries: every reader reads them (as RocketMQ does); ``check`` fails."""
+        return [f for f in self.files if f.status == MISORDERED]
 
     @property
     def strays(self) -> list[FileHealth]:
@@ -147,7 +171,7 @@ class StoreHealth:
 
     @property
     def ok(self) -> bool:
-        return not self.damaged and not self.blocking
+        return not self.damaged and not self.blocking and not self.misordered
 
 
 def _size_geometry(size: int) -> Geometry | None:
@@ -298,9 +322,18 @@ def scan_store(
 ) -> StoreHealth:
     """Every file of ``store`` (a directory, or one index file) with its status."""
     p = Path(store)
-    paths = [p] if p.is_file() else list_index_files(p)
+    listed = [p] if p.is_file() else list_index_files(p)
     strays = [] if p.is_file() else stray_entries(p)
-    sizes = [q.stat().st_size for q in paths]
+    paths, sizes = [], []
+    for q in listed:
+        try:
+            sizes.append(q.stat().st_size)
+        except FileNotFoundError:
+            if q == p:
+                raise
+            expired_during_run(q)
+            continue
+        paths.append(q)
     geometry, note = fit_geometry(sizes, hash_slot_num, index_num)
     counts = Counter(sizes).most_common(2)
     common = counts[0][0] if counts and (len(counts) == 1 or counts[0][1] > counts[1][1]) else None
@@ -308,9 +341,64 @@ def scan_store(
         hash_slot_num is not None or index_num is not None or _size_geometry(sizes[0]) is not None
     ):
         common = None  # one file, a geometry to hold it against: shorter means truncated
-    files = [scan_file(q, geometry, common) for q in paths]
+    files = []
+    for q in paths:
+        try:
+            files.append(scan_file(q, geometry, common))
+        except FileNotFoundError:
+            if q == p:
+                raise
+            expired_during_run(q)
+    flag_misordered(files)
     files += [FileHealth(e.path, _entry_size(e.path), STRAY, e.reason) for e in strays]
     return StoreHealth(p, geometry, note, files)
+
+
+def expired_during_run(path: Path) -> None:
+    """Note a file listed a moment ago and gone now: a broker expires (deletes) its oldest
+    files while readers run, which is no damage; the reader leaves it out."""
+    _log.info("%s: expired during the run (deleted), skipped", path)
+
+
+#: the length of RocketMQ's file names, ``yyyyMMddHHmmssSSS``
+NAME_DIGITS = 17
+
+
+def flag_misordered(files: list[FileHealth]) -> None:
+    """Mark each loaded file (name order) whose entries a time-ranged lookup misses
+    because a file sorting after it by name begins earlier than its last entry.
+
+    RocketMQ's ``queryOffset`` walks the files newest (last by name) first and stops after
+    the first whose ``beginTimestamp`` is before the query's begin; a file further back
+    whose ``endTimestamp`` is later than that begin time is never reached for a query
+    beginning between the two times.  Only files that hold entries are flagged, and only
+    when some query's answer really changes.
+    """
+    loaded = [f for f in files if f.ok or f.status in READ_AS_ROCKETMQ]
+    earliest: FileHealth | None = None  # the file after this one, by name, that begins first
+    for fh in reversed(loaded):
+        h = fh.header
+        if earliest is not None and h["index_count"] > 1:
+            later = earliest.header["begin_timestamp"]
+            if h["end_timestamp"] > later:
+                cause = (
+                    f"its name has {len(fh.name)} characters, not the {NAME_DIGITS} digits "
+                    "of yyyyMMddHHmmssSSS, so it sorts out of time order; "
+                    if len(fh.name) != NAME_DIGITS or not fh.name.isdigit()
+                    else ""
+                )
+                note = (
+                    f"{cause}its entries run to store time {h['end_timestamp']}, after the "
+                    f"begin time {later} of {earliest.name}, which sorts after it by name: "
+                    "RocketMQ orders files by name and its lookup stops at the first file "
+                    "(newest first) that begins before the query's begin, so every "
+                    f"time-ranged lookup beginning after {later} misses this file's entries"
+                )
+                fh.detail = f"{note}; {fh.detail}" if fh.detail else note
+                if fh.ok:
+                    fh.status = MISORDERED
+        if earliest is None or h["begin_timestamp"] < earliest.header["begin_timestamp"]:
+            earliest = fh
 
 
 def _entry_size(path: Path) -> int:

@@ -14,6 +14,7 @@ let go.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -251,7 +252,7 @@ class IndexFile(Closing):
         bounds every position followed (heads past it are walked back, see
         :func:`rmqarrow.kernels.walk.committed_heads`).  The count never goes down.
         """
-        if self._writable or self._closed:
+        if self._writable or self._closed or self._pinned:
             return
         if self._h.index_count >= self._geometry.index_num:
             return  # full: RocketMQ never writes to it again
@@ -259,6 +260,18 @@ class IndexFile(Closing):
         fresh = _read_header(m) if m is not None else _read_header_unmapped(self._path)
         if fresh.index_count >= self._h.index_count:
             self._h = fresh
+
+    #: set by :meth:`pin`: :meth:`refresh` leaves the header as it is
+    _pinned = False
+
+    def pin(self) -> HeaderState:
+        """Read the header once more and keep it: from now on this read-only file answers
+        as of that header (:meth:`refresh` does nothing), so that several readers compare
+        answers over one snapshot of a store a broker is appending to.  Returns a copy of
+        the pinned header, for the other readers."""
+        self.refresh()
+        self._pinned = True
+        return dataclasses.replace(self._h)
 
     # -- header ----------------------------------------------------------------------------
 

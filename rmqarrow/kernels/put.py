@@ -32,14 +32,21 @@ import pyarrow as pa
 
 from rmqarrow._crash import crash_point
 from rmqarrow.format import rules as _rules
-from rmqarrow.format.layout import INDEX_SIZE, OpenIndex, write_header
+from rmqarrow.format.layout import INDEX_SIZE, MappedIndex, OpenIndex, write_header
 from rmqarrow.kernels import _compiled as _kernels
 from rmqarrow.kernels.arrays import int64_values
 from rmqarrow.kernels.hashing import check_keys, index_key_hashes
 from rmqarrow.kernels.pages import Pager, fault_in
 from rmqarrow.kernels.walk import committed_heads
 
-__all__ = ["CHUNK", "put_hashes", "put_keys", "put_one", "repair_uncommitted"]
+__all__ = [
+    "CHUNK",
+    "put_hashes",
+    "put_keys",
+    "put_one",
+    "repair_uncommitted",
+    "uncommitted_entries",
+]
 
 #: Puts per vectorized chunk: bounds temporaries to a few tens of MB whatever the batch.
 CHUNK = 1 << 20
@@ -335,6 +342,24 @@ def _apply(f: OpenIndex, plan: _Plan, offsets: np.ndarray, stamps: np.ndarray) -
 _TAIL_BLOCK = 1 << 16
 
 
+def uncommitted_entries(regions: MappedIndex, count: int) -> int:
+    """How many entries from position ``count`` on a writer wrote without counting them in
+    the header (killed, or still writing, between the entries and the header): the run
+    written from about position ``count`` on (a block whose last entry is written
+    continues it), read a block at a time, never the whole unwritten rest of the file."""
+    raw = regions.entries.view(np.uint8).reshape(-1, INDEX_SIZE)
+    end = count
+    while end < regions.geometry.index_num:
+        stop = min(end + _TAIL_BLOCK, regions.geometry.index_num)
+        nonzero = raw[end:stop].any(axis=1)
+        if not nonzero.any():
+            break
+        end += int(np.flatnonzero(nonzero)[-1]) + 1
+        if end < stop:
+            break
+    return end - count
+
+
 def repair_uncommitted(f: OpenIndex) -> str | None:
     """Bring a writable file back to its header after an interrupted batch; what was done.
 
@@ -348,26 +373,14 @@ def repair_uncommitted(f: OpenIndex) -> str | None:
     count.  Returns None when the file was already consistent.
     """
     regions, count = f.regions, max(f.state.index_count, 1)
-    g = regions.geometry
     heads = regions.slots.astype(np.int64)
     bad = np.flatnonzero(heads >= count)
     if bad.size:
         fixed = committed_heads(regions, heads[bad], bad, count)
         regions.slots[bad] = np.maximum(fixed, 0)  # a damaged head: an empty slot
-    # the uncommitted entries: a run written from about position ``count`` on (a block
-    # whose last entry is written continues it)
-    raw = regions.entries.view(np.uint8).reshape(-1, INDEX_SIZE)
-    end = count
-    while end < g.index_num:
-        stop = min(end + _TAIL_BLOCK, g.index_num)
-        nonzero = raw[end:stop].any(axis=1)
-        if not nonzero.any():
-            break
-        end += int(np.flatnonzero(nonzero)[-1]) + 1
-        if end < stop:
-            break
+    end = count + uncommitted_entries(regions, count)
     if end > count:
-        raw[count:end] = 0
+        regions.entries.view(np.uint8).reshape(-1, INDEX_SIZE)[count:end] = 0
     if not bad.size and end == count:
         return None
     return (

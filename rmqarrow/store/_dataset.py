@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from rmqarrow._progress import ProgressCallback
 from rmqarrow.errors import DatasetError, UsageError
+from rmqarrow.format.queries import note_spaced_keys
 from rmqarrow.store._queries import ItemQueries, OffsetQueries, as_queries
 
 if TYPE_CHECKING:
@@ -62,9 +63,10 @@ class DatasetStore(OffsetQueries):
         from rmqarrow.engines import answer_with_engine
 
         self._check_open()
-        return answer_with_engine(
-            _sql_engine(engine), self.path, as_queries(queries), master=master
-        )
+        qs = as_queries(queries)
+        answers = answer_with_engine(_sql_engine(engine), self.path, qs, master=master)
+        note_spaced_keys(qs, answers)
+        return answers
 
     def scan(
         self,

@@ -15,9 +15,15 @@ from rmqarrow.errors import CorruptIndexError, EngineUnavailableError, GeometryE
 from rmqarrow.format.detect import Target, require_commitlog
 from rmqarrow.format.java import JAVA_LONG_MAX
 from rmqarrow.format.layout import Geometry, resolve_geometry
-from rmqarrow.format.queries import Query
+from rmqarrow.format.queries import Query, note_spaced_keys
 from rmqarrow.format.times import format_time
-from rmqarrow.index.health import StoreHealth, scan_store
+from rmqarrow.index.health import (
+    FileHealth,
+    StoreHealth,
+    expired_during_run,
+    scan_file,
+    scan_store,
+)
 from rmqarrow.index.indexfile import IndexFile
 from rmqarrow.index.service import IndexService, open_healthy
 from rmqarrow.store._base import DEFAULT_MAX_NUM, check_max_num
@@ -36,6 +42,11 @@ if TYPE_CHECKING:
 __all__ = ["IndexStore", "StoreCheck", "StoreInfo", "refuse_unknown_geometry"]
 
 _log = logging.getLogger("rmqarrow.store")
+
+
+def _warn_skipped(fh: FileHealth) -> None:
+    """The one warning naming a damaged file a lookup leaves out (the CLI prints it)."""
+    _log.warning("skipped damaged file %s", fh.describe())
 
 
 def refuse_unknown_geometry(health: StoreHealth) -> None:
@@ -155,6 +166,8 @@ class IndexStore(OffsetQueries):
         super().__init__(target, hash_slot_num, index_num)
         self.strict = strict
         self._service: IndexService | None = None
+        #: held by a lookup under way and by close()
+        self._using = threading.RLock()
 
     @property
     def index_path(self) -> Path:
@@ -183,7 +196,7 @@ class IndexStore(OffsetQueries):
                     StoreHealth(self.index_path, service.geometry, None, service.skipped)
                 )
             for fh in service.skipped:
-                _log.warning("skipped damaged file %s", fh.describe())
+                _warn_skipped(fh)
             if not service.files:
                 service.close()
                 raise UsageError(
@@ -192,6 +205,30 @@ class IndexStore(OffsetQueries):
                 )
             self._service = service
         return self._service
+
+    def _current_service(self) -> IndexService:
+        """:attr:`service`, less the files that changed under it since they were loaded:
+        one cut short (a crash, a truncation) is skipped and named as at open (a lookup
+        into its missing pages would answer nothing, or crash the process), one deleted
+        (a broker's expiry) is left out with a note, as the broker no longer answers
+        from it."""
+        service = self.service
+        g = service.geometry
+        for f in list(service.files):
+            try:
+                size = f.path.stat().st_size
+            except FileNotFoundError:
+                expired_during_run(f.path)
+                size = None
+            if size == g.file_size:
+                continue
+            service.files.remove(f)
+            f.close()
+            if size is not None:
+                fh = scan_file(f.path, g)
+                service.skipped.append(fh)
+                _warn_skipped(fh)
+        return service
 
     @property
     def geometry(self) -> Geometry:
@@ -228,19 +265,25 @@ class IndexStore(OffsetQueries):
         if name == "native":
             from rmqarrow.kernels.lookup import answers_from_table
 
-            table = self.service.query_offsets(
-                [q.key for q in qs],
-                [q.max_num for q in qs],
-                [q.begin for q in qs],
-                [q.end for q in qs],
-            )
-            return answers_from_table(table, len(qs))
-        from rmqarrow.engines import answer_with_engine
+            # close() waits for a lookup under way: an answer is whole, or the lookup
+            # raises the closed-store error, never an empty answer from closed files
+            with self._using:
+                table = self._current_service().query_offsets(
+                    [q.key for q in qs],
+                    [q.max_num for q in qs],
+                    [q.begin for q in qs],
+                    [q.end for q in qs],
+                )
+            answers = answers_from_table(table, len(qs))
+        else:
+            from rmqarrow.engines import answer_with_engine
 
-        s, n = self.sql_geometry(name)
-        return answer_with_engine(
-            name, self.index_path, qs, master=master, hash_slot_num=s, index_num=n
-        )
+            s, n = self.sql_geometry(name)
+            answers = answer_with_engine(
+                name, self.index_path, qs, master=master, hash_slot_num=s, index_num=n
+            )
+        note_spaced_keys(qs, answers)
+        return answers
 
     def explain(
         self,
@@ -263,11 +306,12 @@ class IndexStore(OffsetQueries):
         """:meth:`explain` for many queries, one block of lines each."""
         from rmqarrow.verify.explain import explain_query
 
-        service = self.service
         log = None if commitlog is None else require_commitlog(commitlog)
         lines: list[str] = []
-        for q in as_queries(queries):
-            lines += explain_query(service.files, q, skipped=service.skipped, commitlog=log)
+        with self._using:
+            service = self._current_service()
+            for q in as_queries(queries):
+                lines += explain_query(service.files, q, skipped=service.skipped, commitlog=log)
         return lines
 
     def resolve(
@@ -553,7 +597,8 @@ class IndexStore(OffsetQueries):
         return StoreInfo(self.index_path, health, infos)
 
     def close(self) -> None:
-        if self._service is not None:
-            self._service.close()
-            self._service = None
-        super().close()
+        with self._using:
+            super().close()
+            if self._service is not None:
+                self._service.close()
+                self._service = None

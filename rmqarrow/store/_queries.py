@@ -11,7 +11,7 @@ from rmqarrow.errors import TieredReadError
 from rmqarrow.format.hashing import check_query_key
 from rmqarrow.format.java import JAVA_LONG_MAX
 from rmqarrow.format.queries import Query, as_queries
-from rmqarrow.format.times import check_epoch_ms
+from rmqarrow.format.times import TimeBound, as_epoch_ms, check_range
 from rmqarrow.store._base import DEFAULT_MAX_NUM, Store, check_max_num
 
 __all__ = ["ItemQueries", "OffsetQueries", "as_queries", "hits_table", "items_table"]
@@ -83,12 +83,17 @@ def items_table(queries: Sequence[tuple[Any, ...]], answers: Sequence[Any]) -> p
     return pa.table({c: pa.array(v, types[c]) for c, v in rows.items()})
 
 
-def _ms(name: str, value: object) -> Any:
-    """An integer time bound checked against the epoch-seconds mistake; anything else is
-    left to the engine's own checks."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        check_epoch_ms(name, value)
-    return value
+def _ms(name: str, value: object) -> int:
+    """A time bound as epoch milliseconds, by the command line's rules
+    (:func:`rmqarrow.format.times.as_epoch_ms`: ints, numpy integers, ISO 8601 strings,
+    datetimes; epoch seconds refused)."""
+    return as_epoch_ms(name, value)
+
+
+def _range(begin: object, end: object) -> tuple[int, int]:
+    b, e = _ms("begin", begin), _ms("end", end)
+    check_range(b, e)
+    return b, e
 
 
 class OffsetQueries(Store):
@@ -106,20 +111,25 @@ class OffsetQueries(Store):
         topic: str,
         key: str,
         *,
-        begin: int = 0,
-        end: int = JAVA_LONG_MAX,
+        begin: TimeBound = 0,
+        end: TimeBound = JAVA_LONG_MAX,
         max_num: int = DEFAULT_MAX_NUM,
         engine: str | None = None,
     ) -> list[int]:
         """The commit-log offsets of ``topic#key`` stored in ``[begin, end]``, RocketMQ's
         answer (newest file first, newest entry first), at most ``max_num``.
 
-        ``begin`` and ``end`` are epoch milliseconds; a value that reads as epoch seconds
-        (10^8 to 10^11, e.g. ``1_700_000_000``) is refused with
-        :class:`~rmqarrow.errors.InvalidValueError` naming the ms value, as the command
-        line's ``--begin``/``--end`` refuse it (it would silently match nothing)."""
+        ``begin`` and ``end`` take what the command line's ``--begin``/``--end`` take:
+        epoch milliseconds (an int or a numpy integer), an ISO 8601 string, or a
+        ``datetime`` (aware as given; naive in the local zone, as the command line reads a
+        time without a zone; a local time skipped by a DST change is refused).  A value
+        that reads as epoch seconds (10^8 to 10^11, e.g. ``1_700_000_000``) is refused with
+        :class:`~rmqarrow.errors.InvalidValueError` naming the ms value (it would silently
+        match nothing), and so is a ``begin`` after ``end``.  A key holding a space gets a
+        note when nothing is found: RocketMQ splits KEYS on spaces."""
         topic, key = check_query_key(topic, "topic"), check_query_key(key)
-        q = Query(f"{topic}#{key}", check_max_num(max_num), _ms("begin", begin), _ms("end", end))
+        b, e = _range(begin, end)
+        q = Query(f"{topic}#{key}", check_max_num(max_num), b, e)
         return self.answers([q], engine=engine)[0]
 
     def query_many(
@@ -151,19 +161,18 @@ class ItemQueries(Store):
         topic: str,
         key: str,
         *,
-        begin: int = 0,
-        end: int = JAVA_LONG_MAX,
+        begin: TimeBound = 0,
+        end: TimeBound = JAVA_LONG_MAX,
         max_num: int = DEFAULT_MAX_NUM,
         engine: str | None = None,
         exact: bool = False,
     ) -> list[Any]:
         """The items RocketMQ returns for ``topic``/``key`` (``exact``: every match); a read
         RocketMQ fails raises :class:`~rmqarrow.errors.TieredReadError`.  ``begin`` and
-        ``end`` are epoch milliseconds: a value that reads as epoch seconds is refused, as
-        on the command line (see :meth:`OffsetQueries.query`)."""
-        begin, end = _ms("begin", begin), _ms("end", end)
+        ``end`` take what the command line takes (see :meth:`OffsetQueries.query`)."""
+        b, e = _range(begin, end)
         answer = self.answers(
-            [(topic, key, check_max_num(max_num), begin, end)], engine=engine, exact=exact
+            [(topic, key, check_max_num(max_num), b, e)], engine=engine, exact=exact
         )[0]
         if isinstance(answer, TieredReadError):
             raise answer
@@ -176,6 +185,8 @@ class ItemQueries(Store):
         in epoch seconds is refused naming the query, as :meth:`query` refuses it."""
         qs = [tuple(q) for q in queries]
         for i, q in enumerate(qs):
-            for name, bound in zip(("begin", "end"), q[3:5], strict=False):
-                _ms(f"query {i}: {name}", bound)
+            bounds = [
+                _ms(f"query {i}: {n}", b) for n, b in zip(("begin", "end"), q[3:5], strict=False)
+            ]
+            qs[i] = (*q[:3], *bounds, *q[5:])
         return items_table(qs, self.answers(qs, engine=engine, exact=exact))

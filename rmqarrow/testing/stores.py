@@ -9,13 +9,15 @@ few seconds instead of the minutes one put at a time would need.
 
 from __future__ import annotations
 
+import datetime as _dt
 import os
 from pathlib import Path
 
 import numpy as np
 
 from rmqarrow.errors import GeometryError, OutputExistsError
-from rmqarrow.format.layout import Geometry, map_regions
+from rmqarrow.format.layout import HEADER_DTYPE, Geometry, map_regions
+from rmqarrow.format.naming import file_name_for
 
 __all__ = ["write_random_file", "write_random_store"]
 
@@ -93,21 +95,39 @@ def write_random_store(
     seed: int = 0,
     distinct_hashes: int | None = None,
 ) -> list[Path]:
-    """A store directory of random files named like RocketMQ's, oldest first."""
+    """A store directory of random files named like RocketMQ's, oldest first.
+
+    Names are RocketMQ's 17-digit ``yyyyMMddHHmmssSSS`` (UTC), one millisecond apart from
+    ``20231114221320000`` on, so they sort in the files' time order however many there
+    are; file ``i`` begins an hour after the previous one, or at its last store time when
+    that is later (a broker's next file never begins before the last one ends).
+    """
     d = Path(store_dir)
     d.mkdir(parents=True, exist_ok=True)
     paths = []
-    ts = 1_700_000_000_000
+    ts = _NAMED_FROM
+    end = 0
     for i, n in enumerate(entries_per_file):
-        p = d / f"20231114221320{i:03d}"
+        p = d / file_name_for(_NAMED_FROM + i, _dt.UTC)
+        begin = max(ts + i * 3_600_000, end)
         write_random_file(
             p,
             geometry,
             n,
             seed=seed + i,
-            begin_timestamp=ts + i * 3_600_000,
+            begin_timestamp=begin,
             begin_phy_offset=i * 10**9,
             distinct_hashes=distinct_hashes,
         )
+        end = max(end, _end_timestamp(p))
         paths.append(p)
     return paths
+
+
+#: 2023-11-14T22:13:20Z, the first file's name and begin time
+_NAMED_FROM = 1_700_000_000_000
+
+
+def _end_timestamp(path: Path) -> int:
+    header = np.fromfile(path, dtype=HEADER_DTYPE, count=1)
+    return int(header["end_timestamp"][0])

@@ -26,8 +26,15 @@ from typing import Any
 import numpy as np
 
 from rmqarrow.format.layout import map_regions
-from rmqarrow.index.health import MISREAD_HEADER, FileHealth, StoreHealth, scan_store
+from rmqarrow.index.health import (
+    READ_AS_ROCKETMQ,
+    FileHealth,
+    StoreHealth,
+    expired_during_run,
+    scan_store,
+)
 from rmqarrow.index.indexfile import IndexFile
+from rmqarrow.kernels.put import uncommitted_entries
 from rmqarrow.kernels.stream import entry_chunks
 from rmqarrow.kernels.walk import committed_slot_heads
 from rmqarrow.verify.diagnose import check_chains
@@ -56,7 +63,7 @@ def damage_summary(damaged: list[FileHealth], total: int) -> str:
     logs = [f for f in damaged if f.status == DAMAGED_COMMITLOG]
     index = [f for f in damaged if f.status != DAMAGED_COMMITLOG]
     skipped = sum(f.skipped_by_readers for f in index)
-    misread = sum(f.status == MISREAD_HEADER for f in index)
+    misread = sum(f.status in READ_AS_ROCKETMQ for f in index)
     lines = [f"{len(index)} of {total - len(logs)} files damaged:"] if index else []
     if skipped:
         lines.append(
@@ -104,6 +111,9 @@ class ChainReport:
     #: heads past the header walked back to committed entries: not damage, a write in
     #: progress or interrupted (the next writable open rolls it back)
     uncommitted_heads: int = 0
+    #: entries written past the header's count (a writer killed, or still writing, between
+    #: appending them and updating the header): not damage, invisible to RocketMQ
+    uncommitted_entries: int = 0
     examples: list[str] = field(default_factory=list)
 
     @property
@@ -129,6 +139,7 @@ class ChainReport:
                 "unverified",
                 "expired",
                 "uncommitted_heads",
+                "uncommitted_entries",
                 "examples",
             )
         }
@@ -198,6 +209,7 @@ def _chain_report(f: IndexFile, log: _Log | None) -> ChainReport:
     try:
         count = max(f.index_count, 1)
         heads, rep.uncommitted_heads = committed_slot_heads(m, count)
+        rep.uncommitted_entries = uncommitted_entries(m, count)
         rep.out_of_range += int(((heads < 0) | (heads >= count)).sum())
         negative: list[int] = []
         dangling: list[tuple[int, int]] = []
@@ -255,8 +267,16 @@ def check_store(
     reports: dict[str, ChainReport] = {}
     g = health.geometry
     for fh in health.healthy:
-        with IndexFile.open(fh.path, g.hash_slot_num, g.index_num) as f:
-            rep = _chain_report(f, log)
+        try:
+            with IndexFile.open(fh.path, g.hash_slot_num, g.index_num) as f:
+                f.pin()  # one header for every check of the file, however it grows
+                rep = _chain_report(f, log)
+        except FileNotFoundError:
+            if fh.path.exists():
+                raise
+            expired_during_run(fh.path)
+            health.files.remove(fh)
+            continue
         reports[fh.name] = rep
         _apply(fh, rep)
     health.files.extend(log_findings)
@@ -264,7 +284,7 @@ def check_store(
 
 
 def _apply(fh: FileHealth, rep: ChainReport) -> None:
-    before = fh.detail if fh.status == MISREAD_HEADER else ""
+    before = fh.detail if fh.status in READ_AS_ROCKETMQ else ""
     if not rep.chains_ok:
         fh.status = DAMAGED_CHAINS
         parts = [
@@ -293,6 +313,15 @@ def _apply(fh: FileHealth, rep: ChainReport) -> None:
     ):
         if n:
             fh.detail = f"{fh.detail}; {n} entries {note}" if fh.detail else f"{n} entries {note}"
+    if rep.uncommitted_entries:
+        note = (
+            f"{rep.uncommitted_entries} entries written past the header's indexCount (a "
+            "writer killed between appending them and updating the header, or one still "
+            "writing): RocketMQ's load trusts the header, so the broker never sees them "
+            "and its next put overwrites them; every reader and export read the file as of "
+            "its header; the next build or writable open clears them"
+        )
+        fh.detail = f"{fh.detail}; {note}" if fh.detail else note
     if rep.uncommitted_heads:
         note = (
             f"{rep.uncommitted_heads} slot heads point past the header's indexCount "

@@ -25,11 +25,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from rmqarrow._text import print_table
-from rmqarrow.engines import answer_with_engine
-from rmqarrow.errors import EngineUnavailableError, StoreNotFoundError, UsageError
+from rmqarrow.engines import SNAPSHOT_ENGINES, answer_with_engine
+from rmqarrow.errors import (
+    EngineUnavailableError,
+    StoreNotFoundError,
+    UsageError,
+)
+from rmqarrow.format.layout import HEADER_DTYPE, HeaderState, StoreSnapshot
 from rmqarrow.format.queries import Query
-from rmqarrow.index.service import answer_queries, open_healthy
+from rmqarrow.index.health import expired_during_run
+from rmqarrow.index.indexfile import IndexFile
+from rmqarrow.index.service import IndexService, open_healthy
 from rmqarrow.verify.dataset_check import DatasetCheck, check_dataset
 from rmqarrow.verify.diagnose import ChainDamage, check_chains, explain, trace_query
 from rmqarrow.verify.sampling import sample_queries
@@ -112,6 +121,8 @@ class VerifyReport:
     chain_damage: list[ChainDamage]
     dataset_check: DatasetCheck | None
     seconds: float = 0.0
+    #: files of the snapshot the broker expired (deleted) during the run: left out
+    expired: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -146,6 +157,7 @@ class VerifyReport:
             "chain_damage": [d.describe() for d in self.chain_damage],
             "dataset_check": None if self.dataset_check is None else self.dataset_check.to_dict(),
             "seconds": round(self.seconds, 3),
+            "expired_during_run": list(self.expired),
         }
 
 
@@ -156,9 +168,12 @@ def _named_engine(
     master: str | None,
     hash_slot_num: int | None,
     index_num: int | None,
+    snapshot: Callable[[], StoreSnapshot] | None = None,
 ) -> Engine:
-    """A named engine of :mod:`rmqarrow.engines`."""
+    """A named engine of :mod:`rmqarrow.engines`; one that can answers as of
+    ``snapshot()`` (the run's pinned headers, read at each call)."""
     ds = None if name == "native" else dataset
+    pin = snapshot is not None and ds is None and ("index", name) in SNAPSHOT_ENGINES
 
     def answer(queries: list[Query]) -> list[list[int]]:
         return answer_with_engine(
@@ -169,6 +184,7 @@ def _named_engine(
             master=master,
             hash_slot_num=hash_slot_num,
             index_num=index_num,
+            snapshot=dict(snapshot()) if pin and snapshot is not None else None,
         )
 
     target = f"dataset {ds}" if ds is not None else f"store {store}"
@@ -209,32 +225,48 @@ def verify(
             f"{store_path}: is a Parquet dataset; verify needs the native store as the "
             f"reference: rmqarrow verify STORE --dataset {store_path}"
         )
-    service, _note = open_healthy(store_path, hash_slot_num, index_num)
+    service = _open_service(store_path, hash_slot_num, index_num)
+    expired: list[str] = []
     with service:
-        files = service.files
+        # the snapshot every engine answers as of: each file's header pinned once
+        files = list(service.files)
+        snapshot = {f.name: f.pin() for f in files}
         if not files:
             raise StoreNotFoundError(f"{store_path}: no index files to verify")
-        if queries is not None:
-            qs = list(queries)
-            source = f"{len(qs):,} given queries"
+        for _attempt in range(_ROUNDS):
+            try:
+                if queries is not None:
+                    qs = list(queries)
+                    source = f"{len(qs):,} given queries"
+                else:
+                    qs = sample_queries(files, sample, seed=seed, keys=keys)
+                    kind = "keys from the key list" if keys is not None else "probe keys"
+                    source = (
+                        f"{len(qs):,} sampled queries (seed {seed}; {kind} for sampled "
+                        "entries, absent keys, random windows)"
+                    )
+                chain_damage = check_chains(files) if chain_check else []
+                ds_check = None
+                if ds_path is not None:
+                    ds_check = check_dataset(
+                        ds_path, store_path, files, sample=check_dataset_sample, seed=seed
+                    )
+                t0 = time.monotonic()
+                native = _native_answers(files, qs)
+                break
+            except FileNotFoundError:
+                left = _drop_expired(files, snapshot, expired)
+                if len(left) == len(files):
+                    raise  # not a file of the store expiring
+                files = left
         else:
-            qs = sample_queries(files, sample, seed=seed, keys=keys)
-            kind = "keys from the key list" if keys is not None else "probe keys"
-            source = (
-                f"{len(qs):,} sampled queries (seed {seed}; {kind} for sampled entries, "
-                "absent keys, random windows)"
-            )
-        chain_damage = check_chains(files) if chain_check else []
-        ds_check = None
-        if ds_path is not None:
-            ds_check = check_dataset(
-                ds_path, store_path, files, sample=check_dataset_sample, seed=seed
+            raise StoreNotFoundError(
+                f"{store_path}: index files expired under every one of {_ROUNDS} tries; "
+                "verify a copy of the store"
             )
         geometry = files[-1].geometry
         hsn = geometry.hash_slot_num if hash_slot_num is None else hash_slot_num
         inum = geometry.index_num if index_num is None else index_num
-        t0 = time.monotonic()
-        native = answer_queries(store_path, qs, hash_slot_num=hsn, index_num=inum)
         results = [
             EngineResult(
                 "native",
@@ -258,13 +290,37 @@ def verify(
             engine = (
                 spec
                 if isinstance(spec, Engine)
-                else _named_engine(spec, store_path, ds_path, master, hsn, inum)
+                else _named_engine(spec, store_path, ds_path, master, hsn, inum, lambda: snapshot)
+            )
+            pinned = (
+                not isinstance(spec, Engine)
+                and ds_path is None
+                and (("index", spec) in SNAPSHOT_ENGINES)
             )
             result = EngineResult(engine.name, engine.target, len(qs))
             results.append(result)
             t0 = time.monotonic()
             try:
                 answers = engine.answer(list(qs))
+                reference = native
+                bad = _differing(native, answers)
+                # a file the broker expired while the engine read: compare the queries
+                # that differ again over the files left, both sides as of the snapshot
+                for _attempt in range(_ROUNDS):
+                    if not (bad and pinned):
+                        break
+                    left = _drop_expired(files, snapshot, expired)
+                    if len(left) == len(files):
+                        break
+                    files = left
+                    again = [qs[i] for i in bad]
+                    fresh = _native_answers(files, again)
+                    redo = engine.answer(again)
+                    reference = list(reference)
+                    answers = list(answers)
+                    for i, a, b in zip(bad, fresh, redo, strict=True):
+                        reference[i], answers[i] = a, b
+                    bad = _differing(reference, answers)
             except EngineUnavailableError as exc:
                 result.error = str(exc)
                 result.skipped = engine.name not in want
@@ -276,7 +332,8 @@ def verify(
             if len(answers) != len(qs):
                 result.error = f"returned {len(answers)} answers for {len(qs)} queries"
                 continue
-            for i, (q, a, b) in enumerate(zip(qs, native, answers, strict=True)):
+            changed = None if pinned else _changed_since(files, snapshot, store_path)
+            for i, (q, a, b) in enumerate(zip(qs, reference, answers, strict=True)):
                 got = [int(o) for o in b]
                 result.offsets_compared += max(len(a), len(got))
                 if a == got:
@@ -293,6 +350,13 @@ def verify(
                             f"the native bulk lookup gave {a} but the scalar "
                             f"chained walk gives {trace.answer}: a native bug",
                         )
+                if changed and engine.target.startswith("store"):
+                    reasons.insert(
+                        0,
+                        f"the store changed during the run ({changed}) and the "
+                        f"{engine.name} engine reads it as it is, not as of the run's "
+                        "snapshot (duckdb does): compare it over an export (--dataset)",
+                    )
                 if ds_check is not None and ds_check.stale and engine.target.startswith("dataset"):
                     reasons.insert(
                         0,
@@ -311,7 +375,103 @@ def verify(
         chain_damage,
         ds_check,
         time.monotonic() - started,
+        expired,
     )
+
+
+#: Tries before a store whose files keep expiring under the run is refused
+_ROUNDS = 3
+
+
+def _open_service(store: Path, hash_slot_num: int | None, index_num: int | None) -> IndexService:
+    """The healthy files, loaded; a file expired (deleted) between the listing and the
+    load is not damage: the store is listed again."""
+    for _attempt in range(_ROUNDS):
+        try:
+            service, _note = open_healthy(store, hash_slot_num, index_num)
+            return service
+        except FileNotFoundError as exc:
+            if not store.exists():
+                raise
+            last = exc
+    raise StoreNotFoundError(
+        f"{store}: index files expired under every one of {_ROUNDS} loads ({last}); verify "
+        "a copy of the store"
+    )
+
+
+def _drop_expired(
+    files: list[IndexFile], snapshot: dict[str, HeaderState], expired: list[str]
+) -> list[IndexFile]:
+    """``files`` without those deleted since the snapshot (a broker expires its oldest
+    files), each named once in a note; the snapshot loses them too."""
+    left = []
+    for f in files:
+        if f.path.exists():
+            left.append(f)
+            continue
+        expired.append(f.name)
+        snapshot.pop(f.name, None)
+        expired_during_run(f.path)
+    if not left:
+        raise StoreNotFoundError(
+            f"{files[0].path.parent}: every index file expired during the run; nothing to verify"
+        )
+    return left
+
+
+def _native_answers(files: Sequence[IndexFile], queries: Sequence[Query]) -> list[list[int]]:
+    """The native lookup over ``files`` as of their pinned headers (no batch cap)."""
+    from rmqarrow.kernels.lookup import answers_from_table, query_offsets
+
+    table = query_offsets(
+        files,
+        [q.key for q in queries],
+        [q.max_num for q in queries],
+        [q.begin for q in queries],
+        [q.end for q in queries],
+    )
+    return answers_from_table(table, len(queries))
+
+
+def _differing(reference: Sequence[Sequence[int]], answers: Sequence[Sequence[int]]) -> list[int]:
+    if len(reference) != len(answers):
+        return []
+    return [
+        i
+        for i, (a, b) in enumerate(zip(reference, answers, strict=True))
+        if list(a) != [int(o) for o in b]
+    ]
+
+
+def _changed_since(
+    files: Sequence[IndexFile], snapshot: dict[str, HeaderState], store: Path
+) -> str:
+    """What changed in the store since the snapshot (grown or expired files, new ones),
+    or nothing."""
+    from rmqarrow.format.naming import list_index_files
+
+    grown = gone = 0
+    for f in files:
+        pinned = snapshot.get(f.name)
+        try:
+            now = np.fromfile(f.path, dtype=HEADER_DTYPE, count=1)
+        except FileNotFoundError:
+            gone += 1
+            continue
+        if pinned is not None and now.size and int(now["index_count"][0]) != pinned.index_count:
+            grown += 1
+    try:
+        names = {p.name for p in ([store] if store.is_file() else list_index_files(store))}
+    except FileNotFoundError:
+        names = set()
+    born = len(names - set(snapshot))
+    parts = [
+        f"{n} {what}"
+        for n, what in ((grown, "files grew"), (born, "files were born"), (gone, "expired"))
+        if n
+    ]
+    return ", ".join(parts)
 
 
 def print_engine_table(engines: Sequence[EngineResult], compared: str, out: Any) -> None:
@@ -345,6 +505,12 @@ def format_report(report: VerifyReport, out: Any = None, *, max_mismatches: int 
     if report.dataset:
         print(f"dataset: {report.dataset}", file=out)
     print(f"queries: {report.query_source}", file=out)
+    if report.expired:
+        print(
+            f"expired during the run (deleted, as a broker expires its oldest files), "
+            f"skipped: {', '.join(report.expired)}",
+            file=out,
+        )
     print(file=out)
     print_engine_table(report.engines, "offsets compared", out)
     if report.chain_damage:
