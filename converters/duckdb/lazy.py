@@ -113,6 +113,8 @@ def statement_error(exc: BaseException) -> BaseException:
         failure, _LAST_FAILURE[0] = _LAST_FAILURE[0], None
     if failure is not None:
         return failure
+    if type(exc).__name__ == "InterruptException" or str(exc) == "Query interrupted":
+        return KeyboardInterrupt()  # DuckDB caught the Ctrl-C and stopped the statement
     text = _DETAIL.sub("", str(exc)).strip()
     return type(exc)(text) if text != str(exc) else exc
 

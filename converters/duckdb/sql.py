@@ -509,9 +509,15 @@ def connect_for_queries(
 def _failure(exc: BaseException) -> BaseException:
     """A failed statement as one error: what a lazy table hit (an rmqarrow error, a
     Ctrl-C), else DuckDB's own line as an :class:`EngineError`."""
+    import duckdb
+
     found = statement_error(exc)
     if isinstance(found, RmqArrowError | KeyboardInterrupt):
         return found
+    # a RuntimeError or OSError not quoting a DuckDB "... Error: " is not DuckDB's
+    foreign = isinstance(exc, RuntimeError | OSError) and not isinstance(exc, duckdb.Error)
+    if foreign and "Error: " not in str(exc):
+        return exc
     return EngineError(f"DuckDB: {' '.join(str(found).split())}")
 
 
@@ -536,13 +542,13 @@ def run_statement(
         if rel is None:
             return None
         reader = rel.to_arrow_reader(batch_rows)
-    except (duckdb.Error, pa.ArrowException) as exc:
+    except (duckdb.Error, pa.ArrowException, RuntimeError, OSError) as exc:
         raise _failure(exc) from None
 
     def batches() -> Iterator[pa.RecordBatch]:
         try:
             yield from reader
-        except (duckdb.Error, pa.ArrowException) as exc:
+        except (duckdb.Error, pa.ArrowException, RuntimeError, OSError) as exc:
             raise _failure(exc) from None
 
     return pa.RecordBatchReader.from_batches(reader.schema, batches())

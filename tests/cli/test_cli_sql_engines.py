@@ -158,3 +158,125 @@ def test_results_stream_in_blocks_and_read_as_one(
     assert status == 0 and out == ""
     status, out, _ = run(capsys, "sql", store, "SELECT * FROM files WHERE false", "--json")
     assert status == 0 and json.loads(out) == []
+
+
+# -- Ctrl-C and memory limits ------------------------------------------------------------
+
+
+def _interrupt(argv: list[str], delay: float) -> tuple[int, str, bool]:
+    """``rmqarrow ARGV`` in a real process sent a real SIGINT after ``delay`` seconds:
+    status, stderr, and whether it had finished before the signal."""
+    import signal
+    import time
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rmqarrow", *argv],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(delay)
+    finished = proc.poll() is not None
+    if not finished:
+        proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=300)
+    return proc.returncode, err, finished
+
+
+def _said_interrupted(status: int, err: str, finished: bool) -> None:
+    import signal
+
+    assert "Traceback" not in err and "this is a bug" not in err, err
+    if finished:
+        assert status == 0, err
+        return
+    # -2: CPython re-raised the signal at exit, after the command's own line
+    assert status in (130, -signal.SIGINT), (status, err)
+    lines = [ln for ln in err.splitlines() if not ln.startswith(("note: ", "warning: "))]
+    if status == 130:
+        assert len(lines) == 1 and lines[0].endswith("interrupted"), err
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["stats", "{large}"],
+        ["sql", "{large}", "SELECT key_hash, count(*) FROM entries GROUP BY 1 ORDER BY 2 LIMIT 3"],
+        ["sql", "{large}", "SELECT * FROM entries", "--csv"],
+    ],
+)
+def test_ctrl_c_is_one_line_and_130(stores: tuple[Path, Path], argv: list[str]) -> None:
+    """DuckDB catches the signal itself and stops the statement ("Query interrupted", a
+    plain RuntimeError); one landing in a table streamed to it surfaced as DuckDB's error
+    quoting the Python traceback.  Each is ``rmqarrow CMD: interrupted`` and 130."""
+    _, large = stores
+    args = [a.format(large=large) for a in argv]
+    seen = []
+    for delay in (1.0, 1.7, 2.5, 4.0, 6.0):
+        status, err, finished = _interrupt(args, delay)
+        seen.append((delay, status, finished))
+        _said_interrupted(status, err, finished)
+    assert any(not finished for _, _, finished in seen), seen
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_ctrl_c_in_a_spark_query_prints_no_py4j_traceback(ws: Path) -> None:
+    """py4j logs a Ctrl-C that lands in a call to the JVM through the root logger
+    (``logging.exception``), which printed "ERROR:root:..." and a traceback."""
+    argv = ["query", str(ws / "store"), "--engine", "spark", "--topic", "OrderTopic"]
+    for delay in (8.0, 12.0, 16.0):
+        status, err, finished = _interrupt([*argv, "--key", "order-1"], delay)
+        assert "ERROR:root" not in err, err
+        _said_interrupted(status, err, finished)
+
+
+LIMITED = """
+import resource, sys
+limit = int(sys.argv[1]) * 1024
+resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+from rmqarrow.cli import main
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+def _limited(kib: int, *argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", LIMITED, str(kib), *argv],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+
+
+@pytest.mark.slow
+def test_duckdb_runs_under_ulimit_v_1500000(ws: Path, stores: tuple[Path, Path]) -> None:
+    """pyarrow's allocator (mimalloc) reserved 1 GiB of address space at its first
+    allocation, which left DuckDB too little to start ("needs about 80 MiB")."""
+    store = str(ws / "store")
+    for argv in (
+        ["sql", store, "SELECT count(*) FROM entries"],
+        ["stats", store, "--json"],
+        ["query", store, "--engine", "duckdb", "--topic", "OrderTopic", "--key", "order-1"],
+        ["sql", str(stores[1]), "SELECT count(*) FROM entries"],
+    ):
+        done = _limited(1_500_000, *argv)
+        assert done.returncode == 0, (argv, done.stderr)
+        assert "error" not in done.stderr and "Traceback" not in done.stderr
+
+
+def test_numba_failing_to_load_is_one_clean_note(ws: Path) -> None:
+    """Under a limit too small for llvmlite, one note naming the library and the limit, not
+    llvmlite's own paragraph ("This could mean that ...")."""
+    done = _limited(
+        450_000, "query", str(ws / "store"), "--topic", "OrderTopic", "--key", "order-1"
+    )
+    assert done.returncode == 0, done.stderr
+    notes = [ln for ln in done.stderr.splitlines() if "numba" in ln]
+    assert len(notes) == 1, done.stderr
+    assert notes[0] == (
+        "note: numba could not load (libllvmlite.so cannot be mapped) under ulimit -v 450000 "
+        "(0.4 GiB of address space): using the numpy kernels (same answers)"
+    )
