@@ -115,16 +115,30 @@ def _stream(spark: Any, fmt: str, path: Path, out: Path, ddl: str | None = None)
     )
 
 
-@pytest.mark.parametrize("fmt", [INDEX, LOG])
-def test_available_now_stream_of_a_store_root_writes_every_row(
-    spark: Any, ws: Path, tmp_path: Path, fmt: str
+@pytest.mark.parametrize(
+    ("fmt", "kind"),
+    [
+        (INDEX, "store root"),
+        (INDEX, "index dir"),
+        (INDEX, "index file"),
+        (LOG, "store root"),
+        (LOG, "commitlog dir"),
+    ],
+)
+def test_available_now_stream_writes_every_row(
+    spark: Any, ws: Path, tmp_path: Path, fmt: str, kind: str
 ) -> None:
     from rmqarrow.converters.spark.source import register
 
     register(spark)
-    query = _stream(spark, fmt, ws / "store", tmp_path)
+    path = _paths(ws)[kind]
+    query = _stream(spark, fmt, path, tmp_path)
     assert query.awaitTermination(300)
-    expected = _entries(ws) if fmt == INDEX else MESSAGES
+    if fmt == LOG:
+        expected = MESSAGES
+    else:
+        expected = spark.read.format(INDEX).load(str(path)).count()
+        assert expected == (_entries(ws) if kind != "index file" else expected) > 0
     assert spark.read.parquet(str(tmp_path / "sink")).count() == expected
 
 
