@@ -197,7 +197,10 @@ class NativeSnapshot:
                 for start in range(0, n, BATCH_ROWS):
                     stop = min(start + BATCH_ROWS, n)
                     raw = _read(
-                        fd, f.path, (stop - start) * HASH_SLOT_SIZE, HEADER_SIZE + start * 4
+                        fd,
+                        f.path,
+                        (stop - start) * HASH_SLOT_SIZE,
+                        HEADER_SIZE + start * HASH_SLOT_SIZE,
                     )
                     heads = np.frombuffer(raw, SLOT_DTYPE)
                     idx = np.flatnonzero(heads)
