@@ -14,6 +14,8 @@ __all__ = [
     "address_space_limit",
     "describe_limit",
     "duckdb_settings",
+    "fit_allocators",
+    "library_note",
     "memory_error",
     "memory_limit_message",
 ]
@@ -71,6 +73,36 @@ def _mapped_now() -> int | None:
     return None
 
 
+def fit_allocators() -> None:
+    """Under an address-space limit, Arrow allocates with the system allocator.
+
+    pyarrow's default allocator (mimalloc) reserves about 1 GiB of address space at its
+    first allocation: under ``ulimit -v 1500000`` that left DuckDB too little to start
+    (refused with "needs about 80 MiB"), whatever the command had to do.  The choice is
+    read when pyarrow starts, so this must run before pyarrow is imported (the command
+    line calls it first); later, it moves the default pool for what is allocated from
+    then on.  A pool the user chose (``ARROW_DEFAULT_MEMORY_POOL``) is kept.
+    """
+    import sys
+
+    if address_space_limit() is None or "ARROW_DEFAULT_MEMORY_POOL" in os.environ:
+        return
+    os.environ["ARROW_DEFAULT_MEMORY_POOL"] = "system"
+    pa = sys.modules.get("pyarrow")
+    if pa is not None:
+        pa.set_memory_pool(pa.system_memory_pool())
+
+
+def library_note(exc: BaseException) -> str:
+    """What a shared library failing to load under the limit says, in a few words:
+    ``libllvmlite.so cannot be mapped`` (llvmlite's own text runs on over several
+    sentences about what else it could mean)."""
+    import re
+
+    found = re.search(r"([\w.+-]+\.so(?:\.[\d.]+)?)", str(exc))
+    return f"{found.group(1) if found else 'its shared library'} cannot be mapped"
+
+
 #: what ``duckdb.connect(config=...)`` takes
 DuckDBConfig = dict[str, str | bool | int | float | list[str]]
 
@@ -112,6 +144,7 @@ def duckdb_settings(threads: int | None = None) -> DuckDBConfig:
     global _duckdb_started
     if limit is None:
         return {}
+    fit_allocators()
     _cap_malloc_arenas()
     used = _mapped_now() or 0
     free = max(limit - used, 0)

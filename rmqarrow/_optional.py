@@ -61,11 +61,11 @@ def compiled_kernels(module: str) -> ModuleType | None:
             except (OSError, MemoryError) as exc:
                 # llvmlite cannot map its library under a tight ulimit -v: it says "could
                 # not find/load shared object file"; the numpy kernels give the same answers
-                from rmqarrow._memory import describe_limit
+                from rmqarrow._memory import describe_limit, library_note
 
                 logging.getLogger(__name__).info(
-                    "numba could not load (%s) under %s: using the numpy kernels",
-                    " ".join(str(exc).split())[:120],
+                    "numba could not load (%s) under %s: using the numpy kernels (same answers)",
+                    library_note(exc),
                     describe_limit(),
                 )
                 found = None

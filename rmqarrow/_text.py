@@ -12,7 +12,7 @@ import sys
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any, TextIO
 
-__all__ = ["print_json", "print_kv", "print_table"]
+__all__ = ["json_text", "print_json", "print_kv", "print_table", "table_lines"]
 
 
 def print_table(
@@ -27,7 +27,22 @@ def print_table(
     Integers print plain (offsets, epoch-ms times and hashes must paste back into an
     option); only the columns named in ``grouped`` (counts) get thousands separators.
     """
-    out = out or sys.stdout
+    lines, _ = table_lines(rows, columns, grouped=grouped)
+    for text in lines:
+        print(text, file=out or sys.stdout)
+
+
+def table_lines(
+    rows: Sequence[Sequence[Any]],
+    columns: Sequence[str],
+    *,
+    grouped: Collection[str] = (),
+    widths: Sequence[int] = (),
+    header: bool = True,
+) -> tuple[list[str], list[int]]:
+    """The lines of :func:`print_table` and the column widths used: each at least the
+    given ``widths`` (so a table printed block by block stays aligned while its values
+    fit the first block's); without ``header``, the rows only."""
 
     def cell(v: Any, group: bool) -> str:
         if isinstance(v, bool):
@@ -45,19 +60,18 @@ def print_table(
         and bool(rows)
         for i in range(len(columns))
     ]
-    widths = [max([len(c)] + [len(r[i]) for r in text]) for i, c in enumerate(columns)]
+    least = list(widths) + [0] * (len(columns) - len(widths))
+    found = [max([len(c), least[i]] + [len(r[i]) for r in text]) for i, c in enumerate(columns)]
 
     def line(values: Sequence[str]) -> str:
         parts = [
             v.rjust(w) if num else v.ljust(w)
-            for v, w, num in zip(values, widths, numeric, strict=True)
+            for v, w, num in zip(values, found, numeric, strict=True)
         ]
         return "  ".join(parts).rstrip()
 
-    print(line(list(columns)), file=out)
-    print("  ".join("-" * w for w in widths), file=out)
-    for r in text:
-        print(line(r), file=out)
+    lines = [line(list(columns)), "  ".join("-" * w for w in found)] if header else []
+    return lines + [line(r) for r in text], found
 
 
 def print_kv(pairs: Mapping[str, Any], out: TextIO | None = None) -> None:
@@ -78,7 +92,9 @@ def _finite(obj: Any) -> Any:
 
 
 def print_json(obj: Any, out: TextIO | None = None) -> None:
-    json.dump(
-        _finite(obj), out or sys.stdout, indent=2, ensure_ascii=False, default=str, allow_nan=False
-    )
-    (out or sys.stdout).write("\n")
+    (out or sys.stdout).write(json_text(obj) + "\n")
+
+
+def json_text(obj: Any) -> str:
+    """``obj`` as :func:`print_json` writes it (without the final newline)."""
+    return json.dumps(_finite(obj), indent=2, ensure_ascii=False, default=str, allow_nan=False)

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
         connect,
         lookup_table,
         queries_table,
+        run_statement,
     )
     from rmqarrow.converters.duckdb.stats import IndexStats, collect
     from rmqarrow.converters.duckdb.stats_plot import write_charts
@@ -31,6 +32,7 @@ __all__ = [
     "connect",
     "lookup_table",
     "queries_table",
+    "run_statement",
     "write_charts",
 ]
 
@@ -44,6 +46,7 @@ __getattr__, __dir__ = lazy_attributes(
         "connect": "sql",
         "lookup_table": "sql",
         "queries_table": "sql",
+        "run_statement": "sql",
         "write_charts": "stats_plot",
     },
 )

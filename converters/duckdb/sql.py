@@ -33,6 +33,7 @@ tables; paths reach it through the relation API, never inside SQL text.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -41,6 +42,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 from rmqarrow.converters.duckdb.footer_facts import entry_facts
+from rmqarrow.converters.duckdb.lazy import (
+    BATCH_ROWS,
+    LazyTable,
+    NativeSnapshot,
+    attach_messages,
+    attach_native,
+    clear_failure,
+    files_rows,
+    statement_error,
+)
 from rmqarrow.converters.duckdb.walk import HASH_MACROS_SQL, LOOKUP_COLUMNS, LOOKUP_MACROS_SQL
 from rmqarrow.converters.log_check import (
     CHECK_DANGLING_SQL,
@@ -51,13 +62,15 @@ from rmqarrow.converters.log_check import (
     log_check_figures,
 )
 from rmqarrow.converters.parquet.parts import duckdb_literal, single_file_name, table_parts
+from rmqarrow.converters.schema import SCHEMAS
 
 from rmqarrow._memory import duckdb_settings
 from rmqarrow.errors import (
-    CommitLogError,
     DatasetError,
+    EngineError,
     InvalidKeyError,
     InvalidValueError,
+    RmqArrowError,
     StoreNotFoundError,
     UsageError,
 )
@@ -79,10 +92,12 @@ __all__ = [
     "Target",
     "answer_queries",
     "check_against_log",
+    "check_names_free",
     "connect",
     "connect_for_queries",
     "lookup_table",
     "queries_table",
+    "run_statement",
 ]
 
 Target = str | os.PathLike[str]
@@ -129,7 +144,9 @@ def _attach_dataset(con: duckdb.DuckDBPyConnection, root: Path) -> None:
         check_parts(root)
     for table in TABLES:
         files = [duckdb_literal(p) for p in _parquet_files(root / table)]
-        con.read_parquet(files).create_view(table, replace=True)
+        # register(): a temporary view (create_view() would write a persistent one into
+        # the caller's database file)
+        con.register(table, con.read_parquet(files))
     names = [r[0] for r in con.sql("SELECT file_name FROM files").fetchall()]
     ranks = _ranks(names)
     parts = _parquet_files(root / "entries")
@@ -176,10 +193,11 @@ def _attach_owned_entries(con: duckdb.DuckDBPyConnection, owned: dict[int, list[
             }
         ),
     )
-    con.read_parquet([duckdb_literal(p) for _, p in ordered]).select(
+    parts = con.read_parquet([duckdb_literal(p) for _, p in ordered]).select(
         duckdb.ColumnExpression("file_index"),
         *(duckdb.ColumnExpression(c) for c in _ENTRY_COLUMNS),
-    ).create_view(_ENTRY_PARTS, replace=True)
+    )
+    con.register(_ENTRY_PARTS, parts)
     columns = ", ".join(f"e.{c}" for c in _ENTRY_COLUMNS)
     con.execute(
         "CREATE OR REPLACE TEMP VIEW _rmq_entries AS "
@@ -241,7 +259,9 @@ def _attach_store(
         "entries": "SELECT r.newest_rank, s.* FROM {src} s JOIN _rmq_rank r USING (file_name)",
     }
     for name in TABLES:
-        reader = scan_store(root, name, hash_slot_num=hash_slot_num, index_num=index_num)
+        clear_failure()
+        stream = scan_store(root, name, hash_slot_num=hash_slot_num, index_num=index_num)
+        reader = LazyTable(SCHEMAS[name], functools.partial(iter, stream))
         source = f"_rmq_stream_{name}"
         con.register(source, reader)
         try:
@@ -250,7 +270,11 @@ def _attach_store(
                 + loads[name].format(src=source)
             )
         except duckdb.Error as exc:
-            raise CorruptIndexError(f"{root}: reading the {name} table failed: {exc}") from None
+            found = statement_error(exc)  # what the scan hit, or DuckDB's line
+            if isinstance(found, RmqArrowError | KeyboardInterrupt):
+                raise found from None
+            text = " ".join(str(found).split())
+            raise CorruptIndexError(f"{root}: reading the {name} table failed: {text}") from None
         finally:
             con.unregister(source)
     con.execute("CREATE OR REPLACE TEMP VIEW files AS SELECT * FROM _rmq_native_files")
@@ -263,6 +287,24 @@ def _attach_store(
         "CREATE OR REPLACE TEMP VIEW _rmq_entries AS "
         "SELECT * EXCLUDE (file_name) FROM _rmq_native_entries"
     )
+
+
+def _attach_lazy_store(
+    con: duckdb.DuckDBPyConnection,
+    root: Path,
+    hash_slot_num: int | None,
+    index_num: int | None,
+) -> None:
+    """The native store as lazy tables of one pinned snapshot, ``_rmq_files`` included."""
+    from rmqarrow.format.naming import list_index_files
+
+    names = [root.name] if root.is_file() else [p.name for p in list_index_files(root)]
+    ranks = _ranks(names)
+
+    def rmq_files(snap: NativeSnapshot) -> pa.Table:
+        return files_rows(snap.files_table.to_pylist(), ranks, snap.entry_facts())
+
+    attach_native(con, root, ranks, hash_slot_num, index_num, rmq_files)
 
 
 _FILE_FACTS_SQL = """
@@ -283,25 +325,13 @@ SELECT newest_rank, min(store_timestamp) AS min_store_timestamp,
 FROM _rmq_entries GROUP BY newest_rank
 """
 
-_FILES_SCHEMA = pa.schema(
-    [
-        ("newest_rank", pa.int32()),
-        ("file_name", pa.string()),
-        ("begin_timestamp", pa.int64()),
-        ("end_timestamp", pa.int64()),
-        ("newer_min_begin", pa.int64()),
-        ("hash_slot_num", pa.int32()),
-        ("index_count", pa.int32()),
-        ("min_store_timestamp", pa.int64()),
-        ("min_time_diff", pa.int32()),
-    ]
-)
 
-
-def _add_views_and_macros(con: duckdb.DuckDBPyConnection) -> None:
-    """What every connection gets once its tables are attached: the file order view and
-    the hash and lookup macros."""
-    _register_files(con)
+def _add_views_and_macros(con: duckdb.DuckDBPyConnection, *, files: bool = True) -> None:
+    """What every connection gets once its tables are attached: the file order view
+    (unless ``files`` is False: a lazy attach registered its own) and the hash and lookup
+    macros."""
+    if files:
+        _register_files(con)
     con.execute(HASH_MACROS_SQL)
     con.execute(LOOKUP_MACROS_SQL)
 
@@ -312,63 +342,26 @@ def _register_files(con: duckdb.DuckDBPyConnection) -> None:
     ranks = _ranks(names)
     _register_rank_table(con, ranks)
     con.execute(_ENTRY_FACTS_SQL)
-    facts = {r["file_name"]: r for r in con.sql(_FILE_FACTS_SQL).to_arrow_table().to_pylist()}
-    rows = []
-    newer_min = JAVA_LONG_MAX
-    for name in sorted(ranks, key=ranks.__getitem__):
-        r = dict(facts[name], newest_rank=ranks[name], newer_min_begin=newer_min)
-        newer_min = min(newer_min, r["begin_timestamp"])
-        if r["min_store_timestamp"] is None:  # no entries: never searched
-            r["min_store_timestamp"], r["min_time_diff"] = JAVA_LONG_MAX, 0
-        rows.append(r)
-    con.register("_rmq_files", pa.Table.from_pylist(rows, schema=_FILES_SCHEMA))
+    facts = {
+        r["file_name"]: (r["min_store_timestamp"], r["min_time_diff"])
+        for r in con.sql(_FILE_FACTS_SQL).to_arrow_table().to_pylist()
+        if r["min_store_timestamp"] is not None
+    }
+    files = con.sql("SELECT * FROM files").to_arrow_table().to_pylist()
+    con.register("_rmq_files", files_rows(files, ranks, facts))
 
 
 def _attach_messages(
     con: duckdb.DuckDBPyConnection, root: Path, kind: str, commitlog: Target | None
 ) -> None:
-    """The ``messages`` view: from ``commitlog`` (wins) or the dataset's ``messages/``."""
+    """The ``messages`` view: from ``commitlog`` (wins; decoded by each statement that
+    reads it, :func:`rmqarrow.converters.duckdb.lazy.attach_messages`) or the dataset's
+    ``messages/``."""
     if commitlog is not None:
-        import duckdb
-        from rmqarrow.converters.arrow.messages import messages_reader
-
-        # Streamed into DuckDB's own storage (which can spill), never whole in Python.
-        reader = _DamageNoting(messages_reader(commitlog))
-        con.register("_rmq_messages_stream", reader.reader)
-        try:
-            con.execute(
-                "CREATE OR REPLACE TEMP TABLE messages AS SELECT * FROM _rmq_messages_stream"
-            )
-        except duckdb.Error:
-            if reader.damage is not None:  # the CommitLog's own one-line error, not DuckDB's
-                raise reader.damage from None
-            raise
-        finally:
-            con.unregister("_rmq_messages_stream")
+        attach_messages(con, commitlog)
     elif kind == "dataset" and (root / "messages").is_dir():
         files = [duckdb_literal(p) for p in _parquet_files(root / "messages")]
-        con.read_parquet(files).create_view("messages", replace=True)
-
-
-class _DamageNoting:
-    """A RecordBatchReader that remembers the :class:`CommitLogError` it stopped at, so a
-    damaged CommitLog streamed into DuckDB reports itself instead of DuckDB's wrapper."""
-
-    def __init__(self, reader: pa.RecordBatchReader) -> None:
-        self.damage: CommitLogError | None = None
-        self.reader = pa.RecordBatchReader.from_batches(reader.schema, self._batches(reader))
-
-    def _batches(self, reader: pa.RecordBatchReader) -> Iterator[pa.RecordBatch]:
-        try:
-            yield from reader
-        except CommitLogError as exc:
-            self.damage = exc
-            raise
-        except pa.ArrowInvalid as exc:  # the generator's CommitLogError, as Arrow saw it
-            cause = exc.__cause__ or exc.__context__
-            if isinstance(cause, CommitLogError):
-                self.damage = cause
-            raise
+        con.register("messages", con.read_parquet(files))
 
 
 def connect(
@@ -378,9 +371,12 @@ def connect(
     index_num: int | None = None,
     commitlog: Target | None = None,
     con: duckdb.DuckDBPyConnection | None = None,
+    lazy: bool = False,
 ) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB connection with the index views and lookup macros registered
-    (on ``con`` when given: the caller's own connection, which it keeps and closes).
+    (on ``con`` when given: the caller's own connection, which it keeps and closes; every
+    object is temporary, and a connection already holding one of the names is refused,
+    :func:`check_names_free`, so nothing of the caller's is replaced).
 
     ``target`` is an exported dataset or a native store (see
     :func:`rmqarrow.format.detect.require_index_source`); the geometry options apply to
@@ -388,7 +384,14 @@ def connect(
     ``store/commitlog`` directory) adds the ``messages`` table
     (:func:`rmqarrow.converters.arrow.messages.messages_table`, held in memory); without it,
     a dataset that holds a ``messages/`` directory of Parquet parts gets a ``messages`` view
-    over it.
+    over it.  The CommitLog is decoded by each statement that reads ``messages``, so a
+    damaged one fails those statements only.
+
+    A native store's tables are loaded into DuckDB once (fast for many statements, memory
+    grows with the store) unless ``lazy``: then each statement reads from the files what
+    it needs, a batch at a time (:mod:`rmqarrow.converters.duckdb.lazy`: ``files`` is the
+    headers, ``entries`` streams), with memory bounded by the statement, not the store.
+    A dataset is always read that way (views over its Parquet parts).
     """
     import duckdb
 
@@ -398,21 +401,73 @@ def connect(
     root = source.path if source.kind == "dataset" else source.index_path
     kind = "dataset" if source.kind == "dataset" else "store"
     own = con is None
+    if con is not None:
+        check_names_free(con)  # the caller's views and macros are never replaced
     con = duckdb.connect(config=duckdb_settings()) if con is None else con  # ulimit -v
     try:
         con.execute("SET enable_progress_bar = false")
         con.execute("SET parquet_metadata_cache = true")
         if kind == "dataset":
             _attach_dataset(con, root)
+        elif lazy:
+            _attach_lazy_store(con, root, hash_slot_num, index_num)
         else:
             _attach_store(con, root, hash_slot_num, index_num)
         _attach_messages(con, root, kind, commitlog)
-        _add_views_and_macros(con)
+        _add_views_and_macros(con, files=not (lazy and kind == "store"))
     except BaseException:
         if own:
             con.close()
         raise
     return con
+
+
+#: What :func:`connect` creates: the views, the macros; and every internal name starts
+#: with ``_rmq_``.
+VIEWS = ("files", "slots", "entries", "messages")
+MACROS = ("index_key_hash", "index_lookup", "index_lookups")
+
+_NAMES_SQL = """
+SELECT 'view ' || view_name FROM duckdb_views()
+WHERE NOT internal AND database_name IN (current_database(), 'temp')
+UNION ALL
+SELECT 'table ' || table_name FROM duckdb_tables()
+WHERE database_name IN (current_database(), 'temp')
+UNION ALL
+SELECT 'macro ' || function_name FROM duckdb_functions()
+WHERE NOT internal AND function_type IN ('macro', 'table_macro')
+  AND database_name IN (current_database(), 'temp')
+"""
+
+
+def check_names_free(con: duckdb.DuckDBPyConnection) -> None:
+    """Refuse a connection that already holds a name :func:`connect` would create (one of
+    :data:`VIEWS`, :data:`MACROS`, or ``_rmq_...``): the caller's own objects are never
+    replaced, and a second store on one connection is refused rather than silently
+    swapped in for the first."""
+    wanted = set(VIEWS) | set(MACROS)
+    clashes = sorted(
+        {
+            label
+            for (label,) in con.execute(_NAMES_SQL).fetchall()
+            if label.split(" ", 1)[1] in wanted or label.split(" ", 1)[1].startswith("_rmq_")
+        }
+    )
+    if not clashes:
+        return
+    advice = (
+        "give each store a connection of its own (store.to_duckdb() opens one), or drop or "
+        "rename yours"
+    )
+    if any(label.split(" ", 1)[1].startswith("_rmq_") for label in clashes):
+        raise UsageError(
+            "this DuckDB connection already holds a store's views and macros (registered "
+            f"on it before), which registering another store would replace; {advice}"
+        )
+    raise UsageError(
+        f"this DuckDB connection already holds {', '.join(clashes)}, which registering the "
+        f"store would replace; {advice}"
+    )
 
 
 def connect_for_queries(
@@ -459,6 +514,54 @@ def connect_for_queries(
     return con
 
 
+def _failure(exc: BaseException) -> BaseException:
+    """A failed statement as one error: what a lazy table hit (an rmqarrow error, a
+    Ctrl-C), else DuckDB's own line as an :class:`EngineError`."""
+    import duckdb
+
+    found = statement_error(exc)
+    if isinstance(found, RmqArrowError | KeyboardInterrupt):
+        return found
+    # a RuntimeError or OSError not quoting a DuckDB "... Error: " is not DuckDB's
+    foreign = isinstance(exc, RuntimeError | OSError) and not isinstance(exc, duckdb.Error)
+    if foreign and "Error: " not in str(exc):
+        return exc
+    return EngineError(f"DuckDB: {' '.join(str(found).split())}")
+
+
+def run_statement(
+    con: duckdb.DuckDBPyConnection, query: str, *, batch_rows: int = BATCH_ROWS
+) -> pa.RecordBatchReader | None:
+    """Run one SQL statement; its rows as a stream of batches of at most ``batch_rows``
+    (None for a statement without a result: ``CREATE``, ``SET``, an empty one).
+
+    Rows are produced as the reader is read, so printing them holds one batch, not the
+    result.  A failure, when running or while reading, raises one error: the rmqarrow
+    error a lazily read table hit (a damaged CommitLog, a file the broker expired), a
+    :class:`KeyboardInterrupt` for Ctrl-C, else :class:`EngineError` with DuckDB's line.
+    """
+    import duckdb
+
+    if not query.strip().rstrip(";").strip():
+        return None
+    clear_failure()
+    try:
+        rel = con.sql(query)
+        if rel is None:
+            return None
+        reader = rel.to_arrow_reader(batch_rows)
+    except (duckdb.Error, pa.ArrowException, RuntimeError, OSError) as exc:
+        raise _failure(exc) from None
+
+    def batches() -> Iterator[pa.RecordBatch]:
+        try:
+            yield from reader
+        except (duckdb.Error, pa.ArrowException, RuntimeError, OSError) as exc:
+            raise _failure(exc) from None
+
+    return pa.RecordBatchReader.from_batches(reader.schema, batches())
+
+
 # --- the index against the log --------------------------------------------------------
 
 #: The keys ``IndexService.buildIndex`` puts for each message of the ``messages`` view
@@ -497,6 +600,14 @@ def check_against_log(con: duckdb.DuckDBPyConnection, *, examples: int = 5) -> d
             "no messages view on this connection; connect(..., commitlog=DIR) or export the "
             "dataset with a commitlog"
         ) from None
+    clear_failure()
+    try:
+        return _check_against_log(con, examples)
+    except (duckdb.Error, pa.ArrowException) as exc:  # a damaged log: its own line
+        raise _failure(exc) from None
+
+
+def _check_against_log(con: duckdb.DuckDBPyConnection, examples: int) -> dict[str, Any]:
     # The SQL hash macro is exact but slow on millions of keys: hash in numpy instead.
     texts = con.sql(EXPECTED_KEY_TEXTS_SQL).to_arrow_table()
     expected = texts.append_column(

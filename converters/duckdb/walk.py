@@ -43,14 +43,14 @@ LOOKUP_COLUMNS = ("ordinal", "phy_offset", "file_name", "position", "store_times
 #: The key is split into characters in one pass (``string_split(k, '')``): linear in its
 #: length (a ``substring`` per character was quadratic: 320 k characters took 89 s).
 HASH_MACROS_SQL = """
-CREATE OR REPLACE MACRO _rmq_utf16_hash(k) AS list_reduce(
+CREATE OR REPLACE TEMP MACRO _rmq_utf16_hash(k) AS list_reduce(
   flatten(list_transform(
     list_transform(list_filter(string_split(k, ''), lambda c: c <> ''), lambda c: unicode(c)),
     lambda cp: CASE WHEN cp > 65535
       THEN [55296 + ((cp - 65536) >> 10), 56320 + ((cp - 65536) & 1023)]
       ELSE [cp] END)),
   lambda acc, u: (acc * 31 + u) % 4294967296, 0::BIGINT);
-CREATE OR REPLACE MACRO index_key_hash(k) AS
+CREATE OR REPLACE TEMP MACRO index_key_hash(k) AS
   (abs(((_rmq_utf16_hash(k) + 2147483648) % 4294967296) - 2147483648) % 2147483648)::INTEGER;
 """
 
@@ -128,10 +128,10 @@ _COLUMNS = ", ".join(LOOKUP_COLUMNS)
 
 #: ``index_lookup(key, max_num[, begin_ms, end_ms])`` and ``index_lookups('table')``.
 LOOKUP_MACROS_SQL = f"""
-CREATE OR REPLACE MACRO index_lookup(lookup_key, lookup_max_num) AS TABLE
+CREATE OR REPLACE TEMP MACRO index_lookup(lookup_key, lookup_max_num) AS TABLE
   (SELECT {_COLUMNS} FROM ({_ONE_ALL_TIME}) ORDER BY ordinal),
 (lookup_key, lookup_max_num, lookup_begin, lookup_end) AS TABLE
   (SELECT {_COLUMNS} FROM ({_ONE}) ORDER BY ordinal);
-CREATE OR REPLACE MACRO index_lookups(tbl) AS TABLE
+CREATE OR REPLACE TEMP MACRO index_lookups(tbl) AS TABLE
   SELECT * FROM ({_MANY}) ORDER BY query_id, ordinal;
 """

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
+from rmqarrow.converters.spark.paths import commitlog_dir_of
 from rmqarrow.converters.spark.session import check_pyspark
 
 from rmqarrow.errors import InvalidValueError, StoreNotFoundError
@@ -143,12 +144,7 @@ class CommitLogReaderSource(DataSourceReader):
     """One partition per CommitLog file."""
 
     def __init__(self, options: Any) -> None:
-        path = options.get("path")
-        if not path:
-            raise InvalidValueError(
-                f'no CommitLog directory: use spark.read.format("{FORMAT}").load(DIR)'
-            )
-        self.path = str(Path(str(path)).absolute())
+        self.path = commitlog_dir_of(options.get("path"))  # refused here: at planning time
         self.table = str(options.get("table") or TABLES[0])
         rows = options.get("batch_rows")
         self.batch_rows = int(rows) if rows else None
@@ -158,6 +154,8 @@ class CommitLogReaderSource(DataSourceReader):
         return [InputPartition(task) for task in tasks]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        if partition.value is None:  # Spark's one partition for a plan of none
+            return
         for batch in file_batches(partition.value):
             yield pa.RecordBatch.from_arrays(batch.columns, schema=nullable_schema(batch.schema))
 
@@ -170,6 +168,7 @@ class CommitLogDataSource(DataSource):
         return FORMAT
 
     def schema(self) -> str:
+        commitlog_dir_of(self.options.get("path"))  # a wrong path fails at load(), not later
         return spark_ddl(str(self.options.get("table") or TABLES[0]))
 
     def reader(self, schema: StructType) -> DataSourceReader:

@@ -35,6 +35,7 @@ from rmqarrow.converters.spark.batches import (
     piece_batches,
     plan_pieces,
 )
+from rmqarrow.converters.spark.paths import index_path_of
 from rmqarrow.converters.spark.pushdown import Pushdown, from_filters
 from rmqarrow.converters.spark.session import check_pyspark
 
@@ -111,12 +112,7 @@ class RocketMQIndexReader(DataSourceReader):
     """Plans pieces on the driver; decodes one piece per task into Arrow batches."""
 
     def __init__(self, options: Any) -> None:
-        path = options.get("path")
-        if not path:
-            raise InvalidValueError(
-                'no store directory: use spark.read.format("rocketmq-index").load(STORE_DIR)'
-            )
-        self.path = str(path)
+        self.path = index_path_of(options.get("path"))  # refused here: at planning time
         self.table = table_option(options)
         self.hash_slot_num = _int_option(options, "hash_slot_num", None)
         self.index_num = _int_option(options, "index_num", None)
@@ -136,7 +132,9 @@ class RocketMQIndexReader(DataSourceReader):
         return [InputPartition(p) for p in pieces]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        piece: Piece = partition.value
+        piece: Piece | None = partition.value
+        if piece is None:  # Spark's one partition for a plan of none (every file skipped)
+            return
         schema = spark_arrow_schema(piece.table)
         yield from piece_batches(
             piece, schema=schema, batch_rows=self.batch_rows or DEFAULT_BATCH_ROWS
@@ -168,6 +166,7 @@ class RocketMQIndexDataSource(DataSource):
         return FORMAT
 
     def schema(self) -> str:
+        index_path_of(self.options.get("path"))  # a wrong path fails at load(), not later
         return spark_ddl(table_option(self.options))
 
     def reader(self, schema: StructType) -> DataSourceReader:

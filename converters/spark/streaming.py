@@ -46,6 +46,7 @@ from typing import Any
 
 import pyarrow as pa
 from rmqarrow.converters.spark.batches import DEFAULT_BATCH_ROWS, DEFAULT_PIECE_ROWS, Piece
+from rmqarrow.converters.spark.paths import commitlog_dir_of, index_path_of
 from rmqarrow.converters.spark.session import check_pyspark
 
 from rmqarrow.commitlog import CommitLogReader, bounded_reader, complete_end_offset
@@ -92,16 +93,6 @@ def _int_option(options: Any, name: str, default: int | None) -> int | None:
     if value < 1:
         raise InvalidValueError(f"option {name} must be positive, got {value}")
     return value
-
-
-def _path_option(options: Any, fmt: str, what: str) -> str:
-    path = options.get("path")
-    if not path:
-        raise InvalidValueError(
-            f'no {what}: use spark.readStream.format("{fmt}").load({what.upper()})'
-        )
-    # executors resolve paths in their own work dirs
-    return str(Path(str(path)).absolute())
 
 
 # --- rocketmq-index -----------------------------------------------------------------
@@ -157,18 +148,23 @@ def index_offsets(
     hash_slot_num: int | None = None,
     index_num: int | None = None,
 ) -> dict[str, dict[str, int]]:
-    """Every index file of ``store_dir`` by name: ``entries`` (committed) and
-    ``first_phy_offset`` (0 while the file is empty); the ``rocketmq-index`` stream's offset.
+    """Every index file of ``store_dir`` (or the one index file it names) by name:
+    ``entries`` (committed) and ``first_phy_offset`` (0 while the file is empty); the
+    ``rocketmq-index`` stream's offset.
 
     A file of size 0 is one the broker is creating this instant: left for the next look.
     """
     from rmqarrow.format.naming import list_index_files
 
     root = Path(store_dir)
-    if not root.is_dir():
+    if root.is_file():
+        paths = [root]
+    elif root.is_dir():
+        paths = list_index_files(root)
+    else:
         raise StoreNotFoundError(f"{root}: no such store directory")
     out: dict[str, dict[str, int]] = {}
-    for path in list_index_files(root):
+    for path in paths:
         try:
             if path.stat().st_size == 0:
                 continue
@@ -209,7 +205,7 @@ class IndexStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def __init__(self, options: Any) -> None:
         from rmqarrow.converters.spark.source import table_option
 
-        self.path = _path_option(options, "rocketmq-index", "store_dir")
+        self.path = index_path_of(options.get("path"))  # refused as the stream starts
         table = table_option(options)
         if table != "entries":
             raise InvalidValueError(
@@ -259,7 +255,8 @@ class IndexStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             last = int(files[name]["entries"])
             if last <= first:
                 continue
-            path = Path(self.path) / name
+            root = Path(self.path)
+            path = root if root.is_file() else root / name
             try:
                 geometry = geometry_of(path, self.hash_slot_num, self.index_num)
             except FileNotFoundError:
@@ -336,7 +333,7 @@ class CommitLogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
     def __init__(self, options: Any) -> None:
         from rmqarrow.converters.spark.commitlog import TABLES, table_schema
 
-        self.path = _path_option(options, "rocketmq-commitlog", "commitlog_dir")
+        self.path = commitlog_dir_of(options.get("path"))  # refused as the stream starts
         self.table = str(options.get("table") or TABLES[0])
         table_schema(self.table)
         self.mapped_file_size = _int_option(options, "mapped_file_size", None)

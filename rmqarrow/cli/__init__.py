@@ -16,7 +16,7 @@ import traceback
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
-from rmqarrow._memory import memory_error
+from rmqarrow._memory import fit_allocators, memory_error
 from rmqarrow.cli._output import apply_spark_options, install_log_handler
 from rmqarrow.errors import RmqArrowError, UsageError
 
@@ -105,6 +105,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     130 interrupted (Ctrl-C)."""
     hook = sys.unraisablehook
     sys.unraisablehook = _interrupt_again(hook)
+    fit_allocators()  # before pyarrow starts: under ulimit -v its allocator takes 1 GiB
     try:
         return _main(argv)
     except BaseException as exc:
@@ -135,6 +136,15 @@ def _interrupt_again(hook: Callable[[Any], object]) -> Callable[[Any], None]:
     return handle
 
 
+def engine_interrupt(exc: BaseException) -> bool:
+    """Whether ``exc`` is DuckDB's answer to a Ctrl-C: it catches the signal while a
+    statement runs, stops it and raises a plain ``RuntimeError("Query interrupted")`` (or
+    its ``InterruptException``), so no ``KeyboardInterrupt`` is ever raised."""
+    if type(exc).__name__ == "InterruptException":
+        return type(exc).__module__.lstrip("_").startswith("duckdb")
+    return type(exc) is RuntimeError and str(exc) == "Query interrupted"
+
+
 def interrupted(exc: BaseException) -> bool:
     """Whether ``exc`` is a Ctrl-C, or an error a Ctrl-C caused: Python wraps one that
     lands inside a class's creation (a dataclass field's ``__set_name__``, while a module
@@ -143,7 +153,7 @@ def interrupted(exc: BaseException) -> bool:
     for _ in range(8):
         if seen is None:
             return False
-        if isinstance(seen, KeyboardInterrupt):
+        if isinstance(seen, KeyboardInterrupt) or engine_interrupt(seen):
             return True
         seen = seen.__cause__ or seen.__context__
     return False

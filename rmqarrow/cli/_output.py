@@ -68,6 +68,12 @@ def install_log_handler() -> logging.Handler:
     handler = _OneLine()
     logger.addHandler(handler)
     logger.setLevel(logging.INFO)
+    # Only the command's own lines: a library logging through the root logger (py4j's
+    # logging.exception() when a Ctrl-C lands in a call to the JVM) would otherwise have
+    # logging configure itself and print a traceback.
+    root = logging.getLogger()
+    if not root.handlers:
+        root.addHandler(logging.NullHandler())
     return handler
 
 

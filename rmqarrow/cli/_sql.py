@@ -18,10 +18,12 @@ import csv
 import logging
 import sys
 import tempfile
-from collections.abc import Callable
+import textwrap
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from rmqarrow._text import json_text, table_lines
 from rmqarrow.cli._output import (
     add_geometry_options,
     add_spark_options,
@@ -31,7 +33,7 @@ from rmqarrow.cli._output import (
     progress_bar,
 )
 from rmqarrow.cli._rocksdb import add_index_option, open_options, rocksdb_stats
-from rmqarrow.errors import EngineError, EngineUnavailableError, RmqArrowError, UsageError
+from rmqarrow.errors import EngineUnavailableError, RmqArrowError, UsageError
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -131,55 +133,75 @@ def register(sub: Any) -> None:
 # --- sql ------------------------------------------------------------------------------
 
 
-def _print_result(table: pa.Table, args: argparse.Namespace, out: TextIO) -> None:
+#: Rows rendered at a time: output goes out block by block, never held whole.
+_PRINT_ROWS = 4096
+
+
+def _blocks(reader: pa.RecordBatchReader) -> Iterator[list[dict[str, Any]]]:
+    for batch in reader:
+        for start in range(0, batch.num_rows, _PRINT_ROWS):
+            rows = batch.slice(start, _PRINT_ROWS).to_pylist()
+            if rows:
+                yield rows
+
+
+def _print_result(
+    reader: pa.RecordBatchReader | None, args: argparse.Namespace, out: TextIO
+) -> None:
+    """Print a statement's rows as they come, a block at a time (flushed), so memory and
+    the wait for the first line stay one block however large the result.  A text table
+    keeps the first block's column widths (a later, wider value widens its column from
+    there on); a statement without rows to show (``CREATE``: an empty status) prints
+    nothing."""
+    if reader is None or not reader.schema.names:
+        return
+    columns = reader.schema.names
+    status = columns in (["Count"], ["Success"])  # DDL: printed only when it says something
+    started = False
+    widths: list[int] = []
+    writer = csv.writer(out, lineterminator="\n")
+    for rows in _blocks(reader):
+        if args.json:
+            for row in rows:
+                out.write(("[\n" if not started else ",\n") + textwrap.indent(json_text(row), "  "))
+                started = True
+        elif args.csv:
+            if not started:
+                writer.writerow(columns)
+            for row in rows:
+                writer.writerow(["" if v is None else v for v in row.values()])
+        else:
+            values = [list(r.values()) for r in rows]
+            lines, widths = table_lines(values, columns, widths=widths, header=not started)
+            out.write("\n".join(lines) + "\n")
+        started = True
+        out.flush()
     if args.json:
-        print_json(table.to_pylist(), out)
-    elif args.csv:
-        writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(table.column_names)
-        for row in table.to_pylist():
-            writer.writerow(["" if v is None else v for v in row.values()])
-    else:
-        rows = [list(r.values()) for r in table.to_pylist()]
-        print_table(rows, table.column_names, out)
+        out.write("\n]\n" if started else "[]\n")
+    elif not started and not status:
+        if args.csv:
+            writer.writerow(columns)
+        else:
+            print_table([], columns, out)
+    out.flush()
 
 
-def _has_output(table: pa.Table) -> bool:
-    """False for results with nothing to show (DDL answers with an empty status column)."""
-    if not table.num_columns:
-        return False
-    return table.num_rows > 0 or table.column_names not in (["Count"], ["Success"])
+Runner = Callable[[str], "pa.RecordBatchReader | None"]
 
 
-def _duckdb_runner(
-    args: argparse.Namespace,
-) -> tuple[Callable[[str], pa.Table], Callable[[], None]]:
-    import duckdb
-
-    from rmqarrow.converters.duckdb import connect
+def _duckdb_runner(args: argparse.Namespace) -> tuple[Runner, Callable[[], None]]:
+    from rmqarrow.converters.duckdb import connect, run_statement
 
     con = connect(
         args.target,
         hash_slot_num=args.hash_slot_num,
         index_num=args.index_num,
         commitlog=args.commitlog,
+        lazy=True,  # each statement reads what it needs from the files, a batch at a time
     )
 
-    def run(query: str) -> pa.Table:
-        if not query.strip().rstrip(";").strip():
-            import pyarrow as pa
-
-            return pa.table({})
-        try:
-            rel = con.sql(query)
-            if rel is None:  # a statement without a result (CREATE, SET, ...)
-                import pyarrow as pa
-
-                return pa.table({})
-            result: pa.Table = rel.to_arrow_table()
-            return result
-        except duckdb.Error as exc:
-            raise EngineError(f"DuckDB: {exc}") from None
+    def run(query: str) -> pa.RecordBatchReader | None:
+        return run_statement(con, query)
 
     return run, con.close
 
@@ -193,7 +215,7 @@ def _spark_failure(exc: Exception) -> Exception:
     return exc
 
 
-def _spark_runner(args: argparse.Namespace) -> tuple[Callable[[str], pa.Table], Callable[[], None]]:
+def _spark_runner(args: argparse.Namespace) -> tuple[Runner, Callable[[], None]]:
     try:
         from rmqarrow.converters.spark import get_spark, register_tables
     except ImportError as exc:
@@ -207,14 +229,14 @@ def _spark_runner(args: argparse.Namespace) -> tuple[Callable[[str], pa.Table], 
         commitlog=args.commitlog,
     )
 
-    def run(query: str) -> pa.Table:
+    def run(query: str) -> pa.RecordBatchReader | None:
         try:
             result: pa.Table = spark.sql(query).toArrow()
         except RmqArrowError:
             raise
         except Exception as exc:
             raise _spark_failure(exc) from None
-        return result
+        return result.to_reader()
 
     return run, lambda: None
 
@@ -274,7 +296,7 @@ def _statements(stream: TextIO, interactive: bool) -> Any:
         yield "\n".join(buffer)
 
 
-def _prompt(run: Callable[[str], pa.Table], args: argparse.Namespace) -> int:
+def _prompt(run: Runner, args: argparse.Namespace) -> int:
     interactive = sys.stdin.isatty()
     failures = 0
     for statement in _statements(sys.stdin, interactive):
@@ -289,7 +311,7 @@ def _prompt(run: Callable[[str], pa.Table], args: argparse.Namespace) -> int:
             failures += 1
             continue
         try:
-            table = run(statement)
+            _print_result(run(statement), args, sys.stdout)
         except RmqArrowError as exc:
             print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)
             failures += 1
@@ -300,9 +322,6 @@ def _prompt(run: Callable[[str], pa.Table], args: argparse.Namespace) -> int:
             )
             failures += 1
             continue
-        if _has_output(table):
-            _print_result(table, args, sys.stdout)
-        sys.stdout.flush()
     if interactive:
         print(file=sys.stderr)
     return 1 if failures and not interactive else 0
@@ -331,43 +350,28 @@ def _rocksdb_store(args: argparse.Namespace) -> Store | None:
     return None
 
 
-def _rocksdb_runner(
-    store: Store, args: argparse.Namespace
-) -> tuple[Callable[[str], pa.Table], Callable[[], None]]:
+def _rocksdb_runner(store: Store, args: argparse.Namespace) -> tuple[Runner, Callable[[], None]]:
     if args.engine == "spark":
         from rmqarrow.converters.spark import get_spark
 
         spark = store.to_spark(get_spark(args.master))
 
-        def run_spark(query: str) -> pa.Table:
+        def run_spark(query: str) -> pa.RecordBatchReader | None:
             try:
                 result: pa.Table = spark.sql(query).toArrow()
             except RmqArrowError:
                 raise
             except Exception as exc:
                 raise _spark_failure(exc) from None
-            return result
+            return result.to_reader()
 
         return run_spark, store.close
-    import duckdb
+    from rmqarrow.converters.duckdb import run_statement
 
     con = store.to_duckdb()
 
-    def run(query: str) -> pa.Table:
-        if not query.strip().rstrip(";").strip():
-            import pyarrow as pa
-
-            return pa.table({})
-        try:
-            rel = con.sql(query)
-            if rel is None:
-                import pyarrow as pa
-
-                return pa.table({})
-            result: pa.Table = rel.to_arrow_table()
-            return result
-        except duckdb.Error as exc:
-            raise EngineError(f"DuckDB: {exc}") from None
+    def run(query: str) -> pa.RecordBatchReader | None:
+        return run_statement(con, query)
 
     def close() -> None:
         con.close()
@@ -387,9 +391,7 @@ def _run_sql(args: argparse.Namespace) -> int:
     try:
         if args.query is None:
             return _prompt(run, args)
-        table = run(args.query)
-        if _has_output(table):
-            _print_result(table, args, sys.stdout)
+        _print_result(run(args.query), args, sys.stdout)
         return 0
     finally:
         close()
@@ -417,6 +419,7 @@ def _target(args: argparse.Namespace) -> None:
                 and store.commitlog_dir is not None
             ):
                 args.commitlog = str(store.commitlog_dir)
+                args.commitlog_implicit = True
                 logging.getLogger("rmqarrow").info(
                     "using its CommitLog too: %s", store.commitlog_dir
                 )
@@ -498,6 +501,7 @@ def _run_stats(args: argparse.Namespace) -> int:
             "DIR (the other analyses are DuckDB's)"
         )
     spark_check = args.engine == "spark"
+    log_failure: RmqArrowError | None = None
     with contextlib.ExitStack() as stack:
         dataset = _stats_dataset(args, stack)
         con = connect(
@@ -517,7 +521,10 @@ def _run_stats(args: argparse.Namespace) -> int:
             )
             log_check = None
             if args.commitlog and not spark_check:
-                log_check = check_against_log(con, examples=args.top)
+                try:
+                    log_check = check_against_log(con, examples=args.top)
+                except RmqArrowError as exc:  # a damaged log: the index analyses still print
+                    log_failure = exc
         finally:
             con.close()
     if spark_check:
@@ -534,7 +541,7 @@ def _run_stats(args: argparse.Namespace) -> int:
         if log_check is not None:
             doc["log_check"] = log_check
         print_json(doc)
-        return 0
+        return _log_failure(args, log_failure)
     print_kv(result.summary)
     _section("files: time coverage and fill", result.files)
     _section("slot load (slots holding k entries) vs Poisson", result.slot_load)
@@ -557,6 +564,19 @@ def _run_stats(args: argparse.Namespace) -> int:
         _print_log_check(log_check, args.top)
     for c in charts:
         print(f"wrote {c}", file=sys.stderr)
+    return _log_failure(args, log_failure)
+
+
+def _log_failure(args: argparse.Namespace, failure: RmqArrowError | None) -> int:
+    """After the index analyses: a CommitLog that could not be read fails the command
+    when it was asked for (--commitlog), and is a warning when it came with a store root."""
+    if failure is None:
+        return 0
+    if not getattr(args, "commitlog_implicit", False):
+        raise failure
+    logging.getLogger("rmqarrow").warning(
+        "the index was not checked against its CommitLog: %s", " ".join(str(failure).split())
+    )
     return 0
 
 

@@ -328,6 +328,13 @@ def detect(target: str | os.PathLike[str]) -> Target:
     if "index_file" in kinds or any(_is_index_name(c.name) for c in files):
         return Target("index_dir", p, index_dir=p, detail="a directory of index files")
     if not files:
+        if (p / "index").is_dir():  # a store root copied without its commitlog/
+            return Target(
+                "other_dir",
+                p,
+                detail=f"it holds an index/ folder but no commitlog/: pass {p / 'index'} "
+                "to read its index files",
+            )
         return Target("other_dir", p, detail="a directory with no files (only folders)")
     return Target("other_dir", p, detail="a directory without index files")
 

@@ -152,7 +152,12 @@ class Store(Closing):
         self._unsupported("scan", "open the index files or an exported dataset")
 
     def to_duckdb(self, con: duckdb.DuckDBPyConnection | None = None) -> duckdb.DuckDBPyConnection:
-        """A DuckDB connection with the tables registered as views (and lookup macros)."""
+        """A DuckDB connection with the tables registered as views (and lookup macros).
+
+        On ``con`` (your own connection) they are temporary objects, and a connection
+        already holding one of their names (yours, or a store registered before) is
+        refused in one line naming the clash: nothing of yours is replaced.  Give each
+        store a connection of its own."""
         self._unsupported("to_duckdb", "open the index files or an exported dataset")
 
     def to_spark(self, spark: SparkSession | None = None) -> SparkSession:
