@@ -301,7 +301,7 @@ def main(argv: list[str] | None = None) -> int:
         "load_at_start": _record.load_now(),
         "rmqarrow": _record.rmqarrow_identity(),
         "rocketmq": provenance,
-        "java": {"version": jdk.version, "options": args.java_opts},
+        "java": {"version": jdk.version, "options": args.java_opts, "flags": build.jvm_flags},
         "settings": {
             k: getattr(args, k)
             for k in (

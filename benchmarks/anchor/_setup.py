@@ -306,6 +306,17 @@ class Build:
     reused: bool
     #: what the JVM runs with: the compiled classes, then the release's jars (if any)
     classpath: list[str]
+    #: JVM flags RocketMQ's own code needs on this JDK (added before the user's options)
+    jvm_flags: list[str] = field(default_factory=list)
+
+
+#: RocketMQ 4.x was built for Java 8: its MappedFile unmaps a buffer through
+#: DirectByteBuffer's internals, which JDK 17 opens only when asked (as 4.x's own start
+#: scripts ask on a newer JDK).
+JAVA8_OPENS = [
+    f"--add-opens=java.base/{package}=ALL-UNNAMED"
+    for package in ("java.nio", "sun.nio.ch", "jdk.internal.ref")
+]
 
 
 def _harness_sources() -> list[Path]:
@@ -325,10 +336,12 @@ def compile_anchor(source: Checkout | Release, jdk: Jdk, build_dir: Path) -> Bui
             "store_jar_sha256": source.store_jar_sha256,
         }
         what = f"the driver against RocketMQ {source.version}'s {source.store_jar.name}"
+        flags = JAVA8_OPENS if int(source.version.split(".")[0]) < 5 else []
     else:
         sources = [source.source(rel) for rel in ROCKETMQ_SOURCES] + _harness_sources()
         extra = []
         identity = {"rocketmq_blobs": source.blobs}
+        flags = []
         what = (
             f"RocketMQ's IndexFile from {source.root} with the harness's stand-ins "
             "(RocketMQ 5.x store/logfile layout expected)"
@@ -344,7 +357,7 @@ def compile_anchor(source: Checkout | Release, jdk: Jdk, build_dir: Path) -> Bui
     if driver.is_file() and stamp_path.is_file():
         try:
             if json.loads(stamp_path.read_text()) == stamp:
-                return Build(classes, jdk, True, classpath)
+                return Build(classes, jdk, True, classpath, flags)
         except ValueError:
             pass
     shutil.rmtree(classes, ignore_errors=True)
@@ -375,4 +388,4 @@ def compile_anchor(source: Checkout | Release, jdk: Jdk, build_dir: Path) -> Bui
             f"javac could not compile {what}: {first.strip()} (full output: {log})"
         )
     stamp_path.write_text(json.dumps(stamp, indent=1))
-    return Build(classes, jdk, False, classpath)
+    return Build(classes, jdk, False, classpath, flags)

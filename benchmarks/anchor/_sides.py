@@ -46,6 +46,7 @@ def run_java(
     When it fails, its command and output go to ``log`` (outside the temporary work folder)."""
     cmd = [
         build.jdk.java,
+        *build.jvm_flags,
         *shlex.split(settings.java_opts),
         "-cp",
         os.pathsep.join(build.classpath),

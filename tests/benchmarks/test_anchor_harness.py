@@ -127,12 +127,19 @@ def test_a_cached_release_needs_no_maven(tmp_path: Path) -> None:
     lib = cache / "9.9.9" / "lib"
     lib.mkdir(parents=True)
     (lib / "rocketmq-store-9.9.9.jar").write_bytes(b"not a jar")
+    # What a run killed while Maven copied jars leaves: its staging folder.
+    stale = cache / "9.9.9" / ".lib-4242"
+    stale.mkdir()
+    (stale / "rocketmq-common-9.9.9.jar").write_bytes(b"half")
     line = one_line_refusal(
         harness(tmp_path, "--release", "9.9.9", cache=cache, path=jdk_only_path(tmp_path))
     )
     assert "javac could not compile the driver against RocketMQ 9.9.9's " in line
     assert "rocketmq-store-9.9.9.jar" in line
     assert str(tmp_path / "build" / "javac.log") in line
+    # The next run, holding the release's lock, removed it; the lock file is gone too.
+    assert sorted(p.name for p in (cache / "9.9.9").iterdir()) == ["lib"]
+    assert sorted(p.name for p in cache.iterdir()) == ["9.9.9"]
 
 
 def test_release_that_does_not_resolve_leaves_no_half_cache(tmp_path: Path) -> None:
@@ -247,6 +254,16 @@ def test_newest_release_index_file_and_rmqarrow_write_the_same_bytes(tmp_path: P
     # RocketMQ's real mapped file and logging ran, not the checkout mode's stand-ins.
     assert any(j.startswith("rocketmq-common-") for j in rmq["jars"])
     assert not (tmp_path / "build" / "classes" / "org").exists()
+    assert record["java"]["flags"] == []
+
+
+@pytest.mark.slow
+def test_a_4x_release_runs_too(tmp_path: Path) -> None:
+    # 4.9's IndexFile has no shutdown() and its mapped file needs java.nio opened on JDK 17.
+    record = small_real_run(tmp_path, 5_000, 1, "--release", "4.9.7")
+    assert record["rocketmq"]["release"] == "4.9.7"
+    assert "rocketmq-store-4.9.7.jar" in record["rocketmq"]["jars"]
+    assert "--add-opens=java.base/java.nio=ALL-UNNAMED" in record["java"]["flags"]
 
 
 @pytest.mark.slow

@@ -315,13 +315,28 @@ public final class IndexFileDriver {
         t = System.nanoTime();
         f.flush();
         out.put("flush_wall_s", (System.nanoTime() - t) / 1e9);
-        f.shutdown();
+        shutdown(f);
         writeAnswers(answersPath, answers);
 
         out.put("java_version", System.getProperty("java.version"));
         out.put("java_vm", System.getProperty("java.vm.name"));
         out.put("jvm_args", String.join(" ", ManagementFactory.getRuntimeMXBean().getInputArguments()));
         System.out.println("RESULT " + json(out));
+    }
+
+    /**
+     * IndexFile.shutdown() (flush, then unmap) where the release has it: 5.x does, a 4.x
+     * IndexFile does not (its broker drops the mapping with the process, as this JVM will).
+     * Called by reflection so that one driver compiles against every release.
+     */
+    private static void shutdown(final IndexFile f) {
+        try {
+            IndexFile.class.getMethod("shutdown").invoke(f);
+        } catch (NoSuchMethodException e) {
+            f.flush();
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException("IndexFile.shutdown() failed", e);
+        }
     }
 
     private static void writeAnswers(final Path path, final Answers a) throws IOException {
