@@ -248,8 +248,7 @@ def main(argv: list[str] | None = None) -> int:
             source = _setup.find_checkout(args.rocketmq)
         else:
             version = args.release or _setup.DEFAULT_RELEASE
-            print(f"RocketMQ {version}: resolving {_setup.STORE_ARTIFACT} ...", flush=True)
-            source = _setup.resolve_release(version)
+            source = _setup.resolve_release(version, notify=lambda m: print(m, flush=True))
         build = _setup.compile_anchor(source, jdk, args.build_dir)
     except _setup.AnchorSetupError as e:
         print(f"bench-anchor: {e}", file=sys.stderr)

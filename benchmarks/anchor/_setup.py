@@ -21,6 +21,7 @@ import re
 import shutil
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -230,9 +231,12 @@ def _maven_error(output: str) -> str:
     return tail[-1].strip() if tail else "no output"
 
 
-def resolve_release(version: str, cache: Path | None = None) -> Release:
+def resolve_release(
+    version: str, cache: Path | None = None, notify: Callable[[str], None] | None = None
+) -> Release:
     """RocketMQ ``version``'s rocketmq-store jar with its dependencies, in the cache (Maven
-    fetches them from Maven Central on first use); each way this can fail is one line."""
+    fetches them from Maven Central on first use, after telling ``notify``); each way this
+    can fail is one line."""
     if not _VERSION.fullmatch(version):
         raise AnchorSetupError(
             f"--release {version!r}: expected a RocketMQ release as MAJOR.MINOR.PATCH, "
@@ -251,7 +255,7 @@ def resolve_release(version: str, cache: Path | None = None) -> Release:
             for stale in home.glob(".lib-*"):
                 shutil.rmtree(stale, ignore_errors=True)
             if not store_jar.is_file():
-                _resolve(version, home, lib, store_jar)
+                _resolve(version, home, lib, store_jar, notify)
                 resolved = True
     except OSError as e:
         raise AnchorSetupError(
@@ -261,13 +265,24 @@ def resolve_release(version: str, cache: Path | None = None) -> Release:
     return Release(version, home, lib, store_jar, _sha256(store_jar), took)
 
 
-def _resolve(version: str, home: Path, lib: Path, store_jar: Path) -> None:
+def _resolve(
+    version: str,
+    home: Path,
+    lib: Path,
+    store_jar: Path,
+    notify: Callable[[str], None] | None,
+) -> None:
     mvn = shutil.which("mvn")
     if mvn is None:
         raise AnchorSetupError(
             f"mvn not found on PATH: the anchor fetches RocketMQ {version}'s "
             f"{STORE_ARTIFACT} jar from Maven Central with Maven (e.g. apt-get install "
             "maven), or give a source checkout with --rocketmq PATH"
+        )
+    if notify is not None:
+        notify(
+            f"RocketMQ {version}: fetching {STORE_ARTIFACT}:{version} and its dependencies "
+            f"with Maven into {home} (first use only) ..."
         )
     home.mkdir(parents=True, exist_ok=True)
     pom = home / "pom.xml"

@@ -95,8 +95,10 @@ def test_release_and_checkout_cannot_both_be_given(tmp_path: Path) -> None:
 
 
 def test_release_that_is_not_a_version_is_refused_before_maven(tmp_path: Path) -> None:
-    line = one_line_refusal(harness(tmp_path, "--release", "latest", cache=tmp_path / "cache"))
+    proc = harness(tmp_path, "--release", "latest", cache=tmp_path / "cache")
+    line = one_line_refusal(proc)
     assert "--release 'latest': expected a RocketMQ release as MAJOR.MINOR.PATCH" in line
+    assert proc.stdout == ""
     assert not (tmp_path / "cache").exists()
 
 
@@ -145,7 +147,11 @@ def test_a_cached_release_needs_no_maven(tmp_path: Path) -> None:
 def test_release_that_does_not_resolve_leaves_no_half_cache(tmp_path: Path) -> None:
     # Maven asks Maven Central for a release that was never made.
     cache = tmp_path / "cache"
-    line = one_line_refusal(harness(tmp_path, "--release", "0.0.1", cache=cache))
+    proc = harness(tmp_path, "--release", "0.0.1", cache=cache)
+    line = one_line_refusal(proc)
+    # Before Maven runs, the user is told what it fetches and where.
+    assert "RocketMQ 0.0.1: fetching org.apache.rocketmq:rocketmq-store:0.0.1 " in proc.stdout
+    assert str(cache / "0.0.1") in proc.stdout
     assert "RocketMQ 0.0.1: Maven could not resolve " in line
     assert "org.apache.rocketmq:rocketmq-store:0.0.1 with its dependencies" in line
     log = cache / "0.0.1" / "maven.log"
