@@ -1,6 +1,6 @@
 """rmqarrow side by side with RocketMQ's own Java ``IndexFile``, on one input, in one run.
 
-    make bench-anchor [RELEASE=X.Y.Z] [ROCKETMQ=/path/to/rocketmq] [ARGS="--n 4000000 --repeats 3"]
+    make bench-anchor [RELEASE=X.Y.Z | ROCKETMQ=/path/to/rocketmq] [ARGS="--n 4000000 --repeats 3"]
     python benchmarks/bench_anchor.py [--release X.Y.Z | --rocketmq PATH] [--n N ...] [--repeats R]
 
 By default RocketMQ's ``IndexFile`` is the one in the released
