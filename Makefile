@@ -47,11 +47,13 @@ bench: $(STAMP)
 bench-full: $(STAMP)
 	$(BIN)/python benchmarks/run.py --full
 
-# RocketMQ's own IndexFile (compiled from a RocketMQ checkout, needs a JDK 17) side by
-# side with rmqarrow; see benchmarks/anchor/README.md.
-#   make bench-anchor ROCKETMQ=/path/to/rocketmq [ARGS="--n 4000000 --repeats 3"]
+# RocketMQ's own IndexFile side by side with rmqarrow (needs a JDK 17 and Maven); see
+# benchmarks/anchor/README.md.  By default the newest release's rocketmq-store jar (or
+# RELEASE's), fetched by Maven into a cache; ROCKETMQ= compiles it from a source checkout.
+#   make bench-anchor [RELEASE=X.Y.Z | ROCKETMQ=/path/to/rocketmq] [ARGS="--n 4000000 --repeats 3"]
 bench-anchor: $(STAMP)
-	$(BIN)/python benchmarks/bench_anchor.py --rocketmq "$(ROCKETMQ)" $(ARGS)
+	$(BIN)/python benchmarks/bench_anchor.py $(if $(RELEASE),--release "$(RELEASE)") \
+		$(if $(ROCKETMQ),--rocketmq "$(ROCKETMQ)") $(ARGS)
 
 # A Spark standalone test cluster on 127.0.0.1 (pip pyspark's spark-daemon.sh); see README.
 CLUSTER_DIR ?= build/spark-cluster

@@ -1,24 +1,28 @@
 """rmqarrow side by side with RocketMQ's own Java ``IndexFile``, on one input, in one run.
 
-    make bench-anchor ROCKETMQ=/path/to/rocketmq [ARGS="--n 4000000 --repeats 3"]
-    python benchmarks/bench_anchor.py --rocketmq /path/to/rocketmq [--n N ...] [--repeats R]
+    make bench-anchor [RELEASE=X.Y.Z | ROCKETMQ=/path/to/rocketmq] [ARGS="--n 4000000 --repeats 3"]
+    python benchmarks/bench_anchor.py [--release X.Y.Z | --rocketmq PATH] [--n N ...] [--repeats R]
 
-RocketMQ's ``IndexFile`` is compiled unchanged from the given source checkout (a clone of
-https://github.com/apache/rocketmq; ``$ROCKETMQ_SRC`` is the default) into
-``build/anchor/``, with the harness's own Java driver and stand-ins (``anchor/java/``).
+By default RocketMQ's ``IndexFile`` is the one in the released
+``org.apache.rocketmq:rocketmq-store`` jar (the newest release, or ``--release``), which
+Maven fetches from Maven Central with its dependencies into a cache on first use
+(``$RMQARROW_ANCHOR_CACHE``, else ``~/.cache/rmqarrow/rocketmq-store``); the harness's Java
+driver (``anchor/java/``) is compiled against it into ``build/anchor/``.  With
+``--rocketmq``, ``IndexFile`` is compiled unchanged from that source checkout (a clone of
+https://github.com/apache/rocketmq) with the harness's stand-ins instead.
 For each N, ``--repeats`` runs per side, alternating: a fresh JVM puts the N keys into a
 new index file with ``putKey`` and answers the lookups with ``selectPhyOffset``; then
 rmqarrow does the same with ``put_keys`` and ``select_phy_offsets_many``.  After each pair
 the two files must be byte-identical and every answer equal.  Prints the side-by-side
 table (wall and CPU seconds, rates, Java/rmqarrow) and writes a dated JSON record to
-``benchmarks/results/anchor-*.json``.  Exits 2 with one line when the checkout or the JDK
-is missing, 1 when a check fails.  See ``benchmarks/anchor/README.md``.
+``benchmarks/results/anchor-*.json``.  Exits 2 with one line when the JDK, Maven, the
+release or the checkout is missing, 1 when a check fails.  See
+``benchmarks/anchor/README.md``.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import shlex
 import shutil
 import sys
@@ -33,18 +37,34 @@ if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
 DEFAULT_JAVA_OPTS = "-Xms6g -Xmx6g -XX:+UseG1GC"
+#: The Java side's index file name: a broker names each index file by its creation time,
+#: and RocketMQ's DefaultMappedFile reads the name as a number.
+JAVA_INDEX_NAME = "20250615000000000"
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    from anchor._setup import DEFAULT_RELEASE
+
     p = argparse.ArgumentParser(
         prog="bench_anchor.py",
         description=__doc__.splitlines()[0],
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        # no abbreviations: the record rewrites --rocketmq's path, spelled in full
+        allow_abbrev=False,
     )
-    p.add_argument(
+    source = p.add_mutually_exclusive_group()
+    source.add_argument(
+        "--release",
+        default=None,
+        metavar="X.Y.Z",
+        help="the RocketMQ release whose rocketmq-store jar runs, from Maven Central "
+        f"(default: {DEFAULT_RELEASE}, the newest that resolves)",
+    )
+    source.add_argument(
         "--rocketmq",
         default=None,
-        help="root of a RocketMQ source checkout (default: $ROCKETMQ_SRC)",
+        metavar="PATH",
+        help="run IndexFile compiled from this RocketMQ source checkout instead of a release",
     )
     p.add_argument(
         "--n",
@@ -94,8 +114,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="where the JSON run record is written",
     )
     args = p.parse_args(argv)
-    if args.rocketmq is None or not args.rocketmq.strip():
-        args.rocketmq = os.environ.get("ROCKETMQ_SRC", "")
     bad = [n for n in args.n if not 1 <= n < args.entries]
     if bad or args.repeats < 1 or args.lookups < 1:
         p.error(
@@ -126,9 +144,12 @@ def bench_n(args: argparse.Namespace, n: int, workdir: Path, build: Any) -> dict
         flush=True,
     )
     _sides.warm_python(inp, keys, workdir, settings)
+    # A folder of the Java side's own: its index file and warm-up files are named by numbers.
+    java_dir = workdir / "java"
+    java_dir.mkdir(exist_ok=True)
     runs: list[dict[str, Any]] = []
     for r in range(1, args.repeats + 1):
-        java_index, java_answers = workdir / "java.index", workdir / "java.answers"
+        java_index, java_answers = java_dir / JAVA_INDEX_NAME, workdir / "java.answers"
         py_index = workdir / "rmqarrow.index"
         for stale in (java_index, java_answers, py_index):
             stale.unlink(missing_ok=True)
@@ -180,6 +201,7 @@ def bench_n(args: argparse.Namespace, n: int, workdir: Path, build: Any) -> dict
             done.unlink(missing_ok=True)
     else:
         input_path.unlink()
+        java_dir.rmdir()
     checks = {
         "files_identical": sum(r["files"]["identical"] for r in runs),
         "answers_equal": sum(r["answers"]["equal"] for r in runs),
@@ -202,43 +224,83 @@ def bench_n(args: argparse.Namespace, n: int, workdir: Path, build: Any) -> dict
     }
 
 
+def _without_checkout_path(argv: list[str]) -> list[str]:
+    """The command line with the checkout's path written as ``$ROCKETMQ``: the record must
+    not name local folders."""
+    out: list[str] = []
+    for arg in argv:
+        if out and out[-1] == "--rocketmq":
+            arg = "$ROCKETMQ"
+        elif arg.startswith("--rocketmq="):
+            arg = "--rocketmq=$ROCKETMQ"
+        out.append(arg)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     from anchor import _record, _setup
 
     try:
-        checkout = _setup.find_checkout(args.rocketmq)
         jdk = _setup.find_jdk()
-        build = _setup.compile_anchor(checkout, jdk, args.build_dir)
+        source: _setup.Checkout | _setup.Release
+        if args.rocketmq is not None:
+            source = _setup.find_checkout(args.rocketmq)
+        else:
+            version = args.release or _setup.DEFAULT_RELEASE
+            source = _setup.resolve_release(version, notify=lambda m: print(m, flush=True))
+        build = _setup.compile_anchor(source, jdk, args.build_dir)
     except _setup.AnchorSetupError as e:
         print(f"bench-anchor: {e}", file=sys.stderr)
         return 2
-    print(
-        f"RocketMQ {checkout.commit or '(no git commit)'}: IndexFile "
-        f"{'reused from' if build.reused else 'compiled into'} {build.classes} "
-        f"({jdk.version})",
-        flush=True,
-    )
-    if checkout.modified:
-        print(
-            "bench-anchor: warning: the checkout's IndexFile sources differ from its HEAD; "
-            "this is not RocketMQ's released code",
-            file=sys.stderr,
+    done = "reused from" if build.reused else "compiled into"
+    if isinstance(source, _setup.Release):
+        fetched = (
+            f"fetched by Maven in {source.resolve_seconds:.0f} s"
+            if source.resolve_seconds
+            else "cached"
         )
+        print(
+            f"RocketMQ {source.version}: IndexFile from {source.store_jar.name} ({fetched}, "
+            f"{len(list(source.lib.glob('*.jar')))} jars in {source.lib}); driver {done} "
+            f"{build.classes} ({jdk.version})",
+            flush=True,
+        )
+        provenance: dict[str, Any] = {
+            "source": "release",
+            "release": source.version,
+            "artifact": f"{_setup.STORE_ARTIFACT}:{source.version}",
+            "store_jar_sha256": source.store_jar_sha256,
+            "jars": sorted(j.name for j in source.lib.glob("*.jar")),
+        }
+    else:
+        print(
+            f"RocketMQ {source.commit or '(no git commit)'}: IndexFile {done} "
+            f"{build.classes} ({jdk.version})",
+            flush=True,
+        )
+        if source.modified:
+            print(
+                "bench-anchor: warning: the checkout's IndexFile sources differ from its "
+                "HEAD; this is not RocketMQ's released code",
+                file=sys.stderr,
+            )
+        provenance = {
+            "source": "checkout",
+            "commit": source.commit,
+            "modified": source.modified,
+            "sources": source.blobs,
+        }
     context: dict[str, Any] = {
         "kind": "anchor",
         "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "command": "python benchmarks/bench_anchor.py "
-        + shlex.join(a for a in (sys.argv[1:] if argv is None else argv)),
+        + shlex.join(_without_checkout_path(sys.argv[1:] if argv is None else argv)),
         "machine": _record.machine(),
         "load_at_start": _record.load_now(),
         "rmqarrow": _record.rmqarrow_identity(),
-        "rocketmq": {
-            "commit": checkout.commit,
-            "modified": checkout.modified,
-            "sources": checkout.blobs,
-        },
-        "java": {"version": jdk.version, "options": args.java_opts},
+        "rocketmq": provenance,
+        "java": {"version": jdk.version, "options": args.java_opts, "flags": build.jvm_flags},
         "settings": {
             k: getattr(args, k)
             for k in (
@@ -253,8 +315,6 @@ def main(argv: list[str] | None = None) -> int:
             )
         },
     }
-    # The record must not name local folders: the checkout's path is left out on purpose.
-    context["command"] = context["command"].replace(str(checkout.root), "$ROCKETMQ")
     results: list[dict[str, Any]] = []
     tmp = None if args.workdir else tempfile.mkdtemp(prefix="rmqarrow-anchor-")
     workdir = args.workdir or Path(tmp or ".")
@@ -285,8 +345,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run(full: bool, workdir: Path) -> list[dict[str, Any]]:
-    """For ``run.py``: no rows (the anchor needs a RocketMQ checkout and a JDK; run
-    ``make bench-anchor ROCKETMQ=...``)."""
+    """For ``run.py``: no rows (the anchor needs a JDK and Maven, and runs for minutes;
+    run ``make bench-anchor``)."""
     return []
 
 

@@ -176,9 +176,13 @@ def table(result: dict[str, Any], context: dict[str, Any]) -> str:
         f"{c['own_key_found']}/{len(runs)}"
     )
     rmq, java, ours = context["rocketmq"], context["java"], context["rmqarrow"]
-    state = {True: "MODIFIED in the checkout", False: "unchanged", None: "not a git tree"}
+    if rmq["source"] == "release":
+        origin = f"RocketMQ {rmq['release']} ({rmq['artifact']} from Maven Central, as released)"
+    else:
+        state = {True: "MODIFIED in the checkout", False: "unchanged", None: "not a git tree"}
+        origin = f"RocketMQ {rmq['commit'] or '(commit unknown)'} ({state[rmq['modified']]})"
     lines.append(
-        f"RocketMQ {rmq['commit'] or '(commit unknown)'} ({state[rmq['modified']]}), "
+        f"{origin}, "
         f"{java.get('runtime', java['version'])}, JVM options {java['options']!r}; rmqarrow "
         f"{(ours['commit'] or '?')[:12]}"
         f"{' with uncommitted changes' if ours['uncommitted_changes'] else ''}"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 import shlex
 import subprocess
 import time
@@ -45,9 +46,10 @@ def run_java(
     When it fails, its command and output go to ``log`` (outside the temporary work folder)."""
     cmd = [
         build.jdk.java,
+        *build.jvm_flags,
         *shlex.split(settings.java_opts),
         "-cp",
-        str(build.classes),
+        os.pathsep.join(build.classpath),
         DRIVER_CLASS,
         str(input_path),
         str(index),
@@ -69,7 +71,9 @@ def run_java(
     line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")), None)
     if proc.returncode != 0 or line is None:
         log.write_text(f"$ {shlex.join(cmd)}\n{proc.stdout}\n{proc.stderr}")
-        last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        lines = proc.stderr.strip().splitlines() or ["no output"]
+        # A Java stack trace's first line names the exception; its last is only a frame.
+        last = next((ln for ln in lines if "Exception" in ln or "Error" in ln), lines[-1])
         raise JavaRunError(f"the Java driver exited {proc.returncode}: {last} (log: {log})")
     result: dict[str, Any] = json.loads(line.removeprefix("RESULT "))
     result["jvm_wall_s"] = jvm_wall

@@ -1,6 +1,7 @@
 /*
- * rmqarrow's benchmark driver, not RocketMQ code: runs RocketMQ's IndexFile (compiled
- * unchanged from a RocketMQ checkout) over the input the Python runner wrote, and times it.
+ * rmqarrow's benchmark driver, not RocketMQ code: runs RocketMQ's IndexFile (the class of
+ * a released rocketmq-store jar, or compiled unchanged from a RocketMQ checkout) over the
+ * input the Python runner wrote, and times it.
  *
  *   java -cp CLASSES rmqarrow.anchor.IndexFileDriver INPUT INDEX ANSWERS
  *        [--slots S] [--entries E] [--max-num M] [--warmup-keys W] [--warmup-rounds R]
@@ -9,6 +10,10 @@
  *   8 bytes "RMQAIN01", int64 n, int64 q, int64 width,
  *   n keys of `width` ASCII bytes each (zero-padded to a multiple of 8),
  *   int64 phyOffset[n], int64 storeTimestamp[n], int64 lookupKeyIndex[q].
+ *
+ * INDEX must be named by a number (the broker names index files by their creation time,
+ * e.g. 20250615000000000): RocketMQ's DefaultMappedFile parses a file's name as a long.
+ * The warm-up files go next to it, named 0, 1, ...
  *
  * In one JVM: warm-up rounds on small files of their own (deleted after); String.hashCode
  * over n fresh Strings; a new INDEX file, then putKey for the n keys; then, on that live
@@ -275,7 +280,9 @@ public final class IndexFileDriver {
         int w = Math.min(warmupKeys, in.n);
         long check = 0;
         for (int r = 0; r < warmupRounds && w > 0 && in.q > 0; r++) {
-            check += warmUp(in, index.resolveSibling(index.getFileName() + ".warmup" + r), w, maxNum);
+            // Named by a number, as every index file is: RocketMQ's DefaultMappedFile reads
+            // a file's name as the offset it starts at.
+            check += warmUp(in, index.resolveSibling(Integer.toString(r)), w, maxNum);
         }
         out.put("warmup_check", check);
 
@@ -308,13 +315,28 @@ public final class IndexFileDriver {
         t = System.nanoTime();
         f.flush();
         out.put("flush_wall_s", (System.nanoTime() - t) / 1e9);
-        f.shutdown();
+        shutdown(f);
         writeAnswers(answersPath, answers);
 
         out.put("java_version", System.getProperty("java.version"));
         out.put("java_vm", System.getProperty("java.vm.name"));
         out.put("jvm_args", String.join(" ", ManagementFactory.getRuntimeMXBean().getInputArguments()));
         System.out.println("RESULT " + json(out));
+    }
+
+    /**
+     * IndexFile.shutdown() (flush, then unmap) where the release has it: 5.x does, a 4.x
+     * IndexFile does not (its broker drops the mapping with the process, as this JVM will).
+     * Called by reflection so that one driver compiles against every release.
+     */
+    private static void shutdown(final IndexFile f) {
+        try {
+            IndexFile.class.getMethod("shutdown").invoke(f);
+        } catch (NoSuchMethodException e) {
+            f.flush();
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException("IndexFile.shutdown() failed", e);
+        }
     }
 
     private static void writeAnswers(final Path path, final Answers a) throws IOException {
