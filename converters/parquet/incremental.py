@@ -406,9 +406,11 @@ class _Run:
             part = _write_new_group(self.out, group, self.run, self.hash_slot_num, self.index_num)
             self.new_records.update(part.records)
             crash_point("incremental:part")
-            for batch, info in zip(part.files, part.infos, strict=True):
+            # a row a file, in the group's order (its batches may gather several files)
+            files = pa.Table.from_batches(part.files, schema=SCHEMAS["files"]).combine_chunks()
+            for i, info in enumerate(part.infos):
                 name = str(info["file_name"])
-                rows[name] = batch
+                rows[name] = files.slice(i, 1).to_batches()[0]
                 infos[name] = info
                 added.append(name)
             entries += part.entries

@@ -462,3 +462,29 @@ def test_follow_stops_between_rounds_on_sigterm_and_sigint(tmp_path: Path) -> No
         assert follow.returncode == 0, err
         assert "Traceback" not in err and len(out.splitlines()) == 1, out
         _same_as_full(store, ds, tmp_path)
+
+
+def test_a_run_adding_many_small_files_keeps_every_row(tmp_path: Path) -> None:
+    """An incremental run that adds more small files than a shared part gathers in one
+    batch: a files row for each, equal to a full export."""
+    from rmqarrow.format.layout import Geometry
+    from rmqarrow.testing.stores import write_random_store
+
+    store, ds, full = tmp_path / "store", tmp_path / "ds", tmp_path / "full"
+    paths = write_random_store(store, Geometry(2, 6), [5] * 400)
+    hold = tmp_path / "hold"
+    hold.mkdir()
+    for p in paths[1:]:
+        p.rename(hold / p.name)
+    sync_store(store, ds, hash_slot_num=2, index_num=6)
+    for p in paths[1:]:
+        (hold / p.name).rename(p)
+    result = sync_store(store, ds, hash_slot_num=2, index_num=6)
+    assert len(result.added) == 399
+    export_store(store, full, hash_slot_num=2, index_num=6)
+    assert _tables(ds) == _tables(full)
+    manifest = read_manifest(ds)
+    assert manifest["tables"]["files"]["rows"] == 400
+    back = tmp_path / "back"
+    import_dataset(ds, back)
+    assert len(list(back.iterdir())) == 400
