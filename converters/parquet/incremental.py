@@ -37,6 +37,7 @@ finds nothing changed writes nothing.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import logging
 import os
@@ -80,11 +81,12 @@ from rmqarrow.converters.schema import SCHEMAS
 from rmqarrow._crash import crash_point
 from rmqarrow._lock import Wait, writer_lock
 from rmqarrow._progress import Progress
+from rmqarrow._space import disk_full, is_disk_full
 from rmqarrow._staging import fsync_dir
-from rmqarrow.errors import DatasetError, StoreChangedError, StoreNotFoundError
+from rmqarrow.errors import DatasetError, DiskFullError, StoreChangedError, StoreNotFoundError
 from rmqarrow.format.layout import HEADER_DTYPE, MappedIndex, check_header, map_regions
 
-__all__ = ["SyncResult", "follow_store", "sync_store"]
+__all__ = ["RETRY_FIRST", "RETRY_MAX", "SyncResult", "follow_store", "heals", "sync_store"]
 
 _log = logging.getLogger(__name__)
 _TABLES = ("files", "slots", "entries", "messages")
@@ -173,12 +175,28 @@ def sync_store(
             full=True,
             changed=True,
         )
-    with writer_lock(out, wait=wait):
-        recover(out)
-        run = _Run(
-            source, out, hash_slot_num, index_num, frozenset(skip), prune_deleted, reexport_changed
-        )
-        result = run.sync(None if commitlog is None else Path(commitlog))
+    try:
+        with writer_lock(out, wait=wait):
+            recover(out)
+            run = _Run(
+                source,
+                out,
+                hash_slot_num,
+                index_num,
+                frozenset(skip),
+                prune_deleted,
+                reexport_changed,
+            )
+            try:
+                result = run.sync(None if commitlog is None else Path(commitlog))
+            except BaseException:
+                run.discard()
+                raise
+    except OSError as exc:
+        if is_disk_full(exc) and not isinstance(exc, DiskFullError):
+            # Arrow's message wraps the system's in its own words: say the system's
+            raise disk_full(out, None, OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))) from None
+        raise
     return SyncResult(**{**result.__dict__, "seconds": time.perf_counter() - start})
 
 
@@ -193,12 +211,91 @@ def follow_store(
     """One :func:`sync_store` round every ``interval`` seconds, each round's result
     yielded (rounds that changed nothing too: the caller chooses what to show), until
     ``stop`` is set; a round always finishes, so the dataset is consistent whenever the
-    loop ends (``stop`` set, or the caller stops iterating between rounds)."""
+    loop ends (``stop`` set, or the caller stops iterating between rounds).  A round that
+    fails in a way that may heal (:func:`heals`) is logged (a warning naming the error)
+    and retried after :data:`RETRY_FIRST` seconds, doubling up to :data:`RETRY_MAX`;
+    anything else ends the loop with its error."""
     stop = stop if stop is not None else threading.Event()
+    options = dict(options)
+    rounds = failures = 0
     while not stop.is_set():
         began = time.monotonic()
-        yield sync_store(store_dir, out_dir, **options)
+        try:
+            if rounds:
+                options["skip"] = _skipped_now(store_dir, options)
+            rounds += 1
+            result = sync_store(store_dir, out_dir, **options)
+        except Exception as exc:
+            # the store itself gone does not heal; a file of it gone (expired) does
+            gone = isinstance(exc, StoreNotFoundError) and Path(store_dir).exists()
+            if not (gone or heals(exc)):
+                raise
+            failures += 1
+            delay = min(RETRY_FIRST * 2 ** (failures - 1), RETRY_MAX)
+            _log.warning(
+                "%s: round failed (%s); the dataset is as the last round left it; "
+                "retrying in %g s (attempt %d)",
+                out_dir,
+                exc,
+                delay,
+                failures + 1,
+            )
+            stop.wait(delay)
+            continue
+        failures = 0
+        yield result
         stop.wait(max(0.0, interval - (time.monotonic() - began)))
+
+
+def _skipped_now(store_dir: str | os.PathLike[str], options: dict[str, Any]) -> list[str]:
+    """The files a round leaves out: those readers skip now (a file being born is
+    skipped while it is, and exported once it is whole; the first round's list, made by
+    the caller, would leave it out for good)."""
+    from rmqarrow.index.health import scan_store
+
+    health = scan_store(store_dir, options.get("hash_slot_num"), options.get("index_num"))
+    names = [f.name for f in health.files if f.skipped_by_readers]
+    for name in sorted(set(names) - set(options.get("skip", ()))):
+        _log.info("%s: left out of this round (damaged, or not yet written whole)", name)
+    return names
+
+
+#: A failed follow round is retried after this many seconds, doubling each time...
+RETRY_FIRST = 1.0
+#: ... up to this.
+RETRY_MAX = 30.0
+
+
+def heals(exc: BaseException) -> bool:
+    """Whether a failed round may succeed later, so a follower retries it: a store that
+    changed under the run (a file expired, born or torn while read), a full or failing
+    disk, a CommitLog read at a bad moment.  What waiting cannot fix ends the follower:
+    a usage mistake, another store or a store that went backwards
+    (:class:`StoreChangedError`, :class:`StoreWentBackwardsError`), a dataset that is not
+    one, a missing store, a lock another writer holds past ``wait``, no permission, or
+    an error that is no :class:`RmqArrowError` nor :class:`OSError` (a bug)."""
+    from rmqarrow.errors import (
+        InvalidValueError,
+        LockFileError,
+        OutputExistsError,
+        RmqArrowError,
+        StoreLockedError,
+        StoreWentBackwardsError,
+    )
+
+    final = (
+        InvalidValueError,
+        DatasetError,
+        StoreNotFoundError,
+        StoreLockedError,
+        LockFileError,
+        OutputExistsError,
+        StoreWentBackwardsError,
+        PermissionError,
+    )
+    if isinstance(exc, final):
+        return False
+    return isinstance(exc, (RmqArrowError, OSError))
 
 
 def _record_full_commitlog(out: Path, manifest: dict[str, Any]) -> None:
@@ -295,9 +392,12 @@ class _Run:
         self.run = int(self.manifest.get("run", 0)) + 1
         self.new_records: dict[str, dict[str, Any]] = {}
         self.superseded: set[str] = set()
+        self.switched = False
 
     # -- leftovers of killed runs ------------------------------------------------------
-    def _remove_leftovers(self) -> None:
+    def _remove_leftovers(self, failed: bool = False) -> None:
+        """Remove the parts no manifest lists: those a killed run left, those the last run
+        replaced, or (``failed``) those this run wrote before it failed."""
         present = [
             p.relative_to(self.out).as_posix()
             for t in _TABLES
@@ -309,13 +409,24 @@ class _Run:
         for rel in sorted(gone):
             (self.out / rel).unlink(missing_ok=True)
             crash_point("incremental:cleanup")
-            if rel in replaced:  # kept one round for readers of the manifest before it
-                _log.debug("%s: removed %s (replaced by the last run)", self.out, rel)
+            if failed or rel in replaced:  # replaced: kept one round for readers before
+                _log.debug("%s: removed %s (not in the manifest)", self.out, rel)
             else:
                 _log.info("%s: removed %s (left by a killed run)", self.out, rel)
         (self.out / f".{MANIFEST_NAME}.tmp").unlink(missing_ok=True)
         if gone:
             fsync_dir(self.out)
+
+    def discard(self) -> None:
+        """After a failed run (before its switch): remove the parts it wrote, whole or
+        partial, so a full disk gets its space back now, not at the next run.  A kill
+        leaves them to the next run's :meth:`_remove_leftovers`."""
+        if self.switched:
+            return
+        try:
+            self._remove_leftovers(failed=True)
+        except OSError as exc:  # the run's own error is the one to report
+            _log.warning("%s: could not remove the failed run's parts: %s", self.out, exc)
 
     # -- ownership of the old parts ----------------------------------------------------
     def _owned_parts(self) -> dict[str, list[str]]:
@@ -369,9 +480,11 @@ class _Run:
         self.manifest.pop("superseded", None)
         recorded = {f["file_name"]: f for f in self.manifest["source"]["files"]}
         owned = self._owned_parts()
-        paths = [p for p in source_paths(self.source) if p.name not in self.skip]
+        listed = source_paths(self.source)
+        # a damaged file left out is still in the store: not deleted, kept as exported
+        present = {p.name for p in listed}
+        paths = [p for p in listed if p.name not in self.skip]
         self._check_same_store(paths, recorded)
-        current = {p.name: p for p in paths}
         infos: dict[str, dict[str, Any]] = {}
         rows: dict[str, pa.RecordBatch] = {}
         added: list[str] = []
@@ -470,7 +583,7 @@ class _Run:
             finally:
                 mapped.close()
         flush()
-        deleted = [n for n in recorded if n not in current]
+        deleted = [n for n in recorded if n not in present]
         newly_deleted = [n for n in deleted if not recorded[n].get("deleted_in_store")]
         pruned = deleted if self.prune else []
         for name in pruned:
@@ -497,7 +610,7 @@ class _Run:
             f = dict(f)
             if name in owned and "parts" not in f:
                 f["parts"] = sorted(owned[name])
-            if name not in current:
+            if name not in present:
                 f["deleted_in_store"] = True
             files_list.append(f)
         files_list += infos.values()
@@ -523,6 +636,7 @@ class _Run:
         manifest["updated_by"] = f"rmqarrow {__version__} incremental export"
         crash_point("incremental:switch")
         switch_manifest(self.out, manifest)
+        self.switched = True
         crash_point("incremental:switched")
         # The parts it replaced stay until the next run: a reader that listed the parts
         # by the manifest before this one (a DuckDB view, a Spark plan) can still read

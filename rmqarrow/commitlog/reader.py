@@ -99,7 +99,10 @@ class CommitLogReader:
         if not is_last or not write_end(buf, file.size, self.mapped_file_size, damage.position):
             return False
         at = file.start_offset + damage.position
-        _log.info(
+        # a file that ends right after a whole record is a writer appending (no preallocation)
+        clean = 0 < file.size <= damage.position
+        _log.log(
+            logging.DEBUG if clean else logging.INFO,
             "%s: the log ends at physical offset %d: %s (not yet written: a broker "
             "writing it, or a crash before it finished); read up to there",
             file.path,
