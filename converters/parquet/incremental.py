@@ -28,11 +28,12 @@ lists them (:func:`rmqarrow.converters.parquet.parts.table_parts`); the run then
 switches the manifest in one durable rename
 (:func:`rmqarrow.converters.parquet.manifest.switch_manifest`).  The parts it replaced
 are recorded as ``superseded`` (every reader of the new manifest skips them) and stay on
-disk until the next run, so a reader that listed the parts by the manifest before can
-still read them for a round.  A run killed at any step leaves the old manifest (plus
-unlisted parts) or the new one (plus superseded parts); the next run, holding the
-dataset's writer lock as every run does, deletes those first and converges.  A run that
-finds nothing changed writes nothing.
+disk until a later run, at least ``SUPERSEDED_KEEP`` seconds after the switch, so a
+reader that listed the parts by the manifest before can still read them meanwhile.
+A run killed at any step leaves the old manifest (plus unlisted parts) or the new one
+(plus superseded parts); the next run, holding the dataset's writer lock as every run
+does, deletes those first and converges.  A run that finds nothing changed writes
+nothing.
 """
 
 from __future__ import annotations
@@ -310,6 +311,16 @@ def _record_full_commitlog(out: Path, manifest: dict[str, Any]) -> None:
     switch_manifest(out, manifest)
 
 
+#: Parts a run replaced are deleted by a later run once this many seconds have passed
+#: since the switch (and at least one run later): a reader that read the manifest
+#: before it has that long to list and open them, however fast the rounds follow.
+SUPERSEDED_KEEP = 60.0
+
+#: A table's small parts are merged once there are this many (:meth:`_Run._compact`)...
+COMPACT_PARTS = 3
+#: ... messages parts up to this many bytes (the index tables: :data:`GROUP_ENTRIES` rows).
+COMPACT_BYTES = 256 << 20
+
 #: The largest part :meth:`_Run._merge_plan` merges a growing file's parts into (rows).
 MERGE_ROWS = GROUP_ENTRIES
 
@@ -406,6 +417,17 @@ class _Run:
         ]
         gone = not_committed(self.manifest, present)
         replaced = {str(r) for r in self.manifest.get("superseded", [])}
+        switched = self.manifest.get("updated_at")
+        if (
+            not failed
+            and isinstance(switched, (int, float))
+            and time.time() - switched < SUPERSEDED_KEEP
+        ):
+            # replaced moments ago: a reader that read the manifest before may still be
+            # listing or reading them; kept (and named superseded) until they are older
+            young = gone & replaced
+            self.superseded |= young
+            gone -= young
         for rel in sorted(gone):
             (self.out / rel).unlink(missing_ok=True)
             crash_point("incremental:cleanup")
@@ -620,6 +642,7 @@ class _Run:
         files_list.sort(key=lambda f: str(f["file_name"]))
         old_parts = [r for r in self.manifest["parts"] if r["path"] not in self.superseded]
         parts = sorted(old_parts + list(self.new_records.values()), key=lambda r: r["path"])
+        parts = self._compact(parts, files_list, paths[-1].name if paths else None)
         manifest = dict(self.manifest)
         manifest["source"] = {**self.manifest["source"], "files": files_list}
         manifest["parts"] = parts
@@ -631,6 +654,7 @@ class _Run:
         manifest["tables"] = tables
         manifest["run"] = self.run
         manifest["superseded"] = sorted(self.superseded)
+        manifest["updated_at"] = time.time()
         from rmqarrow._version import __version__
 
         manifest["updated_by"] = f"rmqarrow {__version__} incremental export"
@@ -638,9 +662,9 @@ class _Run:
         switch_manifest(self.out, manifest)
         self.switched = True
         crash_point("incremental:switched")
-        # The parts it replaced stay until the next run: a reader that listed the parts
-        # by the manifest before this one (a DuckDB view, a Spark plan) can still read
-        # them meanwhile; every reader of the new manifest skips them (``superseded``).
+        # The parts it replaced stay until a later run (SUPERSEDED_KEEP): a reader that
+        # listed the parts by the manifest before this one (a DuckDB view, a Spark plan)
+        # can still read them meanwhile; readers of the new manifest skip them (superseded).
         for name in newly_deleted:
             _log.info(
                 "%s: deleted from the store; %s",
@@ -709,6 +733,87 @@ class _Run:
             renamed[rel] = self._record(path)
             self.superseded.add(rel)
         return renamed
+
+    def _compact(
+        self, parts: list[dict[str, Any]], files_list: list[dict[str, Any]], growing: str | None
+    ) -> list[dict[str, Any]]:
+        """Merge a table's small parts once there are :data:`COMPACT_PARTS` of them, so a
+        dataset followed for many rounds keeps about as many parts as a fresh export
+        (readers' planning and memory grow with the parts).
+
+        Small: fewer than :data:`GROUP_ENTRIES` rows (``messages``: under
+        :data:`COMPACT_BYTES`), none of them the growing newest file's (whose own parts
+        :meth:`_merge_plan` keeps few, and whose ``slots`` part each round replaces).
+        They are merged oldest first into parts of up to that size, in the commit
+        protocol of every run: new ``part-rRUN-compact-...`` parts, the merged ones
+        superseded (kept a round for readers of the old manifest), each file's
+        ``parts`` pointing at the new ones.  Returns the new parts list."""
+        holders: dict[str, set[str]] = {}
+        for f in files_list:
+            for rel in f.get("parts") or []:
+                holders.setdefault(str(rel), set()).add(str(f["file_name"]))
+        renamed: dict[str, str] = {}
+        for table in ("slots", "entries", "messages"):
+            recs = sorted(
+                (r for r in parts if str(r["path"]).startswith(f"{table}/")),
+                key=lambda r: _part_order(str(r["path"])),
+            )
+            if table == "messages":
+                weight, limit = "size", COMPACT_BYTES
+                small = [r for r in recs if int(r["size"]) < limit]
+            else:
+                weight, limit = "rows", GROUP_ENTRIES
+                small = [
+                    r
+                    for r in recs
+                    if int(r["rows"]) < limit
+                    and str(r["path"]) in holders
+                    and growing not in holders[str(r["path"])]
+                ]
+            if len(small) < COMPACT_PARTS:
+                continue
+            groups: list[list[dict[str, Any]]] = [[]]
+            total = 0
+            for r in small:
+                if groups[-1] and total + int(r[weight]) > limit:
+                    groups.append([])
+                    total = 0
+                groups[-1].append(r)
+                total += int(r[weight])
+            for k, group in enumerate(g for g in groups if len(g) > 1):
+                new = self._merge_parts(table, [str(r["path"]) for r in group], k)
+                for r in group:
+                    renamed[str(r["path"])] = new
+                    self.superseded.add(str(r["path"]))
+        if not renamed:
+            return parts
+        for f in files_list:
+            if isinstance(f.get("parts"), list):
+                f["parts"] = sorted({renamed.get(str(r), str(r)) for r in f["parts"]})
+        kept = [r for r in parts if str(r["path"]) not in self.superseded]
+        added = [self.new_records[new] for new in sorted(set(renamed.values()))]
+        return sorted(kept + added, key=lambda r: r["path"])
+
+    def _merge_parts(self, table: str, rels: list[str], k: int) -> str:
+        """The rows of the parts ``rels`` of ``table`` as one new part, in the order
+        readers find them fastest (by file, then slot and position; messages by offset)."""
+        if table == "messages":
+            from rmqarrow.converters.arrow.messages import MESSAGES_SCHEMA
+
+            schema, order = MESSAGES_SCHEMA, [("physical_offset", "ascending")]
+        else:
+            schema = SCHEMAS[table]
+            keys = ("file_name", *(("slot",) if table == "slots" else ENTRIES_ORDER))
+            order = [(c, "ascending") for c in keys]
+        rows = pa.concat_tables([pq.read_table(self.out / rel, schema=schema) for rel in rels])
+        rows = rows.sort_by(order)
+        path = self.out / table / f"part-r{self.run:06d}-compact-{k:05d}.parquet"
+        if table == "messages":
+            pq.write_table(rows, path)
+        else:
+            with parquet_writer(path, table) as w:
+                w.write_table(rows, row_group_size=ROW_GROUP_ROWS)
+        return self._record(path)
 
     def _record(self, path: Path) -> str:
         rec = part_record(self.out, path)
