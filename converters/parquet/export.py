@@ -688,7 +688,8 @@ def _export(
                 pq.write_table(SCHEMAS[sub].empty_table(), tmp / sub / "part-00000.parquet")
         with parquet_writer(tmp / "files" / "part-00000.parquet", "files") as w:
             w.write_table(pa.Table.from_batches(file_batches, schema=SCHEMAS["files"]))
-        rows["files"] = len(file_batches)
+        # the files rows, not the batches (small files' rows are gathered into batches)
+        rows["files"] = sum(b.num_rows for b in file_batches)
         messages: dict[str, Any] | None = None
         if commitlog is not None:
             from rmqarrow.converters.arrow.messages import write_messages_parquet

@@ -28,15 +28,17 @@ lists them (:func:`rmqarrow.converters.parquet.parts.table_parts`); the run then
 switches the manifest in one durable rename
 (:func:`rmqarrow.converters.parquet.manifest.switch_manifest`).  The parts it replaced
 are recorded as ``superseded`` (every reader of the new manifest skips them) and stay on
-disk until the next run, so a reader that listed the parts by the manifest before can
-still read them for a round.  A run killed at any step leaves the old manifest (plus
-unlisted parts) or the new one (plus superseded parts); the next run, holding the
-dataset's writer lock as every run does, deletes those first and converges.  A run that
-finds nothing changed writes nothing.
+disk until a later run, at least ``SUPERSEDED_KEEP`` seconds after the switch, so a
+reader that listed the parts by the manifest before can still read them meanwhile.
+A run killed at any step leaves the old manifest (plus unlisted parts) or the new one
+(plus superseded parts); the next run, holding the dataset's writer lock as every run
+does, deletes those first and converges.  A run that finds nothing changed writes
+nothing.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import logging
 import os
@@ -80,11 +82,12 @@ from rmqarrow.converters.schema import SCHEMAS
 from rmqarrow._crash import crash_point
 from rmqarrow._lock import Wait, writer_lock
 from rmqarrow._progress import Progress
+from rmqarrow._space import disk_full, is_disk_full
 from rmqarrow._staging import fsync_dir
-from rmqarrow.errors import DatasetError, StoreChangedError, StoreNotFoundError
+from rmqarrow.errors import DatasetError, DiskFullError, StoreChangedError, StoreNotFoundError
 from rmqarrow.format.layout import HEADER_DTYPE, MappedIndex, check_header, map_regions
 
-__all__ = ["SyncResult", "follow_store", "sync_store"]
+__all__ = ["RETRY_FIRST", "RETRY_MAX", "SyncResult", "follow_store", "heals", "sync_store"]
 
 _log = logging.getLogger(__name__)
 _TABLES = ("files", "slots", "entries", "messages")
@@ -173,12 +176,28 @@ def sync_store(
             full=True,
             changed=True,
         )
-    with writer_lock(out, wait=wait):
-        recover(out)
-        run = _Run(
-            source, out, hash_slot_num, index_num, frozenset(skip), prune_deleted, reexport_changed
-        )
-        result = run.sync(None if commitlog is None else Path(commitlog))
+    try:
+        with writer_lock(out, wait=wait):
+            recover(out)
+            run = _Run(
+                source,
+                out,
+                hash_slot_num,
+                index_num,
+                frozenset(skip),
+                prune_deleted,
+                reexport_changed,
+            )
+            try:
+                result = run.sync(None if commitlog is None else Path(commitlog))
+            except BaseException:
+                run.discard()
+                raise
+    except OSError as exc:
+        if is_disk_full(exc) and not isinstance(exc, DiskFullError):
+            # Arrow's message wraps the system's in its own words: say the system's
+            raise disk_full(out, None, OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))) from None
+        raise
     return SyncResult(**{**result.__dict__, "seconds": time.perf_counter() - start})
 
 
@@ -193,12 +212,91 @@ def follow_store(
     """One :func:`sync_store` round every ``interval`` seconds, each round's result
     yielded (rounds that changed nothing too: the caller chooses what to show), until
     ``stop`` is set; a round always finishes, so the dataset is consistent whenever the
-    loop ends (``stop`` set, or the caller stops iterating between rounds)."""
+    loop ends (``stop`` set, or the caller stops iterating between rounds).  A round that
+    fails in a way that may heal (:func:`heals`) is logged (a warning naming the error)
+    and retried after :data:`RETRY_FIRST` seconds, doubling up to :data:`RETRY_MAX`;
+    anything else ends the loop with its error."""
     stop = stop if stop is not None else threading.Event()
+    options = dict(options)
+    rounds = failures = 0
     while not stop.is_set():
         began = time.monotonic()
-        yield sync_store(store_dir, out_dir, **options)
+        try:
+            if rounds:
+                options["skip"] = _skipped_now(store_dir, options)
+            rounds += 1
+            result = sync_store(store_dir, out_dir, **options)
+        except Exception as exc:
+            # the store itself gone does not heal; a file of it gone (expired) does
+            gone = isinstance(exc, StoreNotFoundError) and Path(store_dir).exists()
+            if not (gone or heals(exc)):
+                raise
+            failures += 1
+            delay = min(RETRY_FIRST * 2 ** (failures - 1), RETRY_MAX)
+            _log.warning(
+                "%s: round failed (%s); the dataset is as the last round left it; "
+                "retrying in %g s (attempt %d)",
+                out_dir,
+                exc,
+                delay,
+                failures + 1,
+            )
+            stop.wait(delay)
+            continue
+        failures = 0
+        yield result
         stop.wait(max(0.0, interval - (time.monotonic() - began)))
+
+
+def _skipped_now(store_dir: str | os.PathLike[str], options: dict[str, Any]) -> list[str]:
+    """The files a round leaves out: those readers skip now (a file being born is
+    skipped while it is, and exported once it is whole; the first round's list, made by
+    the caller, would leave it out for good)."""
+    from rmqarrow.index.health import scan_store
+
+    health = scan_store(store_dir, options.get("hash_slot_num"), options.get("index_num"))
+    names = [f.name for f in health.files if f.skipped_by_readers]
+    for name in sorted(set(names) - set(options.get("skip", ()))):
+        _log.info("%s: left out of this round (damaged, or not yet written whole)", name)
+    return names
+
+
+#: A failed follow round is retried after this many seconds, doubling each time...
+RETRY_FIRST = 1.0
+#: ... up to this.
+RETRY_MAX = 30.0
+
+
+def heals(exc: BaseException) -> bool:
+    """Whether a failed round may succeed later, so a follower retries it: a store that
+    changed under the run (a file expired, born or torn while read), a full or failing
+    disk, a CommitLog read at a bad moment.  What waiting cannot fix ends the follower:
+    a usage mistake, another store or a store that went backwards
+    (:class:`StoreChangedError`, :class:`StoreWentBackwardsError`), a dataset that is not
+    one, a missing store, a lock another writer holds past ``wait``, no permission, or
+    an error that is no :class:`RmqArrowError` nor :class:`OSError` (a bug)."""
+    from rmqarrow.errors import (
+        InvalidValueError,
+        LockFileError,
+        OutputExistsError,
+        RmqArrowError,
+        StoreLockedError,
+        StoreWentBackwardsError,
+    )
+
+    final = (
+        InvalidValueError,
+        DatasetError,
+        StoreNotFoundError,
+        StoreLockedError,
+        LockFileError,
+        OutputExistsError,
+        StoreWentBackwardsError,
+        PermissionError,
+    )
+    if isinstance(exc, final):
+        return False
+    return isinstance(exc, (RmqArrowError, OSError))
 
 
 def _record_full_commitlog(out: Path, manifest: dict[str, Any]) -> None:
@@ -212,6 +310,16 @@ def _record_full_commitlog(out: Path, manifest: dict[str, Any]) -> None:
     manifest["tables"]["messages"]["next_offset"] = next_offset
     switch_manifest(out, manifest)
 
+
+#: Parts a run replaced are deleted by a later run once this many seconds have passed
+#: since the switch (and at least one run later): a reader that read the manifest
+#: before it has that long to list and open them, however fast the rounds follow.
+SUPERSEDED_KEEP = 60.0
+
+#: A table's small parts are merged once there are this many (:meth:`_Run._compact`)...
+COMPACT_PARTS = 3
+#: ... messages parts up to this many bytes (the index tables: :data:`GROUP_ENTRIES` rows).
+COMPACT_BYTES = 256 << 20
 
 #: The largest part :meth:`_Run._merge_plan` merges a growing file's parts into (rows).
 MERGE_ROWS = GROUP_ENTRIES
@@ -295,9 +403,12 @@ class _Run:
         self.run = int(self.manifest.get("run", 0)) + 1
         self.new_records: dict[str, dict[str, Any]] = {}
         self.superseded: set[str] = set()
+        self.switched = False
 
     # -- leftovers of killed runs ------------------------------------------------------
-    def _remove_leftovers(self) -> None:
+    def _remove_leftovers(self, failed: bool = False) -> None:
+        """Remove the parts no manifest lists: those a killed run left, those the last run
+        replaced, or (``failed``) those this run wrote before it failed."""
         present = [
             p.relative_to(self.out).as_posix()
             for t in _TABLES
@@ -306,16 +417,38 @@ class _Run:
         ]
         gone = not_committed(self.manifest, present)
         replaced = {str(r) for r in self.manifest.get("superseded", [])}
+        switched = self.manifest.get("updated_at")
+        if (
+            not failed
+            and isinstance(switched, (int, float))
+            and time.time() - switched < SUPERSEDED_KEEP
+        ):
+            # replaced moments ago: a reader that read the manifest before may still be
+            # listing or reading them; kept (and named superseded) until they are older
+            young = gone & replaced
+            self.superseded |= young
+            gone -= young
         for rel in sorted(gone):
             (self.out / rel).unlink(missing_ok=True)
             crash_point("incremental:cleanup")
-            if rel in replaced:  # kept one round for readers of the manifest before it
-                _log.debug("%s: removed %s (replaced by the last run)", self.out, rel)
+            if failed or rel in replaced:  # replaced: kept one round for readers before
+                _log.debug("%s: removed %s (not in the manifest)", self.out, rel)
             else:
                 _log.info("%s: removed %s (left by a killed run)", self.out, rel)
         (self.out / f".{MANIFEST_NAME}.tmp").unlink(missing_ok=True)
         if gone:
             fsync_dir(self.out)
+
+    def discard(self) -> None:
+        """After a failed run (before its switch): remove the parts it wrote, whole or
+        partial, so a full disk gets its space back now, not at the next run.  A kill
+        leaves them to the next run's :meth:`_remove_leftovers`."""
+        if self.switched:
+            return
+        try:
+            self._remove_leftovers(failed=True)
+        except OSError as exc:  # the run's own error is the one to report
+            _log.warning("%s: could not remove the failed run's parts: %s", self.out, exc)
 
     # -- ownership of the old parts ----------------------------------------------------
     def _owned_parts(self) -> dict[str, list[str]]:
@@ -369,9 +502,11 @@ class _Run:
         self.manifest.pop("superseded", None)
         recorded = {f["file_name"]: f for f in self.manifest["source"]["files"]}
         owned = self._owned_parts()
-        paths = [p for p in source_paths(self.source) if p.name not in self.skip]
+        listed = source_paths(self.source)
+        # a damaged file left out is still in the store: not deleted, kept as exported
+        present = {p.name for p in listed}
+        paths = [p for p in listed if p.name not in self.skip]
         self._check_same_store(paths, recorded)
-        current = {p.name: p for p in paths}
         infos: dict[str, dict[str, Any]] = {}
         rows: dict[str, pa.RecordBatch] = {}
         added: list[str] = []
@@ -406,9 +541,11 @@ class _Run:
             part = _write_new_group(self.out, group, self.run, self.hash_slot_num, self.index_num)
             self.new_records.update(part.records)
             crash_point("incremental:part")
-            for batch, info in zip(part.files, part.infos, strict=True):
+            # a row a file, in the group's order (its batches may gather several files)
+            files = pa.Table.from_batches(part.files, schema=SCHEMAS["files"]).combine_chunks()
+            for i, info in enumerate(part.infos):
                 name = str(info["file_name"])
-                rows[name] = batch
+                rows[name] = files.slice(i, 1).to_batches()[0]
                 infos[name] = info
                 added.append(name)
             entries += part.entries
@@ -468,7 +605,7 @@ class _Run:
             finally:
                 mapped.close()
         flush()
-        deleted = [n for n in recorded if n not in current]
+        deleted = [n for n in recorded if n not in present]
         newly_deleted = [n for n in deleted if not recorded[n].get("deleted_in_store")]
         pruned = deleted if self.prune else []
         for name in pruned:
@@ -495,7 +632,7 @@ class _Run:
             f = dict(f)
             if name in owned and "parts" not in f:
                 f["parts"] = sorted(owned[name])
-            if name not in current:
+            if name not in present:
                 f["deleted_in_store"] = True
             files_list.append(f)
         files_list += infos.values()
@@ -505,6 +642,7 @@ class _Run:
         files_list.sort(key=lambda f: str(f["file_name"]))
         old_parts = [r for r in self.manifest["parts"] if r["path"] not in self.superseded]
         parts = sorted(old_parts + list(self.new_records.values()), key=lambda r: r["path"])
+        parts = self._compact(parts, files_list, paths[-1].name if paths else None)
         manifest = dict(self.manifest)
         manifest["source"] = {**self.manifest["source"], "files": files_list}
         manifest["parts"] = parts
@@ -516,15 +654,17 @@ class _Run:
         manifest["tables"] = tables
         manifest["run"] = self.run
         manifest["superseded"] = sorted(self.superseded)
+        manifest["updated_at"] = time.time()
         from rmqarrow._version import __version__
 
         manifest["updated_by"] = f"rmqarrow {__version__} incremental export"
         crash_point("incremental:switch")
         switch_manifest(self.out, manifest)
+        self.switched = True
         crash_point("incremental:switched")
-        # The parts it replaced stay until the next run: a reader that listed the parts
-        # by the manifest before this one (a DuckDB view, a Spark plan) can still read
-        # them meanwhile; every reader of the new manifest skips them (``superseded``).
+        # The parts it replaced stay until a later run (SUPERSEDED_KEEP): a reader that
+        # listed the parts by the manifest before this one (a DuckDB view, a Spark plan)
+        # can still read them meanwhile; readers of the new manifest skip them (superseded).
         for name in newly_deleted:
             _log.info(
                 "%s: deleted from the store; %s",
@@ -593,6 +733,87 @@ class _Run:
             renamed[rel] = self._record(path)
             self.superseded.add(rel)
         return renamed
+
+    def _compact(
+        self, parts: list[dict[str, Any]], files_list: list[dict[str, Any]], growing: str | None
+    ) -> list[dict[str, Any]]:
+        """Merge a table's small parts once there are :data:`COMPACT_PARTS` of them, so a
+        dataset followed for many rounds keeps about as many parts as a fresh export
+        (readers' planning and memory grow with the parts).
+
+        Small: fewer than :data:`GROUP_ENTRIES` rows (``messages``: under
+        :data:`COMPACT_BYTES`), none of them the growing newest file's (whose own parts
+        :meth:`_merge_plan` keeps few, and whose ``slots`` part each round replaces).
+        They are merged oldest first into parts of up to that size, in the commit
+        protocol of every run: new ``part-rRUN-compact-...`` parts, the merged ones
+        superseded (kept a round for readers of the old manifest), each file's
+        ``parts`` pointing at the new ones.  Returns the new parts list."""
+        holders: dict[str, set[str]] = {}
+        for f in files_list:
+            for rel in f.get("parts") or []:
+                holders.setdefault(str(rel), set()).add(str(f["file_name"]))
+        renamed: dict[str, str] = {}
+        for table in ("slots", "entries", "messages"):
+            recs = sorted(
+                (r for r in parts if str(r["path"]).startswith(f"{table}/")),
+                key=lambda r: _part_order(str(r["path"])),
+            )
+            if table == "messages":
+                weight, limit = "size", COMPACT_BYTES
+                small = [r for r in recs if int(r["size"]) < limit]
+            else:
+                weight, limit = "rows", GROUP_ENTRIES
+                small = [
+                    r
+                    for r in recs
+                    if int(r["rows"]) < limit
+                    and str(r["path"]) in holders
+                    and growing not in holders[str(r["path"])]
+                ]
+            if len(small) < COMPACT_PARTS:
+                continue
+            groups: list[list[dict[str, Any]]] = [[]]
+            total = 0
+            for r in small:
+                if groups[-1] and total + int(r[weight]) > limit:
+                    groups.append([])
+                    total = 0
+                groups[-1].append(r)
+                total += int(r[weight])
+            for k, group in enumerate(g for g in groups if len(g) > 1):
+                new = self._merge_parts(table, [str(r["path"]) for r in group], k)
+                for r in group:
+                    renamed[str(r["path"])] = new
+                    self.superseded.add(str(r["path"]))
+        if not renamed:
+            return parts
+        for f in files_list:
+            if isinstance(f.get("parts"), list):
+                f["parts"] = sorted({renamed.get(str(r), str(r)) for r in f["parts"]})
+        kept = [r for r in parts if str(r["path"]) not in self.superseded]
+        added = [self.new_records[new] for new in sorted(set(renamed.values()))]
+        return sorted(kept + added, key=lambda r: r["path"])
+
+    def _merge_parts(self, table: str, rels: list[str], k: int) -> str:
+        """The rows of the parts ``rels`` of ``table`` as one new part, in the order
+        readers find them fastest (by file, then slot and position; messages by offset)."""
+        if table == "messages":
+            from rmqarrow.converters.arrow.messages import MESSAGES_SCHEMA
+
+            schema, order = MESSAGES_SCHEMA, [("physical_offset", "ascending")]
+        else:
+            schema = SCHEMAS[table]
+            keys = ("file_name", *(("slot",) if table == "slots" else ENTRIES_ORDER))
+            order = [(c, "ascending") for c in keys]
+        rows = pa.concat_tables([pq.read_table(self.out / rel, schema=schema) for rel in rels])
+        rows = rows.sort_by(order)
+        path = self.out / table / f"part-r{self.run:06d}-compact-{k:05d}.parquet"
+        if table == "messages":
+            pq.write_table(rows, path)
+        else:
+            with parquet_writer(path, table) as w:
+                w.write_table(rows, row_group_size=ROW_GROUP_ROWS)
+        return self._record(path)
 
     def _record(self, path: Path) -> str:
         rec = part_record(self.out, path)

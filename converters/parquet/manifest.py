@@ -33,8 +33,10 @@ Keys (all required unless marked optional)::
                     (:func:`check_parts`)
     run             optional: how many incremental runs updated the dataset (0 or absent:
                     none); see rmqarrow.converters.parquet.incremental
-    superseded      optional: parts the last run replaced, kept until the next run
-                    deletes them (a reader of this manifest never counts them)
+    superseded      optional: parts the last run replaced, kept until a later run
+                    deletes them, SUPERSEDED_KEEP seconds after the switch (a reader of
+                    this manifest never counts them)
+    updated_at      optional: when the last incremental run switched it (Unix seconds)
 """
 
 from __future__ import annotations
@@ -165,13 +167,14 @@ def _footer_digest(path: Path, size: int) -> str:
         return hashlib.sha256(fh.read(length) + tail).hexdigest()
 
 
-def _data_parts(dataset_dir: Path) -> list[Path]:
+def _data_parts(dataset_dir: Path, manifest: dict[str, Any] | None = None) -> list[Path]:
+    """Every data part (absolute paths), listed by ``manifest`` when given."""
     from rmqarrow.converters.parquet.parts import table_parts
 
     out: list[Path] = []
     for table in _TABLE_DIRS:
         if (dataset_dir / table).is_dir():
-            out += table_parts(dataset_dir, table)
+            out += table_parts(dataset_dir, table, manifest)
     return out
 
 
@@ -200,8 +203,9 @@ def part_records(
     whose record is in ``known`` (by path) are not read again."""
     known = known or {}
     records = []
+    base = dataset_dir.absolute()
     for p in _data_parts(dataset_dir):
-        rel = p.relative_to(dataset_dir).as_posix()
+        rel = p.relative_to(base).as_posix()
         records.append(known[rel] if rel in known else part_record(dataset_dir, p))
     return records
 
@@ -236,7 +240,7 @@ def check_parts(
     Parts an incremental run wrote but has not committed, or replaced and not yet
     deleted, are no part of the dataset and not counted
     (:func:`rmqarrow.converters.parquet.parts.not_committed`)."""
-    root = Path(dataset_dir)
+    root = Path(dataset_dir).absolute()
     if manifest is None:
         if not (root / MANIFEST_NAME).exists():
             return  # another writer's dataset: no manifest to check against
@@ -248,7 +252,8 @@ def check_parts(
         want = {str(r["path"]): r for r in listed}
     except (KeyError, TypeError) as exc:
         raise DatasetError(f"{root / MANIFEST_NAME}: malformed parts list ({exc!r})") from None
-    have = {p.relative_to(root).as_posix(): p for p in _data_parts(root)}
+    # the parts as this manifest sees them: one snapshot, whatever a writer switches
+    have = {p.relative_to(root).as_posix(): p for p in _data_parts(root, manifest)}
     hint = f"; re-export it, or set {TRUST_ENV}=1 (--trust-dataset) to read it anyway"
     extra = sorted(set(have) - set(want))
     if extra:

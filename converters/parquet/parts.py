@@ -45,20 +45,33 @@ def _is_data(path: Path, table_dir: Path) -> bool:
     return path.suffix == ".parquet" and not hidden and path.is_file()
 
 
-def table_parts(dataset_dir: str | os.PathLike[str], table: str) -> list[Path]:
-    """Sorted data files of ``table``; :class:`DatasetError` when the table has none."""
-    directory = Path(dataset_dir) / table
+def table_parts(
+    dataset_dir: str | os.PathLike[str],
+    table: str,
+    manifest: dict[str, Any] | None = None,
+) -> list[Path]:
+    """Sorted data files of ``table`` (absolute paths: a view made of them still reads
+    them after the process changes directory); :class:`DatasetError` when the table has
+    none.
+
+    ``manifest``: the manifest the caller read (and judges the parts by), so parts are
+    listed by that one snapshot; without it the manifest is read here first.  A reader
+    that read the manifest itself and let this read it again could see two of them
+    when an incremental run switches between: the new run's parts would then be extra
+    to the old manifest."""
+    root = Path(dataset_dir).absolute()
+    directory = root / table
     if not directory.is_dir():
         raise DatasetError(
             f"{directory}: missing; a dataset has the directories files/, slots/ and entries/"
         )
     try:
-        manifest = _manifest_or_none(Path(dataset_dir))
+        if manifest is None:
+            manifest = _manifest_or_none(root)
         parts = sorted(p for p in directory.rglob("*.parquet") if _is_data(p, directory))
     except OSError as exc:
         raise DatasetError(f"{directory}: cannot list: {exc.strerror or exc}") from None
     if manifest is not None:
-        root = Path(dataset_dir)
         hidden = not_committed(manifest, [p.relative_to(root).as_posix() for p in parts])
         parts = [p for p in parts if p.relative_to(root).as_posix() not in hidden]
     if not parts:

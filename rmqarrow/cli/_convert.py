@@ -91,8 +91,10 @@ def register(sub: Any) -> None:
         "--follow",
         action="store_true",
         help="keep running: an incremental export every --interval seconds, one "
-        "line per round that changed something; SIGINT/SIGTERM stop it between "
-        "rounds",
+        "line per round that changed something; a round that fails in a way that "
+        "can heal (a file born, torn or expired mid-round, a full disk) is retried "
+        "after 1 s, doubling up to 30 s, with a warning each time; SIGINT/SIGTERM "
+        "stop it between rounds",
     )
     p.add_argument(
         "--interval",

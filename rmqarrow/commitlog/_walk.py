@@ -42,6 +42,7 @@ __all__ = [
     "record_positions",
     "walk_file",
     "walk_runs",
+    "write_end",
 ]
 
 Buf: TypeAlias = bytes | bytearray | memoryview | mmap.mmap
@@ -154,6 +155,31 @@ def check_record(buf: Buf, pos: int, size: int, mapped_size: int, file_start: in
             pos, f"the record's fields add up to {off - pos} bytes, TOTALSIZE says {total}"
         )
     return int(total)
+
+
+def write_end(buf: Buf, size: int, mapped_size: int, pos: int) -> bool:
+    """Whether damage at ``pos`` of the log's newest file is only its write end: a record
+    not yet (or never, after a crash) written whole, nothing written after it.
+
+    The newest file is being born (0 bytes, created before it is mapped), or is shorter
+    than the mapped size and ends inside (or right before) the record at ``pos``, or is
+    whole and zero from the end of that record (the frame's TOTALSIZE when it fits the
+    file, else its first 8 bytes) to the end of the file: a broker copies a record front
+    to back and writes nothing past it, so bytes found further on are damage, not a
+    write in progress.  This is where RocketMQ's own recovery ends the log too (it
+    truncates at the first record that does not check).
+    """
+    if pos >= size:
+        return True
+    total = _I32.unpack_from(buf, pos)[0] if size - pos >= 4 else 0
+    end = pos + (total if MIN_RECORD_SIZE <= total <= mapped_size - pos else 8)
+    if end >= size:
+        return True
+    tail = np.frombuffer(buf, dtype=np.uint8, count=size - end, offset=end)
+    try:
+        return not tail.any()
+    finally:
+        del tail
 
 
 def first_store_timestamp(buf: Buf, size: int) -> int | None:

@@ -7,10 +7,18 @@ before it was yielded.  ``lenient=True``: the damage is appended to
 :attr:`CommitLogReader.problems` (and warned about) and the reader goes on with the next
 file.  Files must follow each other without gaps (each starts where the previous one ends);
 a gap is damage of the same kind.
+
+The newest file's write end is no damage: a newest file being born (0 bytes), or a last
+record not (yet) written whole with nothing written after it (a broker appending, or a
+crash in the middle of a record; :func:`._walk.write_end`), ends the log there, with a
+note logged; strict and lenient readers, ``check`` included, read the log alike.
+Damage anywhere else (an older file, or bytes written after the bad record) stays
+damage.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import warnings
 from collections.abc import Iterator
@@ -34,11 +42,14 @@ from rmqarrow.commitlog._walk import (
     first_store_timestamp,
     record_positions,
     walk_file,
+    write_end,
 )
 from rmqarrow.commitlog.record import Record, parse_record
 from rmqarrow.errors import CommitLogError
 
 __all__ = ["CommitLogProblem", "CommitLogReader", "CommitLogWarning", "iter_records"]
+
+_log = logging.getLogger(__name__)
 
 
 class CommitLogWarning(UserWarning):
@@ -83,6 +94,23 @@ class CommitLogReader:
         self.problems: list[CommitLogProblem] = []
 
     # -- damage handling -------------------------------------------------------------
+    def _ended(self, file: CommitLogFile, buf: Buf, is_last: bool, damage: Damage) -> bool:
+        """True (and a note logged) when ``damage`` is the newest file's write end."""
+        if not is_last or not write_end(buf, file.size, self.mapped_file_size, damage.position):
+            return False
+        at = file.start_offset + damage.position
+        # a file that ends right after a whole record is a writer appending (no preallocation)
+        clean = 0 < file.size <= damage.position
+        _log.log(
+            logging.DEBUG if clean else logging.INFO,
+            "%s: the log ends at physical offset %d: %s (not yet written: a broker "
+            "writing it, or a crash before it finished); read up to there",
+            file.path,
+            at,
+            "the newest file is empty" if file.size == 0 else damage.reason,
+        )
+        return True
+
     def _damage(
         self, file: CommitLogFile, position: int, reason: str, unread: tuple[int, int] | None = None
     ) -> None:
@@ -119,6 +147,12 @@ class CommitLogReader:
         """Files to walk from ``start_offset`` (those starting before ``end_offset``, if
         given): (file, start position, is last of the whole log); gaps are damage."""
         mapped = self.mapped_file_size
+        # The newest files a broker has created but not written yet (0 bytes, or mapped
+        # with nothing at position 0: its allocator makes the next file ahead of time)
+        # leave the file before them the one being written.
+        last = len(self.files) - 1
+        while last > 0 and _unborn(self.files[last]):
+            last -= 1
         prev: CommitLogFile | None = None
         for i, file in enumerate(self.files):
             if end_offset is not None and file.start_offset >= end_offset:
@@ -135,7 +169,7 @@ class CommitLogReader:
                     (prev.start_offset + mapped, file.start_offset),
                 )
             prev = file
-            yield file, max(0, start_offset - file.start_offset), i == len(self.files) - 1
+            yield file, max(0, start_offset - file.start_offset), i >= last
 
     def positions(
         self, start_offset: int = 0, end_offset: int | None = None
@@ -153,6 +187,8 @@ class CommitLogReader:
                     buf, file.size, self.mapped_file_size, file.start_offset, start_pos, is_last
                 )
                 yield file, buf, found
+                if damage is not None and self._ended(file, buf, is_last, damage):
+                    damage = None
             if damage is not None:
                 self._damage(file, damage.position, damage.reason)
 
@@ -168,7 +204,7 @@ class CommitLogReader:
                         for pos in walk:
                             yield parse_record(buf, pos, file.path, file.start_offset)
                 except Damage as d:
-                    damage: Damage | None = d
+                    damage: Damage | None = None if self._ended(file, buf, is_last, d) else d
                 else:
                     damage = None
             if damage is not None:
@@ -216,6 +252,18 @@ class CommitLogReader:
                     "(end of the file's data)"
                 )
             return parse_record(buf, pos, file.path, file.start_offset)
+
+
+def _unborn(file: CommitLogFile) -> bool:
+    """True when nothing is written in ``file`` yet: empty, or 0 where its first record's
+    TOTALSIZE goes (its walk still checks that the rest is zero)."""
+    if file.size < 4:
+        return True
+    try:
+        with open(file.path, "rb") as fh:
+            return fh.read(4) == bytes(4)
+    except FileNotFoundError:
+        return True  # deleted since it was listed: nothing to read in it
 
 
 def iter_records(

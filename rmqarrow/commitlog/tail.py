@@ -17,7 +17,14 @@ from typing import Any
 import numpy as np
 
 from rmqarrow.commitlog._files import CommitLogFile, map_file
-from rmqarrow.commitlog._walk import END, Buf, Damage, check_record, record_positions
+from rmqarrow.commitlog._walk import (
+    END,
+    Buf,
+    Damage,
+    check_record,
+    record_positions,
+    write_end,
+)
 from rmqarrow.commitlog.reader import CommitLogReader
 from rmqarrow.commitlog.record import parse_record
 from rmqarrow.errors import CommitLogError, RmqArrowError, StoreWentBackwardsError
@@ -65,9 +72,10 @@ def complete_end_offset(
     """The physical offset just past the last complete record at or after ``start_offset``.
 
     Records are walked frame by frame (no field is decoded).  In the newest file a record
-    that is not complete yet ends the walk (a writer is in the middle of it); damage in an
-    older file raises :class:`~rmqarrow.errors.CommitLogError`.  An offset past the log's
-    end means the log went backwards: :class:`~rmqarrow.errors.StoreWentBackwardsError`.
+    that is not complete yet ends the walk (a writer is in the middle of it: the write
+    end of :func:`rmqarrow.commitlog._walk.write_end`); other damage raises
+    :class:`~rmqarrow.errors.CommitLogError`.  An offset past the log's end means the log
+    went backwards: :class:`~rmqarrow.errors.StoreWentBackwardsError`.
     """
     log = CommitLogReader(commitlog_dir, mapped_file_size=mapped_file_size)
     mapped = log.mapped_file_size
@@ -93,8 +101,11 @@ def complete_end_offset(
             else:
                 end = max(end, file.start_offset + start_pos)
             del found
+            torn = damage is not None and (
+                is_last and write_end(buf, file.size, mapped, damage.position)
+            )
         if damage is not None:
-            if not is_last:
+            if not torn:
                 raise CommitLogError(
                     f"{file.path}: physical offset {file.start_offset + damage.position}: "
                     f"{damage.reason}"

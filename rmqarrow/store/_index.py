@@ -406,7 +406,11 @@ class IndexStore(OffsetQueries):
                 + "; ".join(f.describe() for f in damaged)
             )
         for fh in damaged:
-            _log.warning("damaged file %s", fh.describe())
+            _log.warning(
+                "damaged file %s; %s",
+                fh.describe(),
+                "left out" if fh.skipped_by_readers else "exported as RocketMQ reads it",
+            )
         if not health.healthy:
             raise UsageError(f"{self.index_path}: no healthy index files to export")
         g = health.geometry
@@ -440,7 +444,7 @@ class IndexStore(OffsetQueries):
             raise UsageError("master needs engine='spark'")
         from rmqarrow.converters.parquet.export import export_store
 
-        names = [f.name for f in damaged]
+        names = [f.name for f in damaged if f.skipped_by_readers]
         try:
             return export_store(
                 self.index_path,
@@ -532,7 +536,11 @@ class IndexStore(OffsetQueries):
                 + "; ".join(f.describe() for f in damaged)
             )
         for fh in damaged:
-            _log.warning("damaged file %s", fh.describe())
+            _log.warning(
+                "damaged file %s; %s",
+                fh.describe(),
+                "left out" if fh.skipped_by_readers else "exported as RocketMQ reads it",
+            )
         g = health.geometry
         return {
             "hash_slot_num": g.hash_slot_num,
@@ -540,7 +548,7 @@ class IndexStore(OffsetQueries):
             "commitlog": None if commitlog is None else require_commitlog(commitlog),
             "prune_deleted": prune_deleted,
             "reexport_changed": reexport_changed,
-            "skip": [f.name for f in damaged],
+            "skip": [f.name for f in damaged if f.skipped_by_readers],
             "wait": wait,
         }
 

@@ -102,3 +102,52 @@ def test_resolve_drops_hash_false_positives(
     )
     out = capsys.readouterr().out
     assert "1 hash false positives dropped" in out and "U3" in out
+
+
+def _broker_root(root: Path) -> Path:
+    """A broker store root (index/ and commitlog/, files of 16 KiB) whose log's newest
+    file has just been created (0 bytes): a broker at a roll."""
+    from rmqarrow.format.layout import Geometry
+    from rmqarrow.testing.stores import write_random_store
+
+    write_random_store(root / "index", Geometry(16, 64), [30, 30])
+    messages = [
+        Message(topic="T", body=b"x" * 40, keys=[f"k{i}"], uniq_key=f"U{i:08d}") for i in range(500)
+    ]
+    files = write_commitlog(root / "commitlog", messages, mapped_file_size=16 * 1024)
+    born = int(files[-1].name) + 16 * 1024
+    (root / "commitlog" / f"{born:020d}").write_bytes(b"")
+    return root
+
+
+@pytest.mark.parametrize("state", ["born", "torn"])
+def test_a_log_being_written_is_read_to_its_end(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], state: str
+) -> None:
+    """A newest CommitLog file being born, or a last record torn by a crash: export,
+    sql and stats of the store root read the log up to there and say so in a note."""
+    from cli_run import run
+
+    root = _broker_root(tmp_path / "root")
+    log = root / "commitlog"
+    if state == "torn":
+        newest = sorted(log.iterdir())[-1]
+        newest.unlink()
+        from rmqarrow.commitlog import CommitLogReader
+
+        final = list(CommitLogReader(log).records())[-1]
+        last = sorted(log.iterdir())[-1]
+        data = bytearray(last.read_bytes())
+        torn = final.physical_offset - int(last.name) + 30
+        data[torn:] = bytes(len(data) - torn)  # the record's rest never reached the disk
+        last.write_bytes(bytes(data))
+    status, out, err = run(
+        capsys, "export", str(root), str(tmp_path / "ds"), "--commitlog", str(log), "--json"
+    )
+    assert status == 0, err
+    assert json.loads(out)["messages"] == (500 if state == "born" else 499)
+    assert "the log ends at physical offset" in err
+    status, out, err = run(capsys, "sql", str(root), "SELECT count(*) AS n FROM entries")
+    assert status == 0 and "60" in out, err
+    status, out, err = run(capsys, "stats", str(root))
+    assert status == 0, err

@@ -142,20 +142,92 @@ def test_zero_tail_in_an_earlier_file(
     _check_outcome(store_copy, offsets, bad, F0, "later file follows", 65536)
 
 
-def test_truncated_record(store_copy: Path, messages_tsv: list[dict[str, object]]) -> None:
+def _write_end_outcome(
+    store: Path, offsets: list[int], bad: int, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The newest file's write end: strict and lenient readers (and the index path) read
+    every record before it, report no damage, and log one note naming where the log ends."""
+    caplog.set_level("INFO", logger="rmqarrow.commitlog")
+    want = [o for o in offsets if o < bad]
+    assert [r.physical_offset for r in CommitLogReader(store).records()] == want
+    assert _index_offsets(store, lenient=False) == want
+    got, reader = _lenient(store)
+    assert got == want and reader.problems == []
+    assert f"the log ends at physical offset {bad}" in caplog.text
+
+
+def test_truncated_record(
+    store_copy: Path, messages_tsv: list[dict[str, object]], caplog: pytest.LogCaptureFixture
+) -> None:
+    """The newest file ends inside a record: a writer that does not preallocate, in the
+    middle of it (or killed there)."""
     offsets = _offsets(messages_tsv)
     bad = offsets[260]
     os.truncate(store_copy / F2, bad - 131072 + 50)
-    _check_outcome(store_copy, offsets, bad, F2, "file is truncated", 1 << 62)
+    _write_end_outcome(store_copy, offsets, bad, caplog)
 
 
 def test_truncated_at_a_record_boundary(
-    store_copy: Path, messages_tsv: list[dict[str, object]]
+    store_copy: Path, messages_tsv: list[dict[str, object]], caplog: pytest.LogCaptureFixture
 ) -> None:
     offsets = _offsets(messages_tsv)
     bad = offsets[260]
     os.truncate(store_copy / F2, bad - 131072)
-    _check_outcome(store_copy, offsets, bad, F2, "file is truncated", 1 << 62)
+    _write_end_outcome(store_copy, offsets, bad, caplog)
+
+
+def test_torn_last_record_of_a_preallocated_file(
+    store_copy: Path, messages_tsv: list[dict[str, object]], caplog: pytest.LogCaptureFixture
+) -> None:
+    """A crash in the middle of copying the last record into the mapped file: its frame
+    is there, its end zero, and nothing after it; the log ends before it."""
+    offsets = _offsets(messages_tsv)
+    last = offsets[-1]
+    size = (store_copy / F2).stat().st_size
+    _patch(store_copy / F2, last - 131072 + 30, bytes(size - (last - 131072 + 30)))
+    _write_end_outcome(store_copy, offsets, last, caplog)
+
+
+def test_empty_newest_file(
+    store_copy: Path, messages_tsv: list[dict[str, object]], caplog: pytest.LogCaptureFixture
+) -> None:
+    """A broker creates its next file before it maps it: 0 bytes for a moment."""
+    offsets = _offsets(messages_tsv)
+    (store_copy / "00000000000000196608").write_bytes(b"")
+    caplog.set_level("INFO", logger="rmqarrow.commitlog")
+    assert [r.physical_offset for r in CommitLogReader(store_copy).records()] == offsets
+    assert _index_offsets(store_copy, lenient=False) == offsets
+    assert "the newest file is empty" in caplog.text
+
+
+def test_next_file_created_ahead_of_time(
+    store_copy: Path, messages_tsv: list[dict[str, object]]
+) -> None:
+    """A broker's allocator creates the next file, full size and zero, while the current
+    one still fills: the current one is the log's end, its zero tail no damage."""
+    offsets = _offsets(messages_tsv)
+    (store_copy / "00000000000000196608").write_bytes(bytes(65536))
+    assert [r.physical_offset for r in CommitLogReader(store_copy).records()] == offsets
+    got, reader = _lenient(store_copy)
+    assert got == offsets and reader.problems == []
+
+
+def test_damage_in_the_newest_file_with_records_after_it(
+    store_copy: Path, messages_tsv: list[dict[str, object]]
+) -> None:
+    """A bad record that later records follow is damage, in the newest file too."""
+    offsets = _offsets(messages_tsv)
+    bad = offsets[260]
+    _patch(store_copy / F2, bad - 131072 + 4, b"\xda\xa3\x21\xa7")
+    _check_outcome(store_copy, offsets, bad, F2, "bad magic code 0xDAA321A7", 1 << 62)
+
+
+def test_an_empty_older_file_is_damage(
+    store_copy: Path, messages_tsv: list[dict[str, object]]
+) -> None:
+    offsets = _offsets(messages_tsv)
+    os.truncate(store_copy / F1, 0)
+    _check_outcome(store_copy, offsets, 65536, F1, "file is truncated", 131072)
 
 
 def test_truncated_inside_the_first_8_bytes(

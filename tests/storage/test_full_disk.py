@@ -94,3 +94,70 @@ def test_demo_on_a_full_disk(small_disk: Path) -> None:
     assert "no space left" in one_line_error(done)
     assert not (small_disk / "demo").exists()
     assert _used(small_disk) < 64 << 10
+
+
+def _parts(ds: Path) -> set[str]:
+    return {p.relative_to(ds).as_posix() for p in ds.rglob("*.parquet")}
+
+
+def test_incremental_and_follow_on_a_full_disk(tmp_path: Path, small_disk: Path) -> None:
+    """An incremental run that fills the disk says one line and removes the parts it
+    wrote (the space comes back); a follower warns and retries until there is room, then
+    catches up."""
+    import signal
+    import sys
+    import time
+
+    from rmqarrow.format.layout import Geometry
+    from rmqarrow.testing.stores import write_random_file
+
+    g = Geometry(16, 60000)
+    store = tmp_path / "store"
+    store.mkdir()
+    write_random_file(store / "20231114221320000", g, 2000, seed=1)
+    ds = small_disk / "ds"
+    cli("export", store, ds, "--incremental", *BIG).check_returncode()
+    before, used = _parts(ds), _used(small_disk)
+    write_random_file(store / "20231114221320001", g, 59_999, seed=2, begin_phy_offset=10**9)
+    st = os.statvfs(small_disk)
+    filler = small_disk / "filler"
+    filler.write_bytes(b"\1" * (st.f_bavail * st.f_frsize - (300 << 10)))
+    done = cli("export", store, ds, "--incremental", *BIG)
+    assert done.returncode == 1, done.stderr
+    line = one_line_error(done)
+    assert "no space left" in line and "pyarrow" not in line.lower()
+    assert _parts(ds) == before and hidden(ds) == []  # nothing of the failed run is left
+    assert _used(small_disk) - filler.stat().st_size <= used + (16 << 10)
+    follow = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "rmqarrow",
+            "export",
+            store,
+            ds,
+            "--follow",
+            "--interval",
+            "0.2",
+            *BIG,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        time.sleep(4)  # at least two failed rounds (retried after 1 s, then 2 s)
+        assert follow.poll() is None  # still running: a full disk heals
+        filler.unlink()
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if "grown" in (ds / "_rmqarrow.json").read_text() or _parts(ds) != before:
+                break
+            time.sleep(0.2)
+    finally:
+        follow.send_signal(signal.SIGTERM)
+        out, err = follow.communicate(timeout=60)
+    assert follow.returncode == 0, err
+    assert "round failed" in err and "no space left" in err and "retrying in" in err
+    assert "Traceback" not in err
+    assert "files +1 new" in out

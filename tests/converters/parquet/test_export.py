@@ -365,3 +365,39 @@ def test_one_big_file_is_written_as_two_parts_that_import_byte_identical(
     assert manifest["tables"]["entries"]["rows"] == 1_500
     (rebuilt,) = import_dataset(tmp_path / "two", tmp_path / "back")
     assert rebuilt.read_bytes() == path.read_bytes()
+
+
+def _misread(path: Path, g: Geometry) -> None:
+    """Give a file the header a broker writes when its clock steps back while the file
+    fills: the end time before the begin time (RocketMQ still reads the file)."""
+    m = map_regions(path, g, writable=True)
+    try:
+        m.header["end_timestamp"] = int(m.header["begin_timestamp"][0]) - 5000
+    finally:
+        m.close()
+
+
+def test_many_small_files_with_misread_headers_all_exported(tmp_path: Path) -> None:
+    """More small files than a shared part gathers in one batch, some with headers
+    RocketMQ misreads: every file and entry is in the dataset, its manifest counts the
+    rows the tables hold, and import gives the store back byte for byte."""
+    from rmqarrow.converters.parquet.importer import import_dataset
+
+    import rmqarrow
+
+    g = Geometry(2, 6)
+    store, ds, back = tmp_path / "store", tmp_path / "ds", tmp_path / "back"
+    paths = write_random_store(store, g, [5] * 600)
+    for p in paths[::97]:
+        _misread(p, g)
+    with rmqarrow.open(store, hash_slot_num=2, index_num=6) as s:
+        manifest = s.export(ds)
+    tables = {t: pq.read_table(ds / t).num_rows for t in ("files", "slots", "entries")}
+    assert tables["files"] == 600
+    assert tables["entries"] == 600 * 5
+    assert {t: manifest["tables"][t]["rows"] for t in tables} == tables
+    assert len(manifest["source"]["files"]) == 600
+    import_dataset(ds, back)
+    assert {p.name: p.read_bytes() for p in back.iterdir()} == {
+        p.name: p.read_bytes() for p in store.iterdir()
+    }

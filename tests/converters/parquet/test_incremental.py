@@ -25,8 +25,8 @@ import pytest
 from rmqarrow.converters.duckdb.sql import answer_queries as duckdb_answers
 from rmqarrow.converters.parquet.export import export_store
 from rmqarrow.converters.parquet.importer import import_dataset
-from rmqarrow.converters.parquet.incremental import sync_store
-from rmqarrow.converters.parquet.manifest import read_manifest
+from rmqarrow.converters.parquet.incremental import SUPERSEDED_KEEP, sync_store
+from rmqarrow.converters.parquet.manifest import read_manifest, switch_manifest
 from rmqarrow.converters.parquet.parts import table_parts
 from storage.storage_helpers import cli, hidden, one_line_error
 
@@ -193,7 +193,10 @@ def test_killed_at_every_step_converges(tmp_path: Path, crash: str) -> None:
     export_store(store, ds, hash_slot_num=SLOTS, index_num=INDEX)
     _append(store, 100, 150)
     sync_store(store, ds, hash_slot_num=SLOTS, index_num=INDEX)  # parts it replaced stay
-    assert read_manifest(ds)["superseded"]
+    manifest = read_manifest(ds)
+    assert manifest["superseded"]
+    manifest["updated_at"] -= 2 * SUPERSEDED_KEEP  # long enough ago: the next run deletes them
+    switch_manifest(ds, manifest)
     old = duckdb_answers(store, QUERIES, dataset=ds)
     _append(store, 150, 250)  # it grows, new files follow
     new = answer_queries(store, QUERIES, hash_slot_num=SLOTS, index_num=INDEX)
@@ -462,3 +465,119 @@ def test_follow_stops_between_rounds_on_sigterm_and_sigint(tmp_path: Path) -> No
         assert follow.returncode == 0, err
         assert "Traceback" not in err and len(out.splitlines()) == 1, out
         _same_as_full(store, ds, tmp_path)
+
+
+def test_a_run_adding_many_small_files_keeps_every_row(tmp_path: Path) -> None:
+    """An incremental run that adds more small files than a shared part gathers in one
+    batch: a files row for each, equal to a full export."""
+    from rmqarrow.format.layout import Geometry
+    from rmqarrow.testing.stores import write_random_store
+
+    store, ds, full = tmp_path / "store", tmp_path / "ds", tmp_path / "full"
+    paths = write_random_store(store, Geometry(2, 6), [5] * 400)
+    hold = tmp_path / "hold"
+    hold.mkdir()
+    for p in paths[1:]:
+        p.rename(hold / p.name)
+    sync_store(store, ds, hash_slot_num=2, index_num=6)
+    for p in paths[1:]:
+        (hold / p.name).rename(p)
+    result = sync_store(store, ds, hash_slot_num=2, index_num=6)
+    assert len(result.added) == 399
+    export_store(store, full, hash_slot_num=2, index_num=6)
+    assert _tables(ds) == _tables(full)
+    manifest = read_manifest(ds)
+    assert manifest["tables"]["files"]["rows"] == 400
+    back = tmp_path / "back"
+    import_dataset(ds, back)
+    assert len(list(back.iterdir())) == 400
+
+
+def test_readers_never_refuse_a_dataset_a_follower_is_updating(tmp_path: Path) -> None:
+    """Readers opening the dataset while a follower process switches its manifest every
+    few milliseconds: each sees one manifest and its parts, never an "extra" part of
+    the next run or a refusal; the parts are absolute, so a view made of them still
+    reads after the process changes directory."""
+    from rmqarrow.converters.parquet.manifest import check_parts
+
+    store, ds = tmp_path / "store", tmp_path / "ds"
+    _append(store, 0, 40)
+    assert cli("export", store, ds, *GEO).returncode == 0
+    writer = _writer(store, 40, 4000, 5, 2)
+    follow = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "rmqarrow",
+            "export",
+            store,
+            ds,
+            "--follow",
+            "--interval",
+            "0.01",
+            *GEO,
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    opens = 0
+    try:
+        while writer.poll() is None:
+            check_parts(ds)  # raised "not in the manifest" when a run switched meanwhile
+            opens += 1
+    finally:
+        writer.wait()
+        follow.send_signal(signal.SIGTERM)
+        _, err = follow.communicate(timeout=120)
+    assert follow.returncode == 0, err
+    assert opens > 20
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        parts = table_parts(Path("ds"), "entries")
+        assert all(p.is_absolute() for p in parts)
+        con = duckdb.connect()
+        con.read_parquet([str(p) for p in parts]).create_view("entries")
+        os.chdir(store)
+        assert con.sql("SELECT count(*) FROM entries").fetchall()[0][0] > 0
+    finally:
+        os.chdir(cwd)
+
+
+def test_a_follower_keeps_about_as_many_parts_as_a_fresh_export(tmp_path: Path) -> None:
+    """Rounds that each add new files and grow the newest: small parts are merged as
+    they pile up, so each table keeps about a fresh export's parts, and the dataset
+    still equals a fresh export."""
+    from rmqarrow.converters.parquet.incremental import COMPACT_PARTS
+
+    store, ds, fresh = tmp_path / "store", tmp_path / "ds", tmp_path / "fresh"
+    _append(store, 0, 40)
+    sync_store(store, ds, hash_slot_num=SLOTS, index_num=INDEX)
+    for r in range(12):
+        _append(store, 40 + 70 * r, 40 + 70 * (r + 1))  # 140 entries: 2-3 new files
+        sync_store(store, ds, hash_slot_num=SLOTS, index_num=INDEX)
+    export_store(store, fresh, hash_slot_num=SLOTS, index_num=INDEX)
+    for t in ("files", "slots", "entries"):
+        assert len(table_parts(ds, t)) <= len(table_parts(fresh, t)) + COMPACT_PARTS, t
+    _same_as_full(store, ds, tmp_path)
+
+
+def test_a_follower_killed_mid_round_beside_a_writer_converges(tmp_path: Path) -> None:
+    """A writer process appends and rolls files while a follower runs; the follower is
+    killed (SIGKILL) in the middle of its work and started again: the dataset ends equal
+    to a full export of the final store."""
+    store, ds = tmp_path / "store", tmp_path / "ds"
+    _append(store, 0, 40)
+    writer = _writer(store, 40, 2500, 10, 6)
+    follow = _follow(store, ds)
+    time.sleep(1.5)
+    follow.kill()  # wherever it is: a round's parts written, the switch not yet, ...
+    follow.communicate(timeout=60)
+    follow = _follow(store, ds)
+    assert writer.wait() == 0
+    time.sleep(2.0)  # the restarted follower's next rounds see the final store
+    follow.send_signal(signal.SIGTERM)
+    _, err = follow.communicate(timeout=120)
+    assert follow.returncode == 0, err
+    _same_as_full(store, ds, tmp_path)
