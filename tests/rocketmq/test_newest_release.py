@@ -82,12 +82,6 @@ def test_index_files_of_the_live_store_roll_and_are_healthy(
     assert all(f["status"] == "ok" for f in files)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="a running broker keeps its next CommitLog file preallocated (all zeros); "
-    "rmqarrow reads the zero tail before it as damage ('a later file follows')",
-)
 def test_check_says_the_live_store_is_healthy(
     live: Run, capsys: pytest.CaptureFixture[str]
 ) -> None:
