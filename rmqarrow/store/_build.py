@@ -11,6 +11,7 @@ from rmqarrow._lock import Wait
 from rmqarrow._progress import ProgressCallback
 from rmqarrow.errors import UsageError
 from rmqarrow.format.detect import require_commitlog
+from rmqarrow.format.records import DEFAULT_ROCKETMQ_VERSION, indexes_tags
 from rmqarrow.index.record_files import bad_record, read_record_batches, validate_record_file
 from rmqarrow.index.store_build import BuildSummary, build_store, check_build_output
 
@@ -21,7 +22,7 @@ __all__ = ["build"]
 
 
 def _commitlog_batches(
-    commitlog: Path, start: int, engine: str, master: str | None, batch_rows: int
+    commitlog: Path, start: int, engine: str, master: str | None, batch_rows: int, tags: bool
 ) -> Iterator[pa.RecordBatch]:
     """The index records of ``commitlog`` from ``start``, in log order: decoded here, or by
     Spark's executors and handed back in order (the same batches either way)."""
@@ -36,7 +37,7 @@ def _commitlog_batches(
         return
     from rmqarrow.commitlog import index_records
 
-    yield from index_records(commitlog, start_offset=start, batch_rows=batch_rows)
+    yield from index_records(commitlog, start_offset=start, batch_rows=batch_rows, tags=tags)
 
 
 def build(
@@ -54,6 +55,7 @@ def build(
     batch_rows: int = 1 << 20,
     progress: ProgressCallback | None = None,
     wait: Wait = False,
+    rocketmq_version: str = DEFAULT_ROCKETMQ_VERSION,
 ) -> BuildSummary:
     """Build (or append to) the index store ``store`` as the broker's IndexService does.
 
@@ -65,7 +67,12 @@ def build(
     existing one is appended crash-consistently (see :mod:`rmqarrow.index.store_build`).
     One writer at a time: another process writing the store refuses this build in one line
     naming it, or is waited for with ``wait`` (True, or that many seconds).
+
+    ``rocketmq_version`` says whose rules a CommitLog build follows: from ``"5.4"`` on,
+    each message's tags are indexed too (``topic#T#tags``, see
+    :mod:`rmqarrow.format.records`); the default, ``"5.3"``, is what 4.9.x to 5.3.x write.
     """
+    tags = indexes_tags(rocketmq_version)
     if (records is None) == (commitlog is None):
         raise UsageError("give one source: records (a Parquet/CSV file) or commitlog (a DIR)")
     if batch_rows < 1:
@@ -93,6 +100,16 @@ def build(
     if engine == "spark" and commitlog is None:
         raise UsageError(
             "the spark engine decodes a CommitLog (records from a file are read by this process)"
+        )
+    if tags and records is not None:
+        raise UsageError(
+            f"rocketmq_version {rocketmq_version} indexes tags, and a records file has no "
+            "tags column; build from the CommitLog (commitlog=...) to index tags"
+        )
+    if tags and engine == "spark":
+        raise UsageError(
+            f"rocketmq_version {rocketmq_version} indexes tags, which the spark engine does "
+            "not decode yet; build with the local engine"
         )
     if engine != "spark" and master is not None:
         raise UsageError("master needs engine='spark'")
@@ -127,7 +144,7 @@ def build(
         start = CommitLogReader(log).recover_start_offset(start_timestamp)
     return build_store(
         store,
-        _commitlog_batches(log, start, engine, master, batch_rows),
+        _commitlog_batches(log, start, engine, master, batch_rows, tags),
         hash_slot_num=hash_slot_num,
         index_num=index_num,
         checkpoint=checkpoint,

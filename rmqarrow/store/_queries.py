@@ -11,6 +11,7 @@ from rmqarrow.errors import TieredReadError
 from rmqarrow.format.hashing import check_query_key
 from rmqarrow.format.java import JAVA_LONG_MAX
 from rmqarrow.format.queries import Query, as_queries
+from rmqarrow.format.records import query_index_key
 from rmqarrow.format.times import check_epoch_ms
 from rmqarrow.store._base import DEFAULT_MAX_NUM, Store, check_max_num
 
@@ -110,16 +111,20 @@ class OffsetQueries(Store):
         end: int = JAVA_LONG_MAX,
         max_num: int = DEFAULT_MAX_NUM,
         engine: str | None = None,
+        index_type: str | None = None,
     ) -> list[int]:
         """The commit-log offsets of ``topic#key`` stored in ``[begin, end]``, RocketMQ's
-        answer (newest file first, newest entry first), at most ``max_num``.
+        answer (newest file first, newest entry first), at most ``max_num``;
+        ``index_type="T"`` looks the tags ``key`` up instead (``topic#T#key``, written by
+        5.4 and later), as the broker's query with that index type does.
 
         ``begin`` and ``end`` are epoch milliseconds; a value that reads as epoch seconds
         (10^8 to 10^11, e.g. ``1_700_000_000``) is refused with
         :class:`~rmqarrow.errors.InvalidValueError` naming the ms value, as the command
         line's ``--begin``/``--end`` refuse it (it would silently match nothing)."""
         topic, key = check_query_key(topic, "topic"), check_query_key(key)
-        q = Query(f"{topic}#{key}", check_max_num(max_num), _ms("begin", begin), _ms("end", end))
+        full = query_index_key(topic, key, index_type)
+        q = Query(full, check_max_num(max_num), _ms("begin", begin), _ms("end", end))
         return self.answers([q], engine=engine)[0]
 
     def query_many(
