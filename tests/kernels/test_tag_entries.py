@@ -189,6 +189,9 @@ def test_build_follows_the_release_named(
     with rmqarrow.open(tmp_path / "5.4.0", hash_slot_num=3, index_num=9) as store:
         tag_a = [r.commit_log_offset for r in records if r.tags == "TagA" and r.sys_flag != 12]
         assert store.query("TopicA", "TagA", index_type="T") == sorted(tag_a, reverse=True)
+        assert store.query("TopicA", "TagA", index_type="T", engine="duckdb") == sorted(
+            tag_a, reverse=True
+        )
         assert store.query("SCHEDULE_TOPIC_XXXX", "late", index_type="T") != []
         assert store.query("TopicA", "a||b", index_type="T") != []
         assert store.query("TopicA", "a", index_type="T") == []
