@@ -64,6 +64,7 @@ CLI_PUBLIC = {
     "rmqarrow.errors",
     "rmqarrow.format.queries",
     "rmqarrow.format.query_file",
+    "rmqarrow.format.records",
     "rmqarrow.format.times",
     "rmqarrow.format.java",
     "rmqarrow._text",

@@ -23,6 +23,7 @@ from rmqarrow.cli._output import (
 )
 from rmqarrow.cli._rocksdb import rocksdb_build
 from rmqarrow.errors import UsageError
+from rmqarrow.format.records import DEFAULT_ROCKETMQ_VERSION
 from rmqarrow.format.times import TIME_HELP, parse_time
 
 __all__ = ["register"]
@@ -71,6 +72,14 @@ def register(sub: Any) -> None:
         "message index (RIP-82; into STORE/rocksdbstore for a broker store "
         "root, else STORE), as the broker's buildIndex writes it",
     )
+    build.add_argument(
+        "--rocketmq-version",
+        default=None,
+        metavar="VERSION",
+        help="follow this RocketMQ release's index rules with --from-commitlog: 5.4 and "
+        f"later also index each message's tags (TOPIC#T#TAGS); default "
+        f"{DEFAULT_ROCKETMQ_VERSION}, what 4.9.x to 5.3.x write",
+    )
     build.set_defaults(func=cmd_build)
 
 
@@ -84,6 +93,11 @@ def cmd_build(args: argparse.Namespace) -> int:
             "give 0 (the default) to build from the first record"
         )
     if args.index == "rocksdb":
+        if args.rocketmq_version is not None:
+            raise UsageError(
+                "--rocketmq-version picks the IndexFile rules; the RocksDB index has its own "
+                "(it always indexes tags): drop it"
+            )
         return rocksdb_build(args)
     if args.engine == "spark" and args.from_commitlog is None:
         raise UsageError(
@@ -114,6 +128,7 @@ def cmd_build(args: argparse.Namespace) -> int:
         progress=progress_bar(),
         wait=args.wait,
         force=args.force,
+        rocketmq_version=args.rocketmq_version or DEFAULT_ROCKETMQ_VERSION,
     )
     doc = summary.to_dict()
     if args.json:

@@ -24,6 +24,7 @@ from rmqarrow.engines import ENGINES
 from rmqarrow.errors import UsageError
 from rmqarrow.format.java import JAVA_LONG_MAX
 from rmqarrow.format.queries import Query, escape_text
+from rmqarrow.format.records import query_index_key
 from rmqarrow.format.times import TIME_HELP, check_range, parse_time
 
 if TYPE_CHECKING:
@@ -87,8 +88,9 @@ def register(sub: Any) -> None:
         "--type",
         dest="index_type",
         default=None,
-        help="RocksDB index: the index type K (keys), T (tags) or U (message "
-        "id); none: K, then U when K finds nothing (older clients)",
+        help="the index type: K (keys), U (message id) or T (tags: TOPIC#T#KEY in the "
+        "index files of 5.4 and later). RocksDB index without it: K, then U when K "
+        "finds nothing (older clients); index files: K and U are the same TOPIC#KEY",
     )
     query.add_argument(
         "--last-key",
@@ -107,13 +109,30 @@ def _queries_from_args(args: argparse.Namespace) -> tuple[list[Query], bool]:
     if args.queries is not None:
         from rmqarrow.format.query_file import read_query_file
 
-        return read_query_file(
+        queries = read_query_file(
             args.queries, max_num=args.max_num, begin=begin, end=end, escaped=args.escaped
-        ), True
+        )
+        return [_typed(q, None, args.index_type) for q in queries], True
     if args.key == "":
         raise UsageError("--key is empty")
-    key = f"{args.topic}#{args.key}" if args.topic is not None else args.key
-    return [Query(key, args.max_num, begin, end)], False
+    return [_typed(Query(args.key, args.max_num, begin, end), args.topic, args.index_type)], False
+
+
+def _typed(q: Query, topic: str | None, index_type: str | None) -> Query:
+    """``q`` with its key made the index key of ``index_type`` (a full key TOPIC#KEY is
+    split at its first '#': topics hold none)."""
+    if topic is None:
+        if index_type is None:
+            return q
+        topic, sep, key = q.key.partition("#")
+        if not sep:
+            raise UsageError(
+                f"--type {index_type}: {q.key!r} has no '#'; give --topic TOPIC or the key "
+                "as TOPIC#KEY"
+            )
+    else:
+        key = q.key
+    return Query(query_index_key(topic, key, index_type), q.max_num, q.begin, q.end)
 
 
 def _checked_options(args: argparse.Namespace) -> None:
@@ -125,6 +144,11 @@ def _checked_options(args: argparse.Namespace) -> None:
         raise UsageError("--explain traces the native lookup; drop --engine")
     if args.resolve is not None and args.queries is not None:
         raise UsageError("--resolve works with --key, not --queries")
+    if args.resolve is not None and args.index_type == "T":
+        raise UsageError(
+            "--resolve checks each hit's keys and unique key, not its tags: drop --resolve "
+            "for --type T"
+        )
     if args.engine == "native" and args.dataset is not None:
         raise UsageError("a dataset is for the duckdb and spark engines; native reads the store")
 
@@ -150,8 +174,11 @@ def cmd_query(args: argparse.Namespace) -> int:
     with store:
         if store.format == "rocksdb":
             return rocksdb_query(store, args)
-        if args.index_type is not None or args.last_key is not None:
-            raise UsageError("--type and --last-key are for the RocksDB index (--index rocksdb)")
+        if args.last_key is not None or (args.index_type is not None and store.format == "tiered"):
+            raise UsageError(
+                "--last-key is for the RocksDB index (--index rocksdb); --type for the RocksDB "
+                "index and index files"
+            )
         if store.format == "tiered":
             return tiered_query(store, args)
         _checked_options(args)

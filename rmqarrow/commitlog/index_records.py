@@ -8,6 +8,10 @@ fields are decoded vectorized (see :mod:`.columns`), or, with numba, by one comp
 over the mapped bytes that splits the properties as ``string2messageProperties`` does and
 copies the topic, KEYS and UNIQ_KEY bytes straight into Arrow buffers
 (:func:`._walk_numba.index_fields`); both give the same batches (tested).
+
+With ``tags`` the batches also carry the TAGS property (:data:`INDEX_RECORDS_TAGS_SCHEMA`),
+which releases from 5.4 on index (:func:`rmqarrow.format.records.indexes_tags`); those are
+decoded by the vectorized path.
 """
 
 from __future__ import annotations
@@ -28,7 +32,13 @@ from rmqarrow.commitlog.columns import decode_columns
 from rmqarrow.commitlog.reader import CommitLogReader
 from rmqarrow.errors import InvalidValueError
 
-__all__ = ["DEFAULT_BATCH_ROWS", "INDEX_RECORDS_SCHEMA", "index_record_batches", "index_records"]
+__all__ = [
+    "DEFAULT_BATCH_ROWS",
+    "INDEX_RECORDS_SCHEMA",
+    "INDEX_RECORDS_TAGS_SCHEMA",
+    "index_record_batches",
+    "index_records",
+]
 
 DEFAULT_BATCH_ROWS = 65_536
 #: Batches decoded at once (the compiled pass releases the GIL).
@@ -50,6 +60,10 @@ INDEX_RECORDS_SCHEMA = pa.schema(
     ],
     metadata={"rmqarrow.table": "index_records"},
 )
+#: :data:`INDEX_RECORDS_SCHEMA` and the TAGS property, for the rules of 5.4 and later.
+INDEX_RECORDS_TAGS_SCHEMA = INDEX_RECORDS_SCHEMA.append(
+    _field("tags", pa.string(), True, "TAGS property; null if absent")
+)
 
 
 def index_record_batches(
@@ -58,12 +72,13 @@ def index_record_batches(
     start_offset: int = 0,
     batch_rows: int = DEFAULT_BATCH_ROWS,
     end_offset: int | None = None,
+    tags: bool = False,
 ) -> Iterator[pa.RecordBatch]:
     """:func:`index_records` over an open reader (its ``lenient`` and ``problems`` apply);
     ``end_offset`` stops before the first file starting at or after it (one file a task)."""
     if batch_rows < 1:
         raise InvalidValueError(f"batch_rows must be >= 1, got {batch_rows}")
-    kernels = compiled_kernels("rmqarrow.commitlog._walk_numba")
+    kernels = None if tags else compiled_kernels("rmqarrow.commitlog._walk_numba")
     if kernels is not None:
         yield from _compiled_batches(kernels, reader, start_offset, batch_rows, end_offset)
         return
@@ -71,16 +86,18 @@ def index_record_batches(
         for lo in range(0, len(positions), batch_rows):
             part = positions[lo : lo + batch_rows]
             cols = decode_columns(buf, part, file.start_offset)
+            arrays = [
+                cols.topic,
+                cols.keys(),
+                cols.uniq_key(),
+                pa.array(cols.physical_offset, pa.int64()),
+                pa.array(cols.store_timestamp, pa.int64()),
+                pa.array(cols.sys_flag, pa.int32()),
+            ]
+            if tags:
+                arrays.append(cols.tags())
             yield pa.RecordBatch.from_arrays(
-                [
-                    cols.topic,
-                    cols.keys(),
-                    cols.uniq_key(),
-                    pa.array(cols.physical_offset, pa.int64()),
-                    pa.array(cols.store_timestamp, pa.int64()),
-                    pa.array(cols.sys_flag, pa.int32()),
-                ],
-                schema=INDEX_RECORDS_SCHEMA,
+                arrays, schema=INDEX_RECORDS_TAGS_SCHEMA if tags else INDEX_RECORDS_SCHEMA
             )
             del cols
 
@@ -173,11 +190,13 @@ def index_records(
     batch_rows: int = DEFAULT_BATCH_ROWS,
     lenient: bool = False,
     mapped_file_size: int | None = None,
+    tags: bool = False,
 ) -> Iterator[pa.RecordBatch]:
-    """Batches of at most ``batch_rows`` rows in :data:`INDEX_RECORDS_SCHEMA`, in log order.
+    """Batches of at most ``batch_rows`` rows in :data:`INDEX_RECORDS_SCHEMA`, in log order
+    (:data:`INDEX_RECORDS_TAGS_SCHEMA` with ``tags``).
 
     A batch never spans two files.  Damage raises :class:`CommitLogError` after the
     batches before it (strict), or is warned about and its file's rest skipped (lenient).
     """
     reader = CommitLogReader(commitlog_dir, mapped_file_size=mapped_file_size, lenient=lenient)
-    return index_record_batches(reader, start_offset=start_offset, batch_rows=batch_rows)
+    return index_record_batches(reader, start_offset=start_offset, batch_rows=batch_rows, tags=tags)

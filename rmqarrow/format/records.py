@@ -8,26 +8,52 @@ trailing and double spaces yield no empty keys, and a repeated token is put twic
 Rollback records (transaction type 0xC in the sys flag) put nothing.  An empty UNIQ_KEY is
 treated as absent: RocketMQ's property decoder never yields an empty value, while CSV and
 Parquet sources often write "" for a missing one.
+
+**Tag entries, a rule per release.**  RocketMQ 5.4.0 and later (``IndexService.buildIndex``
+in their ``rocketmq-store`` jars; 5.4.0 and 5.5.0 read) also put ``topic#T#TAGS`` after the
+keys, for every record that is not a rollback and whose TAGS property is present and
+non-empty, whatever else it carries: no setting switches it off.  TAGS is taken whole
+(``a||b`` is one key, not two); a prepared transactional message is indexed like any other;
+a delayed message is indexed under the topic it was stored with (``SCHEDULE_TOPIC_XXXX``,
+then its real topic when delivered), as its keys are.  A query with the index type ``T``
+asks for ``topic#T#key``, any other type for ``topic#key``.  4.9.x to 5.3.x put no tag
+entries.  :func:`indexes_tags` says which release does which, in one place.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
-from rmqarrow.errors import InvalidKeyError
+from rmqarrow.errors import InvalidKeyError, InvalidValueError
 
 __all__ = [
+    "DEFAULT_ROCKETMQ_VERSION",
     "KEY_SEPARATOR",
     "RECORD_COLUMNS",
+    "TAG_INDEX_SINCE",
+    "TAG_INDEX_TYPE",
     "TRANSACTION_ROLLBACK_TYPE",
     "MessageRecord",
     "index_keys",
+    "indexes_tags",
     "is_rollback",
+    "query_index_key",
+    "tag_index_key",
 ]
 
 KEY_SEPARATOR = " "
 TRANSACTION_TYPE_MASK = 0xC
 TRANSACTION_ROLLBACK_TYPE = 0xC
+
+#: The index type of tag entries, as the broker's ``buildKey(topic, tags, "T")`` writes it.
+TAG_INDEX_TYPE = "T"
+#: The first release whose index holds tag entries.
+TAG_INDEX_SINCE = (5, 4)
+#: Whose rules a build follows unless told: the releases before tag entries, so that a
+#: build is what every 4.9.x to 5.3.x broker writes (give 5.4 or later for tag entries).
+DEFAULT_ROCKETMQ_VERSION = "5.3"
+_VERSION = re.compile(r"(\d+)\.(\d+)(?:\.\d+)*")
 
 #: Columns of a table of message records (``rmqarrow build --from``).
 RECORD_COLUMNS = ("topic", "keys", "uniq_key", "commit_log_offset", "store_timestamp", "sys_flag")
@@ -43,6 +69,34 @@ class MessageRecord:
     commit_log_offset: int
     store_timestamp: int
     sys_flag: int = 0
+    tags: str | None = None  # the TAGS property, given only to follow 5.4+ rules
+
+
+def indexes_tags(rocketmq_version: str) -> bool:
+    """Does the release ``rocketmq_version`` (``"5.4"``, ``"5.5.0"``, ...) put tag entries?"""
+    m = _VERSION.fullmatch(rocketmq_version.strip()) if isinstance(rocketmq_version, str) else None
+    if m is None:
+        raise InvalidValueError(
+            f"RocketMQ version must read like 5.4 or 4.9.7, got {rocketmq_version!r}"
+        )
+    return (int(m.group(1)), int(m.group(2))) >= TAG_INDEX_SINCE
+
+
+def tag_index_key(topic: str, tags: str) -> str:
+    """The tag entry's full index key, ``topic#T#tags``."""
+    return f"{topic}#{TAG_INDEX_TYPE}#{tags}"
+
+
+def query_index_key(topic: str, key: str, index_type: str | None = None) -> str:
+    """The full index key a query of ``index_type`` (``T`` for tags; ``K``, ``U`` or none
+    for keys and unique keys, which share ``topic#key``) looks up."""
+    if index_type == TAG_INDEX_TYPE:
+        return tag_index_key(topic, key)
+    if index_type not in (None, "K", "U"):
+        raise InvalidValueError(
+            f"index type must be K (keys), U (unique keys) or T (tags), got {index_type!r}"
+        )
+    return f"{topic}#{key}"
 
 
 def is_rollback(sys_flag: int) -> bool:
@@ -60,4 +114,6 @@ def index_keys(record: MessageRecord) -> list[str]:
         out.append(f"{topic}#{record.uniq_key}")
     if record.keys:
         out.extend(f"{topic}#{k}" for k in record.keys.split(KEY_SEPARATOR) if k)
+    if record.tags:
+        out.append(tag_index_key(topic, record.tags))
     return out

@@ -2,7 +2,9 @@
 
 ``IndexService.buildIndex`` puts, for each record, ``topic#UNIQ_KEY`` (when present and
 non-empty) and then ``topic#token`` for every non-empty token of KEYS split on single
-spaces.  :func:`expand_keys` does this for a whole table with ``pyarrow.compute`` (utf8
+spaces; a table with a ``tags`` column (given only to follow 5.4+ rules, see
+:mod:`rmqarrow.format.records`) then puts ``topic#T#tags`` for each non-empty tags.
+:func:`expand_keys` does this for a whole table with ``pyarrow.compute`` (utf8
 split, list flatten, element-wise join) and a scatter that puts each record's keys in
 that order without sorting.  The columns of a record table are read by
 :func:`record_columns`, which validates them.
@@ -17,7 +19,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from rmqarrow.errors import InvalidKeyError, InvalidValueError
-from rmqarrow.format.records import KEY_SEPARATOR, TRANSACTION_ROLLBACK_TYPE, TRANSACTION_TYPE_MASK
+from rmqarrow.format.records import (
+    KEY_SEPARATOR,
+    TAG_INDEX_TYPE,
+    TRANSACTION_ROLLBACK_TYPE,
+    TRANSACTION_TYPE_MASK,
+)
 
 __all__ = ["ExpandedKeys", "RecordColumns", "expand_keys", "record_columns"]
 
@@ -115,9 +122,14 @@ def expand_keys(records: pa.Table | pa.RecordBatch, skip: np.ndarray | None = No
         tokens = tokens.take(keep_idx)
         t_records = t_records[keep_idx]
 
+    tags = _string_column(records, "tags")
+    g_valid = np.asarray(pc.fill_null(pc.greater(pc.binary_length(tags), 0), False), dtype=bool)
+    g_valid &= live
+    g_records = np.flatnonzero(g_valid)
+
     u_count = u_valid.astype(np.int64)
     t_count = np.bincount(t_records, minlength=n).astype(np.int64)
-    counts = u_count + t_count
+    counts = u_count + t_count + g_valid.astype(np.int64)
     start = np.cumsum(counts) - counts
     total = int(counts.sum())
     # uniq key first, then the tokens in order: scatter sources into place
@@ -128,7 +140,15 @@ def expand_keys(records: pa.Table | pa.RecordBatch, skip: np.ndarray | None = No
     source[start[t_records] + u_count[t_records] + rank] = u_records.size + np.arange(
         t_records.size
     )
-    values = pa.concat_arrays([uniq.take(u_records), tokens.cast(pa.large_string())])
+    # the tag entry last: its value is "T#tags", joined to the topic like the others
+    g_first = u_records.size + t_records.size
+    source[start[g_records] + counts[g_records] - 1] = g_first + np.arange(g_records.size)
+    tag_values = pc.binary_join_element_wise(
+        pa.scalar(TAG_INDEX_TYPE, pa.large_string()),
+        tags.take(g_records),
+        pa.scalar("#", pa.large_string()),
+    )
+    values = pa.concat_arrays([uniq.take(u_records), tokens.cast(pa.large_string()), tag_values])
     record = np.repeat(np.arange(n, dtype=np.int64), counts)
     sep = pa.scalar("#", pa.large_string())
     full = pc.binary_join_element_wise(topic.take(record), values.take(source), sep)

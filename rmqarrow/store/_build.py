@@ -12,6 +12,7 @@ from rmqarrow._lock import Wait
 from rmqarrow._progress import ProgressCallback
 from rmqarrow.errors import UsageError
 from rmqarrow.format.detect import require_commitlog
+from rmqarrow.format.records import DEFAULT_ROCKETMQ_VERSION, indexes_tags
 from rmqarrow.index.record_files import bad_record, read_record_batches, validate_record_file
 from rmqarrow.index.store_build import BuildSummary, build_store, check_build_output
 
@@ -22,7 +23,7 @@ __all__ = ["build"]
 
 
 def _commitlog_batches(
-    commitlog: Path, start: int, engine: str, master: str | None, batch_rows: int
+    commitlog: Path, start: int, engine: str, master: str | None, batch_rows: int, tags: bool
 ) -> Iterator[pa.RecordBatch]:
     """The index records of ``commitlog`` from ``start``, in log order: decoded here, or by
     Spark's executors and handed back in order (the same batches either way)."""
@@ -37,7 +38,7 @@ def _commitlog_batches(
         return
     from rmqarrow.commitlog import index_records
 
-    yield from index_records(commitlog, start_offset=start, batch_rows=batch_rows)
+    yield from index_records(commitlog, start_offset=start, batch_rows=batch_rows, tags=tags)
 
 
 def build(
@@ -56,6 +57,7 @@ def build(
     progress: ProgressCallback | None = None,
     wait: Wait = False,
     force: bool = False,
+    rocketmq_version: str = DEFAULT_ROCKETMQ_VERSION,
 ) -> BuildSummary:
     """Build (or append to) the index store ``store`` as the broker's IndexService does.
 
@@ -70,7 +72,12 @@ def build(
     RocketMQ broker is running on is refused (:class:`~rmqarrow.errors.BrokerRunningError`:
     stop the broker or build a copy); ``force=True`` only writes a copy whose ``abort`` is
     left without a ``lock`` file.
+
+    ``rocketmq_version`` says whose rules a CommitLog build follows: from ``"5.4"`` on,
+    each message's tags are indexed too (``topic#T#tags``, see
+    :mod:`rmqarrow.format.records`); the default, ``"5.3"``, is what 4.9.x to 5.3.x write.
     """
+    tags = indexes_tags(rocketmq_version)
     if (records is None) == (commitlog is None):
         raise UsageError("give one source: records (a Parquet/CSV file) or commitlog (a DIR)")
     if batch_rows < 1:
@@ -98,6 +105,16 @@ def build(
     if engine == "spark" and commitlog is None:
         raise UsageError(
             "the spark engine decodes a CommitLog (records from a file are read by this process)"
+        )
+    if tags and records is not None:
+        raise UsageError(
+            f"rocketmq_version {rocketmq_version} indexes tags, and a records file has no "
+            "tags column; build from the CommitLog (commitlog=...) to index tags"
+        )
+    if tags and engine == "spark":
+        raise UsageError(
+            f"rocketmq_version {rocketmq_version} indexes tags, which the spark engine does "
+            "not decode yet; build with the local engine"
         )
     if engine != "spark" and master is not None:
         raise UsageError("master needs engine='spark'")
@@ -137,7 +154,7 @@ def build(
         start = CommitLogReader(log).recover_start_offset(start_timestamp)
     return build_store(
         store,
-        _commitlog_batches(log, start, engine, master, batch_rows),
+        _commitlog_batches(log, start, engine, master, batch_rows, tags),
         hash_slot_num=hash_slot_num,
         index_num=index_num,
         checkpoint=checkpoint,

@@ -11,6 +11,7 @@ from rmqarrow.errors import TieredReadError
 from rmqarrow.format.hashing import check_query_key
 from rmqarrow.format.java import JAVA_LONG_MAX
 from rmqarrow.format.queries import Query, as_queries
+from rmqarrow.format.records import query_index_key
 from rmqarrow.format.times import TimeBound, as_epoch_ms, check_range
 from rmqarrow.store._base import DEFAULT_MAX_NUM, Store, check_max_num
 
@@ -115,9 +116,12 @@ class OffsetQueries(Store):
         end: TimeBound = JAVA_LONG_MAX,
         max_num: int = DEFAULT_MAX_NUM,
         engine: str | None = None,
+        index_type: str | None = None,
     ) -> list[int]:
         """The commit-log offsets of ``topic#key`` stored in ``[begin, end]``, RocketMQ's
-        answer (newest file first, newest entry first), at most ``max_num``.
+        answer (newest file first, newest entry first), at most ``max_num``;
+        ``index_type="T"`` looks the tags ``key`` up instead (``topic#T#key``, written by
+        5.4 and later), as the broker's query with that index type does.
 
         ``begin`` and ``end`` take what the command line's ``--begin``/``--end`` take:
         epoch milliseconds (an int or a numpy integer), an ISO 8601 string, or a
@@ -129,7 +133,7 @@ class OffsetQueries(Store):
         note when nothing is found: RocketMQ splits KEYS on spaces."""
         topic, key = check_query_key(topic, "topic"), check_query_key(key)
         b, e = _range(begin, end)
-        q = Query(f"{topic}#{key}", check_max_num(max_num), b, e)
+        q = Query(query_index_key(topic, key, index_type), check_max_num(max_num), b, e)
         return self.answers([q], engine=engine)[0]
 
     def query_many(

@@ -189,11 +189,17 @@ def candidates(store: Path) -> dict[tuple[int, int], set[str]]:
     return out
 
 
-def rebuild(store: Path, out: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+def rebuild(
+    store: Path, out: Path, capsys: pytest.CaptureFixture[str], version: str | None = None
+) -> Path:
+    """``build --from-commitlog`` of the store's CommitLog, with the rules of ``version``
+    (``--rocketmq-version``) when given, else the default rules."""
     target = out / "rebuilt"
+    rules = [] if version is None else ["--rocketmq-version", version]
     status, _, err = run(
         capsys,
         "build",
+        *rules,
         str(target),
         "--from-commitlog",
         str(store / "commitlog"),

@@ -53,9 +53,9 @@ def _reference(tmp: Path) -> Path:
         writer.step()
     writer.stop()
     out = tmp / "reference-lake"
+    argv = ["export", str(store), str(out), "--commitlog", str(store / "commitlog")]
     done = subprocess.run(
-        [sys.executable, "-m", "rmqarrow", "export", str(store), str(out), "--commitlog"]
-        + [str(store / "commitlog")],
+        [sys.executable, "-m", "rmqarrow", *argv],
         capture_output=True,
         text=True,
         timeout=300,
