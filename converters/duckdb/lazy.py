@@ -59,6 +59,7 @@ __all__ = [
     "NativeSnapshot",
     "attach_messages",
     "attach_native",
+    "native_views",
     "statement_error",
 ]
 
@@ -289,16 +290,7 @@ def attach_native(
         yield from held[0].to_batches()
 
     con.register("_rmq_files", LazyTable(files_table_schema(), rmq_files))
-    con.execute("CREATE OR REPLACE TEMP VIEW files AS SELECT * FROM _rmq_native_files")
-    con.execute("CREATE OR REPLACE TEMP VIEW slots AS SELECT * FROM _rmq_native_slots")
-    con.execute(
-        "CREATE OR REPLACE TEMP VIEW entries AS "
-        "SELECT * EXCLUDE (newest_rank) FROM _rmq_native_entries"
-    )
-    con.execute(
-        "CREATE OR REPLACE TEMP VIEW _rmq_entries AS "
-        "SELECT * EXCLUDE (file_name) FROM _rmq_native_entries"
-    )
+    native_views(con)
     return snap
 
 
@@ -376,3 +368,18 @@ def attach_messages(con: duckdb.DuckDBPyConnection, commitlog: str | os.PathLike
 
     con.register("_rmq_messages_stream", LazyTable(MESSAGES_SCHEMA, batches))
     con.execute("CREATE OR REPLACE TEMP VIEW messages AS SELECT * FROM _rmq_messages_stream")
+
+
+def native_views(con: Any) -> None:
+    """The published views over a native store's ``_rmq_native_*`` relations, however
+    they were registered (materialised or streamed)."""
+    con.execute("CREATE OR REPLACE TEMP VIEW files AS SELECT * FROM _rmq_native_files")
+    con.execute("CREATE OR REPLACE TEMP VIEW slots AS SELECT * FROM _rmq_native_slots")
+    con.execute(
+        "CREATE OR REPLACE TEMP VIEW entries AS "
+        "SELECT * EXCLUDE (newest_rank) FROM _rmq_native_entries"
+    )
+    con.execute(
+        "CREATE OR REPLACE TEMP VIEW _rmq_entries AS "
+        "SELECT * EXCLUDE (file_name) FROM _rmq_native_entries"
+    )

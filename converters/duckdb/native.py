@@ -27,6 +27,7 @@ import numpy as np
 import pyarrow as pa
 from rmqarrow.converters.arrow.scan import decode_entries, files_batch
 from rmqarrow.converters.arrow.tables import geometry_of
+from rmqarrow.converters.duckdb.lazy import native_views
 from rmqarrow.converters.schema import SCHEMAS
 
 from rmqarrow.format.layout import (
@@ -207,13 +208,4 @@ def attach_slots(
     for name, table in tables.items():
         con.register(f"_rmq_native_{name}", table)
     con.register("_rmq_native_entries", entries)
-    con.execute("CREATE OR REPLACE TEMP VIEW files AS SELECT * FROM _rmq_native_files")
-    con.execute("CREATE OR REPLACE TEMP VIEW slots AS SELECT * FROM _rmq_native_slots")
-    con.execute(
-        "CREATE OR REPLACE TEMP VIEW entries AS "
-        "SELECT * EXCLUDE (newest_rank) FROM _rmq_native_entries"
-    )
-    con.execute(
-        "CREATE OR REPLACE TEMP VIEW _rmq_entries AS "
-        "SELECT * EXCLUDE (file_name) FROM _rmq_native_entries"
-    )
+    native_views(con)

@@ -50,6 +50,7 @@ from rmqarrow.converters.duckdb.lazy import (
     attach_native,
     clear_failure,
     files_rows,
+    native_views,
     statement_error,
 )
 from rmqarrow.converters.duckdb.walk import HASH_MACROS_SQL, LOOKUP_COLUMNS, LOOKUP_MACROS_SQL
@@ -277,16 +278,7 @@ def _attach_store(
             raise CorruptIndexError(f"{root}: reading the {name} table failed: {text}") from None
         finally:
             con.unregister(source)
-    con.execute("CREATE OR REPLACE TEMP VIEW files AS SELECT * FROM _rmq_native_files")
-    con.execute("CREATE OR REPLACE TEMP VIEW slots AS SELECT * FROM _rmq_native_slots")
-    con.execute(
-        "CREATE OR REPLACE TEMP VIEW entries AS "
-        "SELECT * EXCLUDE (newest_rank) FROM _rmq_native_entries"
-    )
-    con.execute(
-        "CREATE OR REPLACE TEMP VIEW _rmq_entries AS "
-        "SELECT * EXCLUDE (file_name) FROM _rmq_native_entries"
-    )
+    native_views(con)
 
 
 def _attach_lazy_store(
