@@ -39,10 +39,11 @@ def _source(spark: Any, step: dict[str, Any]) -> dict[str, Any]:
     for key in ("hash_slot_num", "index_num", "piece_rows"):
         if key in step:
             reader = reader.option(key, str(step[key]))
-    df = reader.load(step["path"])
-    if "where" in step:
-        df = df.where(step["where"])
+    # load() plans (a wrong path fails there, in Spark's Python), toArrow() reads
     with spark_errors():
+        df = reader.load(step["path"])
+        if "where" in step:
+            df = df.where(step["where"])
         table = df.toArrow()
     pq.write_table(table, step["out"])
     return {"rows": table.num_rows, "partitions": df.rdd.getNumPartitions()}
