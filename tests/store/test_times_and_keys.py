@@ -42,6 +42,22 @@ def berlin() -> Iterator[None]:
         time.tzset()
 
 
+@pytest.fixture(params=["UTC", "Europe/Berlin", "America/New_York"])
+def local_zone(request: pytest.FixtureRequest) -> Iterator[dt.timedelta]:
+    """Each zone in turn as the local zone; yields its offset in winter."""
+    before = os.environ.get("TZ")
+    os.environ["TZ"] = request.param
+    time.tzset()
+    try:
+        yield dt.datetime(2023, 12, 30, 12).astimezone().utcoffset() or dt.timedelta()
+    finally:
+        if before is None:
+            del os.environ["TZ"]
+        else:
+            os.environ["TZ"] = before
+        time.tzset()
+
+
 @pytest.fixture
 def store(tmp_path: Path) -> Path:
     d = tmp_path / "index"
@@ -118,6 +134,24 @@ def test_a_repeated_local_hour_is_the_first_with_a_note(
     with caplog.at_level(logging.INFO, logger="rmqarrow"):
         parse_time("2024-10-27T03:30", "--end")
     assert "happens twice" not in caplog.text
+
+
+def test_times_at_the_ends_of_the_calendar_are_taken(
+    store: Path, local_zone: dt.timedelta, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # an open range typed as a date: the last second of year 9999, local
+    last = 253_402_300_799_000 - local_zone // dt.timedelta(milliseconds=1)
+    assert parse_time("9999-12-31T23:59:59", "--end") == last
+    status, out, err = run(
+        capsys, "query", str(store), "--key", "T#k", "--end", "9999-12-31T23:59:59"
+    )
+    assert status == 0 and "out of range" not in err and "bug" not in err
+    assert "1019" in out
+    with rmqarrow.open(store) as s:
+        assert len(s.query("T", "k", end=dt.datetime(9999, 12, 31, 23, 59, 59))) == 20
+        assert len(s.query("T", "k", end=dt.date(9999, 12, 31))) == 20
+        assert len(s.query("T", "k", begin=dt.date(1, 1, 1), end="9999-12-31")) == 20
+    assert parse_time("0001-01-02") < parse_time("1970-01-01T00:00Z")
 
 
 def test_a_key_with_a_space_gets_a_note(
