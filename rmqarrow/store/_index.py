@@ -263,18 +263,10 @@ class IndexStore(OffsetQueries):
         qs = as_queries(queries)
         name = engine or "native"
         if name == "native":
-            from rmqarrow.kernels.lookup import answers_from_table
-
             # close() waits for a lookup under way: an answer is whole, or the lookup
             # raises the closed-store error, never an empty answer from closed files
             with self._using:
-                table = self._current_service().query_offsets(
-                    [q.key for q in qs],
-                    [q.max_num for q in qs],
-                    [q.begin for q in qs],
-                    [q.end for q in qs],
-                )
-            answers = answers_from_table(table, len(qs))
+                answers = self._current_service().answers(qs)
         else:
             from rmqarrow.engines import answer_with_engine
 
