@@ -30,7 +30,7 @@ from rmqarrow.format.checkpoint import StoreCheckpoint
 from rmqarrow.index.indexfile import IndexFile
 from rmqarrow.index.service import IndexService
 from rmqarrow.testing import BrokerLike, BrokerLikeOptions, start_broker_like
-from rmqarrow.tiered import TieredIndexStore
+from rmqarrow.tiered import TieredIndexFile, TieredIndexStore
 
 #: one batch of every message: once ready, the writer idles holding the store, so its
 #: bytes stand still while the refusals are checked against them
@@ -102,6 +102,8 @@ def test_every_write_refused_beside_a_running_broker_readers_work(
             lambda: rmqarrow.build(store / "index", commitlog=commitlog),
             lambda: import_dataset(dataset, store / "index"),
             lambda: TieredIndexStore.open(store, writable=True),
+            lambda: TieredIndexFile.create(store / "tiered_index_file" / "1", 1, 64, 256),
+            lambda: TieredIndexFile.open(store / "tiered_index_file" / "1", writable=True),
             lambda: CommitLogWriter(commitlog, mapped_file_size=1 << 14, start_offset=1 << 30),
         ]
         for write in writers:
