@@ -41,6 +41,7 @@ __all__ = [
     "format_time",
     "looks_like_seconds",
     "parse_time",
+    "time_range",
 ]
 
 #: what the Python API takes for a time bound (see :func:`as_epoch_ms`)
@@ -164,6 +165,16 @@ def check_range(begin: int, end: int, names: tuple[str, str] = ("begin", "end"))
     """Refuse a time range whose begin is after its end (it would match nothing)."""
     if begin > end:
         raise UsageError(f"{names[0]} {begin} is after {names[1]} {end}: the range is empty")
+
+
+def time_range(
+    begin: object, end: object, names: tuple[str, str] = ("begin", "end")
+) -> tuple[int, int]:
+    """``begin`` and ``end`` given to the Python API as epoch milliseconds
+    (:func:`as_epoch_ms`), a begin after the end refused (:func:`check_range`)."""
+    b, e = as_epoch_ms(names[0], begin), as_epoch_ms(names[1], end)
+    check_range(b, e, names)
+    return b, e
 
 
 def as_epoch_ms(name: str, value: object) -> int:

@@ -22,6 +22,7 @@ from cli_run import one_error, run
 import rmqarrow
 from rmqarrow.errors import InvalidValueError
 from rmqarrow.format.times import parse_time
+from rmqarrow.tiered import TieredIndexStore
 
 T0 = 1_700_000_000_000  # 2023-11-14T22:13:20Z
 GEO = ("--hash-slot-num", "16", "--index-num", "64")
@@ -98,11 +99,27 @@ def test_begin_after_end_is_refused_alike(store: Path, capsys: pytest.CaptureFix
         ),
     ):
         s.query("T", "k", begin=T0 + 9_000, end=T0)
+    refused = f"query 0: begin {T0 + 9000} is after query 0: end {T0}: the range is empty"
+    with rmqarrow.open(store) as s:
+        for ask in (s.query_many, s.answers):
+            with pytest.raises(InvalidValueError, match=refused):
+                ask([("T#k", 10, T0 + 9_000, T0)])
+        assert s.answers([("T#k", 10, T0 + 9_000)]) == [list(range(1019, 1008, -1))[:10]]
     status, _out, err = run(
         capsys, "query", str(store), "--key", "T#k", "--begin", str(T0 + 9000), "--end", str(T0)
     )
     assert status == 2
     one_error(err, f"--begin {T0 + 9000} is after --end {T0}: the range is empty")
+
+
+def test_tiered_query_many_refuses_begin_after_end(tmp_path: Path) -> None:
+    with TieredIndexStore.open(tmp_path, 16, 64, writable=True, clock=lambda: T0) as t:
+        for i in range(5):
+            t.put_key("T", 1, 0, ["k"], 1000 + i, 100, T0 + i * 1000)
+    with rmqarrow.open(tmp_path) as s:
+        with pytest.raises(InvalidValueError, match=r"query 0: begin .* is after query 0: end"):
+            s.query_many([("T", "k", 10, T0 + 3_000, T0)])
+        assert s.query_many([("T", "k", 10, T0, T0 + 9_000)]).num_rows == 5
 
 
 def test_a_local_time_in_a_dst_gap_is_refused_not_shifted(
