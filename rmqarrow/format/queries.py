@@ -109,7 +109,8 @@ def note_spaced_keys(queries: Sequence[Query], answers: Sequence[Sequence[int]])
     ]
     if not spaced:
         return
-    topic, sep, key = spaced[0].rpartition("#") if "#" in spaced[0] else ("", "", spaced[0])
+    # a topic never holds '#': the key is all after the first one, as looked up
+    topic, sep, key = spaced[0].partition("#") if "#" in spaced[0] else ("", "", spaced[0])
     words = ", ".join(f"{topic}{sep}{w}" for w in key.split(KEY_SEPARATOR) if w)
     logging.getLogger(__name__).info(
         "key %r holds a space: RocketMQ splits a message's KEYS on spaces and indexes each "

@@ -179,6 +179,10 @@ def test_a_key_with_a_space_gets_a_note(
         assert s.query("T", "a") == [5000]
     assert "key 'T#a b' holds a space: RocketMQ splits a message's KEYS on spaces" in caplog.text
     assert "(T#a, T#b)" in caplog.text
+    caplog.clear()
+    with rmqarrow.open(store) as s, caplog.at_level(logging.INFO, logger="rmqarrow"):
+        assert s.query("T", "order #5 x") == []
+    assert "(T#order, T##5, T#x)" in caplog.text
     status, _out, err = run(capsys, "query", str(store), "--topic", "T", "--key", "a b")
     assert status == 0
     assert "note: key 'T#a b' holds a space" in err
