@@ -35,6 +35,7 @@ from rmqarrow.errors import (
     UsageError,
 )
 from rmqarrow.format.layout import HEADER_DTYPE, HeaderState, StoreSnapshot
+from rmqarrow.format.naming import list_index_files
 from rmqarrow.format.queries import Query
 from rmqarrow.index.health import expired_during_run
 from rmqarrow.index.indexfile import IndexFile
@@ -440,7 +441,6 @@ def _changed_since(
 ) -> str:
     """What changed in the store since the snapshot (grown or expired files, new ones),
     or nothing."""
-    from rmqarrow.format.naming import list_index_files
 
     grown = gone = 0
     for f in files:
