@@ -23,7 +23,13 @@ from rmqarrow.converters.parquet.importer import import_dataset
 from storage.storage_helpers import GEO, records, write_csv
 
 import rmqarrow
-from rmqarrow._broker import broker_state, check_store_writable, store_root
+from rmqarrow._broker import (
+    broker_state,
+    check_store_writable,
+    hold_broker_lock,
+    release_broker_lock,
+    store_root,
+)
 from rmqarrow.commitlog import CommitLogWriter, iter_records
 from rmqarrow.errors import BrokerRunningError, StoreLockedError, UsageError
 from rmqarrow.format.checkpoint import StoreCheckpoint
@@ -326,9 +332,44 @@ def test_a_lock_whose_holder_the_kernel_does_not_name_is_still_a_running_broker(
         assert holder.stdout is not None and holder.stdout.readline() == "held\n"
         with pytest.raises(BrokerRunningError, match="a process the kernel does not name"):
             check_store_writable(tmp_path / "index", force=True)
+        with pytest.raises(BrokerRunningError, match="a process the kernel does not name"):
+            hold_broker_lock(tmp_path)
     finally:
         holder.communicate("", timeout=60)
     check_store_writable(tmp_path / "index")  # freed with its holder
+
+
+def _holder_seen_from_outside(store: Path) -> str:
+    probe = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from rmqarrow._broker import broker_state; "
+            "print(broker_state(sys.argv[1]).holder)",
+            str(store),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return probe.stdout.strip()
+
+
+def test_a_second_hold_in_the_same_process_is_refused_and_keeps_the_first(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "index").mkdir()
+    fd = hold_broker_lock(tmp_path)
+    try:
+        # POSIX locks never conflict inside one process: the second hold must be refused
+        # by rmqarrow itself, and refusing it must not drop the first
+        with pytest.raises(BrokerRunningError, match=f"this process \\(pid {os.getpid()}\\)"):
+            hold_broker_lock(tmp_path)
+        assert _holder_seen_from_outside(tmp_path) == str(os.getpid())
+    finally:
+        release_broker_lock(fd)
+    assert _holder_seen_from_outside(tmp_path) == "None"
+    release_broker_lock(hold_broker_lock(tmp_path))  # free again once released
 
 
 def test_the_writer_refuses_bad_options_in_one_line(tmp_path: Path) -> None:
