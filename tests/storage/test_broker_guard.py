@@ -138,8 +138,8 @@ def test_after_kill_9_writes_are_allowed_as_the_crash_recovery(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     store = tmp_path / "store"
-    broker = start_broker_like(store, **LIVE)
-    broker.kill()
+    with start_broker_like(store, **LIVE) as broker:
+        broker.kill()
     assert (store / "abort").exists() and (store / "lock").exists()  # as a crash leaves them
     state = broker_state(store / "index")
     assert state is not None and state.crashed and not state.running
@@ -160,7 +160,8 @@ def test_after_a_clean_stop_writes_are_allowed_quietly(
     tmp_path: Path, dataset: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     store = tmp_path / "store"
-    summary = start_broker_like(store, **LIVE).stop()
+    with start_broker_like(store, **LIVE) as broker:
+        summary = broker.stop()
     assert summary["clean"] and summary["messages"] == 400
     assert not (store / "abort").exists() and (store / "lock").read_bytes() == b"lock"
 
@@ -178,10 +179,10 @@ def test_a_copy_with_a_stale_abort_and_no_lock_needs_force(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     store = tmp_path / "store"
-    live = start_broker_like(store, **LIVE)
     copy = tmp_path / "copy"
-    shutil.copytree(store, copy, ignore=shutil.ignore_patterns("lock", ".*"))
-    live.kill()
+    with start_broker_like(store, **LIVE) as live:
+        shutil.copytree(store, copy, ignore=shutil.ignore_patterns("lock", ".*"))
+        live.kill()
     assert (copy / "abort").exists() and not (copy / "lock").exists()
     before = snapshot(copy)
 
@@ -370,6 +371,16 @@ def test_a_second_hold_in_the_same_process_is_refused_and_keeps_the_first(
         release_broker_lock(fd)
     assert _holder_seen_from_outside(tmp_path) == "None"
     release_broker_lock(hold_broker_lock(tmp_path))  # free again once released
+
+
+def test_a_writer_that_does_not_stop_in_time_is_killed_not_left(tmp_path: Path) -> None:
+    # LIVE idles holding the store until told to stop: waiting for it times out
+    with start_broker_like(tmp_path / "store", **LIVE) as broker:
+        with pytest.raises(subprocess.TimeoutExpired):
+            broker.wait(timeout=0.5)
+        assert broker.proc.returncode is not None  # reaped, not running
+    assert broker_state(tmp_path / "store") is not None
+    check_store_writable(tmp_path / "store" / "index")  # its lock went with it
 
 
 def test_the_writer_refuses_bad_options_in_one_line(tmp_path: Path) -> None:
