@@ -318,23 +318,31 @@ class IndexService(Closing):
         """Bulk :meth:`lookup` by full index keys (no batch cap): a table (``query``,
         ``phy_offset``) in native order; ``max_num``/``begin``/``end`` are scalars or one
         value per key.  ``release``: see :func:`rmqarrow.kernels.lookup.query_offsets`."""
-        self._fresh_files(keys)
+        self._fresh_files(keys, self.files)
         return _lookup.query_offsets(self.files, keys, max_num, begin, end, release=release)
 
-    def answers(self, queries: Sequence[Query], *, release: bool = False) -> list[list[int]]:
-        """The native answer of each query (no batch cap): one list of offsets per query.
-        ``release``: see :func:`rmqarrow.kernels.lookup.query_offsets`."""
-        self._fresh_files([q.key for q in queries])
-        return _lookup.answer_queries(self.files, queries, release=release)
+    def answers(
+        self,
+        queries: Sequence[Query],
+        *,
+        release: bool = False,
+        files: Sequence[IndexFile] | None = None,
+    ) -> list[list[int]]:
+        """The native answer of each query (no batch cap): one list of offsets per query,
+        over ``files`` (some of :attr:`files`, oldest first; all by default).  ``release``:
+        see :func:`rmqarrow.kernels.lookup.query_offsets`."""
+        files = self.files if files is None else files
+        self._fresh_files([q.key for q in queries], files)
+        return _lookup.answer_queries(files, queries, release=release)
 
-    def _fresh_files(self, keys: object) -> None:
-        """Refuse a closed service or a bad key; bring every file's header up to date."""
+    def _fresh_files(self, keys: object, files: Sequence[IndexFile]) -> None:
+        """Refuse a closed service or a bad key; bring each file's header up to date."""
         self._check_open()
         if isinstance(keys, Sequence):
             for k in keys:
                 if not (isinstance(k, str) and k.isascii()):
                     check_query_key(k)
-        for f in self.files:
+        for f in files:
             f.refresh()
 
     def lookup(self, query: Query) -> list[int]:
