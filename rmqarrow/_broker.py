@@ -53,6 +53,7 @@ from pathlib import Path
 
 from rmqarrow._args import check_flag
 from rmqarrow._staging import staged_target
+from rmqarrow._store_folders import STORE_FOLDERS
 from rmqarrow.errors import BrokerRunningError
 
 __all__ = [
@@ -70,10 +71,6 @@ _log = logging.getLogger("rmqarrow.broker")
 
 LOCK_NAME = "lock"
 ABORT_NAME = "abort"
-#: folders of a store root whose entries are written by rmqarrow's writers
-_STORE_FOLDERS = frozenset(
-    {"index", "commitlog", "consumequeue", "rocksdbstore", "tiered_index_file"}
-)
 
 #: (st_dev, st_ino) of lock files this process holds the broker lock on, with their fds
 _own: dict[tuple[int, int], int] = {}
@@ -156,7 +153,7 @@ def store_root(path: str | os.PathLike[str]) -> Path | None:
     if staged is not None:
         p = staged
     candidates = [p, p.parent]
-    if p.parent.name in _STORE_FOLDERS:
+    if p.parent.name in STORE_FOLDERS:
         candidates.append(p.parent.parent)
     for c in candidates:
         if _regular(c / LOCK_NAME) or _regular(c / ABORT_NAME):

@@ -231,6 +231,9 @@ def test_which_store_a_path_belongs_to(tmp_path: Path) -> None:
         root / "checkpoint",
         root / "commitlog" / "00000000000000000000",
         root / "rocksdbstore",
+        root / "rocksdbstore" / "000012.sst",
+        root / "RocksDBMessageStore" / "000012.sst",  # an earlier revision's folder
+        root / "tiered_index_file" / "1700000000000",
         root / ".index.build-123-abcdef01",  # a staging name stands for its output
         root / "not-yet",
     ):
