@@ -53,6 +53,7 @@ from pathlib import Path
 
 from rmqarrow._args import check_flag
 from rmqarrow._staging import staged_target
+from rmqarrow._store_folders import STORE_FOLDERS
 from rmqarrow.errors import BrokerRunningError
 
 __all__ = [
@@ -70,10 +71,6 @@ _log = logging.getLogger("rmqarrow.broker")
 
 LOCK_NAME = "lock"
 ABORT_NAME = "abort"
-#: folders of a store root whose entries are written by rmqarrow's writers
-_STORE_FOLDERS = frozenset(
-    {"index", "commitlog", "consumequeue", "rocksdbstore", "tiered_index_file"}
-)
 
 #: (st_dev, st_ino) of lock files this process holds the broker lock on, with their fds
 _own: dict[tuple[int, int], int] = {}
@@ -156,7 +153,7 @@ def store_root(path: str | os.PathLike[str]) -> Path | None:
     if staged is not None:
         p = staged
     candidates = [p, p.parent]
-    if p.parent.name in _STORE_FOLDERS:
+    if p.parent.name in STORE_FOLDERS:
         candidates.append(p.parent.parent)
     for c in candidates:
         if _regular(c / LOCK_NAME) or _regular(c / ABORT_NAME):
@@ -300,19 +297,33 @@ def hold_broker_lock(root: str | os.PathLike[str]) -> int:
     (:func:`check_store_writable` lets them write and never opens the lock file again).
     """
     lock = Path(root) / LOCK_NAME
-    fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-    try:
-        fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, 0, os.SEEK_SET)
-    except OSError:
-        os.close(fd)
-        holder, _ = _test_lock(lock)
-        raise BrokerRunningError(
-            f"{Path(root)}: pid {holder} already holds the lock on {lock}; one broker a store"
-        ) from None
-    os.pwrite(fd, b"lock", 0)
-    os.fsync(fd)
-    st = os.fstat(fd)
     with _own_guard:
+        # POSIX locks never conflict inside one process, and closing any descriptor of
+        # the file drops them: a second hold here must be refused before the file is
+        # opened again, or it would succeed and its release would free the broker's lock
+        try:
+            st = os.stat(lock)
+        except FileNotFoundError:
+            pass
+        else:
+            if (st.st_dev, st.st_ino) in _own:
+                raise BrokerRunningError(
+                    f"{Path(root)}: this process (pid {os.getpid()}) already holds the lock "
+                    f"on {lock}; one broker a store"
+                )
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        try:
+            fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, 0, os.SEEK_SET)
+        except OSError:
+            os.close(fd)
+            holder, _ = _test_lock(lock)
+            who = f"pid {holder}" if holder else "a process the kernel does not name"
+            raise BrokerRunningError(
+                f"{Path(root)}: {who} already holds the lock on {lock}; one broker a store"
+            ) from None
+        os.pwrite(fd, b"lock", 0)
+        os.fsync(fd)
+        st = os.fstat(fd)
         _own[(st.st_dev, st.st_ino)] = fd
     return fd
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import traceback
 from collections.abc import Callable, Sequence
@@ -140,9 +141,18 @@ def engine_interrupt(exc: BaseException) -> bool:
     """Whether ``exc`` is DuckDB's answer to a Ctrl-C: it catches the signal while a
     statement runs, stops it and raises a plain ``RuntimeError("Query interrupted")`` (or
     its ``InterruptException``), so no ``KeyboardInterrupt`` is ever raised."""
+    duckdb = type(exc).__module__.lstrip("_").startswith("duckdb")
     if type(exc).__name__ == "InterruptException":
-        return type(exc).__module__.lstrip("_").startswith("duckdb")
+        return duckdb
+    # a Ctrl-C landing in a Python call DuckDB makes (reading a registered table's schema
+    # as it binds a view) comes back as DuckDB's error quoting it, e.g. "reading the schema
+    # of the object registered as '_rmq_files' failed: KeyboardInterrupt: "
+    if duckdb and _QUOTED_INTERRUPT.search(str(exc)):
+        return True
     return type(exc) is RuntimeError and str(exc) == "Query interrupted"
+
+
+_QUOTED_INTERRUPT = re.compile(r"failed: KeyboardInterrupt\b|Python exception: KeyboardInterrupt\b")
 
 
 def interrupted(exc: BaseException) -> bool:

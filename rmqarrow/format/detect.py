@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from rmqarrow._store_folders import ROCKSDB_DIR_NAMES
 from rmqarrow.errors import DatasetError, StoreNotFoundError, UsageError
 from rmqarrow.format import tiered_layout as tl
 from rmqarrow.format.layout import DEFAULT_HASH_SLOT_NUM, HEADER_SIZE, Geometry
@@ -83,8 +84,6 @@ MANIFEST_NAME = "_rmqarrow.json"
 TIERED_DATASET_FORMAT = "rmqarrow-tiered-dataset"
 #: The format an exported RocksDB-index dataset's manifest states.
 ROCKSDB_DATASET_FORMAT = "rmqarrow-rocksdb-dataset"
-#: The RocksDB index folder under a broker store root (an earlier revision: the second).
-ROCKSDB_DIR_NAMES = ("rocksdbstore", "RocksDBMessageStore")
 #: Formats of the kinds: which family of readers and engines a path belongs to.
 _FORMATS = {
     "index_file": "index",

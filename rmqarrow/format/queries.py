@@ -15,8 +15,10 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from rmqarrow.errors import InvalidValueError
+from rmqarrow.errors import InvalidKeyError, InvalidValueError
 from rmqarrow.format.java import JAVA_LONG_MAX
+from rmqarrow.format.records import KEY_SEPARATOR
+from rmqarrow.format.times import as_epoch_ms
 
 __all__ = [
     "Query",
@@ -100,8 +102,6 @@ def note_spaced_keys(queries: Sequence[Query], answers: Sequence[Sequence[int]])
     """One note (``rmqarrow.format.queries`` logger; the command line prints it) for the
     queries that found nothing with a key holding a space: RocketMQ splits a message's
     KEYS on spaces and indexes each word on its own, so no key it indexes holds one."""
-    from rmqarrow.format.records import KEY_SEPARATOR
-
     spaced = [
         q.key
         for q, a in zip(queries, answers, strict=False)
@@ -109,7 +109,8 @@ def note_spaced_keys(queries: Sequence[Query], answers: Sequence[Sequence[int]])
     ]
     if not spaced:
         return
-    topic, sep, key = spaced[0].rpartition("#") if "#" in spaced[0] else ("", "", spaced[0])
+    # a topic never holds '#': the key is all after the first one, as looked up
+    topic, sep, key = spaced[0].partition("#") if "#" in spaced[0] else ("", "", spaced[0])
     words = ", ".join(f"{topic}{sep}{w}" for w in key.split(KEY_SEPARATOR) if w)
     logging.getLogger(__name__).info(
         "key %r holds a space: RocketMQ splits a message's KEYS on spaces and indexes each "
@@ -127,8 +128,6 @@ def format_answers(answers: Iterable[Sequence[int]]) -> str:
 
 
 def _int_field(i: int, name: str, value: object) -> int:
-    from rmqarrow.errors import InvalidValueError
-
     if isinstance(value, bool) or not isinstance(value, int):
         raise InvalidValueError(f"query {i}: {name} must be an int, got {value!r}")
     return value
@@ -140,10 +139,6 @@ def as_queries(queries: Iterable[object]) -> list[Query]:
     and floats included) is refused naming the query; a bound is taken as the command line
     takes it (:func:`rmqarrow.format.times.as_epoch_ms`: epoch milliseconds, ISO 8601,
     datetimes), a bound in epoch *seconds* refused."""
-    from rmqarrow.errors import InvalidKeyError, InvalidValueError
-    from rmqarrow.format.java import JAVA_LONG_MAX
-    from rmqarrow.format.times import as_epoch_ms
-
     out: list[Query] = []
     for i, q in enumerate(queries):
         if not isinstance(q, tuple | list):  # a Query is a tuple

@@ -14,6 +14,8 @@ import os
 import re
 from pathlib import Path
 
+from rmqarrow._store_folders import TIERED_LOCAL_DIR_NAME
+
 __all__ = [
     "COMPACTING_DIR_NAME",
     "INDEX_TOPIC",
@@ -24,7 +26,7 @@ __all__ = [
 ]
 
 #: The local files' folder under ``storePathRootDir`` (and its ``compacting/`` subfolder).
-LOCAL_DIR_NAME = "tiered_index_file"
+LOCAL_DIR_NAME = TIERED_LOCAL_DIR_NAME
 COMPACTING_DIR_NAME = "compacting"
 INDEX_TOPIC = "rmq_sys_INDEX"
 

@@ -41,6 +41,7 @@ __all__ = [
     "format_time",
     "looks_like_seconds",
     "parse_time",
+    "time_range",
 ]
 
 #: what the Python API takes for a time bound (see :func:`as_epoch_ms`)
@@ -110,9 +111,14 @@ def datetime_ms(moment: _dt.datetime, name: str = "time", shown: str | None = No
 
 
 def _local(naive: _dt.datetime, name: str, shown: str) -> _dt.datetime:
-    first, second = naive.replace(fold=0).astimezone(), naive.replace(fold=1).astimezone()
-    # a wall time exists when going back to the local zone gives it again
-    exists = [m for m in (first, second) if m.astimezone().replace(tzinfo=None) == naive]
+    try:
+        first, second = naive.replace(fold=0).astimezone(), naive.replace(fold=1).astimezone()
+        # a wall time exists when going back to the local zone gives it again
+        exists = [m for m in (first, second) if m.astimezone().replace(tzinfo=None) == naive]
+    except (OverflowError, ValueError):
+        # the C library probes a day either side, past year 1 or 9999 near the calendar's
+        # ends (an open range given as 9999-12-31): no zone moves its clocks there
+        return _near_calendar_end(naive, name, shown)
     if not exists:
         before = (naive - _dt.timedelta(hours=3)).astimezone()
         after = (naive + _dt.timedelta(hours=3)).astimezone()
@@ -135,6 +141,22 @@ def _local(naive: _dt.datetime, name: str, shown: str) -> _dt.datetime:
     return exists[0]
 
 
+def _near_calendar_end(naive: _dt.datetime, name: str, shown: str) -> _dt.datetime:
+    """``naive`` in the local zone's offset of two days nearer the middle of the calendar."""
+    step = _dt.timedelta(days=2)
+    try:
+        probe = (naive - step if naive.year > 1 else naive + step).astimezone()
+        offset = probe.utcoffset()
+    except (OverflowError, ValueError):
+        offset = None
+    if offset is None:
+        raise UsageError(
+            f"{name} {shown}: outside the range of the local zone's calendar; give a zone "
+            "offset (e.g. Z) or epoch milliseconds"
+        )
+    return naive.replace(tzinfo=_dt.timezone(offset))
+
+
 def _offset(moment: _dt.datetime) -> str:
     return moment.isoformat()[-6:]
 
@@ -143,6 +165,16 @@ def check_range(begin: int, end: int, names: tuple[str, str] = ("begin", "end"))
     """Refuse a time range whose begin is after its end (it would match nothing)."""
     if begin > end:
         raise UsageError(f"{names[0]} {begin} is after {names[1]} {end}: the range is empty")
+
+
+def time_range(
+    begin: object, end: object, names: tuple[str, str] = ("begin", "end")
+) -> tuple[int, int]:
+    """``begin`` and ``end`` given to the Python API as epoch milliseconds
+    (:func:`as_epoch_ms`), a begin after the end refused (:func:`check_range`)."""
+    b, e = as_epoch_ms(names[0], begin), as_epoch_ms(names[1], end)
+    check_range(b, e, names)
+    return b, e
 
 
 def as_epoch_ms(name: str, value: object) -> int:

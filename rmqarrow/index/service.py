@@ -32,7 +32,7 @@ from rmqarrow.format.hashing import check_query_key, index_key_hash
 from rmqarrow.format.java import JAVA_LONG_MAX
 from rmqarrow.format.layout import Geometry
 from rmqarrow.format.naming import free_file_name, list_index_files
-from rmqarrow.format.queries import Query
+from rmqarrow.format.queries import Query, as_queries
 from rmqarrow.format.records import MessageRecord, index_keys, is_rollback
 from rmqarrow.index.indexfile import IndexFile
 from rmqarrow.kernels import lookup as _lookup
@@ -318,14 +318,32 @@ class IndexService(Closing):
         """Bulk :meth:`lookup` by full index keys (no batch cap): a table (``query``,
         ``phy_offset``) in native order; ``max_num``/``begin``/``end`` are scalars or one
         value per key.  ``release``: see :func:`rmqarrow.kernels.lookup.query_offsets`."""
+        self._fresh_files(keys, self.files)
+        return _lookup.query_offsets(self.files, keys, max_num, begin, end, release=release)
+
+    def answers(
+        self,
+        queries: Sequence[Query],
+        *,
+        release: bool = False,
+        files: Sequence[IndexFile] | None = None,
+    ) -> list[list[int]]:
+        """The native answer of each query (no batch cap): one list of offsets per query,
+        over ``files`` (some of :attr:`files`, oldest first; all by default).  ``release``:
+        see :func:`rmqarrow.kernels.lookup.query_offsets`."""
+        files = self.files if files is None else files
+        self._fresh_files([q.key for q in queries], files)
+        return _lookup.answer_queries(files, queries, release=release)
+
+    def _fresh_files(self, keys: object, files: Sequence[IndexFile]) -> None:
+        """Refuse a closed service or a bad key; bring each file's header up to date."""
         self._check_open()
         if isinstance(keys, Sequence):
             for k in keys:
                 if not (isinstance(k, str) and k.isascii()):
                     check_query_key(k)
-        for f in self.files:
+        for f in files:
             f.refresh()
-        return _lookup.query_offsets(self.files, keys, max_num, begin, end, release=release)
 
     def lookup(self, query: Query) -> list[int]:
         """The native answer to a query by full index key, with no batch cap."""
@@ -442,16 +460,7 @@ def answer_queries(
     """The native answer to each query over a store (newest file first, no batch cap).
 
     Queries are :class:`~rmqarrow.Query` or ``(key, max_num[, begin[, end]])`` tuples."""
-    from rmqarrow.format.queries import as_queries
-
     qs = as_queries(queries)
     service, _ = open_healthy(store_dir, hash_slot_num, index_num)
     with service:
-        table = service.query_offsets(
-            [q.key for q in qs],
-            [q.max_num for q in qs],
-            [q.begin for q in qs],
-            [q.end for q in qs],
-            release=True,  # one pass: memory flat in the number of files
-        )
-    return _lookup.answers_from_table(table, len(qs))
+        return service.answers(qs, release=True)  # one pass: memory flat in the files

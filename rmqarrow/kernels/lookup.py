@@ -36,12 +36,19 @@ import pyarrow as pa
 from rmqarrow.errors import InvalidValueError
 from rmqarrow.format.java import JAVA_INT_MAX, JAVA_LONG_MAX
 from rmqarrow.format.layout import OpenIndex
+from rmqarrow.format.queries import Query
 from rmqarrow.kernels import _compiled as _kernels
 from rmqarrow.kernels.arrays import per_query
 from rmqarrow.kernels.hashing import index_key_hashes
 from rmqarrow.kernels.walk import committed_heads, walk_chain
 
-__all__ = ["RESULT_SCHEMA", "answers_from_table", "query_offsets", "select_many"]
+__all__ = [
+    "RESULT_SCHEMA",
+    "answer_queries",
+    "answers_from_table",
+    "query_offsets",
+    "select_many",
+]
 
 #: A scalar for every query, or one value per query.
 PerQuery = int | np.ndarray | Sequence[int]
@@ -359,6 +366,22 @@ def _finish(
         w.hit_query.extend(found_q)
         w.hit_rank.extend(found_rank)
         w.hit_offset.extend(found_off)
+
+
+def answer_queries(
+    files: Sequence[OpenIndex], queries: Sequence[Query], *, release: bool = False
+) -> list[list[int]]:
+    """The native answer of each query over ``files`` (oldest first), no batch cap: one
+    list of offsets per query.  ``release``: see :func:`query_offsets`."""
+    table = query_offsets(
+        files,
+        [q.key for q in queries],
+        [q.max_num for q in queries],
+        [q.begin for q in queries],
+        [q.end for q in queries],
+        release=release,
+    )
+    return answers_from_table(table, len(queries))
 
 
 def answers_from_table(table: pa.Table, n: int) -> list[list[int]]:

@@ -6,6 +6,7 @@ import logging
 import os
 import threading
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -166,8 +167,11 @@ class IndexStore(OffsetQueries):
         super().__init__(target, hash_slot_num, index_num)
         self.strict = strict
         self._service: IndexService | None = None
-        #: held by a lookup under way and by close()
-        self._using = threading.RLock()
+        #: lookups under way (they run at once); close() waits until there are none
+        self._readers = 0
+        self._idle = threading.Condition()
+        #: files left out while lookups were walking them: closed once none is
+        self._retired: list[IndexFile] = []
 
     @property
     def index_path(self) -> Path:
@@ -218,17 +222,42 @@ class IndexStore(OffsetQueries):
             try:
                 size = f.path.stat().st_size
             except FileNotFoundError:
-                expired_during_run(f.path)
                 size = None
             if size == g.file_size:
                 continue
             service.files.remove(f)
-            f.close()
-            if size is not None:
-                fh = scan_file(f.path, g)
-                service.skipped.append(fh)
-                _warn_skipped(fh)
+            self._retired.append(f)  # another lookup may be walking it: closed when idle
+            try:
+                fh = None if size is None else scan_file(f.path, g)
+            except FileNotFoundError:  # cut short, then expired before the scan
+                fh = None
+            if fh is None:
+                expired_during_run(f.path)
+                continue
+            service.skipped.append(fh)
+            _warn_skipped(fh)
         return service
+
+    @contextmanager
+    def _reading(self) -> Iterator[tuple[IndexService, list[IndexFile]]]:
+        """The service and its files as of now, for one lookup: lookups run at once, and
+        close() waits for every one under way (an answer is whole, or the lookup raises
+        the closed-store error, never an empty answer from closed files)."""
+        with self._idle:
+            self._check_open()
+            service = self._current_service()
+            files = list(service.files)
+            self._readers += 1
+        try:
+            yield service, files
+        finally:
+            with self._idle:
+                self._readers -= 1
+                if not self._readers:
+                    for f in self._retired:
+                        f.close()
+                    self._retired.clear()
+                    self._idle.notify_all()
 
     @property
     def geometry(self) -> Geometry:
@@ -263,18 +292,8 @@ class IndexStore(OffsetQueries):
         qs = as_queries(queries)
         name = engine or "native"
         if name == "native":
-            from rmqarrow.kernels.lookup import answers_from_table
-
-            # close() waits for a lookup under way: an answer is whole, or the lookup
-            # raises the closed-store error, never an empty answer from closed files
-            with self._using:
-                table = self._current_service().query_offsets(
-                    [q.key for q in qs],
-                    [q.max_num for q in qs],
-                    [q.begin for q in qs],
-                    [q.end for q in qs],
-                )
-            answers = answers_from_table(table, len(qs))
+            with self._reading() as (service, files):
+                answers = service.answers(qs, files=files)
         else:
             from rmqarrow.engines import answer_with_engine
 
@@ -308,10 +327,9 @@ class IndexStore(OffsetQueries):
 
         log = None if commitlog is None else require_commitlog(commitlog)
         lines: list[str] = []
-        with self._using:
-            service = self._current_service()
+        with self._reading() as (service, files):
             for q in as_queries(queries):
-                lines += explain_query(service.files, q, skipped=service.skipped, commitlog=log)
+                lines += explain_query(files, q, skipped=service.skipped, commitlog=log)
         return lines
 
     def resolve(
@@ -605,8 +623,13 @@ class IndexStore(OffsetQueries):
         return StoreInfo(self.index_path, health, infos)
 
     def close(self) -> None:
-        with self._using:
-            super().close()
+        with self._idle:
+            super().close()  # no new lookup starts
+            while self._readers:
+                self._idle.wait()
+            for f in self._retired:
+                f.close()
+            self._retired.clear()
             if self._service is not None:
                 self._service.close()
                 self._service = None

@@ -10,9 +10,10 @@ import pyarrow as pa
 from rmqarrow.errors import TieredReadError
 from rmqarrow.format.hashing import check_query_key
 from rmqarrow.format.java import JAVA_LONG_MAX
-from rmqarrow.format.queries import Query, as_queries
+from rmqarrow.format.queries import Query
+from rmqarrow.format.queries import as_queries as _as_queries
 from rmqarrow.format.records import query_index_key
-from rmqarrow.format.times import TimeBound, as_epoch_ms, check_range
+from rmqarrow.format.times import TimeBound, check_range, time_range
 from rmqarrow.store._base import DEFAULT_MAX_NUM, Store, check_max_num
 
 __all__ = ["ItemQueries", "OffsetQueries", "as_queries", "hits_table", "items_table"]
@@ -84,17 +85,16 @@ def items_table(queries: Sequence[tuple[Any, ...]], answers: Sequence[Any]) -> p
     return pa.table({c: pa.array(v, types[c]) for c, v in rows.items()})
 
 
-def _ms(name: str, value: object) -> int:
-    """A time bound as epoch milliseconds, by the command line's rules
-    (:func:`rmqarrow.format.times.as_epoch_ms`: ints, numpy integers, ISO 8601 strings,
-    datetimes; epoch seconds refused)."""
-    return as_epoch_ms(name, value)
-
-
-def _range(begin: object, end: object) -> tuple[int, int]:
-    b, e = _ms("begin", begin), _ms("end", end)
-    check_range(b, e)
-    return b, e
+def as_queries(queries: Sequence[Any]) -> list[Query]:
+    """The queries given to a store (:func:`rmqarrow.format.queries.as_queries`); a tuple
+    whose begin is after its end is refused as :meth:`OffsetQueries.query` refuses it.  A
+    :class:`~rmqarrow.Query` (a query file's line, a conformance set) is answered as
+    RocketMQ answers it, empty: query files hold such ranges to test exactly that."""
+    qs = _as_queries(queries)
+    for i, (given, q) in enumerate(zip(queries, qs, strict=True)):
+        if not isinstance(given, Query):
+            check_range(q.begin, q.end, (f"query {i}: begin", f"query {i}: end"))
+    return qs
 
 
 class OffsetQueries(Store):
@@ -132,7 +132,7 @@ class OffsetQueries(Store):
         match nothing), and so is a ``begin`` after ``end``.  A key holding a space gets a
         note when nothing is found: RocketMQ splits KEYS on spaces."""
         topic, key = check_query_key(topic, "topic"), check_query_key(key)
-        b, e = _range(begin, end)
+        b, e = time_range(begin, end)
         q = Query(query_index_key(topic, key, index_type), check_max_num(max_num), b, e)
         return self.answers([q], engine=engine)[0]
 
@@ -174,7 +174,7 @@ class ItemQueries(Store):
         """The items RocketMQ returns for ``topic``/``key`` (``exact``: every match); a read
         RocketMQ fails raises :class:`~rmqarrow.errors.TieredReadError`.  ``begin`` and
         ``end`` take what the command line takes (see :meth:`OffsetQueries.query`)."""
-        b, e = _range(begin, end)
+        b, e = time_range(begin, end)
         answer = self.answers(
             [(topic, key, check_max_num(max_num), b, e)], engine=engine, exact=exact
         )[0]
@@ -189,8 +189,8 @@ class ItemQueries(Store):
         in epoch seconds is refused naming the query, as :meth:`query` refuses it."""
         qs = [tuple(q) for q in queries]
         for i, q in enumerate(qs):
-            bounds = [
-                _ms(f"query {i}: {n}", b) for n, b in zip(("begin", "end"), q[3:5], strict=False)
-            ]
-            qs[i] = (*q[:3], *bounds, *q[5:])
+            if len(q) > 3:  # a short tuple is refused below, naming what it lacks
+                b, e = q[3], q[4] if len(q) > 4 else JAVA_LONG_MAX
+                bounds = time_range(b, e, (f"query {i}: begin", f"query {i}: end"))
+                qs[i] = (*q[:3], *bounds[: len(q[3:5])], *q[5:])
         return items_table(qs, self.answers(qs, engine=engine, exact=exact))

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from rmqarrow.errors import DatasetError, UsageError
 from rmqarrow.format.detect import Target
 from rmqarrow.format.java import JAVA_LONG_MAX
+from rmqarrow.format.times import as_epoch_ms
 from rmqarrow.rocksdb import (
     BOOKKEEPING_KEYS,
     DEFAULT_MAX_MSGS_NUM_BATCH,
@@ -23,7 +24,6 @@ from rmqarrow.rocksdb import (
     check_rocksdb,
 )
 from rmqarrow.store._base import DEFAULT_MAX_NUM, Store, check_max_num
-from rmqarrow.store._queries import _ms
 
 if TYPE_CHECKING:
     import duckdb
@@ -53,8 +53,8 @@ def as_rocksdb_queries(queries: Sequence[Any]) -> list[RocksDBQuery]:
                 f"a RocksDB-index query is a RocksDBQuery or (topic, key, max_num, "
                 f"begin, end[, index_type[, last_key]]), got {q!r}"
             )
-        _ms(f"query {i}: begin", out[-1].begin)
-        _ms(f"query {i}: end", out[-1].end)
+        as_epoch_ms(f"query {i}: begin", out[-1].begin)
+        as_epoch_ms(f"query {i}: end", out[-1].end)
     return out
 
 
@@ -165,7 +165,7 @@ class _RocksDBSurface(Store):
         """``IndexRocksDBStore.queryOffset``, whole: None for RocketMQ's null.  ``begin``
         and ``end`` are epoch milliseconds: one in epoch seconds is refused with
         :class:`~rmqarrow.errors.InvalidValueError`, as by the other stores."""
-        begin, end = _ms("begin", begin), _ms("end", end)
+        begin, end = as_epoch_ms("begin", begin), as_epoch_ms("end", end)
         q = RocksDBQuery(topic, key, max_num, begin, end, index_type, last_key)
         return self.answers([q], engine=engine)[0]
 

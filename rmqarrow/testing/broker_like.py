@@ -330,8 +330,14 @@ class BrokerLikeProcess:
         return self.wait(timeout)
 
     def wait(self, timeout: float = 60) -> dict[str, Any]:
-        """Wait for it to stop by itself (``stop_when_done``); its summary."""
-        out, err = self.proc.communicate(timeout=timeout)
+        """Wait for it to stop by itself (``stop_when_done``); its summary.  One that does
+        not stop within ``timeout`` is killed (never left running) and the timeout raised."""
+        try:
+            out, err = self.proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.communicate()
+            raise
         if self.proc.returncode != 0:
             raise RuntimeError(f"broker-like writer exited {self.proc.returncode}: {err}")
         summary: dict[str, Any] = json.loads(out.strip().splitlines()[-1])

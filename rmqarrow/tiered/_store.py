@@ -78,6 +78,7 @@ class TieredIndexStore(Closing):
         self._slots, self._items = geometry
         self._writable = writable
         self._clock = clock
+        self._force = False  # see open(): a forced store forces the writes of its files
         self._table: dict[int, AnyIndexFile] = {}
         self._write_file: TieredIndexFile | None = None
         self._segment_end = 0
@@ -113,6 +114,7 @@ class TieredIndexStore(Closing):
         elif not Path(store_path_root_dir).is_dir():
             raise StoreNotFoundError(f"{store_path_root_dir}: no such store directory")
         store = cls(local, segments, (s, n), writable, clock)
+        store._force = force
         try:
             store._load()
         except BaseException:
@@ -157,7 +159,7 @@ class TieredIndexStore(Closing):
                 if old is not None:
                     old.close()
                 self._table[begin] = TieredIndexFile.open(
-                    p, self._slots, self._items, writable=self._writable
+                    p, self._slots, self._items, writable=self._writable, force=self._force
                 )
         if self._writable and self._table:
             newest = self._table[max(self._table)]
@@ -265,7 +267,9 @@ class TieredIndexStore(Closing):
         current = self._write_file
         if begin in self._table or (current is not None and current.status is FileStatus.UNSEALED):
             return None
-        f = TieredIndexFile.create(self._local_dir / str(begin), begin, self._slots, self._items)
+        f = TieredIndexFile.create(
+            self._local_dir / str(begin), begin, self._slots, self._items, force=self._force
+        )
         self._table = dict(sorted({**self._table, begin: f}.items()))
         self._write_file = f
         return f

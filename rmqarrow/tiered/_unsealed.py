@@ -7,6 +7,8 @@ import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from rmqarrow._args import check_flag
+from rmqarrow._broker import check_store_writable
 from rmqarrow._closing import Closing
 from rmqarrow.errors import InvalidValueError, OutputExistsError, ReadOnlyIndexError
 from rmqarrow.format.tiered_layout import (
@@ -79,15 +81,19 @@ class TieredIndexFile(Closing):
         begin_timestamp: int,
         hash_slot_num: int = DEFAULT_HASH_SLOT_NUM,
         index_num: int = DEFAULT_INDEX_NUM,
+        *,
+        force: bool = False,
     ) -> TieredIndexFile:
         """A new empty file at ``path`` (refuses an existing path with OutputExistsError).
 
         RocketMQ names the file by ``begin_timestamp`` (see :class:`TieredIndexStore`); any
-        name is accepted here.
+        name is accepted here.  A file in the store of a running broker is refused
+        (:mod:`rmqarrow._broker`; ``force`` only for a copy whose lock cannot be seen).
         """
         s, n = check_geometry(hash_slot_num, index_num)
         begin = check_long("begin_timestamp", begin_timestamp)
         p = Path(path)
+        check_store_writable(p, force=check_flag("force", force))
         buf = create_zeroed(p, unsealed_size(s, n))
         # As RocketMQ's constructor: the end timestamp is read at offset 4 (0 in a new file).
         f = cls(p, buf, (s, n), (begin, 0, 0, 0), writable=True)
@@ -102,16 +108,23 @@ class TieredIndexFile(Closing):
         index_num: int = DEFAULT_INDEX_NUM,
         writable: bool = False,
         begin_timestamp: int | None = None,
+        *,
+        force: bool = False,
     ) -> TieredIndexFile:
         """Open an existing local file.
 
         The begin timestamp comes from the file name (RocketMQ's rule), else from the header,
         unless ``begin_timestamp`` is given.  ``writable=True`` behaves as RocketMQ's
         constructor on an existing file: the end timestamp is reset to the stored begin
-        timestamp and the header rewritten.  Read-only opening changes no byte.
+        timestamp and the header rewritten, so it refuses a file in the store of a running
+        broker (:mod:`rmqarrow._broker`; ``force`` as for :meth:`create`).  Read-only
+        opening changes no byte.
         """
         s, n = check_geometry(hash_slot_num, index_num)
         p = Path(path)
+        writable = check_flag("writable", writable)
+        if writable:
+            check_store_writable(p, force=check_flag("force", force))
         buf = map_existing(p, writable)
         try:
             check_unsealed_size(p, 0 if buf is None else len(buf), s, n)

@@ -35,10 +35,12 @@ from rmqarrow.errors import (
     UsageError,
 )
 from rmqarrow.format.layout import HEADER_DTYPE, HeaderState, StoreSnapshot
+from rmqarrow.format.naming import list_index_files
 from rmqarrow.format.queries import Query
 from rmqarrow.index.health import expired_during_run
 from rmqarrow.index.indexfile import IndexFile
 from rmqarrow.index.service import IndexService, open_healthy
+from rmqarrow.kernels.lookup import answer_queries
 from rmqarrow.verify.dataset_check import DatasetCheck, check_dataset
 from rmqarrow.verify.diagnose import ChainDamage, check_chains, explain, trace_query
 from rmqarrow.verify.sampling import sample_queries
@@ -57,6 +59,9 @@ class Engine:
     name: str
     answer: Answerer
     target: str = ""
+    #: answers as of the run's pinned snapshot, so a file expired meanwhile can be
+    #: compared again over the files left
+    pinned: bool = False
 
 
 @dataclass
@@ -188,7 +193,7 @@ def _named_engine(
         )
 
     target = f"dataset {ds}" if ds is not None else f"store {store}"
-    return Engine(name, answer, target)
+    return Engine(name, answer, target, pinned=pin)
 
 
 def verify(
@@ -292,11 +297,6 @@ def verify(
                 if isinstance(spec, Engine)
                 else _named_engine(spec, store_path, ds_path, master, hsn, inum, lambda: snapshot)
             )
-            pinned = (
-                not isinstance(spec, Engine)
-                and ds_path is None
-                and (("index", spec) in SNAPSHOT_ENGINES)
-            )
             result = EngineResult(engine.name, engine.target, len(qs))
             results.append(result)
             t0 = time.monotonic()
@@ -307,7 +307,7 @@ def verify(
                 # a file the broker expired while the engine read: compare the queries
                 # that differ again over the files left, both sides as of the snapshot
                 for _attempt in range(_ROUNDS):
-                    if not (bad and pinned):
+                    if not (bad and engine.pinned):
                         break
                     left = _drop_expired(files, snapshot, expired)
                     if len(left) == len(files):
@@ -332,7 +332,7 @@ def verify(
             if len(answers) != len(qs):
                 result.error = f"returned {len(answers)} answers for {len(qs)} queries"
                 continue
-            changed = None if pinned else _changed_since(files, snapshot, store_path)
+            changed = None if engine.pinned else _changed_since(files, snapshot, store_path)
             for i, (q, a, b) in enumerate(zip(qs, reference, answers, strict=True)):
                 got = [int(o) for o in b]
                 result.offsets_compared += max(len(a), len(got))
@@ -421,17 +421,9 @@ def _drop_expired(
 
 
 def _native_answers(files: Sequence[IndexFile], queries: Sequence[Query]) -> list[list[int]]:
-    """The native lookup over ``files`` as of their pinned headers (no batch cap)."""
-    from rmqarrow.kernels.lookup import answers_from_table, query_offsets
-
-    table = query_offsets(
-        files,
-        [q.key for q in queries],
-        [q.max_num for q in queries],
-        [q.begin for q in queries],
-        [q.end for q in queries],
-    )
-    return answers_from_table(table, len(queries))
+    """The native lookup over ``files`` as of their pinned headers (no batch cap), each
+    file's pages released once walked: memory flat in the number of files."""
+    return answer_queries(files, queries, release=True)
 
 
 def _differing(reference: Sequence[Sequence[int]], answers: Sequence[Sequence[int]]) -> list[int]:
@@ -449,7 +441,6 @@ def _changed_since(
 ) -> str:
     """What changed in the store since the snapshot (grown or expired files, new ones),
     or nothing."""
-    from rmqarrow.format.naming import list_index_files
 
     grown = gone = 0
     for f in files:

@@ -23,14 +23,20 @@ from rmqarrow.converters.parquet.importer import import_dataset
 from storage.storage_helpers import GEO, records, write_csv
 
 import rmqarrow
-from rmqarrow._broker import broker_state, check_store_writable, store_root
+from rmqarrow._broker import (
+    broker_state,
+    check_store_writable,
+    hold_broker_lock,
+    release_broker_lock,
+    store_root,
+)
 from rmqarrow.commitlog import CommitLogWriter, iter_records
 from rmqarrow.errors import BrokerRunningError, StoreLockedError, UsageError
 from rmqarrow.format.checkpoint import StoreCheckpoint
 from rmqarrow.index.indexfile import IndexFile
 from rmqarrow.index.service import IndexService
 from rmqarrow.testing import BrokerLike, BrokerLikeOptions, start_broker_like
-from rmqarrow.tiered import TieredIndexStore
+from rmqarrow.tiered import TieredIndexFile, TieredIndexStore
 
 #: one batch of every message: once ready, the writer idles holding the store, so its
 #: bytes stand still while the refusals are checked against them
@@ -102,6 +108,8 @@ def test_every_write_refused_beside_a_running_broker_readers_work(
             lambda: rmqarrow.build(store / "index", commitlog=commitlog),
             lambda: import_dataset(dataset, store / "index"),
             lambda: TieredIndexStore.open(store, writable=True),
+            lambda: TieredIndexFile.create(store / "tiered_index_file" / "1", 1, 64, 256),
+            lambda: TieredIndexFile.open(store / "tiered_index_file" / "1", writable=True),
             lambda: CommitLogWriter(commitlog, mapped_file_size=1 << 14, start_offset=1 << 30),
         ]
         for write in writers:
@@ -130,8 +138,8 @@ def test_after_kill_9_writes_are_allowed_as_the_crash_recovery(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     store = tmp_path / "store"
-    broker = start_broker_like(store, **LIVE)
-    broker.kill()
+    with start_broker_like(store, **LIVE) as broker:
+        broker.kill()
     assert (store / "abort").exists() and (store / "lock").exists()  # as a crash leaves them
     state = broker_state(store / "index")
     assert state is not None and state.crashed and not state.running
@@ -152,7 +160,8 @@ def test_after_a_clean_stop_writes_are_allowed_quietly(
     tmp_path: Path, dataset: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     store = tmp_path / "store"
-    summary = start_broker_like(store, **LIVE).stop()
+    with start_broker_like(store, **LIVE) as broker:
+        summary = broker.stop()
     assert summary["clean"] and summary["messages"] == 400
     assert not (store / "abort").exists() and (store / "lock").read_bytes() == b"lock"
 
@@ -170,10 +179,10 @@ def test_a_copy_with_a_stale_abort_and_no_lock_needs_force(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     store = tmp_path / "store"
-    live = start_broker_like(store, **LIVE)
     copy = tmp_path / "copy"
-    shutil.copytree(store, copy, ignore=shutil.ignore_patterns("lock", ".*"))
-    live.kill()
+    with start_broker_like(store, **LIVE) as live:
+        shutil.copytree(store, copy, ignore=shutil.ignore_patterns("lock", ".*"))
+        live.kill()
     assert (copy / "abort").exists() and not (copy / "lock").exists()
     before = snapshot(copy)
 
@@ -222,6 +231,9 @@ def test_which_store_a_path_belongs_to(tmp_path: Path) -> None:
         root / "checkpoint",
         root / "commitlog" / "00000000000000000000",
         root / "rocksdbstore",
+        root / "rocksdbstore" / "000012.sst",
+        root / "RocksDBMessageStore" / "000012.sst",  # an earlier revision's folder
+        root / "tiered_index_file" / "1700000000000",
         root / ".index.build-123-abcdef01",  # a staging name stands for its output
         root / "not-yet",
     ):
@@ -324,9 +336,54 @@ def test_a_lock_whose_holder_the_kernel_does_not_name_is_still_a_running_broker(
         assert holder.stdout is not None and holder.stdout.readline() == "held\n"
         with pytest.raises(BrokerRunningError, match="a process the kernel does not name"):
             check_store_writable(tmp_path / "index", force=True)
+        with pytest.raises(BrokerRunningError, match="a process the kernel does not name"):
+            hold_broker_lock(tmp_path)
     finally:
         holder.communicate("", timeout=60)
     check_store_writable(tmp_path / "index")  # freed with its holder
+
+
+def _holder_seen_from_outside(store: Path) -> str:
+    probe = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from rmqarrow._broker import broker_state; "
+            "print(broker_state(sys.argv[1]).holder)",
+            str(store),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return probe.stdout.strip()
+
+
+def test_a_second_hold_in_the_same_process_is_refused_and_keeps_the_first(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "index").mkdir()
+    fd = hold_broker_lock(tmp_path)
+    try:
+        # POSIX locks never conflict inside one process: the second hold must be refused
+        # by rmqarrow itself, and refusing it must not drop the first
+        with pytest.raises(BrokerRunningError, match=f"this process \\(pid {os.getpid()}\\)"):
+            hold_broker_lock(tmp_path)
+        assert _holder_seen_from_outside(tmp_path) == str(os.getpid())
+    finally:
+        release_broker_lock(fd)
+    assert _holder_seen_from_outside(tmp_path) == "None"
+    release_broker_lock(hold_broker_lock(tmp_path))  # free again once released
+
+
+def test_a_writer_that_does_not_stop_in_time_is_killed_not_left(tmp_path: Path) -> None:
+    # LIVE idles holding the store until told to stop: waiting for it times out
+    with start_broker_like(tmp_path / "store", **LIVE) as broker:
+        with pytest.raises(subprocess.TimeoutExpired):
+            broker.wait(timeout=0.5)
+        assert broker.proc.returncode is not None  # reaped, not running
+    assert broker_state(tmp_path / "store") is not None
+    check_store_writable(tmp_path / "store" / "index")  # its lock went with it
 
 
 def test_the_writer_refuses_bad_options_in_one_line(tmp_path: Path) -> None:

@@ -82,8 +82,13 @@ def live_store(tmp_path: Path) -> Iterator[Path]:
     finally:
         stop.touch()
         for p in (writer, expirer):
-            if p is not None:
+            if p is None:
+                continue
+            try:
                 p.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                p.kill()  # never leave a writer behind; its returncode fails the test
+                p.wait()
     assert writer.returncode == 0
     assert expirer is not None and expirer.returncode == 0
 

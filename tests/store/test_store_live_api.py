@@ -58,6 +58,59 @@ def test_query_racing_close_answers_whole_or_raises(tmp_path: Path) -> None:
     assert closed and all("closed" in str(e) for e in closed)
 
 
+def test_lookups_in_threads_run_at_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the first lookup waits inside the kernel for the second to finish: were lookups
+    # serialised, the second could not start until the first gave up waiting
+    from rmqarrow.kernels import lookup
+
+    real = lookup.answer_queries
+    second_done = threading.Event()
+    finished: list[str] = []
+
+    def first_waits(*args: object, **kwargs: object) -> list[list[int]]:
+        if threading.current_thread().name == "first":
+            second_done.wait(timeout=20)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(lookup, "answer_queries", first_waits)
+    with rmqarrow.open(_store(tmp_path / "s"), hash_slot_num=SLOTS, index_num=INDEX) as s:
+
+        def ask(name: str) -> None:
+            assert s.query("T", "k", max_num=100) == WANT
+            finished.append(name)
+            if name == "second":
+                second_done.set()
+
+        threads = [threading.Thread(target=ask, args=(n,), name=n) for n in ("first", "second")]
+        threads[0].start()
+        threads[1].start()
+        for t in threads:
+            t.join()
+    assert finished == ["second", "first"]
+
+
+def test_a_file_cut_short_then_expired_before_its_scan_is_left_out_as_expired(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from rmqarrow.store import _index
+
+    d = _store(tmp_path / "s", files=2)
+    newest = d / "20231114221320001"
+    real_scan = _index.scan_file
+
+    def broker_expires_it_first(path: Path, *args: object) -> object:
+        path.unlink()  # the broker's expiry, between the size check and the scan
+        return real_scan(path, *args)  # type: ignore[arg-type]
+
+    with rmqarrow.open(d, hash_slot_num=SLOTS, index_num=INDEX) as s:
+        assert s.query("T", "k", max_num=100)[:1] == [2049]
+        os.truncate(newest, 1000)
+        monkeypatch.setattr(_index, "scan_file", broker_expires_it_first)
+        with caplog.at_level(logging.INFO, logger="rmqarrow"):
+            assert s.query("T", "k", max_num=100) == WANT
+        assert str(newest) in caplog.text and "skipped damaged" not in caplog.text
+
+
 def test_a_file_truncated_under_an_open_store_is_skipped_with_a_warning(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -22,6 +22,7 @@ from cli_run import one_error, run
 import rmqarrow
 from rmqarrow.errors import InvalidValueError
 from rmqarrow.format.times import parse_time
+from rmqarrow.tiered import TieredIndexStore
 
 T0 = 1_700_000_000_000  # 2023-11-14T22:13:20Z
 GEO = ("--hash-slot-num", "16", "--index-num", "64")
@@ -34,6 +35,22 @@ def berlin() -> Iterator[None]:
     time.tzset()
     try:
         yield
+    finally:
+        if before is None:
+            del os.environ["TZ"]
+        else:
+            os.environ["TZ"] = before
+        time.tzset()
+
+
+@pytest.fixture(params=["UTC", "Europe/Berlin", "America/New_York"])
+def local_zone(request: pytest.FixtureRequest) -> Iterator[dt.timedelta]:
+    """Each zone in turn as the local zone; yields its offset in winter."""
+    before = os.environ.get("TZ")
+    os.environ["TZ"] = request.param
+    time.tzset()
+    try:
+        yield dt.datetime(2023, 12, 30, 12).astimezone().utcoffset() or dt.timedelta()
     finally:
         if before is None:
             del os.environ["TZ"]
@@ -82,11 +99,27 @@ def test_begin_after_end_is_refused_alike(store: Path, capsys: pytest.CaptureFix
         ),
     ):
         s.query("T", "k", begin=T0 + 9_000, end=T0)
+    refused = f"query 0: begin {T0 + 9000} is after query 0: end {T0}: the range is empty"
+    with rmqarrow.open(store) as s:
+        for ask in (s.query_many, s.answers):
+            with pytest.raises(InvalidValueError, match=refused):
+                ask([("T#k", 10, T0 + 9_000, T0)])
+        assert s.answers([("T#k", 10, T0 + 9_000)]) == [list(range(1019, 1008, -1))[:10]]
     status, _out, err = run(
         capsys, "query", str(store), "--key", "T#k", "--begin", str(T0 + 9000), "--end", str(T0)
     )
     assert status == 2
     one_error(err, f"--begin {T0 + 9000} is after --end {T0}: the range is empty")
+
+
+def test_tiered_query_many_refuses_begin_after_end(tmp_path: Path) -> None:
+    with TieredIndexStore.open(tmp_path, 16, 64, writable=True, clock=lambda: T0) as t:
+        for i in range(5):
+            t.put_key("T", 1, 0, ["k"], 1000 + i, 100, T0 + i * 1000)
+    with rmqarrow.open(tmp_path) as s:
+        with pytest.raises(InvalidValueError, match=r"query 0: begin .* is after query 0: end"):
+            s.query_many([("T", "k", 10, T0 + 3_000, T0)])
+        assert s.query_many([("T", "k", 10, T0, T0 + 9_000)]).num_rows == 5
 
 
 def test_a_local_time_in_a_dst_gap_is_refused_not_shifted(
@@ -120,6 +153,24 @@ def test_a_repeated_local_hour_is_the_first_with_a_note(
     assert "happens twice" not in caplog.text
 
 
+def test_times_at_the_ends_of_the_calendar_are_taken(
+    store: Path, local_zone: dt.timedelta, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # an open range typed as a date: the last second of year 9999, local
+    last = 253_402_300_799_000 - local_zone // dt.timedelta(milliseconds=1)
+    assert parse_time("9999-12-31T23:59:59", "--end") == last
+    status, out, err = run(
+        capsys, "query", str(store), "--key", "T#k", "--end", "9999-12-31T23:59:59"
+    )
+    assert status == 0 and "out of range" not in err and "bug" not in err
+    assert "1019" in out
+    with rmqarrow.open(store) as s:
+        assert len(s.query("T", "k", end=dt.datetime(9999, 12, 31, 23, 59, 59))) == 20
+        assert len(s.query("T", "k", end=dt.date(9999, 12, 31))) == 20
+        assert len(s.query("T", "k", begin=dt.date(1, 1, 1), end="9999-12-31")) == 20
+    assert parse_time("0001-01-02") < parse_time("1970-01-01T00:00Z")
+
+
 def test_a_key_with_a_space_gets_a_note(
     store: Path, caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -128,6 +179,10 @@ def test_a_key_with_a_space_gets_a_note(
         assert s.query("T", "a") == [5000]
     assert "key 'T#a b' holds a space: RocketMQ splits a message's KEYS on spaces" in caplog.text
     assert "(T#a, T#b)" in caplog.text
+    caplog.clear()
+    with rmqarrow.open(store) as s, caplog.at_level(logging.INFO, logger="rmqarrow"):
+        assert s.query("T", "order #5 x") == []
+    assert "(T#order, T##5, T#x)" in caplog.text
     status, _out, err = run(capsys, "query", str(store), "--topic", "T", "--key", "a b")
     assert status == 0
     assert "note: key 'T#a b' holds a space" in err
