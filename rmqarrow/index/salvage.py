@@ -13,6 +13,7 @@ The original file is kept next to the store directory, never inside it (RocketMQ
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 
@@ -24,6 +25,8 @@ from rmqarrow.format.layout import Geometry, map_regions
 
 __all__ = ["backup_dir", "salvage_file"]
 
+_log = logging.getLogger(__name__)
+
 
 def backup_dir(path: Path) -> Path:
     """Where the original of a salvaged file is kept: beside its store directory."""
@@ -31,11 +34,22 @@ def backup_dir(path: Path) -> Path:
     return store.parent / f".{store.name}.before-salvage"
 
 
+def _backup_path(path: Path) -> Path:
+    keep_dir = backup_dir(path)
+    keep_dir.mkdir(exist_ok=True)
+    backup = keep_dir / path.name
+    n = 1
+    while backup.exists():
+        backup = keep_dir / f"{path.name}.{n}"
+        n += 1
+    return backup
+
+
 def salvage_file(path: Path, geometry: Geometry, cutoff: int) -> int:
     """Rewrite ``path`` keeping entries stored at or before ``cutoff``; returns how many.
 
-    With nothing to keep, the file is left as it is and 0 is returned (the caller then
-    deletes it, as RocketMQ does).
+    The original is kept in :func:`backup_dir` either way.  With nothing to keep, the file
+    leaves the store (as RocketMQ deletes it) for that folder and 0 is returned.
     """
     src = map_regions(path, geometry, writable=False)
     try:
@@ -56,6 +70,16 @@ def salvage_file(path: Path, geometry: Geometry, cutoff: int) -> int:
     kept = entries[keep]
     k = len(kept)
     if k == 0:
+        backup = _backup_path(path)
+        os.replace(path, backup)
+        _log.warning(
+            "%s: none of its %d entries is surely stored at or before the checkpoint's "
+            "index time %d; the file left the store as RocketMQ removes it, kept in %s",
+            path,
+            len(entries),
+            cutoff,
+            backup,
+        )
         return 0
     slots_of = kept["key_hash"].astype(np.int64) % geometry.hash_slot_num
     positions = np.arange(1, k + 1, dtype=np.int64)
@@ -64,14 +88,8 @@ def salvage_file(path: Path, geometry: Geometry, cutoff: int) -> int:
     same = slots_of[order][1:] == slots_of[order][:-1]
     prev[order[1:][same]] = positions[order[:-1][same]]
     kept["prev_index"] = prev
-    keep_dir = backup_dir(path)
-    keep_dir.mkdir(exist_ok=True)
-    backup = keep_dir / path.name
-    n = 1
-    while backup.exists():
-        backup = keep_dir / f"{path.name}.{n}"
-        n += 1
-    tmp = sibling(keep_dir / path.name, "salvage")
+    backup = _backup_path(path)
+    tmp = sibling(backup.parent / path.name, "salvage")
     with open(tmp, "xb") as fh:
         try:
             reserve(fh.fileno(), geometry.file_size, tmp)
@@ -95,4 +113,13 @@ def salvage_file(path: Path, geometry: Geometry, cutoff: int) -> int:
         dst.close()
     os.replace(path, backup)
     os.replace(tmp, path)
+    _log.warning(
+        "%s: salvaged %d of its %d entries (stored at or before the checkpoint's index "
+        "time %d); the original is kept in %s",
+        path,
+        k,
+        len(entries),
+        cutoff,
+        backup,
+    )
     return k

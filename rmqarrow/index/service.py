@@ -203,7 +203,7 @@ class IndexService(Closing):
                         self.files.append(
                             IndexFile.open(path, *self._geom(), writable=True, force=self.force)
                         )
-                        continue
+                    continue  # nothing kept: the original is in the backup folder
                 path.unlink()
                 continue
             if f.repaired:

@@ -170,6 +170,25 @@ def test_salvage_keeps_valid_entries(tmp_path: Path) -> None:
     assert any((store.parent / f".{store.name}.before-salvage").iterdir())
 
 
+def test_salvage_with_nothing_to_keep_keeps_the_original(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A file none of whose entries is surely before the checkpoint leaves the store as
+    RocketMQ removes it, but salvage never deletes data: the original is in the backup."""
+    store, cp = build_crashed_store(tmp_path)
+    c = StoreCheckpoint.read(cp)
+    c.index_msg_timestamp = T0 + 2500  # before the newest file's first entry
+    c.write(cp)
+    names = [p.name for p in list_index_files(store)]
+    before = (store / names[1]).read_bytes()
+    with IndexService(store, 4, 4, checkpoint_path=cp) as s:
+        s.load(last_exit_ok=False, salvage=True)
+        assert [f.name for f in s.files] == names[:1]
+    backup = store.parent / f".{store.name}.before-salvage" / names[1]
+    assert backup.read_bytes() == before
+    assert "kept in" in caplog.text and names[1] in caplog.text
+
+
 def test_abnormal_load_needs_a_checkpoint(tmp_path: Path) -> None:
     with IndexService(tmp_path, 4, 4) as s, pytest.raises(RmqArrowError, match="checkpoint"):
         s.load(last_exit_ok=False)
