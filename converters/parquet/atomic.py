@@ -25,6 +25,7 @@ from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Any
 
+from rmqarrow._broker import broker_state, check_store_writable
 from rmqarrow._crash import crash_point
 from rmqarrow._lock import Wait, writer_lock
 from rmqarrow._staging import (
@@ -107,6 +108,9 @@ def atomic_dir(
     """
     out = Path(target).absolute()
     check_output_place(out)
+    state = broker_state(out)
+    if state is not None and state.running:  # a dataset is no part of a broker's store
+        check_store_writable(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     with writer_lock(out, wait=wait):
         yield from _atomic_dir(out, overwrite)

@@ -95,6 +95,7 @@ def test_every_write_refused_beside_a_running_broker_readers_work(
         )
         refused("build", f"{store}/index", "--from-commitlog", str(commitlog), "--index", "rocksdb")
         refused("import", str(dataset), f"{store}/index")
+        refused("export", str(store), str(store / "lake"))  # a dataset is no part of it
         assert not (tmp_path / "copy").exists()
 
         # the library: every writer, in library terms
