@@ -10,8 +10,10 @@ a gap is damage of the same kind.
 
 The newest file's write end is no damage: a newest file being born (0 bytes), or a last
 record not (yet) written whole with nothing written after it (a broker appending, or a
-crash in the middle of a record; :func:`._walk.write_end`), ends the log there, with a
-note logged; strict and lenient readers, ``check`` included, read the log alike.
+crash in the middle of a record; :func:`._walk.write_end`), or a well-framed last record
+whose bytes are not all copied yet (:func:`complete_end`), ends the log there, with a
+note logged (a later read gets the record once it is whole); strict and lenient
+readers, ``check`` included, read the log alike.
 Damage anywhere else (an older file, or bytes written after the bad record) stays
 damage.
 """
@@ -36,6 +38,7 @@ from rmqarrow.commitlog._files import (
     mapped_size_of,
 )
 from rmqarrow.commitlog._walk import (
+    END,
     Buf,
     Damage,
     check_record,
@@ -45,7 +48,7 @@ from rmqarrow.commitlog._walk import (
     write_end,
 )
 from rmqarrow.commitlog.record import Record, parse_record
-from rmqarrow.errors import CommitLogError
+from rmqarrow.errors import CommitLogError, RmqArrowError
 
 __all__ = ["CommitLogProblem", "CommitLogReader", "CommitLogWarning", "iter_records"]
 
@@ -110,6 +113,20 @@ class CommitLogReader:
             "the newest file is empty" if file.size == 0 else damage.reason,
         )
         return True
+
+    def _whole(self, file: CommitLogFile, buf: Buf, pos: int) -> bool:
+        """Whether the newest file's last well-framed record (at ``pos``) is whole; if not
+        (a broker still copying it), the log ends before it, with a note logged, and a later
+        read gets it."""
+        if complete_end(buf, file, self.mapped_file_size, pos, True) != pos:
+            return True
+        _log.info(
+            "%s: the log ends at physical offset %d: its last record is not yet written "
+            "whole (a broker copying it, or a crash before it finished); read up to there",
+            file.path,
+            file.start_offset + pos,
+        )
+        return False
 
     def _damage(
         self, file: CommitLogFile, position: int, reason: str, unread: tuple[int, int] | None = None
@@ -186,6 +203,8 @@ class CommitLogReader:
                 found, damage = record_positions(
                     buf, file.size, self.mapped_file_size, file.start_offset, start_pos, is_last
                 )
+                if is_last and damage is None and len(found):
+                    found = found[: len(found) - (not self._whole(file, buf, int(found[-1])))]
                 yield file, buf, found
                 if damage is not None and self._ended(file, buf, is_last, damage):
                     damage = None
@@ -199,14 +218,23 @@ class CommitLogReader:
                 walk = walk_file(
                     buf, file.size, self.mapped_file_size, file.start_offset, start_pos, is_last
                 )
+                # a record is yielded once the next one is seen (or the file's end), so
+                # the newest file's last record is judged whole first (:func:`complete_end`)
+                pending: int | None = None
                 try:
                     with closing(walk):
                         for pos in walk:
-                            yield parse_record(buf, pos, file.path, file.start_offset)
+                            if pending is not None:
+                                yield parse_record(buf, pending, file.path, file.start_offset)
+                            pending = pos
                 except Damage as d:
                     damage: Damage | None = None if self._ended(file, buf, is_last, d) else d
+                    newest = False  # a record follows the pending one: it is whole
                 else:
                     damage = None
+                    newest = is_last
+                if pending is not None and (not newest or self._whole(file, buf, pending)):
+                    yield parse_record(buf, pending, file.path, file.start_offset)
             if damage is not None:
                 self._damage(file, damage.position, damage.reason)
 
@@ -252,6 +280,35 @@ class CommitLogReader:
                     "(end of the file's data)"
                 )
             return parse_record(buf, pos, file.path, file.start_offset)
+
+
+def complete_end(buf: Buf, file: CommitLogFile, mapped: int, pos: int, newest: bool) -> int:
+    """Position after the record at ``pos`` (which the walk found well framed), or ``pos``
+    when it is the newest file's last record and its bytes are not all there yet.
+
+    A broker copies a record into its preallocated file front to back, so a record cut
+    short keeps its frame (the lengths come first) and ends in zeros where its last bytes
+    will go.  RocketMQ ends every property with the separator 0x02, and a record without
+    properties ends with its topic (never a NUL; an empty one is whole): a last byte of
+    zero there means the copy is still going on.  A record that another one follows is always whole.
+    """
+    end = pos + check_record(buf, pos, file.size, mapped, file.start_offset)
+    if not newest:
+        return end
+    try:
+        if check_record(buf, end, file.size, mapped, file.start_offset) == END:
+            return end  # the file is closed
+    except Damage:
+        pass  # what follows is being written: judge the record itself
+    try:
+        rec = parse_record(buf, pos, file.path, file.start_offset)
+    except (RmqArrowError, ValueError):
+        return pos
+    # a frame that adds up with an empty topic and no properties has nothing left to
+    # copy (a topic length not yet written would not add up)
+    last_props = rec.properties_raw[-1:]
+    whole = last_props != b"\x00" if last_props else not rec.topic.endswith("\x00")
+    return end if whole else pos
 
 
 def _unborn(file: CommitLogFile) -> bool:

@@ -17,50 +17,13 @@ from typing import Any
 import numpy as np
 
 from rmqarrow.commitlog._files import CommitLogFile, map_file
-from rmqarrow.commitlog._walk import (
-    END,
-    Buf,
-    Damage,
-    check_record,
-    record_positions,
-    write_end,
-)
-from rmqarrow.commitlog.reader import CommitLogReader
-from rmqarrow.commitlog.record import parse_record
-from rmqarrow.errors import CommitLogError, RmqArrowError, StoreWentBackwardsError
+from rmqarrow.commitlog._walk import Buf, record_positions, write_end
+from rmqarrow.commitlog.reader import CommitLogReader, complete_end
+from rmqarrow.errors import CommitLogError, StoreWentBackwardsError
 
 __all__ = ["bounded_reader", "complete_end_offset"]
 
 _log = logging.getLogger(__name__)
-
-
-def _complete_end(buf: Buf, file: CommitLogFile, mapped: int, pos: int, newest: bool) -> int:
-    """Position after the record at ``pos`` (which the walk found well framed), or ``pos``
-    when it is the newest file's last record and its bytes are not all there yet.
-
-    A broker copies a record into its preallocated file front to back, so a record cut
-    short keeps its frame (the lengths come first) and ends in zeros where its last bytes
-    will go.  RocketMQ ends every property with the separator 0x02, and a record without
-    properties ends with its topic (never a NUL): a last byte of zero there means the copy
-    is still going on.  A record that another one follows is always whole.
-    """
-    end = pos + check_record(buf, pos, file.size, mapped, file.start_offset)
-    if not newest:
-        return end
-    try:
-        if check_record(buf, end, file.size, mapped, file.start_offset) == END:
-            return end  # the file is closed
-    except Damage:
-        pass  # what follows is being written: judge the record itself
-    try:
-        rec = parse_record(buf, pos, file.path, file.start_offset)
-    except (RmqArrowError, ValueError):
-        return pos
-    if rec.properties_raw:
-        whole = rec.properties_raw[-1] != 0
-    else:
-        whole = bool(rec.topic) and not rec.topic.endswith("\x00")
-    return end if whole else pos
 
 
 def complete_end_offset(
@@ -97,7 +60,7 @@ def complete_end_offset(
             if len(found):
                 last = int(found[-1])
                 newest = is_last and damage is None
-                end = file.start_offset + _complete_end(buf, file, mapped, last, newest)
+                end = file.start_offset + complete_end(buf, file, mapped, last, newest)
             else:
                 end = max(end, file.start_offset + start_pos)
             del found

@@ -581,3 +581,52 @@ def test_a_follower_killed_mid_round_beside_a_writer_converges(tmp_path: Path) -
     _, err = follow.communicate(timeout=120)
     assert follow.returncode == 0, err
     _same_as_full(store, ds, tmp_path)
+
+
+def test_a_record_still_being_copied_is_exported_once_whole(tmp_path: Path) -> None:
+    """A broker copies a record into its preallocated file front to back: the frame (the
+    lengths) is there before the last bytes.  Neither a full export nor an incremental run
+    exports such a record; the run after it is whole does, and the dataset then equals a
+    full export."""
+    from rmqarrow.commitlog import iter_records
+
+    whole = _commitlog(tmp_path / "whole", 400)
+    files = sorted(whole.iterdir())
+    newest = files[-1]
+    data = newest.read_bytes()
+    start = int(newest.name)
+    offsets = pq.read_table(_full_messages(whole, tmp_path), columns=["physical_offset"])
+    at = sorted(o - start for o in offsets["physical_offset"].to_pylist() if o >= start)
+    live = tmp_path / "commitlog"
+    live.mkdir()
+    for p in files[:-1]:
+        shutil.copy(p, live / p.name)
+
+    def upto(n: int, copying: bool = False) -> None:
+        """The newest file holds records 0..n-1 whole; ``copying``: and record n all but
+        its last bytes (the end of its properties, still zero)."""
+        end = at[n + 1] - 5 if copying else at[n]
+        (live / newest.name).write_bytes(data[:end] + bytes(len(data) - end))
+
+    store, ds = tmp_path / "store", tmp_path / "ds"
+    _append(store, 0, 50)
+    upto(10, copying=True)
+    assert [r.physical_offset for r in iter_records(live)][-1] == start + at[9]
+    first = sync_store(store, ds, hash_slot_num=SLOTS, index_num=INDEX, commitlog=live)
+    assert first.full and int(pa.compute.max(_messages(ds)["physical_offset"]).as_py()) == (
+        start + at[9]
+    )
+    upto(20, copying=True)
+    sync_store(store, ds, hash_slot_num=SLOTS, index_num=INDEX, commitlog=live)
+    got = _messages(ds)["physical_offset"].to_pylist()
+    assert got[-1] == start + at[19] and len(got) == len(set(got))
+    assert read_manifest(ds)["tables"]["messages"]["next_offset"] == start + at[20]
+    upto(21)  # the record is whole now
+    added = sync_store(store, ds, hash_slot_num=SLOTS, index_num=INDEX, commitlog=live)
+    assert added.messages == 1
+    upto(len(at) - 1)
+    sync_store(store, ds, hash_slot_num=SLOTS, index_num=INDEX, commitlog=live)
+    full = tmp_path / "full"
+    export_store(store, full, hash_slot_num=SLOTS, index_num=INDEX, commitlog=live)
+    want = pq.read_table(full / "messages" / "part-00000.parquet").sort_by("physical_offset")
+    assert _messages(ds).equals(want) and want.num_rows == len(offsets) - 1
