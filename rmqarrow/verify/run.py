@@ -342,14 +342,18 @@ def verify(
                 reasons: list[str] = []
                 if explained < explain_limit:
                     explained += 1
-                    trace = trace_query(files, q)
-                    reasons = explain(trace, got)
-                    if trace.answer != a:
-                        reasons.insert(
-                            0,
-                            f"the native bulk lookup gave {a} but the scalar "
-                            f"chained walk gives {trace.answer}: a native bug",
-                        )
+                    try:
+                        trace = trace_query(files, q)
+                    except StoreNotFoundError as exc:  # the broker expired a file since
+                        reasons = [f"not traced: {exc} (expired during the run)"]
+                    else:
+                        reasons = explain(trace, got)
+                        if trace.answer != a:
+                            reasons.insert(
+                                0,
+                                f"the native bulk lookup gave {a} but the scalar "
+                                f"chained walk gives {trace.answer}: a native bug",
+                            )
                 if changed and engine.target.startswith("store"):
                     reasons.insert(
                         0,
