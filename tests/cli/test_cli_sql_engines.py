@@ -233,10 +233,23 @@ def test_ctrl_c_is_one_line_and_130(stores: tuple[Path, Path], argv: list[str]) 
     """DuckDB catches the signal itself and stops the statement ("Query interrupted", a
     plain RuntimeError); one landing in a table streamed to it surfaced as DuckDB's error
     quoting the Python traceback.  Each is ``rmqarrow CMD: interrupted`` and 130."""
+    import time
+
     _, large = stores
     args = [a.format(large=large) for a in argv]
+    # The signal must land while the command runs, on a fast machine as on a loaded one:
+    # time one uninterrupted run and interrupt the others at fractions of it.
+    started = time.monotonic()
+    whole = subprocess.run(
+        [sys.executable, "-m", "rmqarrow", *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    took = time.monotonic() - started
+    assert whole.returncode == 0, whole.stderr
     seen = []
-    for delay in (1.0, 1.7, 2.5, 4.0, 6.0):
+    for delay in (took * f for f in (0.15, 0.3, 0.45, 0.6, 0.75)):
         status, err, finished = _interrupt(args, delay)
         seen.append((delay, status, finished))
         _said_interrupted(status, err, finished)
