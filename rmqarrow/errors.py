@@ -31,6 +31,7 @@ __all__ = [
     "StoreNotFoundError",
     "StoreWentBackwardsError",
     "TieredReadError",
+    "UnsupportedLocationError",
     "UnsupportedOperationError",
     "UsageError",
 ]
@@ -125,6 +126,11 @@ class MergeConflictError(RmqArrowError, ValueError):
 
 class CheckpointError(RmqArrowError, ValueError):
     """A file given as RocketMQ's ``store/checkpoint`` is not one (size or contents)."""
+
+
+class UnsupportedLocationError(UsageError):
+    """A location rmqarrow cannot read or write (``s3://...`` and other URIs but
+    ``file://``): refused rather than taken for a local folder named after its scheme."""
 
 
 class UnsupportedOperationError(UsageError):

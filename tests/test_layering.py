@@ -47,8 +47,8 @@ FACADE = "rmqarrow"
 FACADES = {FACADE, "rmqarrow.converters"}
 #: what the CLI may import besides itself: the package facades and the documented modules
 #: (queries, times and Java numbers it parses; the text renderer, progress updates and
-#: memory-limit wording it shows).  Everything else it reaches through these, so the
-#: library does the work.
+#: memory-limit wording it shows; what a location may be).  Everything else it reaches
+#: through these, so the library does the work.
 CLI_PUBLIC = {
     FACADE,
     "rmqarrow.store",
@@ -70,6 +70,7 @@ CLI_PUBLIC = {
     "rmqarrow._text",
     "rmqarrow._progress",
     "rmqarrow._memory",
+    "rmqarrow._paths",
 }
 
 

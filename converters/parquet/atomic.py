@@ -28,6 +28,7 @@ from typing import Any
 from rmqarrow._broker import broker_state, check_store_writable
 from rmqarrow._crash import crash_point
 from rmqarrow._lock import Wait, writer_lock
+from rmqarrow._paths import local_path
 from rmqarrow._staging import (
     check_output_place,
     fsync_dir,
@@ -106,7 +107,7 @@ def atomic_dir(
     appear meanwhile) when ``target`` exists and ``overwrite`` is false.  The target's
     writer lock is held throughout (``wait``: see :func:`rmqarrow._lock.acquire`).
     """
-    out = Path(target).absolute()
+    out = local_path(target).absolute()
     check_output_place(out)
     state = broker_state(out)
     if state is not None and state.running:  # a dataset is no part of a broker's store

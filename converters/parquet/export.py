@@ -109,6 +109,7 @@ from rmqarrow.converters.schema import SCHEMAS
 
 from rmqarrow._crash import crash_point
 from rmqarrow._lock import Wait
+from rmqarrow._paths import local_path
 from rmqarrow._progress import Progress, ProgressCallback
 from rmqarrow._space import disk_full, is_disk_full
 from rmqarrow.errors import (
@@ -600,7 +601,8 @@ def export_store(
     source = Path(store_dir)
     if not source.exists():
         raise StoreNotFoundError(f"{source}: no such store directory or index file")
-    target = Path(out_dir).resolve()
+    out = local_path(out_dir)
+    target = out.resolve()
     if target == source.resolve() or target in source.resolve().parents:
         raise OutputExistsError(
             f"{out_dir}: is (or contains) the source {source}; refusing to replace it"
@@ -608,7 +610,7 @@ def export_store(
     try:
         return _export(
             source,
-            Path(out_dir),
+            out,
             overwrite,
             hash_slot_num,
             index_num,

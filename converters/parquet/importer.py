@@ -55,6 +55,7 @@ from rmqarrow.converters.schema import SCHEMAS
 from rmqarrow._broker import check_store_writable
 from rmqarrow._crash import crash_point
 from rmqarrow._lock import Wait, writer_lock
+from rmqarrow._paths import local_path
 from rmqarrow._progress import Progress, ProgressCallback
 from rmqarrow._space import disk_full, is_disk_full, reserve
 from rmqarrow._staging import sibling
@@ -437,7 +438,7 @@ def import_dataset(
     def parts_of(name: str) -> dict[str, list[Path | pa.Table]]:
         return {t: rows.sources(name) for t, rows in by_file.items()}
 
-    out = Path(out_dir).absolute()
+    out = local_path(out_dir).absolute()
     _check_import_place(out_dir)
     out.parent.mkdir(parents=True, exist_ok=True)
     with writer_lock(out, wait=wait):

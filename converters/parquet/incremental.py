@@ -81,6 +81,7 @@ from rmqarrow.converters.schema import SCHEMAS
 
 from rmqarrow._crash import crash_point
 from rmqarrow._lock import Wait, writer_lock
+from rmqarrow._paths import local_path
 from rmqarrow._progress import Progress
 from rmqarrow._space import disk_full, is_disk_full
 from rmqarrow._staging import fsync_dir
@@ -152,7 +153,7 @@ def sync_store(
     source = Path(store_dir)
     if not source.exists():
         raise StoreNotFoundError(f"{source}: no such store directory or index file")
-    out = Path(out_dir).absolute()
+    out = local_path(out_dir).absolute()
     if not (out / MANIFEST_NAME).exists() and not out.exists():
         manifest = export_store(
             source,

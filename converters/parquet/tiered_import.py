@@ -28,6 +28,7 @@ from rmqarrow.converters.schema import TIERED_SCHEMA_VERSION, TIERED_SCHEMAS
 
 from rmqarrow._broker import check_store_writable
 from rmqarrow._lock import Wait, writer_lock
+from rmqarrow._paths import local_path
 from rmqarrow.errors import DatasetError, OutputExistsError, StoreNotFoundError
 
 __all__ = [
@@ -106,8 +107,8 @@ def import_tiered(
     ``out_dir``'s writer lock is held throughout (``wait``: see
     :func:`rmqarrow._lock.acquire`); the store of a running broker is refused
     (:func:`rmqarrow._broker.check_store_writable`, ``force``)."""
-    check_store_writable(out_dir, force=force)
-    out = Path(out_dir).absolute()
+    out = local_path(out_dir).absolute()
+    check_store_writable(out, force=force)
     out.parent.mkdir(parents=True, exist_ok=True)
     with writer_lock(out, wait=wait):
         return _import_tiered(dataset_dir, out_dir)

@@ -32,6 +32,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rmqarrow._paths import local_path
 from rmqarrow.errors import RmqArrowError, StoreNotFoundError
 
 if TYPE_CHECKING:
@@ -192,7 +193,7 @@ def export_store(
     from rmqarrow._version import __version__
 
     source = Path(store_dir).absolute()  # executors resolve paths in their own work dirs
-    out_dir = Path(out_dir).absolute()
+    out_dir = local_path(out_dir).absolute()
     if not source.exists():
         raise StoreNotFoundError(f"{source}: no such store directory or index file")
     if commitlog is not None and not Path(commitlog).is_dir():

@@ -9,7 +9,6 @@ in log order: the same index files, byte for byte.
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
 from rmqarrow.cli._output import (
@@ -17,6 +16,7 @@ from rmqarrow.cli._output import (
     add_geometry_options,
     add_spark_options,
     add_wait_option,
+    path_arg,
     print_json,
     print_kv,
     progress_bar,
@@ -31,12 +31,12 @@ __all__ = ["register"]
 
 def register(sub: Any) -> None:
     build = sub.add_parser("build", help="build a store from message records")
-    build.add_argument("store", type=Path, help="store directory (created if missing)")
+    build.add_argument("store", type=path_arg, help="store directory (created if missing)")
     source = build.add_mutually_exclusive_group(required=True)
-    source.add_argument("--from", dest="source", type=Path, help="Parquet or CSV of records")
+    source.add_argument("--from", dest="source", type=path_arg, help="Parquet or CSV of records")
     source.add_argument(
         "--from-commitlog",
-        type=Path,
+        type=path_arg,
         metavar="DIR",
         help="a broker's store/commitlog (or the store root: its commitlog/ is used)",
     )
@@ -49,7 +49,7 @@ def register(sub: Any) -> None:
         "does; the record at that offset is indexed again, so its keys appear once more "
         f"after a resume. {TIME_HELP}",
     )
-    build.add_argument("--checkpoint", type=Path, help="the store's checkpoint file")
+    build.add_argument("--checkpoint", type=path_arg, help="the store's checkpoint file")
     build.add_argument("--batch-rows", type=int, default=1 << 20, help="records per batch")
     build.add_argument(
         "--engine",

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rmqarrow.cli._output import add_geometry_options, print_json, print_table
+from rmqarrow.cli._output import add_geometry_options, path_arg, print_json, print_table
 from rmqarrow.cli._rocksdb import add_index_option, open_options, rocksdb_check
 from rmqarrow.errors import UsageError
 from rmqarrow.verify import damage_summary
@@ -32,11 +31,11 @@ def register(sub: Any) -> None:
         ),
     )
     p.add_argument(
-        "store", type=Path, help="store/index directory, one index file, or a broker store root"
+        "store", type=path_arg, help="store/index directory, one index file, or a broker store root"
     )
     p.add_argument(
         "--commitlog",
-        type=Path,
+        type=path_arg,
         metavar="DIR",
         help="the broker's store/commitlog: also find entries pointing at no "
         "message (a broker store root's own commitlog/ is used by default)",

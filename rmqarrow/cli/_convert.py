@@ -25,6 +25,7 @@ from rmqarrow.cli._output import (
     add_geometry_options,
     add_spark_options,
     add_wait_option,
+    location_arg,
     name_list,
     print_json,
     print_kv,
@@ -43,8 +44,8 @@ def register(sub: Any) -> None:
         description="Export native index files to a Parquet dataset (files/, slots/, "
         "entries/ and a manifest), written atomically.",
     )
-    p.add_argument("store", help="store directory (or one index file)")
-    p.add_argument("out", help="dataset directory to create")
+    p.add_argument("store", type=location_arg, help="store directory (or one index file)")
+    p.add_argument("out", type=location_arg, help="dataset directory to create")
     p.add_argument("--overwrite", action="store_true", help="replace OUT if it exists")
     p.add_argument(
         "--engine",
@@ -113,8 +114,12 @@ def register(sub: Any) -> None:
         description="Rebuild byte-identical native index files from a dataset made by "
         "export; checks the dataset first and never overwrites an existing file.",
     )
-    p.add_argument("dataset", help="dataset directory made by rmqarrow export")
-    p.add_argument("outdir", help="directory to write the index files into (created if missing)")
+    p.add_argument("dataset", type=location_arg, help="dataset directory made by rmqarrow export")
+    p.add_argument(
+        "outdir",
+        type=location_arg,
+        help="directory to write the index files into (created if missing)",
+    )
     p.add_argument(
         "--trust-dataset",
         action="store_true",

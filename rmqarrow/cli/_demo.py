@@ -8,7 +8,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from rmqarrow.cli._output import add_spark_options, print_json
+from rmqarrow.cli._output import add_spark_options, path_arg, print_json
 from rmqarrow.errors import InvalidValueError, UsageError
 
 __all__ = ["register", "spark_unavailable"]
@@ -53,7 +53,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument(
         "--out",
-        type=Path,
+        type=path_arg,
         help="new or empty directory for everything the demo writes "
         "(default: a new temporary directory, kept)",
     )

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rmqarrow.cli._output import add_geometry_options, print_json, print_kv, print_table
+from rmqarrow.cli._output import add_geometry_options, path_arg, print_json, print_kv, print_table
 from rmqarrow.cli._rocksdb import add_index_option, add_rocksdb_options, open_options, rocksdb_info
 from rmqarrow.errors import UsageError
 from rmqarrow.verify import damage_summary
@@ -26,7 +26,7 @@ def register(sub: Any) -> None:
         "bad header, damaged chains); exit status 1 when any file is damaged.",
     )
     info.add_argument(
-        "path", type=Path, help="an index file, a store/index directory or a broker store root"
+        "path", type=path_arg, help="an index file, a store/index directory or a broker store root"
     )
     add_geometry_options(info)
     info.add_argument(

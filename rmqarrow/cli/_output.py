@@ -7,10 +7,13 @@ or ``warning:``, each said once) and :func:`progress_bar` draws a tqdm bar on a 
 
 from __future__ import annotations
 
+import argparse
 import logging
 import sys
+from pathlib import Path
 from typing import Any
 
+from rmqarrow._paths import local_path
 from rmqarrow._progress import ProgressCallback, ProgressUpdate
 from rmqarrow._text import print_json, print_kv, print_table
 
@@ -22,7 +25,9 @@ __all__ = [
     "apply_spark_options",
     "check_spark_options",
     "install_log_handler",
+    "location_arg",
     "name_list",
+    "path_arg",
     "print_json",
     "print_kv",
     "print_table",
@@ -141,6 +146,24 @@ def add_wait_option(parser: Any) -> None:
         help="when another process is writing the same store or dataset, wait for it (as "
         "long as it takes, or at most SECONDS) instead of stopping with its name",
     )
+
+
+def location_arg(value: str) -> str:
+    """An argparse type for a store or dataset location: ``s3://...`` and other URIs are
+    refused before argparse's ``Path`` would turn ``//`` into a local folder ``s3:``."""
+    try:
+        local_path(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return value
+
+
+def path_arg(value: str) -> Path:
+    """:func:`location_arg` as a :class:`~pathlib.Path` (``file://`` URIs become paths)."""
+    try:
+        return local_path(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def add_force_option(parser: Any) -> None:

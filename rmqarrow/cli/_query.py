@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rmqarrow.cli._output import (
     add_geometry_options,
     add_spark_options,
+    path_arg,
     print_json,
     print_table,
 )
@@ -41,13 +41,15 @@ def register(sub: Any) -> None:
         "skipped and named on stderr; --strict refuses instead.",
     )
     query.add_argument(
-        "store", type=Path, help="store directory, broker store root (or dataset, for SQL engines)"
+        "store",
+        type=path_arg,
+        help="store directory, broker store root (or dataset, for SQL engines)",
     )
     what = query.add_mutually_exclusive_group(required=True)
     what.add_argument("--key", help="the key (with --topic) or the full index key topic#key")
     what.add_argument(
         "--queries",
-        type=Path,
+        type=path_arg,
         help="TSV, one query a line: key[<TAB>max_num[<TAB>begin[<TAB>end]]] "
         "(a header line is allowed; missing columns take the options)",
     )
@@ -57,12 +59,12 @@ def register(sub: Any) -> None:
     query.add_argument("--max-num", type=int, default=64, help="at most this many offsets")
     query.add_argument("--escaped", action="store_true", help="keys in --queries are escaped")
     query.add_argument("--engine", choices=ENGINES, default="native")
-    query.add_argument("--dataset", type=Path, help="a Parquet dataset (duckdb/spark engines)")
+    query.add_argument("--dataset", type=path_arg, help="a Parquet dataset (duckdb/spark engines)")
     query.add_argument("--master", help="Spark master URL (spark engine)")
     add_spark_options(query)
     query.add_argument(
         "--resolve",
-        type=Path,
+        type=path_arg,
         metavar="COMMITLOG_DIR",
         help="read each hit back from this CommitLog and keep only exact topic/key matches",
     )

@@ -27,6 +27,7 @@ from rmqarrow._text import json_text, table_lines
 from rmqarrow.cli._output import (
     add_geometry_options,
     add_spark_options,
+    location_arg,
     print_json,
     print_kv,
     print_table,
@@ -65,7 +66,9 @@ def register(sub: Any) -> None:
             "(end each with ';'; '.tables' lists the views, '.quit' leaves)."
         ),
     )
-    p.add_argument("target", help="store directory, index file, or exported dataset")
+    p.add_argument(
+        "target", type=location_arg, help="store directory, index file, or exported dataset"
+    )
     p.add_argument("query", nargs="?", help="one SQL statement (omit for a prompt)")
     fmt = p.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="print rows as a JSON array")
@@ -97,7 +100,9 @@ def register(sub: Any) -> None:
             "hashes, duplicated offsets, and (with --between) what was indexed in a time range."
         ),
     )
-    s.add_argument("target", help="store directory, index file, or exported dataset")
+    s.add_argument(
+        "target", type=location_arg, help="store directory, index file, or exported dataset"
+    )
     s.add_argument(
         "--between",
         nargs=2,

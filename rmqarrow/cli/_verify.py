@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from rmqarrow.cli._output import add_geometry_options, add_spark_options, print_json
+from rmqarrow.cli._output import add_geometry_options, add_spark_options, path_arg, print_json
 from rmqarrow.cli._rocksdb import (
     add_index_option,
     add_rocksdb_options,
@@ -31,10 +31,10 @@ def register(sub: Any) -> None:
             "reason when it can be told. Exit status 1 on any mismatch or failed check."
         ),
     )
-    p.add_argument("store", type=Path, help="native store directory (the reference)")
+    p.add_argument("store", type=path_arg, help="native store directory (the reference)")
     p.add_argument(
         "--dataset",
-        type=Path,
+        type=path_arg,
         help="exported Parquet dataset: the SQL engines read it, and it is checked "
         "against the native files",
     )
@@ -48,12 +48,12 @@ def register(sub: Any) -> None:
     what.add_argument("--sample", type=int, default=200, help="sampled queries (default 200)")
     what.add_argument(
         "--queries",
-        type=Path,
+        type=path_arg,
         help="TSV: key[<TAB>max_num[<TAB>begin[<TAB>end]]], a header line allowed",
     )
     p.add_argument(
         "--keys",
-        type=Path,
+        type=path_arg,
         help="file of full index keys (topic#key), one a line, to sample real keys "
         "from; without it probe keys with the index's hashes stand in",
     )

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from rmqarrow._paths import local_path
 from rmqarrow._store_folders import ROCKSDB_DIR_NAMES
 from rmqarrow.errors import DatasetError, StoreNotFoundError, UsageError
 from rmqarrow.format import tiered_layout as tl
@@ -262,8 +263,9 @@ def _rocksdb_in(p: Path) -> Path | None:
 
 
 def detect(target: str | os.PathLike[str]) -> Target:
-    """Classify ``target`` (never raises for an existing or missing path)."""
-    p = Path(target)
+    """Classify ``target`` (never raises for an existing or missing path; a URI other
+    than ``file://`` is refused, see :func:`rmqarrow._paths.local_path`)."""
+    p = local_path(target)
     if not p.exists():
         return Target("missing", p, detail="no such file or directory")
     if p.is_file():

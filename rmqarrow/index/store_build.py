@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from rmqarrow._broker import check_store_writable
 from rmqarrow._lock import Wait, writer_lock
+from rmqarrow._paths import local_path
 from rmqarrow._progress import Progress, ProgressCallback
 from rmqarrow._space import disk_full, is_disk_full
 from rmqarrow._staging import remove_path, sibling, stale_siblings
@@ -92,7 +93,7 @@ def build_store(
     ``abort`` is left without a ``lock`` file (a copy you vouch for).
     """
     check_build_output(store)
-    final = Path(store).absolute()
+    final = local_path(store).absolute()
     check_store_writable(final, force=force)
     if checkpoint is not None:
         check_store_writable(checkpoint, force=force)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rmqarrow._broker import check_store_writable
+from rmqarrow._paths import local_path
 from rmqarrow.errors import OutputExistsError
 from rmqarrow.rocksdb._index import RocksDBIndex
 
@@ -61,8 +62,8 @@ def build_from_commitlog(
     ``abort`` is left without a ``lock`` file)."""
     from rmqarrow.commitlog import CommitLogReader
 
-    check_store_writable(dest, force=force)
-    out = Path(dest)
+    out = local_path(dest)
+    check_store_writable(out, force=force)
     if out.exists() and any(out.iterdir()):
         raise OutputExistsError(
             f"{out}: exists and is not empty; choose a new directory or remove it first"
