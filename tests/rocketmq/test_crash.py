@@ -40,8 +40,13 @@ pytestmark = [pytest.mark.rocketmq, pytest.mark.slow]
 ACKED_BEFORE_KILL = 150
 
 
+#: the newest release that resolves, and the oldest line operators still run
+CRASHED = (NEWEST, "4.9.7")
+
+
 @dataclass
 class Crash:
+    version: str
     store: Path  # the original store, after the restart
     copy: Path  # the store as the crash left it
     acked: list[tuple[str, str, int]]  # (topic, unique key, phy offset) the client was told
@@ -62,10 +67,13 @@ def _acks(path: Path) -> list[dict[str, object]]:
     return rows
 
 
-@pytest.fixture(scope="module")
-def crash(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Crash]:
-    release = resolve_release(NEWEST)
-    workdir = tmp_path_factory.mktemp(f"rocketmq-{NEWEST}-crash")
+@pytest.fixture(scope="module", params=CRASHED, ids=lambda v: f"rocketmq-{v}")
+def crash(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Crash]:
+    version = str(request.param)
+    release = resolve_release(version)
+    workdir = tmp_path_factory.mktemp(f"rocketmq-{version}-crash")
     first = workload(0, 120)
     second = workload(1, 2000)
     with run_broker(release, workdir) as broker:
@@ -95,7 +103,7 @@ def crash(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Crash]:
         assert (store / "abort").exists(), "SIGKILL leaves the abort file"
     copy = workdir / "copy"
     shutil.copytree(store, copy)
-    yield_value = Crash(store, copy, acked)
+    yield_value = Crash(version, store, copy, acked)
     # the restart on the original store: RocketMQ's abnormal recovery
     with run_broker(release, workdir) as restarted:
         # the new name server learns the recovered topics' routes from the broker's
@@ -205,5 +213,5 @@ def test_after_the_restart_and_a_rebuild(
     before the restart restores every one of them too."""
     broker = [p in a for a, (_, _, p) in zip(crash.broker_after_restart, crash.acked, strict=True)]
     assert all(broker)
-    rebuilt = rebuild(_written(crash.copy).parent, tmp_path, capsys, version=NEWEST)
+    rebuilt = rebuild(_written(crash.copy).parent, tmp_path, capsys, version=crash.version)
     assert all(_ours(capsys, rebuilt, crash, tmp_path))
