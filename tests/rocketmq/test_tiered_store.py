@@ -103,9 +103,13 @@ def _headers(*folders: Path) -> dict[str, tuple[int, int, int, int, int]]:
         if not folder.is_dir():
             continue
         for p in sorted(folder.iterdir()):
-            if p.is_file() and p.stat().st_size >= HEADER_STRUCT.size:
+            try:
                 with open(p, "rb") as fh:
-                    out[p.name] = HEADER_STRUCT.unpack(fh.read(HEADER_STRUCT.size))
+                    head = fh.read(HEADER_STRUCT.size)
+            except (FileNotFoundError, IsADirectoryError):
+                continue  # compacting/, or a local file deleted by its upload meanwhile
+            if len(head) == HEADER_STRUCT.size:
+                out[p.name] = HEADER_STRUCT.unpack(head)
     return out
 
 
@@ -317,7 +321,7 @@ def tiered_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TieredRun]:
         time.sleep(1.2)
         sent += send_messages(broker, workload(1, 80), tag="batch1")
         assert {s.status for s in sent} == {"SEND_OK"}
-        queries = [q for q in key_queries(Run(broker, sent, split_ms, tags=False))]
+        queries = key_queries(Run(broker, sent, split_ms, tags=False))
         run_ = TieredRun(workdir, sent, queries)
         first = Tier(broker)
         # one item per unique key and one per key of each message
