@@ -122,11 +122,14 @@ public final class RmqDriver {
             error = e.getClass().getSimpleName() + ": " + e.getMessage();
         }
         StringBuilder offsets = new StringBuilder();
+        StringBuilder queues = new StringBuilder();
         for (MessageExt m : found) {
             offsets.append(offsets.length() == 0 ? "" : ",").append(m.getCommitLogOffset());
+            queues.append(queues.length() == 0 ? "" : ",").append(m.getQueueId());
         }
         return "{\"kind\":" + str(f[0]) + ",\"topic\":" + str(f[1]) + ",\"key\":" + str(f[2])
-            + ",\"offsets\":[" + offsets + "],\"error\":" + (error == null ? "null" : str(error)) + "}";
+            + ",\"offsets\":[" + offsets + "],\"queue_ids\":[" + queues + "],\"error\":"
+            + (error == null ? "null" : str(error)) + "}";
     }
 
     /**

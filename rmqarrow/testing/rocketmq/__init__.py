@@ -24,6 +24,11 @@ from rmqarrow.testing.rocketmq._client import (
     send_messages,
 )
 from rmqarrow.testing.rocketmq._release import CACHE_ENV, Release, cache_root, resolve_release
+from rmqarrow.testing.rocketmq._tiered import (
+    tiered_index_local,
+    tiered_index_segments,
+    tiered_settings,
+)
 
 __all__ = [
     "CACHE_ENV",
@@ -39,4 +44,7 @@ __all__ = [
     "resolve_release",
     "run_broker",
     "send_messages",
+    "tiered_index_local",
+    "tiered_index_segments",
+    "tiered_settings",
 ]

@@ -68,6 +68,8 @@ class BrokerAnswer:
     query: KeyQuery
     offsets: tuple[int, ...]  #: CommitLog offsets, in the order the client returned them
     error: str | None  #: the client's exception (it raises when nothing is found)
+    #: each message's queue id, in the same order (a tiered store's offsets are per queue)
+    queue_ids: tuple[int, ...] = ()
 
 
 def _field(value: str, what: str) -> str:
@@ -147,6 +149,7 @@ def query_broker(
             q,
             tuple(int(o) for o in r["offsets"]),  # type: ignore[attr-defined]
             None if r["error"] is None else str(r["error"]),
+            tuple(int(n) for n in r["queue_ids"]),  # type: ignore[attr-defined]
         )
         for q, r in zip(queries, rows, strict=True)
     ]
