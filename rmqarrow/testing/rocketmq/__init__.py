@@ -20,6 +20,7 @@ from rmqarrow.testing.rocketmq._client import (
     KeyQuery,
     Message,
     Sent,
+    Transaction,
     query_broker,
     send_messages,
 )
@@ -34,6 +35,7 @@ __all__ = [
     "Message",
     "Release",
     "Sent",
+    "Transaction",
     "cache_root",
     "query_broker",
     "resolve_release",
