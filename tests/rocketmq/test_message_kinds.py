@@ -147,7 +147,8 @@ def _compare(run_: Run, capsys: pytest.CaptureFixture[str], tmp: Path) -> None:
     share a hash (the deliberate collisions, and the tags of the two topics whose names
     collide), both sides' index hits are the same: each rmqarrow answer holds every
     message of the group, and the broker's client keeps those that really carry the key
-    or tags; rmqarrow's resolution (keys; it does not check tags) keeps the same."""
+    or tags; rmqarrow's resolution (``store.resolve``, ``index_type="T"`` for tags) keeps
+    the same."""
     qs = [a.query for a in run_.answers]
     ours = rmqarrow_answers(capsys, run_.store, qs, tmp)
     groups: dict[int, set[str]] = {}
@@ -167,8 +168,9 @@ def _compare(run_: Run, capsys: pytest.CaptureFixture[str], tmp: Path) -> None:
     assert wrong == []
     with rmqarrow.open(run_.store) as store:
         for a, mine in zip(run_.answers, ours, strict=True):
-            if index_key_hash(index_key(a.query)) in collided and a.query.kind == "key":
-                kept = store.resolve(a.query.topic, a.query.key, mine).phy_offsets
+            if index_key_hash(index_key(a.query)) in collided:
+                t = "T" if a.query.kind == "tag" else None
+                kept = store.resolve(a.query.topic, a.query.key, mine, index_type=t).phy_offsets
                 assert sorted(kept) == sorted(a.offsets) != [], a.query
                 assert len(mine) > len(kept)  # the other key's messages share the hash
 
