@@ -233,7 +233,8 @@ def test_what_the_commitlog_holds(kinds_run: Run) -> None:
     rolled = {s.msg_id for s in _by_kind(kinds_run, "rollback")}
     assert not [r for r in records.values() if r.topic == TOPIC and r.uniq_key in rolled]
     assert not [r for r in records.values() if r.transaction_type == 0xC]
-    assert any(r.topic == OP_TOPIC for r in records.values())
+    ops = [r for r in records.values() if r.topic == OP_TOPIC]
+    assert ops and {(r.tags, r.keys, r.uniq_key) for r in ops} == {("d", None, None)}
 
 
 # ---- rmqarrow's answers ----------------------------------------------------------------
