@@ -10,9 +10,10 @@
 // it back.  delay is a delay level (0: none; 1 is 1 s on a broker's default levels).  A
 // committed or delayed message reaches its real topic later, written anew by the broker: the
 // send waits (up to 60 s each) until a query by its unique key finds that copy, and reports
-// its offset as "delivered_offset".  kind is "key" (queryMessage), "uniq" (queryMessageByUniqKey) or "tag" (queryMessage
-// with index type "T", 5.4.0 and later, found by reflection).  Each input line
-// gives one JSON line in OUT, in input order (not stdout: the client's logging writes there).
+// its offset as "delivered_offset".  kind is "key" (queryMessage), "uniq"
+// (queryMessageByUniqKey) or "tag" (queryMessage with index type "T", 5.4.0 and later, found
+// by reflection).  Each input line gives one JSON line in OUT, in input order, written as
+// soon as it is known (not stdout: the client's logging writes there).
 // Only client calls present from 4.9 to 5.5 are used, so one source fits every release.
 
 import java.io.BufferedReader;
@@ -89,44 +90,43 @@ public final class RmqDriver {
     }
 
     /**
-     * Send every line in order (transactional ones through a TransactionMQProducer), then
-     * wait for each committed or delayed message to reach its real topic; one JSON line each.
+     * Send every line in order (transactional ones through a TransactionMQProducer); one
+     * JSON line each, in input order, printed as soon as it is known (a caller that kills
+     * the broker mid-way keeps the acknowledgements so far).  A committed or delayed
+     * message's line waits for its copy in its topic, after every send, so that delays run
+     * side by side; the lines after it wait too, to keep the order.
      */
     private static void sendAll(DefaultMQProducer producer, String namesrv, List<String[]> lines,
                                 PrintStream out) throws Exception {
         TransactionMQProducer txn = null;
         List<SendResult> results = new ArrayList<>();
+        int printed = 0;
         boolean rolledBack = false;
         try {
             for (String[] f : lines) {
-                String mode = f.length > 4 ? f[4] : "";
-                if (mode.isEmpty()) {
-                    results.add(sendWhenRouted(producer, message(f), null));
-                    continue;
+                String mode = mode(f);
+                LocalTransactionState outcome = null;
+                if (!mode.isEmpty()) {
+                    if (txn == null) {
+                        txn = transactionProducer(namesrv);
+                    }
+                    if (mode.equals("commit")) {
+                        outcome = LocalTransactionState.COMMIT_MESSAGE;
+                    } else if (mode.equals("rollback")) {
+                        outcome = LocalTransactionState.ROLLBACK_MESSAGE;
+                        rolledBack = true;
+                    } else {
+                        throw new IllegalArgumentException("txn must be commit or rollback: " + mode);
+                    }
                 }
-                if (txn == null) {
-                    txn = transactionProducer(namesrv);
+                results.add(sendWhenRouted(outcome == null ? producer : txn, message(f), outcome));
+                if (printed == results.size() - 1 && !deliveredLater(f)) {
+                    out.println(sendResult(producer, f, results.get(printed)));
+                    printed++;
                 }
-                LocalTransactionState outcome;
-                if (mode.equals("commit")) {
-                    outcome = LocalTransactionState.COMMIT_MESSAGE;
-                } else if (mode.equals("rollback")) {
-                    outcome = LocalTransactionState.ROLLBACK_MESSAGE;
-                    rolledBack = true;
-                } else {
-                    throw new IllegalArgumentException("txn must be commit or rollback: " + mode);
-                }
-                results.add(sendWhenRouted(txn, message(f), outcome));
             }
-            for (int i = 0; i < lines.size(); i++) {
-                String[] f = lines.get(i);
-                SendResult r = results.get(i);
-                String mode = f.length > 4 ? f[4] : "";
-                boolean later = mode.equals("commit") || (f.length > 5 && Integer.parseInt(f[5]) > 0);
-                Long delivered = mode.equals("rollback") ? null
-                    : later ? Long.valueOf(awaitDelivery(producer, f[0], r.getMsgId()))
-                    : Long.valueOf(phyOffset(r));
-                out.println(sendResult(r, delivered));
+            for (; printed < lines.size(); printed++) {
+                out.println(sendResult(producer, lines.get(printed), results.get(printed)));
             }
             if (rolledBack) {
                 // the end of a transaction is a one-way request: give the last rollback time
@@ -138,6 +138,15 @@ public final class RmqDriver {
                 txn.shutdown();
             }
         }
+    }
+
+    private static String mode(String[] f) {
+        return f.length > 4 ? f[4] : "";
+    }
+
+    /** Whether the message reaches its topic only later: committed, or delayed. */
+    private static boolean deliveredLater(String[] f) {
+        return mode(f).equals("commit") || (f.length > 5 && Integer.parseInt(f[5]) > 0);
     }
 
     private static TransactionMQProducer transactionProducer(String namesrv) throws Exception {
@@ -228,7 +237,11 @@ public final class RmqDriver {
         return MessageDecoder.decodeMessageId(offsetMsgId(r)).getOffset();
     }
 
-    private static String sendResult(SendResult r, Long delivered) throws Exception {
+    private static String sendResult(DefaultMQProducer producer, String[] f, SendResult r)
+        throws Exception {
+        Long delivered = mode(f).equals("rollback") ? null
+            : deliveredLater(f) ? Long.valueOf(awaitDelivery(producer, f[0], r.getMsgId()))
+            : Long.valueOf(phyOffset(r));
         return "{\"status\":" + str(r.getSendStatus().name())
             + ",\"msg_id\":" + str(r.getMsgId())
             + ",\"offset_msg_id\":" + str(offsetMsgId(r))
