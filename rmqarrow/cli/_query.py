@@ -66,7 +66,8 @@ def register(sub: Any) -> None:
         "--resolve",
         type=path_arg,
         metavar="COMMITLOG_DIR",
-        help="read each hit back from this CommitLog and keep only exact topic/key matches",
+        help="read each hit back from this CommitLog and keep only exact topic/key matches "
+        "(with --type T: exact topic/tags matches)",
     )
     query.add_argument("--show", action="store_true", help="with --resolve: print the messages")
     query.add_argument(
@@ -146,11 +147,6 @@ def _checked_options(args: argparse.Namespace) -> None:
         raise UsageError("--explain traces the native lookup; drop --engine")
     if args.resolve is not None and args.queries is not None:
         raise UsageError("--resolve works with --key, not --queries")
-    if args.resolve is not None and args.index_type == "T":
-        raise UsageError(
-            "--resolve checks each hit's keys and unique key, not its tags: drop --resolve "
-            "for --type T"
-        )
     if args.engine == "native" and args.dataset is not None:
         raise UsageError("a dataset is for the duckdb and spark engines; native reads the store")
 
@@ -276,10 +272,11 @@ def _print_resolved(
 ) -> int:
     from rmqarrow.commitlog import format_message
 
-    topic, _, key = q.key.partition("#") if args.topic is None else (args.topic, "#", args.key)
+    # the key as given (for --type T, the tags), not the index key looked up
+    topic, _, key = args.key.partition("#") if args.topic is None else (args.topic, "#", args.key)
     # a key repeated in KEYS is indexed once per occurrence: each message is read once
     distinct = list(dict.fromkeys(offsets))
-    result = store.resolve(topic, key, distinct, commitlog=args.resolve)
+    result = store.resolve(topic, key, distinct, commitlog=args.resolve, index_type=args.index_type)
     if args.json:
         print_json(
             {
@@ -294,8 +291,11 @@ def _print_resolved(
         )
         return 0
     print_table(
-        [[m.physical_offset, m.topic, m.keys or "", m.uniq_key or ""] for m in result.messages],
-        ["phy_offset", "topic", "keys", "uniq_key"],
+        [
+            [m.physical_offset, m.topic, m.keys or "", m.uniq_key or "", m.tags or ""]
+            for m in result.messages
+        ],
+        ["phy_offset", "topic", "keys", "uniq_key", "tags"],
     )
     print(
         f"\n{len(offsets)} index hits, {len(distinct)} distinct offsets: "

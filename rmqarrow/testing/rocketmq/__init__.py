@@ -20,6 +20,7 @@ from rmqarrow.testing.rocketmq._client import (
     KeyQuery,
     Message,
     Sent,
+    Transaction,
     query_broker,
     send_messages,
 )
@@ -39,6 +40,7 @@ __all__ = [
     "Message",
     "Release",
     "Sent",
+    "Transaction",
     "cache_root",
     "query_broker",
     "resolve_release",
