@@ -35,7 +35,10 @@ def test_missing_tools_are_named_in_one_line(
 def test_a_release_that_does_not_resolve_gives_mavens_reason(tmp_path: Path) -> None:
     with pytest.raises(EngineError) as info:
         resolve_release("0.0.1", cache=tmp_path)
-    assert "RocketMQ 0.0.1: Maven could not resolve its jars" in str(info.value)
+    assert (
+        "RocketMQ 0.0.1: Maven could not resolve org.apache.rocketmq:rocketmq-namesrv:0.0.1, "
+        in str(info.value)
+    )
     assert "rocketmq" in str(info.value).split(":", 1)[1]
     assert not (tmp_path / "0.0.1" / "lib").exists()  # no half cache
 
