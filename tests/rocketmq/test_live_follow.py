@@ -66,6 +66,10 @@ import json, os, sys, time
 from rmqarrow.converters.spark.session import get_spark
 from rmqarrow.converters.spark.source import register
 src, sink, ckpt, stop, trigger = sys.argv[1:6]
+while not os.path.isdir(os.path.join(src, "index")):  # started with the broker
+    if os.path.exists(stop):
+        sys.exit(0)
+    time.sleep(0.1)
 spark = get_spark("local[2]", conf={"spark.sql.shuffle.partitions": "2",
                                     "spark.ui.enabled": "false"})
 register(spark)
@@ -110,9 +114,11 @@ class Lines:
 def start_follower(
     store: Path, dataset: Path, interval: str, log: IO[str]
 ) -> subprocess.Popen[str]:
-    """``rmqarrow export STORE DATASET --follow --interval S --json`` in its own process."""
+    """``rmqarrow export STORE DATASET --follow --interval S --commitlog STORE/commitlog
+    --json`` in its own process."""
     exe = Path(sys.executable).with_name("rmqarrow")
     args = [str(exe), "export", str(store), str(dataset), "--follow", "--interval", interval]
+    args += ["--commitlog", str(store / "commitlog")]
     return subprocess.Popen([*args, "--json"], stdout=subprocess.PIPE, stderr=log, text=True)
 
 
@@ -123,24 +129,28 @@ def start_stream(store: Path, work: Path, trigger: str, log: IO[str]) -> subproc
     return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=log, text=True)
 
 
-def wait_for(what: str, done: Any, timeout: float, *procs: subprocess.Popen[str]) -> None:
+def wait_for(what: str, done: Any, timeout: float, proc: subprocess.Popen[str], log: Path) -> None:
+    """Until ``done()``; a reader that exits, or the timeout, fails with its log's tail."""
     deadline = time.monotonic() + timeout
     while not done():
-        for p in procs:
-            assert p.poll() is None, f"{what}: a reader exited ({p.args[:3]}, {p.returncode})"
-        assert time.monotonic() < deadline, f"{what}: not within {timeout} s"
+        tail = "\n".join(log.read_text(encoding="utf-8").splitlines()[-15:])
+        assert proc.poll() is None, f"{what}: the reader exited ({proc.returncode}):\n{tail}"
+        assert time.monotonic() < deadline, f"{what}: not within {timeout} s:\n{tail}"
         time.sleep(0.1)
 
 
 def committed_sink_files(sink: Path) -> list[Path]:
-    """The Parquet files a Spark file sink committed (its ``_spark_metadata`` log)."""
+    """The Parquet files a Spark file sink committed: its ``_spark_metadata`` log's newest
+    ``N.compact`` file (every batch up to N, written every 10 batches) and the batches
+    after it."""
+    log = sink / "_spark_metadata"
+    batches = {int(p.name.split(".")[0]): p for p in log.iterdir() if p.name[0].isdigit()}
+    compact = max((b for b, p in batches.items() if p.name.endswith(".compact")), default=-1)
     files: list[Path] = []
-    for entry in sorted((sink / "_spark_metadata").iterdir(), key=lambda p: p.name):
-        if not entry.name.split(".")[0].isdigit():
-            continue
-        for line in entry.read_text(encoding="utf-8").splitlines()[1:]:
-            path = json.loads(line)["path"]
-            files.append(Path(path.removeprefix("file:")))
+    for b in sorted(batches):
+        if b >= compact:
+            for line in batches[b].read_text(encoding="utf-8").splitlines()[1:]:
+                files.append(Path(json.loads(line)["path"].removeprefix("file:")))
     return files
 
 
@@ -169,15 +179,18 @@ def followed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Followed]:
         (workdir / "follower.log").open("w") as flog,
         (workdir / "stream.log").open("w") as slog,
     ):
-        sent = send_messages(broker, batches[0], tag="batch0")
-        follower = start_follower(broker.store, dataset, "1", flog)
+        # Spark starts while the first batch is sent (its query waits for the index)
         driver = start_stream(broker.store, stream, "1 second", slog)
+        follower = None
         try:
+            sent = send_messages(broker, batches[0], tag="batch0")
+            follower = start_follower(broker.store, dataset, "1", flog)
             f_lines = Lines(follower.stdout)  # type: ignore[arg-type]
             s_lines = Lines(driver.stdout)  # type: ignore[arg-type]
             # both readers have read the first batch before the next is sent
-            wait_for("first round", lambda: f_lines.total("entries") > 0, 120, follower)
-            wait_for("first batch", lambda: s_lines.total("rows") > 0, 180, driver)
+            flog_path, slog_path = workdir / "follower.log", workdir / "stream.log"
+            wait_for("first round", lambda: f_lines.total("entries") > 0, 120, follower, flog_path)
+            wait_for("first batch", lambda: s_lines.total("rows") > 0, 180, driver, slog_path)
             # the index keeps store times in whole seconds from its file's first message
             time.sleep(1.2)
             split_ms = int(time.time() * 1000)
@@ -187,14 +200,24 @@ def followed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Followed]:
                 time.sleep(1.5)
             assert {s.status for s in sent} == {"SEND_OK"}
             total = sum(expected_kinds(sent, tags=True).values())
-            wait_for("follower", lambda: f_lines.total("entries") >= total, 60, follower)
-            wait_for("stream", lambda: s_lines.total("rows") >= total, 90, driver)
+            wait_for("follower", lambda: f_lines.total("entries") >= total, 60, follower, flog_path)
+            n = len(sent)
+            wait_for(
+                f"{n} messages (rounds: {f_lines.rows})",
+                lambda: f_lines.total("messages") >= n,
+                60,
+                follower,
+                flog_path,
+            )
+            wait_for("stream", lambda: s_lines.total("rows") >= total, 90, driver, slog_path)
             run_ = Run(broker, sent, split_ms, tags=True)
             run_.answers = query_broker(broker, key_queries(run_))
         finally:
-            follower.send_signal(signal.SIGTERM)
+            if follower is not None:
+                follower.send_signal(signal.SIGTERM)
             (stream / "stop").touch()
-            f_status, s_status = follower.wait(60), driver.wait(120)
+            s_status = driver.wait(120)
+            f_status = None if follower is None else follower.wait(60)
         out = Followed(run_, dataset, stream / "sink", total)
         out.follower_rounds = [r for _, r in f_lines.rows]
         out.stream_batches = [r for _, r in s_lines.rows if "batch" in r]
@@ -235,6 +258,25 @@ def test_the_followed_dataset_equals_the_broker(
     ours = rmqarrow_answers_on(capsys, followed.dataset, answers, tmp_path, "duckdb")
     assert differences(answers, ours) == []
     assert any(len(a.offsets) == CAP for a in answers)  # the cap is exercised
+
+
+def test_the_followed_dataset_holds_every_acknowledged_message(followed: Followed) -> None:
+    """``--commitlog``: the dataset's messages table has each message the client was told
+    of, at the offset it was told, with its keys and tags, once."""
+    import duckdb
+    from rmqarrow.converters.parquet.parts import table_parts
+
+    con = duckdb.connect()
+    con.read_parquet([str(p) for p in table_parts(followed.dataset, "messages")]).create_view("m")
+    rows = con.execute(
+        "SELECT topic, uniq_key, physical_offset, coalesce(tags, ''), coalesce(keys_raw, '') "
+        "FROM m WHERE topic IN ('Orders', 'Payments', 'Audit_log')"
+    ).fetchall()
+    sent = [
+        (s.message.topic, s.msg_id, s.phy_offset, s.message.tags, " ".join(s.message.keys))
+        for s in followed.run.sent
+    ]
+    assert sorted(rows) == sorted(sent)
 
 
 def sink_answer(con: Any, q: KeyQuery) -> list[int]:
