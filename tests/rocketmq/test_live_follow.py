@@ -17,6 +17,8 @@ each reader's answers must equal its answers as sets:
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import signal
 import subprocess
@@ -29,7 +31,7 @@ from pathlib import Path
 from typing import IO, Any
 
 import pytest
-from cli_run import run
+from cli_run import one_error, run
 from rocketmq.workload import (
     NEWEST,
     SLOTS,
@@ -42,6 +44,7 @@ from rocketmq.workload import (
     workload,
 )
 
+from rmqarrow.cli import main
 from rmqarrow.format.hashing import index_key_hash
 from rmqarrow.testing.rocketmq import (
     BrokerAnswer,
@@ -160,11 +163,23 @@ class Followed:
     dataset: Path
     sink: Path
     total_entries: int
+    #: ``export --follow`` started before the broker's first message: status, stderr
+    early: tuple[int, str]
     follower_rounds: list[dict[str, Any]] = field(default_factory=list)
     stream_batches: list[dict[str, Any]] = field(default_factory=list)
     follower_status: int | None = None
     stream_status: int | None = None
     logs: dict[str, str] = field(default_factory=dict)
+
+
+def _follow_before_the_first_message(store: Path, dataset: Path) -> tuple[int, str]:
+    """``rmqarrow export STORE DATASET --follow`` (in this process) on the store root of a
+    broker that has no message yet."""
+    assert not (store / "index").exists()
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        status = main(["export", str(store), str(dataset), "--follow", "--interval", "1"])
+    return status, err.getvalue()
 
 
 @pytest.fixture(scope="module")
@@ -182,6 +197,7 @@ def followed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Followed]:
         # Spark starts while the first batch is sent (its query waits for the index)
         driver = start_stream(broker.store, stream, "1 second", slog)
         follower = None
+        early = _follow_before_the_first_message(broker.store, workdir / "early")
         try:
             sent = send_messages(broker, batches[0], tag="batch0")
             follower = start_follower(broker.store, dataset, "1", flog)
@@ -218,7 +234,7 @@ def followed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Followed]:
             (stream / "stop").touch()
             s_status = driver.wait(120)
             f_status = None if follower is None else follower.wait(60)
-        out = Followed(run_, dataset, stream / "sink", total)
+        out = Followed(run_, dataset, stream / "sink", total, early)
         out.follower_rounds = [r for _, r in f_lines.rows]
         out.stream_batches = [r for _, r in s_lines.rows if "batch" in r]
         out.follower_status, out.stream_status = f_status, s_status
@@ -249,6 +265,18 @@ def test_the_readers_read_while_the_broker_wrote(followed: Followed) -> None:
     assert all(by_uniq[s.msg_id].offsets == (s.phy_offset,) for s in followed.run.sent)
     tags = [a for a in followed.run.answers if a.query.kind == "tag"]
     assert tags and all(a.offsets for a in tags)
+
+
+def test_a_follower_started_before_the_first_message_says_when_to_start(
+    followed: Followed,
+) -> None:
+    """5.5.0 keeps ``rocksdbstore/`` from its start and makes ``index/`` at its first
+    message: a follower started before that refuses with one line (it used to export the
+    RocksDB database once and exit 0)."""
+    status, err = followed.early
+    assert status == 2
+    one_error(err, "--follow", "no index/ yet", "once index/ exists")
+    assert not (followed.dataset.parent / "early").exists()
 
 
 def test_the_followed_dataset_equals_the_broker(
