@@ -145,14 +145,14 @@ def _export(args: argparse.Namespace) -> int:
         **open_options(args),
     )
     with store:
+        if args.incremental or args.follow:
+            return _sync(store, args)  # refused by any store but IndexFiles
         if store.format == "rocksdb":
             return rocksdb_export(store, args)
         if isinstance(store, TieredStore):
             return tiered_export(store, args)
         if not isinstance(store, IndexStore):
             raise UsageError(f"{args.store}: {store.description}")
-        if args.incremental or args.follow:
-            return _sync(store, args)
         start = time.perf_counter()
         manifest = store.export(
             args.out,
