@@ -46,7 +46,14 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from _report import print_rows
 
-from rmqarrow.testing.rocketmq import Broker, Message, resolve_release, run_broker, send_messages
+from rmqarrow.testing.rocketmq import (
+    Broker,
+    Message,
+    resolve_release,
+    run_broker,
+    send_line,
+    send_messages,
+)
 
 #: entries a message puts: its key, its unique key, its tags (5.4.0 and later)
 ENTRIES_PER_MESSAGE = 3
@@ -198,8 +205,7 @@ def _paced_send(broker: Broker, n: int, first: int, pace: float, work: Path) -> 
     def feed() -> None:
         with open(spec, "w", encoding="utf-8") as fh:
             for i in range(first, first + n):
-                m = message(i)
-                fh.write(f"{m.topic}\t{m.tags}\t{' '.join(m.keys)}\t{m.body}\n")
+                fh.write(send_line(message(i)) + "\n")
                 fh.flush()
                 time.sleep(pace)
 
@@ -285,8 +291,12 @@ def lag_rows(
             stop.set()
             follower.send_signal(signal.SIGTERM)
             (stream / "stop").touch()
-            follower.wait(60)
-            driver.wait(120)
+            for proc, timeout in ((follower, 60), (driver, 120)):
+                try:
+                    proc.wait(timeout)
+                except subprocess.TimeoutExpired:  # never leave a reader behind
+                    proc.kill()
+                    proc.wait()
     load = os.getloadavg()
     rows = []
     for name, what in (

@@ -50,9 +50,11 @@ def java_split_keys(keys: str) -> list[str]:
 
 
 def mode_for(index_type: str | None) -> ResolveMode:
-    """The check for a query of ``index_type``: ``tags`` for ``T``; for ``K``, ``U`` or
-    none, ``any`` (both share the index key ``topic#key``)."""
-    return "tags" if check_index_type(index_type) == TAG_INDEX_TYPE else "any"
+    """The check RocketMQ's admin client applies to a query of ``index_type``: ``tags``
+    for ``T``, ``key`` for ``K`` (the message's keys), ``uniq`` for ``U``; with no type,
+    ``any`` (keys and unique keys share the index key ``topic#key``)."""
+    modes: dict[str | None, ResolveMode] = {TAG_INDEX_TYPE: "tags", "K": "key", "U": "uniq"}
+    return modes.get(check_index_type(index_type), "any")
 
 
 def matches(record: Record, topic: str, key: str, mode: ResolveMode = "any") -> bool:

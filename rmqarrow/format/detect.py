@@ -320,6 +320,9 @@ def detect(target: str | os.PathLike[str]) -> Target:
     ):
         return Target("commitlog_dir", p, commitlog_dir=p, detail="a CommitLog directory")
     if not children:
+        hint = _tiered_hint(p)  # an emptied tiered_index_file/: a tiered broker's clean stop
+        if hint is not None:
+            return Target("other_dir", p, detail=hint)
         return Target("empty_dir", p, detail="an empty directory")
     if not any(_is_index_name(c.name) for c in files):
         form = _tiered_folder(p, children)

@@ -419,6 +419,11 @@ class RocksDBStore(_RocksDBSurface):
     def _sync_instead(self) -> str:
         if self.target.rocksdb_dir == self.target.path:
             return super()._sync_instead()
+        if (self.target.path / "index").is_dir():
+            return (
+                "only IndexFiles are kept in step: open this store root for its IndexFiles "
+                "(index/, the default) rather than its RocksDB index"
+            )
         # a 5.x broker keeps rocksdbstore/ for its timers and transactions whatever its
         # index, and makes index/ at its first message: a follower started with the
         # broker finds this

@@ -185,7 +185,7 @@ def _end_time_note(f: TieredIndexFile | CompactedIndexFile) -> str | None:
     return (
         f"the header's end timestamp {end} ({format_time(end)}) is not the newest item's "
         f"store time, {format_time(low)} to {format_time(high)} by its time diff ({why}); "
-        "queries do not read it, but RocketMQ expires an uploaded index segment by it"
+        "queries do not read it; RocketMQ's code expires an uploaded index segment by it"
     )
 
 

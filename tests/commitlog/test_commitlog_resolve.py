@@ -86,7 +86,8 @@ def test_tag_collisions_are_dropped(tmp_path: Path) -> None:
     result = resolve(out, "T", "Aa", offsets, mode="tags")
     assert result.phy_offsets == [offsets[0], offsets[5]]
     assert result.dropped_offsets == offsets[1:5]
-    assert mode_for("T") == "tags" and mode_for("K") == mode_for(None) == "any"
+    assert mode_for("T") == "tags" and mode_for(None) == "any"
+    assert mode_for("K") == "key" and mode_for("U") == "uniq"
     with pytest.raises(InvalidValueError, match="index type must be K"):
         mode_for("X")
 

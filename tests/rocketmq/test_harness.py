@@ -77,6 +77,7 @@ def test_a_message_the_driver_cannot_send_is_refused_before_a_jvm_starts(tmp_pat
         (Message("T", "b", transaction="maybe"), "transaction 'maybe'"),  # type: ignore[arg-type]
         (Message("T", "b", delay_level=19), "delay_level 19"),
         (Message("T", "b", delay_level=-1), "delay_level -1"),
+        (Message("T", "b", transaction="commit", delay_level=1), "either transactional or delayed"),
         (Message("T", "b", keys=("a b",)), "key 'a b'"),
     ]:
         with pytest.raises(InvalidValueError, match=needle):

@@ -182,6 +182,16 @@ def _follow_before_the_first_message(store: Path, dataset: Path) -> tuple[int, s
     return status, err.getvalue()
 
 
+def _ended(proc: subprocess.Popen[str], timeout: float) -> int:
+    """``proc``'s status once it stopped; killed (status -9) when it does not in time, so a
+    failing run never leaves a reader behind."""
+    try:
+        return proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        return proc.wait()
+
+
 @pytest.fixture(scope="module")
 def followed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Followed]:
     release = resolve_release(NEWEST)
@@ -197,8 +207,8 @@ def followed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Followed]:
         # Spark starts while the first batch is sent (its query waits for the index)
         driver = start_stream(broker.store, stream, "1 second", slog)
         follower = None
-        early = _follow_before_the_first_message(broker.store, workdir / "early")
         try:
+            early = _follow_before_the_first_message(broker.store, workdir / "early")
             sent = send_messages(broker, batches[0], tag="batch0")
             follower = start_follower(broker.store, dataset, "1", flog)
             f_lines = Lines(follower.stdout)  # type: ignore[arg-type]
@@ -232,8 +242,8 @@ def followed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Followed]:
             if follower is not None:
                 follower.send_signal(signal.SIGTERM)
             (stream / "stop").touch()
-            s_status = driver.wait(120)
-            f_status = None if follower is None else follower.wait(60)
+            s_status = _ended(driver, 120)
+            f_status = None if follower is None else _ended(follower, 60)
         out = Followed(run_, dataset, stream / "sink", total, early)
         out.follower_rounds = [r for _, r in f_lines.rows]
         out.stream_batches = [r for _, r in s_lines.rows if "batch" in r]

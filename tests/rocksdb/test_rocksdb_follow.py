@@ -9,6 +9,7 @@ finds a store root that reads as a RocksDB index.  It used to export that once a
 from __future__ import annotations
 
 import shutil
+import signal
 from pathlib import Path
 
 import pytest
@@ -33,7 +34,24 @@ def test_a_broker_root_without_index_files_yet_is_refused(
 
 
 def test_a_rocksdb_directory_is_refused(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
     status, _, err = run(capsys, "export", str(EDGE.db), str(tmp_path / "ds"), "--follow")
     assert status == 2
     one_error(err, "follow", "only RocketMQ's IndexFiles")
     assert not (tmp_path / "ds").exists()
+    # the refusal came before the follower took Ctrl-C and SIGTERM over
+    assert {sig: signal.getsignal(sig) for sig in handlers} == handlers
+
+
+def test_a_root_with_index_files_opened_for_its_rocksdb_index_says_so(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    root = tmp_path / "store"
+    shutil.copytree(EDGE.db, root / "rocksdbstore")
+    (root / "index").mkdir()
+    (root / "commitlog").mkdir()
+    args = ["export", str(root), str(tmp_path / "ds"), "--index", "rocksdb", "--incremental"]
+    status, _, err = run(capsys, *args)
+    assert status == 2
+    line = one_error(err, "incremental", "its IndexFiles")
+    assert "no index/ yet" not in line

@@ -44,11 +44,14 @@ def test_a_folder_above_the_segments_names_them(
     assert status == 0, err
 
 
+@pytest.mark.parametrize("left", [[], ["compacting"]], ids=["empty", "a subfolder left"])
 def test_an_emptied_local_folder_says_where_the_files_went(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], left: list[str]
 ) -> None:
     local = tmp_path / "store" / "tiered_index_file"
-    (local / "compacting").mkdir(parents=True)
+    local.mkdir(parents=True)
+    for name in left:
+        (local / name).mkdir()
     status, out, err = run(capsys, "query", str(local), "--key", "Orders#k")
     assert status == 2, out
     one_error(err, "an empty tiered_index_file/ folder", "rmq_sys_INDEX/0/INDEX")

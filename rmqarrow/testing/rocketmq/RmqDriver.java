@@ -70,18 +70,15 @@ public final class RmqDriver {
         producer.start();
         try (BufferedReader in = Files.newBufferedReader(Paths.get(args[2]), StandardCharsets.UTF_8);
              PrintStream out = new PrintStream(Files.newOutputStream(Paths.get(args[3])), true, "UTF-8")) {
-            List<String[]> lines = new ArrayList<>();
-            String line;
-            while ((line = in.readLine()) != null) {
-                if (!line.isEmpty()) {
-                    lines.add(line.split("\t", -1));
-                }
-            }
+            // line by line: a caller that feeds a pipe paces the sends (the lag benchmark)
             if (args[0].equals("send")) {
-                sendAll(producer, args[1], lines, out);
+                sendAll(producer, args[1], in, out);
             } else {
-                for (String[] f : lines) {
-                    out.println(query(producer, f));
+                String line;
+                while ((line = in.readLine()) != null) {
+                    if (!line.isEmpty()) {
+                        out.println(query(producer, line.split("\t", -1)));
+                    }
                 }
             }
         } finally {
@@ -96,14 +93,21 @@ public final class RmqDriver {
      * message's line waits for its copy in its topic, after every send, so that delays run
      * side by side; the lines after it wait too, to keep the order.
      */
-    private static void sendAll(DefaultMQProducer producer, String namesrv, List<String[]> lines,
+    private static void sendAll(DefaultMQProducer producer, String namesrv, BufferedReader in,
                                 PrintStream out) throws Exception {
         TransactionMQProducer txn = null;
+        List<String[]> lines = new ArrayList<>();
         List<SendResult> results = new ArrayList<>();
         int printed = 0;
         boolean rolledBack = false;
         try {
-            for (String[] f : lines) {
+            String line;
+            while ((line = in.readLine()) != null) {
+                if (line.isEmpty()) {
+                    continue;
+                }
+                String[] f = line.split("\t", -1);
+                lines.add(f);
                 String mode = mode(f);
                 LocalTransactionState outcome = null;
                 if (!mode.isEmpty()) {

@@ -22,6 +22,7 @@ from rmqarrow.testing.rocketmq._client import (
     Sent,
     Transaction,
     query_broker,
+    send_line,
     send_messages,
 )
 from rmqarrow.testing.rocketmq._release import CACHE_ENV, Release, cache_root, resolve_release
@@ -45,6 +46,7 @@ __all__ = [
     "query_broker",
     "resolve_release",
     "run_broker",
+    "send_line",
     "send_messages",
     "tiered_index_local",
     "tiered_index_segments",

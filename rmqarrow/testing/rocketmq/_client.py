@@ -130,37 +130,45 @@ def _run(broker: Broker, verb: str, lines: Iterable[str], tag: str) -> list[dict
     return [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
 
 
+def send_line(m: Message) -> str:
+    """The driver's input line for ``m`` (checked first: a bad message is refused here,
+    before any JVM starts).  A caller that feeds the driver a pipe line by line paces the
+    sends itself."""
+    for k in m.keys:
+        if not k or KEY_SEPARATOR in k:
+            raise InvalidValueError(f"key {k!r}: a key is non-empty and has no space")
+    if m.transaction not in (None, "commit", "rollback"):
+        raise InvalidValueError(
+            f"transaction {m.transaction!r}: expected 'commit', 'rollback' or None"
+        )
+    if not 0 <= m.delay_level <= MAX_DELAY_LEVEL:
+        raise InvalidValueError(
+            f"delay_level {m.delay_level}: expected 0 (none) to {MAX_DELAY_LEVEL}"
+        )
+    if m.transaction is not None and m.delay_level:
+        raise InvalidValueError(
+            f"transaction {m.transaction!r} with delay_level {m.delay_level}: send a message "
+            "either transactional or delayed (what a broker does with both is not tested)"
+        )
+    return "\t".join(
+        (
+            _field(m.topic, "topic"),
+            _field(m.tags, "tags"),
+            _field(KEY_SEPARATOR.join(m.keys), "keys"),
+            _field(m.body, "body"),
+            m.transaction or "",
+            str(m.delay_level),
+        )
+    )
+
+
 def send_messages(broker: Broker, messages: Sequence[Message], *, tag: str = "send") -> list[Sent]:
     """Send ``messages`` one by one (synchronously), in order; what the broker answered.
 
     Returns once every committed or delayed message is in its own topic (found by its
     unique key; a delay of level 1 takes about a second).
     """
-    lines = []
-    for m in messages:
-        for k in m.keys:
-            if not k or KEY_SEPARATOR in k:
-                raise InvalidValueError(f"key {k!r}: a key is non-empty and has no space")
-        if m.transaction not in (None, "commit", "rollback"):
-            raise InvalidValueError(
-                f"transaction {m.transaction!r}: expected 'commit', 'rollback' or None"
-            )
-        if not 0 <= m.delay_level <= MAX_DELAY_LEVEL:
-            raise InvalidValueError(
-                f"delay_level {m.delay_level}: expected 0 (none) to {MAX_DELAY_LEVEL}"
-            )
-        lines.append(
-            "\t".join(
-                (
-                    _field(m.topic, "topic"),
-                    _field(m.tags, "tags"),
-                    _field(KEY_SEPARATOR.join(m.keys), "keys"),
-                    _field(m.body, "body"),
-                    m.transaction or "",
-                    str(m.delay_level),
-                )
-            )
-        )
+    lines = [send_line(m) for m in messages]
     rows = _run(broker, "send", lines, tag)
     return [
         Sent(
