@@ -44,7 +44,7 @@ from typing import IO, Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _report import print_rows
+from _report import print_rows, write_record
 
 from rmqarrow.testing.rocketmq import (
     Broker,
@@ -358,13 +358,7 @@ def main() -> None:
         )
     print_rows(rows)
     if args.out is not None:
-        record = {
-            "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "load": os.getloadavg(),
-            "cpus": os.cpu_count(),
-            "rows": rows,
-        }
-        args.out.write_text(json.dumps(record, indent=1) + "\n")
+        write_record(args.out, rows)
 
 
 if __name__ == "__main__":
