@@ -121,20 +121,24 @@ def _queries_from_args(args: argparse.Namespace) -> tuple[list[Query], bool]:
     return [_typed(Query(args.key, args.max_num, begin, end), args.topic, args.index_type)], False
 
 
+def _topic_and_key(topic: str | None, key: str) -> tuple[str, str, bool]:
+    """The topic and key a query names: ``--topic`` and ``--key``, or a full key TOPIC#KEY
+    split at its first '#' (topics hold none); and whether a topic was found at all."""
+    if topic is not None:
+        return topic, key, True
+    topic, sep, rest = key.partition("#")
+    return topic, rest, bool(sep)
+
+
 def _typed(q: Query, topic: str | None, index_type: str | None) -> Query:
-    """``q`` with its key made the index key of ``index_type`` (a full key TOPIC#KEY is
-    split at its first '#': topics hold none)."""
-    if topic is None:
-        if index_type is None:
-            return q
-        topic, sep, key = q.key.partition("#")
-        if not sep:
-            raise UsageError(
-                f"--type {index_type}: {q.key!r} has no '#'; give --topic TOPIC or the key "
-                "as TOPIC#KEY"
-            )
-    else:
-        key = q.key
+    """``q`` with its key made the index key of ``index_type``."""
+    if topic is None and index_type is None:
+        return q
+    topic, key, found = _topic_and_key(topic, q.key)
+    if not found:
+        raise UsageError(
+            f"--type {index_type}: {q.key!r} has no '#'; give --topic TOPIC or the key as TOPIC#KEY"
+        )
     return Query(query_index_key(topic, key, index_type), q.max_num, q.begin, q.end)
 
 
@@ -273,7 +277,7 @@ def _print_resolved(
     from rmqarrow.commitlog import format_message
 
     # the key as given (for --type T, the tags), not the index key looked up
-    topic, _, key = args.key.partition("#") if args.topic is None else (args.topic, "#", args.key)
+    topic, key, _ = _topic_and_key(args.topic, args.key)
     # a key repeated in KEYS is indexed once per occurrence: each message is read once
     distinct = list(dict.fromkeys(offsets))
     result = store.resolve(topic, key, distinct, commitlog=args.resolve, index_type=args.index_type)
