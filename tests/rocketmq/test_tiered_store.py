@@ -173,15 +173,16 @@ class Ours:
 
     def allows(self, theirs: set[Pair]) -> bool:
         """Whether RocketMQ's merge can give ``theirs``: exactly ``merged`` when the cap
-        does not bind.  When it binds, 5.5.0 admits each file's hits as that file's read
-        completes (a local file at once, an uploaded one on a reader thread) while fewer
-        than ``maxNum`` are held, so any file may come first: the answer is ``maxNum``
-        hits holding a first part of each file's answer."""
+        does not bind.  When it binds, 5.5.0 (``IndexStoreService.queryAsync``) adds each
+        file's hits on whichever thread finishes that file's read, checking that fewer
+        than ``maxNum`` are held and then adding, not as one step; files read at the same
+        time can so hold more than ``maxNum`` together, and it returns the first
+        ``maxNum`` values of a ``ConcurrentHashMap``, in hash order.  The answer is then
+        ``maxNum`` of the files' hits, any of them."""
         if not self.capped:
             return theirs == self.merged
-        return len(theirs) == self.max_num and all(
-            set(f[: len(theirs & set(f))]) == theirs & set(f) for f in self.per_file
-        )
+        every = {p for f in self.per_file for p in f}
+        return len(theirs) == self.max_num and theirs <= every
 
     def short(self, theirs: set[Pair]) -> bool:
         """Fewer hits than RocketMQ's merge gives, all of them hits of the files."""
