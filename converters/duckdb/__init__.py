@@ -22,6 +22,7 @@ if TYPE_CHECKING:
         run_statement,
     )
     from rmqarrow.converters.duckdb.stats import IndexStats, collect
+    from rmqarrow.converters.duckdb.stats_html import render_html, write_html
     from rmqarrow.converters.duckdb.stats_plot import write_charts
 
 __all__ = [
@@ -32,8 +33,10 @@ __all__ = [
     "connect",
     "lookup_table",
     "queries_table",
+    "render_html",
     "run_statement",
     "write_charts",
+    "write_html",
 ]
 
 __getattr__, __dir__ = lazy_attributes(
@@ -46,7 +49,9 @@ __getattr__, __dir__ = lazy_attributes(
         "connect": "sql",
         "lookup_table": "sql",
         "queries_table": "sql",
+        "render_html": "stats_html",
         "run_statement": "sql",
         "write_charts": "stats_plot",
+        "write_html": "stats_html",
     },
 )

@@ -19,7 +19,7 @@ from rmqarrow.errors import OutputExistsError, UsageError
 if TYPE_CHECKING:
     from rmqarrow.converters.duckdb.stats import IndexStats
 
-__all__ = ["CHARTS", "write_charts"]
+__all__ = ["CHARTS", "refuse_data_folder", "write_charts"]
 
 #: The files :func:`write_charts` writes (time_range.png only with a time range).
 CHARTS = (
@@ -54,6 +54,20 @@ def _observed_vs_poisson(
     fig.savefig(path)
 
 
+def refuse_data_folder(folder: Path, what: str) -> None:
+    """Refuse ``folder`` as the place for ``what`` when it is a store, a CommitLog or a
+    dataset: RocketMQ's load opens every entry of an index directory, and a dataset's
+    readers take what its tables hold."""
+    from rmqarrow.format.detect import KIND_NAMES, detect
+
+    kind = detect(folder).kind
+    if kind not in ("missing", "empty_dir", "other_dir"):
+        raise UsageError(
+            f"{folder}: {KIND_NAMES[kind]}, not a place for {what} (rmqarrow writes "
+            "nothing into stores, CommitLogs or datasets); give a new or an ordinary directory"
+        )
+
+
 def write_charts(
     stats: IndexStats, directory: str | os.PathLike[str], *, overwrite: bool = False
 ) -> list[Path]:
@@ -61,15 +75,8 @@ def write_charts(
 
     Never into a store, a CommitLog or a dataset: RocketMQ's load opens every entry of an
     index directory, and a dataset's readers take what its tables hold."""
-    from rmqarrow.format.detect import KIND_NAMES, detect
-
     out = local_path(directory)
-    kind = detect(out).kind
-    if kind not in ("missing", "empty_dir", "other_dir"):
-        raise UsageError(
-            f"{out}: {KIND_NAMES[kind]}, not a place for charts (rmqarrow writes "
-            "nothing into stores, CommitLogs or datasets); give a new or an ordinary directory"
-        )
+    refuse_data_folder(out, "charts")
     names = [c for c in CHARTS if c != "time_range.png" or stats.time_range is not None]
     paths = [out / n for n in names]
     if not overwrite:
