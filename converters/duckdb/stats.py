@@ -395,7 +395,7 @@ class IndexStats:
         notebook shows the figures as the report does."""
         from rmqarrow.converters.duckdb.stats_html import render_html
 
-        return render_html(self)
+        return render_html(self, fragment=True)
 
 
 #: DuckDB's working memory while :func:`collect` runs: its group-bys, distinct counts,

@@ -29,7 +29,7 @@ from rmqarrow.errors import OutputExistsError, UsageError
 if TYPE_CHECKING:
     from rmqarrow.converters.duckdb.stats import IndexStats
 
-__all__ = ["render_html", "write_html"]
+__all__ = ["html_target", "render_check_html", "render_html", "write_html"]
 
 #: Rows of the "worst files" tables.
 WORST_FILES = 10
@@ -37,23 +37,28 @@ WORST_FILES = 10
 _W, _H = 720, 260  # the SVG viewBox of every chart
 _L, _R, _T, _B = 64, 16, 14, 46  # margins: axis labels left and below
 
-_CSS = """
+#: The page's body only (a notebook keeps its own).
+_PAGE_CSS = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px auto;
 max-width:980px;padding:0 16px;color:#1d2330;background:#fff}
-h1{font-size:22px;margin:0 0 8px}h2{font-size:17px;margin:28px 0 6px;
+"""
+
+#: Everything else, scoped to the report's element so a notebook's own tables keep theirs.
+_CSS = """
+.rmqarrow h1{font-size:22px;margin:0 0 8px}.rmqarrow h2{font-size:17px;margin:28px 0 6px;
 border-bottom:1px solid #dde1e8;padding-bottom:3px}
-.banner{padding:12px 16px;border-radius:6px;margin:12px 0;border:1px solid}
-.banner.ok{background:#e7f6ec;border-color:#7cc695}
-.banner.bad{background:#fdecec;border-color:#e58c8c}
-.banner.unknown{background:#f3f4f7;border-color:#b9bfcc}
-.banner b{font-size:16px}.banner ul{margin:6px 0 0;padding-left:20px}
-table{border-collapse:collapse;margin:6px 0;font-size:13px}
-th,td{border:1px solid #dde1e8;padding:3px 8px;text-align:right}
-th{background:#f3f4f7}td.l,th.l{text-align:left}
-svg{display:block;max-width:100%;height:auto;margin:6px 0}
-.note{color:#5b6475;font-size:13px}
-.axis{stroke:#5b6475;stroke-width:1}.grid{stroke:#e6e8ee;stroke-width:1}
-svg text{font:11px system-ui,sans-serif;fill:#3b4252}
+.rmqarrow .banner{padding:12px 16px;border-radius:6px;margin:12px 0;border:1px solid}
+.rmqarrow .banner.ok{background:#e7f6ec;border-color:#7cc695}
+.rmqarrow .banner.bad{background:#fdecec;border-color:#e58c8c}
+.rmqarrow .banner.unknown{background:#f3f4f7;border-color:#b9bfcc}
+.rmqarrow .banner b{font-size:16px}.rmqarrow .banner ul{margin:6px 0 0;padding-left:20px}
+.rmqarrow table{border-collapse:collapse;margin:6px 0;font-size:13px}
+.rmqarrow th,.rmqarrow td{border:1px solid #dde1e8;padding:3px 8px;text-align:right}
+.rmqarrow th{background:#f3f4f7}.rmqarrow td.l,.rmqarrow th.l{text-align:left}
+.rmqarrow svg{display:block;max-width:100%;height:auto;margin:6px 0}
+.rmqarrow .note{color:#5b6475;font-size:13px}
+.rmqarrow .axis{stroke:#5b6475;stroke-width:1}.rmqarrow .grid{stroke:#e6e8ee;stroke-width:1}
+.rmqarrow svg text{font:11px system-ui,sans-serif;fill:#3b4252}
 """
 
 
@@ -95,14 +100,14 @@ def _table(
 ) -> str:
     if not rows:
         return '<p class="note">none</p>'
-    head = "".join(f'<th class="{"l" if c == "file_name" else ""}">{_e(c)}</th>' for c in columns)
+    head = "".join(f"<th>{_e(c)}</th>" for c in columns)
     body = []
     for r in rows:
         cells = []
         for c in columns:
             v = r.get(c)
             text = _cell(c, v, times)
-            cls = ' class="l"' if c == "file_name" or c in times else ""
+            cls = ' class="l"' if isinstance(v, str) or c in times else ""
             cells.append(f"<td{cls}>{_e(text)}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
     return f"<table><tr>{head}</tr>{''.join(body)}</table>"
@@ -316,8 +321,10 @@ def render_html(
     check: Mapping[str, Any] | None = None,
     log_check: Mapping[str, Any] | None = None,
     title: str | None = None,
+    fragment: bool = False,
 ) -> str:
-    """The page as text.  ``check`` is ``rmqarrow check``'s report (``StoreCheck.to_dict()``
+    """The page as text (``fragment``: its element alone, styles scoped to it, for a
+    notebook).  ``check`` is ``rmqarrow check``'s report (``StoreCheck.to_dict()``
     or ``DatasetCheck.to_dict()``) for the banner; ``log_check`` the check against the
     CommitLog that ``stats`` ran (``check_against_log``), when it did."""
     where = (check or {}).get("store") or (check or {}).get("dataset")
@@ -457,11 +464,31 @@ def render_html(
             times=("begin_timestamp", "end_timestamp"),
         ),
     ]
+    if fragment:
+        return _fragment(body)
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
-        f"<title>{_e(title)}</title><style>{_CSS}</style></head>"
-        f"<body>{''.join(body)}</body></html>\n"
+        f"<title>{_e(title)}</title><style>{_PAGE_CSS}</style></head>"
+        f"<body>{_fragment(body)}</body></html>\n"
     )
+
+
+def render_check_html(
+    check: Mapping[str, Any], files: Sequence[Mapping[str, Any]] | None = None
+) -> str:
+    """A fragment for a notebook: ``rmqarrow check``'s banner (as on the stats page) over
+    a table of ``files`` (``Store.info()``'s rows; by default the check's own)."""
+    rows = list(check.get("files") or []) if files is None else list(files)
+    wanted = (
+        "name", "status", "entries", "fill_ratio", "slot_fill_ratio", "begin_time",
+        "end_time", "size", "detail",
+    )  # fmt: skip
+    columns = [c for c in wanted if any(c in r for r in rows)]
+    return _fragment([_banner(check, None), _table(rows, columns)])
+
+
+def _fragment(body: list[str]) -> str:
+    return f'<div class="rmqarrow"><style>{_CSS}</style>{"".join(body)}</div>'
 
 
 def _file_depth(stats: IndexStats, files: list[dict[str, Any]]) -> str:
@@ -490,6 +517,25 @@ def _file_depth(stats: IndexStats, files: list[dict[str, Any]]) -> str:
     )
 
 
+def html_target(path: str | os.PathLike[str], *, overwrite: bool = False) -> Path:
+    """Where :func:`write_html` would write ``path``, or the one-line refusal it would
+    raise: callers ask first, before the minutes the stats of a large store take."""
+    from rmqarrow.converters.duckdb.stats_plot import refuse_data_folder
+
+    out = local_path(path)
+    if out.is_dir():
+        raise UsageError(f"{out}: a directory; --html takes a file name (e.g. {out}/stats.html)")
+    if out.exists() and not overwrite:
+        raise OutputExistsError(
+            f"{out}: exists; rmqarrow does not replace files (choose another name, or pass "
+            "--overwrite)"
+        )
+    refuse_data_folder(out.parent, "the HTML report")
+    if not out.parent.is_dir():
+        raise UsageError(f"{out}: no directory {out.parent}; create it first")
+    return out
+
+
 def write_html(
     stats: IndexStats,
     path: str | os.PathLike[str],
@@ -502,20 +548,8 @@ def write_html(
     a hidden sibling, fsynced, renamed over the name.  A directory, an existing file
     (unless ``overwrite``) and a place among index files, a CommitLog or a dataset are
     refused."""
-    from rmqarrow.converters.duckdb.stats_plot import refuse_data_folder
-
-    out = local_path(path)
-    if out.is_dir():
-        raise UsageError(f"{out}: a directory; --html takes a file name (e.g. {out}/stats.html)")
-    if out.exists() and not overwrite:
-        raise OutputExistsError(
-            f"{out}: exists; rmqarrow does not replace files (choose another name, or pass "
-            "--overwrite)"
-        )
+    out = html_target(path, overwrite=overwrite)
     parent = out.parent
-    refuse_data_folder(parent, "the HTML report")
-    if not parent.is_dir():
-        raise UsageError(f"{out}: no directory {parent}; create it first")
     text = render_html(stats, check=check, log_check=log_check)
     for stale in stale_siblings(out, "html"):
         remove_path(stale)

@@ -510,7 +510,16 @@ def _run_stats(args: argparse.Namespace) -> int:
     rocksdb = _rocksdb_store(args)
     if rocksdb is not None:
         with rocksdb:
+            if args.plot or args.html:
+                raise UsageError(
+                    "--plot and --html draw the IndexFile analyses; a RocksDB index's stats "
+                    "print as tables (drop the option, or use --json)"
+                )
             return rocksdb_stats(rocksdb, args)
+    if args.html:  # refused now, not after the minutes a large store's stats take
+        from rmqarrow.converters.duckdb import html_target
+
+        html_target(args.html, overwrite=args.overwrite)
     _target(args)
     if args.engine == "spark" and args.commitlog is None:
         raise UsageError(

@@ -50,7 +50,9 @@ def test_page_is_self_contained_and_shows_every_figure() -> None:
     assert "does not resolve hashes to <code>topic#key</code> names" in page
     assert "health not checked" in page  # no check given: no verdict invented
     assert "2023-11-14T22:13:20.999Z" in page  # times as UTC dates, not epoch numbers
-    assert s._repr_html_() == page  # the notebook view is the same renderer
+    view = s._repr_html_()  # the notebook view: the same renderer, the page's element
+    assert view.startswith('<div class="rmqarrow">') and view in page
+    assert "body{" not in view  # a notebook's page keeps its own style
 
 
 def test_file_depth_percentiles_equal_a_direct_count() -> None:
@@ -71,6 +73,16 @@ def test_file_depth_percentiles_equal_a_direct_count() -> None:
         assert {k: got[name][k] for k in want} == want, name
         assert got[name]["depth_max"] == int(depths[-1])
     assert {r["file_name"] for r in s.to_json()["file_depth"]} == set(names)
+
+
+def test_store_views_in_a_notebook_use_the_same_banner() -> None:
+    with rmqarrow.open(G.store_dir, hash_slot_num=G.hash_slot_num, index_num=G.index_num) as st:
+        info, check = st.info(), st.check()
+    for view in (info._repr_html_(), check._repr_html_()):
+        _self_contained(view)
+        assert '<div class="banner ok" id="health"><b>healthy</b>' in view
+        assert all(f'<td class="l">{n}</td>' in view for n in ("00000", "00001", "00002"))
+    assert "fill_ratio" in info._repr_html_()
 
 
 def test_cli_html_has_the_checks_banner_and_is_written_once(
@@ -114,6 +126,10 @@ def test_cli_html_banner_shows_the_checks_own_findings(
     with rmqarrow.open(store, hash_slot_num=2, index_num=16) as opened:
         check = opened.check().to_dict()
     assert not check["ok"]
+    with rmqarrow.open(store, hash_slot_num=2, index_num=16) as opened:
+        for view in (opened.check()._repr_html_(), opened.info()._repr_html_()):
+            assert '<div class="banner bad" id="health"><b>problems found</b>' in view
+            assert "damaged chains" in view and "<script" not in view
     damaged = next(f for f in check["files"] if f["status"] != "ok")
     page = tmp_path / "report.html"
     geom = ["--hash-slot-num", "2", "--index-num", "16"]
