@@ -143,7 +143,7 @@ def _y_axis(top: float) -> tuple[float, list[float]]:
 
 #: Date tick spacings (seconds): the first giving at most 7 ticks over the span is used.
 _DATE_STEPS = [
-    1, 5, 15, 30, 60, 300, 900, 1800, 3600, 3 * 3600, 6 * 3600, 12 * 3600,
+    1, 5, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 3 * 3600, 6 * 3600, 12 * 3600,
     86400, 2 * 86400, 7 * 86400, 30 * 86400, 91 * 86400, 365 * 86400,
 ]  # fmt: skip
 
@@ -300,11 +300,11 @@ def _banner(check: Mapping[str, Any] | None, log_check: Mapping[str, Any] | None
         )
     ok = bool(check.get("ok")) and not log_bad
     found = _findings(check) + log_bad
-    files = len(check.get("files") or [])
-    where = check.get("store") or check.get("dataset") or ""
+    where = _e(check.get("store") or check.get("dataset") or "")
+    if "files" in check:
+        where = f"{len(check['files']):,} file(s) of {where}"
     head = (
-        f"<b>healthy</b>: <code>rmqarrow check</code> found nothing wrong in {files:,} "
-        f"file(s) of {_e(where)}"
+        f"<b>healthy</b>: <code>rmqarrow check</code> found nothing wrong in {where}"
         if ok
         else f"<b>problems found</b> by <code>rmqarrow check</code> in {_e(where)}"
     )

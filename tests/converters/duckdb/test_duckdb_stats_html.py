@@ -172,6 +172,7 @@ def test_write_html_leaves_no_temporary_and_clears_a_dead_runs(tmp_path: Path) -
     assert re.search(r"<svg", out.read_text())
 
 
+@pytest.mark.slow
 def test_thousands_of_files_scale(tmp_path: Path) -> None:
     """2,000 files: the per-file charts stay one path per series, never a mark per file."""
     from rmqarrow.testing import write_random_store

@@ -65,6 +65,7 @@ def test_legend_hides_no_bar(chart: str) -> None:
     _legend_hides_nothing(chart_figures(_stats(G.store_dir, G.hash_slot_num, G.index_num))[chart])
 
 
+@pytest.mark.slow
 def test_thousands_of_files_are_lines_over_dates(many: IndexStats, tmp_path: Path) -> None:
     assert many.files.num_rows == 2000 > BARS_UP_TO
     charts = chart_figures(many)
