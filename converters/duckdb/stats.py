@@ -363,8 +363,10 @@ class IndexStats:
     time_range: tuple[int, int] | None = None
     time_range_summary: pa.Table | None = None
     time_range_entries: pa.Table | None = None
-    #: per-file chain-depth percentiles (:data:`FILE_DEPTH_SQL`); None when the figures
-    #: were streamed from a dataset, whose pass counts slot loads over all files at once
+    #: per-file chain-depth percentiles (:data:`FILE_DEPTH_SQL`) for the HTML page; None
+    #: when the figures were streamed from a dataset, whose pass counts slot loads over
+    #: all files at once.  Not in :meth:`to_json`, which is the same whichever way the
+    #: figures were computed.
     file_depth: pa.Table | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -378,8 +380,6 @@ class IndexStats:
             "duplicates": self.duplicates.to_pylist(),
             "chain_check": self.chain_check,
         }
-        if self.file_depth is not None:
-            out["file_depth"] = self.file_depth.to_pylist()
         if self.time_range is not None:
             assert self.time_range_summary is not None and self.time_range_entries is not None
             out["time_range"] = {

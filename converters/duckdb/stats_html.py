@@ -495,8 +495,9 @@ def _file_depth(stats: IndexStats, files: list[dict[str, Any]]) -> str:
     head = '<h2 id="file-depth">Chain depth per file (p50 / p99)</h2>'
     if stats.file_depth is None:
         return (
-            head + '<p class="note">not computed: the figures were streamed from a dataset, '
-            "whose pass counts slot loads over all files at once</p>"
+            head + '<p class="note">not computed: the figures were streamed from a dataset '
+            "(a store of more than 8 Mi entries is exported to one first), whose pass counts "
+            "slot loads over all files at once</p>"
         )
     rows = stats.file_depth.to_pylist()
     times = {f["file_name"]: (f["begin_timestamp"], f["end_timestamp"]) for f in files}
