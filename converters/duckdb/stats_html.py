@@ -496,8 +496,8 @@ def _file_depth(stats: IndexStats, files: list[dict[str, Any]]) -> str:
     if stats.file_depth is None:
         return (
             head + '<p class="note">not computed: the figures were streamed from a dataset '
-            "(a store of more than 8 Mi entries is exported to one first), whose pass counts "
-            "slot loads over all files at once</p>"
+            "(as a large store's are, through a temporary export), whose pass counts slot "
+            "loads over all files at once</p>"
         )
     rows = stats.file_depth.to_pylist()
     times = {f["file_name"]: (f["begin_timestamp"], f["end_timestamp"]) for f in files}

@@ -85,6 +85,22 @@ def test_store_views_in_a_notebook_use_the_same_banner() -> None:
     assert "fill_ratio" in info._repr_html_()
 
 
+def test_streamed_figures_say_the_per_file_depth_is_missing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rmqarrow.converters.parquet import export as export_mod
+    from rmqarrow.converters.parquet.export import export_store
+
+    monkeypatch.setattr(export_mod, "GROUP_ENTRIES", 0)  # a part per file, as full files are
+    ds = tmp_path / "ds"
+    export_store(G.store_dir, ds, hash_slot_num=G.hash_slot_num, index_num=G.index_num)
+    with connect(ds) as con:
+        s = collect(con, dataset=ds)
+    assert s.file_depth is None
+    page = render_html(s)
+    assert "not computed: the figures were streamed" in page and page.count("<svg") == 5
+
+
 def test_cli_html_has_the_checks_banner_and_is_written_once(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
