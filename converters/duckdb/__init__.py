@@ -22,6 +22,7 @@ if TYPE_CHECKING:
         run_statement,
     )
     from rmqarrow.converters.duckdb.stats import IndexStats, collect
+    from rmqarrow.converters.duckdb.stats_html import html_target, render_html, write_html
     from rmqarrow.converters.duckdb.stats_plot import write_charts
 
 __all__ = [
@@ -30,10 +31,13 @@ __all__ = [
     "check_against_log",
     "collect",
     "connect",
+    "html_target",
     "lookup_table",
     "queries_table",
+    "render_html",
     "run_statement",
     "write_charts",
+    "write_html",
 ]
 
 __getattr__, __dir__ = lazy_attributes(
@@ -44,9 +48,12 @@ __getattr__, __dir__ = lazy_attributes(
         "check_against_log": "sql",
         "collect": "stats",
         "connect": "sql",
+        "html_target": "stats_html",
         "lookup_table": "sql",
         "queries_table": "sql",
+        "render_html": "stats_html",
         "run_statement": "sql",
         "write_charts": "stats_plot",
+        "write_html": "stats_html",
     },
 )

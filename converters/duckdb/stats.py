@@ -17,6 +17,9 @@ parameters:
     the key hashes with the most entries;
 ``FILES_SQL``
     per file: time coverage, entry and slot fill, out-of-order store times;
+``FILE_DEPTH_SQL``
+    per file: the chain depth of its median entry, of its 99th percentile and deepest
+    (so thousands of files show which ones lookups walk far in);
 ``CHAIN_CHECK_SQL``
     whether every chain is what RocketMQ's ``putKey`` leaves (each entry's ``prev_index``
     the previous position of its slot, each slot head its last position, no negative time
@@ -52,6 +55,7 @@ __all__ = [
     "DUPLICATES_SQL",
     "DUPLICATES_SUMMARY_SQL",
     "FILES_SQL",
+    "FILE_DEPTH_SQL",
     "HOT_KEYS_SQL",
     "SLOT_LOAD_SQL",
     "SUMMARY_SQL",
@@ -64,6 +68,7 @@ __all__ = [
     "duplicates",
     "duplicates_summary",
     "file_coverage",
+    "file_depth",
     "hot_keys",
     "slot_load",
     "summary",
@@ -211,6 +216,31 @@ ORDER BY f.file_name
 
 FILES_SQL = f"WITH {_FILE_ENTRIES}{_FILES_TAIL}"
 
+# A slot of load L holds one entry at each depth 1..L: per file, the entries at depth d are
+# its slots of load >= d (group-bys, no window over every entry), then the first depth
+# whose running count reaches 50 % / 99 % of the file's entries.
+FILE_DEPTH_SQL = """
+WITH loads AS (SELECT file_name, count(*) AS load FROM entries GROUP BY file_name, slot),
+per_load AS (SELECT file_name, load, count(*) AS slots FROM loads GROUP BY file_name, load),
+at_depth AS (
+  SELECT p.file_name, r.range AS depth, sum(p.slots) AS n
+  FROM per_load p
+  JOIN range(1, (SELECT coalesce(max(load), 0) FROM per_load) + 1) r ON p.load >= r.range
+  GROUP BY p.file_name, r.range
+),
+running AS (
+  SELECT file_name, depth,
+         sum(n) OVER (PARTITION BY file_name ORDER BY depth) AS reached,
+         sum(n) OVER (PARTITION BY file_name) AS total
+  FROM at_depth
+)
+SELECT file_name,
+       min(depth) FILTER (WHERE reached >= 0.5 * total)::INTEGER AS depth_p50,
+       min(depth) FILTER (WHERE reached >= 0.99 * total)::INTEGER AS depth_p99,
+       max(depth)::INTEGER AS depth_max
+FROM running GROUP BY file_name ORDER BY file_name
+"""
+
 CHAIN_CHECK_SQL = """
 WITH links AS (
   SELECT prev_index,
@@ -298,6 +328,11 @@ def file_coverage(con: duckdb.DuckDBPyConnection) -> pa.Table:
     return _table(con, FILES_SQL)
 
 
+def file_depth(con: duckdb.DuckDBPyConnection) -> pa.Table:
+    """``file_name, depth_p50, depth_p99, depth_max`` of every file holding entries."""
+    return _table(con, FILE_DEPTH_SQL)
+
+
 def duplicates(con: duckdb.DuckDBPyConnection, top: int = 10) -> pa.Table:
     """The ``top`` physical offsets with more than one entry."""
     return _table(con, DUPLICATES_SQL, top=top)
@@ -328,6 +363,11 @@ class IndexStats:
     time_range: tuple[int, int] | None = None
     time_range_summary: pa.Table | None = None
     time_range_entries: pa.Table | None = None
+    #: per-file chain-depth percentiles (:data:`FILE_DEPTH_SQL`) for the HTML page; None
+    #: when the figures were streamed from a dataset, whose pass counts slot loads over
+    #: all files at once.  Not in :meth:`to_json`, which is the same whichever way the
+    #: figures were computed.
+    file_depth: pa.Table | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -349,6 +389,13 @@ class IndexStats:
                 "entries": self.time_range_entries.to_pylist(),
             }
         return out
+
+    def _repr_html_(self) -> str:
+        """The ``stats --html`` page (without the fsck banner: no check was run), so a
+        notebook shows the figures as the report does."""
+        from rmqarrow.converters.duckdb.stats_html import render_html
+
+        return render_html(self, fragment=True)
 
 
 #: DuckDB's working memory while :func:`collect` runs: its group-bys, distinct counts,
@@ -458,6 +505,7 @@ def collect(
             duplicates_summary=duplicates_summary(con),
             duplicates=duplicates(con, top),
             chain_check=chain_check(con),
+            file_depth=file_depth(con),
             **extra,
         )
 

@@ -8,6 +8,7 @@ state is ever touched.  Existing files are never replaced unless ``overwrite=Tru
 
 from __future__ import annotations
 
+import datetime as _dt
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,7 +20,10 @@ from rmqarrow.errors import OutputExistsError, UsageError
 if TYPE_CHECKING:
     from rmqarrow.converters.duckdb.stats import IndexStats
 
-__all__ = ["CHARTS", "write_charts"]
+__all__ = ["BARS_UP_TO", "CHARTS", "chart_figures", "refuse_data_folder", "write_charts"]
+
+#: Per-file charts draw one bar per file up to this many files, lines over time above.
+BARS_UP_TO = 60
 
 #: The files :func:`write_charts` writes (time_range.png only with a time range).
 CHARTS = (
@@ -41,8 +45,8 @@ def _figure() -> Any:
 
 
 def _observed_vs_poisson(
-    path: Path, x: list[int], observed: list[int], expected: list[float], what: str, title: str
-) -> None:
+    x: list[int], observed: list[int], expected: list[float], what: str, title: str
+) -> Any:
     fig = _figure()
     ax = fig.add_subplot()
     ax.bar(x, observed, color="#4c72b0", label="observed")
@@ -50,8 +54,129 @@ def _observed_vs_poisson(
     ax.set_xlabel(what)
     ax.set_ylabel("count")
     ax.set_title(title)
-    ax.legend()
-    fig.savefig(path)
+    _legend_outside(fig)
+    return fig
+
+
+def _legend_outside(fig: Any) -> None:
+    """The legend above the axes, where it can hide no bar or point."""
+    fig.legend(loc="outside upper right", ncols=2, fontsize=8, frameon=False)
+
+
+def _dates(ms: list[int]) -> list[_dt.datetime]:
+    return [_dt.datetime.fromtimestamp(t / 1000, tz=_dt.UTC) for t in ms]
+
+
+def _date_axis(axis: Any) -> None:
+    """Real dates on ``axis`` (UTC), labelled as tersely as their span allows."""
+    mdates = require("matplotlib.dates", "--plot")
+    locator = mdates.AutoDateLocator(tz=_dt.UTC)
+    axis.set_major_locator(locator)
+    axis.set_major_formatter(mdates.ConciseDateFormatter(locator, tz=_dt.UTC))
+
+
+def chart_figures(stats: IndexStats) -> dict[str, Any]:
+    """Every chart of ``stats`` as a matplotlib ``Figure``, by the file name
+    :func:`write_charts` saves it under.  Per-file charts draw a bar per file up to
+    :data:`BARS_UP_TO` files and lines over store time (UTC dates) above, so thousands
+    of files stay readable."""
+    charts: dict[str, Any] = {}
+    load = stats.slot_load.to_pydict()
+    charts["slot_load.png"] = _observed_vs_poisson(
+        load["load"], load["slots"], load["poisson_slots"], "entries in the slot", "Slot load"
+    )
+    depth = stats.chain_depth.to_pydict()
+    charts["chain_depth.png"] = _observed_vs_poisson(
+        depth["depth"],
+        depth["entries"],
+        depth["poisson_entries"],
+        "depth in the chain (entries a lookup reads)",
+        "Chain depth of entries",
+    )
+    files = stats.files.to_pydict()
+    labels = files["file_name"]
+    many = len(labels) > BARS_UP_TO
+    fill = [f or 0.0 for f in files["fill"]]
+    begins = _dates(files["begin_timestamp"])
+
+    fig = _figure()
+    ax = fig.add_subplot()
+    if many:  # a step per file at its begin time: a line, not thousands of bars
+        ax.step(begins, fill, where="post", lw=1, label="entries")
+        ax.step(begins, files["slot_fill"], where="post", lw=1, label="slots used")
+        _date_axis(ax.xaxis)
+        ax.set_xlabel(f"begin time of the file (UTC), {len(labels):,} files")
+    else:
+        xs = list(range(len(labels)))
+        ax.bar([x - 0.2 for x in xs], fill, width=0.4, label="entries")
+        ax.bar([x + 0.2 for x in xs], files["slot_fill"], width=0.4, label="slots used")
+        ax.set_xticks(xs, labels, rotation=45, ha="right", fontsize=7)
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel("fill")
+    ax.set_title("Fill per file")
+    _legend_outside(fig)
+    charts["file_fill.png"] = fig
+
+    fig = _figure()
+    ax = fig.add_subplot()
+    ends = _dates(files["end_timestamp"])
+    if many:  # the files in name order against their begin and end times
+        order = list(range(len(labels)))
+        ax.plot(begins, order, lw=1, label="begin timestamp")
+        ax.plot(ends, order, lw=1, label="end timestamp")
+        ax.set_ylabel("file (in name order)")
+        _legend_outside(fig)
+    else:
+        xs = list(range(len(labels)))
+        spans = [max(e - b, _dt.timedelta(0)) for b, e in zip(begins, ends, strict=True)]
+        ax.barh(xs, spans, left=begins, height=0.6)
+        ax.set_yticks(xs, labels, fontsize=7)
+    _date_axis(ax.xaxis)
+    ax.set_xlabel("store time (UTC)")
+    ax.set_title("Time coverage per file (begin .. end timestamp)")
+    charts["time_coverage.png"] = fig
+
+    hot = stats.hot_keys.to_pydict()
+    fig = _figure()
+    ax = fig.add_subplot()
+    ax.bar([str(h) for h in hot["key_hash"]], hot["entries"])
+    ax.tick_params(axis="x", labelrotation=45, labelsize=7)
+    ax.set_xlabel("key hash")
+    ax.set_ylabel("entries")
+    ax.set_title("Hottest key hashes")
+    charts["hot_keys.png"] = fig
+
+    if stats.time_range is not None:
+        assert stats.time_range_summary is not None
+        tr = stats.time_range_summary.to_pydict()
+        fig = _figure()
+        ax = fig.add_subplot()
+        if len(tr["file_name"]) > BARS_UP_TO:
+            ax.step(_dates(tr["first_ms"]), tr["entries"], where="post", lw=1)
+            _date_axis(ax.xaxis)
+            ax.set_xlabel("first entry of the file in the range (UTC)")
+        else:
+            ax.bar(tr["file_name"], tr["entries"])
+            ax.tick_params(axis="x", labelrotation=45, labelsize=7)
+        ax.set_ylabel("entries")
+        t1, t2 = (_dt.datetime.fromtimestamp(t / 1000, tz=_dt.UTC) for t in stats.time_range)
+        ax.set_title(f"Entries stored in [{t1:%Y-%m-%d %H:%M:%S}, {t2:%Y-%m-%d %H:%M:%S}] UTC")
+        charts["time_range.png"] = fig
+    return charts
+
+
+def refuse_data_folder(folder: Path, what: str) -> None:
+    """Refuse ``folder`` as the place for ``what`` when it is a store, a CommitLog or a
+    dataset: RocketMQ's load opens every entry of an index directory, and a dataset's
+    readers take what its tables hold."""
+    from rmqarrow.format.detect import KIND_NAMES, detect
+
+    kind = detect(folder).kind
+    if kind not in ("missing", "empty_dir", "other_dir"):
+        raise UsageError(
+            f"{folder}: {KIND_NAMES[kind]}, not a place for {what} (rmqarrow writes "
+            "nothing into stores, CommitLogs or datasets); give a new or an ordinary directory"
+        )
 
 
 def write_charts(
@@ -61,15 +186,8 @@ def write_charts(
 
     Never into a store, a CommitLog or a dataset: RocketMQ's load opens every entry of an
     index directory, and a dataset's readers take what its tables hold."""
-    from rmqarrow.format.detect import KIND_NAMES, detect
-
     out = local_path(directory)
-    kind = detect(out).kind
-    if kind not in ("missing", "empty_dir", "other_dir"):
-        raise UsageError(
-            f"{out}: {KIND_NAMES[kind]}, not a place for charts (rmqarrow writes "
-            "nothing into stores, CommitLogs or datasets); give a new or an ordinary directory"
-        )
+    refuse_data_folder(out, "charts")
     names = [c for c in CHARTS if c != "time_range.png" or stats.time_range is not None]
     paths = [out / n for n in names]
     if not overwrite:
@@ -81,68 +199,6 @@ def write_charts(
             )
     out.mkdir(parents=True, exist_ok=True)
 
-    load = stats.slot_load.to_pydict()
-    _observed_vs_poisson(
-        out / "slot_load.png",
-        load["load"],
-        load["slots"],
-        load["poisson_slots"],
-        "entries in the slot",
-        "Slot load",
-    )
-    depth = stats.chain_depth.to_pydict()
-    _observed_vs_poisson(
-        out / "chain_depth.png",
-        depth["depth"],
-        depth["entries"],
-        depth["poisson_entries"],
-        "depth in the chain (entries a lookup reads)",
-        "Chain depth of entries",
-    )
-
-    files = stats.files.to_pydict()
-    labels = files["file_name"]
-    fig = _figure()
-    ax = fig.add_subplot()
-    xs = list(range(len(labels)))
-    ax.bar([x - 0.2 for x in xs], [f or 0.0 for f in files["fill"]], width=0.4, label="entries")
-    ax.bar([x + 0.2 for x in xs], files["slot_fill"], width=0.4, label="slots used")
-    ax.set_xticks(xs, labels, rotation=45, ha="right", fontsize=7)
-    ax.set_ylim(0, 1.05)
-    ax.set_ylabel("fill")
-    ax.set_title("Fill per file")
-    ax.legend()
-    fig.savefig(out / "file_fill.png")
-
-    fig = _figure()
-    ax = fig.add_subplot()
-    begins = [b / 1000 for b in files["begin_timestamp"]]
-    spans = [max(s, 0.0) for s in files["span_s"]]
-    ax.barh(xs, spans, left=begins, height=0.6)
-    ax.set_yticks(xs, labels, fontsize=7)
-    ax.set_xlabel("epoch seconds")
-    ax.set_title("Time coverage per file (begin .. end timestamp)")
-    fig.savefig(out / "time_coverage.png")
-
-    hot = stats.hot_keys.to_pydict()
-    fig = _figure()
-    ax = fig.add_subplot()
-    ax.bar([str(h) for h in hot["key_hash"]], hot["entries"])
-    ax.tick_params(axis="x", labelrotation=45, labelsize=7)
-    ax.set_xlabel("key hash")
-    ax.set_ylabel("entries")
-    ax.set_title("Hottest key hashes")
-    fig.savefig(out / "hot_keys.png")
-
-    if stats.time_range is not None:
-        assert stats.time_range_summary is not None
-        tr = stats.time_range_summary.to_pydict()
-        fig = _figure()
-        ax = fig.add_subplot()
-        ax.bar(tr["file_name"], tr["entries"])
-        ax.tick_params(axis="x", labelrotation=45, labelsize=7)
-        ax.set_ylabel("entries")
-        t1, t2 = stats.time_range
-        ax.set_title(f"Entries stored in [{t1}, {t2}] ms, per file")
-        fig.savefig(out / "time_range.png")
+    for name, fig in chart_figures(stats).items():
+        fig.savefig(out / name)
     return paths

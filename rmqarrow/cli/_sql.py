@@ -116,7 +116,15 @@ def register(sub: Any) -> None:
     s.add_argument(
         "--plot", type=location_arg, metavar="DIR", help="also write PNG charts into DIR"
     )
-    s.add_argument("--overwrite", action="store_true", help="let --plot replace its charts")
+    s.add_argument(
+        "--html",
+        type=location_arg,
+        metavar="FILE",
+        help="also write one self-contained HTML report (check's health banner, charts) to FILE",
+    )
+    s.add_argument(
+        "--overwrite", action="store_true", help="let --plot and --html replace their files"
+    )
     s.add_argument("--json", action="store_true", help="print everything as JSON")
     s.add_argument(
         "--commitlog",
@@ -502,7 +510,16 @@ def _run_stats(args: argparse.Namespace) -> int:
     rocksdb = _rocksdb_store(args)
     if rocksdb is not None:
         with rocksdb:
+            if args.plot or args.html:
+                raise UsageError(
+                    "--plot and --html draw the IndexFile analyses; a RocksDB index's stats "
+                    "print as tables (drop the option, or use --json)"
+                )
             return rocksdb_stats(rocksdb, args)
+    if args.html:  # refused now, not after the minutes a large store's stats take
+        from rmqarrow.converters.duckdb import html_target
+
+        html_target(args.html, overwrite=args.overwrite)
     _target(args)
     if args.engine == "spark" and args.commitlog is None:
         raise UsageError(
@@ -543,6 +560,8 @@ def _run_stats(args: argparse.Namespace) -> int:
         from rmqarrow.converters.duckdb import write_charts
 
         charts = [str(p) for p in write_charts(result, args.plot, overwrite=args.overwrite)]
+    if args.html:
+        charts.append(_write_html(args, result, log_check))
     if args.json:
         doc = result.to_json()
         if charts:
@@ -574,6 +593,19 @@ def _run_stats(args: argparse.Namespace) -> int:
     for c in charts:
         print(f"wrote {c}", file=sys.stderr)
     return _log_failure(args, log_failure)
+
+
+def _write_html(args: argparse.Namespace, result: Any, log_check: Any) -> str:
+    """The report page of ``result``, with ``rmqarrow check``'s verdict as its banner."""
+    import rmqarrow
+    from rmqarrow.converters.duckdb import write_html
+
+    with rmqarrow.open(
+        args.target, hash_slot_num=args.hash_slot_num, index_num=args.index_num
+    ) as store:
+        check = store.check().to_dict()
+    path = write_html(result, args.html, check=check, log_check=log_check, overwrite=args.overwrite)
+    return str(path)
 
 
 def _log_failure(args: argparse.Namespace, failure: RmqArrowError | None) -> int:

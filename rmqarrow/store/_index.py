@@ -106,6 +106,12 @@ class StoreCheck:
             ],
         }
 
+    def _repr_html_(self) -> str:
+        """In a notebook: the banner of ``stats --html`` over one row per file."""
+        from rmqarrow.converters.duckdb.stats_html import render_check_html
+
+        return render_check_html(self.to_dict())
+
 
 @dataclass(frozen=True)
 class StoreInfo:
@@ -121,6 +127,14 @@ class StoreInfo:
 
     def to_dict(self) -> list[dict[str, Any]]:
         return list(self.files)
+
+    def _repr_html_(self) -> str:
+        """In a notebook: the check's banner (sizes and headers, plus chains unless
+        ``info(chains=False)``) over one row per file, as ``stats --html`` shows it."""
+        from rmqarrow.converters.duckdb.stats_html import render_check_html
+
+        check = StoreCheck(self.store, self.health, {}, None).to_dict()
+        return render_check_html(check, self.files)
 
 
 def _file_info(path: Path, hash_slot_num: int, index_num: int) -> dict[str, Any]:

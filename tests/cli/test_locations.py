@@ -42,6 +42,7 @@ COMMANDS = [
     ["sql", "hdfs://nn/lake", "SELECT 1"],
     ["stats", "s3://bucket/lake"],
     ["stats", "{store}", "--plot", "s3://bucket/charts"],
+    ["stats", "{store}", "--html", "s3://bucket/report.html"],
     ["export", "{store}", "ds2", "--commitlog", "s3://bucket/commitlog"],
     ["info", "s3://bucket/lake"],
     ["check", "s3://bucket/lake"],

@@ -113,6 +113,10 @@ def test_build_check_export_sql(capsys: pytest.CaptureFixture[str], tmp_path: Pa
         capsys, "stats", str(root), "--json", "--between", "1749128400000", "1749128460000"
     )
     assert status == 0 and len(json.loads(out)["between"]) == 2 * 4
+    report = tmp_path / "r.html"  # the page draws IndexFile analyses: refused, not ignored
+    status, _, err = run(capsys, "stats", str(root), "--html", str(report))
+    assert status == 2 and not report.exists()
+    assert "a RocksDB index's stats print as tables" in err and len(err.splitlines()) == 1
     status, out, _ = run(
         capsys,
         "verify",

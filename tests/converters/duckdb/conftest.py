@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -48,3 +50,18 @@ def make_dataset(request: pytest.FixtureRequest, tmp_path: Path) -> DatasetMaker
         return write_dataset(store_tables(store_dir, hash_slot_num, index_num), out)
 
     return make
+
+
+_SESSION_START = time.time()
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Name the artifacts a test of this run left for a human (the browser screenshot)."""
+    folder = Path(__file__).resolve().parents[3] / "build" / "test-artifacts"
+    fresh = sorted(
+        p for p in folder.glob("*") if p.is_file() and p.stat().st_mtime >= _SESSION_START
+    )
+    if fresh:
+        terminalreporter.write_sep("-", "test artifacts")
+        for p in fresh:
+            terminalreporter.write_line(str(p))
