@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test lint docs docs-build bench bench-full bench-anchor clean cluster-start cluster-stop
+.PHONY: setup demo test browser lint docs docs-build bench bench-full bench-anchor clean cluster-start cluster-stop
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -38,7 +38,15 @@ docs: $(STAMP)
 docs-build: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir build/site
 
-test: lint docs-build
+# The stats report's browser test loads its page in Debian's Chromium: installed when
+# missing (as root, or through sudo), nothing happens when it is there.
+browser:
+	@command -v chromium >/dev/null || { \
+		sudo=""; [ "$$(id -u)" -eq 0 ] || sudo=sudo; \
+		$$sudo apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq chromium >/dev/null; }
+
+test: lint docs-build browser
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)
