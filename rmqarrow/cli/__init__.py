@@ -37,6 +37,8 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     from importlib import import_module
 
+    from rmqarrow._version import __version__
+
     parser = _Parser(
         prog="rmqarrow",
         description="RocketMQ IndexFile tools: inspect, query, build, convert, verify.",
@@ -46,6 +48,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--debug",
         action="store_true",
         help=f"print the traceback of a failure (also {_DEBUG_ENV}=1)",
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"%(prog)s {__version__}", help="print the version"
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in _COMMAND_MODULES:
