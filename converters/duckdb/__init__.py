@@ -20,6 +20,7 @@ if TYPE_CHECKING:
         lookup_table,
         queries_table,
         run_statement,
+        writing_statement,
     )
     from rmqarrow.converters.duckdb.stats import IndexStats, collect
     from rmqarrow.converters.duckdb.stats_plot import write_charts
@@ -34,6 +35,7 @@ __all__ = [
     "queries_table",
     "run_statement",
     "write_charts",
+    "writing_statement",
 ]
 
 __getattr__, __dir__ = lazy_attributes(
@@ -48,5 +50,6 @@ __getattr__, __dir__ = lazy_attributes(
         "queries_table": "sql",
         "run_statement": "sql",
         "write_charts": "stats_plot",
+        "writing_statement": "sql",
     },
 )

@@ -34,7 +34,7 @@ from rmqarrow.cli._output import (
     progress_bar,
 )
 from rmqarrow.cli._rocksdb import add_index_option, open_options, rocksdb_stats
-from rmqarrow.errors import EngineUnavailableError, RmqArrowError, UsageError
+from rmqarrow.errors import EngineUnavailableError, RmqArrowError, UsageError, WriteRefusedError
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -73,6 +73,13 @@ def register(sub: Any) -> None:
     fmt = p.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="print rows as a JSON array")
     fmt.add_argument("--csv", action="store_true", help="print rows as CSV")
+    p.add_argument(
+        "--allow-write",
+        action="store_true",
+        help="also run statements that may write (COPY ... TO, EXPORT DATABASE, ATTACH, "
+        "CREATE, INSERT, INSTALL/LOAD; Spark: any command but SHOW, DESCRIBE, EXPLAIN, SET); "
+        "without it sql is read-only and refuses them before they run",
+    )
     p.add_argument(
         "--engine",
         choices=("duckdb", "spark"),
@@ -210,9 +217,62 @@ def _duckdb_runner(args: argparse.Namespace) -> tuple[Runner, Callable[[], None]
     )
 
     def run(query: str) -> pa.RecordBatchReader | None:
-        return run_statement(con, query)
+        return _read_only(lambda: run_statement(con, query, read_only=not args.allow_write))
 
     return run, con.close
+
+
+def _read_only(run: Callable[[], pa.RecordBatchReader | None]) -> pa.RecordBatchReader | None:
+    """``run()``, its refusal of a statement that writes naming the option that allows it."""
+    try:
+        return run()
+    except WriteRefusedError as exc:
+        raise WriteRefusedError(f"{exc}; pass --allow-write to run it") from None
+
+
+#: Spark commands that only read, or set this session's settings: run without --allow-write
+#: (names, or the prefix of names, of the plan Spark's parser gives).
+_SPARK_READING_COMMANDS = (
+    "Show",
+    "Describe",
+    "ExplainCommand",
+    "SetCommand",
+    "ResetCommand",
+    "SetCatalogAndNamespace",
+)
+
+
+def _spark_writing(spark: Any, query: str) -> str | None:
+    """The plan of ``query`` as Spark's own parser gives it (nothing runs) when it may
+    write, else None.  Spark's rule: queries (``SELECT``, ``WITH``, ``VALUES``, ``TABLE``)
+    read; ``INSERT`` (a parsed statement), ``INSERT OVERWRITE DIRECTORY`` and every command
+    (``CREATE TABLE ... AS``, ``CACHE TABLE``, ``ADD JAR``, ``DROP``, ...) may write, except
+    :data:`_SPARK_READING_COMMANDS`."""
+    session = getattr(spark, "_jsparkSession", None)
+    if session is None:  # no JVM parser to ask (Spark Connect): nothing can be told
+        return "a statement Spark's parser cannot classify here"
+    try:
+        plan = session.sessionState().sqlParser().parsePlan(query)
+    except Exception as exc:
+        raise _spark_failure(exc) from None
+    name = str(plan.getClass().getSimpleName()).rstrip("$")
+    logical = "org.apache.spark.sql.catalyst.plans.logical."
+    kinds = ("Command", "ParsedStatement", "InsertIntoDir")
+    lang = spark._jvm.java.lang
+    writes = any(lang.Class.forName(logical + kind).isInstance(plan) for kind in kinds)
+    return name if writes and not name.startswith(_SPARK_READING_COMMANDS) else None
+
+
+def _spark_read_only(spark: Any, query: str, args: argparse.Namespace) -> None:
+    """Refuse (before it runs) a Spark statement that may write, unless --allow-write."""
+    if args.allow_write:
+        return
+    kind = _spark_writing(spark, query)
+    if kind is not None:
+        raise WriteRefusedError(
+            f"{kind} statement refused: it may write, and only queries, SHOW, DESCRIBE, "
+            "EXPLAIN and SET run read-only; pass --allow-write to run it"
+        )
 
 
 def _spark_failure(exc: Exception) -> Exception:
@@ -239,6 +299,7 @@ def _spark_runner(args: argparse.Namespace) -> tuple[Runner, Callable[[], None]]
     )
 
     def run(query: str) -> pa.RecordBatchReader | None:
+        _spark_read_only(spark, query, args)
         try:
             result: pa.Table = spark.sql(query).toArrow()
         except RmqArrowError:
@@ -366,6 +427,7 @@ def _rocksdb_runner(store: Store, args: argparse.Namespace) -> tuple[Runner, Cal
         spark = store.to_spark(get_spark(args.master))
 
         def run_spark(query: str) -> pa.RecordBatchReader | None:
+            _spark_read_only(spark, query, args)
             try:
                 result: pa.Table = spark.sql(query).toArrow()
             except RmqArrowError:
@@ -380,7 +442,7 @@ def _rocksdb_runner(store: Store, args: argparse.Namespace) -> tuple[Runner, Cal
     con = store.to_duckdb()
 
     def run(query: str) -> pa.RecordBatchReader | None:
-        return run_statement(con, query)
+        return _read_only(lambda: run_statement(con, query, read_only=not args.allow_write))
 
     def close() -> None:
         con.close()

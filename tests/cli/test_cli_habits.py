@@ -4,10 +4,15 @@ prompt's dot commands, ISO times in ``stats``, and notes only when they say some
 
 from __future__ import annotations
 
+import io
+from pathlib import Path
+
 import pytest
-from cli_run import run
+from cli_run import one_error, run
 
 import rmqarrow
+from rmqarrow.format.layout import Geometry
+from rmqarrow.testing.stores import write_random_store
 
 
 def test_version_prints_the_package_version(capsys: pytest.CaptureFixture[str]) -> None:
@@ -52,3 +57,96 @@ def test_a_word_without_a_close_match_gets_argparse_s_message(
     # an abbreviation argparse accepts and a negative number are not mistyped options
     status, _, err = run(capsys, "query", "--ke", "a", "--max-num", "-5")
     assert "did you mean" not in err
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A native store of two files in RocketMQ's 1:4 geometry (fitted from the size)."""
+    store = tmp_path_factory.mktemp("habits") / "store"
+    write_random_store(store, Geometry(1_000, 4_000), [100, 50])
+    return store
+
+
+@pytest.mark.parametrize(
+    ("statement", "kind"),
+    [
+        ("COPY (SELECT 1) TO '{out}/x.csv'", "COPY"),
+        ("EXPORT DATABASE '{out}/db'", "EXPORT"),
+        ("ATTACH '{out}/f.db' AS f", "ATTACH"),
+        ("CREATE TABLE t AS SELECT * FROM files", "CREATE"),
+        ("INSTALL httpfs", "INSTALL/LOAD"),
+        ("SELECT 1; COPY (SELECT 1) TO '{out}/y.csv'", "COPY"),  # every statement counts
+    ],
+)
+def test_sql_refuses_a_statement_that_writes(
+    capsys: pytest.CaptureFixture[str], small: Path, tmp_path: Path, statement: str, kind: str
+) -> None:
+    status, out, err = run(capsys, "sql", str(small), statement.format(out=tmp_path))
+    assert status == 2 and out == ""
+    one_error(err, f"{kind} statement refused", "--allow-write")
+    assert list(tmp_path.iterdir()) == []  # nothing ran
+
+
+def test_sql_reads_without_allow_write_and_writes_with_it(
+    capsys: pytest.CaptureFixture[str], small: Path, tmp_path: Path
+) -> None:
+    for statement in (
+        "SELECT count(*) AS n FROM entries",
+        "DESCRIBE entries",
+        "SHOW TABLES",
+        "SET threads = 1",
+        "EXPLAIN SELECT * FROM files",
+        "PRAGMA version",
+    ):
+        status, _, err = run(capsys, "sql", str(small), statement)
+        assert status == 0, (statement, err)
+    target = tmp_path / "x.csv"
+    copy = f"COPY (SELECT count(*) AS n FROM entries) TO '{target}'"
+    status, _, err = run(capsys, "sql", str(small), copy, "--allow-write")
+    assert status == 0, err
+    assert target.read_text() == "n\n150\n"
+
+
+def test_the_prompt_refuses_a_write_and_goes_on(
+    capsys: pytest.CaptureFixture[str], small: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    statements = f"COPY (SELECT 1) TO '{tmp_path}/x.csv';\nSELECT 41 + 1 AS answer;\n"
+    monkeypatch.setattr("sys.stdin", io.StringIO(statements))
+    status, out, err = run(capsys, "sql", str(small))
+    assert status == 1  # a statement failed (stdin is no terminal)
+    assert "COPY statement refused" in err and "--allow-write" in err
+    assert "42" in out and not (tmp_path / "x.csv").exists()
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_spark_sql_refuses_commands_that_write(
+    capsys: pytest.CaptureFixture[str], small: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Spark's rule, by the plan its parser gives: queries, SHOW, DESCRIBE, EXPLAIN, SET
+    read; INSERT and every other command may write."""
+    monkeypatch.chdir(tmp_path)  # where CREATE TABLE would put its spark-warehouse
+    statements = (
+        "CREATE TABLE t USING parquet AS SELECT * FROM files;\n"
+        f"INSERT OVERWRITE DIRECTORY '{tmp_path}/dir' USING parquet SELECT 1;\n"
+        "SELECT count(*) AS n FROM entries;\n"
+        "SHOW TABLES;\n"
+    )
+    monkeypatch.setattr("sys.stdin", io.StringIO(statements))
+    status, out, err = run(capsys, "sql", str(small), "--engine", "spark")
+    assert status == 1
+    refused = [line for line in err.splitlines() if "statement refused" in line]
+    assert len(refused) == 2 and all("--allow-write" in line for line in refused), err
+    assert "CreateTableAsSelect" in refused[0] and "InsertIntoDir" in refused[1]
+    assert "150" in out and "entries" in out
+    assert not (tmp_path / "dir").exists() and not (tmp_path / "spark-warehouse" / "t").exists()
+    status, _, err = run(
+        capsys,
+        "sql",
+        str(small),
+        "CREATE TEMPORARY VIEW v AS SELECT * FROM files",
+        "--engine",
+        "spark",
+        "--allow-write",
+    )
+    assert status == 0, err
