@@ -23,9 +23,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from rmqarrow._text import json_text, table_lines
+from rmqarrow._text import json_line, json_text, table_lines
 from rmqarrow.cli._output import (
     add_geometry_options,
+    add_json_options,
     add_spark_options,
     location_arg,
     print_json,
@@ -71,7 +72,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument("query", nargs="?", help="one SQL statement (omit for a prompt)")
     fmt = p.add_mutually_exclusive_group()
-    fmt.add_argument("--json", action="store_true", help="print rows as a JSON array")
+    add_json_options(fmt, help="print rows as a JSON array")
     fmt.add_argument("--csv", action="store_true", help="print rows as CSV")
     p.add_argument(
         "--allow-write",
@@ -176,8 +177,11 @@ def _print_result(
     started = False
     widths: list[int] = []
     writer = csv.writer(out, lineterminator="\n")
+    jsonl = getattr(args, "jsonl", False)
     for rows in _blocks(reader):
-        if args.json:
+        if jsonl:
+            out.write("".join(json_line(row) + "\n" for row in rows))
+        elif args.json:
             for row in rows:
                 out.write(("[\n" if not started else ",\n") + textwrap.indent(json_text(row), "  "))
                 started = True
@@ -192,7 +196,9 @@ def _print_result(
             out.write("\n".join(lines) + "\n")
         started = True
         out.flush()
-    if args.json:
+    if jsonl:
+        pass  # no rows: no lines
+    elif args.json:
         out.write("\n]\n" if started else "[]\n")
     elif not started and not status:
         if args.csv:

@@ -5,6 +5,7 @@ prompt's dot commands, ISO times in ``stats``, and notes only when they say some
 from __future__ import annotations
 
 import io
+import json
 from pathlib import Path
 
 import pytest
@@ -150,3 +151,44 @@ def test_spark_sql_refuses_commands_that_write(
         "--allow-write",
     )
     assert status == 0, err
+
+
+def _lines(out: str) -> list[dict[str, object]]:
+    return [json.loads(line) for line in out.splitlines()]
+
+
+def test_jsonl_prints_one_object_a_line(
+    capsys: pytest.CaptureFixture[str], small: Path, tmp_path: Path
+) -> None:
+    status, out, _ = run(capsys, "sql", str(small), "SELECT * FROM entries", "--jsonl")
+    rows = _lines(out)
+    assert status == 0 and len(rows) == 150
+    assert set(rows[0]) >= {"file_name", "position", "key_hash", "phy_offset"}
+    status, out, _ = run(capsys, "sql", str(small), "SELECT * FROM entries", "--json")
+    assert json.loads(out) == rows  # the same rows as --json's array
+    status, out, _ = run(capsys, "sql", str(small), "SELECT 1 AS a WHERE false", "--jsonl")
+    assert status == 0 and out == ""  # no rows: no lines
+    status, out, _ = run(capsys, "info", str(small), "--jsonl")
+    files = _lines(out)
+    assert [f["entries"] for f in files] == [100, 50]
+    queries = tmp_path / "queries.tsv"
+    queries.write_text("TopicA#k1\t4\nTopicA#k2\t4\nTopicA#k3\t4\n")
+    status, out, _ = run(capsys, "query", str(small), "--queries", str(queries), "--jsonl")
+    answers = _lines(out)
+    assert status == 0 and [a["key"] for a in answers] == ["TopicA#k1", "TopicA#k2", "TopicA#k3"]
+    status, out, _ = run(capsys, "query", str(small), "--key", "TopicA#k1", "--jsonl")
+    assert status == 0 and len(out.splitlines()) == 1 and _lines(out)[0]["key"] == "TopicA#k1"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["sql", "{store}", "SELECT 1"], ["query", "{store}", "--key", "T#k"], ["info", "{store}"]],
+)
+def test_jsonl_and_json_exclude_each_other(
+    capsys: pytest.CaptureFixture[str], small: Path, command: list[str]
+) -> None:
+    argv = [a.format(store=small) for a in command]
+    status, out, err = run(capsys, *argv, "--json", "--jsonl")
+    assert status == 2 and out == ""
+    assert "argument --jsonl: not allowed with argument --json" in err
+
