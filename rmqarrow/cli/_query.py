@@ -52,7 +52,7 @@ def register(sub: Any) -> None:
         "--queries",
         type=path_arg,
         help="TSV, one query a line: key[<TAB>max_num[<TAB>begin[<TAB>end]]] "
-        "(a header line is allowed; missing columns take the options)",
+        "(a header line is allowed; missing columns take the options); - reads stdin",
     )
     query.add_argument("--topic", help="topic; the index key is then TOPIC#KEY")
     query.add_argument("--begin", default="0", help=f"from this store time: {TIME_HELP}")

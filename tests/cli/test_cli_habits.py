@@ -192,3 +192,23 @@ def test_jsonl_and_json_exclude_each_other(
     assert status == 2 and out == ""
     assert "argument --jsonl: not allowed with argument --json" in err
 
+
+def _stdin(monkeypatch: pytest.MonkeyPatch, text: str) -> None:
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(text.encode())))
+
+
+def test_queries_dash_reads_stdin(
+    capsys: pytest.CaptureFixture[str], small: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    listed = "key\tmax_num\nTopicA#k1\t4\nTopicA#k2\n"
+    queries = tmp_path / "queries.tsv"
+    queries.write_text(listed)
+    status, from_file, _ = run(capsys, "query", str(small), "--queries", str(queries))
+    assert status == 0 and len(from_file.splitlines()) == 2
+    _stdin(monkeypatch, listed)
+    status, from_stdin, _ = run(capsys, "query", str(small), "--queries", "-")
+    assert status == 0 and from_stdin == from_file
+    _stdin(monkeypatch, "TopicA#k1\tmany\nTopicA#k2\t1O\n")
+    status, _, err = run(capsys, "query", str(small), "--queries", "-")
+    assert status == 1
+    one_error(err, "stdin:2: max_num '1O' is not a count")
