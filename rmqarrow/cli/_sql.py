@@ -64,7 +64,7 @@ def register(sub: Any) -> None:
             "(and messages with --commitlog, or from a dataset exported with one). "
             "DuckDB macros: index_key_hash(key), index_lookup(key, max_num[, begin, end]), "
             "index_lookups('table'). Without QUERY, statements are read from stdin "
-            "(end each with ';'; '.tables' lists the views, '.quit' leaves)."
+            "(end each with ';'; '.help' lists the prompt's commands, '.tables' the views)."
         ),
     )
     p.add_argument(
@@ -372,21 +372,43 @@ def _statements(stream: TextIO, interactive: bool) -> Any:
         yield "\n".join(buffer)
 
 
+#: The prompt's own commands (a line starting with '.'), as ``.help`` lists them.
+DOT_COMMANDS = {
+    ".help": "list these commands",
+    ".tables": "list the views to query (files, slots, entries; messages, rocksdb_* when present)",
+    ".quit": "leave (also .exit, or Ctrl-D)",
+}
+
+
+def _views(run: Runner) -> list[str]:
+    """Every view and table the session registered, as the engine lists them (DuckDB's
+    ``name``, Spark's ``tableName``), without rmqarrow's internal ``_rmq_`` ones."""
+    reader = run("SHOW TABLES")
+    if reader is None:
+        return []
+    table = reader.read_all()
+    column = "tableName" if "tableName" in table.column_names else "name"
+    names = [str(n) for n in table.column(column).to_pylist()]
+    return [n for n in names if not n.startswith("_rmq_")]
+
+
 def _prompt(run: Runner, args: argparse.Namespace) -> int:
     interactive = sys.stdin.isatty()
     failures = 0
     for statement in _statements(sys.stdin, interactive):
         if statement in (".quit", ".exit"):
             break
-        if statement == ".tables":
-            statement = (
-                "SELECT 'files' AS name UNION ALL SELECT 'slots' UNION ALL SELECT 'entries';"
-            )
-        elif statement.startswith("."):
-            print(f"unknown command {statement}; try .tables or .quit", file=sys.stderr)
+        if statement == ".help":
+            print_table([[c, what] for c, what in DOT_COMMANDS.items()], ["command", "what"])
+            continue
+        if statement.startswith(".") and statement != ".tables":
+            print(f"unknown command {statement}; try .help", file=sys.stderr)
             failures += 1
             continue
         try:
+            if statement == ".tables":
+                print_table([[name] for name in _views(run)], ["name"])
+                continue
             _print_result(run(statement), args, sys.stdout)
         except RmqArrowError as exc:
             print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)

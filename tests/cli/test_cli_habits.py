@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from cli_run import one_error, run
+from doc_workspace import make_workspace
 
 import rmqarrow
 from rmqarrow.format.layout import Geometry
@@ -212,3 +213,55 @@ def test_queries_dash_reads_stdin(
     status, _, err = run(capsys, "query", str(small), "--queries", "-")
     assert status == 1
     one_error(err, "stdin:2: max_num '1O' is not a count")
+
+
+@pytest.fixture(scope="module")
+def ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The documentation's workspace: ``store/`` (a broker store root with its CommitLog)
+    and ``lake/idx`` (its dataset, with the messages table)."""
+    root = tmp_path_factory.mktemp("ws")
+    make_workspace(root)
+    return root
+
+
+def _prompt_lines(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, *argv: str
+) -> tuple[int, str, str]:
+    _stdin(monkeypatch, ".help\n.tables\n.nope\n")
+    return run(capsys, "sql", *argv)
+
+
+def test_prompt_help_lists_the_dot_commands(
+    capsys: pytest.CaptureFixture[str], small: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    status, out, err = _prompt_lines(capsys, monkeypatch, str(small))
+    assert status == 1  # .nope
+    assert "unknown command .nope; try .help" in err
+    for command in (".help", ".tables", ".quit"):
+        assert f"\n{command} " in out
+
+
+@pytest.mark.parametrize(
+    ("where", "views"),
+    [
+        (["store/index"], ["entries", "files", "slots"]),
+        (["store"], ["entries", "files", "messages", "slots"]),  # a root: its CommitLog too
+        (
+            ["store/index", "--commitlog", "store/commitlog"],
+            ["entries", "files", "messages", "slots"],
+        ),
+        (["lake/idx"], ["entries", "files", "messages", "slots"]),  # exported with messages
+    ],
+)
+def test_prompt_tables_lists_every_view(
+    capsys: pytest.CaptureFixture[str],
+    ws: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    where: list[str],
+    views: list[str],
+) -> None:
+    monkeypatch.chdir(ws)
+    _stdin(monkeypatch, ".tables\n")
+    status, out, err = run(capsys, "sql", *where)
+    assert status == 0, err
+    assert out.splitlines()[2:] == views
