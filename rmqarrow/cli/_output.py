@@ -25,6 +25,7 @@ __all__ = [
     "add_wait_option",
     "apply_spark_options",
     "check_spark_options",
+    "human_times",
     "install_log_handler",
     "location_arg",
     "name_list",
@@ -298,3 +299,28 @@ def print_json_rows(obj: Any, args: Any) -> None:
         return
     for item in obj if isinstance(obj, list) else [obj]:
         sys.stdout.write(json_line(item) + "\n")
+
+
+def _is_time(name: str) -> bool:
+    """A column of epoch milliseconds, as the analyses name them (``first_ms``,
+    ``begin_timestamp``, ``store_timestamp``)."""
+    return name.endswith(("_ms", "_timestamp"))
+
+
+def human_times(
+    columns: list[str], rows: list[list[Any]], epoch: bool = False
+) -> tuple[list[str], list[list[Any]]]:
+    """A table's epoch-millisecond columns in ISO 8601 UTC, as ``info`` shows times
+    (:func:`~rmqarrow.format.times.format_time`), renamed ``..._time``; unchanged with
+    ``epoch`` (``--epoch``).  JSON keeps the numbers."""
+    from rmqarrow.format.times import format_time
+
+    times = [i for i, c in enumerate(columns) if _is_time(c)]
+    if epoch or not times:
+        return columns, rows
+    named = [c.rsplit("_", 1)[0] + "_time" if i in times else c for i, c in enumerate(columns)]
+    shown = [
+        [format_time(v) if i in times and isinstance(v, int) else v for i, v in enumerate(row)]
+        for row in rows
+    ]
+    return named, shown

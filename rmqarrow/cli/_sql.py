@@ -28,6 +28,7 @@ from rmqarrow.cli._output import (
     add_geometry_options,
     add_json_options,
     add_spark_options,
+    human_times,
     location_arg,
     print_json,
     print_kv,
@@ -36,6 +37,7 @@ from rmqarrow.cli._output import (
 )
 from rmqarrow.cli._rocksdb import add_index_option, open_options, rocksdb_stats
 from rmqarrow.errors import EngineUnavailableError, RmqArrowError, UsageError, WriteRefusedError
+from rmqarrow.format.times import format_time
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -126,6 +128,12 @@ def register(sub: Any) -> None:
     )
     s.add_argument("--overwrite", action="store_true", help="let --plot replace its charts")
     s.add_argument("--json", action="store_true", help="print everything as JSON")
+    s.add_argument(
+        "--epoch",
+        action="store_true",
+        help="print times as epoch milliseconds (default: ISO 8601 UTC, as info does; "
+        "--json always has epoch milliseconds)",
+    )
     s.add_argument(
         "--commitlog",
         type=location_arg,
@@ -542,9 +550,20 @@ def _target(args: argparse.Namespace) -> None:
         args.commitlog = str(require_commitlog(args.commitlog))
 
 
-def _section(title: str, table: pa.Table) -> None:
+def _section(title: str, table: pa.Table, epoch: bool) -> None:
     print(f"\n{title}")
-    print_table([list(r.values()) for r in table.to_pylist()], table.column_names)
+    _print_rows([list(r.values()) for r in table.to_pylist()], table.column_names, epoch)
+
+
+def _print_rows(rows: list[list[Any]], columns: list[str], epoch: bool) -> None:
+    columns, rows = human_times(columns, rows, epoch)
+    print_table(rows, columns)
+
+
+def _print_fields(fields: dict[str, Any], epoch: bool) -> None:
+    """A ``field value`` table, its times as :func:`human_times` shows them."""
+    names, rows = human_times(list(fields), [list(fields.values())], epoch)
+    print_kv(dict(zip(names, rows[0], strict=True)))
 
 
 def _stats_dataset(args: argparse.Namespace, stack: contextlib.ExitStack) -> str | None:
@@ -641,26 +660,30 @@ def _run_stats(args: argparse.Namespace) -> int:
             doc["log_check"] = log_check
         print_json(doc)
         return _log_failure(args, log_failure)
-    print_kv(result.summary)
-    _section("files: time coverage and fill", result.files)
-    _section("slot load (slots holding k entries) vs Poisson", result.slot_load)
+    epoch = args.epoch
+    _print_fields(result.summary, epoch)
+    _section("files: time coverage and fill", result.files, epoch)
+    _section("slot load (slots holding k entries) vs Poisson", result.slot_load, epoch)
     _section(
-        "chain depth (entries a lookup reads to reach each entry) vs Poisson", result.chain_depth
+        "chain depth (entries a lookup reads to reach each entry) vs Poisson",
+        result.chain_depth,
+        epoch,
     )
-    _section(f"hottest key hashes (top {args.top})", result.hot_keys)
+    _section(f"hottest key hashes (top {args.top})", result.hot_keys, epoch)
     print("\nduplicated offsets")
     print_kv(result.duplicates_summary)
     if result.duplicates.num_rows:
-        _section(f"most duplicated offsets (top {args.top})", result.duplicates)
+        _section(f"most duplicated offsets (top {args.top})", result.duplicates, epoch)
     print("\nchain consistency (all 0 in files RocketMQ wrote; the SQL lookup assumes it)")
     print_kv(result.chain_check)
     if result.time_range is not None:
         assert result.time_range_summary is not None and result.time_range_entries is not None
         t1, t2 = result.time_range
-        _section(f"indexed between {t1} and {t2} ms, per file", result.time_range_summary)
-        _section(f"first {args.limit} entries in that range", result.time_range_entries)
+        span = f"{t1} and {t2} ms" if epoch else f"{format_time(t1)} and {format_time(t2)}"
+        _section(f"indexed between {span}, per file", result.time_range_summary, epoch)
+        _section(f"first {args.limit} entries in that range", result.time_range_entries, epoch)
     if log_check is not None:
-        _print_log_check(log_check, args.top)
+        _print_log_check(log_check, args.top, epoch)
     for c in charts:
         print(f"wrote {c}", file=sys.stderr)
     return _log_failure(args, log_failure)
@@ -698,11 +721,11 @@ def _spark_log_check(args: argparse.Namespace) -> dict[str, Any]:
     return check_against_log(spark, examples=args.top)
 
 
-def _print_log_check(check: dict[str, Any], top: int) -> None:
+def _print_log_check(check: dict[str, Any], top: int, epoch: bool) -> None:
     print("\nindex against the log (dangling entries, missing keys: 0 when built from it)")
     print_kv({k: v for k, v in check.items() if not k.endswith("_examples")})
     for name in ("dangling", "missing"):
         rows = check[f"{name}_examples"]
         if rows:
             print(f"\nfirst {top} {name}")
-            print_table([list(r.values()) for r in rows], list(rows[0]))
+            _print_rows([list(r.values()) for r in rows], list(rows[0]), epoch)

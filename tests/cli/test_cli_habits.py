@@ -14,6 +14,7 @@ from doc_workspace import make_workspace
 
 import rmqarrow
 from rmqarrow.format.layout import Geometry
+from rmqarrow.format.times import format_time
 from rmqarrow.testing.stores import write_random_store
 
 
@@ -265,3 +266,22 @@ def test_prompt_tables_lists_every_view(
     status, out, err = run(capsys, "sql", *where)
     assert status == 0, err
     assert out.splitlines()[2:] == views
+
+
+def test_stats_shows_times_as_info_does(capsys: pytest.CaptureFixture[str], small: Path) -> None:
+    """ISO 8601 UTC in the human tables (one formatter with info), epoch ms with --epoch,
+    and --json unchanged: numbers."""
+    status, doc, _ = run(capsys, "stats", str(small), "--json")
+    summary = json.loads(doc)["summary"]
+    first = summary["first_store_ms"]
+    assert status == 0 and isinstance(first, int)
+    iso = format_time(first)
+    status, out, _ = run(capsys, "stats", str(small), "--between", "0", str(2**62))
+    assert status == 0
+    assert f"first_store_time     {iso}" in out and str(first) not in out
+    assert "begin_time" in out and "store_time" in out and "first_entry_time" in out
+    assert "indexed between 1970-01-01T00:00:00.000Z and " in out
+    status, info, _ = run(capsys, "info", str(small))
+    assert iso[:19] in info  # the same form as info's begin_time
+    status, out, _ = run(capsys, "stats", str(small), "--epoch")
+    assert status == 0 and f"first_store_ms       {first}" in out and iso not in out
