@@ -13,6 +13,7 @@ from cli_run import one_error, run
 from doc_workspace import make_workspace
 
 import rmqarrow
+from rmqarrow import IndexService, MessageRecord
 from rmqarrow.format.layout import Geometry
 from rmqarrow.format.times import format_time
 from rmqarrow.testing.stores import write_random_store
@@ -285,3 +286,37 @@ def test_stats_shows_times_as_info_does(capsys: pytest.CaptureFixture[str], smal
     assert iso[:19] in info  # the same form as info's begin_time
     status, out, _ = run(capsys, "stats", str(small), "--epoch")
     assert status == 0 and f"first_store_ms       {first}" in out and iso not in out
+
+
+def test_no_geometry_note_when_the_files_confirm_it(
+    capsys: pytest.CaptureFixture[str], small: Path
+) -> None:
+    """The demo's kind of store: a 1:4 geometry fitted from the size, confirmed by the
+    newest file's own newest entry; no command repeats the note."""
+    for argv in (
+        ["info", str(small)],
+        ["info", str(next(iter(sorted(small.iterdir()))))],
+        ["query", str(small), "--key", "TopicA#k1"],
+        ["check", str(small)],
+    ):
+        status, _, err = run(capsys, *argv)
+        assert status == 0, err
+        assert "does not fit the defaults" not in err, argv
+
+
+def test_geometry_note_when_the_fit_is_a_guess(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Files written with 1 slot x 25 entries are the size of 6 x 24, the 1:4 fit: read
+    with it, the newest entry is an unwritten position, so the note says what was
+    assumed; the geometry given on the line silences it."""
+    assert Geometry(1, 25).file_size == Geometry(6, 24).file_size
+    with IndexService(tmp_path, 1, 25) as service:
+        for i in range(3):
+            service.build_index(MessageRecord("T", f"k{i}", None, i * 100, 1_700_000_000_000 + i))
+    _, _, err = run(capsys, "info", str(tmp_path))
+    assert "does not fit the defaults; using 6 slots x 24 entries" in err
+    status, out, err = run(
+        capsys, "query", str(tmp_path), "--key", "T#k1", "--hash-slot-num", "1", "--index-num", "25"
+    )
+    assert status == 0 and "100" in out.split() and "does not fit" not in err
