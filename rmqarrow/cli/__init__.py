@@ -121,7 +121,7 @@ def _close_match(word: str, candidates: list[str]) -> str | None:
 def build_parser() -> argparse.ArgumentParser:
     from importlib import import_module
 
-    from rmqarrow._version import __version__
+    from rmqarrow import __version__
 
     parser = _Parser(
         prog="rmqarrow",
