@@ -14,6 +14,7 @@ nothing would look like an index that holds nothing.
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from pathlib import Path
@@ -45,6 +46,10 @@ def read_text_file(path: str | os.PathLike[str], what: str) -> str:
 
 def _read_text(path: Path, what: str) -> str:
     if os.fspath(path) == STDIN:
+        if sys.stdin.isatty():  # typed by hand: say how it ends, rather than seem to hang
+            logging.getLogger("rmqarrow").info(
+                "reading the %s from stdin, one a line; end it with Ctrl-D", what
+            )
         return _decoded(sys.stdin.buffer.read(), "stdin", what)
     if not path.exists():
         raise StoreNotFoundError(f"{path}: no such {what}")
