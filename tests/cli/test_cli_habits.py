@@ -135,6 +135,7 @@ def test_spark_sql_refuses_commands_that_write(
         f"INSERT OVERWRITE DIRECTORY '{tmp_path}/dir' USING parquet SELECT 1;\n"
         "SELECT count(*) AS n FROM entries;\n"
         "SHOW TABLES;\n"
+        ".tables\n"  # Spark's tableName column: the three views
     )
     monkeypatch.setattr("sys.stdin", io.StringIO(statements))
     status, out, err = run(capsys, "sql", str(small), "--engine", "spark")
@@ -143,6 +144,7 @@ def test_spark_sql_refuses_commands_that_write(
     assert len(refused) == 2 and all("--allow-write" in line for line in refused), err
     assert "CreateTableAsSelect" in refused[0] and "InsertIntoDir" in refused[1]
     assert "150" in out and "entries" in out
+    assert out.splitlines()[-3:] == ["entries", "files", "slots"]
     assert not (tmp_path / "dir").exists() and not (tmp_path / "spark-warehouse" / "t").exists()
     status, _, err = run(
         capsys,
