@@ -12,7 +12,7 @@ import sys
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any, TextIO
 
-__all__ = ["json_text", "print_json", "print_kv", "print_table", "table_lines"]
+__all__ = ["json_line", "json_text", "print_json", "print_kv", "print_table", "table_lines"]
 
 
 def print_table(
@@ -93,6 +93,13 @@ def _finite(obj: Any) -> Any:
 
 def print_json(obj: Any, out: TextIO | None = None) -> None:
     (out or sys.stdout).write(json_text(obj) + "\n")
+
+
+def json_line(obj: Any) -> str:
+    """``obj`` as one line of JSON Lines (compact, no newline inside)."""
+    return json.dumps(
+        _finite(obj), ensure_ascii=False, default=str, allow_nan=False, separators=(",", ":")
+    )
 
 
 def json_text(obj: Any) -> str:

@@ -34,6 +34,7 @@ __all__ = [
     "UnsupportedLocationError",
     "UnsupportedOperationError",
     "UsageError",
+    "WriteRefusedError",
 ]
 
 
@@ -151,3 +152,8 @@ class StoreChangedError(DatasetError):
 class StoreWentBackwardsError(RmqArrowError, ValueError):
     """A reader that follows a store (a stream's checkpoint) is ahead of it: a file shrank,
     was replaced, or the CommitLog lost data already read; start over from the store."""
+
+
+class WriteRefusedError(UsageError):
+    """A statement that may write (a file, a database, an extension) was given to a reader
+    that runs only statements that read; the message names the statement."""

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
         lookup_table,
         queries_table,
         run_statement,
+        writing_statement,
     )
     from rmqarrow.converters.duckdb.stats import IndexStats, collect
     from rmqarrow.converters.duckdb.stats_html import html_target, render_html, write_html
@@ -38,6 +39,7 @@ __all__ = [
     "run_statement",
     "write_charts",
     "write_html",
+    "writing_statement",
 ]
 
 __getattr__, __dir__ = lazy_attributes(
@@ -55,5 +57,6 @@ __getattr__, __dir__ = lazy_attributes(
         "run_statement": "sql",
         "write_charts": "stats_plot",
         "write_html": "stats_html",
+        "writing_statement": "sql",
     },
 )

@@ -74,6 +74,7 @@ from rmqarrow.errors import (
     RmqArrowError,
     StoreNotFoundError,
     UsageError,
+    WriteRefusedError,
 )
 from rmqarrow.format.hashing import check_query_key
 from rmqarrow.format.java import JAVA_LONG_MAX
@@ -99,6 +100,7 @@ __all__ = [
     "lookup_table",
     "queries_table",
     "run_statement",
+    "writing_statement",
 ]
 
 Target = str | os.PathLike[str]
@@ -521,11 +523,48 @@ def _failure(exc: BaseException) -> BaseException:
     return EngineError(f"DuckDB: {' '.join(str(found).split())}")
 
 
+#: What ``run_statement(read_only=True)`` runs, by DuckDB's own statement type: queries
+#: (``SELECT``, ``WITH``, ``DESCRIBE``, ``SHOW``, ``FROM ...``), ``EXPLAIN``, ``PRAGMA`` and
+#: ``CALL`` (DuckDB's table functions), and ``SET`` (this connection's settings).  Every
+#: other type may write: ``COPY ... TO``, ``EXPORT DATABASE``, ``ATTACH`` of a database file,
+#: ``CREATE``/``INSERT``/``UPDATE``/``DELETE``/``DROP`` (into an attached file),
+#: ``INSTALL``/``LOAD`` (an extension downloaded into the home directory, code loaded),
+#: ``PREPARE``/``EXECUTE`` (of any of those).
+READING_STATEMENTS = frozenset(
+    {"SELECT", "EXPLAIN", "PRAGMA", "CALL", "SET", "VARIABLE_SET", "RELATION"}
+)
+
+
+def writing_statement(con: duckdb.DuckDBPyConnection, query: str) -> str | None:
+    """The first statement of ``query`` that may write, as DuckDB's parser types it
+    (``"COPY"``, ``"CREATE"``, ...; see :data:`READING_STATEMENTS`), or None when every
+    statement reads.  Nothing is run; a statement DuckDB cannot parse raises
+    :class:`~rmqarrow.errors.EngineError` with its line."""
+    import duckdb
+
+    try:
+        statements = con.extract_statements(query)
+    except duckdb.Error as exc:
+        raise _failure(exc) from None
+    for statement in statements:
+        kind = statement.type.name
+        if kind not in READING_STATEMENTS:
+            return "INSTALL/LOAD" if kind == "LOAD" else kind
+    return None
+
+
 def run_statement(
-    con: duckdb.DuckDBPyConnection, query: str, *, batch_rows: int = BATCH_ROWS
+    con: duckdb.DuckDBPyConnection,
+    query: str,
+    *,
+    batch_rows: int = BATCH_ROWS,
+    read_only: bool = False,
 ) -> pa.RecordBatchReader | None:
     """Run one SQL statement; its rows as a stream of batches of at most ``batch_rows``
     (None for a statement without a result: ``CREATE``, ``SET``, an empty one).
+
+    With ``read_only``, a statement that may write (:func:`writing_statement`) is refused
+    with :class:`~rmqarrow.errors.WriteRefusedError` before anything runs.
 
     Rows are produced as the reader is read, so printing them holds one batch, not the
     result.  A failure, when running or while reading, raises one error: the rmqarrow
@@ -536,6 +575,13 @@ def run_statement(
 
     if not query.strip().rstrip(";").strip():
         return None
+    if read_only:
+        kind = writing_statement(con, query)
+        if kind is not None:
+            raise WriteRefusedError(
+                f"{kind} statement refused: it may write, and only statements that read "
+                "(SELECT, DESCRIBE, SHOW, EXPLAIN, PRAGMA, CALL, SET) run read-only"
+            )
     clear_failure()
     try:
         rel = con.sql(query)

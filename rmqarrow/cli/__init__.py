@@ -28,14 +28,100 @@ _DEBUG_ENV = "RMQARROW_DEBUG"
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse with one-line usage errors (``--help`` still shows the full usage)."""
+    """argparse with one-line usage errors (``--help`` still shows the full usage), and the
+    close match of a mistyped command, choice or option (argparse's own ``suggest_on_error``
+    needs Python 3.14)."""
+
+    _seen: list[str]
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        self._seen = list(sys.argv[1:] if args is None else args)
+        return super().parse_known_args(self._seen, namespace)
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        message = self._with_suggestion(message)
+        # an option of the command, unknown to it, comes back to this parser: name the command
+        command = self._command() if message.startswith("unrecognized argument ") else None
+        prog = self.prog if command is None else command.prog
+        self.exit(2, f"{prog}: error: {message} (see {prog} --help)\n")
+
+    def _with_suggestion(self, message: str) -> str:
+        """``message`` with "did you mean ...?" when a mistyped word has a close match: a
+        choice (a command, ``--engine``'s values), or an option this command takes, which
+        is the likelier cause of any error it comes with (a required option "missing")."""
+        choice = _INVALID_CHOICE.match(message)
+        if choice is not None:
+            value = choice["value"][1:-1]
+            match = _close_match(value, self._choices(choice["name"]))
+            if match is not None:
+                return (
+                    f"argument {choice['name']}: invalid choice: {value!r}; did you mean {match!r}?"
+                )
+            return message
+        known = self._option_strings()
+        for word in self._unknown_options(known):
+            match = _close_match(word, known)
+            if match is not None:
+                return f"unrecognized argument {word}; did you mean {match!r}?"
+        return message
+
+    def _choices(self, name: str) -> list[str]:
+        for action in self._actions:
+            names = ("/".join(action.option_strings), action.metavar, action.dest)
+            if name in names and action.choices:
+                return [str(c) for c in action.choices]
+        return []
+
+    def _command(self) -> argparse.ArgumentParser | None:
+        """The subcommand's parser named on the line, if any."""
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for word in getattr(self, "_seen", []):
+                    if word in action.choices:
+                        parser: argparse.ArgumentParser = action.choices[word]
+                        return parser
+        return None
+
+    def _option_strings(self) -> list[str]:
+        parsers: list[argparse.ArgumentParser] = [self]
+        command = self._command()
+        if command is not None:
+            parsers.append(command)
+        return [o for p in parsers for a in p._actions for o in a.option_strings]
+
+    def _unknown_options(self, known: list[str]) -> list[str]:
+        """Words of the line that look like options none of ``known`` is (nor abbreviates)."""
+        unknown = []
+        for word in getattr(self, "_seen", []):
+            if word == "--":
+                break
+            name = word.partition("=")[0]
+            if not name.startswith("-") or _NUMBER.match(name) or name == "-":
+                continue
+            if not any(option.startswith(name) for option in known):
+                unknown.append(name)
+        return unknown
+
+
+_INVALID_CHOICE = re.compile(
+    r"argument (?P<name>.+?): invalid choice: (?P<value>'[^']*'|\"[^\"]*\")"
+)
+_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
+
+
+def _close_match(word: str, candidates: list[str]) -> str | None:
+    import difflib
+
+    matches = difflib.get_close_matches(word, candidates, n=1, cutoff=0.6)
+    return matches[0] if matches else None
 
 
 def build_parser() -> argparse.ArgumentParser:
     from importlib import import_module
+
+    from rmqarrow import __version__
 
     parser = _Parser(
         prog="rmqarrow",
@@ -46,6 +132,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--debug",
         action="store_true",
         help=f"print the traceback of a failure (also {_DEBUG_ENV}=1)",
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"%(prog)s {__version__}", help="print the version"
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in _COMMAND_MODULES:

@@ -7,7 +7,14 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rmqarrow.cli._output import add_geometry_options, path_arg, print_json, print_kv, print_table
+from rmqarrow.cli._output import (
+    add_geometry_options,
+    add_json_options,
+    path_arg,
+    print_json_rows,
+    print_kv,
+    print_table,
+)
 from rmqarrow.cli._rocksdb import add_index_option, add_rocksdb_options, open_options, rocksdb_info
 from rmqarrow.errors import UsageError
 from rmqarrow.verify import damage_summary
@@ -34,7 +41,7 @@ def register(sub: Any) -> None:
         action="store_true",
         help="skip reading every entry for chain damage (sizes and headers only)",
     )
-    info.add_argument("--json", action="store_true", help="print JSON")
+    add_json_options(info)
     add_index_option(info)
     add_rocksdb_options(info)
     info.set_defaults(func=cmd_info)
@@ -62,7 +69,7 @@ def _print_info(store: IndexStore, result: StoreInfo, args: argparse.Namespace) 
     status = 0 if result.ok else 1
     one_file = store.kind == "index_file"
     if args.json:
-        print_json(infos[0] if one_file else infos)  # each with "status"
+        print_json_rows(infos[0] if one_file else infos, args)  # each with "status"
         return status
     if health.note:
         print(f"note: {health.note}", file=sys.stderr)
@@ -105,7 +112,7 @@ def _tiered_info(store: TieredStore, args: argparse.Namespace) -> int:
     infos = store.info()
     one_file = store.path.is_file()
     if args.json:
-        print_json(infos[0] if one_file else infos)
+        print_json_rows(infos[0] if one_file else infos, args)
         return 0
     note = infos[0].get("geometry_note") if one_file else None
     if note:

@@ -15,20 +15,23 @@ from typing import Any
 
 from rmqarrow._paths import local_path
 from rmqarrow._progress import ProgressCallback, ProgressUpdate
-from rmqarrow._text import print_json, print_kv, print_table
+from rmqarrow._text import json_line, print_json, print_kv, print_table
 
 __all__ = [
     "add_force_option",
     "add_geometry_options",
+    "add_json_options",
     "add_spark_options",
     "add_wait_option",
     "apply_spark_options",
     "check_spark_options",
+    "human_times",
     "install_log_handler",
     "location_arg",
     "name_list",
     "path_arg",
     "print_json",
+    "print_json_rows",
     "print_kv",
     "print_table",
     "progress_bar",
@@ -259,3 +262,65 @@ def apply_spark_options(args: Any) -> None:
     from rmqarrow.converters.spark import configure
 
     configure(conf=conf, py_files=files, ship=False if no_ship else None, ui=True if ui else None)
+
+
+class _JsonLines(argparse.Action):
+    """``--jsonl``: JSON (``args.json`` is set too, so every ``--json`` branch is taken)
+    printed one object a line (``args.jsonl``)."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=False, **kwargs)
+
+    def __call__(self, parser: Any, namespace: Any, values: Any, option_string: Any = None) -> None:
+        namespace.jsonl = True
+        namespace.json = True
+
+
+def add_json_options(parser: Any, help: str = "print JSON") -> None:
+    """``--json`` and ``--jsonl`` (one JSON object a line, for results too big to read as
+    one document), mutually exclusive; ``parser`` may be a mutually exclusive group
+    already (``sql``'s, with ``--csv``)."""
+    group = parser
+    if not isinstance(parser, argparse._MutuallyExclusiveGroup):
+        group = parser.add_mutually_exclusive_group()
+    group.add_argument("--json", action="store_true", help=help)
+    group.add_argument(
+        "--jsonl",
+        action=_JsonLines,
+        help="print one JSON object a line (JSON Lines): a row, an answer or a file each",
+    )
+
+
+def print_json_rows(obj: Any, args: Any) -> None:
+    """``obj`` as ``--json`` prints it, or with ``--jsonl`` one line per item of a list
+    (a single object: one line)."""
+    if not getattr(args, "jsonl", False):
+        print_json(obj)
+        return
+    for item in obj if isinstance(obj, list) else [obj]:
+        sys.stdout.write(json_line(item) + "\n")
+
+
+def _is_time(name: str) -> bool:
+    """A column of epoch milliseconds, as the analyses name them (``first_ms``,
+    ``begin_timestamp``, ``store_timestamp``)."""
+    return name.endswith(("_ms", "_timestamp"))
+
+
+def human_times(
+    columns: list[str], rows: list[list[Any]], epoch: bool = False
+) -> tuple[list[str], list[list[Any]]]:
+    """A table's epoch-millisecond columns in ISO 8601 UTC, as ``info`` shows times
+    (:func:`~rmqarrow.format.times.format_time`), renamed ``..._time``; unchanged with
+    ``epoch`` (``--epoch``).  JSON keeps the numbers."""
+    from rmqarrow.format.times import format_time
+
+    times = [i for i, c in enumerate(columns) if _is_time(c)]
+    if epoch or not times:
+        return columns, rows
+    named = [c.rsplit("_", 1)[0] + "_time" if i in times else c for i, c in enumerate(columns)]
+    shown = [
+        [format_time(v) if i in times and isinstance(v, int) else v for i, v in enumerate(row)]
+        for row in rows
+    ]
+    return named, shown

@@ -8,9 +8,10 @@ from typing import TYPE_CHECKING, Any
 
 from rmqarrow.cli._output import (
     add_geometry_options,
+    add_json_options,
     add_spark_options,
     path_arg,
-    print_json,
+    print_json_rows,
     print_table,
 )
 from rmqarrow.cli._rocksdb import (
@@ -51,7 +52,7 @@ def register(sub: Any) -> None:
         "--queries",
         type=path_arg,
         help="TSV, one query a line: key[<TAB>max_num[<TAB>begin[<TAB>end]]] "
-        "(a header line is allowed; missing columns take the options)",
+        "(a header line is allowed; missing columns take the options); - reads stdin",
     )
     query.add_argument("--topic", help="topic; the index key is then TOPIC#KEY")
     query.add_argument("--begin", default="0", help=f"from this store time: {TIME_HELP}")
@@ -81,7 +82,7 @@ def register(sub: Any) -> None:
         help="refuse a store with a damaged file instead of skipping it",
     )
     add_geometry_options(query)
-    query.add_argument("--json", action="store_true", help="print JSON")
+    add_json_options(query)
     query.add_argument(
         "--exact",
         action="store_true",
@@ -201,7 +202,7 @@ def cmd_query(args: argparse.Namespace) -> int:
             return status
     if batch:
         if args.json:
-            print_json(
+            print_json_rows(
                 [
                     {
                         "key": q.key,
@@ -211,7 +212,8 @@ def cmd_query(args: argparse.Namespace) -> int:
                         "phy_offsets": a,
                     }
                     for q, a in zip(queries, answers, strict=True)
-                ]
+                ],
+                args,
             )
             _print_explained(explained, True)
         else:
@@ -231,7 +233,7 @@ def cmd_query(args: argparse.Namespace) -> int:
         }
         if args.explain:
             doc["explain"] = explained
-        print_json(doc)
+        print_json_rows(doc, args)
     else:
         print_table([[o] for o in answers[0]], ["phy_offset"])
         print(f"\n{len(answers[0])} offsets for {q.key!r}")
@@ -282,7 +284,7 @@ def _print_resolved(
     distinct = list(dict.fromkeys(offsets))
     result = store.resolve(topic, key, distinct, commitlog=args.resolve, index_type=args.index_type)
     if args.json:
-        print_json(
+        print_json_rows(
             {
                 "key": q.key,
                 "hits": len(offsets),
@@ -291,7 +293,8 @@ def _print_resolved(
                 "dropped_false_positives": result.dropped,
                 "dropped_offsets": list(result.dropped_offsets),
                 "unreadable": [{"phy_offset": o, "error": e} for o, e in result.unreadable],
-            }
+            },
+            args,
         )
         return 0
     print_table(

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from rmqarrow.cli._output import print_json, print_kv, print_table
+from rmqarrow.cli._output import print_json, print_json_rows, print_kv, print_table
 from rmqarrow.errors import UsageError
 from rmqarrow.format.times import parse_time
 from rmqarrow.rocksdb import (
@@ -122,7 +122,7 @@ def rocksdb_info(store: Store, args: argparse.Namespace) -> int:
     """``rmqarrow info`` on a RocksDB index (or its dataset's manifest)."""
     info = _rocksdb(store).info()
     if args.json:
-        print_json(info)
+        print_json_rows(info, args)
     else:
         print_kv(info)
     return 0
@@ -167,7 +167,7 @@ def rocksdb_query(store: Store, args: argparse.Namespace) -> int:
         docs = [_answer_doc(q, a) for q, a in zip(queries, answers, strict=True)]
         if args.explain and docs:
             docs[0]["explain"] = explained
-        print_json(docs if batch else docs[0])
+        print_json_rows(docs if batch else docs[0], args)
         return 0
     if batch:
         for i, a in enumerate(answers):

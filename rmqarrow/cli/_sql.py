@@ -23,10 +23,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from rmqarrow._text import json_text, table_lines
+from rmqarrow._text import json_line, json_text, table_lines
 from rmqarrow.cli._output import (
     add_geometry_options,
+    add_json_options,
     add_spark_options,
+    human_times,
     location_arg,
     print_json,
     print_kv,
@@ -34,7 +36,8 @@ from rmqarrow.cli._output import (
     progress_bar,
 )
 from rmqarrow.cli._rocksdb import add_index_option, open_options, rocksdb_stats
-from rmqarrow.errors import EngineUnavailableError, RmqArrowError, UsageError
+from rmqarrow.errors import EngineUnavailableError, RmqArrowError, UsageError, WriteRefusedError
+from rmqarrow.format.times import format_time
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -63,7 +66,7 @@ def register(sub: Any) -> None:
             "(and messages with --commitlog, or from a dataset exported with one). "
             "DuckDB macros: index_key_hash(key), index_lookup(key, max_num[, begin, end]), "
             "index_lookups('table'). Without QUERY, statements are read from stdin "
-            "(end each with ';'; '.tables' lists the views, '.quit' leaves)."
+            "(end each with ';'; '.help' lists the prompt's commands, '.tables' the views)."
         ),
     )
     p.add_argument(
@@ -71,8 +74,15 @@ def register(sub: Any) -> None:
     )
     p.add_argument("query", nargs="?", help="one SQL statement (omit for a prompt)")
     fmt = p.add_mutually_exclusive_group()
-    fmt.add_argument("--json", action="store_true", help="print rows as a JSON array")
+    add_json_options(fmt, help="print rows as a JSON array")
     fmt.add_argument("--csv", action="store_true", help="print rows as CSV")
+    p.add_argument(
+        "--allow-write",
+        action="store_true",
+        help="also run statements that may write (COPY ... TO, EXPORT DATABASE, ATTACH, "
+        "CREATE, INSERT, INSTALL/LOAD; Spark: any command but SHOW, DESCRIBE, EXPLAIN, SET); "
+        "without it sql is read-only and refuses them before they run",
+    )
     p.add_argument(
         "--engine",
         choices=("duckdb", "spark"),
@@ -127,6 +137,12 @@ def register(sub: Any) -> None:
     )
     s.add_argument("--json", action="store_true", help="print everything as JSON")
     s.add_argument(
+        "--epoch",
+        action="store_true",
+        help="print times as epoch milliseconds (default: ISO 8601 UTC, as info does; "
+        "--json always has epoch milliseconds)",
+    )
+    s.add_argument(
         "--commitlog",
         type=location_arg,
         metavar="DIR",
@@ -177,8 +193,11 @@ def _print_result(
     started = False
     widths: list[int] = []
     writer = csv.writer(out, lineterminator="\n")
+    jsonl = getattr(args, "jsonl", False)
     for rows in _blocks(reader):
-        if args.json:
+        if jsonl:
+            out.write("".join(json_line(row) + "\n" for row in rows))
+        elif args.json:
             for row in rows:
                 out.write(("[\n" if not started else ",\n") + textwrap.indent(json_text(row), "  "))
                 started = True
@@ -193,7 +212,9 @@ def _print_result(
             out.write("\n".join(lines) + "\n")
         started = True
         out.flush()
-    if args.json:
+    if jsonl:
+        pass  # no rows: no lines
+    elif args.json:
         out.write("\n]\n" if started else "[]\n")
     elif not started and not status:
         if args.csv:
@@ -218,9 +239,62 @@ def _duckdb_runner(args: argparse.Namespace) -> tuple[Runner, Callable[[], None]
     )
 
     def run(query: str) -> pa.RecordBatchReader | None:
-        return run_statement(con, query)
+        return _read_only(lambda: run_statement(con, query, read_only=not args.allow_write))
 
     return run, con.close
+
+
+def _read_only(run: Callable[[], pa.RecordBatchReader | None]) -> pa.RecordBatchReader | None:
+    """``run()``, its refusal of a statement that writes naming the option that allows it."""
+    try:
+        return run()
+    except WriteRefusedError as exc:
+        raise WriteRefusedError(f"{exc}; pass --allow-write to run it") from None
+
+
+#: Spark commands that only read, or set this session's settings: run without --allow-write
+#: (names, or the prefix of names, of the plan Spark's parser gives).
+_SPARK_READING_COMMANDS = (
+    "Show",
+    "Describe",
+    "ExplainCommand",
+    "SetCommand",
+    "ResetCommand",
+    "SetCatalogAndNamespace",
+)
+
+
+def _spark_writing(spark: Any, query: str) -> str | None:
+    """The plan of ``query`` as Spark's own parser gives it (nothing runs) when it may
+    write, else None.  Spark's rule: queries (``SELECT``, ``WITH``, ``VALUES``, ``TABLE``)
+    read; ``INSERT`` (a parsed statement), ``INSERT OVERWRITE DIRECTORY`` and every command
+    (``CREATE TABLE ... AS``, ``CACHE TABLE``, ``ADD JAR``, ``DROP``, ...) may write, except
+    :data:`_SPARK_READING_COMMANDS`."""
+    session = getattr(spark, "_jsparkSession", None)
+    if session is None:  # no JVM parser to ask (Spark Connect): nothing can be told
+        return "a statement Spark's parser cannot classify here"
+    try:
+        plan = session.sessionState().sqlParser().parsePlan(query)
+    except Exception as exc:
+        raise _spark_failure(exc) from None
+    name = str(plan.getClass().getSimpleName()).rstrip("$")
+    logical = "org.apache.spark.sql.catalyst.plans.logical."
+    kinds = ("Command", "ParsedStatement", "InsertIntoDir")
+    lang = spark._jvm.java.lang
+    writes = any(lang.Class.forName(logical + kind).isInstance(plan) for kind in kinds)
+    return name if writes and not name.startswith(_SPARK_READING_COMMANDS) else None
+
+
+def _spark_read_only(spark: Any, query: str, args: argparse.Namespace) -> None:
+    """Refuse (before it runs) a Spark statement that may write, unless --allow-write."""
+    if args.allow_write:
+        return
+    kind = _spark_writing(spark, query)
+    if kind is not None:
+        raise WriteRefusedError(
+            f"{kind} statement refused: it may write, and only queries, SHOW, DESCRIBE, "
+            "EXPLAIN and SET run read-only; pass --allow-write to run it"
+        )
 
 
 def _spark_failure(exc: Exception) -> Exception:
@@ -247,6 +321,7 @@ def _spark_runner(args: argparse.Namespace) -> tuple[Runner, Callable[[], None]]
     )
 
     def run(query: str) -> pa.RecordBatchReader | None:
+        _spark_read_only(spark, query, args)
         try:
             result: pa.Table = spark.sql(query).toArrow()
         except RmqArrowError:
@@ -313,21 +388,43 @@ def _statements(stream: TextIO, interactive: bool) -> Any:
         yield "\n".join(buffer)
 
 
+#: The prompt's own commands (a line starting with '.'), as ``.help`` lists them.
+DOT_COMMANDS = {
+    ".help": "list these commands",
+    ".tables": "list the views to query (files, slots, entries; messages, rocksdb_* when present)",
+    ".quit": "leave (also .exit, or Ctrl-D)",
+}
+
+
+def _views(run: Runner) -> list[str]:
+    """Every view and table the session registered, as the engine lists them (DuckDB's
+    ``name``, Spark's ``tableName``), without rmqarrow's internal ``_rmq_`` ones."""
+    reader = run("SHOW TABLES")
+    if reader is None:
+        return []
+    table = reader.read_all()
+    column = "tableName" if "tableName" in table.column_names else "name"
+    names = [str(n) for n in table.column(column).to_pylist()]
+    return [n for n in names if not n.startswith("_rmq_")]
+
+
 def _prompt(run: Runner, args: argparse.Namespace) -> int:
     interactive = sys.stdin.isatty()
     failures = 0
     for statement in _statements(sys.stdin, interactive):
         if statement in (".quit", ".exit"):
             break
-        if statement == ".tables":
-            statement = (
-                "SELECT 'files' AS name UNION ALL SELECT 'slots' UNION ALL SELECT 'entries';"
-            )
-        elif statement.startswith("."):
-            print(f"unknown command {statement}; try .tables or .quit", file=sys.stderr)
+        if statement == ".help":
+            print_table([[c, what] for c, what in DOT_COMMANDS.items()], ["command", "what"])
+            continue
+        if statement.startswith(".") and statement != ".tables":
+            print(f"unknown command {statement}; try .help", file=sys.stderr)
             failures += 1
             continue
         try:
+            if statement == ".tables":
+                print_table([[name] for name in _views(run)], ["name"])
+                continue
             _print_result(run(statement), args, sys.stdout)
         except RmqArrowError as exc:
             print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)
@@ -374,6 +471,7 @@ def _rocksdb_runner(store: Store, args: argparse.Namespace) -> tuple[Runner, Cal
         spark = store.to_spark(get_spark(args.master))
 
         def run_spark(query: str) -> pa.RecordBatchReader | None:
+            _spark_read_only(spark, query, args)
             try:
                 result: pa.Table = spark.sql(query).toArrow()
             except RmqArrowError:
@@ -388,7 +486,7 @@ def _rocksdb_runner(store: Store, args: argparse.Namespace) -> tuple[Runner, Cal
     con = store.to_duckdb()
 
     def run(query: str) -> pa.RecordBatchReader | None:
-        return run_statement(con, query)
+        return _read_only(lambda: run_statement(con, query, read_only=not args.allow_write))
 
     def close() -> None:
         con.close()
@@ -460,9 +558,20 @@ def _target(args: argparse.Namespace) -> None:
         args.commitlog = str(require_commitlog(args.commitlog))
 
 
-def _section(title: str, table: pa.Table) -> None:
+def _section(title: str, table: pa.Table, epoch: bool) -> None:
     print(f"\n{title}")
-    print_table([list(r.values()) for r in table.to_pylist()], table.column_names)
+    _print_rows([list(r.values()) for r in table.to_pylist()], table.column_names, epoch)
+
+
+def _print_rows(rows: list[list[Any]], columns: list[str], epoch: bool) -> None:
+    columns, rows = human_times(columns, rows, epoch)
+    print_table(rows, columns)
+
+
+def _print_fields(fields: dict[str, Any], epoch: bool) -> None:
+    """A ``field value`` table, its times as :func:`human_times` shows them."""
+    names, rows = human_times(list(fields), [list(fields.values())], epoch)
+    print_kv(dict(zip(names, rows[0], strict=True)))
 
 
 def _stats_dataset(args: argparse.Namespace, stack: contextlib.ExitStack) -> str | None:
@@ -570,26 +679,30 @@ def _run_stats(args: argparse.Namespace) -> int:
             doc["log_check"] = log_check
         print_json(doc)
         return _log_failure(args, log_failure)
-    print_kv(result.summary)
-    _section("files: time coverage and fill", result.files)
-    _section("slot load (slots holding k entries) vs Poisson", result.slot_load)
+    epoch = args.epoch
+    _print_fields(result.summary, epoch)
+    _section("files: time coverage and fill", result.files, epoch)
+    _section("slot load (slots holding k entries) vs Poisson", result.slot_load, epoch)
     _section(
-        "chain depth (entries a lookup reads to reach each entry) vs Poisson", result.chain_depth
+        "chain depth (entries a lookup reads to reach each entry) vs Poisson",
+        result.chain_depth,
+        epoch,
     )
-    _section(f"hottest key hashes (top {args.top})", result.hot_keys)
+    _section(f"hottest key hashes (top {args.top})", result.hot_keys, epoch)
     print("\nduplicated offsets")
     print_kv(result.duplicates_summary)
     if result.duplicates.num_rows:
-        _section(f"most duplicated offsets (top {args.top})", result.duplicates)
+        _section(f"most duplicated offsets (top {args.top})", result.duplicates, epoch)
     print("\nchain consistency (all 0 in files RocketMQ wrote; the SQL lookup assumes it)")
     print_kv(result.chain_check)
     if result.time_range is not None:
         assert result.time_range_summary is not None and result.time_range_entries is not None
         t1, t2 = result.time_range
-        _section(f"indexed between {t1} and {t2} ms, per file", result.time_range_summary)
-        _section(f"first {args.limit} entries in that range", result.time_range_entries)
+        span = f"{t1} and {t2} ms" if epoch else f"{format_time(t1)} and {format_time(t2)}"
+        _section(f"indexed between {span}, per file", result.time_range_summary, epoch)
+        _section(f"first {args.limit} entries in that range", result.time_range_entries, epoch)
     if log_check is not None:
-        _print_log_check(log_check, args.top)
+        _print_log_check(log_check, args.top, epoch)
     for c in charts:
         print(f"wrote {c}", file=sys.stderr)
     return _log_failure(args, log_failure)
@@ -640,11 +753,11 @@ def _spark_log_check(args: argparse.Namespace) -> dict[str, Any]:
     return check_against_log(spark, examples=args.top)
 
 
-def _print_log_check(check: dict[str, Any], top: int) -> None:
+def _print_log_check(check: dict[str, Any], top: int, epoch: bool) -> None:
     print("\nindex against the log (dangling entries, missing keys: 0 when built from it)")
     print_kv({k: v for k, v in check.items() if not k.endswith("_examples")})
     for name in ("dangling", "missing"):
         rows = check[f"{name}_examples"]
         if rows:
             print(f"\nfirst {top} {name}")
-            print_table([list(r.values()) for r in rows], list(rows[0]))
+            _print_rows([list(r.values()) for r in rows], list(rows[0]), epoch)

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from rmqarrow.cli._output import name_list, print_json, print_kv, print_table
+from rmqarrow.cli._output import name_list, print_json, print_json_rows, print_kv, print_table
 from rmqarrow.errors import TieredReadError, UsageError
 from rmqarrow.format.times import format_time
 from rmqarrow.store import Store, TieredDatasetStore, TieredStore
@@ -82,7 +82,9 @@ def tiered_query(store: Store, args: argparse.Namespace) -> int:
     if batch:
         rows = [a if isinstance(a, TieredReadError) else [_item_row(i) for i in a] for a in answers]
         if args.json:
-            print_json([{"error": str(r)} if isinstance(r, TieredReadError) else r for r in rows])
+            print_json_rows(
+                [{"error": str(r)} if isinstance(r, TieredReadError) else r for r in rows], args
+            )
         else:
             for i, a in enumerate(answers):
                 text = (
@@ -118,7 +120,7 @@ def tiered_query(store: Store, args: argparse.Namespace) -> int:
             out["rocketmq_items"] = None if isinstance(rocketmq, TieredReadError) else len(rocketmq)
         if note:
             out["note"] = note
-        print_json(out)
+        print_json_rows(out, args)
         return 0
     cols = ["queue_id", "offset", "size", "time_diff", "topic_id", "hash_code", "next_index"]
     if begin is not None:

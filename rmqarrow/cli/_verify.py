@@ -49,7 +49,7 @@ def register(sub: Any) -> None:
     what.add_argument(
         "--queries",
         type=path_arg,
-        help="TSV: key[<TAB>max_num[<TAB>begin[<TAB>end]]], a header line allowed",
+        help="TSV: key[<TAB>max_num[<TAB>begin[<TAB>end]]], a header line allowed; - reads stdin",
     )
     p.add_argument(
         "--keys",

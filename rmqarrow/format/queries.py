@@ -12,7 +12,6 @@ import logging
 import os
 import re
 from collections.abc import Iterable, Sequence
-from pathlib import Path
 from typing import NamedTuple
 
 from rmqarrow.errors import InvalidKeyError, InvalidValueError
@@ -79,8 +78,11 @@ def escape_text(text: str) -> str:
 
 def read_queries_tsv(path: str | os.PathLike[str], escaped: bool = False) -> list[Query]:
     """Parse a queries file; a malformed line raises an error naming its line number."""
+    from rmqarrow.format.query_file import read_text_file, source_name
+
     queries = []
-    text = Path(path).read_text(encoding="utf-8")
+    text = read_text_file(path, "queries file")
+    path = source_name(path)
     for lineno, line in enumerate(text.split("\n"), start=1):
         if line == "" and lineno > text.count("\n"):
             break  # the final newline

@@ -52,8 +52,10 @@ from rmqarrow.format.java import JAVA_INT_MAX, JAVA_LONG_MAX
 from rmqarrow.format.layout import (
     DEFAULT_HASH_SLOT_NUM,
     DEFAULT_INDEX_NUM,
+    ENTRY_DTYPE,
     HEADER_DTYPE,
     HEADER_SIZE,
+    SLOT_DTYPE,
     Geometry,
     check_header,
 )
@@ -65,6 +67,7 @@ __all__ = [
     "READ_AS_ROCKETMQ",
     "FileHealth",
     "StoreHealth",
+    "confirms_geometry",
     "expired_during_run",
     "fit_geometry",
     "header_problems",
@@ -181,10 +184,43 @@ def _size_geometry(size: int) -> Geometry | None:
     return Geometry.for_size_default_ratio(size)
 
 
+def confirms_geometry(path: Path, geometry: Geometry) -> bool:
+    """Whether ``path``'s own contents confirm that it was written with ``geometry``: its
+    newest entry (position indexCount - 1) is written, links back, and heads the chain of
+    its key hash's slot, as every completed put of RocketMQ's ``putKey`` leaves it.  Read
+    with another geometry the slots and entries lie elsewhere, so this holds by chance
+    about once in the number of slots.  A file without entries, or one that cannot be
+    read, confirms nothing.  Three small reads."""
+    try:
+        with open(path, "rb") as fh:
+            header = np.frombuffer(fh.read(HEADER_SIZE), dtype=HEADER_DTYPE, count=1)
+            newest = int(header["index_count"][0]) - 1
+            if not 1 <= newest < geometry.index_num:
+                return False
+            fh.seek(geometry.entries_offset + newest * ENTRY_DTYPE.itemsize)
+            entry = np.frombuffer(fh.read(ENTRY_DTYPE.itemsize), dtype=ENTRY_DTYPE, count=1)
+            key_hash, prev = int(entry["key_hash"][0]), int(entry["prev_index"][0])
+            # an unwritten (all-zero) position, or a link that does not point back, is no
+            # entry RocketMQ wrote there
+            if key_hash < 0 or not entry.tobytes().strip(b"\0") or not 0 <= prev < newest:
+                return False
+            fh.seek(HEADER_SIZE + (key_hash % geometry.hash_slot_num) * SLOT_DTYPE.itemsize)
+            head = int(np.frombuffer(fh.read(SLOT_DTYPE.itemsize), dtype=SLOT_DTYPE, count=1)[0])
+    except (OSError, ValueError):
+        return False
+    return head == newest
+
+
 def fit_geometry(
-    sizes: list[int], hash_slot_num: int | None = None, index_num: int | None = None
+    sizes: list[int],
+    hash_slot_num: int | None = None,
+    index_num: int | None = None,
+    paths: list[Path] | None = None,
 ) -> tuple[Geometry, str | None]:
-    """The store geometry for files of ``sizes`` (oldest first) and a note when fitted."""
+    """The store geometry for files of ``sizes`` (oldest first) and a note when fitted:
+    when the sizes do not fit RocketMQ's defaults, none was given, and the newest file of
+    that size (of ``paths``, the files of ``sizes``) does not confirm it
+    (:func:`confirms_geometry`), the case where the 1:4 ratio was a guess worth saying."""
     if hash_slot_num is not None or index_num is not None:
         return Geometry(
             DEFAULT_HASH_SLOT_NUM if hash_slot_num is None else hash_slot_num,
@@ -199,6 +235,10 @@ def fit_geometry(
     geometry = next(g for _, g in reversed(fits) if votes[g] == best)
     if geometry == Geometry():
         return geometry, None
+    if paths is not None:
+        fitting = [p for p, size in zip(paths, sizes, strict=True) if size == geometry.file_size]
+        if fitting and confirms_geometry(fitting[-1], geometry):
+            return geometry, None
     return geometry, (
         f"file size {geometry.file_size} does not fit the defaults; using {geometry} (1:4 ratio)"
     )
@@ -334,7 +374,7 @@ def scan_store(
             expired_during_run(q)
             continue
         paths.append(q)
-    geometry, note = fit_geometry(sizes, hash_slot_num, index_num)
+    geometry, note = fit_geometry(sizes, hash_slot_num, index_num, paths)
     counts = Counter(sizes).most_common(2)
     common = counts[0][0] if counts and (len(counts) == 1 or counts[0][1] > counts[1][1]) else None
     if len(sizes) == 1 and (

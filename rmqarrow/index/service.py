@@ -418,7 +418,7 @@ def store_geometry(
 
     p = Path(store_dir)
     files = [p] if p.is_file() else list_index_files(p)
-    return fit_geometry([f.stat().st_size for f in files], hash_slot_num, index_num)
+    return fit_geometry([f.stat().st_size for f in files], hash_slot_num, index_num, files)
 
 
 def open_healthy(

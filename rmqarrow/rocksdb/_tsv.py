@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from pathlib import Path
 
 from rmqarrow.errors import InvalidValueError
 from rmqarrow.format.queries import unescape_text
@@ -45,8 +44,11 @@ def _text(field: str) -> str | None:
 
 
 def _lines(path: str | os.PathLike[str], width: int) -> list[list[str]]:
+    from rmqarrow.format.query_file import read_text_file, source_name
+
     out = []
-    text = Path(path).read_text(encoding="utf-8")
+    text = read_text_file(path, "TSV file")  # a --queries file may be stdin ("-")
+    path = source_name(path)
     for n, line in enumerate(text.split("\n"), start=1):
         if line == "":
             continue

@@ -21,6 +21,7 @@ from rmqarrow.format.times import format_time
 from rmqarrow.index.health import (
     FileHealth,
     StoreHealth,
+    confirms_geometry,
     expired_during_run,
     scan_file,
     scan_store,
@@ -139,6 +140,8 @@ class StoreInfo:
 
 def _file_info(path: Path, hash_slot_num: int, index_num: int) -> dict[str, Any]:
     geometry, note = resolve_geometry(path.stat().st_size, hash_slot_num, index_num)
+    if note is not None and confirms_geometry(path, geometry):
+        note = None  # the file's own contents confirm the fitted geometry
     with IndexFile.open(path, geometry.hash_slot_num, geometry.index_num) as f:
         return {
             "file": str(path),
