@@ -525,14 +525,21 @@ def _failure(exc: BaseException) -> BaseException:
 
 #: What ``run_statement(read_only=True)`` runs, by DuckDB's own statement type: queries
 #: (``SELECT``, ``WITH``, ``DESCRIBE``, ``SHOW``, ``FROM ...``), ``EXPLAIN``, ``PRAGMA`` and
-#: ``CALL`` (DuckDB's table functions), and ``SET`` (this connection's settings).  Every
-#: other type may write: ``COPY ... TO``, ``EXPORT DATABASE``, ``ATTACH`` of a database file,
-#: ``CREATE``/``INSERT``/``UPDATE``/``DELETE``/``DROP`` (into an attached file),
-#: ``INSTALL``/``LOAD`` (an extension downloaded into the home directory, code loaded),
-#: ``PREPARE``/``EXECUTE`` (of any of those).
+#: ``CALL`` (DuckDB's table functions), ``SET`` (this connection's settings), and the
+#: statements that change only the connection's in-memory catalog (``CREATE``, ``INSERT``,
+#: ``UPDATE``, ``DELETE``, ``DROP``, ``ALTER``, macros, transactions): with ``ATTACH``
+#: refused there is no database file for them to write.  Every other type may write a file
+#: or load code: ``COPY ... TO``, ``EXPORT DATABASE``, ``COPY FROM DATABASE``, ``ATTACH``
+#: of a database file, ``INSTALL``/``LOAD`` (an extension downloaded into the home
+#: directory, code loaded), ``PREPARE``/``EXECUTE`` (of any of those); a type DuckDB adds
+#: later is refused until it is named here.
 READING_STATEMENTS = frozenset(
-    {"SELECT", "EXPLAIN", "PRAGMA", "CALL", "SET", "VARIABLE_SET", "RELATION"}
-)
+    {
+        "SELECT", "EXPLAIN", "PRAGMA", "CALL", "SET", "VARIABLE_SET", "RELATION",
+        "CREATE", "CREATE_FUNC", "INSERT", "UPDATE", "DELETE", "DROP", "ALTER",
+        "TRANSACTION", "ANALYZE", "MERGE_INTO",
+    }
+)  # fmt: skip
 
 
 def writing_statement(con: duckdb.DuckDBPyConnection, query: str) -> str | None:

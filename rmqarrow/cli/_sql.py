@@ -423,7 +423,15 @@ def _prompt(run: Runner, args: argparse.Namespace) -> int:
             continue
         try:
             if statement == ".tables":
-                print_table([[name] for name in _views(run)], ["name"])
+                # printed as a statement's rows are, so --csv/--json/--jsonl hold here too
+                import pyarrow as pa
+
+                names = pa.table({"name": _views(run)})
+                _print_result(
+                    pa.RecordBatchReader.from_batches(names.schema, names.to_batches()),
+                    args,
+                    sys.stdout,
+                )
                 continue
             _print_result(run(statement), args, sys.stdout)
         except RmqArrowError as exc:

@@ -77,8 +77,9 @@ def small(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ("COPY (SELECT 1) TO '{out}/x.csv'", "COPY"),
         ("EXPORT DATABASE '{out}/db'", "EXPORT"),
         ("ATTACH '{out}/f.db' AS f", "ATTACH"),
-        ("CREATE TABLE t AS SELECT * FROM files", "CREATE"),
         ("INSTALL httpfs", "INSTALL/LOAD"),
+        ("LOAD '{out}/x.duckdb_extension'", "INSTALL/LOAD"),
+        ("PREPARE p AS COPY (SELECT 1) TO '{out}/z.csv'", "PREPARE"),
         ("SELECT 1; COPY (SELECT 1) TO '{out}/y.csv'", "COPY"),  # every statement counts
     ],
 )
@@ -101,6 +102,9 @@ def test_sql_reads_without_allow_write_and_writes_with_it(
         "SET threads = 1",
         "EXPLAIN SELECT * FROM files",
         "PRAGMA version",
+        # the connection's in-memory catalog: no database file is attached to write into
+        "CREATE TABLE t AS SELECT * FROM files",
+        "CREATE MACRO twice(x) AS 2 * x",
     ):
         status, _, err = run(capsys, "sql", str(small), statement)
         assert status == 0, (statement, err)
@@ -109,6 +113,7 @@ def test_sql_reads_without_allow_write_and_writes_with_it(
     status, _, err = run(capsys, "sql", str(small), copy, "--allow-write")
     assert status == 0, err
     assert target.read_text() == "n\n150\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["x.csv"]
 
 
 def test_the_prompt_refuses_a_write_and_goes_on(
