@@ -14,6 +14,7 @@ __all__ = [
     "ClosedIndexError",
     "CommitLogError",
     "CorruptIndexError",
+    "DataLossError",
     "DatasetError",
     "DiskFullError",
     "EngineError",
@@ -151,3 +152,8 @@ class StoreChangedError(DatasetError):
 class StoreWentBackwardsError(RmqArrowError, ValueError):
     """A reader that follows a store (a stream's checkpoint) is ahead of it: a file shrank,
     was replaced, or the CommitLog lost data already read; start over from the store."""
+
+
+class DataLossError(RmqArrowError, ValueError):
+    """A stream's next rows are gone from the store (the broker expired the files before
+    the query read them); the message says what was lost and how to continue without it."""
