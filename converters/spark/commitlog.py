@@ -194,9 +194,9 @@ class CommitLogDataSource(DataSource):
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
         """``spark.readStream``: records appended since the last offset."""
-        from rmqarrow.converters.spark.streaming import CommitLogStreamReader
+        from rmqarrow.converters.spark.streaming import open_stream
 
-        return CommitLogStreamReader(self.options)
+        return open_stream("commitlog", self.options)
 
 
 class CommitLogAliasDataSource(CommitLogDataSource):

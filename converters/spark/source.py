@@ -171,9 +171,9 @@ class RocketMQIndexDataSource(DataSource):
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
         """``spark.readStream``: the store's new entries (see
         :mod:`rmqarrow.converters.spark.streaming`)."""
-        from rmqarrow.converters.spark.streaming import IndexStreamReader
+        from rmqarrow.converters.spark.streaming import open_stream
 
-        return IndexStreamReader(self.options)
+        return open_stream("index", self.options)
 
 
 class RocketMQIndexAliasDataSource(RocketMQIndexDataSource):

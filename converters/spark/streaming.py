@@ -63,6 +63,7 @@ from rmqarrow.commitlog import CommitLogReader, bounded_reader, complete_end_off
 from rmqarrow.errors import (
     DataLossError,
     InvalidValueError,
+    RmqArrowError,
     StoreNotFoundError,
     StoreWentBackwardsError,
     UsageError,
@@ -104,6 +105,7 @@ __all__ = [
     "IndexStreamReader",
     "StoreWentBackwardsError",
     "index_offsets",
+    "open_stream",
 ]
 
 _log = logging.getLogger(__name__)
@@ -117,13 +119,8 @@ def _starting(raw: str | None, fmt: str, per_file: bool) -> str | dict[str, int]
     text = (raw or "earliest").strip()
     if text.lower() in ("earliest", "latest"):
         return text.lower()
-    shape = (
-        'earliest, latest or a JSON object {"FILE": ENTRIES, ...}'
-        if per_file
-        else ("earliest or latest")
-    )
-    if not per_file:
-        raise UsageError(f"{fmt}: option startingOffsets must be {shape}, got {raw!r}")
+    if not per_file:  # one offset for the whole log: no map to give
+        raise UsageError(f"{fmt}: option startingOffsets must be earliest or latest, got {raw!r}")
     try:
         given = json.loads(text)
     except ValueError:
@@ -131,7 +128,10 @@ def _starting(raw: str | None, fmt: str, per_file: bool) -> str | dict[str, int]
     if not isinstance(given, dict) or not all(
         isinstance(v, int) and not isinstance(v, bool) and v >= -2 for v in given.values()
     ):
-        raise UsageError(f"{fmt}: option startingOffsets must be {shape}, got {raw!r}")
+        raise UsageError(
+            f"{fmt}: option startingOffsets must be earliest, latest or a JSON object "
+            f'{{"INDEX_FILE_NAME": ENTRIES_READ, ...}} (-2: earliest, -1: latest), got {raw!r}'
+        )
     return {str(k): int(v) for k, v in given.items()}
 
 
@@ -555,3 +555,40 @@ class CommitLogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
             )
         for batch in batches:
             yield pa.RecordBatch.from_arrays(batch.columns, schema=nullable_schema(batch.schema))
+
+
+class _Refused(DataSourceStreamReader):
+    """A stream whose options or path were refused: every call raises that error.
+
+    PySpark's stream runner loses an error raised while it creates the reader (its
+    cleanup then calls ``stop()`` on the reader it never got, and reports that failure
+    instead), so the refusal is raised from the runner's first call.
+    """
+
+    def __init__(self, error: RmqArrowError) -> None:
+        self.error = error
+
+    def initialOffset(self) -> dict[str, Any]:
+        raise self.error
+
+    def latestOffset(
+        self, start: dict[str, Any] | None = None, limit: Any = None
+    ) -> dict[str, Any]:
+        raise self.error
+
+    def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> Sequence[InputPartition]:
+        raise self.error
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        raise self.error
+
+
+def open_stream(source: str, options: Mapping[str, Any]) -> DataSourceStreamReader:
+    """The stream reader of ``source`` (``index`` / ``commitlog``), or one that raises
+    its refusal from its first call (see :class:`_Refused`)."""
+    try:
+        if source == "index":
+            return IndexStreamReader(options)
+        return CommitLogStreamReader(options)
+    except RmqArrowError as exc:
+        return _Refused(exc)
