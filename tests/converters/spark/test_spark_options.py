@@ -111,6 +111,8 @@ def test_both_names_read_and_sql_uses_the_one_token_name(spark: Any, tmp_path: P
     assert n == len(G.puts)
     assert spark.read.format("rocketmq-index").options(**geo).load(store).count() == n
     assert spark.read.format("ROCKETMQ_INDEX").options(**geo).load(store).count() == n
+    former = {"hash_slot_num": str(G.hash_slot_num), "index_num": str(G.index_num)}
+    assert spark.read.format("rocketmq-index").options(**former).load(store).count() == n
     spark.sql(
         f"CREATE OR REPLACE TEMPORARY VIEW idx USING rocketmq_index OPTIONS (path '{store}', "
         f"hashSlotNum {G.hash_slot_num}, maxIndexNum {G.index_num}, table 'files')"
