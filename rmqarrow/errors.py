@@ -14,6 +14,7 @@ __all__ = [
     "ClosedIndexError",
     "CommitLogError",
     "CorruptIndexError",
+    "DataLossError",
     "DatasetError",
     "DiskFullError",
     "EngineError",
@@ -157,3 +158,8 @@ class StoreWentBackwardsError(RmqArrowError, ValueError):
 class WriteRefusedError(UsageError):
     """A statement that may write (a file, a database, an extension) was given to a reader
     that runs only statements that read; the message names the statement."""
+
+
+class DataLossError(RmqArrowError, ValueError):
+    """A stream's next rows are gone from the store (the broker expired the files before
+    the query read them); the message says what was lost and how to continue without it."""

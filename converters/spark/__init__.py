@@ -1,7 +1,7 @@
 """The Spark engine: the index as Spark SQL tables, lookups with native semantics, export.
 
 ``get_spark`` starts (or reuses) a session, ``register_tables`` creates the views over a
-native store (through the ``rocketmq-index`` Python Data Source) or a dataset, ``lookup``
+native store (through the ``rocketmq_index`` Python Data Source) or a dataset, ``lookup``
 and ``bulk_lookup`` answer key queries as the native lookup does, and ``export_store``
 exports in parallel.  Imported lazily: ``import rmqarrow.converters.spark`` does not load
 pyspark.

@@ -1,6 +1,6 @@
 """A broker's CommitLog as Spark tables, decoded in parallel: one task per file.
 
-``spark.read.format("rocketmq-commitlog").load(COMMITLOG_DIR)`` gives the messages table
+``spark.read.format("rocketmq_commitlog").load(COMMITLOG_DIR)`` gives the messages table
 (:data:`rmqarrow.converters.arrow.messages.MESSAGES_SCHEMA`); with
 ``.option("table", "index_records")`` it gives the index records the bulk build consumes
 (:data:`rmqarrow.commitlog.INDEX_RECORDS_SCHEMA`).  Every CommitLog file ends with a blank
@@ -17,12 +17,13 @@ read of :mod:`rmqarrow.converters.spark.records`.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
-from rmqarrow.converters.spark.paths import commitlog_dir_of
+from rmqarrow.converters.spark.options import parse
+from rmqarrow.converters.spark.paths import LOG_FORMAT, LOG_FORMAT_ALIAS, commitlog_dir_of
 from rmqarrow.converters.spark.session import check_pyspark
 
 from rmqarrow.errors import InvalidValueError, StoreNotFoundError
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
 __all__ = [
     "FORMAT",
     "TABLES",
+    "CommitLogAliasDataSource",
     "CommitLogDataSource",
     "FileTask",
     "file_batches",
@@ -52,9 +54,10 @@ __all__ = [
     "register",
     "spark_ddl",
     "spark_messages_ddl",
+    "table_option",
 ]
 
-FORMAT = "rocketmq-commitlog"
+FORMAT = LOG_FORMAT
 #: The tables the source gives (``option("table", ...)``); the first is the default.
 TABLES = ("messages", "index_records")
 #: One task's work: (CommitLog dir, start offset, end offset, mapped file size, table,
@@ -72,6 +75,13 @@ def table_schema(table: str) -> pa.Schema:
 
         return INDEX_RECORDS_SCHEMA
     raise InvalidValueError(f"option table={table!r}: expected one of {', '.join(TABLES)}")
+
+
+def table_option(options: Mapping[str, Any]) -> str:
+    """The ``table`` option of checked options, else ``messages``; refused if unknown."""
+    table = str(options.get("table") or TABLES[0]).lower()
+    table_schema(table)
+    return table
 
 
 def _spark_type(t: pa.DataType) -> str:
@@ -107,6 +117,7 @@ def file_tasks(
     *,
     start_offset: int = 0,
     batch_rows: int | None = None,
+    mapped_file_size: int | None = None,
 ) -> list[FileTask]:
     """One task per CommitLog file holding data at or after ``start_offset``, in log order."""
     from rmqarrow.commitlog.index_records import DEFAULT_BATCH_ROWS
@@ -116,7 +127,7 @@ def file_tasks(
     path = Path(commitlog_dir).absolute()  # executors resolve paths in their own work dirs
     if not path.is_dir():
         raise StoreNotFoundError(f"{path}: no such CommitLog directory")
-    log = CommitLogReader(path)
+    log = CommitLogReader(path, mapped_file_size=mapped_file_size)
     size, rows = log.mapped_file_size, batch_rows or DEFAULT_BATCH_ROWS
     return [
         (str(path), max(start_offset, f.start_offset), f.start_offset + size, size, table, rows)
@@ -143,14 +154,20 @@ def file_batches(task: FileTask) -> Iterator[pa.RecordBatch]:
 class CommitLogReaderSource(DataSourceReader):
     """One partition per CommitLog file."""
 
-    def __init__(self, options: Any) -> None:
-        self.path = commitlog_dir_of(options.get("path"))  # refused here: at planning time
-        self.table = str(options.get("table") or TABLES[0])
-        rows = options.get("batch_rows")
-        self.batch_rows = int(rows) if rows else None
+    def __init__(self, options: Mapping[str, Any]) -> None:
+        given = parse(options, "commitlog", "batch")
+        self.path = commitlog_dir_of(given.get("path"))  # refused here: at planning time
+        self.table = table_option(given)
+        self.batch_rows: int | None = given.get("batchRows")
+        self.mapped_file_size: int | None = given.get("mappedFileSize")
 
     def partitions(self) -> Sequence[InputPartition]:
-        tasks = file_tasks(self.path, self.table, batch_rows=self.batch_rows)
+        tasks = file_tasks(
+            self.path,
+            self.table,
+            batch_rows=self.batch_rows,
+            mapped_file_size=self.mapped_file_size,
+        )
         return [InputPartition(task) for task in tasks]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
@@ -161,29 +178,40 @@ class CommitLogReaderSource(DataSourceReader):
 
 
 class CommitLogDataSource(DataSource):
-    """The ``rocketmq-commitlog`` format: a CommitLog directory's messages or index records."""
+    """The ``rocketmq_commitlog`` format: a CommitLog directory's messages or index records."""
 
     @classmethod
     def name(cls) -> str:
         return FORMAT
 
     def schema(self) -> str:
-        commitlog_dir_of(self.options.get("path"))  # a wrong path fails at load(), not later
-        return spark_ddl(str(self.options.get("table") or TABLES[0]))
+        given = parse(self.options, "commitlog", None)
+        commitlog_dir_of(given.get("path"))  # a wrong path fails at load(), not later
+        return spark_ddl(table_option(given))
 
     def reader(self, schema: StructType) -> DataSourceReader:
         return CommitLogReaderSource(self.options)
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
         """``spark.readStream``: records appended since the last offset."""
-        from rmqarrow.converters.spark.streaming import stream_reader_of
+        from rmqarrow.converters.spark.streaming import open_stream
 
-        return stream_reader_of(FORMAT, self.options)
+        return open_stream("commitlog", self.options)
+
+
+class CommitLogAliasDataSource(CommitLogDataSource):
+    """``rocketmq-commitlog``: the format's first name, still read."""
+
+    @classmethod
+    def name(cls) -> str:
+        return LOG_FORMAT_ALIAS
 
 
 def register(spark: SparkSession) -> None:
-    """Make ``spark.read.format("rocketmq-commitlog")`` available in ``spark``."""
+    """Make ``spark.read.format("rocketmq_commitlog")`` (and ``"rocketmq-commitlog"``)
+    available in ``spark``."""
     spark.dataSource.register(CommitLogDataSource)
+    spark.dataSource.register(CommitLogAliasDataSource)
 
 
 def _frame(spark: SparkSession, commitlog_dir: str | os.PathLike[str], table: str) -> DataFrame:

@@ -1,4 +1,4 @@
-"""What the ``rocketmq-index`` data source can skip: pushed filters as a small value.
+"""What the ``rocketmq_index`` data source can skip: pushed filters as a small value.
 
 Spark >= 4.1 hands a Python data source the filters of a query
 (``DataSourceReader.pushFilters``).  :func:`from_filters` turns the ones this format can

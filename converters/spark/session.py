@@ -381,7 +381,7 @@ def get_spark(
         "spark.sql.execution.arrow.pyspark.enabled": "true",
         "spark.ui.showConsoleProgress": "false",
     }
-    if _spark_at_least(4, 1):  # filters reach the rocketmq-index data source
+    if _spark_at_least(4, 1):  # filters reach the rocketmq_index data source
         settings["spark.sql.python.filterPushdown.enabled"] = "true"
     settings.update({k: str(v) for k, v in _DEFAULTS["conf"].items()})
     settings.update({k: str(v) for k, v in (conf or {}).items()})

@@ -1,16 +1,18 @@
-"""``spark.read.format("rocketmq-index")``: native IndexFiles as a Spark data source.
+"""``spark.read.format("rocketmq_index")``: native IndexFiles as a Spark data source.
 
-A PySpark Python Data Source (``pyspark.sql.datasource``, Spark 4)::
+A PySpark Python Data Source (``pyspark.sql.datasource``, Spark 4), also registered under
+its first name ``rocketmq-index``::
 
     from rmqarrow.converters.spark.source import register
     register(spark)
-    entries = spark.read.format("rocketmq-index").load("/path/to/store/index")
-    files = spark.read.format("rocketmq-index").option("table", "files").load(store_dir)
+    entries = spark.read.format("rocketmq_index").load("/path/to/store/index")
+    files = spark.read.format("rocketmq_index").option("table", "files").load(store_dir)
 
-Options: ``table`` (``entries`` by default, or ``files`` / ``slots``), ``hash_slot_num``
-and ``index_num`` (geometry, as ``--hash-slot-num`` / ``--index-num``), ``piece_rows``
-(entry positions per partition, default 2,500,000), ``batch_rows`` (rows per Arrow
-batch) and ``pushdown`` (``true`` to use the query's filters: Spark >= 4.1 with
+Options (:mod:`rmqarrow.converters.spark.options` holds their names and checks them):
+``table`` (``entries`` by default, or ``files`` / ``slots``), ``hashSlotNum`` and
+``indexNum`` (geometry, as ``--hash-slot-num`` / ``--index-num``), ``pieceRows`` (entry
+positions per partition, default 2,500,000), ``batchRows`` (rows per Arrow batch) and
+``pushdown`` (``true`` to use the query's filters: Spark >= 4.1 with
 ``spark.sql.python.filterPushdown.enabled``; ``get_spark`` and ``register_tables`` turn
 both on, see :mod:`rmqarrow.converters.spark.pushdown`).  The schema is the Parquet
 dataset's (:mod:`rmqarrow.converters.schema`), every column nullable as Spark reports it.
@@ -23,7 +25,7 @@ every executor (rmqarrow is shipped there by ``get_spark``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -35,7 +37,8 @@ from rmqarrow.converters.spark.batches import (
     piece_batches,
     plan_pieces,
 )
-from rmqarrow.converters.spark.paths import index_path_of
+from rmqarrow.converters.spark.options import parse
+from rmqarrow.converters.spark.paths import INDEX_FORMAT, INDEX_FORMAT_ALIAS, index_path_of
 from rmqarrow.converters.spark.pushdown import Pushdown, from_filters
 from rmqarrow.converters.spark.session import check_pyspark
 
@@ -57,6 +60,7 @@ if TYPE_CHECKING:
 __all__ = [
     "FORMAT",
     "PUSHDOWN_CONF",
+    "RocketMQIndexAliasDataSource",
     "RocketMQIndexDataSource",
     "pushdown_supported",
     "register",
@@ -64,7 +68,7 @@ __all__ = [
     "spark_ddl",
 ]
 
-FORMAT = "rocketmq-index"
+FORMAT = INDEX_FORMAT
 PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
 
 
@@ -86,20 +90,8 @@ def spark_arrow_schema(table: str) -> pa.Schema:
     return pa.schema([pa.field(f.name, f.type, nullable=True) for f in SCHEMAS[table]])
 
 
-def _int_option(options: Any, name: str, default: int | None) -> int | None:
-    raw = options.get(name)
-    if raw is None or raw == "":
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise InvalidValueError(f"option {name} must be an integer, got {raw!r}") from None
-    if value < 1:
-        raise InvalidValueError(f"option {name} must be positive, got {value}")
-    return value
-
-
-def table_option(options: Any) -> str:
+def table_option(options: Mapping[str, Any]) -> str:
+    """The ``table`` option of checked options (:func:`options.parse`'s), else ``entries``."""
     table = str(options.get("table") or "entries").lower()
     if table not in SCHEMAS:
         raise InvalidValueError(
@@ -111,13 +103,14 @@ def table_option(options: Any) -> str:
 class RocketMQIndexReader(DataSourceReader):
     """Plans pieces on the driver; decodes one piece per task into Arrow batches."""
 
-    def __init__(self, options: Any) -> None:
-        self.path = index_path_of(options.get("path"))  # refused here: at planning time
-        self.table = table_option(options)
-        self.hash_slot_num = _int_option(options, "hash_slot_num", None)
-        self.index_num = _int_option(options, "index_num", None)
-        self.piece_rows = _int_option(options, "piece_rows", DEFAULT_PIECE_ROWS)
-        self.batch_rows = _int_option(options, "batch_rows", DEFAULT_BATCH_ROWS)
+    def __init__(self, options: Mapping[str, Any]) -> None:
+        given = parse(options, "index", "batch")
+        self.path = index_path_of(given.get("path"))  # refused here: at planning time
+        self.table = table_option(given)
+        self.hash_slot_num: int | None = given.get("hashSlotNum")
+        self.index_num: int | None = given.get("indexNum")
+        self.piece_rows: int = given.get("pieceRows", DEFAULT_PIECE_ROWS)
+        self.batch_rows: int = given.get("batchRows", DEFAULT_BATCH_ROWS)
         self.pushdown: Pushdown | None = None
 
     def partitions(self) -> Sequence[InputPartition]:
@@ -126,7 +119,7 @@ class RocketMQIndexReader(DataSourceReader):
             self.table,
             hash_slot_num=self.hash_slot_num,
             index_num=self.index_num,
-            piece_rows=self.piece_rows or DEFAULT_PIECE_ROWS,
+            piece_rows=self.piece_rows,
             pushdown=self.pushdown,
         )
         return [InputPartition(p) for p in pieces]
@@ -136,9 +129,7 @@ class RocketMQIndexReader(DataSourceReader):
         if piece is None:  # Spark's one partition for a plan of none (every file skipped)
             return
         schema = spark_arrow_schema(piece.table)
-        yield from piece_batches(
-            piece, schema=schema, batch_rows=self.batch_rows or DEFAULT_BATCH_ROWS
-        )
+        yield from piece_batches(piece, schema=schema, batch_rows=self.batch_rows)
 
 
 class PushdownReader(RocketMQIndexReader):
@@ -151,51 +142,56 @@ class PushdownReader(RocketMQIndexReader):
         return list(filters)
 
 
-def _pushdown_option(options: Any) -> bool:
-    raw = str(options.get("pushdown") or "false").strip().lower()
-    if raw not in ("true", "false"):
-        raise InvalidValueError(f"option pushdown must be true or false, got {raw!r}")
-    return raw == "true"
-
-
 class RocketMQIndexDataSource(DataSource):
-    """The ``rocketmq-index`` format: ``files``, ``slots`` or ``entries`` of a store dir."""
+    """The ``rocketmq_index`` format: ``files``, ``slots`` or ``entries`` of a store dir."""
 
     @classmethod
     def name(cls) -> str:
         return FORMAT
 
     def schema(self) -> str:
-        index_path_of(self.options.get("path"))  # a wrong path fails at load(), not later
-        return spark_ddl(table_option(self.options))
+        given = parse(self.options, "index", None)
+        index_path_of(given.get("path"))  # a wrong path fails at load(), not later
+        return spark_ddl(table_option(given))
 
     def reader(self, schema: StructType) -> DataSourceReader:
-        table = table_option(self.options)
+        given = parse(self.options, "index", "batch")
+        table = table_option(given)
         expected = [(f.name, _SPARK_TYPES[f.type].lower()) for f in SCHEMAS[table]]
-        given = [(f.name, f.dataType.simpleString()) for f in schema.fields]
-        if given != expected:
+        found = [(f.name, f.dataType.simpleString()) for f in schema.fields]
+        if found != expected:
             raise InvalidValueError(
                 f"the {table} table of {FORMAT} has the fixed schema {spark_ddl(table)}; "
                 f"got {schema.simpleString()} (select or cast columns after loading instead)"
             )
-        if _pushdown_option(self.options) and pushdown_supported():
+        if given.get("pushdown", False) and pushdown_supported():
             return PushdownReader(self.options)
         return RocketMQIndexReader(self.options)
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
         """``spark.readStream``: the store's new entries (see
         :mod:`rmqarrow.converters.spark.streaming`)."""
-        from rmqarrow.converters.spark.streaming import stream_reader_of
+        from rmqarrow.converters.spark.streaming import open_stream
 
-        return stream_reader_of(FORMAT, self.options)
+        return open_stream("index", self.options)
+
+
+class RocketMQIndexAliasDataSource(RocketMQIndexDataSource):
+    """``rocketmq-index``: the format's first name, still read (Spark registers a source
+    class under the one name it gives)."""
+
+    @classmethod
+    def name(cls) -> str:
+        return INDEX_FORMAT_ALIAS
 
 
 def register(spark: SparkSession) -> None:
-    """Make ``spark.read.format("rocketmq-index")`` available in ``spark``, and the
-    streaming sources ``spark.readStream.format("rocketmq-index")`` and
-    ``spark.readStream.format("rocketmq-commitlog")``
+    """Make ``spark.read.format("rocketmq_index")`` available in ``spark`` (and as
+    ``rocketmq-index``), and the ``rocketmq_commitlog`` source
+    (:mod:`rmqarrow.converters.spark.commitlog`); both stream with ``spark.readStream``
     (:mod:`rmqarrow.converters.spark.streaming`)."""
     from rmqarrow.converters.spark.commitlog import register as register_commitlog
 
     spark.dataSource.register(RocketMQIndexDataSource)
+    spark.dataSource.register(RocketMQIndexAliasDataSource)
     register_commitlog(spark)

@@ -282,7 +282,7 @@ def _pushed_chains(spark: SparkSession, pairs: pa.Table) -> str:
     """A view of the ``entries`` view limited to the (file, slot) pairs the walk joins.
 
     The walk's join on ``file_name`` and ``slot`` is no filter Spark can hand to the
-    ``rocketmq-index`` source (its values come from another relation), so without this the
+    ``rocketmq_index`` source (its values come from another relation), so without this the
     source decodes every entry of every file and the join throws nearly all of them away.
     Naming the files and slots as literal ``IN`` lists (built as Column expressions, never
     as SQL text) lets the source read only those slots' chains

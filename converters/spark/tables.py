@@ -3,14 +3,14 @@
 :func:`register_tables` puts the three tables on a session as temp views, with exactly
 the column names and types of :mod:`rmqarrow.converters.schema`: from an exported Parquet dataset
 (a directory with ``files/``, ``slots/`` and ``entries/``, read by Spark's Parquet reader)
-or from a native store (through the ``rocketmq-index`` data source,
+or from a native store (through the ``rocketmq_index`` data source,
 :mod:`rmqarrow.converters.spark.source`).  It also registers the small newest-first file order
 the lookup in :mod:`rmqarrow.converters.spark.sql` walks, computed on the driver (files are few).
 
 A ``messages`` view (:data:`rmqarrow.converters.arrow.messages.MESSAGES_SCHEMA`: the real topic and
 keys
 of every CommitLog message) is added from ``commitlog=`` (a broker's ``store/commitlog``,
-decoded in parallel by the ``rocketmq-commitlog`` data source, one task a file) or,
+decoded in parallel by the ``rocketmq_commitlog`` data source, one task a file) or,
 without it, from a dataset's
 ``messages/`` Parquet directory when there is one; joining ``entries.phy_offset`` to
 ``messages.physical_offset`` filtered on the real key gives exact-key answers.
@@ -68,7 +68,7 @@ def register_tables(
     """Create temp views ``files``, ``slots``, ``entries`` over ``target``; return its kind.
 
     A dataset is read as Parquet (column names and types checked against the schema); a
-    store through the ``rocketmq-index`` data source with the given geometry.  The views
+    store through the ``rocketmq_index`` data source with the given geometry.  The views
     also get the newest-first file order the lookup needs.  ``messages`` is registered
     from ``commitlog`` when given, else from the dataset's ``messages/`` if present.
     """
@@ -135,9 +135,9 @@ def register_views(
             reader = spark.read.format(FORMAT).schema(spark_ddl(table)).option("table", table)
             reader = reader.option("pushdown", "true" if push else "false")
             if hash_slot_num is not None:
-                reader = reader.option("hash_slot_num", str(hash_slot_num))
+                reader = reader.option("hashSlotNum", str(hash_slot_num))
             if index_num is not None:
-                reader = reader.option("index_num", str(index_num))
+                reader = reader.option("indexNum", str(index_num))
             frames[table] = reader.load(str(root))
     for table, df in frames.items():
         df.createOrReplaceTempView(table)

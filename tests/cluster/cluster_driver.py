@@ -36,9 +36,13 @@ def _source(spark: Any, step: dict[str, Any]) -> dict[str, Any]:
 
     register(spark)
     reader = spark.read.format(FORMAT).option("table", step.get("table", "entries"))
-    for key in ("hash_slot_num", "index_num", "piece_rows"):
+    for key, name in (
+        ("hash_slot_num", "hashSlotNum"),
+        ("index_num", "indexNum"),
+        ("piece_rows", "pieceRows"),
+    ):
         if key in step:
-            reader = reader.option(key, str(step[key]))
+            reader = reader.option(name, str(step[key]))
     # load() plans (a wrong path fails there, in Spark's Python), toArrow() reads
     with spark_errors():
         df = reader.load(step["path"])

@@ -30,9 +30,9 @@ def _frame(spark: Any, store: Path, hsn: int, inum: int, push: bool) -> Any:
     return (
         spark.read.format(FORMAT)
         .option("table", "entries")
-        .option("hash_slot_num", str(hsn))
-        .option("index_num", str(inum))
-        .option("piece_rows", "64")
+        .option("hashSlotNum", str(hsn))
+        .option("indexNum", str(inum))
+        .option("pieceRows", "64")
         .option("pushdown", str(push).lower())
         .load(str(store))
     )

@@ -35,9 +35,9 @@ def test_tables_equal_reference_decoder(spark: Any, table: str, keys: list[str])
     df = (
         spark.read.format(FORMAT)
         .option("table", table)
-        .option("hash_slot_num", g.hash_slot_num)
-        .option("index_num", g.index_num)
-        .option("piece_rows", 9)  # split every file into several partitions
+        .option("hashSlotNum", g.hash_slot_num)
+        .option("indexNum", g.index_num)
+        .option("pieceRows", 9)  # split every file into several partitions
         .load(str(g.store_dir))
     )
     assert df.columns == SCHEMAS[table].names

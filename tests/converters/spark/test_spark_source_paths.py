@@ -1,7 +1,7 @@
 """The Spark sources take every kind of path the command line knows (batch and stream).
 
-A broker store root reads its ``index/`` (``rocketmq-index``) or its ``commitlog/``
-(``rocketmq-commitlog``); an index directory or file and a CommitLog directory read as
+A broker store root reads its ``index/`` (``rocketmq_index``) or its ``commitlog/``
+(``rocketmq_commitlog``); an index directory or file and a CommitLog directory read as
 they are.  An exported dataset, an empty folder, a missing path and the other half of a
 store are refused with one line naming what the path is and what to pass: at ``load()``,
 at planning when the schema is given (``load()`` then asks nothing), and when a stream
@@ -19,7 +19,7 @@ from doc_workspace import MESSAGES, make_workspace
 
 pytestmark = pytest.mark.spark
 
-INDEX, LOG = "rocketmq-index", "rocketmq-commitlog"
+INDEX, LOG = "rocketmq_index", "rocketmq_commitlog"
 
 
 @pytest.fixture(scope="module")

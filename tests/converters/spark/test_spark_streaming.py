@@ -222,11 +222,11 @@ def test_index_stream_of_a_live_store_survives_kill_9(spark: Any, tmp_path: Path
     from rmqarrow.converters.spark.source import register
 
     store = tmp_path / "store"
-    options = {"hash_slot_num": str(SLOTS), "index_num": str(INDEX)}
-    rows = _stream_with_a_crash(spark, "rocketmq-index", store, tmp_path, INDEX_WRITER, options)
+    options = {"hashSlotNum": str(SLOTS), "indexNum": str(INDEX)}
+    rows = _stream_with_a_crash(spark, "rocketmq_index", store, tmp_path, INDEX_WRITER, options)
     assert len(list(store.iterdir())) >= RECORDS * 2 // (INDEX - 1)  # it rolled
     register(spark)
-    final = spark.read.format("rocketmq-index").options(**options).load(str(store))
+    final = spark.read.format("rocketmq_index").options(**options).load(str(store))
     assert final.count() == 2 * RECORDS
     assert sum(rows) < 2 * RECORDS  # the kill came before the writer's end
     _same_rows(spark, tmp_path / "sink", final, ["file_name", "position"])
@@ -236,13 +236,13 @@ def test_commitlog_stream_of_a_live_log_survives_kill_9(spark: Any, tmp_path: Pa
     from rmqarrow.converters.spark.commitlog import register
 
     log = tmp_path / "commitlog"
-    options = {"mapped_file_size": str(MAPPED)}
+    options = {"mappedFileSize": str(MAPPED)}
     rows = _stream_with_a_crash(
-        spark, "rocketmq-commitlog", log, tmp_path, COMMITLOG_WRITER, options
+        spark, "rocketmq_commitlog", log, tmp_path, COMMITLOG_WRITER, options
     )
     assert len(list(log.iterdir())) > 3  # it rolled
     register(spark)
-    final = spark.read.format("rocketmq-commitlog").load(str(log))
+    final = spark.read.format("rocketmq_commitlog").load(str(log))
     assert final.count() == RECORDS
     assert sum(rows) < RECORDS
     _same_rows(spark, tmp_path / "sink", final, ["physical_offset"])
@@ -260,10 +260,10 @@ def test_a_store_that_went_backwards_stops_the_stream(spark: Any, tmp_path: Path
     store = tmp_path / "store"
     shutil.copytree(g.store_dir, store)
     register(spark)
-    options = {"hash_slot_num": str(g.hash_slot_num), "index_num": str(g.index_num)}
+    options = {"hashSlotNum": str(g.hash_slot_num), "indexNum": str(g.index_num)}
 
     def run() -> None:
-        df = spark.readStream.format("rocketmq-index").options(**options).load(str(store))
+        df = spark.readStream.format("rocketmq_index").options(**options).load(str(store))
         (
             df.writeStream.format("parquet")
             .option("path", str(tmp_path / "sink"))
@@ -318,9 +318,9 @@ def test_the_commitlog_offset_stops_before_a_record_being_written(tmp_path: Path
 def test_a_file_deleted_before_it_was_read_is_a_warning(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """The offset a query took names a file the broker then expired: planning (and a task
-    that comes too late) warns how many entries are lost and reads on, rather than failing
-    the query on every restart of the same batch."""
+    """The offset a query took names a file the broker then expired: with
+    failOnDataLoss=false, planning (and a task that comes too late) warns how many
+    entries are lost and reads on (the default fails: test_spark_streaming_options)."""
     import logging
     import shutil
 
@@ -331,7 +331,12 @@ def test_a_file_deleted_before_it_was_read_is_a_warning(
     store = tmp_path / "store"
     shutil.copytree(g.store_dir, store)
     reader = IndexStreamReader(
-        {"path": str(store), "hash_slot_num": str(g.hash_slot_num), "index_num": str(g.index_num)}
+        {
+            "path": str(store),
+            "hashSlotNum": str(g.hash_slot_num),
+            "indexNum": str(g.index_num),
+            "failOnDataLoss": "false",
+        }
     )
     start = reader.initialOffset()
     end = reader.latestOffset(start)
