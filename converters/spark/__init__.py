@@ -25,7 +25,7 @@ if TYPE_CHECKING:
         spark_error,
     )
     from rmqarrow.converters.spark.source import register
-    from rmqarrow.converters.spark.sql import answer_queries, bulk_lookup, lookup
+    from rmqarrow.converters.spark.sql import answer_queries, bulk_lookup, lookup, writing_statement
     from rmqarrow.converters.spark.tables import register_tables
 
 __all__ = [
@@ -43,6 +43,7 @@ __all__ = [
     "register_tables",
     "spark_error",
     "translate",
+    "writing_statement",
 ]
 
 __getattr__, __dir__ = lazy_attributes(
@@ -60,6 +61,7 @@ __getattr__, __dir__ = lazy_attributes(
         "spark_error": "session",
         "translate": "errors",
         "lookup": "sql",
+        "writing_statement": "sql",
         "register": "source",
         "register_tables": "tables",
     },

@@ -31,10 +31,11 @@ from __future__ import annotations
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
+from rmqarrow.converters.spark.session import spark_error
 from rmqarrow.converters.spark.tables import (
     FILE_ORDER_VIEW,
     Target,
@@ -465,3 +466,37 @@ def sql(
     register_tables(spark, target, hash_slot_num=hash_slot_num, index_num=index_num)
     result: pa.Table = spark.sql(query).toArrow()
     return result
+
+
+#: Spark commands that only read, or set this session's settings: what a read-only session runs
+#: (names, or the prefix of names, of the plan Spark's parser gives).
+READING_COMMANDS = (
+    "Show",
+    "Describe",
+    "ExplainCommand",
+    "SetCommand",
+    "ResetCommand",
+    "SetCatalogAndNamespace",
+)
+
+
+def writing_statement(spark: SparkSession, query: str) -> str | None:
+    """The name of ``query``'s plan as Spark's own parser gives it (nothing runs) when it
+    may write, else None.  Spark's rule: queries (``SELECT``, ``WITH``, ``VALUES``, ``TABLE``)
+    read; ``INSERT`` (a parsed statement), ``INSERT OVERWRITE DIRECTORY`` and every command
+    (``CREATE TABLE ... AS``, ``CACHE TABLE``, ``ADD JAR``, ``DROP``, ...) may write, except
+    :data:`READING_COMMANDS`."""
+    session = getattr(spark, "_jsparkSession", None)
+    if session is None:  # no JVM parser to ask (Spark Connect): nothing can be told
+        return "a statement Spark's parser cannot classify here"
+    try:
+        plan = session.sessionState().sqlParser().parsePlan(query)
+    except Exception as exc:
+        raise spark_error(exc) from None
+    name = str(plan.getClass().getSimpleName()).rstrip("$")
+    logical = "org.apache.spark.sql.catalyst.plans.logical."
+    kinds = ("Command", "ParsedStatement", "InsertIntoDir")
+    jvm: Any = spark._jvm  # a classic session has its JVM (checked above)
+    lang = jvm.java.lang
+    writes = any(lang.Class.forName(logical + kind).isInstance(plan) for kind in kinds)
+    return name if writes and not name.startswith(READING_COMMANDS) else None

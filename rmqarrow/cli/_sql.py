@@ -252,44 +252,13 @@ def _read_only(run: Callable[[], pa.RecordBatchReader | None]) -> pa.RecordBatch
         raise WriteRefusedError(f"{exc}; pass --allow-write to run it") from None
 
 
-#: Spark commands that only read, or set this session's settings: run without --allow-write
-#: (names, or the prefix of names, of the plan Spark's parser gives).
-_SPARK_READING_COMMANDS = (
-    "Show",
-    "Describe",
-    "ExplainCommand",
-    "SetCommand",
-    "ResetCommand",
-    "SetCatalogAndNamespace",
-)
-
-
-def _spark_writing(spark: Any, query: str) -> str | None:
-    """The plan of ``query`` as Spark's own parser gives it (nothing runs) when it may
-    write, else None.  Spark's rule: queries (``SELECT``, ``WITH``, ``VALUES``, ``TABLE``)
-    read; ``INSERT`` (a parsed statement), ``INSERT OVERWRITE DIRECTORY`` and every command
-    (``CREATE TABLE ... AS``, ``CACHE TABLE``, ``ADD JAR``, ``DROP``, ...) may write, except
-    :data:`_SPARK_READING_COMMANDS`."""
-    session = getattr(spark, "_jsparkSession", None)
-    if session is None:  # no JVM parser to ask (Spark Connect): nothing can be told
-        return "a statement Spark's parser cannot classify here"
-    try:
-        plan = session.sessionState().sqlParser().parsePlan(query)
-    except Exception as exc:
-        raise _spark_failure(exc) from None
-    name = str(plan.getClass().getSimpleName()).rstrip("$")
-    logical = "org.apache.spark.sql.catalyst.plans.logical."
-    kinds = ("Command", "ParsedStatement", "InsertIntoDir")
-    lang = spark._jvm.java.lang
-    writes = any(lang.Class.forName(logical + kind).isInstance(plan) for kind in kinds)
-    return name if writes and not name.startswith(_SPARK_READING_COMMANDS) else None
-
-
 def _spark_read_only(spark: Any, query: str, args: argparse.Namespace) -> None:
     """Refuse (before it runs) a Spark statement that may write, unless --allow-write."""
     if args.allow_write:
         return
-    kind = _spark_writing(spark, query)
+    from rmqarrow.converters.spark import writing_statement
+
+    kind = writing_statement(spark, query)
     if kind is not None:
         raise WriteRefusedError(
             f"{kind} statement refused: it may write, and only queries, SHOW, DESCRIBE, "
