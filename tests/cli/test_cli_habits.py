@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cli_run import one_error, run
@@ -130,7 +131,11 @@ def test_the_prompt_refuses_a_write_and_goes_on(
 @pytest.mark.spark
 @pytest.mark.slow
 def test_spark_sql_refuses_commands_that_write(
-    capsys: pytest.CaptureFixture[str], small: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    capsys: pytest.CaptureFixture[str],
+    small: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    spark: Any,  # the run's one session: the command gets it through --master local[2]
 ) -> None:
     """Spark's rule, by the plan its parser gives: queries, SHOW, DESCRIBE, EXPLAIN, SET
     read; INSERT and every other command may write."""
@@ -143,7 +148,7 @@ def test_spark_sql_refuses_commands_that_write(
         ".tables\n"  # Spark's tableName column: the three views
     )
     monkeypatch.setattr("sys.stdin", io.StringIO(statements))
-    status, out, err = run(capsys, "sql", str(small), "--engine", "spark")
+    status, out, err = run(capsys, "sql", str(small), "--engine", "spark", "--master", "local[2]")
     assert status == 1
     refused = [line for line in err.splitlines() if "statement refused" in line]
     assert len(refused) == 2 and all("--allow-write" in line for line in refused), err
@@ -158,6 +163,8 @@ def test_spark_sql_refuses_commands_that_write(
         "CREATE TEMPORARY VIEW v AS SELECT * FROM files",
         "--engine",
         "spark",
+        "--master",
+        "local[2]",
         "--allow-write",
     )
     assert status == 0, err
