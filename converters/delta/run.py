@@ -35,11 +35,16 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 from deltalake import CommitProperties, DeltaTable
-from deltalake.exceptions import DeltaError
+from deltalake.exceptions import CommitFailedError, DeltaError
 from rmqarrow.converters.delta.commit import commit_table, live_files, table_version
 from rmqarrow.converters.schema import ROCKSDB_SCHEMAS, SCHEMAS, TIERED_SCHEMAS
 
-from rmqarrow.errors import DatasetError, InvalidValueError
+from rmqarrow.errors import (
+    CommitConflictError,
+    DatasetError,
+    InvalidValueError,
+    StoreNotFoundError,
+)
 
 if TYPE_CHECKING:
     import pyarrow.dataset as pads
@@ -157,17 +162,33 @@ def open_snapshot(
     current at that pin-table version or time)."""
     root = Path(dataset).absolute()
     uri = str(root / pin_table)
+    if not root.is_dir():
+        raise StoreNotFoundError(f"{root}: no such dataset directory")
     if not DeltaTable.is_deltatable(uri):
         raise DatasetError(
             f"{root}: no Delta table {pin_table}/; not a dataset in the Delta layout"
         )
+    table = DeltaTable(uri)
+    latest = table.version()
+    if isinstance(as_of, int) and not 0 <= as_of <= latest:
+        raise InvalidValueError(
+            f"{root}: no version {as_of}; the dataset has versions 0 to {latest}"
+        )
     try:
-        table = DeltaTable(uri)
         if as_of is not None:
             table.load_as_version(as_of)
     except (DeltaError, OSError, ValueError) as exc:
         raise DatasetError(f"{root}: cannot load {pin_table} as of {as_of}: {exc}") from None
     version = table.version()
+    if isinstance(as_of, datetime):
+        # delta-rs answers a time before the first commit with version 0: refused here
+        made = int(_commit_info(root / pin_table, version).get("timestamp", 0))
+        if as_of.timestamp() * 1000 < made:
+            first = datetime.fromtimestamp(made / 1000, as_of.tzinfo).isoformat()
+            raise InvalidValueError(
+                f"{root}: nothing was exported as of {as_of.isoformat()}; the oldest version "
+                f"kept ({version}) is from {first}"
+            )
     pin = _pin_of(root / pin_table, version)
     if pin is None:
         raise DatasetError(
@@ -224,7 +245,13 @@ def converge(dataset: str | os.PathLike[str], *, pin_table: str = PIN_TABLE) -> 
             assert snap is not None
             if live_files(latest) == live_files(snap.delta_table(table)):
                 continue  # a vacuum's or a no-op commit: the same files
-            latest.restore(pinned[table], commit_properties=props)
+            try:
+                latest.restore(pinned[table], commit_properties=props)
+            except CommitFailedError:
+                raise CommitConflictError(
+                    f"{child}: another writer committed while version {pinned[table]} was "
+                    "being restored (the pinned one); nothing restored: run again"
+                ) from None
         else:
             orphans = sorted(live_files(latest))
             if not orphans:

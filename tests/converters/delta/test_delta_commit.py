@@ -12,6 +12,8 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +37,12 @@ from rmqarrow.converters.parquet.export import export_store
 from rmqarrow.converters.parquet.incremental import sync_store
 from rmqarrow.converters.parquet.manifest import read_manifest
 
-from rmqarrow.errors import CommitConflictError, DatasetError
+from rmqarrow.errors import (
+    CommitConflictError,
+    DatasetError,
+    InvalidValueError,
+    StoreNotFoundError,
+)
 from rmqarrow.index.service import IndexService
 
 TABLES = ("entries", "files", "slots")
@@ -242,6 +249,7 @@ def test_two_concurrent_committers_lose_nothing(generated: GeneratedStore, tmp_p
     ]
     outs = [p.communicate(timeout=300) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], [o[1][-2000:] for o in outs]
+    assert [len(out.splitlines()) for out, _ in outs] == [n, n]  # each run: landed or refused
     landed = {
         ln.split()[1] for out, _ in outs for ln in out.splitlines() if ln.startswith("landed")
     }
@@ -312,3 +320,32 @@ def test_a_killed_run_is_undone_by_the_next(generated: GeneratedStore, tmp_path:
     assert converge(ds) == ["entries"]
     assert sorted(DeltaTable(str(ds / "entries")).file_uris()) == snap.files("entries")
     assert converge(ds) == []
+
+
+def test_as_of_a_version_or_a_time_reads_that_run(
+    generated: GeneratedStore, tmp_path: Path
+) -> None:
+    ds = tmp_path / "ds"
+    with pytest.raises(StoreNotFoundError, match="no such dataset"):
+        open_snapshot(ds)
+    export_store(
+        generated.store, ds, hash_slot_num=generated.hash_slot_num, index_num=generated.index_num
+    )
+    with pytest.raises(DatasetError, match="not a dataset in the Delta layout"):
+        open_snapshot(ds)  # today's layout: no Delta tables yet
+    commit_run(ds, _change(ds, set(), _parts(ds)), app=("test-export", 1))
+    first = open_snapshot(ds)
+    between = datetime.now(UTC)
+    time.sleep(0.05)
+    shutil.copy(ds / "files" / "part-00000.parquet", ds / "files" / "part-r1.parquet")
+    replace = TableChange(add=[ds / "files" / "part-r1.parquet"], remove=["part-00000.parquet"])
+    commit_run(ds, {"files": replace}, app=("test-export", 2))
+    assert [Path(f).name for f in open_snapshot(ds).files("files")] == ["part-r1.parquet"]
+    for as_of in (first.version, between):
+        old = open_snapshot(ds, as_of=as_of)
+        assert old.versions == first.versions
+        assert [Path(f).name for f in old.files("files")] == ["part-00000.parquet"]
+    with pytest.raises(InvalidValueError, match="versions 0 to 1"):
+        open_snapshot(ds, as_of=2)
+    with pytest.raises(InvalidValueError, match="nothing was exported as of"):
+        open_snapshot(ds, as_of=datetime(2000, 1, 1, tzinfo=UTC))
