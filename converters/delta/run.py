@@ -39,6 +39,7 @@ from deltalake.exceptions import CommitFailedError, DeltaError
 from rmqarrow.converters.delta.commit import commit_table, live_files, table_version
 from rmqarrow.converters.schema import ROCKSDB_SCHEMAS, SCHEMAS, TIERED_SCHEMAS
 
+from rmqarrow._crash import crash_point
 from rmqarrow.errors import (
     CommitConflictError,
     DatasetError,
@@ -261,6 +262,22 @@ def converge(dataset: str | os.PathLike[str], *, pin_table: str = PIN_TABLE) -> 
     return changed
 
 
+def _base_version(root: Path, table: str, pinned: int | None) -> int | None:
+    """The version a run commits ``table`` on: the latest, once :func:`converge` made its
+    files the pinned version's (a restore is a version of its own).  Files that differ
+    mean another writer committed since: refused rather than pinned with its rows."""
+    latest = table_version(root / table)
+    if latest is None or latest == pinned:
+        return latest
+    want = set() if pinned is None else set(live_files(DeltaTable(str(root / table), pinned)))
+    if set(live_files(DeltaTable(str(root / table), latest))) != want:
+        raise CommitConflictError(
+            f"{root / table}: version {latest} holds files the pin does not (another writer "
+            "is committing); nothing of this run landed: run again"
+        )
+    return latest
+
+
 def commit_run(
     dataset: str | os.PathLike[str],
     changes: Mapping[str, TableChange],
@@ -283,6 +300,7 @@ def commit_run(
     if already_committed(root, app[0], app[1], pin_table=pin_table):
         return None
     converge(root, pin_table=pin_table)
+    crash_point("delta:converged")
     pinned: dict[str, int] = {}
     base_pin: int | None = None
     if DeltaTable.is_deltatable(str(root / pin_table)):
@@ -294,9 +312,7 @@ def commit_run(
         if table == pin_table:
             continue
         change = changes[table]
-        base = pinned.get(table)
-        if base is None and table_version(root / table) is not None:
-            base = table_version(root / table)  # created by a killed run, emptied since
+        base = _base_version(root, table, pinned.get(table))
         versions[table] = commit_table(
             root / table,
             table_schema(table),
@@ -305,6 +321,7 @@ def commit_run(
             base_version=base,
             app=app,
         )
+        crash_point("delta:table")
     own = changes.get(pin_table, TableChange())
     pin = {"versions": versions, "app": [app[0], app[1]], "source": dict(source or {})}
     version = commit_table(
@@ -316,4 +333,5 @@ def commit_run(
         metadata={META_KEY: pin},
         app=app,
     )
+    crash_point("delta:pinned")
     return Snapshot(root, version, {**versions, pin_table: version}, pin)

@@ -9,7 +9,9 @@ while a plain listing of the folders does not.
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -349,3 +351,55 @@ def test_as_of_a_version_or_a_time_reads_that_run(
         open_snapshot(ds, as_of=2)
     with pytest.raises(InvalidValueError, match="nothing was exported as of"):
         open_snapshot(ds, as_of=datetime(2000, 1, 1, tzinfo=UTC))
+
+
+_RUN = """
+import sys
+from pathlib import Path
+from rmqarrow.converters.delta.run import TableChange, commit_run
+ds, run = Path(sys.argv[1]), int(sys.argv[2])
+new = {t: ds / t / f"part-r{run}.parquet" for t in ("entries", "files", "slots")}
+old = {"files": "part-00000.parquet" if run == 1 else f"part-r{run - 1}.parquet"}
+changes = {t: TableChange(add=[p], remove=[old[t]] if t in old else []) for t, p in new.items()}
+commit_run(ds, changes, app=("killed", run), source={"run": run})
+"""
+
+
+@pytest.mark.parametrize(
+    "crash", ["delta:converged", "delta:table@1", "delta:table@2", "delta:pinned"]
+)
+def test_a_run_killed_at_every_step_is_all_or_nothing(
+    generated: GeneratedStore, tmp_path: Path, crash: str
+) -> None:
+    ds = tmp_path / "ds"
+    _export_committed(generated, ds)
+    before = open_snapshot(ds)
+    for run in (1, 2):
+        for t in TABLES:
+            src = sorted((ds / t).glob("part-0*.parquet"))[0]
+            shutil.copy(src, ds / t / f"part-r{run}.parquet")
+    env = {**os.environ, "RMQARROW_CRASH_AT": crash}
+    done = subprocess.run([sys.executable, "-c", _RUN, str(ds), "1"], env=env, timeout=300)
+    assert done.returncode == -signal.SIGKILL
+    after = open_snapshot(ds)
+    landed = crash == "delta:pinned"
+    assert after.pin["source"].get("run", 0) == (1 if landed else 0)
+    for t in TABLES:  # the old run whole, or the new one whole
+        names = {Path(f).name for f in after.files(t)}
+        old = {Path(f).name for f in before.files(t)}
+        assert names == (
+            (old - {"part-00000.parquet"} if t == "files" else old) | {"part-r1.parquet"}
+            if landed
+            else old
+        ), t
+    # the next run converges on what the pin says and lands
+    run = 2 if landed else 1
+    subprocess.run([sys.executable, "-c", _RUN, str(ds), str(run)], check=True, timeout=300)
+    final = open_snapshot(ds)
+    assert final.pin["source"]["run"] == run
+    for t in TABLES:
+        pinned = set(final.files(t))
+        assert set(DeltaTable(str(ds / t)).file_uris()) == pinned, t  # no orphan left visible
+        assert str(ds / t / f"part-r{run}.parquet") in pinned
+        # run 1's parts are read once: its own or the pinned killed run's (files: replaced)
+        assert (str(ds / t / "part-r1.parquet") in pinned) == (t != "files" or run == 1)
