@@ -403,3 +403,30 @@ def test_a_run_killed_at_every_step_is_all_or_nothing(
         assert str(ds / t / f"part-r{run}.parquet") in pinned
         # run 1's parts are read once: its own or the pinned killed run's (files: replaced)
         assert (str(ds / t / "part-r1.parquet") in pinned) == (t != "files" or run == 1)
+
+
+def test_the_messages_table_commits_with_its_list_column(
+    generated: GeneratedStore, tmp_path: Path
+) -> None:
+    ds = tmp_path / "ds"
+    g = generated
+    export_store(
+        g.store,
+        ds,
+        hash_slot_num=g.hash_slot_num,
+        index_num=g.index_num,
+        commitlog=g.root / "commitlog",
+    )
+    parts = sorted((ds / "messages").glob("*.parquet"))
+    stats = file_stats(parts[0])
+    assert "keys" not in stats["minValues"]  # a list column: no bound Delta could name
+    assert stats["minValues"]["physical_offset"] == 0
+    changes = {**_change(ds, set(), _parts(ds)), "messages": TableChange(add=parts)}
+    snap = commit_run(ds, changes, app=("test-export", 1))
+    assert snap is not None and "messages" in snap.versions
+    want = pq.read_table(parts[0])
+    delta = DeltaTable(str(ds / "messages")).to_pyarrow_table()
+    assert delta.num_rows == want.num_rows > 0
+    offsets = want.column("physical_offset").to_pylist()
+    assert sorted(delta.column("physical_offset").to_pylist()) == sorted(offsets)
+    assert snap.dataset("messages").to_table().to_pylist() == want.to_pylist()
