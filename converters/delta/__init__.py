@@ -26,6 +26,7 @@ if TYPE_CHECKING:
         commit_run,
         converge,
         open_snapshot,
+        vacuum,
     )
 
 __all__ = [
@@ -39,6 +40,7 @@ __all__ = [
     "file_stats",
     "open_snapshot",
     "table_version",
+    "vacuum",
 ]
 
 __getattr__, __dir__ = lazy_attributes(
@@ -54,5 +56,6 @@ __getattr__, __dir__ = lazy_attributes(
         "file_stats": "actions",
         "open_snapshot": "run",
         "table_version": "commit",
+        "vacuum": "run",
     },
 )

@@ -60,6 +60,7 @@ __all__ = [
     "converge",
     "open_snapshot",
     "table_schema",
+    "vacuum",
 ]
 
 #: The table whose commit finishes a run of an index dataset and pins the others.
@@ -335,3 +336,59 @@ def commit_run(
     )
     crash_point("delta:pinned")
     return Snapshot(root, version, {**versions, pin_table: version}, pin)
+
+
+def _kept_pins(root: Path, pin_table: str, horizon_ms: int) -> dict[str, set[int]]:
+    """The data-table versions pinned by every run still readable after ``horizon_ms``
+    (the latest, and each one superseded after the horizon), table by table."""
+    latest = DeltaTable(str(root / pin_table)).version()
+    kept: dict[str, set[int]] = {}
+    superseded_at: int | None = None  # when the version above replaced this one
+    for version in range(latest, -1, -1):
+        if superseded_at is not None and superseded_at < horizon_ms:
+            break
+        info = _commit_info(root / pin_table, version)
+        pin = info.get(META_KEY)
+        if isinstance(pin, dict) and isinstance(pin.get("versions"), dict):
+            for table, v in pin["versions"].items():
+                kept.setdefault(str(table), set()).add(int(v))
+        superseded_at = int(info.get("timestamp", 0))
+    return kept
+
+
+def vacuum(
+    dataset: str | os.PathLike[str],
+    retention_hours: int,
+    *,
+    dry_run: bool = False,
+    pin_table: str = PIN_TABLE,
+) -> dict[str, list[str]]:
+    """Delete the files no run within ``retention_hours`` reads; returns them, by table.
+
+    Runs :func:`converge` first, so a run killed or beaten before its pin is undone and
+    its parts become removed files like any other.  Each data table keeps the versions
+    the pins of those runs name (a run removes data files moments before its pin
+    commit, so a table's own retention alone could cut a snapshot the pin still
+    offers); parts never committed (a killed run's) go once older than the retention,
+    younger ones may be a running writer's.  Hold the dataset's writer lock.
+    """
+    import time
+
+    if retention_hours < 0:
+        raise InvalidValueError(f"retention_hours must be 0 or more, got {retention_hours}")
+    root = Path(dataset).absolute()
+    snap = open_snapshot(root, pin_table=pin_table)
+    converge(root, pin_table=pin_table)
+    horizon = int(time.time() * 1000) - retention_hours * 3_600_000
+    kept = _kept_pins(root, pin_table, horizon)
+    deleted = {}
+    for table in sorted(snap.versions):
+        files = DeltaTable(str(root / table)).vacuum(
+            retention_hours,
+            dry_run=dry_run,
+            enforce_retention_duration=False,
+            full=True,
+            keep_versions=None if table == pin_table else sorted(kept.get(table, set())),
+        )
+        deleted[table] = sorted(files)
+    return deleted

@@ -34,6 +34,7 @@ from rmqarrow.converters.delta.run import (
     converge,
     open_snapshot,
     table_schema,
+    vacuum,
 )
 from rmqarrow.converters.parquet.export import export_store
 from rmqarrow.converters.parquet.incremental import sync_store
@@ -430,3 +431,39 @@ def test_the_messages_table_commits_with_its_list_column(
     offsets = want.column("physical_offset").to_pylist()
     assert sorted(delta.column("physical_offset").to_pylist()) == sorted(offsets)
     assert snap.dataset("messages").to_table().to_pylist() == want.to_pylist()
+
+
+def test_vacuum_keeps_every_run_within_the_retention(
+    generated: GeneratedStore, tmp_path: Path
+) -> None:
+    ds = tmp_path / "ds"
+    _export_committed(generated, ds)
+    first = open_snapshot(ds)
+    for t in ("entries", "files"):
+        shutil.copy(first.files(t)[0], ds / t / "part-r1.parquet")
+    old_entries = Path(first.files("entries")[0]).name
+    changes = {
+        "entries": TableChange(add=[ds / "entries/part-r1.parquet"], remove=[old_entries]),
+        "files": TableChange(add=[ds / "files/part-r1.parquet"], remove=["part-00000.parquet"]),
+    }
+    commit_run(ds, changes, app=("test-export", 2))
+    # a part a killed run wrote and never committed, long ago; one a writer is writing now
+    stale, young = ds / "slots" / "part-r9-00000.parquet", ds / "slots" / "part-r10-00000.parquet"
+    for p in (stale, young):
+        shutil.copy(first.files("slots")[0], p)
+    os.utime(stale, (time.time() - 7200, time.time() - 7200))
+    kept = vacuum(ds, 1)
+    assert kept == {"entries": [], "files": [], "slots": [stale.name]}
+    assert not stale.exists() and young.exists()
+    assert open_snapshot(ds, as_of=first.version).files("entries") == first.files("entries")
+    gone = vacuum(ds, 0)  # only the last run is kept: the first's replaced parts go
+    assert gone == {
+        "entries": [old_entries],
+        "files": ["part-00000.parquet"],
+        "slots": [young.name],
+    }
+    latest = open_snapshot(ds)
+    con = duckdb.connect()
+    for t in TABLES:
+        assert all(Path(f).exists() for f in latest.files(t))
+        assert con.sql(f"SELECT count(*) FROM {_files_sql(latest.files(t))}").fetchall()[0][0] > 0
