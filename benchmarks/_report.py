@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
+import os
 import resource
 import sys
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, TextIO
 
 __all__ = ["COLUMNS", "peak_rss_mb", "print_rows", "row", "set_ratios", "timed"]
@@ -81,3 +84,15 @@ def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
     t = time.perf_counter()
     result = fn()
     return time.perf_counter() - t, result
+
+
+def write_record(out: Path, rows: Sequence[dict[str, Any]]) -> None:
+    """A dated run record: when, the load and the cores beside the rows, so a figure in the
+    docs can be traced to the run that made it."""
+    record = {
+        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "load": os.getloadavg(),
+        "cpus": os.cpu_count(),
+        "rows": list(rows),
+    }
+    out.write_text(json.dumps(record, indent=1) + "\n")

@@ -14,7 +14,6 @@ dataset's parts.  The goal: the follower's dataset within 1.5x of the fresh expo
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import tempfile
@@ -26,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 import duckdb
 import pyarrow as pa
-from _report import print_rows
+from _report import print_rows, write_record
 from rmqarrow.converters.parquet.export import export_store
 from rmqarrow.converters.parquet.incremental import sync_store
 from rmqarrow.converters.parquet.parts import duckdb_literal, table_parts
@@ -154,13 +153,7 @@ def main() -> None:
         rows = follow_rows(args.rounds, args.per_round, Path(tmp))
     print_rows(rows)
     if args.out is not None:
-        record = {
-            "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "load": os.getloadavg(),
-            "cpus": os.cpu_count(),
-            "rows": rows,
-        }
-        args.out.write_text(json.dumps(record, indent=1) + "\n")
+        write_record(args.out, rows)
 
 
 if __name__ == "__main__":

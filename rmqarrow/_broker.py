@@ -52,6 +52,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rmqarrow._args import check_flag
+from rmqarrow._paths import local_path
 from rmqarrow._staging import staged_target
 from rmqarrow._store_folders import STORE_FOLDERS
 from rmqarrow.errors import BrokerRunningError
@@ -148,7 +149,7 @@ def _regular(path: Path) -> bool:
 
 def store_root(path: str | os.PathLike[str]) -> Path | None:
     """The broker store root ``path`` belongs to (see the module's rules), or None."""
-    p = Path(os.path.realpath(os.path.abspath(path)))
+    p = Path(os.path.realpath(os.path.abspath(local_path(path))))
     staged = staged_target(p)
     if staged is not None:
         p = staged

@@ -19,8 +19,8 @@ from rmqarrow.errors import UnsupportedLocationError
 
 __all__ = ["local_path"]
 
-# RFC 3986's scheme, then "://"; one letter followed by ":\" would be a Windows drive
-_URI = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
+# RFC 3986's scheme, then "://"; RFC 8089 also allows "file:/PATH"
+_URI = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://|^(file):(?=/)", re.IGNORECASE)
 
 
 def local_path(location: str | os.PathLike[str]) -> Path:
@@ -34,7 +34,7 @@ def local_path(location: str | os.PathLike[str]) -> Path:
     match = _URI.match(text)
     if match is None:
         return Path(text)
-    scheme = match.group(1).lower()
+    scheme = (match.group(1) or match.group(2)).lower()
     if scheme == "file":
         parts = urlsplit(text)
         if parts.netloc not in ("", "localhost"):

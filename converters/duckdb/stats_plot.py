@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rmqarrow._optional import require
+from rmqarrow._paths import local_path
 from rmqarrow.errors import OutputExistsError, UsageError
 
 if TYPE_CHECKING:
@@ -62,7 +63,7 @@ def write_charts(
     index directory, and a dataset's readers take what its tables hold."""
     from rmqarrow.format.detect import KIND_NAMES, detect
 
-    out = Path(directory)
+    out = local_path(directory)
     kind = detect(out).kind
     if kind not in ("missing", "empty_dir", "other_dir"):
         raise UsageError(

@@ -423,7 +423,8 @@ def import_dataset(
     read or written (:func:`rmqarrow._broker.check_store_writable`; ``force`` only for a
     copy whose ``abort`` is left without a ``lock`` file).
     """
-    check_store_writable(out_dir, force=force)
+    out = local_path(out_dir).absolute()
+    check_store_writable(out, force=force)
     src = Path(dataset_dir)
     if not src.is_dir():
         raise StoreNotFoundError(f"{src}: no such dataset directory")
@@ -438,8 +439,7 @@ def import_dataset(
     def parts_of(name: str) -> dict[str, list[Path | pa.Table]]:
         return {t: rows.sources(name) for t, rows in by_file.items()}
 
-    out = local_path(out_dir).absolute()
-    _check_import_place(out_dir)
+    _check_import_place(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     with writer_lock(out, wait=wait):
         return _import_locked(src, out, manifest, files, parts, parts_of, progress)

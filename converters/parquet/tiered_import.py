@@ -111,7 +111,7 @@ def import_tiered(
     check_store_writable(out, force=force)
     out.parent.mkdir(parents=True, exist_ok=True)
     with writer_lock(out, wait=wait):
-        return _import_tiered(dataset_dir, out_dir)
+        return _import_tiered(dataset_dir, local_path(out_dir))  # paths as the caller named them
 
 
 def _import_tiered(

@@ -126,6 +126,8 @@ def _print_tiered(result: TieredCheck, args: argparse.Namespace) -> int:
         print(f"{'ok     ' if f.ok else 'PROBLEM'}  {f.path}")
         for problem in f.problems:
             print(f"         {problem}")
+        for note in f.notes:
+            print(f"note: {f.path}: {note}", file=sys.stderr)
     print(
         f"\n{len(result.files)} tiered files checked: {'all ok' if result.ok else 'problems found'}"
     )

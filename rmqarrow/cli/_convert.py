@@ -57,6 +57,7 @@ def register(sub: Any) -> None:
     add_spark_options(p)
     p.add_argument(
         "--commitlog",
+        type=location_arg,
         metavar="DIR",
         default=None,
         help="a broker's store/commitlog: also write the messages table "
@@ -145,14 +146,14 @@ def _export(args: argparse.Namespace) -> int:
         **open_options(args),
     )
     with store:
+        if args.incremental or args.follow:
+            return _sync(store, args)  # refused by any store but IndexFiles
         if store.format == "rocksdb":
             return rocksdb_export(store, args)
         if isinstance(store, TieredStore):
             return tiered_export(store, args)
         if not isinstance(store, IndexStore):
             raise UsageError(f"{args.store}: {store.description}")
-        if args.incremental or args.follow:
-            return _sync(store, args)
         start = time.perf_counter()
         manifest = store.export(
             args.out,
@@ -232,23 +233,28 @@ def _sync(store: Any, args: argparse.Namespace) -> int:
     def handler(signum: int, _frame: Any) -> None:
         stop.set()  # the round in progress finishes; the loop ends before the next
 
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, handler)
     interval = 5.0 if args.interval is None else args.interval
-    for i, result in enumerate(store.follow(args.out, interval=interval, stop=stop, **options)):
-        if not (result.changed or i == 0):
-            continue
-        if args.json:  # one JSON object a line (JSON Lines), as a log shipper reads it
-            print(json.dumps(_round(result)))
-        else:
-            print(
-                f"run {result.run}: files +{len(result.added)} new, "
-                f"{len(result.grown)} grown, {result.unchanged} unchanged, "
-                f"{len(result.deleted)} deleted; entries +{result.entries}"
-                + (f", messages +{result.messages}" if result.messages else "")
-                + f"; {result.seconds:.3f} s"
-            )
-        sys.stdout.flush()
+    # a store that cannot be followed refuses here, before any signal is taken over
+    rounds = store.follow(args.out, interval=interval, stop=stop, **options)
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        for i, result in enumerate(rounds):
+            if not (result.changed or i == 0):
+                continue
+            if args.json:  # one JSON object a line (JSON Lines), as a log shipper reads it
+                print(json.dumps(_round(result)))
+            else:
+                print(
+                    f"run {result.run}: files +{len(result.added)} new, "
+                    f"{len(result.grown)} grown, {result.unchanged} unchanged, "
+                    f"{len(result.deleted)} deleted; entries +{result.entries}"
+                    + (f", messages +{result.messages}" if result.messages else "")
+                    + f"; {result.seconds:.3f} s"
+                )
+            sys.stdout.flush()
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
     return 0
 
 

@@ -149,13 +149,10 @@ def add_wait_option(parser: Any) -> None:
 
 
 def location_arg(value: str) -> str:
-    """An argparse type for a store or dataset location: ``s3://...`` and other URIs are
-    refused before argparse's ``Path`` would turn ``//`` into a local folder ``s3:``."""
-    try:
-        local_path(value)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    return value
+    """An argparse type for a store or dataset location, as text: ``s3://...`` and other
+    URIs are refused before argparse's ``Path`` would turn ``//`` into a local folder
+    ``s3:``, and a ``file://`` URI is its path, so no command below sees a URI."""
+    return str(path_arg(value))
 
 
 def path_arg(value: str) -> Path:

@@ -66,7 +66,8 @@ def register(sub: Any) -> None:
         "--resolve",
         type=path_arg,
         metavar="COMMITLOG_DIR",
-        help="read each hit back from this CommitLog and keep only exact topic/key matches",
+        help="read each hit back from this CommitLog and keep only exact topic/key matches "
+        "(with --type T: exact topic/tags matches)",
     )
     query.add_argument("--show", action="store_true", help="with --resolve: print the messages")
     query.add_argument(
@@ -120,20 +121,24 @@ def _queries_from_args(args: argparse.Namespace) -> tuple[list[Query], bool]:
     return [_typed(Query(args.key, args.max_num, begin, end), args.topic, args.index_type)], False
 
 
+def _topic_and_key(topic: str | None, key: str) -> tuple[str, str, bool]:
+    """The topic and key a query names: ``--topic`` and ``--key``, or a full key TOPIC#KEY
+    split at its first '#' (topics hold none); and whether a topic was found at all."""
+    if topic is not None:
+        return topic, key, True
+    topic, sep, rest = key.partition("#")
+    return topic, rest, bool(sep)
+
+
 def _typed(q: Query, topic: str | None, index_type: str | None) -> Query:
-    """``q`` with its key made the index key of ``index_type`` (a full key TOPIC#KEY is
-    split at its first '#': topics hold none)."""
-    if topic is None:
-        if index_type is None:
-            return q
-        topic, sep, key = q.key.partition("#")
-        if not sep:
-            raise UsageError(
-                f"--type {index_type}: {q.key!r} has no '#'; give --topic TOPIC or the key "
-                "as TOPIC#KEY"
-            )
-    else:
-        key = q.key
+    """``q`` with its key made the index key of ``index_type``."""
+    if topic is None and index_type is None:
+        return q
+    topic, key, found = _topic_and_key(topic, q.key)
+    if not found:
+        raise UsageError(
+            f"--type {index_type}: {q.key!r} has no '#'; give --topic TOPIC or the key as TOPIC#KEY"
+        )
     return Query(query_index_key(topic, key, index_type), q.max_num, q.begin, q.end)
 
 
@@ -146,11 +151,6 @@ def _checked_options(args: argparse.Namespace) -> None:
         raise UsageError("--explain traces the native lookup; drop --engine")
     if args.resolve is not None and args.queries is not None:
         raise UsageError("--resolve works with --key, not --queries")
-    if args.resolve is not None and args.index_type == "T":
-        raise UsageError(
-            "--resolve checks each hit's keys and unique key, not its tags: drop --resolve "
-            "for --type T"
-        )
     if args.engine == "native" and args.dataset is not None:
         raise UsageError("a dataset is for the duckdb and spark engines; native reads the store")
 
@@ -276,10 +276,11 @@ def _print_resolved(
 ) -> int:
     from rmqarrow.commitlog import format_message
 
-    topic, _, key = q.key.partition("#") if args.topic is None else (args.topic, "#", args.key)
+    # the key as given (for --type T, the tags), not the index key looked up
+    topic, key, _ = _topic_and_key(args.topic, args.key)
     # a key repeated in KEYS is indexed once per occurrence: each message is read once
     distinct = list(dict.fromkeys(offsets))
-    result = store.resolve(topic, key, distinct, commitlog=args.resolve)
+    result = store.resolve(topic, key, distinct, commitlog=args.resolve, index_type=args.index_type)
     if args.json:
         print_json(
             {
@@ -294,8 +295,11 @@ def _print_resolved(
         )
         return 0
     print_table(
-        [[m.physical_offset, m.topic, m.keys or "", m.uniq_key or ""] for m in result.messages],
-        ["phy_offset", "topic", "keys", "uniq_key"],
+        [
+            [m.physical_offset, m.topic, m.keys or "", m.uniq_key or "", m.tags or ""]
+            for m in result.messages
+        ],
+        ["phy_offset", "topic", "keys", "uniq_key", "tags"],
     )
     print(
         f"\n{len(offsets)} index hits, {len(distinct)} distinct offsets: "

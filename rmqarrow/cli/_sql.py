@@ -83,6 +83,7 @@ def register(sub: Any) -> None:
     add_spark_options(p)
     p.add_argument(
         "--commitlog",
+        type=location_arg,
         metavar="DIR",
         default=None,
         help="a broker's store/commitlog: adds the messages view (real topic and keys)",
@@ -112,11 +113,14 @@ def register(sub: Any) -> None:
     )
     s.add_argument("--top", type=int, default=10, help="rows of hot keys / duplicates (10)")
     s.add_argument("--limit", type=int, default=20, help="entries listed by --between (20)")
-    s.add_argument("--plot", metavar="DIR", help="also write PNG charts into DIR")
+    s.add_argument(
+        "--plot", type=location_arg, metavar="DIR", help="also write PNG charts into DIR"
+    )
     s.add_argument("--overwrite", action="store_true", help="let --plot replace its charts")
     s.add_argument("--json", action="store_true", help="print everything as JSON")
     s.add_argument(
         "--commitlog",
+        type=location_arg,
         metavar="DIR",
         default=None,
         help="a broker's store/commitlog: also check the index against the log",

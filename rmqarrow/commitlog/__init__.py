@@ -60,6 +60,7 @@ from rmqarrow.commitlog.resolve import (
     format_message,
     java_split_keys,
     matches,
+    mode_for,
     resolve,
 )
 from rmqarrow.commitlog.tail import bounded_reader, complete_end_offset
@@ -121,6 +122,7 @@ __all__ = [
     "java_split_keys",
     "list_commitlog_files",
     "matches",
+    "mode_for",
     "require_commitlog",
     "resolve",
     "split_keys",

@@ -7,12 +7,14 @@ therefore checks every message the broker sends back:
 - by key (``INDEX_KEY_TYPE``): the message's KEYS property must be present, one of its
   tokens (Java ``keys.split(" ")``) must equal the key, and its topic must equal the topic;
 - by unique key (``INDEX_UNIQUE_TYPE``): the message id (UNIQ_KEY, or the offset message id
-  when there is none) must equal the key; the topic is not compared.
+  when there is none) must equal the key; the topic is not compared;
+- by tags (index type ``T``, 5.4.0 and later, whose entries are ``topic#T#tags``): the
+  message's whole TAGS property must equal the key, and its topic the topic.
 
 The index holds both kinds under ``topic#key``, so :func:`resolve` by default keeps a
 message when its topic equals ``topic`` and its UNIQ_KEY equals ``key`` or a KEYS token
 does (``mode="any"``); ``mode="key"`` and ``mode="uniq"`` apply the admin client's two
-rules exactly.
+rules exactly, and ``mode="tags"`` the third.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from typing import Literal
 from rmqarrow.commitlog.reader import CommitLogReader
 from rmqarrow.commitlog.record import Record
 from rmqarrow.errors import CommitLogError, InvalidValueError
+from rmqarrow.format.records import TAG_INDEX_TYPE, check_index_type
 
 __all__ = [
     "ResolveMode",
@@ -31,10 +34,11 @@ __all__ = [
     "format_message",
     "java_split_keys",
     "matches",
+    "mode_for",
     "resolve",
 ]
 
-ResolveMode = Literal["any", "key", "uniq"]
+ResolveMode = Literal["any", "key", "uniq", "tags"]
 
 
 def java_split_keys(keys: str) -> list[str]:
@@ -45,6 +49,14 @@ def java_split_keys(keys: str) -> list[str]:
     return parts
 
 
+def mode_for(index_type: str | None) -> ResolveMode:
+    """The check RocketMQ's admin client applies to a query of ``index_type``: ``tags``
+    for ``T``, ``key`` for ``K`` (the message's keys), ``uniq`` for ``U``; with no type,
+    ``any`` (keys and unique keys share the index key ``topic#key``)."""
+    modes: dict[str | None, ResolveMode] = {TAG_INDEX_TYPE: "tags", "K": "key", "U": "uniq"}
+    return modes.get(check_index_type(index_type), "any")
+
+
 def matches(record: Record, topic: str, key: str, mode: ResolveMode = "any") -> bool:
     """Does ``record`` really carry ``key`` in ``topic`` (see the module doc for the modes)?"""
     if mode == "uniq":
@@ -52,11 +64,13 @@ def matches(record: Record, topic: str, key: str, mode: ResolveMode = "any") -> 
         return (uniq if uniq is not None else record.msg_id) == key
     if record.topic != topic:
         return False
+    if mode == "tags":
+        return record.tags == key
     keys = record.keys
     if mode == "key":
         return keys is not None and key in java_split_keys(keys)
     if mode != "any":
-        raise InvalidValueError(f"mode must be 'any', 'key' or 'uniq', got {mode!r}")
+        raise InvalidValueError(f"mode must be 'any', 'key', 'uniq' or 'tags', got {mode!r}")
     return record.uniq_key == key or key in record.key_list
 
 

@@ -37,7 +37,7 @@ from rmqarrow._store_folders import ROCKSDB_DIR_NAMES
 from rmqarrow.errors import DatasetError, StoreNotFoundError, UsageError
 from rmqarrow.format import tiered_layout as tl
 from rmqarrow.format.layout import DEFAULT_HASH_SLOT_NUM, HEADER_SIZE, Geometry
-from rmqarrow.format.tiered_naming import LOCAL_DIR_NAME, parse_segment_name
+from rmqarrow.format.tiered_naming import INDEX_TOPIC, LOCAL_DIR_NAME, parse_segment_name
 
 __all__ = [
     "KINDS",
@@ -320,6 +320,9 @@ def detect(target: str | os.PathLike[str]) -> Target:
     ):
         return Target("commitlog_dir", p, commitlog_dir=p, detail="a CommitLog directory")
     if not children:
+        hint = _tiered_hint(p)  # an emptied tiered_index_file/: a tiered broker's clean stop
+        if hint is not None:
+            return Target("other_dir", p, detail=hint)
         return Target("empty_dir", p, detail="an empty directory")
     if not any(_is_index_name(c.name) for c in files):
         form = _tiered_folder(p, children)
@@ -336,8 +339,49 @@ def detect(target: str | os.PathLike[str]) -> Target:
                 detail=f"it holds an index/ folder but no commitlog/: pass {p / 'index'} "
                 "to read its index files",
             )
+        hint = _tiered_hint(p)
+        if hint is not None:
+            return Target("other_dir", p, detail=hint)
         return Target("other_dir", p, detail="a directory with no files (only folders)")
     return Target("other_dir", p, detail="a directory without index files")
+
+
+#: where uploaded index segments sit below the POSIX backend's folders, from
+#: ``tieredStoreFilePath`` (``<md5>_<cluster>/<broker>/...``) down to ``rmq_sys_INDEX/0``
+_SEGMENTS_BELOW = (
+    f"*/*/{INDEX_TOPIC}/0/INDEX",
+    f"*/{INDEX_TOPIC}/0/INDEX",
+    f"{INDEX_TOPIC}/0/INDEX",
+    "0/INDEX",
+    "INDEX",
+)
+
+
+def _tiered_hint(p: Path) -> str | None:
+    """What to pass instead of a folder of the tiered store that holds no index file
+    itself: the segment folders below it, or (an emptied ``tiered_index_file/``) where
+    the files went."""
+    found = sorted(
+        {
+            d
+            for pattern in _SEGMENTS_BELOW
+            for d in p.glob(pattern)
+            if d.is_dir() and any(parse_segment_name(q.name) is not None for q in _visible(d))
+        }
+    )
+    if found:
+        more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+        return (
+            f"a folder of RocketMQ's tiered store: its uploaded index segments are in "
+            f"{found[0]}{more}; pass that folder"
+        )
+    if p.name == LOCAL_DIR_NAME:
+        return (
+            f"an empty {LOCAL_DIR_NAME}/ folder: RocketMQ uploads every local index file "
+            "at a clean shutdown; pass the segment folder under tieredStoreFilePath "
+            f"(<md5>_<cluster>/<broker>/{INDEX_TOPIC}/0/INDEX)"
+        )
+    return None
 
 
 _INSTEAD = {

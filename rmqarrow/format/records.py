@@ -35,6 +35,7 @@ __all__ = [
     "TAG_INDEX_TYPE",
     "TRANSACTION_ROLLBACK_TYPE",
     "MessageRecord",
+    "check_index_type",
     "index_keys",
     "indexes_tags",
     "is_rollback",
@@ -87,15 +88,20 @@ def tag_index_key(topic: str, tags: str) -> str:
     return f"{topic}#{TAG_INDEX_TYPE}#{tags}"
 
 
-def query_index_key(topic: str, key: str, index_type: str | None = None) -> str:
-    """The full index key a query of ``index_type`` (``T`` for tags; ``K``, ``U`` or none
-    for keys and unique keys, which share ``topic#key``) looks up."""
-    if index_type == TAG_INDEX_TYPE:
-        return tag_index_key(topic, key)
-    if index_type not in (None, "K", "U"):
+def check_index_type(index_type: str | None) -> str | None:
+    """``index_type`` itself when it is a query's index type: ``K``, ``U``, ``T`` or none."""
+    if index_type not in (None, "K", "U", TAG_INDEX_TYPE):
         raise InvalidValueError(
             f"index type must be K (keys), U (unique keys) or T (tags), got {index_type!r}"
         )
+    return index_type
+
+
+def query_index_key(topic: str, key: str, index_type: str | None = None) -> str:
+    """The full index key a query of ``index_type`` (``T`` for tags; ``K``, ``U`` or none
+    for keys and unique keys, which share ``topic#key``) looks up."""
+    if check_index_type(index_type) == TAG_INDEX_TYPE:
+        return tag_index_key(topic, key)
     return f"{topic}#{key}"
 
 

@@ -24,9 +24,10 @@ __all__ = ["Pager", "fault_in"]
 
 #: Linux's ``madvise(MADV_POPULATE_WRITE)``: fault a range in for writing, in one call.
 _MADV_POPULATE_WRITE = 23
-#: Entries a thread faults in per claim (4 MiB): small enough to share a chunk's pages
-#: between both threads, large enough that the calls cost nothing.
-PIECE = (4 << 20) // INDEX_SIZE
+#: Entries a thread faults in per claim (2 MiB, a few ms where the memory is slow to hand
+#: out): a thread that faults while it waits for the other one is late by at most a
+#: piece when the other is done, and the calls still cost nothing.
+PIECE = (2 << 20) // INDEX_SIZE
 
 
 @functools.cache
@@ -66,7 +67,8 @@ def fault_in(f: OpenIndex, a: int, b: int) -> bool:
 class Pager:
     """Faults in entries from ``start`` on, a piece at a time, for any thread that asks.
 
-    :meth:`fault_until` returns once every piece below ``stop`` is claimed; a piece
+    :meth:`fault_next` faults in the next unclaimed piece below ``stop``;
+    :meth:`fault_until` returns once every piece below ``stop`` is claimed.  A piece
     another thread claimed may still be in progress (a write there simply waits for it).
     """
 
@@ -75,11 +77,16 @@ class Pager:
         self._next = start
         self._lock = threading.Lock()
 
+    def fault_next(self, stop: int) -> bool:
+        """Fault in the next piece below ``stop``; False when every one is claimed."""
+        with self._lock:
+            a = self._next
+            if a >= stop:
+                return False
+            self._next = b = min(a + PIECE, stop)
+        fault_in(self._file, a, b)
+        return True
+
     def fault_until(self, stop: int) -> None:
-        while True:
-            with self._lock:
-                a = self._next
-                if a >= stop:
-                    return
-                self._next = b = min(a + PIECE, stop)
-            fault_in(self._file, a, b)
+        while self.fault_next(stop):
+            pass

@@ -7,13 +7,14 @@ It leaves exactly the bytes of ``put_key`` on each key in order (rules in
   (:mod:`rmqarrow.kernels._numba`) a second thread hashes the next chunk and writes the
   fields of its entries that need no other put, while the main thread chains this one
   in one serial pass straight into the mapped bytes (each put's ``prev_index``, then its
-  slot head); whichever thread is free faults in the pages of the chunk after next
-  (:mod:`rmqarrow.kernels.pages`): about 0.3 CPU-s on each thread for a full default
-  file.  The pure numpy form orders each chunk by (slot, position) with one sort of a
-  combined int64 key, so each put's ``prev_index`` is the previous put of its slot, or,
-  for the first put of a slot in the chunk, the slot's stored head when that is valid
-  at the put's own position (``0 < head <= position``); entries go in as one contiguous
-  run, slot heads are scattered once.  Either way the header is written once per chunk
+  slot head); a thread that would wait for the other faults in the batch's next pages
+  instead (:mod:`rmqarrow.kernels.pages`): 0.1-0.9 CPU-s for a full default file,
+  depending on how fast the system hands out fresh memory.  The pure numpy form orders
+  each chunk by (slot, position) with one sort of a combined int64 key, so each put's
+  ``prev_index`` is the previous put of its slot, or, for the first put of a slot in
+  the chunk, the slot's stored head when that is valid at the put's own position
+  (``0 < head <= position``); entries go in as one contiguous run, slot heads are
+  scattered once.  Either way the header is written once per chunk
   and at most two chunks are in flight, so memory stays bounded whatever the batch.
 
 The kernels work on any open file (:class:`rmqarrow.format.layout.OpenIndex`): its mapped
@@ -23,8 +24,9 @@ regions and its in-memory header.  ``IndexService.build_index_batch``
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -50,6 +52,8 @@ __all__ = [
 
 #: Puts per vectorized chunk: bounds temporaries to a few tens of MB whatever the batch.
 CHUNK = 1 << 20
+#: Chunks the compiled put hashes and writes ahead of the one it chains (memory bound).
+_IN_FLIGHT = 2
 #: Slot heads on a 4 KiB page; a batch of fewer puts than the table has pages leaves
 #: most of them untouched, so it is not faulted in (nor dirtied) up front.
 _SLOTS_PER_PAGE = 1024
@@ -135,12 +139,16 @@ def _put_keys_compiled(
 ) -> None:
     """:func:`put_keys` with the compiled kernels: two sequential passes per chunk.
 
-    A second thread hashes the next chunk and writes the fields of its entries that need
-    no other put while the main thread chains this one (each put's ``prev_index``, then
-    its slot head); both then fault in the pages of the chunk after next, a piece at a
-    time, until they are all claimed.  Stopped by an exception, the file may hold the
-    next chunk's fields past the header: readers stop at the header's count, later puts
-    overwrite them, and the next writable open clears them (:func:`repair_uncommitted`).
+    A second thread hashes each chunk and writes the fields of its entries that need no
+    other put, at most :data:`_IN_FLIGHT` chunks ahead, while the main thread chains them
+    in order (each put's ``prev_index``, then its slot head).  Faulting the batch's pages
+    in is the work either thread takes whenever it would otherwise wait for the other:
+    the main thread for the next chunk's hashes, the second one for room to hash ahead.
+    Where fresh memory is slow to hand out (a virtual machine's) the faults are half of
+    the build's CPU time, and a fixed share of them per thread left one thread idle while
+    the other faulted.  Stopped by an exception, the file may hold the next chunk's
+    fields past the header: readers stop at the header's count, later puts overwrite
+    them, and the next writable open clears them (:func:`repair_uncommitted`).
     """
     if not bounds:
         return
@@ -153,15 +161,16 @@ def _put_keys_compiled(
     skip = 1 if pos0 <= 1 else 0
     begin = np.int64(stamps[0] if skip else h.begin_timestamp)
     words = f.regions.entries.view(np.uint32)
+    pager, last = Pager(f, pos0), pos0 + bounds[-1][1]
+    room = threading.Semaphore(_IN_FLIGHT)  # released by the main thread per chunk chained
+    stop = threading.Event()
+    # each chunk's hashes, popped by the main thread once chained (memory stays bounded)
+    planned: dict[int, Future[np.ndarray]] = {i: Future() for i in range(len(bounds))}
 
-    pager = Pager(f, pos0)
-
-    def pages_through(i: int) -> None:  # every page up to the end of chunk i
-        pager.fault_until(pos0 + bounds[min(i, len(bounds) - 1)][1])
-
-    def plan(i: int) -> np.ndarray:
-        a, b = bounds[i]
+    def plan(a: int, b: int) -> np.ndarray:
         hashes = index_key_hashes(arr.slice(a, b - a))
+        # pages faulted in a piece at a time, not by the writes (one fault a page)
+        pager.fault_until(pos0 + b)
         module.put_fields(
             hashes,
             offsets[a:b],
@@ -172,20 +181,42 @@ def _put_keys_compiled(
             np.int64(b - a),
             words,
         )
-        pages_through(i + 1)  # with the chaining thread, whichever is free
         return hashes
 
+    def plan_all() -> None:  # the second thread
+        try:
+            for i, (a, b) in enumerate(bounds):
+                while not room.acquire(blocking=False):
+                    if stop.is_set() or not pager.fault_next(last):
+                        room.acquire()  # nothing left to fault: wait for the main thread
+                        break
+                if stop.is_set():
+                    return
+                planned[i].set_result(plan(a, b))
+            while not stop.is_set() and pager.fault_next(last):
+                pass
+        except BaseException as e:  # to the main thread, which may wait for any chunk
+            for pending in list(planned.values()):
+                if not pending.done():
+                    pending.set_exception(e)
+            raise
+
     with ThreadPoolExecutor(1, thread_name_prefix="rmqarrow-bulk") as pool:
-        ahead = pool.submit(plan, 0)
-        if bounds[-1][1] >= f.regions.geometry.hash_slot_num // _SLOTS_PER_PAGE:
-            fault_in(f, -1, 0)  # the slot table: so many puts write heads on every page
-        pages_through(1)
-        for i, (a, b) in enumerate(bounds):
-            hashes = ahead.result()
-            if i + 1 < len(bounds):
-                ahead = pool.submit(plan, i + 1)
-            _put_run(f, hashes, offsets[a:b], stamps[a:b], fields_written=True)
-            pages_through(i + 2)
+        helper = pool.submit(plan_all)
+        try:
+            if bounds[-1][1] >= f.regions.geometry.hash_slot_num // _SLOTS_PER_PAGE:
+                fault_in(f, -1, 0)  # the slot table: so many puts write heads on every page
+            for i, (a, b) in enumerate(bounds):
+                while not planned[i].done() and pager.fault_next(last):
+                    pass
+                hashes = planned[i].result()
+                del planned[i]  # only once done: the second thread sets it by its key
+                _put_run(f, hashes, offsets[a:b], stamps[a:b], fields_written=True)
+                room.release()
+        finally:
+            stop.set()
+            room.release()  # wakes the second thread if it waits for room
+        helper.result()
 
 
 def _put_run(

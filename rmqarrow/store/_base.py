@@ -178,6 +178,20 @@ class Store(Closing):
             "into index files with import_files()",
         )
 
+    def sync(self, *args: Any, **options: Any) -> Any:
+        """An incremental export (RocketMQ's IndexFiles only: see ``IndexStore.sync``)."""
+        self._unsupported("an incremental export (sync, --incremental)", self._sync_instead())
+
+    def follow(self, *args: Any, **options: Any) -> Any:
+        """Incremental exports in a loop (IndexFiles only: see ``IndexStore.follow``)."""
+        self._unsupported("following (follow, --follow)", self._sync_instead())
+
+    def _sync_instead(self) -> str:
+        return (
+            "only RocketMQ's IndexFiles (a broker's store/index, or its store root) are kept "
+            "in step"
+        )
+
     def import_files(self, out_dir: str | os.PathLike[str], **options: Any) -> list[Path]:
         """Rebuild the index files of an exported dataset under ``out_dir``."""
         self._unsupported("import_files", "only an exported dataset is imported")

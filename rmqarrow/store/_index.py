@@ -339,16 +339,20 @@ class IndexStore(OffsetQueries):
         offsets: Sequence[int],
         *,
         commitlog: str | os.PathLike[str] | None = None,
+        index_type: str | None = None,
     ) -> ResolveResult:
         """Read each hit back from the CommitLog (a broker root's own by default) and keep
-        the messages whose topic and KEYS/UNIQ_KEY really match: the hash false positives
-        RocketMQ's lookup returns are dropped.  Each offset is read once."""
-        from rmqarrow.commitlog import resolve
+        the messages whose topic and KEYS/UNIQ_KEY (``index_type="T"``: whose TAGS) really
+        match: the hash false positives RocketMQ's lookup returns are dropped.  Each offset
+        is read once."""
+        from rmqarrow.commitlog import mode_for, resolve
 
+        mode = mode_for(index_type)
         log = commitlog if commitlog is not None else self.commitlog_dir
         if log is None:
             raise UsageError(f"{self.path}: no CommitLog to resolve against; give commitlog")
-        return resolve(require_commitlog(log), topic, key, list(dict.fromkeys(offsets)))
+        offsets = list(dict.fromkeys(offsets))
+        return resolve(require_commitlog(log), topic, key, offsets, mode=mode)
 
     # -- bulk -----------------------------------------------------------------------------
 

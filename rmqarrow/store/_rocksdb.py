@@ -416,6 +416,24 @@ class RocksDBStore(_RocksDBSurface):
             )
         return export_rocksdb(self.db_path, dest, overwrite=overwrite, **options)
 
+    def _sync_instead(self) -> str:
+        if self.target.rocksdb_dir == self.target.path:
+            return super()._sync_instead()
+        if (self.target.path / "index").is_dir():
+            return (
+                "only IndexFiles are kept in step: open this store root for its IndexFiles "
+                "(index/, the default) rather than its RocksDB index"
+            )
+        # a 5.x broker keeps rocksdbstore/ for its timers and transactions whatever its
+        # index, and makes index/ at its first message: a follower started with the
+        # broker finds this
+        return (
+            f"only IndexFiles are kept in step, and this broker root has no index/ yet (a "
+            f"broker makes it at its first message, and keeps {self.db_path.name}/ for "
+            "other data too): start the follower once index/ exists, or export the RocksDB "
+            "index whole"
+        )
+
     def check(self, *, commitlog: str | os.PathLike[str] | None = None) -> RocksDBCheck:
         """Keys that do not parse, values of the wrong size, bookkeeping behind the records,
         and (with the store root's CommitLog, or ``commitlog``) buckets outside its span."""

@@ -2,7 +2,9 @@
 
 Files are read in bounded chunks of their slot table through a read-only map, so checking a
 default-size file (680 MB) costs a few megabytes of memory.  Each problem is one sentence
-naming what RocketMQ writes instead.
+naming what RocketMQ writes instead.  A note is something RocketMQ itself writes that is
+not what it means (the end timestamp its recovery resets, rule 12): worth knowing, not
+damage.
 """
 
 from __future__ import annotations
@@ -17,15 +19,19 @@ import numpy as np
 
 from rmqarrow.errors import CorruptIndexError, RmqArrowError
 from rmqarrow.format.tiered_layout import (
+    COMPACT_ITEM_DTYPE,
     COMPACT_ITEM_SIZE,
     COMPACT_SLOT_DTYPE,
     HEADER_SIZE,
+    ITEM_DTYPE,
     SLOT_DTYPE,
     items_position,
 )
+from rmqarrow.format.times import format_time
 
 from ._compacted import CompactedIndexFile
 from ._open import folder_geometry, open_file, open_tiered, tiered_file_paths
+from ._rules import store_time_bounds
 from ._store import TieredIndexStore
 from ._unsealed import TieredIndexFile
 
@@ -37,17 +43,23 @@ _CHUNK = 1 << 20
 
 @dataclass(frozen=True)
 class TieredFileCheck:
-    """One file's problems (empty: healthy)."""
+    """One file's problems (empty: healthy) and notes (never unhealthy)."""
 
     path: Path
     problems: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
         return not self.problems
 
     def to_dict(self) -> dict[str, Any]:
-        return {"file": str(self.path), "ok": self.ok, "problems": list(self.problems)}
+        return {
+            "file": str(self.path),
+            "ok": self.ok,
+            "problems": list(self.problems),
+            "notes": list(self.notes),
+        }
 
 
 @dataclass(frozen=True)
@@ -138,6 +150,45 @@ def _check_file(f: TieredIndexFile | CompactedIndexFile) -> list[str]:
     return _check_compacted(f)
 
 
+def _newest_time_diff(f: TieredIndexFile | CompactedIndexFile) -> int | None:
+    """The largest stored time diff of the file's items (None without items)."""
+    if isinstance(f, TieredIndexFile):
+        dtype, start, count = ITEM_DTYPE, items_position(f.hash_slot_num), f.item_count
+        start += ITEM_DTYPE.itemsize  # item 0 is never written
+    else:
+        dtype, start = COMPACT_ITEM_DTYPE, items_position(f.hash_slot_num)
+        count = max(f.size - start, 0) // COMPACT_ITEM_SIZE
+    if count <= 0:
+        return None
+    table = np.memmap(f.path, dtype=dtype, mode="r", offset=start, shape=(count,))
+    try:
+        return max(int(table["time_diff"][i : i + _CHUNK].max()) for i in range(0, count, _CHUNK))
+    finally:
+        del table
+
+
+def _end_time_note(f: TieredIndexFile | CompactedIndexFile) -> str | None:
+    """A note when the header's end timestamp is not its newest item's store time."""
+    newest = _newest_time_diff(f)
+    if newest is None:
+        return None
+    low, high = store_time_bounds(newest, f.begin_timestamp)
+    end = f.end_timestamp
+    if low <= end <= high:
+        return None
+    why = (
+        "RocketMQ writes the begin timestamp there when it reopens a local file at "
+        "start-up, and an upload keeps it"
+        if end == f.begin_timestamp
+        else "RocketMQ writes the newest store time it indexed there: something else changed it"
+    )
+    return (
+        f"the header's end timestamp {end} ({format_time(end)}) is not the newest item's "
+        f"store time, {format_time(low)} to {format_time(high)} by its time diff ({why}); "
+        "queries do not read it; RocketMQ's code expires an uploaded index segment by it"
+    )
+
+
 def check_tiered(
     path: str | os.PathLike[str],
     hash_slot_num: int | None = None,
@@ -162,7 +213,8 @@ def check_tiered(
                 f = opened
             with f:
                 problems = _check_file(f)
+                note = _end_time_note(f)
         except RmqArrowError as exc:
-            problems = [str(exc)]
-        report.append(TieredFileCheck(q, problems))
+            problems, note = [str(exc)], None
+        report.append(TieredFileCheck(q, problems, [note] if note else []))
     return TieredCheck(report)

@@ -42,7 +42,10 @@ putKey (checked in this order, each returns at once)
 12. **Reopen** (constructing the file object on an existing file) takes the begin timestamp
     from the name, hashSlotCount and itemCount from the header, but the end timestamp from
     offset **4** (the stored begin timestamp), rewrites the header and is UNSEALED again:
-    the end timestamp is **reset** until a later put raises it (RocketMQ issue #10656).
+    the end timestamp is **reset** until a later put raises it.  An upload then keeps the
+    wrong value in the compacted header and as the segment's end time, by which RocketMQ
+    expires index segments (queries never read it).  ``check`` notes a header whose end
+    timestamp its newest item contradicts (rule 4 run backwards: :func:`store_time_bounds`).
 
 Query on the local file (UNSEALED or SEALED)
 
@@ -138,6 +141,7 @@ __all__ = [
     "is_blank_topic",
     "key_hash",
     "key_slot_position",
+    "store_time_bounds",
     "stored_time",
     "time_diff",
 ]
@@ -167,6 +171,17 @@ def time_diff(store_timestamp: int, begin_timestamp: int) -> int:
 def stored_time(diff: int, begin_timestamp: int) -> int:
     """Rule 4: the time a query compares, ``timeDiff * 1000 + beginTimestamp`` (wrapping)."""
     return java_long(diff * 1000 + begin_timestamp)
+
+
+def store_time_bounds(diff: int, begin_timestamp: int) -> tuple[int, int]:
+    """Rule 4 backwards: the lowest and highest store time that ``diff`` can stand for.
+
+    The division truncates toward zero, so a positive ``diff`` covers 999 ms after
+    ``diff`` whole seconds, a negative one 999 ms before, and 0 both sides.
+    """
+    low = diff * 1000 - (999 if diff <= 0 else 0)
+    high = diff * 1000 + (999 if diff >= 0 else 0)
+    return begin_timestamp + low, begin_timestamp + high
 
 
 def header_magic(item_count: int, index_num: int) -> int:

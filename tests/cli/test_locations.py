@@ -41,6 +41,8 @@ COMMANDS = [
     ["query", "s3://bucket/lake", "--topic", "t", "--key", "k"],
     ["sql", "hdfs://nn/lake", "SELECT 1"],
     ["stats", "s3://bucket/lake"],
+    ["stats", "{store}", "--plot", "s3://bucket/charts"],
+    ["export", "{store}", "ds2", "--commitlog", "s3://bucket/commitlog"],
     ["info", "s3://bucket/lake"],
     ["check", "s3://bucket/lake"],
     ["verify", "{store}", "--dataset", "s3://bucket/lake"],

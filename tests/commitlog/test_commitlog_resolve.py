@@ -13,10 +13,11 @@ from rmqarrow.commitlog import (
     format_message,
     iter_records,
     java_split_keys,
+    mode_for,
     resolve,
     write_commitlog,
 )
-from rmqarrow.errors import CommitLogError
+from rmqarrow.errors import CommitLogError, InvalidValueError
 from rmqarrow.format.hashing import index_key_hash
 
 
@@ -62,6 +63,33 @@ def test_hash_collisions_are_dropped(tmp_path: Path) -> None:
     # the admin client's key rule ignores UNIQ_KEY; its uniq rule ignores the topic
     assert resolve(out, "T", "BB", offsets, mode="key").phy_offsets == [offsets[1], offsets[4]]
     assert resolve(out, "T", "U2", offsets, mode="uniq").phy_offsets == [offsets[1]]
+
+
+def test_tag_collisions_are_dropped(tmp_path: Path) -> None:
+    """``mode="tags"`` is the admin client's check of a query of index type T: the whole
+    TAGS equals the key and the topic the topic (RocketMQ 5.5.0's ``MQAdminImpl``)."""
+    assert index_key_hash("T#T#Aa") == index_key_hash("T#T#BB")
+    out = tmp_path / "cl"
+    write_commitlog(
+        out,
+        [
+            Message(topic="T", tags="Aa", keys="k"),
+            Message(topic="T", tags="BB", keys="Aa"),
+            Message(topic="S", tags="Aa"),
+            Message(topic="T", tags="Aa||x"),
+            Message(topic="T", uniq_key="Aa"),
+            Message(topic="T", tags="Aa"),
+        ],
+        mapped_file_size=4096,
+    )
+    offsets = [r.physical_offset for r in iter_records(out)]
+    result = resolve(out, "T", "Aa", offsets, mode="tags")
+    assert result.phy_offsets == [offsets[0], offsets[5]]
+    assert result.dropped_offsets == offsets[1:5]
+    assert mode_for("T") == "tags" and mode_for(None) == "any"
+    assert mode_for("K") == "key" and mode_for("U") == "uniq"
+    with pytest.raises(InvalidValueError, match="index type must be K"):
+        mode_for("X")
 
 
 def test_java_split() -> None:

@@ -79,3 +79,14 @@ def test_threads_share_the_pages_without_overlap(
     assert all(b == c for (_, b), (c, _) in itertools.pairwise(claims))
     assert all(0 < b - a <= pages.PIECE for a, b in claims)
     assert {250_000, 600_000} <= {b for _, b in claims}  # a piece never crosses a stop
+
+
+def test_fault_next_claims_one_piece_until_none_is_left(tmp_path: Path) -> None:
+    """What a thread does while it waits for the other: one piece per call, in order."""
+    with IndexFile.create(tmp_path / "f", 4, _ENTRIES) as f:
+        pager = pages.Pager(f, 10)
+        stop = 10 + 2 * pages.PIECE + 5
+        assert [pager.fault_next(stop) for _ in range(4)] == [True, True, True, False]
+        pager.fault_until(stop)  # nothing more to claim
+        assert not pager.fault_next(stop)
+        assert pager.fault_next(stop + 1)  # a later stop: the next piece

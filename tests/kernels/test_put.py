@@ -321,3 +321,38 @@ def test_fields_written_ahead_are_rolled_back_with_the_chunk_in_flight(
         ref.put_key(keys[i], i, T0 + 1000 * i)
     ref.close()
     assert path.read_bytes() == (tmp_path / "ref").read_bytes()
+
+
+def test_failure_on_the_hashing_thread_stops_the_batch_at_the_chunks_chained(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The second thread hashes ahead and faults pages in while it waits: its failure
+    reaches the caller (no hang), and the file holds the chunks chained before it."""
+    from rmqarrow.kernels import _compiled
+    from rmqarrow.kernels import put as put_mod
+
+    if _compiled.compiled() is None:
+        pytest.skip("the numpy form hashes on its helper thread with no pages to fault")
+    monkeypatch.setattr(put_mod, "CHUNK", 8)
+    hashed = put_mod.index_key_hashes
+    calls = []
+
+    def fail_third(keys: pa.Array) -> np.ndarray:
+        calls.append(len(keys))
+        if len(calls) == 3:
+            raise _Stopped
+        return hashed(keys)
+
+    monkeypatch.setattr(put_mod, "index_key_hashes", fail_third)
+    keys = [f"T#k{i % 23}" for i in range(60)]
+    path = tmp_path / "f"
+    with IndexFile.create(path, 7, 100) as f, pytest.raises(_Stopped):
+        f.put_keys(keys, list(range(60)), [T0 + 1000 * i for i in range(60)])
+    again = IndexFile.open(path, 7, 100, writable=True)
+    assert again.index_count == 17 and again.repaired is None  # two chunks of 8, after put 0
+    again.close()
+    ref = IndexFile.create(tmp_path / "ref", 7, 100)
+    for i in range(16):
+        ref.put_key(keys[i], i, T0 + 1000 * i)
+    ref.close()
+    assert path.read_bytes() == (tmp_path / "ref").read_bytes()

@@ -10,6 +10,7 @@ them is said by :func:`indexes_tags`.  The brokers themselves are compared in
 from __future__ import annotations
 
 import datetime as _dt
+import json
 from pathlib import Path
 
 import pyarrow as pa
@@ -223,9 +224,16 @@ def test_cli_rules_and_types(
     assert "3 offsets for 'TopicB#T#é'" in out
     status, out, err = run(capsys, "query", str(out_dir), "--key", "TopicB#é", "--type", "T")
     assert status == 0 and "3 offsets for 'TopicB#T#é'" in out, err
-    assert "not its tags" in _error(
-        capsys, "query", str(out_dir), "--key", "TopicB#é", "--type", "T", "--resolve", str(log)
-    )
+    # --resolve with --type T keeps the messages whose topic and whole TAGS match
+    status, out, err = run(
+        capsys, "query", str(out_dir), "--key", "TopicB#é", "--type", "T", "--resolve", str(log),
+        "--json",
+    )  # fmt: skip
+    assert status == 0, err
+    doc = json.loads(out)
+    tagged_b = [r.commit_log_offset for r in records if (r.topic, r.tags) == ("TopicB", "é")]
+    assert (doc["key"], sorted(doc["phy_offsets"])) == ("TopicB#T#é", sorted(tagged_b))
+    assert doc["dropped_false_positives"] == 0
     assert "no '#'" in _error(capsys, "query", str(out_dir), "--key", "é", "--type", "T")
     assert "K (keys), U" in _error(
         capsys, "query", str(out_dir), "--topic", "TopicB", "--key", "é", "--type", "X"

@@ -8,8 +8,15 @@ from pathlib import Path
 import pytest
 from rocketmq.workload import NEWEST, processes_naming
 
-from rmqarrow.errors import EngineError, EngineUnavailableError
-from rmqarrow.testing.rocketmq import resolve_release, run_broker
+from rmqarrow.errors import EngineError, EngineUnavailableError, InvalidValueError
+from rmqarrow.testing.rocketmq import (
+    Broker,
+    Message,
+    Release,
+    resolve_release,
+    run_broker,
+    send_messages,
+)
 
 pytestmark = pytest.mark.rocketmq
 
@@ -28,7 +35,10 @@ def test_missing_tools_are_named_in_one_line(
 def test_a_release_that_does_not_resolve_gives_mavens_reason(tmp_path: Path) -> None:
     with pytest.raises(EngineError) as info:
         resolve_release("0.0.1", cache=tmp_path)
-    assert "RocketMQ 0.0.1: Maven could not resolve its jars" in str(info.value)
+    assert (
+        "RocketMQ 0.0.1: Maven could not resolve org.apache.rocketmq:rocketmq-namesrv:0.0.1, "
+        in str(info.value)
+    )
     assert "rocketmq" in str(info.value).split(":", 1)[1]
     assert not (tmp_path / "0.0.1" / "lib").exists()  # no half cache
 
@@ -58,3 +68,18 @@ def test_a_resolution_killed_midway_leaves_nothing_the_next_run_keeps() -> None:
     assert again.lib == release.lib
     assert any(again.lib.glob("rocketmq-client-*.jar"))
     assert (again.driver / "RmqDriver.class").exists()
+
+
+def test_a_message_the_driver_cannot_send_is_refused_before_a_jvm_starts(tmp_path: Path) -> None:
+    release = Release(NEWEST, tmp_path, tmp_path / "lib", tmp_path / "driver", 0.0)
+    nowhere = Broker(release, tmp_path, 1, 1, {})  # nothing listens: nothing may be sent
+    for bad, needle in [
+        (Message("T", "b", transaction="maybe"), "transaction 'maybe'"),  # type: ignore[arg-type]
+        (Message("T", "b", delay_level=19), "delay_level 19"),
+        (Message("T", "b", delay_level=-1), "delay_level -1"),
+        (Message("T", "b", transaction="commit", delay_level=1), "either transactional or delayed"),
+        (Message("T", "b", keys=("a b",)), "key 'a b'"),
+    ]:
+        with pytest.raises(InvalidValueError, match=needle):
+            send_messages(nowhere, [bad])
+    assert not list(tmp_path.iterdir())  # no spec file written, no driver run

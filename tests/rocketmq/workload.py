@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from cli_run import run
 
+import rmqarrow
 from rmqarrow.commitlog import iter_records
 from rmqarrow.format.hashing import index_key_hash
 from rmqarrow.testing.rocketmq import (
@@ -244,3 +245,43 @@ def mismatches(
         for a, mine in zip(run_.answers, ours, strict=True)
         if sorted(a.offsets) != sorted(mine)
     ]
+
+
+# ---- the RocksDB message index ---------------------------------------------------------
+
+#: the letter rmqarrow's RocksDB query takes for each kind of the harness's queries
+ROCKSDB_TYPE_OF = {"key": "K", "uniq": "U", "tag": "T"}
+
+
+def rocksdb_mismatches(run_: Run) -> list[tuple[str, str, str, list[int], list[int]]]:
+    """Queries whose broker answer and rmqarrow's read of the store's RocksDB index
+    (``rmqarrow.open(store, index="rocksdb")``) differ as sets."""
+    out = []
+    with rmqarrow.open(run_.store, index="rocksdb") as store:
+        for a in run_.answers:
+            q = a.query
+            mine = store.query(
+                q.topic, q.key, index_type=ROCKSDB_TYPE_OF[q.kind], max_num=q.max_num,
+                begin=q.begin, end=q.end,
+            )  # fmt: skip
+            if sorted(mine) != sorted(a.offsets):
+                out.append((q.topic, q.key, q.kind, sorted(a.offsets), sorted(mine)))
+    return out
+
+
+def rocksdb_types(store: Path) -> Counter[str]:
+    """How many records of each index type the store's RocksDB index holds."""
+    with rmqarrow.open(store, index="rocksdb") as s:
+        return Counter(s.scan("rocksdb_records", columns=["type"]).read_all().column(0).to_pylist())
+
+
+def expected_rocksdb_types(sent: list[Sent]) -> Counter[str]:
+    """K: one record per distinct key of a message; U: one per message; T: one per
+    message with tags."""
+    return Counter(
+        {
+            "K": sum(len(set(s.message.keys)) for s in sent),
+            "U": len(sent),
+            "T": sum(1 for s in sent if s.message.tags),
+        }
+    )

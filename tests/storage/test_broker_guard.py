@@ -96,6 +96,13 @@ def test_every_write_refused_beside_a_running_broker_readers_work(
         refused("build", f"{store}/index", "--from-commitlog", str(commitlog), "--index", "rocksdb")
         refused("import", str(dataset), f"{store}/index")
         refused("export", str(store), str(store / "lake"))  # a dataset is no part of it
+        # a file:// URI is the same path, for the guard as for the writers
+        refused("import", str(dataset), (store / "index").as_uri())
+        refused("export", str(store), (store / "lake").as_uri())
+        refused("build", (store / "index").as_uri(), "--from-commitlog", commitlog.as_uri())
+        with pytest.raises(BrokerRunningError):
+            import_dataset(dataset, (store / "index").as_uri())
+        assert snapshot(store) == before
         assert not (tmp_path / "copy").exists()
 
         # the library: every writer, in library terms

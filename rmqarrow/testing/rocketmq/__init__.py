@@ -20,10 +20,17 @@ from rmqarrow.testing.rocketmq._client import (
     KeyQuery,
     Message,
     Sent,
+    Transaction,
     query_broker,
+    send_line,
     send_messages,
 )
 from rmqarrow.testing.rocketmq._release import CACHE_ENV, Release, cache_root, resolve_release
+from rmqarrow.testing.rocketmq._tiered import (
+    tiered_index_local,
+    tiered_index_segments,
+    tiered_settings,
+)
 
 __all__ = [
     "CACHE_ENV",
@@ -34,9 +41,14 @@ __all__ = [
     "Message",
     "Release",
     "Sent",
+    "Transaction",
     "cache_root",
     "query_broker",
     "resolve_release",
     "run_broker",
+    "send_line",
     "send_messages",
+    "tiered_index_local",
+    "tiered_index_segments",
+    "tiered_settings",
 ]

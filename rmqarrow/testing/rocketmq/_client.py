@@ -19,22 +19,47 @@ from typing import Literal
 from rmqarrow.errors import EngineError, InvalidValueError
 from rmqarrow.testing.rocketmq._broker import Broker
 
-__all__ = ["BrokerAnswer", "KeyQuery", "Message", "Sent", "query_broker", "send_messages"]
+__all__ = [
+    "BrokerAnswer",
+    "KeyQuery",
+    "Message",
+    "Sent",
+    "Transaction",
+    "query_broker",
+    "send_messages",
+]
 
 #: RocketMQ's separator of several keys in one message's KEYS property
 KEY_SEPARATOR = " "
 #: the store times a query spans when none is given: everything
 ALL_TIME = (0, 2**62)
+#: the highest delay level of a broker's default ``messageDelayLevel`` (1 s ... 2 h)
+MAX_DELAY_LEVEL = 18
+
+
+#: how a transactional message's local transaction ends
+Transaction = Literal["commit", "rollback"]
 
 
 @dataclass(frozen=True)
 class Message:
-    """One message to send: ``keys`` become KEYS joined by spaces; empty tags send none."""
+    """One message to send: ``keys`` become KEYS joined by spaces; empty tags send none.
+
+    ``transaction`` sends it as a transactional message through a ``TransactionMQProducer``:
+    the broker stores it prepared (a half message in ``RMQ_SYS_TRANS_HALF_TOPIC``), then the
+    producer's local transaction ends with ``COMMIT_MESSAGE`` (``"commit"``: the broker writes
+    it anew to its topic) or ``ROLLBACK_MESSAGE`` (``"rollback"``: it never reaches its
+    topic).  ``delay_level`` > 0 sends it delayed by that level of the broker's
+    ``messageDelayLevel`` (1 is 1 s by default): stored first in ``SCHEDULE_TOPIC_XXXX``,
+    written anew to its topic when due.
+    """
 
     topic: str
     body: str
     tags: str = ""
     keys: tuple[str, ...] = ()
+    transaction: Transaction | None = None
+    delay_level: int = 0
 
 
 @dataclass(frozen=True)
@@ -45,9 +70,15 @@ class Sent:
     status: str
     msg_id: str  #: the client's unique key (``UNIQ_KEY``)
     offset_msg_id: str
-    phy_offset: int  #: the CommitLog offset, from ``offset_msg_id``
+    #: the CommitLog offset of what the send stored, from ``offset_msg_id``: for a
+    #: transactional or delayed message, its prepared or scheduled copy
+    phy_offset: int
     queue_id: int
     queue_offset: int
+    #: the CommitLog offset of the message in its own topic: ``phy_offset`` for an ordinary
+    #: send; the copy the broker wrote on commit or when the delay was over (the send waits
+    #: for it); None for a rolled-back message
+    delivered_offset: int | None = None
 
 
 @dataclass(frozen=True)
@@ -68,6 +99,8 @@ class BrokerAnswer:
     query: KeyQuery
     offsets: tuple[int, ...]  #: CommitLog offsets, in the order the client returned them
     error: str | None  #: the client's exception (it raises when nothing is found)
+    #: each message's queue id, in the same order (a tiered store's offsets are per queue)
+    queue_ids: tuple[int, ...] = ()
 
 
 def _field(value: str, what: str) -> str:
@@ -97,23 +130,45 @@ def _run(broker: Broker, verb: str, lines: Iterable[str], tag: str) -> list[dict
     return [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
 
 
-def send_messages(broker: Broker, messages: Sequence[Message], *, tag: str = "send") -> list[Sent]:
-    """Send ``messages`` one by one (synchronously), in order; what the broker answered."""
-    lines = []
-    for m in messages:
-        for k in m.keys:
-            if not k or KEY_SEPARATOR in k:
-                raise InvalidValueError(f"key {k!r}: a key is non-empty and has no space")
-        lines.append(
-            "\t".join(
-                (
-                    _field(m.topic, "topic"),
-                    _field(m.tags, "tags"),
-                    _field(KEY_SEPARATOR.join(m.keys), "keys"),
-                    _field(m.body, "body"),
-                )
-            )
+def send_line(m: Message) -> str:
+    """The driver's input line for ``m`` (checked first: a bad message is refused here,
+    before any JVM starts).  A caller that feeds the driver a pipe line by line paces the
+    sends itself."""
+    for k in m.keys:
+        if not k or KEY_SEPARATOR in k:
+            raise InvalidValueError(f"key {k!r}: a key is non-empty and has no space")
+    if m.transaction not in (None, "commit", "rollback"):
+        raise InvalidValueError(
+            f"transaction {m.transaction!r}: expected 'commit', 'rollback' or None"
         )
+    if not 0 <= m.delay_level <= MAX_DELAY_LEVEL:
+        raise InvalidValueError(
+            f"delay_level {m.delay_level}: expected 0 (none) to {MAX_DELAY_LEVEL}"
+        )
+    if m.transaction is not None and m.delay_level:
+        raise InvalidValueError(
+            f"transaction {m.transaction!r} with delay_level {m.delay_level}: send a message "
+            "either transactional or delayed (what a broker does with both is not tested)"
+        )
+    return "\t".join(
+        (
+            _field(m.topic, "topic"),
+            _field(m.tags, "tags"),
+            _field(KEY_SEPARATOR.join(m.keys), "keys"),
+            _field(m.body, "body"),
+            m.transaction or "",
+            str(m.delay_level),
+        )
+    )
+
+
+def send_messages(broker: Broker, messages: Sequence[Message], *, tag: str = "send") -> list[Sent]:
+    """Send ``messages`` one by one (synchronously), in order; what the broker answered.
+
+    Returns once every committed or delayed message is in its own topic (found by its
+    unique key; a delay of level 1 takes about a second).
+    """
+    lines = [send_line(m) for m in messages]
     rows = _run(broker, "send", lines, tag)
     return [
         Sent(
@@ -124,6 +179,7 @@ def send_messages(broker: Broker, messages: Sequence[Message], *, tag: str = "se
             int(r["phy_offset"]),  # type: ignore[call-overload]
             int(r["queue_id"]),  # type: ignore[call-overload]
             int(r["queue_offset"]),  # type: ignore[call-overload]
+            None if r["delivered_offset"] is None else int(r["delivered_offset"]),  # type: ignore[call-overload]
         )
         for m, r in zip(messages, rows, strict=True)
     ]
@@ -147,6 +203,7 @@ def query_broker(
             q,
             tuple(int(o) for o in r["offsets"]),  # type: ignore[attr-defined]
             None if r["error"] is None else str(r["error"]),
+            tuple(int(n) for n in r["queue_ids"]),  # type: ignore[attr-defined]
         )
         for q, r in zip(queries, rows, strict=True)
     ]
