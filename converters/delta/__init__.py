@@ -3,6 +3,7 @@
 rmqarrow writes every Parquet part itself (its sort order, encodings and bloom filters
 are the point of the layout), so nothing here writes data: it commits files that exist.
 
+- :mod:`.layout`: whether a dataset is a Delta one (its folders alone);
 - :mod:`.actions`: the add action of a part, its statistics read from the Parquet footer;
 - :mod:`.commit`: one table's commit (create, append, replace), on exactly the version it
   was planned against, or refused;
@@ -19,6 +20,7 @@ from rmqarrow._lazy import lazy_attributes
 if TYPE_CHECKING:
     from rmqarrow.converters.delta.actions import add_action, file_stats
     from rmqarrow.converters.delta.commit import commit_table, table_version
+    from rmqarrow.converters.delta.layout import is_delta_dataset
     from rmqarrow.converters.delta.run import (
         Snapshot,
         TableChange,
@@ -38,6 +40,7 @@ __all__ = [
     "commit_table",
     "converge",
     "file_stats",
+    "is_delta_dataset",
     "open_snapshot",
     "table_version",
     "vacuum",
@@ -54,6 +57,7 @@ __getattr__, __dir__ = lazy_attributes(
         "commit_table": "commit",
         "converge": "run",
         "file_stats": "actions",
+        "is_delta_dataset": "layout",
         "open_snapshot": "run",
         "table_version": "commit",
         "vacuum": "run",

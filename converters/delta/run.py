@@ -37,6 +37,7 @@ import pyarrow as pa
 from deltalake import CommitProperties, DeltaTable
 from deltalake.exceptions import CommitFailedError, DeltaError
 from rmqarrow.converters.delta.commit import commit_table, live_files, table_version
+from rmqarrow.converters.delta.layout import META_KEY, PIN_TABLE
 from rmqarrow.converters.schema import ROCKSDB_SCHEMAS, SCHEMAS, TIERED_SCHEMAS
 
 from rmqarrow._crash import crash_point
@@ -63,10 +64,6 @@ __all__ = [
     "vacuum",
 ]
 
-#: The table whose commit finishes a run of an index dataset and pins the others.
-PIN_TABLE = "files"
-#: The ``commitInfo`` key of a run's pin.
-META_KEY = "rmqarrow"
 #: How far back past non-run commits (a vacuum's, another tool's) a pin is looked for.
 _PIN_LOOKBACK = 64
 
