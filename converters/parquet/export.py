@@ -571,8 +571,8 @@ def _in_order(
         yield pending.popleft().result()
 
 
-#: The application transaction of a full export's Delta commit.
-EXPORT_APP = ("rmqarrow-export", 1)
+#: The application id of a full export's Delta run.
+EXPORT_APP = "rmqarrow-export"
 
 
 def export_store(
@@ -727,9 +727,9 @@ def _export(
         manifest["parts"] = part_records(tmp, known)
         crash_point("export:manifest")
         if delta:
-            from rmqarrow.converters.parquet.to_delta import commit_parts
+            from rmqarrow.converters.parquet.to_delta import commit_manifest
 
-            commit_parts(tmp, manifest, EXPORT_APP)
+            commit_manifest(tmp, manifest, EXPORT_APP)
         else:
             write_manifest(tmp, manifest)
     return manifest

@@ -708,21 +708,9 @@ class _Run:
         if not self.delta:
             switch_manifest(self.out, manifest)
             return
-        from rmqarrow.converters.delta.run import TableChange, commit_run
-        from rmqarrow.converters.parquet.to_delta import run_record
+        from rmqarrow.converters.parquet.to_delta import commit_manifest
 
-        before = {str(r["path"]) for r in self.manifest["parts"]}
-        after = {str(r["path"]) for r in manifest["parts"]}
-        changes: dict[str, TableChange] = {}
-        for table in sorted({p.split("/", 1)[0] for p in before | after}):
-            add = [self.out / p for p in sorted(after - before) if p.startswith(f"{table}/")]
-            remove = [
-                p.split("/", 1)[1] for p in sorted(before - after) if p.startswith(f"{table}/")
-            ]
-            if add or remove:
-                changes[table] = TableChange(add=add, remove=remove)
-        record = run_record(manifest)
-        commit_run(self.out, changes, app=(DELTA_APP, self.run), source=record)
+        commit_manifest(self.out, manifest, DELTA_APP, self.run)
 
     def _state(self, p: Path, m: MappedIndex, rec: dict[str, Any] | None, count: int) -> str:
         """new / unchanged / grown / reexport for one store file (or refuse it)."""

@@ -6,8 +6,9 @@ table per table folder, in one run pinned by its ``files`` commit
 parts list (which the tables now hold).  The manifest is deleted last; until then the
 dataset is still the one it describes (:func:`rmqarrow.converters.delta.layout.
 is_delta_dataset`), so a conversion killed at any point leaves a readable dataset and the
-next one finishes it (a pin already landed is not committed again; tables a killed run
-created without a pin are emptied and committed anew).  Parts the manifest does not list
+next one finishes it (a pin already landed is not committed again, unless an incremental
+run switched the manifest since: the difference is then committed; tables a killed run
+committed without a pin are restored to the pin first).  Parts the manifest does not list
 (a killed incremental run's, replaced ones) are left on disk uncommitted, for a vacuum.
 """
 
@@ -28,13 +29,12 @@ from rmqarrow._paths import local_path
 from rmqarrow._staging import fsync_dir
 from rmqarrow.errors import DatasetError, StoreNotFoundError
 
-__all__ = ["CONVERT_APP", "commit_parts", "convert_to_delta", "run_record"]
+__all__ = ["CONVERT_APP", "commit_manifest", "convert_to_delta", "run_record"]
 
 _log = logging.getLogger(__name__)
 
-#: The application transaction of a conversion: one per dataset, so a re-run after a
-#: kill between the pin and the manifest's deletion commits nothing again.
-CONVERT_APP = ("rmqarrow-convert", 1)
+#: The application id of a conversion's run.
+CONVERT_APP = "rmqarrow-convert"
 #: Manifest keys a Delta dataset's record leaves out: its tables list the parts.
 _NOT_RECORDED = ("parts", "superseded", "delta")
 
@@ -45,19 +45,39 @@ def run_record(manifest: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in manifest.items() if k not in _NOT_RECORDED}
 
 
-def commit_parts(root: Path, manifest: dict[str, Any], app: tuple[str, int]) -> None:
-    """Commit the parts ``manifest`` lists as the Delta tables of ``root`` (one run, pinned
-    with the manifest's record); nothing when the run ``app`` has landed already."""
+def commit_manifest(
+    root: Path, manifest: dict[str, Any], app: str, version: int | None = None
+) -> bool:
+    """Make the Delta tables of ``root`` hold exactly the parts ``manifest`` lists, in one
+    run pinned with the manifest's record (:func:`run_record`): the parts the pinned run
+    does not hold added, those it holds and the manifest does not list removed.  Returns
+    False when the pinned run already holds them and the same record (nothing committed:
+    a re-run, or a conversion killed after its pin).  ``app``: the run's application id;
+    its version ``version``, or the pin's version after this run."""
+    from deltalake import DeltaTable
+    from rmqarrow.converters.delta.layout import PIN_TABLE
     from rmqarrow.converters.delta.run import TableChange, commit_run
+    from rmqarrow.converters.parquet.manifest import delta_manifest
 
-    adds: dict[str, list[Path]] = {}
-    for rec in manifest["parts"]:
-        rel = str(rec["path"])
-        adds.setdefault(rel.split("/", 1)[0], []).append(root / rel)
-    if "files" not in adds:
-        raise DatasetError(f"{root}: the manifest lists no part of files/; export it again")
-    changes = {table: TableChange(add=parts) for table, parts in adds.items()}
-    commit_run(root, changes, app=app, source=run_record(manifest))
+    after = {str(r["path"]) for r in manifest["parts"]}
+    if not any(p.startswith(f"{PIN_TABLE}/") for p in after):
+        raise DatasetError(f"{root}: the manifest lists no part of {PIN_TABLE}/; export it again")
+    before: set[str] = set()
+    next_version = 0
+    if DeltaTable.is_deltatable(str(root / PIN_TABLE)):
+        pinned = delta_manifest(root)
+        before = {str(r["path"]) for r in pinned["parts"]}
+        if before == after and run_record(pinned) == run_record(manifest):
+            return False
+        next_version = int(pinned["delta"]["version"]) + 1
+    changes: dict[str, TableChange] = {}
+    for table in sorted({p.split("/", 1)[0] for p in before | after}):
+        add = [root / p for p in sorted(after - before) if p.startswith(f"{table}/")]
+        remove = [p.split("/", 1)[1] for p in sorted(before - after) if p.startswith(f"{table}/")]
+        if add or remove:
+            changes[table] = TableChange(add=add, remove=remove)
+    run = next_version if version is None else version
+    return commit_run(root, changes, app=(app, run), source=run_record(manifest)) is not None
 
 
 def convert_to_delta(dataset: str | os.PathLike[str], *, wait: Wait = False) -> bool:
@@ -80,7 +100,7 @@ def convert_to_delta(dataset: str | os.PathLike[str], *, wait: Wait = False) -> 
                 "again (--overwrite), then convert"
             )
         check_parts(root, manifest)
-        commit_parts(root, manifest, CONVERT_APP)
+        commit_manifest(root, manifest, CONVERT_APP)
         crash_point("convert:committed")
         Path(root / MANIFEST_NAME).unlink()
         fsync_dir(root)

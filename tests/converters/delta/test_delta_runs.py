@@ -181,3 +181,28 @@ def test_export_and_follow_rounds_as_delta_commits(tmp_path: Path) -> None:
     assert _rows(ds) == _rows(fresh)
     qs = [(k, 64, 0, 2**62) for k in sorted(set(g.keys))[:30]] + [("T#k3", 400, 0, 2**62)]
     assert rmqarrow.open(ds).answers(qs) == rmqarrow.open(g.store).answers(qs)
+
+
+_CONVERT = """
+import sys
+from rmqarrow.converters.parquet.to_delta import convert_to_delta
+convert_to_delta(sys.argv[1])
+"""
+
+
+def test_a_run_between_a_killed_conversion_and_the_next_is_kept(tmp_path: Path) -> None:
+    g = build_generated(tmp_path / "g", MESSAGES)
+    ds = tmp_path / "ds"
+    _export(g, ds)
+    env = {**os.environ, "RMQARROW_CRASH_AT": "convert:committed"}
+    done = subprocess.run([sys.executable, "-c", _CONVERT, str(ds)], env=env, timeout=300)
+    assert done.returncode == -signal.SIGKILL
+    assert (ds / MANIFEST_NAME).exists()  # still the manifest's dataset: its runs switch it
+    _append(g, 1000, 150)
+    assert _sync(g, ds)
+    assert convert_to_delta(ds)
+    fresh = tmp_path / "fresh"
+    _export(g, fresh)
+    assert _rows(ds) == _rows(fresh)
+    assert read_manifest(ds)["run"] == 1
+    assert open_snapshot(ds).version == 1  # the killed conversion's pin, then the difference
