@@ -108,7 +108,14 @@ class Snapshot:
                 f"{self.root}: no table {table!r} in this snapshot; it has "
                 f"{', '.join(sorted(self.versions))}"
             )
-        return DeltaTable(str(self.root / table), version=self.versions[table])
+        try:
+            return DeltaTable(str(self.root / table), version=self.versions[table])
+        except (DeltaError, OSError, ValueError) as exc:
+            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise DatasetError(
+                f"{self.root / table}: cannot read version {self.versions[table]} of the "
+                f"table the run pins ({reason}); the dataset is damaged: export it again"
+            ) from None
 
     def files(self, table: str) -> list[str]:
         """The data files of ``table`` (absolute paths), sorted: the list any engine that
@@ -134,7 +141,10 @@ def _commit_info(table_dir: Path, version: int) -> dict[str, Any]:
     except OSError as exc:
         raise DatasetError(f"{path}: cannot read the commit: {exc.strerror or exc}") from None
     for line in lines:
-        action = json.loads(line) if line.strip() else {}
+        try:
+            action = json.loads(line) if line.strip() else {}
+        except (ValueError, RecursionError):
+            raise DatasetError(f"{path}: not a Delta log entry (damaged)") from None
         if "commitInfo" in action:
             info = action["commitInfo"]
             return info if isinstance(info, dict) else {}
@@ -167,7 +177,14 @@ def open_snapshot(
         raise DatasetError(
             f"{root}: no Delta table {pin_table}/; not a dataset in the Delta layout"
         )
-    table = DeltaTable(uri)
+    try:
+        table = DeltaTable(uri)
+    except (DeltaError, OSError, ValueError) as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise DatasetError(
+            f"{uri}: cannot read the table that pins the dataset's runs ({reason}); the "
+            "dataset is damaged: export it again"
+        ) from None
     latest = table.version()
     if isinstance(as_of, int) and not 0 <= as_of <= latest:
         raise InvalidValueError(

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from cli_run import one_error, run
 from deltalake import DeltaTable
 from generated_store import GeneratedStore, build_generated
 from rmqarrow.converters.delta.layout import is_delta_dataset
@@ -174,3 +175,32 @@ def test_a_conversion_killed_at_every_step_reads_as_before_and_finishes(
     for t in TABLES:  # every part committed once, nothing else
         assert len(snap.files(t)) == len(set(snap.files(t)))
         assert DeltaTable(str(ds / t)).to_pyarrow_table().num_rows == before[t], t
+
+
+@pytest.mark.parametrize("table", ["files", "slots"])
+@pytest.mark.parametrize("damage", ["garbage", "missing"])
+def test_a_damaged_log_is_one_clear_error(
+    generated: GeneratedStore,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    table: str,
+    damage: str,
+) -> None:
+    ds = tmp_path / "ds"
+    export_store(
+        generated.store,
+        ds,
+        hash_slot_num=generated.hash_slot_num,
+        index_num=generated.index_num,
+        delta=True,
+    )
+    log = ds / table / "_delta_log"
+    if damage == "garbage":
+        (log / f"{0:020d}.json").write_text('{"trunc', encoding="utf-8")
+    else:
+        shutil.rmtree(log)
+        log.mkdir()
+    status, _, err = run(capsys, "sql", str(ds), "SELECT count(*) FROM slots")
+    assert status == 1
+    one_error(err, str(ds))
+    assert "this is a bug" not in err
