@@ -422,7 +422,15 @@ class _Run:
     # -- leftovers of killed runs ------------------------------------------------------
     def _remove_leftovers(self, failed: bool = False) -> None:
         """Remove the parts no manifest lists: those a killed run left, those the last run
-        replaced, or (``failed``) those this run wrote before it failed."""
+        replaced, or (``failed``) those this run wrote before it failed.  A Delta
+        dataset's tables are first restored to the pinned run
+        (:func:`rmqarrow.converters.delta.run.converge`): a run killed or failed between
+        its table commits and its pin left versions naming these parts, which a plain
+        Delta reader of the latest version would otherwise find missing."""
+        if self.delta:
+            from rmqarrow.converters.delta.run import converge
+
+            converge(self.out)
         present = [
             p.relative_to(self.out).as_posix()
             for t in _TABLES
