@@ -117,6 +117,16 @@ class DatasetStore(OffsetQueries):
             self.path, out_dir, progress=progress, trust=trust, wait=wait, force=force
         )
 
+    def convert_to_delta(self, *, wait: bool | float = False) -> bool:
+        """Make this dataset's tables Delta tables in place (the parts committed as they
+        are, the manifest's record pinned, ``_rmqarrow.json`` deleted last; killed, the
+        next call finishes it); False when they already are
+        (:func:`rmqarrow.converters.parquet.to_delta.convert_to_delta`)."""
+        from rmqarrow.converters.parquet.to_delta import convert_to_delta
+
+        self._check_open()
+        return convert_to_delta(self.path, wait=wait)
+
     def check(self, *, full: bool = False) -> DatasetCheck:
         """The parts against the manifest (names, sizes, footers; ``full``: checksums)."""
         from rmqarrow.converters.parquet.manifest import check_parts, read_manifest

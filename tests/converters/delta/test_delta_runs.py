@@ -27,7 +27,7 @@ from rmqarrow.converters.parquet.parts import table_parts
 from rmqarrow.converters.parquet.to_delta import convert_to_delta
 
 import rmqarrow
-from rmqarrow.errors import StoreNotFoundError
+from rmqarrow.errors import StoreNotFoundError, UsageError
 from rmqarrow.index.service import IndexService
 
 MESSAGES = 600
@@ -226,3 +226,25 @@ def test_a_run_interrupted_after_a_table_commit_leaves_every_latest_version_read
     assert _rows(ds) == before
     for t in TABLES:  # a plain Delta reader of the latest versions finds every file
         assert DeltaTable(str(ds / t)).to_pyarrow_table().num_rows == before[t], t
+
+
+def test_the_store_api_exports_syncs_and_converts_delta_datasets(tmp_path: Path) -> None:
+    g = build_generated(tmp_path / "g", MESSAGES)
+    store = rmqarrow.open(g.store)
+    made = tmp_path / "made"
+    store.export(made, delta=True)
+    assert is_delta_dataset(made)
+    with pytest.raises(UsageError, match="local engine"):
+        store.export(tmp_path / "spark", engine="spark", delta=True)
+    old = tmp_path / "old"
+    store.export(old)
+    assert not is_delta_dataset(old)
+    assert rmqarrow.open(old).convert_to_delta() is True
+    assert rmqarrow.open(old).convert_to_delta() is False
+    synced = tmp_path / "synced"
+    assert store.sync(synced, delta=True).full and is_delta_dataset(synced)
+    _append(g, 1000, 120)
+    for ds in (made, old, synced):
+        assert rmqarrow.open(g.store).sync(ds).changed
+        assert open_snapshot(ds).version == 1
+    assert _rows(made) == _rows(old) == _rows(synced)
