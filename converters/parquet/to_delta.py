@@ -29,7 +29,14 @@ from rmqarrow._paths import local_path
 from rmqarrow._staging import fsync_dir
 from rmqarrow.errors import DatasetError, StoreNotFoundError
 
-__all__ = ["CONVERT_APP", "commit_manifest", "convert_to_delta", "run_record"]
+__all__ = [
+    "CONVERT_APP",
+    "DEFAULT_RETENTION_HOURS",
+    "commit_manifest",
+    "convert_to_delta",
+    "run_record",
+    "vacuum_dataset",
+]
 
 _log = logging.getLogger(__name__)
 
@@ -106,3 +113,33 @@ def convert_to_delta(dataset: str | os.PathLike[str], *, wait: Wait = False) -> 
         fsync_dir(root)
         _log.info("%s: converted to Delta tables", root)
     return True
+
+
+#: How long a removed part stays readable (for readers of older runs, ``as_of``) unless
+#: asked otherwise: Delta's own default retention.
+DEFAULT_RETENTION_HOURS = 168
+
+
+def vacuum_dataset(
+    dataset: str | os.PathLike[str],
+    retention_hours: int | None = None,
+    *,
+    dry_run: bool = False,
+    wait: Wait = False,
+) -> dict[str, list[str]]:
+    """Delete the parts of a Delta dataset no run within ``retention_hours`` reads (and
+    those no run ever committed, once as old), holding its writer lock; returns them by
+    table (``dry_run``: only lists them).  ``retention_hours`` None:
+    :data:`DEFAULT_RETENTION_HOURS`.  See :func:`rmqarrow.converters.delta.run.vacuum`."""
+    from rmqarrow.converters.delta.run import vacuum
+
+    root = local_path(dataset).absolute()
+    if not root.is_dir():
+        raise StoreNotFoundError(f"{root}: no such dataset directory")
+    with writer_lock(root, wait=wait):
+        if not is_delta_dataset(root):
+            raise DatasetError(
+                f"{root}: not a dataset of Delta tables (no versions to vacuum); convert it first"
+            )
+        hours = DEFAULT_RETENTION_HOURS if retention_hours is None else retention_hours
+        return vacuum(root, hours, dry_run=dry_run)

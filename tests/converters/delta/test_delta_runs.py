@@ -27,7 +27,7 @@ from rmqarrow.converters.parquet.parts import table_parts
 from rmqarrow.converters.parquet.to_delta import convert_to_delta
 
 import rmqarrow
-from rmqarrow.errors import StoreNotFoundError, UsageError
+from rmqarrow.errors import DatasetError, StoreNotFoundError, UsageError
 from rmqarrow.index.service import IndexService
 
 MESSAGES = 600
@@ -248,3 +248,33 @@ def test_the_store_api_exports_syncs_and_converts_delta_datasets(tmp_path: Path)
         assert rmqarrow.open(g.store).sync(ds).changed
         assert open_snapshot(ds).version == 1
     assert _rows(made) == _rows(old) == _rows(synced)
+
+
+def test_vacuum_deletes_what_no_kept_run_reads(tmp_path: Path) -> None:
+    g = build_generated(tmp_path / "g", MESSAGES)
+    ds = tmp_path / "ds"
+    store = rmqarrow.open(g.store)
+    store.export(ds, delta=True)
+    for run in (1, 2):
+        _append(g, 1000 * run, 120)
+        assert store.sync(ds).changed
+    on_disk = {p for t in TABLES for p in (ds / t).glob("*.parquet")}
+    pinned = {Path(p) for t in TABLES for p in open_snapshot(ds).files(t)}
+    assert on_disk > pinned  # the replaced parts are still there for older versions
+    dataset = rmqarrow.open(ds)
+    assert sum(map(len, dataset.vacuum().values())) == 0  # all younger than a week
+    assert sum(map(len, dataset.vacuum(0, dry_run=True).values())) == len(on_disk - pinned)
+    assert {p for t in TABLES for p in (ds / t).glob("*.parquet")} == on_disk
+    deleted = dataset.vacuum(0)
+    assert sum(map(len, deleted.values())) == len(on_disk - pinned)
+    assert {p for t in TABLES for p in (ds / t).glob("*.parquet")} == pinned
+    fresh = tmp_path / "fresh"
+    _export(g, fresh)
+    assert _rows(ds) == _rows(fresh)
+    assert dataset.check(full=True).ok
+    with pytest.raises(DatasetError, match="unreadable"):  # the first run is gone
+        table_parts(ds, "files", read_manifest(ds, as_of=0))
+    old = tmp_path / "old"
+    _export(g, old)
+    with pytest.raises(DatasetError, match="convert it first"):
+        rmqarrow.open(old).vacuum()
