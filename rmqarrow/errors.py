@@ -12,6 +12,7 @@ __all__ = [
     "BrokerRunningError",
     "CheckpointError",
     "ClosedIndexError",
+    "CommitConflictError",
     "CommitLogError",
     "CorruptIndexError",
     "DataLossError",
@@ -109,6 +110,11 @@ class DiskFullError(RmqArrowError, OSError):
 class StoreLockedError(RmqArrowError, BlockingIOError):
     """Another process is writing the store, dataset or checkpoint; the message names it
     (pid, host, command, since when).  Readers never get this."""
+
+
+class CommitConflictError(StoreLockedError):
+    """Another writer committed to a dataset table after this run read it: nothing this
+    run commits is read through the dataset's pin; run it again."""
 
 
 class BrokerRunningError(StoreLockedError):

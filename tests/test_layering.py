@@ -29,6 +29,8 @@ LAYERS: dict[str, int] = {
     "rmqarrow.testing": 4,
     "rmqarrow.converters": 5,  # the package itself and schema
     "rmqarrow.converters.arrow": 5,
+    # commits the parts the writers above write; readers above open its snapshots
+    "rmqarrow.converters.delta": 5,
     "rmqarrow.converters.parquet": 6,
     "rmqarrow.converters.duckdb": 7,
     "rmqarrow.converters.spark": 7,

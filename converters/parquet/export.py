@@ -571,6 +571,10 @@ def _in_order(
         yield pending.popleft().result()
 
 
+#: The application id of a full export's Delta run.
+EXPORT_APP = "rmqarrow-export"
+
+
 def export_store(
     store_dir: str | os.PathLike[str],
     out_dir: str | os.PathLike[str],
@@ -582,8 +586,13 @@ def export_store(
     commitlog: str | os.PathLike[str] | None = None,
     skip: Collection[str] = (),
     wait: Wait = False,
+    delta: bool = False,
 ) -> dict[str, Any]:
     """Export a store directory (or one index file) to the Parquet dataset ``out_dir``.
+
+    ``delta``: its tables are Delta tables (one run committed through delta-rs and pinned,
+    :mod:`rmqarrow.converters.delta`; the manifest is that run's record) instead of the
+    manifest layout (``_rmqarrow.json``).
 
     ``skip`` names index files to leave out (the damaged files of a store, which
     :func:`rmqarrow.index.health.healthy_index_files` finds); the rest is exported as usual.
@@ -618,6 +627,7 @@ def export_store(
             commitlog,
             frozenset(skip),
             wait,
+            delta,
         )
     except OSError as exc:
         if is_disk_full(exc) and not isinstance(exc, DiskFullError):
@@ -635,6 +645,7 @@ def _export(
     commitlog: str | os.PathLike[str] | None,
     skip: frozenset[str],
     wait: Wait = False,
+    delta: bool = False,
 ) -> dict[str, Any]:
     paths = [p for p in source_paths(source) if p.name not in skip]
     geometries = [geometry_of(p, hash_slot_num, index_num) for p in paths]
@@ -715,5 +726,10 @@ def _export(
             manifest["tables"]["messages"] = messages
         manifest["parts"] = part_records(tmp, known)
         crash_point("export:manifest")
-        write_manifest(tmp, manifest)
+        if delta:
+            from rmqarrow.converters.parquet.to_delta import commit_manifest
+
+            commit_manifest(tmp, manifest, EXPORT_APP)
+        else:
+            write_manifest(tmp, manifest)
     return manifest

@@ -142,13 +142,15 @@ def sync_store(
     reexport_changed: bool = False,
     skip: Collection[str] = (),
     wait: Wait = False,
+    delta: bool = False,
 ) -> SyncResult:
     """Bring the dataset ``out_dir`` up to the store ``store_dir`` (see the module doc).
 
-    A missing ``out_dir`` is exported whole (:func:`export_store`); an existing one must
-    be an rmqarrow dataset with a parts list.  ``skip`` names index files to leave out
-    (damaged ones), as export's.  The dataset's writer lock is held throughout (``wait``:
-    see :func:`rmqarrow._lock.acquire`)."""
+    A missing ``out_dir`` is exported whole (:func:`export_store`; ``delta``: as Delta
+    tables); an existing one must be an rmqarrow dataset with a parts list, and keeps
+    its layout (a dataset of Delta tables: each run one commit).  ``skip`` names index
+    files to leave out (damaged ones), as export's.  The dataset's writer lock is held
+    throughout (``wait``: see :func:`rmqarrow._lock.acquire`)."""
     start = time.perf_counter()
     source = Path(store_dir)
     if not source.exists():
@@ -163,6 +165,7 @@ def sync_store(
             commitlog=commitlog,
             skip=skip,
             wait=wait,
+            delta=delta,
         )
         if commitlog is not None:
             with writer_lock(out, wait=wait):
@@ -302,15 +305,20 @@ def heals(exc: BaseException) -> bool:
 
 def _record_full_commitlog(out: Path, manifest: dict[str, Any]) -> None:
     """A full export's messages table, given the offset the next run starts from."""
+    from rmqarrow.converters.delta.layout import is_delta_dataset
+
     messages = manifest["tables"].get("messages")
-    if messages is None:
-        return
+    if messages is None or is_delta_dataset(out):
+        return  # a Delta dataset's next run reads the offset from the part (_messages)
     next_offset = _parts_next_offset(out, ["messages/part-00000.parquet"])
     if next_offset is None:
         return
     manifest["tables"]["messages"]["next_offset"] = next_offset
     switch_manifest(out, manifest)
 
+
+#: The application id of incremental runs' Delta commits (the version: the run number).
+DELTA_APP = "rmqarrow-incremental"
 
 #: Parts a run replaced are deleted by a later run once this many seconds have passed
 #: since the switch (and at least one run later): a reader that read the manifest
@@ -388,6 +396,11 @@ class _Run:
         self.source, self.out = source, out
         self.hash_slot_num, self.index_num = hash_slot_num, index_num
         self.skip, self.prune, self.reexport = skip, prune, reexport
+        from rmqarrow.converters.delta.layout import is_delta_dataset
+
+        # a dataset of Delta tables: the run's manifest is its pinned run's record and the
+        # snapshot's parts, and its switch a commit of the tables (_switch)
+        self.delta = is_delta_dataset(out)
         try:
             self.manifest = read_manifest(out)
         except DatasetError as exc:
@@ -409,7 +422,15 @@ class _Run:
     # -- leftovers of killed runs ------------------------------------------------------
     def _remove_leftovers(self, failed: bool = False) -> None:
         """Remove the parts no manifest lists: those a killed run left, those the last run
-        replaced, or (``failed``) those this run wrote before it failed."""
+        replaced, or (``failed``) those this run wrote before it failed.  A Delta
+        dataset's tables are first restored to the pinned run
+        (:func:`rmqarrow.converters.delta.run.converge`): a run killed or failed between
+        its table commits and its pin left versions naming these parts, which a plain
+        Delta reader of the latest version would otherwise find missing."""
+        if self.delta:
+            from rmqarrow.converters.delta.run import converge
+
+            converge(self.out)
         present = [
             p.relative_to(self.out).as_posix()
             for t in _TABLES
@@ -660,7 +681,7 @@ class _Run:
 
         manifest["updated_by"] = f"rmqarrow {__version__} incremental export"
         crash_point("incremental:switch")
-        switch_manifest(self.out, manifest)
+        self._switch(manifest)
         self.switched = True
         crash_point("incremental:switched")
         # The parts it replaced stay until a later run (SUPERSEDED_KEEP): a reader that
@@ -685,6 +706,19 @@ class _Run:
             run=self.run,
             changed=True,
         )
+
+    def _switch(self, manifest: dict[str, Any]) -> None:
+        """Make ``manifest`` the dataset's: the manifest replaced, or for a dataset of
+        Delta tables one run committed (the parts it lists anew added, those it no longer
+        lists removed, its record in the pin: :func:`rmqarrow.converters.delta.run.
+        commit_run`).  The removed parts stay on disk for readers of older versions until
+        a vacuum; a run killed before its pin is undone by the next one."""
+        if not self.delta:
+            switch_manifest(self.out, manifest)
+            return
+        from rmqarrow.converters.parquet.to_delta import commit_manifest
+
+        commit_manifest(self.out, manifest, DELTA_APP, self.run)
 
     def _state(self, p: Path, m: MappedIndex, rec: dict[str, Any] | None, count: int) -> str:
         """new / unchanged / grown / reexport for one store file (or refuse it)."""

@@ -50,7 +50,7 @@ from typing import Any
 
 from rmqarrow.converters.schema import SCHEMA_VERSION
 
-from rmqarrow.errors import DatasetError
+from rmqarrow.errors import DatasetError, InvalidValueError
 from rmqarrow.format.detect import MANIFEST_NAME
 
 __all__ = [
@@ -59,6 +59,7 @@ __all__ = [
     "MANIFEST_NAME",
     "TRUST_ENV",
     "check_parts",
+    "delta_manifest",
     "load_manifest_json",
     "new_manifest",
     "part_record",
@@ -240,9 +241,11 @@ def check_parts(
     Parts an incremental run wrote but has not committed, or replaced and not yet
     deleted, are no part of the dataset and not counted
     (:func:`rmqarrow.converters.parquet.parts.not_committed`)."""
+    from rmqarrow.converters.delta.layout import is_delta_dataset
+
     root = Path(dataset_dir).absolute()
     if manifest is None:
-        if not (root / MANIFEST_NAME).exists():
+        if not (root / MANIFEST_NAME).exists() and not is_delta_dataset(root):
             return  # another writer's dataset: no manifest to check against
         manifest = read_manifest(root)
     listed = manifest.get("parts")
@@ -267,7 +270,8 @@ def check_parts(
             f"{root}: part {missing[0]} listed in the manifest is missing "
             f"({len(missing)} missing){hint}"
         )
-    digests = _whole_digests(have) if full else {}
+    recorded = {rel: p for rel, p in have.items() if "sha256" in want[rel]}
+    digests = _whole_digests(recorded) if full else {}
     for rel, p in have.items():
         rec = want[rel]
         try:
@@ -277,11 +281,14 @@ def check_parts(
                     f"{p}: {size} bytes, the manifest says {rec['size']}: changed since "
                     f"export{hint}"
                 )
-            if _footer_digest(p, size) != rec["footer_sha256"]:
+            if "footer_sha256" not in rec:
+                # a Delta table's part: its add action records the rows, not the footer
+                _same_rows(p, int(rec["rows"]), hint)
+            elif _footer_digest(p, size) != rec["footer_sha256"]:
                 raise DatasetError(
                     f"{p}: Parquet footer differs from the manifest's: changed since export{hint}"
                 )
-            if full:
+            if full and "sha256" in rec:
                 digest = digests[rel]
                 if isinstance(digest, OSError):
                     raise digest
@@ -295,6 +302,21 @@ def check_parts(
             raise DatasetError(
                 f"{root / MANIFEST_NAME}: malformed parts entry for {rel} ({exc!r})"
             ) from None
+
+
+def _same_rows(part: Path, rows: int, hint: str) -> None:
+    """Refuse a part whose footer counts other rows than its record."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        have = pq.ParquetFile(part).metadata.num_rows
+    except pa.ArrowException as exc:
+        raise DatasetError(f"{part}: not a readable Parquet file: {exc}{hint}") from None
+    if have != rows:
+        raise DatasetError(
+            f"{part}: {have} rows, the dataset's table says {rows}: changed since export{hint}"
+        )
 
 
 def trusted() -> bool:
@@ -339,10 +361,57 @@ def load_manifest_json(dataset_dir: str | os.PathLike[str]) -> Any:
         raise DatasetError(f"{path}: unreadable manifest: {str(exc)[:200]}") from None
 
 
-def read_manifest(dataset_dir: str | os.PathLike[str]) -> dict[str, Any]:
-    """The manifest of a dataset; :class:`DatasetError` when missing, unreadable or foreign."""
+def delta_manifest(
+    dataset_dir: str | os.PathLike[str], as_of: int | _dt.datetime | None = None
+) -> dict[str, Any]:
+    """The manifest of a dataset in the Delta layout: the pinned run's record (the pin's
+    ``source``: what a manifest holds but its parts) with ``parts`` read from the tables
+    at the pinned versions (path, rows, size: Delta records no checksums) and ``delta``,
+    the pin table's version and every table's.  One snapshot: a reader that lists the
+    parts of each table by it (:func:`rmqarrow.converters.parquet.parts.table_parts`)
+    never mixes two runs, whatever a writer commits meanwhile."""
+    import pyarrow as pa
+    from rmqarrow.converters.delta.run import open_snapshot
+
+    snap = open_snapshot(dataset_dir, as_of=as_of)
+    record = snap.pin.get("source")
+    manifest: dict[str, Any] = dict(record) if isinstance(record, dict) else {}
+    parts = []
+    for table in sorted(snap.versions):
+        actions = pa.table(snap.delta_table(table).get_add_actions(flatten=True))
+        for path, size, rows in zip(
+            actions.column("path").to_pylist(),
+            actions.column("size_bytes").to_pylist(),
+            actions.column("num_records").to_pylist(),
+            strict=True,
+        ):
+            parts.append({"path": f"{table}/{path}", "rows": rows, "size": size})
+    manifest["parts"] = sorted(parts, key=lambda r: str(r["path"]))
+    manifest["delta"] = {"version": snap.version, "versions": dict(snap.versions)}
+    return manifest
+
+
+def read_manifest(
+    dataset_dir: str | os.PathLike[str], *, as_of: int | _dt.datetime | None = None
+) -> dict[str, Any]:
+    """The manifest of a dataset; :class:`DatasetError` when missing, unreadable or foreign.
+
+    A dataset in the Delta layout has no manifest file: its manifest is the one its
+    pinned run recorded (:func:`delta_manifest`; ``as_of`` a version or time of it).
+    ``as_of`` on a dataset in the manifest layout is refused: it keeps no versions."""
+    from rmqarrow.converters.delta.layout import LOG_DIR, PIN_TABLE, is_delta_dataset
+
     path = Path(dataset_dir) / MANIFEST_NAME
-    manifest = load_manifest_json(dataset_dir)
+    if is_delta_dataset(dataset_dir):
+        path = Path(dataset_dir) / PIN_TABLE / LOG_DIR
+        manifest: Any = delta_manifest(dataset_dir, as_of)
+    elif as_of is not None:
+        raise InvalidValueError(
+            f"{dataset_dir}: a dataset in the manifest layout keeps no versions (as of "
+            f"{as_of}); convert it to Delta tables to keep them"
+        )
+    else:
+        manifest = load_manifest_json(dataset_dir)
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise DatasetError(f"{path}: format is not {FORMAT!r}")
     if manifest.get("schema_version") != SCHEMA_VERSION:

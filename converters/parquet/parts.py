@@ -7,7 +7,9 @@ never data.  The manifest is the commit point of an incremental export
 incremental run wrote after it (``part-rRUN-...`` with RUN above the manifest's ``run``)
 or that it names as ``superseded`` (replaced, deleted once the switch is durable) is
 not part of the table, so readers see the dataset before a run or after it, never a
-mix.  The list is explicit, so readers never see a user's path as a glob pattern
+mix.  A dataset of Delta tables (:mod:`rmqarrow.converters.delta`) is listed by its
+pinned snapshot instead: exactly the files of each table's pinned version.  The list
+is explicit, so readers never see a user's path as a glob pattern
 (and :func:`duckdb_literal` / :func:`hadoop_literal` keep the engines from globbing the
 names themselves); each part is checked to be a readable Parquet file (magic at both
 ends).
@@ -68,10 +70,13 @@ def table_parts(
     try:
         if manifest is None:
             manifest = _manifest_or_none(root)
-        parts = sorted(p for p in directory.rglob("*.parquet") if _is_data(p, directory))
+        if manifest is not None and "delta" in manifest:
+            parts = _committed(root, table, manifest)
+        else:
+            parts = sorted(p for p in directory.rglob("*.parquet") if _is_data(p, directory))
     except OSError as exc:
         raise DatasetError(f"{directory}: cannot list: {exc.strerror or exc}") from None
-    if manifest is not None:
+    if manifest is not None and "delta" not in manifest:
         hidden = not_committed(manifest, [p.relative_to(root).as_posix() for p in parts])
         parts = [p for p in parts if p.relative_to(root).as_posix() not in hidden]
     if not parts:
@@ -81,9 +86,26 @@ def table_parts(
     return parts
 
 
+def _committed(root: Path, table: str, manifest: dict[str, Any]) -> list[Path]:
+    """The parts of ``table`` a Delta dataset's manifest lists: its pinned version's
+    files (its folder also holds files removed by later versions, and a killed run's)."""
+    prefix = f"{table}/"
+    return sorted(
+        root / str(r["path"]) for r in manifest["parts"] if str(r["path"]).startswith(prefix)
+    )
+
+
 def _manifest_or_none(root: Path) -> dict[str, Any] | None:
     """The manifest (read before the directory is listed: a part committed after this
-    read is then one the listing leaves out), or None when there is none usable."""
+    read is then one the listing leaves out), or None when there is none usable.  A
+    Delta dataset's is its pinned snapshot's, and must be readable: listing its folders
+    instead would count removed parts."""
+    from rmqarrow.converters.delta.layout import is_delta_dataset
+
+    if is_delta_dataset(root):
+        from rmqarrow.converters.parquet.manifest import delta_manifest
+
+        return delta_manifest(root)
     try:
         manifest = json.loads((root / _MANIFEST).read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError):

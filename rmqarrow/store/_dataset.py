@@ -117,6 +117,31 @@ class DatasetStore(OffsetQueries):
             self.path, out_dir, progress=progress, trust=trust, wait=wait, force=force
         )
 
+    def convert_to_delta(self, *, wait: bool | float = False) -> bool:
+        """Make this dataset's tables Delta tables in place (the parts committed as they
+        are, the manifest's record pinned, ``_rmqarrow.json`` deleted last; killed, the
+        next call finishes it); False when they already are
+        (:func:`rmqarrow.converters.parquet.to_delta.convert_to_delta`)."""
+        from rmqarrow.converters.parquet.to_delta import convert_to_delta
+
+        self._check_open()
+        return convert_to_delta(self.path, wait=wait)
+
+    def vacuum(
+        self,
+        retention_hours: int | None = None,
+        *,
+        dry_run: bool = False,
+        wait: bool | float = False,
+    ) -> dict[str, list[str]]:
+        """Delete the parts of this dataset of Delta tables that no run within
+        ``retention_hours`` (None: a week) reads; returns them by table
+        (:func:`rmqarrow.converters.parquet.to_delta.vacuum_dataset`)."""
+        from rmqarrow.converters.parquet.to_delta import vacuum_dataset
+
+        self._check_open()
+        return vacuum_dataset(self.path, retention_hours, dry_run=dry_run, wait=wait)
+
     def check(self, *, full: bool = False) -> DatasetCheck:
         """The parts against the manifest (names, sizes, footers; ``full``: checksums)."""
         from rmqarrow.converters.parquet.manifest import check_parts, read_manifest

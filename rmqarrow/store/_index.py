@@ -424,10 +424,13 @@ class IndexStore(OffsetQueries):
         commitlog: str | os.PathLike[str] | None = None,
         progress: ProgressCallback | None = None,
         wait: bool | float = False,
+        delta: bool = False,
         **options: Any,
     ) -> dict[str, Any]:
         """The healthy files as a Parquet dataset at ``dest`` (damaged files are left out
         and logged, or refused when the store was opened ``strict``); returns the manifest.
+        ``delta``: its tables are Delta tables, the export one pinned run
+        (:mod:`rmqarrow.converters.delta`), rather than the ``_rmqarrow.json`` layout.
 
         ``commitlog`` also writes the ``messages`` table; ``engine="spark"`` exports on
         Spark (``master``), one task per file.  Another process writing ``dest`` refuses
@@ -453,6 +456,11 @@ class IndexStore(OffsetQueries):
         if not health.healthy:
             raise UsageError(f"{self.index_path}: no healthy index files to export")
         g = health.geometry
+        if engine == "spark" and delta:
+            raise UsageError(
+                "the spark exporter writes the _rmqarrow.json layout: export with the local "
+                "engine for Delta tables, or convert the dataset afterwards"
+            )
         if engine == "spark":
             from rmqarrow.converters.parquet.manifest import read_manifest
 
@@ -495,6 +503,7 @@ class IndexStore(OffsetQueries):
                 commitlog=log,
                 skip=names,
                 wait=wait,
+                delta=delta,
             )
         except CorruptIndexError as exc:
             if not any(name in str(exc) for name in names):
@@ -513,6 +522,7 @@ class IndexStore(OffsetQueries):
         prune_deleted: bool = False,
         reexport_changed: bool = False,
         wait: bool | float = False,
+        delta: bool = False,
     ) -> SyncResult:
         """Bring the dataset at ``dest`` up to this store at the cost of what changed
         (an incremental export; a missing ``dest`` is exported whole): new files and the
@@ -522,7 +532,8 @@ class IndexStore(OffsetQueries):
         removed; a file that went backwards (shorter, or replaced) is refused
         (:class:`~rmqarrow.errors.StoreChangedError`) or, with ``reexport_changed``,
         exported whole again.  ``commitlog`` also appends the ``messages`` table from
-        where the last run stopped.  Returns what changed
+        where the last run stopped.  A dataset of Delta tables takes each run as one
+        commit; ``delta`` exports a missing ``dest`` as one.  Returns what changed
         (:class:`rmqarrow.converters.parquet.incremental.SyncResult`)."""
         from rmqarrow.converters.parquet.incremental import sync_store
 
@@ -530,6 +541,7 @@ class IndexStore(OffsetQueries):
         return sync_store(
             self.index_path,
             dest,
+            delta=delta,
             **self._sync_options(commitlog, prune_deleted, reexport_changed, wait),
         )
 
@@ -543,6 +555,7 @@ class IndexStore(OffsetQueries):
         prune_deleted: bool = False,
         reexport_changed: bool = False,
         wait: bool | float = False,
+        delta: bool = False,
     ) -> Iterator[SyncResult]:
         """:meth:`sync` every ``interval`` seconds until ``stop`` is set, each round's
         result yielded; a round always completes, so the dataset is consistent whenever
@@ -557,6 +570,7 @@ class IndexStore(OffsetQueries):
             dest,
             interval=interval,
             stop=stop,
+            delta=delta,
             **self._sync_options(commitlog, prune_deleted, reexport_changed, wait),
         )
 

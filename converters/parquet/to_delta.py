@@ -1,0 +1,145 @@
+"""Convert a dataset of the manifest layout (``_rmqarrow.json``) to Delta tables in place.
+
+Nothing is rewritten: the parts the manifest lists are committed as they are, one Delta
+table per table folder, in one run pinned by its ``files`` commit
+(:func:`rmqarrow.converters.delta.run.commit_run`), whose record is the manifest but its
+parts list (which the tables now hold).  The manifest is deleted last; until then the
+dataset is still the one it describes (:func:`rmqarrow.converters.delta.layout.
+is_delta_dataset`), so a conversion killed at any point leaves a readable dataset and the
+next one finishes it (a pin already landed is not committed again, unless an incremental
+run switched the manifest since: the difference is then committed; tables a killed run
+committed without a pin are restored to the pin first).  Parts the manifest does not list
+(a killed incremental run's, replaced ones) are left on disk uncommitted, for a vacuum.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+from rmqarrow.converters.delta.layout import is_delta_dataset
+from rmqarrow.converters.parquet.atomic import recover
+from rmqarrow.converters.parquet.manifest import MANIFEST_NAME, check_parts, read_manifest
+
+from rmqarrow._crash import crash_point
+from rmqarrow._lock import Wait, writer_lock
+from rmqarrow._paths import local_path
+from rmqarrow._staging import fsync_dir
+from rmqarrow.errors import DatasetError, StoreNotFoundError
+
+__all__ = [
+    "CONVERT_APP",
+    "DEFAULT_RETENTION_HOURS",
+    "commit_manifest",
+    "convert_to_delta",
+    "run_record",
+    "vacuum_dataset",
+]
+
+_log = logging.getLogger(__name__)
+
+#: The application id of a conversion's run.
+CONVERT_APP = "rmqarrow-convert"
+#: Manifest keys a Delta dataset's record leaves out: its tables list the parts.
+_NOT_RECORDED = ("parts", "superseded", "delta")
+
+
+def run_record(manifest: dict[str, Any]) -> dict[str, Any]:
+    """What a run's pin records of a dataset (its ``source``): the manifest's keys but
+    the parts lists."""
+    return {k: v for k, v in manifest.items() if k not in _NOT_RECORDED}
+
+
+def commit_manifest(
+    root: Path, manifest: dict[str, Any], app: str, version: int | None = None
+) -> bool:
+    """Make the Delta tables of ``root`` hold exactly the parts ``manifest`` lists, in one
+    run pinned with the manifest's record (:func:`run_record`): the parts the pinned run
+    does not hold added, those it holds and the manifest does not list removed.  Returns
+    False when the pinned run already holds them and the same record (nothing committed:
+    a re-run, or a conversion killed after its pin).  ``app``: the run's application id;
+    its version ``version``, or the pin's version after this run."""
+    from deltalake import DeltaTable
+    from rmqarrow.converters.delta.layout import PIN_TABLE
+    from rmqarrow.converters.delta.run import TableChange, commit_run
+    from rmqarrow.converters.parquet.manifest import delta_manifest
+
+    after = {str(r["path"]) for r in manifest["parts"]}
+    if not any(p.startswith(f"{PIN_TABLE}/") for p in after):
+        raise DatasetError(f"{root}: the manifest lists no part of {PIN_TABLE}/; export it again")
+    before: set[str] = set()
+    next_version = 0
+    if DeltaTable.is_deltatable(str(root / PIN_TABLE)):
+        pinned = delta_manifest(root)
+        before = {str(r["path"]) for r in pinned["parts"]}
+        if before == after and run_record(pinned) == run_record(manifest):
+            return False
+        next_version = int(pinned["delta"]["version"]) + 1
+    changes: dict[str, TableChange] = {}
+    for table in sorted({p.split("/", 1)[0] for p in before | after}):
+        add = [root / p for p in sorted(after - before) if p.startswith(f"{table}/")]
+        remove = [p.split("/", 1)[1] for p in sorted(before - after) if p.startswith(f"{table}/")]
+        if add or remove:
+            changes[table] = TableChange(add=add, remove=remove)
+    run = next_version if version is None else version
+    return commit_run(root, changes, app=(app, run), source=run_record(manifest)) is not None
+
+
+def convert_to_delta(dataset: str | os.PathLike[str], *, wait: Wait = False) -> bool:
+    """Make ``dataset`` (manifest layout) a dataset of Delta tables; returns False when it
+    already is one.  Refused (:class:`DatasetError`) when its parts are not the ones its
+    manifest lists, or it lists none (an export older than parts lists: export again).
+    Holds the dataset's writer lock (``wait``: see :func:`rmqarrow._lock.acquire`)."""
+    root = local_path(dataset).absolute()
+    if not root.is_dir():
+        raise StoreNotFoundError(f"{root}: no such dataset directory")
+    with writer_lock(root, wait=wait):
+        recover(root)
+        if is_delta_dataset(root):
+            return False
+        manifest = read_manifest(root)
+        listed = manifest.get("parts")
+        if not isinstance(listed, list):
+            raise DatasetError(
+                f"{root}: the manifest lists no parts (an older export); export it whole "
+                "again (--overwrite), then convert"
+            )
+        check_parts(root, manifest)
+        commit_manifest(root, manifest, CONVERT_APP)
+        crash_point("convert:committed")
+        Path(root / MANIFEST_NAME).unlink()
+        fsync_dir(root)
+        _log.info("%s: converted to Delta tables", root)
+    return True
+
+
+#: How long a removed part stays readable (for readers of older runs, ``as_of``) unless
+#: asked otherwise: Delta's own default retention.
+DEFAULT_RETENTION_HOURS = 168
+
+
+def vacuum_dataset(
+    dataset: str | os.PathLike[str],
+    retention_hours: int | None = None,
+    *,
+    dry_run: bool = False,
+    wait: Wait = False,
+) -> dict[str, list[str]]:
+    """Delete the parts of a Delta dataset no run within ``retention_hours`` reads (and
+    those no run ever committed, once as old), holding its writer lock; returns them by
+    table (``dry_run``: only lists them).  ``retention_hours`` None:
+    :data:`DEFAULT_RETENTION_HOURS`.  See :func:`rmqarrow.converters.delta.run.vacuum`."""
+    from rmqarrow.converters.delta.run import vacuum
+
+    root = local_path(dataset).absolute()
+    if not root.is_dir():
+        raise StoreNotFoundError(f"{root}: no such dataset directory")
+    with writer_lock(root, wait=wait):
+        if not is_delta_dataset(root):
+            raise DatasetError(
+                f"{root}: not a dataset of Delta tables (no versions to vacuum); convert it first"
+            )
+        hours = DEFAULT_RETENTION_HOURS if retention_hours is None else retention_hours
+        return vacuum(root, hours, dry_run=dry_run)
