@@ -586,8 +586,9 @@ def run_statement(
         kind = writing_statement(con, query)
         if kind is not None:
             raise WriteRefusedError(
-                f"{kind} statement refused: it may write, and only statements that read "
-                "(SELECT, DESCRIBE, SHOW, EXPLAIN, PRAGMA, CALL, SET) run read-only"
+                f"{kind} statement refused: it may write a file or load code, and read-only "
+                "runs only queries, DESCRIBE, SHOW, EXPLAIN, PRAGMA, CALL, SET and changes to "
+                "the in-memory catalog (CREATE, INSERT, DROP)"
             )
     clear_failure()
     try:
