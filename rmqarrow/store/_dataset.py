@@ -104,17 +104,28 @@ class DatasetInfo:
         }
 
 
-def _iso_time(moment: Any) -> str:
-    """A manifest's time as ``info`` prints every time (ISO 8601 UTC, milliseconds)."""
+def _iso_time(value: Any) -> str | None:
+    """A manifest's time (ISO 8601 text, or Unix seconds) as ``info`` prints every time
+    (ISO 8601 UTC, milliseconds); another writer's odd value as it is written."""
+    import datetime as dt
+
     from rmqarrow.format.times import format_time
 
-    return format_time(int(moment.timestamp() * 1000))
+    if value is None:
+        return None
+    try:
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return format_time(int(value * 1000))
+        moment = dt.datetime.fromisoformat(str(value))
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=dt.UTC)
+        return format_time(int(moment.timestamp() * 1000))
+    except (ValueError, OverflowError, OSError):
+        return str(value)
 
 
 def _dataset_info(root: Path, manifest: dict[str, Any]) -> DatasetInfo:
     """The figures of :class:`DatasetInfo` from one manifest (one snapshot)."""
-    import datetime as dt
-
     from rmqarrow.converters.parquet.manifest import source_drift
     from rmqarrow.converters.parquet.parts import table_parts
 
@@ -151,10 +162,8 @@ def _dataset_info(root: Path, manifest: dict[str, Any]) -> DatasetInfo:
         source_files=files,
         commitlog=messages.get("commitlog"),
         writer=manifest.get("writer"),
-        created_at=None if created is None else _iso_time(dt.datetime.fromisoformat(created)),
-        updated_at=None
-        if updated is None
-        else _iso_time(dt.datetime.fromtimestamp(float(updated), dt.UTC)),
+        created_at=_iso_time(created),
+        updated_at=_iso_time(updated),
         drift=source_drift(root, manifest=manifest),
         manifest=manifest,
     )
@@ -276,10 +285,17 @@ class DatasetStore(OffsetQueries):
         """What the dataset holds (layout, run and Delta versions, rows and parts per
         table), its source as recorded, and whether that store now has files or entries
         the dataset lacks (headers only; ``.manifest`` is the record itself)."""
-        from rmqarrow.converters.parquet.manifest import read_manifest
+        from rmqarrow.converters.parquet.manifest import MANIFEST_NAME, read_manifest
 
         self._check_open()
-        return _dataset_info(self.path.absolute(), read_manifest(self.path))
+        manifest = read_manifest(self.path)
+        try:
+            return _dataset_info(self.path.absolute(), manifest)
+        except (KeyError, TypeError, ValueError) as exc:  # another writer's odd record
+            raise DatasetError(
+                f"{self.path / MANIFEST_NAME}: malformed manifest ({exc!r} missing or wrong); "
+                "re-export the dataset"
+            ) from None
 
 
 class TieredDatasetStore(ItemQueries):

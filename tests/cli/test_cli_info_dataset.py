@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
-from cli_run import run
+from cli_run import one_error, run
 from rmqarrow.converters.parquet.export import export_store
 from rmqarrow.converters.parquet.incremental import sync_store
 from rmqarrow.converters.parquet.manifest import read_manifest
@@ -177,3 +177,23 @@ def test_info_on_a_converted_dataset(capsys: pytest.CaptureFixture[str], tmp_pat
     assert before["layout"] == "manifest" and after["layout"] == "delta"
     assert after["tables"] == before["tables"] and after["source_files"] == before["source_files"]
     assert after["stale"] is False
+
+
+def test_info_on_an_odd_manifest_is_one_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Another writer's odd record: its times as written, a wrong figure one clear line."""
+    store, ds = tmp_path / "store", tmp_path / "ds"
+    _store(store, 10).close()
+    export_store(store, ds, hash_slot_num=SLOTS, index_num=INDEX)
+    path = ds / "_rmqarrow.json"
+    manifest = json.loads(path.read_text())
+    manifest["created_at"] = "yesterday"
+    path.write_text(json.dumps(manifest))
+    status, out, _ = run(capsys, "info", str(ds))
+    assert status == 0 and "created_at    yesterday\n" in out
+    manifest["source"]["files"][0]["index_count"] = "many"
+    path.write_text(json.dumps(manifest))
+    status, _, err = run(capsys, "info", str(ds))
+    assert status == 1
+    one_error(err, str(path), "malformed manifest", "re-export")
