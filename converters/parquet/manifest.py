@@ -45,6 +45,7 @@ import datetime as _dt
 import hashlib
 import json
 import os
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +59,7 @@ __all__ = [
     "LAYOUT_VERSION",
     "MANIFEST_NAME",
     "TRUST_ENV",
+    "SourceDrift",
     "check_parts",
     "delta_manifest",
     "load_manifest_json",
@@ -65,6 +67,7 @@ __all__ = [
     "part_record",
     "part_records",
     "read_manifest",
+    "source_drift",
     "source_file_info",
     "stale_reasons",
     "switch_manifest",
@@ -433,20 +436,57 @@ def read_manifest(
     return manifest
 
 
-def stale_reasons(
-    dataset_dir: str | os.PathLike[str], store: str | os.PathLike[str] | None = None
-) -> list[str]:
-    """Why a dataset no longer matches its store (empty list: up to date).
+@dataclass(frozen=True)
+class SourceDrift:
+    """How a dataset's source store differs now from what the dataset recorded of it
+    (:func:`source_drift`): read-only, from the store's file names, sizes and headers."""
 
-    ``store`` defaults to the manifest's source path.  Compares the set of file names and
-    each file's size and header with what the manifest recorded at export: the content,
-    never the modification time, so a byte-identical copy of the store is up to date.
-    (A manifest written before headers were recorded is compared by the header's
-    ``indexCount``.)
+    #: the store (dir or file) compared
+    path: str
+    #: False when it no longer exists on this machine (every other figure then empty)
+    found: bool
+    #: index files in the store the dataset does not hold
+    files_added: list[str] = field(default_factory=list)
+    #: files the dataset holds the store no longer has (an incremental export's files
+    #: kept on purpose, ``deleted_in_store``, are not counted)
+    files_gone: list[str] = field(default_factory=list)
+    #: files of both whose size or header differs
+    files_changed: list[str] = field(default_factory=list)
+    #: entries the store's headers count now (None: not found)
+    store_entries: int | None = None
+    #: entries the store holds the dataset lacks: those of added files, those written to
+    #: a file since export, all of a file replaced since (same name, another identity)
+    entries_missing: int | None = None
+    #: one line per difference, as ``verify`` prints them (:func:`stale_reasons`)
+    reasons: list[str] = field(default_factory=list)
+
+    @property
+    def stale(self) -> bool:
+        """True when the store has changed since export (or is gone)."""
+        return bool(self.reasons)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "stale": self.stale}
+
+
+def source_drift(
+    dataset_dir: str | os.PathLike[str],
+    store: str | os.PathLike[str] | None = None,
+    manifest: dict[str, Any] | None = None,
+) -> SourceDrift:
+    """How the dataset's store differs now from what the dataset recorded at export.
+
+    ``store`` defaults to the manifest's source path; ``manifest``: the one the caller
+    read (else it is read here).  Compares the set of file names and each file's size
+    and header with what the manifest recorded: the content, never the modification
+    time, so a byte-identical copy of the store is up to date.  (A manifest written
+    before headers were recorded is compared by the header's ``indexCount``.)  Only
+    headers are read.
     """
     from rmqarrow.format.naming import list_index_files
 
-    manifest = read_manifest(dataset_dir)
+    if manifest is None:
+        manifest = read_manifest(dataset_dir)
     src = Path(store) if store is not None else Path(manifest["source"]["path"])
     recorded = {
         f["file_name"]: f for f in manifest["source"]["files"] if not f.get("deleted_in_store")
@@ -456,33 +496,71 @@ def stale_reasons(
     elif src.is_dir():
         current = {p.name: p for p in list_index_files(src)}
     else:
-        return [f"{src}: source no longer exists"]
+        return SourceDrift(str(src), False, reasons=[f"{src}: source no longer exists"])
     added = sorted(set(current) - set(recorded))
     gone = sorted(set(recorded) - set(current))
     reasons = [f"{n}: in the store, not in the dataset" for n in added]
     reasons += [f"{n}: in the dataset, gone from the store" for n in gone]
-    for name in sorted(set(current) & set(recorded)):
-        st = current[name].stat()
-        rec = recorded[name]
-        if st.st_size != rec["size"]:
-            reasons.append(f"{name}: size {st.st_size}, dataset has {rec['size']}")
+    changed: list[str] = []
+    store_entries = missing = 0
+    for name in sorted(current):
+        raw = _header_bytes(current[name])
+        entries = _header_entries(raw)
+        store_entries += entries
+        rec = recorded.get(name)
+        if rec is None:
+            missing += entries
+            continue
+        size = current[name].stat().st_size
+        why = None
+        if size != rec["size"]:
+            why = f"size {size}, dataset has {rec['size']}"
         else:
-            why = _header_change(current[name], rec)
-            if why:
-                reasons.append(f"{name}: modified since export ({why})")
-    return reasons
+            change = _header_change(raw, rec)
+            why = None if change is None else f"modified since export ({change})"
+        if why is None:
+            continue
+        changed.append(name)
+        reasons.append(f"{name}: {why}")
+        identity = _recorded_identity(rec)
+        if not identity or _header_identity(current[name]) == identity:
+            missing += max(entries - max(int(rec.get("index_count", 1)) - 1, 0), 0)
+        else:  # another file under the same name: none of its entries are the dataset's
+            missing += entries
+    return SourceDrift(str(src), True, added, gone, changed, store_entries, missing, reasons)
 
 
-def _header_change(path: Path, rec: dict[str, Any]) -> str | None:
-    """What differs between a file's header now and at export (None: nothing)."""
+def stale_reasons(
+    dataset_dir: str | os.PathLike[str], store: str | os.PathLike[str] | None = None
+) -> list[str]:
+    """Why a dataset no longer matches its store (empty list: up to date); the
+    :attr:`SourceDrift.reasons` of :func:`source_drift`."""
+    return source_drift(dataset_dir, store).reasons
+
+
+def _recorded_identity(rec: dict[str, Any]) -> dict[str, int]:
+    """The header identity a file record holds (empty when it predates identities)."""
+    return {k: int(rec[k]) for k in ("begin_timestamp", "begin_phy_offset") if k in rec}
+
+
+def _header_entries(raw: bytes) -> int:
+    """Entries an index file's header counts (``indexCount`` - 1; 0 for a short one)."""
     import numpy as np
 
     from rmqarrow.format.layout import HEADER_DTYPE, HEADER_SIZE
 
-    raw = _header_bytes(path)
+    if len(raw) < HEADER_SIZE:
+        return 0
+    return max(int(np.frombuffer(raw, dtype=HEADER_DTYPE, count=1)["index_count"][0]) - 1, 0)
+
+
+def _header_change(raw: bytes, rec: dict[str, Any]) -> str | None:
+    """What differs between a file's header bytes now and at export (None: nothing)."""
+    from rmqarrow.format.layout import HEADER_SIZE
+
     if len(raw) < HEADER_SIZE:
         return f"{len(raw)} header bytes"
-    count = max(int(np.frombuffer(raw, dtype=HEADER_DTYPE, count=1)["index_count"][0]), 1)
+    count = _header_entries(raw) + 1
     recorded = rec.get("header_sha256")
     if recorded is None:
         same = count == max(int(rec.get("index_count", 1)), 1)

@@ -1,4 +1,5 @@
-"""``rmqarrow info``: every index file of a store with its header, fill and health."""
+"""``rmqarrow info``: every index file of a store with its header, fill and health; what
+an exported dataset holds and whether its store has moved on since."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from rmqarrow.errors import UsageError
 from rmqarrow.verify import damage_summary
 
 if TYPE_CHECKING:
-    from rmqarrow.store import IndexStore, StoreInfo, TieredStore
+    from rmqarrow.store import DatasetInfo, IndexStore, StoreInfo, TieredStore
 
 __all__ = ["register"]
 
@@ -30,10 +31,15 @@ def register(sub: Any) -> None:
         "info",
         help="header fields, geometry, fill and health of index files",
         description="One line per index file with its status (ok, truncated, wrong geometry, "
-        "bad header, damaged chains); exit status 1 when any file is damaged.",
+        "bad header, damaged chains); exit status 1 when any file is damaged.  On an exported "
+        "dataset: its layout, rows and parts per table, the source it was exported from, and "
+        "whether that store now has files or entries the dataset lacks.",
     )
     info.add_argument(
-        "path", type=path_arg, help="an index file, a store/index directory or a broker store root"
+        "path",
+        type=path_arg,
+        help="an index file, a store/index directory, a broker store root, tiered index "
+        "files, a RocksDB index or an exported dataset",
     )
     add_geometry_options(info)
     info.add_argument(
@@ -58,6 +64,10 @@ def cmd_info(args: argparse.Namespace) -> int:
             return rocksdb_info(store, args)
         if isinstance(store, rmqarrow.store.TieredStore):
             return _tiered_info(store, args)
+        if isinstance(store, rmqarrow.store.DatasetStore):
+            return _dataset_info(store.info(), args)
+        if isinstance(store, rmqarrow.store.TieredDatasetStore):
+            return _tiered_dataset_info(store.info(), args)
         if not isinstance(store, rmqarrow.store.IndexStore):
             raise UsageError(f"{args.path}: {store.description}")
         result = store.info(chains=not args.no_chain_check)
@@ -137,5 +147,80 @@ def _tiered_info(store: TieredStore, args: argparse.Namespace) -> int:
     print(
         f"\n{len(infos)} tiered index files as RocketMQ queries them, newest first "
         "(an uploaded segment replaces the local file of its begin timestamp)"
+    )
+    return 0
+
+
+def _dataset_info(info: DatasetInfo, args: argparse.Namespace) -> int:
+    """``rmqarrow info`` on an exported dataset (manifest or Delta layout)."""
+    if args.json:
+        print_json_rows(info.to_dict(), args)
+        return 0
+    layout = info.layout
+    if info.delta_version is not None:
+        versions = ", ".join(f"{t} v{v}" for t, v in sorted(info.table_versions.items()))
+        layout = f"delta (pinned version {info.delta_version}: {versions})"
+    files = info.source_files
+    span = f"{files[0]['file_name']} .. {files[-1]['file_name']}" if files else "none"
+    fields: dict[str, Any] = {
+        "dataset": info.dataset,
+        "layout": layout,
+        "run": info.run,
+        "source": info.source,
+        "source files": f"{len(files):,} ({span}), {info.source_entries:,} entries",
+        "created_at": info.created_at,
+    }
+    if info.updated_at is not None:
+        fields["updated_at"] = info.updated_at
+    if info.commitlog is not None:
+        fields["commitlog"] = info.commitlog
+    fields["writer"] = info.writer
+    print_kv(fields)
+    print()
+    print_table(
+        [[t, v["rows"], v["parts"]] for t, v in info.tables.items()],
+        ["table", "rows", "parts"],
+        grouped=("rows", "parts"),
+    )
+    print()
+    drift = info.drift
+    if not drift.found:
+        print(f"source not found: {drift.path} (moved, deleted or on another machine)")
+    elif not drift.stale:
+        print(f"up to date with its source: {drift.store_entries:,} entries in the store")
+    else:
+        lacks = [f"{drift.entries_missing:,} entries"]
+        if drift.files_added:
+            lacks.insert(0, f"{len(drift.files_added):,} file(s)")
+        more = [
+            f"{len(names):,} file(s) {what}"
+            for names, what in ((drift.files_changed, "changed"), (drift.files_gone, "gone"))
+            if names
+        ]
+        tail = f" ({', '.join(more)})" if more else ""
+        print(f"stale: the source has {' and '.join(lacks)} the dataset lacks{tail}")
+        for reason in drift.reasons:
+            print(f"  {reason}")
+    return 0
+
+
+def _tiered_dataset_info(manifest: dict[str, Any], args: argparse.Namespace) -> int:
+    """``rmqarrow info`` on an exported tiered dataset: its manifest."""
+    if args.json:
+        print_json_rows(manifest, args)
+        return 0
+    source = manifest.get("source") or {}
+    print_kv(
+        {
+            "source": source.get("path") if isinstance(source, dict) else source,
+            "created_at": manifest.get("created_at"),
+            "writer": manifest.get("writer"),
+        }
+    )
+    print()
+    print_table(
+        [[t, v["rows"]] for t, v in manifest["tables"].items()],
+        ["table", "rows"],
+        grouped=("rows",),
     )
     return 0

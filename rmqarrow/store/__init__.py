@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from rmqarrow.store._base import Store
 from rmqarrow.store._build import build
-from rmqarrow.store._dataset import DatasetCheck, DatasetStore, TieredDatasetStore
+from rmqarrow.store._dataset import DatasetCheck, DatasetInfo, DatasetStore, TieredDatasetStore
 from rmqarrow.store._index import IndexStore, StoreCheck, StoreInfo
 from rmqarrow.store._open import open_store
 from rmqarrow.store._rocksdb import RocksDBDatasetStore, RocksDBStore, RocksDBVerify
@@ -20,6 +20,7 @@ from rmqarrow.store._tiered import TieredStore
 
 __all__ = [
     "DatasetCheck",
+    "DatasetInfo",
     "DatasetStore",
     "IndexStore",
     "RocksDBDatasetStore",

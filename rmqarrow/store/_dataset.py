@@ -23,7 +23,9 @@ if TYPE_CHECKING:
     import pyarrow.dataset as pads
     from pyspark.sql import SparkSession
 
-__all__ = ["DatasetCheck", "DatasetStore", "TieredDatasetStore"]
+    from rmqarrow.converters.parquet.manifest import SourceDrift
+
+__all__ = ["DatasetCheck", "DatasetInfo", "DatasetStore", "TieredDatasetStore"]
 
 
 @dataclass(frozen=True)
@@ -39,6 +41,132 @@ class DatasetCheck:
 
     def to_dict(self) -> dict[str, Any]:
         return {"dataset": str(self.dataset), "ok": self.ok, "problems": list(self.problems)}
+
+
+@dataclass(frozen=True)
+class DatasetInfo:
+    """The result of :meth:`DatasetStore.info`: what an exported dataset holds, where it
+    came from and whether that source has moved on since."""
+
+    dataset: Path
+    #: ``"manifest"`` (``_rmqarrow.json``) or ``"delta"`` (Delta tables, one run pinned)
+    layout: str
+    #: incremental runs that updated the dataset (0: the export only)
+    run: int
+    #: Delta layout: the pin table's version read, and each table's pinned version
+    delta_version: int | None
+    table_versions: dict[str, int]
+    #: table -> {"rows": n, "parts": k} (``messages`` too when the dataset holds it)
+    tables: dict[str, dict[str, int]]
+    #: the store exported (dir or file), and each of its files as recorded, oldest first:
+    #: {"file_name", "entries", "size", "deleted_in_store"}
+    source: str
+    source_files: list[dict[str, Any]]
+    #: the commit log the messages table was read from (None: no messages)
+    commitlog: str | None
+    writer: str | None
+    created_at: str | None
+    #: the last incremental run's switch, ISO 8601 UTC (None: none ran)
+    updated_at: str | None
+    #: the source store now against what the dataset recorded
+    drift: SourceDrift
+    #: the manifest the figures come from (the pinned run's record for Delta)
+    manifest: dict[str, Any] = field(repr=False)
+
+    @property
+    def stale(self) -> bool:
+        """True when the source store has files or entries the dataset lacks, or lost or
+        changed files, or is gone."""
+        return self.drift.stale
+
+    @property
+    def source_entries(self) -> int:
+        """Entries of the source files as recorded at export (or the last run)."""
+        return sum(int(f["entries"]) for f in self.source_files)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "dataset": str(self.dataset),
+            "layout": self.layout,
+            "run": self.run,
+            "delta_version": self.delta_version,
+            "table_versions": dict(self.table_versions),
+            "tables": {t: dict(v) for t, v in self.tables.items()},
+            "source": self.source,
+            "source_files": [dict(f) for f in self.source_files],
+            "source_entries": self.source_entries,
+            "commitlog": self.commitlog,
+            "writer": self.writer,
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+            "stale": self.stale,
+            "drift": self.drift.to_dict(),
+        }
+
+
+def _iso_time(value: Any) -> str | None:
+    """A manifest's time (ISO 8601 text, or Unix seconds) as ``info`` prints every time
+    (ISO 8601 UTC, milliseconds); another writer's odd value as it is written."""
+    import datetime as dt
+
+    from rmqarrow.format.times import format_time
+
+    if value is None:
+        return None
+    try:
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return format_time(int(value * 1000))
+        moment = dt.datetime.fromisoformat(str(value))
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=dt.UTC)
+        return format_time(int(moment.timestamp() * 1000))
+    except (ValueError, OverflowError, OSError):
+        return str(value)
+
+
+def _dataset_info(root: Path, manifest: dict[str, Any]) -> DatasetInfo:
+    """The figures of :class:`DatasetInfo` from one manifest (one snapshot)."""
+    from rmqarrow.converters.parquet.manifest import source_drift
+    from rmqarrow.converters.parquet.parts import table_parts
+
+    listed = manifest.get("parts")
+    tables: dict[str, dict[str, int]] = {}
+    rank = {t: i for i, t in enumerate(DatasetStore.tables)}
+    recorded = sorted(manifest["tables"].items(), key=lambda kv: rank.get(kv[0], len(rank)))
+    for table, record in recorded:
+        if isinstance(listed, list):
+            parts = sum(1 for r in listed if str(r["path"]).split("/", 1)[0] == table)
+        else:  # a manifest written before parts were recorded: the parts readers read
+            parts = len(table_parts(root, table, manifest)) if (root / table).is_dir() else 0
+        tables[str(table)] = {"rows": int(record["rows"]), "parts": parts}
+    delta = manifest.get("delta") or {}
+    files = [
+        {
+            "file_name": str(f["file_name"]),
+            "entries": max(int(f.get("index_count", 1)) - 1, 0),
+            "size": f.get("size"),
+            "deleted_in_store": bool(f.get("deleted_in_store", False)),
+        }
+        for f in manifest["source"]["files"]
+    ]
+    updated, created = manifest.get("updated_at"), manifest.get("created_at")
+    messages = manifest["tables"].get("messages") or {}
+    return DatasetInfo(
+        dataset=root,
+        layout="delta" if delta else "manifest",
+        run=int(manifest.get("run") or 0),
+        delta_version=None if not delta else int(delta["version"]),
+        table_versions={str(t): int(v) for t, v in (delta.get("versions") or {}).items()},
+        tables=tables,
+        source=str(manifest["source"]["path"]),
+        source_files=files,
+        commitlog=messages.get("commitlog"),
+        writer=manifest.get("writer"),
+        created_at=_iso_time(created),
+        updated_at=_iso_time(updated),
+        drift=source_drift(root, manifest=manifest),
+        manifest=manifest,
+    )
 
 
 def _sql_engine(engine: str | None) -> str:
@@ -153,12 +281,21 @@ class DatasetStore(OffsetQueries):
             return DatasetCheck(self.path, [str(exc)])
         return DatasetCheck(self.path)
 
-    def info(self) -> dict[str, Any]:
-        """The dataset's manifest (source, geometry, row counts, parts)."""
-        from rmqarrow.converters.parquet.manifest import read_manifest
+    def info(self) -> DatasetInfo:
+        """What the dataset holds (layout, run and Delta versions, rows and parts per
+        table), its source as recorded, and whether that store now has files or entries
+        the dataset lacks (headers only; ``.manifest`` is the record itself)."""
+        from rmqarrow.converters.parquet.manifest import MANIFEST_NAME, read_manifest
 
         self._check_open()
-        return read_manifest(self.path)
+        manifest = read_manifest(self.path)
+        try:
+            return _dataset_info(self.path.absolute(), manifest)
+        except (KeyError, TypeError, ValueError) as exc:  # another writer's odd record
+            raise DatasetError(
+                f"{self.path / MANIFEST_NAME}: malformed manifest ({exc!r} missing or wrong); "
+                "re-export the dataset"
+            ) from None
 
 
 class TieredDatasetStore(ItemQueries):

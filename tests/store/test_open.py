@@ -120,7 +120,9 @@ def test_dataset_answers_as_the_native_lookup(exported: Path) -> None:
         names = ds.scan("files", columns=["file_name"]).read_all()["file_name"].to_pylist()
         assert names == list(g.files)
         assert ds.check().ok
-        assert ds.info()["tables"]["files"]["rows"] == len(g.files)
+        info = ds.info()
+        assert info.tables["files"]["rows"] == len(g.files) == len(info.source_files)
+        assert info.manifest["tables"]["files"]["rows"] == len(g.files)
         with pytest.raises(UsageError, match="native engine"):
             ds.answers(g.queries, engine="native")
         with pytest.raises(UnsupportedOperationError, match="already is a dataset"):
