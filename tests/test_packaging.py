@@ -1,22 +1,30 @@
-"""The wheel users install: one top-level package, the license shipped, no stray modules."""
+"""The wheel users install: one top-level package, the license shipped, no stray modules,
+and the metadata a package index shows."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
+import tomllib
 import zipfile
+from email.parser import Parser
 from pathlib import Path
 
 import pytest
+from packaging.specifiers import SpecifierSet
 
 ROOT = Path(__file__).resolve().parents[1]
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+PROJECT = PYPROJECT["project"]
 
 
-@pytest.mark.slow
-def test_wheel_has_one_top_level_package_and_the_license(tmp_path: Path) -> None:
-    # a clean copy of the sources: setuptools reuses a checkout's build/lib, which can hold
-    # modules the package list no longer (or never did) name
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel, built from a clean copy of the sources: setuptools reuses a checkout's
+    build/lib, which can hold modules the package list no longer (or never did) name."""
+    tmp_path = tmp_path_factory.mktemp("wheel")
     source = tmp_path / "src"
     shutil.copytree(
         ROOT,
@@ -53,7 +61,12 @@ def test_wheel_has_one_top_level_package_and_the_license(tmp_path: Path) -> None
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert "deprecat" not in done.stderr.lower(), done.stderr
-    (wheel,) = tmp_path.glob("rmqarrow-*.whl")
+    (built,) = tmp_path.glob("rmqarrow-*.whl")
+    return built
+
+
+@pytest.mark.slow
+def test_wheel_has_one_top_level_package_and_the_license(wheel: Path) -> None:
     with zipfile.ZipFile(wheel) as z:
         names = z.namelist()
         info = next(n for n in names if n.endswith(".dist-info/top_level.txt"))
@@ -77,3 +90,53 @@ def test_wheel_has_one_top_level_package_and_the_license(tmp_path: Path) -> None
         for path in (ROOT / top).rglob("*.py"):
             shipped = f"{prefix}/{path.relative_to(ROOT / top).as_posix()}"
             assert shipped in names, shipped
+
+
+@pytest.mark.slow
+def test_wheel_metadata_is_what_a_package_index_shows(wheel: Path) -> None:
+    with zipfile.ZipFile(wheel) as z:
+        raw = z.read(next(n for n in z.namelist() if n.endswith(".dist-info/METADATA")))
+    meta = Parser().parsestr(raw.decode())
+    assert meta["Author"] == "rmqarrow developers"
+    assert meta["Maintainer"] == "rmqarrow developers"
+    assert "rocketmq" in meta["Keywords"].split(",")
+    classifiers = meta.get_all("Classifier")
+    assert "Typing :: Typed" in classifiers
+    assert "Operating System :: POSIX" in classifiers
+    assert meta["Requires-Python"] == PROJECT["requires-python"]
+    assert meta["Description-Content-Type"] == "text/markdown"
+    assert meta.get_payload().startswith("# rmqarrow")
+    assert set(meta.get_all("Provides-Extra")) == set(PROJECT["optional-dependencies"])
+
+
+def test_python_classifiers_agree_with_requires_python() -> None:
+    """Every Python version the classifiers claim is allowed, the oldest allowed one is
+    claimed, and none is skipped between them."""
+    allowed = SpecifierSet(PROJECT["requires-python"])
+    claimed = sorted(
+        (int(m.group(1)), int(m.group(2)))
+        for c in PROJECT["classifiers"]
+        if (m := re.fullmatch(r"Programming Language :: Python :: (\d+)\.(\d+)", c))
+    )
+    assert claimed, "no Programming Language :: Python :: 3.N classifier"
+    for major, minor in claimed:
+        assert f"{major}.{minor}" in allowed, f"{major}.{minor} is outside {allowed}"
+    oldest = min(v for v in range(8, 20) if f"3.{v}" in allowed)
+    assert claimed[0] == (3, oldest)
+    assert claimed == [(3, m) for m in range(claimed[0][1], claimed[-1][1] + 1)]
+
+
+def test_readme_links_work_on_a_package_index_page() -> None:
+    """The README is the package index's project page, where a relative link goes nowhere:
+    the project names no repository URL to make them absolute, so there are none."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    targets = re.findall(r"\]\(([^)\s]+)", text) + re.findall(r"<img [^>]*src=\"([^\"]+)", text)
+    relative = [t for t in targets if not re.match(r"https?://", t)]
+    assert relative == []
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/getting-started.md"])
+def test_extras_tables_name_every_extra(page: str) -> None:
+    text = (ROOT / page).read_text(encoding="utf-8")
+    listed = set(re.findall(r"^\| `([a-z]+)` \|", text, flags=re.MULTILINE))
+    assert listed == set(PROJECT["optional-dependencies"])
