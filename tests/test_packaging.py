@@ -1,8 +1,9 @@
 """The wheel users install: one top-level package, the license shipped, no stray modules,
-and the metadata a package index shows."""
+the metadata a package index shows, and a working core-only install in a fresh venv."""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -140,3 +141,47 @@ def test_extras_tables_name_every_extra(page: str) -> None:
     text = (ROOT / page).read_text(encoding="utf-8")
     listed = set(re.findall(r"^\| `([a-z]+)` \|", text, flags=re.MULTILINE))
     assert listed == set(PROJECT["optional-dependencies"])
+
+
+def _run(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "VIRTUAL_ENV"}}
+    return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
+
+
+@pytest.mark.slow
+def test_core_only_install_in_a_fresh_venv_runs_the_demo(wheel: Path, tmp_path: Path) -> None:
+    """What `pip install rmqarrow` gives a new user: the wheel with its core dependencies only
+    (pip's cache makes the second run fast), no Spark, no numba.  The CLI starts, the demo
+    runs its native and DuckDB parts and says in one line that it left Spark out."""
+    venv = tmp_path / "venv"
+    made = _run([sys.executable, "-m", "venv", str(venv)], tmp_path)
+    assert made.returncode == 0, made.stderr
+    python, rmqarrow = venv / "bin" / "python", venv / "bin" / "rmqarrow"
+    installed = _run([str(python), "-m", "pip", "install", "--quiet", str(wheel)], tmp_path)
+    assert installed.returncode == 0, installed.stderr[-3000:]
+    frozen = _run([str(python), "-m", "pip", "freeze"], tmp_path).stdout.lower()
+    for core in ("numpy", "pyarrow", "duckdb"):
+        assert f"{core}==" in frozen
+    for extra in ("pyspark", "numba", "matplotlib", "rocksdict"):
+        assert f"{extra}==" not in frozen
+
+    helped = _run([str(rmqarrow), "--help"], tmp_path)
+    assert helped.returncode == 0, helped.stderr
+    assert "demo" in helped.stdout
+
+    imported = _run(
+        [str(python), "-c", "import rmqarrow.converters, rmqarrow; print(rmqarrow.__file__)"],
+        tmp_path,
+    )
+    assert imported.returncode == 0, imported.stderr
+    assert imported.stdout.startswith(str(venv))  # the installed copy, not the checkout
+
+    demo = _run([str(rmqarrow), "demo", "--size", "small", "--out", "demo"], tmp_path)
+    assert demo.returncode == 0, demo.stdout[-3000:] + demo.stderr[-3000:]
+    assert "Traceback" not in demo.stderr
+    spark_lines = [ln for ln in demo.stderr.splitlines() if "spark" in ln.lower()]
+    assert len(spark_lines) == 1, demo.stderr
+    assert spark_lines[0].startswith("note: leaving Spark out: ")
+    assert "pyspark" in spark_lines[0]
+    assert "duckdb" in demo.stdout.lower()
+    assert (tmp_path / "demo").is_dir()
