@@ -202,3 +202,22 @@ def test_dev_tools_are_pinned_and_installed_at_their_pins() -> None:
         (spec,) = r.specifier
         assert spec.operator == "==", f"{r}: pin it with =="
         assert version(r.name) == spec.version, f"{r.name} {version(r.name)} installed: make setup"
+
+
+def test_lowest_constraints_pin_every_lower_bound() -> None:
+    """`make test-lowest` installs .ci/lowest.txt: exactly each core dependency's lower bound."""
+    from packaging.requirements import Requirement
+    from packaging.version import Version
+
+    pinned = {}
+    for line in (ROOT / ".ci" / "lowest.txt").read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, _, version = line.partition("==")
+            pinned[name.strip()] = Version(version.strip())
+    bounds = {}
+    for dep in PROJECT["dependencies"]:
+        r = Requirement(dep)
+        (spec,) = r.specifier
+        assert spec.operator == ">=", f"{dep}: a core dependency has a lower bound only"
+        bounds[r.name] = Version(spec.version)
+    assert pinned == bounds
