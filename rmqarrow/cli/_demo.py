@@ -90,8 +90,8 @@ def cmd_docs_workspace(args: argparse.Namespace) -> int:
     ]
     if changed:
         raise UsageError(
-            f"{', '.join(changed)}: the docs workspace is always the same; leave out "
-            "--docs-workspace to run the demo with them"
+            f"{', '.join(changed)}: for the demo only (the docs workspace is always the "
+            "same); leave out --docs-workspace to run the demo"
         )
     paths = make_docs_workspace(args.docs_workspace)
     if args.json:

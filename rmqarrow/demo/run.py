@@ -221,7 +221,9 @@ def run_demo(
 def claim_new_dir(out: Path, why: str) -> bool:
     """Make ``out`` or take it empty (anything in it is refused, never overwritten); whether
     it was made here, for :func:`remove_created`."""
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+    if out.exists() and not out.is_dir():
+        raise OutputExistsError(f"{out}: exists and is not a directory; {why}")
+    if out.exists() and any(out.iterdir()):
         raise OutputExistsError(f"{out}: exists and is not empty; {why}")
     created = not out.exists()
     out.mkdir(parents=True, exist_ok=True)

@@ -70,3 +70,12 @@ def test_docs_workspace_with_a_demo_option_is_a_usage_error(
     assert status == 2, err
     assert extra[0] in err
     assert not ws.exists()
+
+
+def test_docs_workspace_refuses_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    target = tmp_path / "afile"
+    target.write_text("mine", encoding="utf-8")
+    status, _out, err = run(capsys, "demo", "--docs-workspace", str(target))
+    assert status == 1
+    one_error(err, "exists and is not a directory")
+    assert target.read_text(encoding="utf-8") == "mine"
