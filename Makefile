@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test browser lint docs docs-build bench bench-full bench-anchor clean cluster-start cluster-stop
+.PHONY: setup demo test test-lowest browser lint docs docs-build bench bench-full bench-anchor clean cluster-start cluster-stop
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -48,6 +48,23 @@ browser:
 
 test: lint docs-build browser
 	$(BIN)/python -m pytest
+
+# The core dependencies at the lowest versions pyproject allows (.ci/lowest.txt), in a venv
+# of their own, running the tests of the native format, Arrow, Parquet and DuckDB (no Spark,
+# no extras, so not the numba kernels or the plots; not the slow tests): a lower bound that
+# no longer holds shows up here, not on a user's machine.  pytest and hypothesis come at the
+# dev extra's pins.  Runs are recorded in benchmarks/results/lowest-*.json.
+LOWEST_VENV := build/venv-lowest
+LOWEST_TESTS := tests/format tests/index tests/converters/arrow tests/converters/parquet \
+	tests/converters/duckdb tests/test_golden_conformance.py
+test-lowest:
+	rm -rf $(LOWEST_VENV)
+	$(PYTHON) -m venv $(LOWEST_VENV)
+	$(LOWEST_VENV)/bin/python -m pip install --quiet -c .ci/lowest.txt -e . \
+		$$(grep -oE '"(pytest|hypothesis)==[^"]+"' pyproject.toml | tr -d '"')
+	$(LOWEST_VENV)/bin/python -m pip freeze | grep -iE '^(numpy|pyarrow|duckdb|tqdm)=='
+	$(LOWEST_VENV)/bin/python -m pytest -p no:cacheprovider -m "not spark and not slow" \
+		-k "not numba and not plot" $(LOWEST_TESTS)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py

@@ -11,6 +11,8 @@ what the native file holds, so a dataset converts back to byte-identical files.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pyarrow as pa
 
 __all__ = [
@@ -28,9 +30,19 @@ __all__ = [
     "TIERED_SCHEMAS",
     "TIERED_SCHEMA_VERSION",
     "TIERED_SLOTS_SCHEMA",
+    "numpy_dtype",
 ]
 
 SCHEMA_VERSION = "1"
+
+
+def numpy_dtype(type_: pa.DataType) -> Any:
+    """The numpy dtype of a fixed-width Arrow type (a column's values as numpy holds them).
+
+    Not ``DataType.to_pandas_dtype()``: before pyarrow 26 that imports pandas, which is no
+    dependency of rmqarrow, so a core-only install failed there.
+    """
+    return pa.array([], type_).to_numpy(zero_copy_only=False).dtype
 
 
 def _field(name: str, type_: pa.DataType, description: str) -> pa.Field:

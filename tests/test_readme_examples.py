@@ -1,7 +1,8 @@
 """The README's and the documentation's examples cannot rot: every code block runs.
 
 Each page (README.md and every ``docs/**/*.md``) runs in a fresh copy of a small generated
-workspace (``tests/doc_workspace.py``: ``store/`` a broker store root, ``lake/idx`` an
+workspace (:func:`rmqarrow.demo.make_docs_workspace`, what ``rmqarrow demo
+--docs-workspace DIR`` makes: ``store/`` a broker store root, ``lake/idx`` an
 exported dataset, ...), with that copy as the working directory.  Blocks run in page order:
 
 - ``python``: executed, all blocks of a page sharing one namespace;
@@ -124,10 +125,10 @@ def shell_commands(block: Block) -> list[list[str]]:
 
 @pytest.fixture(scope="module")
 def pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from doc_workspace import make_workspace
+    from rmqarrow.demo import make_docs_workspace
 
     root = tmp_path_factory.mktemp("doc-workspace")
-    make_workspace(root)
+    make_docs_workspace(root)
     return root
 
 

@@ -20,6 +20,7 @@ from rmqarrow.converters.schema import (
     TIERED_FILES_SCHEMA,
     TIERED_ITEMS_SCHEMA,
     TIERED_SLOTS_SCHEMA,
+    numpy_dtype,
 )
 
 from rmqarrow.errors import DatasetError
@@ -107,7 +108,7 @@ def _local(f: TieredIndexFile, rel: str) -> tuple[dict[str, object], pa.Table, p
             "slot": pa.array(np.fmod(hashes, s).astype(np.int32)),
             "slot_rank": pa.nulls(len(idx), pa.int32()),
             **{
-                k: pa.array(items[k].astype(TIERED_ITEMS_SCHEMA.field(k).type.to_pandas_dtype()))
+                k: pa.array(items[k].astype(numpy_dtype(TIERED_ITEMS_SCHEMA.field(k).type)))
                 for k in _ITEM_FIELDS
             },
             "next_index": pa.array(items["next_index"].astype(np.int32)),
@@ -191,7 +192,7 @@ def _compacted(f: CompactedIndexFile, rel: str) -> tuple[dict[str, object], pa.T
             "slot": pa.array(slot_of.astype(np.int32), mask=~has),
             "slot_rank": pa.array(rank.astype(np.int32), mask=~has),
             **{
-                c: pa.array(items[c].astype(TIERED_ITEMS_SCHEMA.field(c).type.to_pandas_dtype()))
+                c: pa.array(items[c].astype(numpy_dtype(TIERED_ITEMS_SCHEMA.field(c).type)))
                 for c in _ITEM_FIELDS
             },
             "next_index": pa.nulls(k, pa.int32()),

@@ -28,7 +28,7 @@ import pyarrow as pa
 from rmqarrow.converters.arrow.scan import decode_entries, files_batch
 from rmqarrow.converters.arrow.tables import geometry_of
 from rmqarrow.converters.duckdb.lazy import native_views
-from rmqarrow.converters.schema import SCHEMAS
+from rmqarrow.converters.schema import SCHEMAS, numpy_dtype
 
 from rmqarrow.format.layout import (
     HeaderState,
@@ -149,7 +149,7 @@ class _Columns:
                 pa.array(_cat(self.entry_ranks, np.int32)),
                 _names(self.entry_names, self.entry_counts),
                 *(
-                    pa.array(_cat(self.entries[f.name], f.type.to_pandas_dtype()), f.type)
+                    pa.array(_cat(self.entries[f.name], numpy_dtype(f.type)), f.type)
                     for f in list(schema)[1:]
                 ),
             ],

@@ -14,6 +14,13 @@ from rmqarrow.errors import InvalidValueError, UsageError
 __all__ = ["register", "spark_unavailable"]
 
 DEFAULT_ENGINES = "native,duckdb,spark"
+#: the demo's own options, refused beside --docs-workspace when changed
+DEFAULTS: dict[str, object] = {
+    "size": "medium",
+    "engines": DEFAULT_ENGINES,
+    "seed": 42,
+    "master": None,
+}
 
 
 def spark_unavailable() -> str | None:
@@ -42,7 +49,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument(
         "--size",
-        default="medium",
+        default=DEFAULTS["size"],
         help="small (3,000 messages), medium (30,000; default) or a message count",
     )
     p.add_argument(
@@ -51,20 +58,56 @@ def register(sub: Any) -> None:
         help=f"comma-separated engines (default {DEFAULT_ENGINES}; Spark is left "
         "out with a note when pyspark or Java is missing, unless named)",
     )
-    p.add_argument(
+    where = p.add_mutually_exclusive_group()
+    where.add_argument(
         "--out",
         type=path_arg,
         help="new or empty directory for everything the demo writes "
         "(default: a new temporary directory, kept)",
     )
+    where.add_argument(
+        "--docs-workspace",
+        type=path_arg,
+        metavar="DIR",
+        help="instead of the demo, write the documentation's example workspace (store/, "
+        "lake/idx, keys.txt, ...) into DIR, a new or empty directory; run the docs' "
+        "examples from inside it",
+    )
     p.add_argument("--master", help="Spark master URL (default local[*])")
     add_spark_options(p)
-    p.add_argument("--seed", type=int, default=42, help="stream seed (default 42)")
+    p.add_argument("--seed", type=int, default=DEFAULTS["seed"], help="stream seed (default 42)")
     p.add_argument("--json", action="store_true", help="print only a JSON summary")
     p.set_defaults(func=cmd_demo)
 
 
+def cmd_docs_workspace(args: argparse.Namespace) -> int:
+    from rmqarrow.demo import DOCS_WORKSPACE, make_docs_workspace
+
+    changed = [
+        f"--{name}"
+        for name in ("size", "engines", "seed", "master")
+        if getattr(args, name) != DEFAULTS[name]
+    ]
+    if changed:
+        raise UsageError(
+            f"{', '.join(changed)}: for the demo only (the docs workspace is always the "
+            "same); leave out --docs-workspace to run the demo"
+        )
+    paths = make_docs_workspace(args.docs_workspace)
+    if args.json:
+        print_json({name: str(path) for name, path in paths.items()})
+        return 0
+    print(f"the documentation's example workspace, in {args.docs_workspace}:")
+    width = max(map(len, DOCS_WORKSPACE))
+    for name, what in DOCS_WORKSPACE.items():
+        print(f"  {name.ljust(width)}  {what}")
+    print(f"next: cd {args.docs_workspace} && rmqarrow info store")
+    return 0
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
+    if args.docs_workspace is not None:
+        return cmd_docs_workspace(args)
     from rmqarrow.demo import run_demo
     from rmqarrow.engines import parse_engines
 

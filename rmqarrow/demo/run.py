@@ -28,10 +28,12 @@ from rmqarrow.format.queries import Query
 __all__ = [
     "SIZES",
     "DemoResult",
+    "claim_new_dir",
     "demo_geometry",
     "find_semantics_case",
     "index_keys_of",
     "read_index_records",
+    "remove_created",
     "run_demo",
     "write_demo_commitlog",
 ]
@@ -208,18 +210,27 @@ def run_demo(
     """
     out = Path(out)
     n = message_count(size)  # refuse a bad size before anything is written
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise OutputExistsError(f"{out}: exists and is not empty; the demo writes a new directory")
-    created = not out.exists()
-    out.mkdir(parents=True, exist_ok=True)
+    created = claim_new_dir(out, "the demo writes a new directory")
     try:
         return _run_demo(out, n, engines=engines, master=master, seed=seed, echo=echo)
     except BaseException:
-        _remove_created(out, created)
+        remove_created(out, created)
         raise
 
 
-def _remove_created(out: Path, created: bool) -> None:
+def claim_new_dir(out: Path, why: str) -> bool:
+    """Make ``out`` or take it empty (anything in it is refused, never overwritten); whether
+    it was made here, for :func:`remove_created`."""
+    if out.exists() and not out.is_dir():
+        raise OutputExistsError(f"{out}: exists and is not a directory; {why}")
+    if out.exists() and any(out.iterdir()):
+        raise OutputExistsError(f"{out}: exists and is not empty; {why}")
+    created = not out.exists()
+    out.mkdir(parents=True, exist_ok=True)
+    return created
+
+
+def remove_created(out: Path, created: bool) -> None:
     """Undo a failed demo: everything inside ``out`` (it was empty), and ``out`` if new."""
     import shutil
 

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 from cli_run import one_error, run
-from doc_workspace import make_workspace
 
 import rmqarrow
 from rmqarrow import IndexService, MessageRecord
+from rmqarrow.demo import make_docs_workspace
 from rmqarrow.format.layout import Geometry
 from rmqarrow.format.times import format_time
 from rmqarrow.testing.stores import write_random_store
@@ -236,7 +236,7 @@ def ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The documentation's workspace: ``store/`` (a broker store root with its CommitLog)
     and ``lake/idx`` (its dataset, with the messages table)."""
     root = tmp_path_factory.mktemp("ws")
-    make_workspace(root)
+    make_docs_workspace(root)
     return root
 
 

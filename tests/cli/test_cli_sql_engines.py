@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 from cli_run import one_error, run
-from doc_workspace import make_workspace
 
+from rmqarrow.demo import make_docs_workspace
 from rmqarrow.format.layout import Geometry
 from rmqarrow.testing.stores import write_random_store
 
@@ -77,7 +77,7 @@ def test_every_entry_streams_to_stdout_in_bounded_memory(stores: tuple[Path, Pat
 @pytest.fixture(scope="module")
 def ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("ws")
-    make_workspace(root)
+    make_docs_workspace(root)
     return root
 
 

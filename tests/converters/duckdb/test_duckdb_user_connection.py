@@ -11,16 +11,16 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from doc_workspace import make_workspace
 
 import rmqarrow
+from rmqarrow.demo import make_docs_workspace
 from rmqarrow.errors import UsageError
 
 
 @pytest.fixture(scope="module")
 def ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("ws")
-    make_workspace(root)
+    make_docs_workspace(root)
     return root
 
 

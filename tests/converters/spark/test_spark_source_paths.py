@@ -15,7 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from doc_workspace import MESSAGES, make_workspace
+
+from rmqarrow.demo import make_docs_workspace
+from rmqarrow.demo.workspace import MESSAGES
 
 pytestmark = pytest.mark.spark
 
@@ -25,7 +27,7 @@ INDEX, LOG = "rocketmq_index", "rocketmq_commitlog"
 @pytest.fixture(scope="module")
 def ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("ws")
-    make_workspace(root)
+    make_docs_workspace(root)
     (root / "empty").mkdir()
     return root
 
