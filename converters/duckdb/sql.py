@@ -525,21 +525,31 @@ def _failure(exc: BaseException) -> BaseException:
 
 #: What ``run_statement(read_only=True)`` runs, by DuckDB's own statement type: queries
 #: (``SELECT``, ``WITH``, ``DESCRIBE``, ``SHOW``, ``FROM ...``), ``EXPLAIN``, ``PRAGMA`` and
-#: ``CALL`` (DuckDB's table functions), ``SET`` (this connection's settings), and the
-#: statements that change only the connection's in-memory catalog (``CREATE``, ``INSERT``,
-#: ``UPDATE``, ``DELETE``, ``DROP``, ``ALTER``, macros, transactions): with ``ATTACH``
-#: refused there is no database file for them to write.  Every other type may write a file
-#: or load code: ``COPY ... TO``, ``EXPORT DATABASE``, ``COPY FROM DATABASE``, ``ATTACH``
-#: of a database file, ``INSTALL``/``LOAD`` (an extension downloaded into the home
-#: directory, code loaded), ``PREPARE``/``EXECUTE`` (of any of those); a type DuckDB adds
-#: later is refused until it is named here.
+#: ``CALL`` (DuckDB's table functions), and the statements that change only the
+#: connection's in-memory catalog (``CREATE``, ``INSERT``, ``UPDATE``, ``DELETE``, ``DROP``,
+#: ``ALTER``, macros, transactions): with ``ATTACH`` refused there is no database file for
+#: them to write.  Every other type may write a file or load code: ``COPY ... TO``,
+#: ``EXPORT DATABASE``, ``COPY FROM DATABASE``, ``ATTACH`` of a database file,
+#: ``INSTALL``/``LOAD`` (an extension downloaded into the home directory, code loaded),
+#: ``PREPARE``/``EXECUTE`` (of any of those), and ``SET``/``RESET`` (also ``PRAGMA x = y``):
+#: a setting can name a file DuckDB then writes (``log_query_path``, ``temp_directory``,
+#: ``profiling_output``, ``extension_directory``).  A type DuckDB adds later is refused
+#: until it is named here.
 READING_STATEMENTS = frozenset(
     {
-        "SELECT", "EXPLAIN", "PRAGMA", "CALL", "SET", "VARIABLE_SET", "RELATION",
+        "SELECT", "EXPLAIN", "PRAGMA", "CALL", "RELATION",
         "CREATE", "CREATE_FUNC", "INSERT", "UPDATE", "DELETE", "DROP", "ALTER",
         "TRANSACTION", "ANALYZE", "MERGE_INTO",
     }
 )  # fmt: skip
+
+#: Settings a read-only connection runs with (and, with ``SET`` refused, keeps): no
+#: extension installed or loaded behind a statement's back, no secret written to disk.
+READ_ONLY_SETTINGS = (
+    "SET autoinstall_known_extensions = false",
+    "SET autoload_known_extensions = false",
+    "SET allow_persistent_secrets = false",
+)
 
 
 def writing_statement(con: duckdb.DuckDBPyConnection, query: str) -> str | None:
@@ -587,9 +597,11 @@ def run_statement(
         if kind is not None:
             raise WriteRefusedError(
                 f"{kind} statement refused: it may write a file or load code, and read-only "
-                "runs only queries, DESCRIBE, SHOW, EXPLAIN, PRAGMA, CALL, SET and changes to "
+                "runs only queries, DESCRIBE, SHOW, EXPLAIN, PRAGMA, CALL and changes to "
                 "the in-memory catalog (CREATE, INSERT, DROP)"
             )
+        for setting in READ_ONLY_SETTINGS:
+            con.execute(setting)
     clear_failure()
     try:
         rel = con.sql(query)

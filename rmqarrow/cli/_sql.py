@@ -79,8 +79,8 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--allow-write",
         action="store_true",
-        help="also run statements that may write (COPY ... TO, EXPORT DATABASE, ATTACH, "
-        "CREATE, INSERT, INSTALL/LOAD; Spark: any command but SHOW, DESCRIBE, EXPLAIN, SET); "
+        help="also run statements that may write a file or load code (COPY, EXPORT DATABASE, "
+        "ATTACH, INSTALL/LOAD, SET; Spark: any command but SHOW, DESCRIBE, EXPLAIN, SET); "
         "without it sql is read-only and refuses them before they run",
     )
     p.add_argument(

@@ -81,6 +81,8 @@ def small(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ("INSTALL httpfs", "INSTALL/LOAD"),
         ("LOAD '{out}/x.duckdb_extension'", "INSTALL/LOAD"),
         ("PREPARE p AS COPY (SELECT 1) TO '{out}/z.csv'", "PREPARE"),
+        ("SET log_query_path = '{out}/log.txt'", "SET"),  # a setting that names a file
+        ("PRAGMA profiling_output = '{out}/profile.json'", "SET"),
         ("SELECT 1; COPY (SELECT 1) TO '{out}/y.csv'", "COPY"),  # every statement counts
     ],
 )
@@ -93,6 +95,25 @@ def test_sql_refuses_a_statement_that_writes(
     assert list(tmp_path.iterdir()) == []  # nothing ran
 
 
+def test_a_read_only_session_loads_no_extension_and_keeps_no_secret(
+    capsys: pytest.CaptureFixture[str], small: Path
+) -> None:
+    """With SET refused, these settings hold for the whole session: an extension is never
+    installed or loaded behind a statement, and CREATE PERSISTENT SECRET writes nothing."""
+    settings = (
+        "autoinstall_known_extensions",
+        "autoload_known_extensions",
+        "allow_persistent_secrets",
+    )
+    query = "SELECT " + ", ".join(f"current_setting('{s}') AS {s}" for s in settings)
+    status, out, err = run(capsys, "sql", str(small), query, "--json")
+    assert status == 0, err
+    assert json.loads(out) == [dict.fromkeys(settings, False)]
+    status, out, err = run(capsys, "sql", str(small), query, "--json", "--allow-write")
+    assert status == 0, err
+    assert json.loads(out)[0]["autoload_known_extensions"] is True  # DuckDB's default
+
+
 def test_sql_reads_without_allow_write_and_writes_with_it(
     capsys: pytest.CaptureFixture[str], small: Path, tmp_path: Path
 ) -> None:
@@ -100,7 +121,6 @@ def test_sql_reads_without_allow_write_and_writes_with_it(
         "SELECT count(*) AS n FROM entries",
         "DESCRIBE entries",
         "SHOW TABLES",
-        "SET threads = 1",
         "EXPLAIN SELECT * FROM files",
         "PRAGMA version",
         # the connection's in-memory catalog: no database file is attached to write into

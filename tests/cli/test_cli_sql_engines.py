@@ -154,7 +154,7 @@ def test_results_stream_in_blocks_and_read_as_one(
     status, out, _ = run(capsys, "sql", store, query)
     lines = out.splitlines()
     assert lines[0].split() == ["file_name", "position"] and len(lines) == len(rows) + 2
-    status, out, _ = run(capsys, "sql", store, "SET enable_progress_bar = false")
+    status, out, _ = run(capsys, "sql", store, "SET enable_progress_bar = false", "--allow-write")
     assert status == 0 and out == ""
     status, out, _ = run(capsys, "sql", store, "SELECT * FROM files WHERE false", "--json")
     assert status == 0 and json.loads(out) == []
