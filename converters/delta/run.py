@@ -379,8 +379,9 @@ def vacuum(
 ) -> dict[str, list[str]]:
     """Delete the files no run within ``retention_hours`` reads; returns them, by table.
 
-    Runs :func:`converge` first, so a run killed or beaten before its pin is undone and
-    its parts become removed files like any other.  Each data table keeps the versions
+    Runs :func:`converge` first (not with ``dry_run``, which changes nothing: the parts a
+    converge would undo are then not listed), so a run killed or beaten before its pin is
+    undone and its parts become removed files like any other.  Each data table keeps the versions
     the pins of those runs name (a run removes data files moments before its pin
     commit, so a table's own retention alone could cut a snapshot the pin still
     offers); parts never committed (a killed run's) go once older than the retention,
@@ -392,7 +393,8 @@ def vacuum(
         raise InvalidValueError(f"retention_hours must be 0 or more, got {retention_hours}")
     root = Path(dataset).absolute()
     snap = open_snapshot(root, pin_table=pin_table)
-    converge(root, pin_table=pin_table)
+    if not dry_run:
+        converge(root, pin_table=pin_table)
     horizon = int(time.time() * 1000) - retention_hours * 3_600_000
     kept = _kept_pins(root, pin_table, horizon)
     deleted = {}

@@ -27,11 +27,12 @@ from rmqarrow._crash import crash_point
 from rmqarrow._lock import Wait, writer_lock
 from rmqarrow._paths import local_path
 from rmqarrow._staging import fsync_dir
-from rmqarrow.errors import DatasetError, StoreNotFoundError
+from rmqarrow.errors import DatasetError, InvalidValueError, StoreNotFoundError
 
 __all__ = [
     "CONVERT_APP",
     "DEFAULT_RETENTION_HOURS",
+    "MIN_RETENTION_HOURS",
     "commit_manifest",
     "convert_to_delta",
     "run_record",
@@ -120,19 +121,31 @@ def convert_to_delta(dataset: str | os.PathLike[str], *, wait: Wait = False) -> 
 DEFAULT_RETENTION_HOURS = 168
 
 
+#: The shortest retention :func:`vacuum_dataset` takes without ``force``.
+MIN_RETENTION_HOURS = 1
+
+
 def vacuum_dataset(
     dataset: str | os.PathLike[str],
     retention_hours: int | None = None,
     *,
     dry_run: bool = False,
     wait: Wait = False,
+    force: bool = False,
 ) -> dict[str, list[str]]:
     """Delete the parts of a Delta dataset no run within ``retention_hours`` reads (and
     those no run ever committed, once as old), holding its writer lock; returns them by
     table (``dry_run``: only lists them).  ``retention_hours`` None:
-    :data:`DEFAULT_RETENTION_HOURS`.  See :func:`rmqarrow.converters.delta.run.vacuum`."""
+    :data:`DEFAULT_RETENTION_HOURS`; under :data:`MIN_RETENTION_HOURS` only with ``force``,
+    since a reader still on an older run (a DuckDB view, a Spark plan, a ``sql`` prompt)
+    would lose its files mid-query.  See :func:`rmqarrow.converters.delta.run.vacuum`."""
     from rmqarrow.converters.delta.run import vacuum
 
+    if retention_hours is not None and retention_hours < MIN_RETENTION_HOURS and not force:
+        raise InvalidValueError(
+            f"retention_hours {retention_hours} is under {MIN_RETENTION_HOURS}: readers still "
+            "on an older run would lose its files mid-query; pass force=True when none can be"
+        )
     root = local_path(dataset).absolute()
     if not root.is_dir():
         raise StoreNotFoundError(f"{root}: no such dataset directory")

@@ -261,14 +261,15 @@ class DatasetStore(OffsetQueries):
         *,
         dry_run: bool = False,
         wait: bool | float = False,
+        force: bool = False,
     ) -> dict[str, list[str]]:
         """Delete the parts of this dataset of Delta tables that no run within
-        ``retention_hours`` (None: a week) reads; returns them by table
-        (:func:`rmqarrow.converters.parquet.to_delta.vacuum_dataset`)."""
+        ``retention_hours`` (None: a week; under an hour only with ``force``) reads;
+        returns them by table (:func:`rmqarrow.converters.parquet.to_delta.vacuum_dataset`)."""
         from rmqarrow.converters.parquet.to_delta import vacuum_dataset
 
         self._check_open()
-        return vacuum_dataset(self.path, retention_hours, dry_run=dry_run, wait=wait)
+        return vacuum_dataset(self.path, retention_hours, dry_run=dry_run, wait=wait, force=force)
 
     def check(self, *, full: bool = False) -> DatasetCheck:
         """The parts against the manifest (names, sizes, footers; ``full``: checksums)."""

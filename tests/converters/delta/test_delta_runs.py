@@ -27,7 +27,7 @@ from rmqarrow.converters.parquet.parts import table_parts
 from rmqarrow.converters.parquet.to_delta import convert_to_delta
 
 import rmqarrow
-from rmqarrow.errors import DatasetError, StoreNotFoundError, UsageError
+from rmqarrow.errors import DatasetError, InvalidValueError, StoreNotFoundError, UsageError
 from rmqarrow.index.service import IndexService
 
 MESSAGES = 600
@@ -263,9 +263,13 @@ def test_vacuum_deletes_what_no_kept_run_reads(tmp_path: Path) -> None:
     assert on_disk > pinned  # the replaced parts are still there for older versions
     dataset = rmqarrow.open(ds)
     assert sum(map(len, dataset.vacuum().values())) == 0  # all younger than a week
-    assert sum(map(len, dataset.vacuum(0, dry_run=True).values())) == len(on_disk - pinned)
+    with pytest.raises(InvalidValueError, match="readers still on an older run"):
+        dataset.vacuum(0)  # under an hour: only with force
+    assert sum(map(len, dataset.vacuum(0, dry_run=True, force=True).values())) == len(
+        on_disk - pinned
+    )
     assert {p for t in TABLES for p in (ds / t).glob("*.parquet")} == on_disk
-    deleted = dataset.vacuum(0)
+    deleted = dataset.vacuum(0, force=True)
     assert sum(map(len, deleted.values())) == len(on_disk - pinned)
     assert {p for t in TABLES for p in (ds / t).glob("*.parquet")} == pinned
     fresh = tmp_path / "fresh"
