@@ -306,7 +306,7 @@ def _banner(check: Mapping[str, Any] | None, log_check: Mapping[str, Any] | None
     head = (
         f"<b>healthy</b>: <code>rmqarrow check</code> found nothing wrong in {where}"
         if ok
-        else f"<b>problems found</b> by <code>rmqarrow check</code> in {_e(where)}"
+        else f"<b>problems found</b> by <code>rmqarrow check</code> in {where}"
     )
     items = "".join(f"<li>{_e(x)}</li>" for x in found)
     return (
