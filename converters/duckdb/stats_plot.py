@@ -171,12 +171,19 @@ def refuse_data_folder(folder: Path, what: str) -> None:
     readers take what its tables hold."""
     from rmqarrow.format.detect import KIND_NAMES, detect
 
-    kind = detect(folder).kind
-    if kind not in ("missing", "empty_dir", "other_dir"):
-        raise UsageError(
-            f"{folder}: {KIND_NAMES[kind]}, not a place for {what} (rmqarrow writes "
-            "nothing into stores, CommitLogs or datasets); give a new or an ordinary directory"
-        )
+    # the folder and every folder above it: a dataset's table folder (a Delta vacuum
+    # deletes what its log does not name) or a store's commitlog/ is refused as the
+    # dataset or store it is in
+    here = folder.absolute()
+    for place in (here, *here.parents):
+        kind = detect(place).kind
+        if kind not in ("missing", "empty_dir", "other_dir"):
+            inside = "" if place == here else f" (inside {place})"
+            raise UsageError(
+                f"{folder}: {KIND_NAMES[kind]}{inside}, not a place for {what} (rmqarrow "
+                "writes nothing into stores, CommitLogs or datasets); give a new or an "
+                "ordinary directory"
+            )
 
 
 def write_charts(

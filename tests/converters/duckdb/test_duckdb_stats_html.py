@@ -17,6 +17,7 @@ from golden_data import golden_set
 from rmqarrow.converters.arrow.tables import store_tables
 from rmqarrow.converters.duckdb import collect, connect, render_html, write_html
 from rmqarrow.converters.duckdb.stats import IndexStats
+from rmqarrow.converters.parquet.export import export_store
 
 import rmqarrow
 from rmqarrow.format.layout import Geometry, map_regions
@@ -158,22 +159,28 @@ def test_cli_html_banner_shows_the_checks_own_findings(
         assert damaged["detail"].replace("'", "&#x27;") in text
 
 
-@pytest.mark.parametrize("where", ["directory", "store", "missing_parent"])
+@pytest.mark.parametrize("where", ["directory", "store", "in_a_dataset", "missing_parent"])
 def test_cli_html_refusals_are_one_line(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, where: str
 ) -> None:
     store = tmp_path / "store"
     shutil.copytree(G.store_dir, store)
+    dataset = tmp_path / "ds"
+    if where == "in_a_dataset":  # a table folder: a Delta vacuum deletes what it does not name
+        export_store(store, dataset, hash_slot_num=G.hash_slot_num, index_num=G.index_num)
     target = {
         "directory": tmp_path,
         "store": store / "report.html",
+        "in_a_dataset": dataset / "entries" / "report.html",
         "missing_parent": tmp_path / "nowhere" / "report.html",
     }[where]
     before = sorted(os.listdir(store))
     status, _, err = run(capsys, "stats", str(store), "--html", str(target), *GEOM)
     assert status == 2
     one_error(err, {"directory": "a directory", "store": "not a place for the HTML report",
+                    "in_a_dataset": f"(inside {dataset}), not a place for the HTML report",
                     "missing_parent": "create it first"}[where])  # fmt: skip
+    assert where == "directory" or not target.exists()
     assert sorted(os.listdir(store)) == before
     assert not (tmp_path / "nowhere").exists()
 
