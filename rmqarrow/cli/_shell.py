@@ -17,8 +17,9 @@ def register(sub: Any) -> None:
         "completion",
         help="print a shell completion script (bash, zsh or fish)",
         description=(
-            "Print the completion script of SHELL for rmqarrow: its commands, options, the "
-            "values of options with a fixed set and file names where a path is expected. "
+            "Print the completion script of the given shell for rmqarrow: its commands, "
+            "options, the values of options with a fixed set and file names where a path is "
+            "expected. "
             "bash: add 'eval \"$(rmqarrow completion bash)\"' to ~/.bashrc; zsh: save it "
             "as _rmqarrow in a folder of $fpath; fish: save it as "
             "~/.config/fish/completions/rmqarrow.fish."

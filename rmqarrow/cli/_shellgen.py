@@ -33,7 +33,8 @@ class Argument:
     dest: str
     help: str
     metavar: str
-    #: how many values follow an option: 0 a flag, None "maybe one" (nargs="?")
+    #: how many values follow an option: 0 a flag, None "maybe one" (nargs="?"), which
+    #: completes as a flag: what follows is as likely the next option
     nvalues: int | None
     choices: tuple[str, ...]
     path: bool
@@ -134,7 +135,7 @@ def _bash(root: Command) -> str:
             for opt in option.names:
                 if option.nvalues:
                     skip_cases.append(f"            {key(node, opt)}) skip={option.nvalues} ;;")
-                if option.nvalues == 0:
+                if not option.nvalues:  # a flag, or a value that may be left out
                     continue
                 if option.choices:
                     action = f'COMPREPLY=($(compgen -W "{words(list(option.choices))}" -- "$cur"))'
@@ -223,14 +224,15 @@ def _zsh_specs(command: Command) -> list[str]:
             if len(metavars) != option.nvalues:
                 metavars = [option.metavar] * option.nvalues
             values = "".join(f":{_zsh_help(m)}:{action}" for m in metavars)
-        elif option.nvalues is None:
-            values = f"::{_zsh_help(option.metavar)}:{action}"
         for opt in names:
             spec = f"{exclusive}{star}{opt}[{_zsh_help(option.help)}]{values}"
             specs.append(_zsh_quote(spec))
     for i, positional in enumerate(command.positionals, start=1):
         optional = ":" if positional.nvalues is None else ""
-        spec = f"{i}:{optional}{_zsh_help(positional.metavar)}:{_zsh_action(positional)}"
+        # a word nothing completes: _nothing, as the message " " shows would keep an
+        # option typed in its place from completing
+        action = _zsh_action(positional).strip() or "_nothing"
+        spec = f"{i}:{optional}{_zsh_help(positional.metavar)}:{action}"
         specs.append(_zsh_quote(spec))
     return specs
 
@@ -300,7 +302,7 @@ def _fish_lines(command: Command, condition: str) -> list[str]:
         flags = []
         for opt in option.names:
             flags.append(f"-l {opt[2:]}" if opt.startswith("--") else f"-s {opt[1:]}")
-        if option.nvalues == 0:
+        if not option.nvalues:  # a flag, or a value that may be left out
             kind = ""
         elif option.choices:
             kind = f" -x -a {_fish_quote(' '.join(option.choices))}"

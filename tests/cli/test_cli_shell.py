@@ -81,6 +81,8 @@ def test_bash_completes_commands_options_choices_and_paths(
     ]
     # an option's free value completes nothing (no file names where a key is expected)
     assert _bash_complete(script, "rmqarrow query --key qu", tmp_path) == []
+    # a value that may be left out (--wait [SECONDS]) leaves the next option completing
+    assert _bash_complete(script, "rmqarrow build --wait --fo", tmp_path) == ["--force"]
 
 
 # -- fish: its own `complete -C`, the script sourced ------------------------------------------
@@ -115,16 +117,18 @@ def test_fish_completes_commands_options_choices_and_paths(
     assert _fish_complete(script, "rmqarrow info st", tmp_path) == ["store/"]
     # file names only where a path is expected
     assert _fish_complete(script, "rmqarrow query --key st", tmp_path) == []
+    assert _fish_complete(script, "rmqarrow build --wait --fo", tmp_path) == ["--force"]
 
 
 # -- zsh: an interactive zsh on a terminal, Tab pressed ---------------------------------------
 
 
-def _zsh_complete(folder: Path, line: str, expected: str) -> str:
+def _zsh_complete(folder: Path, line: str, expected: str, cwd: Path | None = None) -> str:
     """The line an interactive zsh shows after ``line`` and Tab, with the script on its
     $fpath; read until ``expected`` shows (or zsh stops answering)."""
     pid, fd = pty.fork()
     if pid == 0:  # the child: a bare interactive zsh on the terminal
+        os.chdir(cwd or folder)
         env = {"PATH": os.environ["PATH"], "TERM": "dumb", "HOME": str(folder)}
         os.execve(_shell("zsh"), ["zsh", "-f", "-i"], env)
     seen = b""
@@ -172,6 +176,23 @@ def test_zsh_completes_commands_options_and_choices(
     )
     shown = _zsh_complete(folder, "rmqarrow query --engine sp", "--engine spark ")
     assert "rmqarrow query --engine spark " in shown
+    (tmp_path / "store").mkdir()
+    assert "rmqarrow info store/" in _zsh_complete(folder, "rmqarrow info st", "store/", tmp_path)
+    # an option where an optional positional (sql's query) or value (--wait) may stand
+    assert "sql x --engine " in _zsh_complete(folder, "rmqarrow sql x --eng", "--engine ")
+    assert "--wait --force " in _zsh_complete(folder, "rmqarrow build --wait --fo", "--force ")
+
+
+def test_nested_commands_are_refused_not_completed_wrong() -> None:
+    import argparse
+
+    from rmqarrow.cli._shellgen import walk
+
+    parser = argparse.ArgumentParser(prog="rmqarrow")
+    group = parser.add_subparsers().add_parser("rocksdb", help="a group")
+    group.add_subparsers().add_parser("scan", help="a command of the group")
+    with pytest.raises(NotImplementedError, match="rmqarrow rocksdb: nested commands"):
+        walk(parser)
 
 
 def test_completion_names_an_unknown_shell(capsys: pytest.CaptureFixture[str]) -> None:
