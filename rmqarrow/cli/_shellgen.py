@@ -169,6 +169,12 @@ _rmqarrow_files() {{
 _rmqarrow() {{
     local cur="${{COMP_WORDS[COMP_CWORD]}}" prev="" node="" word opts="" skip=0 i
     ((COMP_CWORD > 0)) && prev="${{COMP_WORDS[COMP_CWORD - 1]}}"
+    # --option=value: bash splits the line at "=" into --option, = and value
+    if [[ "$cur" == "=" ]]; then
+        cur=""
+    elif [[ "$prev" == "=" ]] && ((COMP_CWORD > 1)); then
+        prev="${{COMP_WORDS[COMP_CWORD - 2]}}"
+    fi
     # the command on the line, skipping the values of options
     for ((i = 1; i < COMP_CWORD; i++)); do
         word="${{COMP_WORDS[i]}}"

@@ -71,6 +71,9 @@ def test_bash_completes_commands_options_choices_and_paths(
         "spark",
     ]
     assert _bash_complete(script, "rmqarrow completion f", tmp_path) == ["fish"]
+    # --engine=VALUE, split by bash at "=" as COMP_WORDS holds it
+    assert _bash_complete(script, "rmqarrow query --engine = sp", tmp_path) == ["spark"]
+    assert len(_bash_complete(script, "rmqarrow query --engine =", tmp_path)) == 3
     # a path: the store positional and --queries complete file names
     assert _bash_complete(script, "rmqarrow info st", tmp_path) == ["store"]
     assert _bash_complete(script, "rmqarrow query store --queries qu", tmp_path) == ["queries.txt"]
