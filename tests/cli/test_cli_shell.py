@@ -129,11 +129,17 @@ def test_fish_completes_commands_options_choices_and_paths(
 def _zsh_complete(folder: Path, line: str, expected: str, cwd: Path | None = None) -> str:
     """The line an interactive zsh shows after ``line`` and Tab, with the script on its
     $fpath; read until ``expected`` shows (or zsh stops answering)."""
-    pid, fd = pty.fork()
-    if pid == 0:  # the child: a bare interactive zsh on the terminal
-        os.chdir(cwd or folder)
-        env = {"PATH": os.environ["PATH"], "TERM": "dumb", "HOME": str(folder)}
-        os.execve(_shell("zsh"), ["zsh", "-f", "-i"], env)
+    fd, terminal = pty.openpty()
+    shell = subprocess.Popen(
+        [_shell("zsh"), "-f", "-i"],
+        stdin=terminal,
+        stdout=terminal,
+        stderr=terminal,
+        cwd=cwd or folder,
+        env={"PATH": os.environ["PATH"], "TERM": "dumb", "HOME": str(folder)},
+        start_new_session=True,
+    )
+    os.close(terminal)
     seen = b""
 
     def read_until(marker: bytes) -> None:
@@ -161,8 +167,8 @@ def _zsh_complete(folder: Path, line: str, expected: str, cwd: Path | None = Non
         return seen.decode(errors="replace")
     finally:
         os.write(fd, b"\x15exit\n")
+        shell.wait(timeout=60)
         os.close(fd)
-        os.waitpid(pid, 0)
 
 
 def test_zsh_completes_commands_options_and_choices(
