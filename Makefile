@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test test-lowest browser lint docs docs-build bench bench-full bench-anchor clean cluster-start cluster-stop
+.PHONY: setup demo test test-lowest system-deps lint docs docs-build bench bench-full bench-anchor clean cluster-start cluster-stop
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -38,15 +38,19 @@ docs: $(STAMP)
 docs-build: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir build/site
 
-# The stats report's browser test loads its page in Debian's Chromium: installed when
-# missing (as root, or through sudo), nothing happens when it is there.
-browser:
-	@command -v chromium >/dev/null || { \
+# What the tests run besides Python, from Debian, installed when missing (as root, or
+# through sudo); nothing happens when all are there: Chromium loads the stats report's page,
+# zsh and fish run the completion scripts, groff checks the man page.
+SYSTEM_DEPS := chromium:chromium zsh:zsh fish:fish groff:groff-base
+system-deps:
+	@missing=""; for dep in $(SYSTEM_DEPS); do \
+		command -v "$${dep%%:*}" >/dev/null || missing="$$missing $${dep#*:}"; done; \
+	[ -z "$$missing" ] || { \
 		sudo=""; [ "$$(id -u)" -eq 0 ] || sudo=sudo; \
 		$$sudo apt-get update -qq && \
-		DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq chromium >/dev/null; }
+		DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq $$missing >/dev/null; }
 
-test: lint docs-build browser
+test: lint docs-build system-deps
 	$(BIN)/python -m pytest
 
 # The core dependencies at the lowest versions pyproject allows (.ci/lowest.txt), in a venv

@@ -23,7 +23,17 @@ from rmqarrow.errors import RmqArrowError, UsageError
 
 __all__ = ["main"]
 
-_COMMAND_MODULES = ("_info", "_query", "_build", "_check", "_convert", "_sql", "_verify", "_demo")
+_COMMAND_MODULES = (
+    "_info",
+    "_query",
+    "_build",
+    "_check",
+    "_convert",
+    "_sql",
+    "_verify",
+    "_demo",
+    "_shell",
+)
 _DEBUG_ENV = "RMQARROW_DEBUG"
 
 
