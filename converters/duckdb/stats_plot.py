@@ -171,12 +171,13 @@ def refuse_data_folder(folder: Path, what: str) -> None:
     readers take what its tables hold."""
     from rmqarrow.format.detect import KIND_NAMES, detect
 
-    # the folder and every folder above it: a dataset's table folder (a Delta vacuum
-    # deletes what its log does not name) or a store's commitlog/ is refused as the
-    # dataset or store it is in
+    # the folder itself, and the folders above it that are datasets: a table folder of a
+    # Delta dataset would lose the file to a vacuum (it deletes what its log does not name)
     here = folder.absolute()
     for place in (here, *here.parents):
         kind = detect(place).kind
+        if place != here and kind not in DATASET_KINDS:
+            continue
         if kind not in ("missing", "empty_dir", "other_dir"):
             inside = "" if place == here else f" (inside {place})"
             raise UsageError(
@@ -184,6 +185,11 @@ def refuse_data_folder(folder: Path, what: str) -> None:
                 "writes nothing into stores, CommitLogs or datasets); give a new or an "
                 "ordinary directory"
             )
+
+
+#: Kinds whose folders below are theirs too (detected by their own record: a manifest or a
+#: Delta log, so a folder above never passes for one by a stray file's name).
+DATASET_KINDS = ("dataset", "tiered_dataset", "rocksdb_dataset")
 
 
 def write_charts(
