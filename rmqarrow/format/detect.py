@@ -191,7 +191,11 @@ def _classic_file_kind(p: Path, head: bytes, size: int) -> tuple[str, str]:
             pass
     if _is_index_name(p.name):
         return "index_file", "named like an index file"
-    if size == Geometry().file_size or Geometry.for_size_default_ratio(size) is not None:
+    sized = size == Geometry().file_size or Geometry.for_size_default_ratio(size) is not None
+    # by size alone only with a header that can be one: its first byte is the top byte of
+    # a big-endian begin timestamp in ms, 0 for every file RocketMQ writes (and for one it
+    # never wrote); a picture, an archive or a PDF of that size starts with its magic bytes
+    if sized and head[0] == 0:
         return "index_file", "sized like an index file"
     begin_ts, end_ts, begin_off, end_off, slots, count = struct.unpack(">qqqqii", head)
     if (

@@ -37,6 +37,25 @@ def test_kinds(tmp_path: Path) -> None:
     assert detect(ds).kind == "dataset"
 
 
+def test_a_file_sized_like_an_index_file_is_one_only_with_a_header_that_can_be(
+    tmp_path: Path,
+) -> None:
+    """A chart of 20,872 bytes (40 + 84 x 248, the 1:4 geometry's size) in a folder of its
+    own: a PNG's magic bytes are no begin timestamp, so the folder is no index directory
+    (it was, and `info` answered 0 entries with exit 0; a rerun of `stats --plot` into
+    it was refused as an index directory).  A never-written file of that size still is."""
+    charts = tmp_path / "plots"
+    charts.mkdir()
+    png = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 81
+    (charts / "time_coverage.png").write_bytes(png[: 40 + 84 * 248])
+    assert detect(charts / "time_coverage.png").kind == "other_file"
+    assert detect(charts).kind == "other_dir"
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    (fresh / "index").write_bytes(bytes(40 + 84 * 248))  # a file RocketMQ made, never written
+    assert detect(fresh / "index").kind == "index_file"
+
+
 def test_broker_root_resolves_its_parts(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     root = tmp_path / "store"
     (root / "index").mkdir(parents=True)
