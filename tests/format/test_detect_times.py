@@ -46,8 +46,9 @@ def test_a_file_sized_like_an_index_file_is_one_only_with_a_header_that_can_be(
     it was refused as an index directory).  A never-written file of that size still is."""
     charts = tmp_path / "plots"
     charts.mkdir()
-    png = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 81
+    png = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 82
     (charts / "time_coverage.png").write_bytes(png[: 40 + 84 * 248])
+    assert (charts / "time_coverage.png").stat().st_size == 40 + 84 * 248
     assert detect(charts / "time_coverage.png").kind == "other_file"
     assert detect(charts).kind == "other_dir"
     fresh = tmp_path / "fresh"
