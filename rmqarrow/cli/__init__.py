@@ -53,7 +53,7 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         message = self._with_suggestion(message)
         # an option of the command, unknown to it, comes back to this parser: name the command
-        command = self._command() if message.startswith("unrecognized argument ") else None
+        command = self._command() if message.startswith("unrecognized argument") else None
         prog = self.prog if command is None else command.prog
         self.exit(2, f"{prog}: error: {message} (see {prog} --help)\n")
 

@@ -59,6 +59,7 @@ def test_a_word_without_a_close_match_gets_argparse_s_message(
     status, _, err = run(capsys, "query", "store", "--key", "a", "--zzzzzz")
     assert status == 2 and err.count("\n") == 1
     assert "unrecognized arguments: --zzzzzz" in err and "did you mean" not in err
+    assert err.startswith("rmqarrow query: error:") and "(see rmqarrow query --help)" in err
     # an abbreviation argparse accepts and a negative number are not mistyped options
     status, _, err = run(capsys, "query", "--ke", "a", "--max-num", "-5")
     assert "did you mean" not in err
