@@ -260,7 +260,7 @@ def check_parts(
         raise DatasetError(f"{root / MANIFEST_NAME}: malformed parts list ({exc!r})") from None
     # the parts as this manifest sees them: one snapshot, whatever a writer switches
     have = {p.relative_to(root).as_posix(): p for p in _data_parts(root, manifest)}
-    hint = f"; re-export it, or set {TRUST_ENV}=1 (--trust-dataset) to read it anyway"
+    hint = f"; re-export it, or set {TRUST_ENV}=1 to read it anyway"
     extra = sorted(set(have) - set(want))
     if extra:
         raise DatasetError(
