@@ -30,6 +30,7 @@ for ``conf``/``py_files``/``ship`` (the CLI's ``--conf``, ``--py-files``, ``--no
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import shutil
@@ -194,6 +195,22 @@ def _register_log_cleanup() -> None:
 
         atexit.register(_remove_log_at_exit)
         _log_state["registered"] = True
+
+
+def _quiet_query_context_logs() -> None:
+    """pyspark logs each analysis error's query context (a JSON line holding the Java stack,
+    about 10 KB) on stderr before the exception reaches the caller; with the JVM's console
+    in :func:`jvm_log_path`, the error itself (translated by :func:`spark_error`) is the
+    one line a user sees."""
+    try:
+        from pyspark.logger import PySparkLogger
+    except ImportError:  # a pyspark without its structured logger logs no contexts
+        return
+    for name in ("SQLQueryContextLogger", "DataFrameQueryContextLogger"):
+        logger = PySparkLogger.getLogger(name)
+        for handler in list(logger.handlers):
+            logger.removeHandler(handler)
+        logger.addHandler(logging.NullHandler())
 
 
 _MASTER_RE = re.compile(
@@ -430,6 +447,7 @@ def get_spark(
         except Exception as exc:  # a JVM that exits, a master that refuses: say why
             raise spark_error(exc) from exc
         spark = SparkSession.builder.getOrCreate()
+        _quiet_query_context_logs()
     spark.sparkContext.setLogLevel(level)
     _add_py_files(spark, settings, ship)
     return spark
