@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -282,6 +283,18 @@ class _Stopped(Exception):
     """The writer stopped at a crash point (in-process stand-in for a kill)."""
 
 
+def _written_past(path: Path, position: int) -> bool:
+    """Whether any entry at ``position`` or later holds a byte (a writer's mapping is
+    shared: another mapping of the file sees its stores)."""
+    from rmqarrow.format.layout import Geometry, map_regions
+
+    raw = map_regions(path, Geometry(7, 100), writable=False)
+    try:
+        return bool(raw.entries[position:].view(np.uint8).any())
+    finally:
+        raw.close()
+
+
 def test_fields_written_ahead_are_rolled_back_with_the_chunk_in_flight(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -300,6 +313,12 @@ def test_fields_written_ahead_are_rolled_back_with_the_chunk_in_flight(
     def stop_in_third_chunk(step: str) -> None:
         visits.append(step)
         if step == "put:some-heads" and visits.count(step) == 3:
+            # The hashing thread has room for the fourth chunk once the second is
+            # chained, but when it gets there is up to the scheduler: wait for its
+            # fields (a kill at this instant would find them), then stop.
+            deadline = time.monotonic() + 60
+            while not _written_past(path, 17 + 8) and time.monotonic() < deadline:
+                time.sleep(0.01)
             raise _Stopped
 
     monkeypatch.setattr(put_mod, "crash_point", stop_in_third_chunk)
