@@ -10,6 +10,9 @@ import pytest
 from generated_store import GeneratedStore, build_generated
 from golden_data import ALL_SETS, GoldenSet
 
+# the S3 server fixtures (s3_server, s3_bucket) of the object-storage tests
+pytest_plugins = ["s3_server"]
+
 
 @pytest.fixture(params=ALL_SETS, ids=lambda s: s.name)
 def golden(request: pytest.FixtureRequest) -> GoldenSet:
