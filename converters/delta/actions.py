@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from deltalake.transaction import AddAction
 
+from rmqarrow._paths import DatasetLocation, ObjectLocation
 from rmqarrow.errors import DatasetError
 
 __all__ = ["add_action", "file_stats", "relative_path"]
@@ -36,10 +37,19 @@ def _bounded(type_: pa.DataType) -> bool:
     )
 
 
-def file_stats(path: str | os.PathLike[str]) -> dict[str, Any]:
+def parquet_source(path: str | os.PathLike[str] | ObjectLocation) -> Any:
+    """What pyarrow's Parquet reader opens for ``path``: the path itself, or a file of
+    object storage opened through its file system (close it when done)."""
+    if isinstance(path, ObjectLocation):
+        fs, key = path.filesystem()
+        return fs.open_input_file(key)
+    return path
+
+
+def file_stats(path: str | os.PathLike[str] | ObjectLocation) -> dict[str, Any]:
     """Delta statistics of the Parquet file at ``path``, from its footer only."""
     try:
-        meta = pq.ParquetFile(path).metadata
+        meta = pq.ParquetFile(parquet_source(path)).metadata
     except (pa.ArrowException, OSError) as exc:
         raise DatasetError(f"{path}: not a readable Parquet file: {exc}") from None
     schema = meta.schema.to_arrow_schema()
@@ -82,12 +92,18 @@ def file_stats(path: str | os.PathLike[str]) -> dict[str, Any]:
     return {"numRecords": meta.num_rows, "minValues": mins, "maxValues": maxs, "nullCount": nulls}
 
 
-def relative_path(table_dir: Path, part: Path) -> str:
+def relative_path(table_dir: DatasetLocation, part: DatasetLocation) -> str:
     """``part``'s path inside the table folder, as a Delta action names it ("/"-separated);
     :class:`DatasetError` for a part outside the folder or with a name that would need
     URI escaping (rmqarrow never writes one)."""
     try:
-        rel = part.absolute().relative_to(table_dir.absolute()).as_posix()
+        if isinstance(part, ObjectLocation) or isinstance(table_dir, ObjectLocation):
+            head = f"{table_dir}/"
+            if not str(part).startswith(head):
+                raise ValueError(part)
+            rel = str(part)[len(head) :]
+        else:
+            rel = part.absolute().relative_to(table_dir.absolute()).as_posix()
     except ValueError:
         raise DatasetError(
             f"{part}: not inside the table folder {table_dir}; a Delta table only holds its "
@@ -98,14 +114,25 @@ def relative_path(table_dir: Path, part: Path) -> str:
     return rel
 
 
-def add_action(table_dir: str | os.PathLike[str], part: str | os.PathLike[str]) -> AddAction:
-    """The add action committing ``part`` (a Parquet file already in ``table_dir``) with
-    its size, modification time and footer statistics."""
-    root, path = Path(table_dir), Path(part)
+def add_action(
+    table_dir: str | os.PathLike[str] | ObjectLocation,
+    part: str | os.PathLike[str] | ObjectLocation,
+) -> AddAction:
+    """The add action committing ``part`` (a Parquet file already in ``table_dir``, both
+    local or both on object storage) with its size, modification time and footer
+    statistics."""
+    root = table_dir if isinstance(table_dir, ObjectLocation) else Path(table_dir)
+    path = part if isinstance(part, ObjectLocation) else Path(part)
     rel = relative_path(root, path)
     try:
-        st = path.stat()
+        if isinstance(path, ObjectLocation):
+            if not path.is_file():
+                raise FileNotFoundError(2, "no such object")
+            size, mtime_ns = path.size(), path.mtime_ns()
+        else:
+            st = path.stat()
+            size, mtime_ns = st.st_size, st.st_mtime_ns
     except OSError as exc:
         raise DatasetError(f"{path}: cannot commit it: {exc.strerror or exc}") from None
     stats = json.dumps(file_stats(path), separators=(",", ":"))
-    return AddAction(rel, st.st_size, {}, st.st_mtime_ns // 1_000_000, True, stats)
+    return AddAction(rel, size, {}, mtime_ns // 1_000_000, True, stats)

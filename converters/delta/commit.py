@@ -24,14 +24,15 @@ import pyarrow.parquet as pq
 from deltalake import CommitProperties, DeltaTable, Schema, Transaction
 from deltalake.exceptions import CommitFailedError, DeltaError
 from deltalake.transaction import AddAction, RemoveAction, create_table_with_add_actions
-from rmqarrow.converters.delta.actions import add_action
+from rmqarrow.converters.delta.actions import add_action, parquet_source
 
+from rmqarrow._paths import DatasetLocation, ObjectLocation, dataset_location
 from rmqarrow.errors import CommitConflictError, DatasetError, InvalidValueError
 
 __all__ = ["commit_table", "live_files", "table_version"]
 
 
-def table_version(table_dir: str | os.PathLike[str]) -> int | None:
+def table_version(table_dir: str | os.PathLike[str] | ObjectLocation) -> int | None:
     """The latest version of the Delta table in ``table_dir`` (None: no table there)."""
     uri = str(table_dir)
     if not DeltaTable.is_deltatable(uri):
@@ -51,10 +52,10 @@ def live_files(table: DeltaTable) -> dict[str, int]:
     )
 
 
-def _same_columns(part: Path, schema: pa.Schema) -> None:
+def _same_columns(part: DatasetLocation, schema: pa.Schema) -> None:
     """Refuse a part whose columns are not the table's (names and types, in order)."""
     try:
-        got = pq.read_schema(part)
+        got = pq.read_schema(parquet_source(part))
     except (pa.ArrowException, OSError) as exc:
         raise DatasetError(f"{part}: not a readable Parquet file: {exc}") from None
     want = [(f.name, f.type) for f in schema]
@@ -66,10 +67,10 @@ def _same_columns(part: Path, schema: pa.Schema) -> None:
 
 
 def commit_table(
-    table_dir: str | os.PathLike[str],
+    table_dir: str | os.PathLike[str] | ObjectLocation,
     schema: pa.Schema,
     *,
-    add: Sequence[str | os.PathLike[str]] = (),
+    add: Sequence[str | os.PathLike[str] | ObjectLocation] = (),
     remove: Sequence[str] = (),
     base_version: int | None,
     metadata: Mapping[str, Any] | None = None,
@@ -86,7 +87,7 @@ def commit_table(
     Delta application transaction with it.  Nothing is deleted from disk: a removed
     file stays readable by the versions that hold it until a vacuum.
     """
-    root = Path(table_dir)
+    root = dataset_location(table_dir)
     uri = str(root)
     if base_version is not None and base_version < 0:
         raise InvalidValueError(
@@ -97,7 +98,7 @@ def commit_table(
         max_commit_retries=0,
         app_transactions=[Transaction(app[0], app[1])] if app else None,
     )
-    parts = [Path(p) for p in add]
+    parts = [p if isinstance(p, ObjectLocation) else Path(p) for p in add]
     for p in parts:
         _same_columns(p, schema)
     adds = [add_action(root, p) for p in parts]
@@ -138,7 +139,9 @@ def commit_table(
     return base_version + 1
 
 
-def _create(root: Path, schema: pa.Schema, adds: list[AddAction], props: CommitProperties) -> int:
+def _create(
+    root: DatasetLocation, schema: pa.Schema, adds: list[AddAction], props: CommitProperties
+) -> int:
     """Version 0 of a new table holding ``adds``."""
     if DeltaTable.is_deltatable(str(root)):
         raise CommitConflictError(

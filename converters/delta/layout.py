@@ -4,8 +4,8 @@ every reader asks this first, most datasets it asks about are in the manifest la
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
+from rmqarrow._paths import ObjectLocation, dataset_location
 from rmqarrow.format.detect import MANIFEST_NAME
 
 __all__ = ["LOG_DIR", "META_KEY", "PIN_TABLE", "is_delta_dataset"]
@@ -18,11 +18,13 @@ META_KEY = "rmqarrow"
 LOG_DIR = "_delta_log"
 
 
-def is_delta_dataset(dataset: str | os.PathLike[str], pin_table: str = PIN_TABLE) -> bool:
+def is_delta_dataset(
+    dataset: str | os.PathLike[str] | ObjectLocation, pin_table: str = PIN_TABLE
+) -> bool:
     """Whether ``dataset`` is in the Delta layout: its pin table is a Delta table and no
     manifest of the older layout is left (its tables are then read through the pinned
     snapshot, never by listing their folders).  Converting a dataset commits its tables
     first and deletes the manifest last: killed in between, it is still the dataset the
     manifest describes, whose files the commits left untouched."""
-    root = Path(dataset)
+    root = dataset_location(dataset)
     return (root / pin_table / LOG_DIR).is_dir() and not (root / MANIFEST_NAME).exists()

@@ -30,7 +30,6 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -41,6 +40,7 @@ from rmqarrow.converters.delta.layout import META_KEY, PIN_TABLE
 from rmqarrow.converters.schema import ROCKSDB_SCHEMAS, SCHEMAS, TIERED_SCHEMAS
 
 from rmqarrow._crash import crash_point
+from rmqarrow._paths import DatasetLocation, ObjectLocation, dataset_location
 from rmqarrow.errors import (
     CommitConflictError,
     DatasetError,
@@ -85,7 +85,7 @@ class TableChange:
     """What a run does to one table: parts to add (files already in the table folder)
     and parts to remove (paths relative to it)."""
 
-    add: Sequence[str | os.PathLike[str]] = ()
+    add: Sequence[str | os.PathLike[str] | ObjectLocation] = ()
     remove: Sequence[str] = ()
 
 
@@ -93,7 +93,7 @@ class TableChange:
 class Snapshot:
     """One run's tables: each at the version the run's pin names."""
 
-    root: Path
+    root: DatasetLocation
     #: the pin table's version read (the run's version, as ``--as-of`` names it)
     version: int
     #: every table's pinned version
@@ -131,7 +131,7 @@ class Snapshot:
         return pads.dataset(self.files(table), schema=table_schema(table), format="parquet")
 
 
-def _commit_info(table_dir: Path, version: int) -> dict[str, Any]:
+def _commit_info(table_dir: DatasetLocation, version: int) -> dict[str, Any]:
     """The ``commitInfo`` of one version, read from its log entry.  (delta-rs's
     ``history()`` always starts from the latest commit and numbers the entries from the
     loaded version, so it cannot name the commit of a version loaded in the past.)"""
@@ -151,7 +151,7 @@ def _commit_info(table_dir: Path, version: int) -> dict[str, Any]:
     return {}
 
 
-def _pin_of(table_dir: Path, version: int) -> dict[str, Any] | None:
+def _pin_of(table_dir: DatasetLocation, version: int) -> dict[str, Any] | None:
     """The newest run pin at or below ``version`` (commits without one, such as a
     vacuum's, change no file list and are looked past), or None when there is none."""
     for v in range(version, max(version - _PIN_LOOKBACK, -1), -1):
@@ -162,14 +162,14 @@ def _pin_of(table_dir: Path, version: int) -> dict[str, Any] | None:
 
 
 def open_snapshot(
-    dataset: str | os.PathLike[str],
+    dataset: str | os.PathLike[str] | ObjectLocation,
     *,
     as_of: int | datetime | None = None,
     pin_table: str = PIN_TABLE,
 ) -> Snapshot:
     """The snapshot of ``dataset`` its last run pinned (``as_of``: the run that was
     current at that pin-table version or time)."""
-    root = Path(dataset).absolute()
+    root = dataset_location(dataset).absolute()
     uri = str(root / pin_table)
     if not root.is_dir():
         raise StoreNotFoundError(f"{root}: no such dataset directory")
@@ -217,18 +217,24 @@ def open_snapshot(
 
 
 def already_committed(
-    dataset: str | os.PathLike[str], app_id: str, version: int, *, pin_table: str = PIN_TABLE
+    dataset: str | os.PathLike[str] | ObjectLocation,
+    app_id: str,
+    version: int,
+    *,
+    pin_table: str = PIN_TABLE,
 ) -> bool:
     """Whether the run ``(app_id, version)`` (or a later one of that app) has landed: its
     pin commit carries the application transaction, so a re-run can commit nothing."""
-    uri = str(Path(dataset) / pin_table)
+    uri = str(dataset_location(dataset) / pin_table)
     if not DeltaTable.is_deltatable(uri):
         return False
     done = DeltaTable(uri).transaction_version(app_id)
     return done is not None and done >= version
 
 
-def converge(dataset: str | os.PathLike[str], *, pin_table: str = PIN_TABLE) -> list[str]:
+def converge(
+    dataset: str | os.PathLike[str] | ObjectLocation, *, pin_table: str = PIN_TABLE
+) -> list[str]:
     """Bring every table back to what the last pin says (a run killed, or beaten by
     another, before its pin commit leaves versions past it); returns the tables changed.
 
@@ -236,7 +242,7 @@ def converge(dataset: str | os.PathLike[str], *, pin_table: str = PIN_TABLE) -> 
     that version; a table no pin names yet (created by a killed run) is emptied.  Run it
     holding the dataset's writer lock: it undoes whatever is not pinned, a concurrent
     run's commits in progress included."""
-    root = Path(dataset).absolute()
+    root = dataset_location(dataset).absolute()
     pinned: Mapping[str, int] = {}
     snap = None
     if DeltaTable.is_deltatable(str(root / pin_table)):
@@ -247,7 +253,8 @@ def converge(dataset: str | os.PathLike[str], *, pin_table: str = PIN_TABLE) -> 
         custom_metadata={META_KEY: {"restored_to_pin": None if snap is None else snap.version}},
         max_commit_retries=0,
     )
-    for child in sorted(root.iterdir()) if root.is_dir() else []:
+    children: list[DatasetLocation] = list(root.iterdir()) if root.is_dir() else []
+    for child in sorted(children, key=str):
         table = child.name
         hidden = table.startswith(("_", "."))  # the manifest, staging, locks
         if table == pin_table or hidden or not child.is_dir():
@@ -277,7 +284,7 @@ def converge(dataset: str | os.PathLike[str], *, pin_table: str = PIN_TABLE) -> 
     return changed
 
 
-def _base_version(root: Path, table: str, pinned: int | None) -> int | None:
+def _base_version(root: DatasetLocation, table: str, pinned: int | None) -> int | None:
     """The version a run commits ``table`` on: the latest, once :func:`converge` made its
     files the pinned version's (a restore is a version of its own).  Files that differ
     mean another writer committed since: refused rather than pinned with its rows."""
@@ -294,7 +301,7 @@ def _base_version(root: Path, table: str, pinned: int | None) -> int | None:
 
 
 def commit_run(
-    dataset: str | os.PathLike[str],
+    dataset: str | os.PathLike[str] | ObjectLocation,
     changes: Mapping[str, TableChange],
     *,
     app: tuple[str, int],
@@ -311,7 +318,7 @@ def commit_run(
     (:func:`converge`).  :class:`CommitConflictError` when another writer committed
     meanwhile: this run's pin did not land, the next run restores what it committed.
     """
-    root = Path(dataset).absolute()
+    root = dataset_location(dataset).absolute()
     if already_committed(root, app[0], app[1], pin_table=pin_table):
         return None
     converge(root, pin_table=pin_table)
@@ -352,7 +359,7 @@ def commit_run(
     return Snapshot(root, version, {**versions, pin_table: version}, pin)
 
 
-def _kept_pins(root: Path, pin_table: str, horizon_ms: int) -> dict[str, set[int]]:
+def _kept_pins(root: DatasetLocation, pin_table: str, horizon_ms: int) -> dict[str, set[int]]:
     """The data-table versions pinned by every run still readable after ``horizon_ms``
     (the latest, and each one superseded after the horizon), table by table."""
     latest = DeltaTable(str(root / pin_table)).version()
@@ -371,7 +378,7 @@ def _kept_pins(root: Path, pin_table: str, horizon_ms: int) -> dict[str, set[int
 
 
 def vacuum(
-    dataset: str | os.PathLike[str],
+    dataset: str | os.PathLike[str] | ObjectLocation,
     retention_hours: int,
     *,
     dry_run: bool = False,
@@ -391,7 +398,7 @@ def vacuum(
 
     if retention_hours < 0:
         raise InvalidValueError(f"retention_hours must be 0 or more, got {retention_hours}")
-    root = Path(dataset).absolute()
+    root = dataset_location(dataset).absolute()
     snap = open_snapshot(root, pin_table=pin_table)
     if not dry_run:
         converge(root, pin_table=pin_table)

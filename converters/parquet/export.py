@@ -109,7 +109,7 @@ from rmqarrow.converters.schema import SCHEMAS
 
 from rmqarrow._crash import crash_point
 from rmqarrow._lock import Wait
-from rmqarrow._paths import local_path
+from rmqarrow._paths import ObjectLocation, dataset_location, local_path
 from rmqarrow._progress import Progress, ProgressCallback
 from rmqarrow._space import disk_full, is_disk_full
 from rmqarrow.errors import (
@@ -118,6 +118,7 @@ from rmqarrow.errors import (
     InvalidValueError,
     OutputExistsError,
     StoreNotFoundError,
+    UsageError,
 )
 from rmqarrow.format.layout import (
     HEADER_DTYPE,
@@ -586,13 +587,17 @@ def export_store(
     commitlog: str | os.PathLike[str] | None = None,
     skip: Collection[str] = (),
     wait: Wait = False,
-    delta: bool = False,
+    delta: bool | None = None,
 ) -> dict[str, Any]:
     """Export a store directory (or one index file) to the Parquet dataset ``out_dir``.
 
     ``delta``: its tables are Delta tables (one run committed through delta-rs and pinned,
     :mod:`rmqarrow.converters.delta`; the manifest is that run's record) instead of the
-    manifest layout (``_rmqarrow.json``).
+    manifest layout (``_rmqarrow.json``).  None: Delta tables on object storage, the
+    manifest layout on a local path.
+
+    ``out_dir`` may be a URI of object storage (:func:`rmqarrow._paths.dataset_location`):
+    see :func:`_export_remote`; ``delta=False`` is refused there.
 
     ``skip`` names index files to leave out (the damaged files of a store, which
     :func:`rmqarrow.index.health.healthy_index_files` finds); the rest is exported as usual.
@@ -610,6 +615,16 @@ def export_store(
     source = Path(store_dir)
     if not source.exists():
         raise StoreNotFoundError(f"{source}: no such store directory or index file")
+    where = dataset_location(out_dir)
+    if isinstance(where, ObjectLocation):
+        if delta is False:
+            raise UsageError(
+                f"{where}: a dataset on object storage is in the Delta layout (the manifest "
+                "layout needs rename, flock and fsync); export with delta=True"
+            )
+        return _export_remote(
+            source, where, overwrite, hash_slot_num, index_num, progress, commitlog, skip
+        )
     out = local_path(out_dir)
     target = out.resolve()
     if target == source.resolve() or target in source.resolve().parents:
@@ -627,7 +642,7 @@ def export_store(
             commitlog,
             frozenset(skip),
             wait,
-            delta,
+            bool(delta),
         )
     except OSError as exc:
         if is_disk_full(exc) and not isinstance(exc, DiskFullError):
@@ -646,6 +661,7 @@ def _export(
     skip: frozenset[str],
     wait: Wait = False,
     delta: bool = False,
+    finish: Callable[[Path, dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
     paths = [p for p in source_paths(source) if p.name not in skip]
     geometries = [geometry_of(p, hash_slot_num, index_num) for p in paths]
@@ -726,10 +742,85 @@ def _export(
             manifest["tables"]["messages"] = messages
         manifest["parts"] = part_records(tmp, known)
         crash_point("export:manifest")
-        if delta:
+        if finish is not None:
+            finish(tmp, manifest)
+        elif delta:
             from rmqarrow.converters.parquet.to_delta import commit_manifest
 
             commit_manifest(tmp, manifest, EXPORT_APP)
         else:
             write_manifest(tmp, manifest)
     return manifest
+
+
+def _export_remote(
+    source: Path,
+    out: ObjectLocation,
+    overwrite: bool,
+    hash_slot_num: int | None,
+    index_num: int | None,
+    progress: ProgressCallback | None,
+    commitlog: str | os.PathLike[str] | None,
+    skip: Collection[str],
+) -> dict[str, Any]:
+    """Export to a dataset on object storage, which has no rename: the parts are written
+    locally by the same writer (in a temporary folder), copied under new names (the run's
+    token in each: no part of another run is ever overwritten) and committed as one
+    pinned run by delta-rs, whose conditional put lets one of two writers commit a
+    version and fails the other (:class:`CommitConflictError`, in one line).  A killed
+    export leaves only parts no commit references, which no reader lists.
+    ``overwrite``: the run replaces every table's parts (older versions stay readable
+    until a vacuum); without it an existing dataset is refused."""
+    import tempfile
+    import uuid
+
+    from pyarrow import fs as pafs
+    from rmqarrow.converters.delta.layout import is_delta_dataset
+    from rmqarrow.converters.parquet.to_delta import commit_manifest
+
+    if is_delta_dataset(out):
+        if not overwrite:
+            raise OutputExistsError(
+                f"{out}: a dataset is already there; pass overwrite (--overwrite) to replace "
+                "its tables in a new version, or export --incremental"
+            )
+    else:
+        foreign = [c.name for c in out.iterdir() if c.name not in (*SCHEMAS, "messages")]
+        if foreign:
+            raise OutputExistsError(
+                f"{out}: holds {foreign[0]!r} ({len(foreign)} such), which is not a dataset's; "
+                "export to an empty prefix"
+            )
+    token = uuid.uuid4().hex[:12]
+    fs, root = out.filesystem()
+
+    def publish(tmp: Path, manifest: dict[str, Any]) -> None:
+        records = []
+        for record in manifest["parts"]:
+            local = str(record["path"])
+            table, _, name = local.partition("/")
+            stem, dot, ext = name.rpartition(".")
+            remote = f"{table}/{stem}-{token}{dot}{ext}"
+            pafs.copy_files(
+                str(tmp / local),
+                f"{root}/{remote}",
+                source_filesystem=pafs.LocalFileSystem(),
+                destination_filesystem=fs,
+            )
+            crash_point("export:uploaded")
+            records.append({**record, "path": remote})
+        manifest["parts"] = records
+        commit_manifest(out, manifest, EXPORT_APP)
+
+    with tempfile.TemporaryDirectory(prefix="rmqarrow-export-") as stage:
+        return _export(
+            source,
+            Path(stage) / "dataset",
+            False,
+            hash_slot_num,
+            index_num,
+            progress,
+            commitlog,
+            frozenset(skip),
+            finish=publish,
+        )

@@ -51,6 +51,7 @@ from typing import Any
 
 from rmqarrow.converters.schema import SCHEMA_VERSION
 
+from rmqarrow._paths import DatasetLocation, ObjectLocation, dataset_location
 from rmqarrow.errors import DatasetError, InvalidValueError
 from rmqarrow.format.detect import MANIFEST_NAME
 
@@ -365,7 +366,7 @@ def load_manifest_json(dataset_dir: str | os.PathLike[str]) -> Any:
 
 
 def delta_manifest(
-    dataset_dir: str | os.PathLike[str], as_of: int | _dt.datetime | None = None
+    dataset_dir: str | os.PathLike[str] | ObjectLocation, as_of: int | _dt.datetime | None = None
 ) -> dict[str, Any]:
     """The manifest of a dataset in the Delta layout: the pinned run's record (the pin's
     ``source``: what a manifest holds but its parts) with ``parts`` read from the tables
@@ -395,7 +396,7 @@ def delta_manifest(
 
 
 def read_manifest(
-    dataset_dir: str | os.PathLike[str], *, as_of: int | _dt.datetime | None = None
+    dataset_dir: str | os.PathLike[str] | ObjectLocation, *, as_of: int | _dt.datetime | None = None
 ) -> dict[str, Any]:
     """The manifest of a dataset; :class:`DatasetError` when missing, unreadable or foreign.
 
@@ -404,17 +405,23 @@ def read_manifest(
     ``as_of`` on a dataset in the manifest layout is refused: it keeps no versions."""
     from rmqarrow.converters.delta.layout import LOG_DIR, PIN_TABLE, is_delta_dataset
 
-    path = Path(dataset_dir) / MANIFEST_NAME
-    if is_delta_dataset(dataset_dir):
-        path = Path(dataset_dir) / PIN_TABLE / LOG_DIR
-        manifest: Any = delta_manifest(dataset_dir, as_of)
+    where = dataset_location(dataset_dir)
+    path: DatasetLocation = where / MANIFEST_NAME
+    if is_delta_dataset(where):
+        path = where / PIN_TABLE / LOG_DIR
+        manifest: Any = delta_manifest(where, as_of)
+    elif isinstance(where, ObjectLocation):
+        raise DatasetError(
+            f"{where}: no dataset here (no Delta table {PIN_TABLE}/); export one with "
+            "`rmqarrow export STORE URI`"
+        )
     elif as_of is not None:
         raise InvalidValueError(
             f"{dataset_dir}: a dataset in the manifest layout keeps no versions (as of "
             f"{as_of}); convert it to Delta tables to keep them"
         )
     else:
-        manifest = load_manifest_json(dataset_dir)
+        manifest = load_manifest_json(where)
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise DatasetError(f"{path}: format is not {FORMAT!r}")
     if manifest.get("schema_version") != SCHEMA_VERSION:

@@ -25,7 +25,7 @@ from rmqarrow.converters.parquet.manifest import MANIFEST_NAME, check_parts, rea
 
 from rmqarrow._crash import crash_point
 from rmqarrow._lock import Wait, writer_lock
-from rmqarrow._paths import local_path
+from rmqarrow._paths import DatasetLocation, local_path
 from rmqarrow._staging import fsync_dir
 from rmqarrow.errors import DatasetError, InvalidValueError, StoreNotFoundError
 
@@ -54,7 +54,7 @@ def run_record(manifest: dict[str, Any]) -> dict[str, Any]:
 
 
 def commit_manifest(
-    root: Path, manifest: dict[str, Any], app: str, version: int | None = None
+    root: DatasetLocation, manifest: dict[str, Any], app: str, version: int | None = None
 ) -> bool:
     """Make the Delta tables of ``root`` hold exactly the parts ``manifest`` lists, in one
     run pinned with the manifest's record (:func:`run_record`): the parts the pinned run

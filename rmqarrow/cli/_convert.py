@@ -25,6 +25,7 @@ from rmqarrow.cli._output import (
     add_geometry_options,
     add_spark_options,
     add_wait_option,
+    dataset_arg,
     location_arg,
     name_list,
     print_json,
@@ -45,7 +46,11 @@ def register(sub: Any) -> None:
         "entries/ and a manifest), written atomically.",
     )
     p.add_argument("store", type=location_arg, help="store directory (or one index file)")
-    p.add_argument("out", type=location_arg, help="dataset directory to create")
+    p.add_argument(
+        "out",
+        type=dataset_arg,
+        help="dataset directory to create, or s3://BUCKET/PREFIX (Delta tables)",
+    )
     p.add_argument("--overwrite", action="store_true", help="replace OUT if it exists")
     p.add_argument(
         "--engine",
@@ -115,7 +120,7 @@ def register(sub: Any) -> None:
         description="Rebuild byte-identical native index files from a dataset made by "
         "export; checks the dataset first and never overwrites an existing file.",
     )
-    p.add_argument("dataset", type=location_arg, help="dataset directory made by rmqarrow export")
+    p.add_argument("dataset", type=dataset_arg, help="dataset directory made by rmqarrow export")
     p.add_argument(
         "outdir",
         type=location_arg,

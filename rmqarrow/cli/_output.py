@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from rmqarrow._paths import local_path
+from rmqarrow._paths import dataset_location, local_path
 from rmqarrow._progress import ProgressCallback, ProgressUpdate
 from rmqarrow._text import json_line, print_json, print_kv, print_table
 
@@ -156,6 +156,16 @@ def location_arg(value: str) -> str:
     URIs are refused before argparse's ``Path`` would turn ``//`` into a local folder
     ``s3:``, and a ``file://`` URI is its path, so no command below sees a URI."""
     return str(path_arg(value))
+
+
+def dataset_arg(value: str) -> str:
+    """An argparse type for where a Parquet dataset is written or read: a local path (as
+    :func:`location_arg`) or a URI of object storage (``s3://BUCKET/PREFIX``); any other
+    ``scheme://`` is refused in one line."""
+    try:
+        return str(dataset_location(value))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def path_arg(value: str) -> Path:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -64,6 +64,8 @@ class Store(Closing):
         self.hash_slot_num = hash_slot_num
         self.index_num = index_num
         self._closed = False
+        #: run once by :meth:`close` (a dataset on object storage: its local snapshot)
+        self._cleanup: Callable[[], object] | None = None
 
     @property
     def path(self) -> Path:
@@ -86,6 +88,9 @@ class Store(Closing):
 
     def close(self) -> None:
         self._closed = True
+        cleanup, self._cleanup = self._cleanup, None
+        if cleanup is not None:
+            cleanup()
 
     def __repr__(self) -> str:
         state = " closed" if self._closed else ""

@@ -424,13 +424,14 @@ class IndexStore(OffsetQueries):
         commitlog: str | os.PathLike[str] | None = None,
         progress: ProgressCallback | None = None,
         wait: bool | float = False,
-        delta: bool = False,
+        delta: bool | None = None,
         **options: Any,
     ) -> dict[str, Any]:
         """The healthy files as a Parquet dataset at ``dest`` (damaged files are left out
         and logged, or refused when the store was opened ``strict``); returns the manifest.
         ``delta``: its tables are Delta tables, the export one pinned run
-        (:mod:`rmqarrow.converters.delta`), rather than the ``_rmqarrow.json`` layout.
+        (:mod:`rmqarrow.converters.delta`), rather than the ``_rmqarrow.json`` layout
+        (None: Delta tables for a ``dest`` on object storage, ``s3://BUCKET/PREFIX``).
 
         ``commitlog`` also writes the ``messages`` table; ``engine="spark"`` exports on
         Spark (``master``), one task per file.  Another process writing ``dest`` refuses

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+from contextlib import ExitStack
 
+from rmqarrow._paths import ObjectLocation, dataset_location, is_uri
 from rmqarrow.errors import InvalidValueError, StoreNotFoundError, UsageError
 from rmqarrow.format.detect import Target, describe, detect, require_index_store
 from rmqarrow.store._base import Store
@@ -45,6 +47,10 @@ def open_store(
         raise UsageError(f"index must be 'indexfile' or 'rocksdb', got {index!r}")
     if not isinstance(path, str | os.PathLike):
         raise InvalidValueError(f"path must be a str or a path, got {type(path).__name__}")
+    if is_uri(path):
+        where = dataset_location(path)  # any scheme but object storage's refused
+        if isinstance(where, ObjectLocation):
+            return _object_dataset(where)
     target = detect(path)
     rocksdb_options = {
         k: v
@@ -79,6 +85,24 @@ def open_store(
         f"{target.path}: {describe(target)}; rmqarrow.open takes index files, a "
         "broker store root, an exported dataset or tiered index files"
     )
+
+
+def _object_dataset(where: ObjectLocation) -> Store:
+    """The dataset at ``where`` (object storage), over a local copy of its pinned run."""
+    from rmqarrow.converters.parquet.remote import local_snapshot
+
+    stack = ExitStack()
+    try:
+        local = stack.enter_context(local_snapshot(where))
+        target = detect(local)
+        if target.kind != "dataset":
+            raise UsageError(f"{where}: {describe(target)}; expected an exported dataset")
+        store = DatasetStore(target, None, None)
+    except BaseException:
+        stack.close()
+        raise
+    store._cleanup = stack.close
+    return store
 
 
 def _index_target(target: Target) -> Target:

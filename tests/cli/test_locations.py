@@ -1,5 +1,6 @@
-"""A location is a path on this machine: ``s3://bucket/lake`` and every other URI but
-``file://`` are refused in one line, never written as a local folder named ``s3:``."""
+"""A location is a path on this machine (but a full export's dataset, which may be on
+object storage): ``s3://bucket/lake`` and every other URI but ``file://`` are refused in
+one line, never written as a local folder named ``s3:``."""
 
 from __future__ import annotations
 
@@ -31,8 +32,8 @@ def in_tmp(tmp_path: Path) -> Iterator[Path]:
         os.chdir(here)
 
 
+# (a full export to s3:// is supported: tests/converters/s3)
 COMMANDS = [
-    ["export", "{store}", "s3://bucket/lake"],
     ["export", "{store}", "s3://bucket/lake", "--incremental"],
     ["export", "{store}", "S3://bucket/lake", "--follow", "--interval", "1"],
     ["build", "s3://bucket/index", "--from", "{records}"],
@@ -85,13 +86,14 @@ def test_a_file_uri_is_its_path(
 
 
 def test_the_python_api_refuses_a_uri(gen: GeneratedStore, in_tmp: Path) -> None:
-    with pytest.raises(UnsupportedLocationError, match=r"s3:// locations are not supported"):
-        rmqarrow.open("s3://bucket/lake")
+    # (a dataset on s3:// is supported: tests/converters/s3)
+    with pytest.raises(UnsupportedLocationError, match=r"hdfs:// locations are not supported"):
+        rmqarrow.open("hdfs://nn/lake")
     with (
         rmqarrow.open(gen.store) as store,
-        pytest.raises(UsageError, match=r"s3:// locations are not supported"),
+        pytest.raises(UsageError, match=r"ftp:// locations are not supported"),
     ):
-        store.export("s3://bucket/lake")
+        store.export("ftp://host/lake")
     with pytest.raises(ValueError, match=r"file:// URI on host 'nas'"):
         rmqarrow.open("file://nas/share/lake")
     assert list(in_tmp.iterdir()) == []
