@@ -21,12 +21,13 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
-from rmqarrow.errors import UnsupportedLocationError
+from rmqarrow.errors import ObjectStorageError, UnsupportedLocationError
 
 if TYPE_CHECKING:
     from pyarrow import fs as pafs
@@ -38,6 +39,7 @@ __all__ = [
     "dataset_location",
     "is_uri",
     "local_path",
+    "storage_errors",
 ]
 
 #: The URI schemes a dataset may have besides local paths: object stores both pyarrow's
@@ -84,7 +86,11 @@ def local_path(location: str | os.PathLike[str]) -> Path:
     raise UnsupportedLocationError(
         f"{text}: {scheme}:// locations are not supported here; rmqarrow reads and writes "
         "paths on this machine (copy the data to a local folder, or mount it)"
-        + ("; only a Parquet dataset may be on object storage" if scheme in OBJECT_SCHEMES else "")
+        + (
+            "; on object storage only a full export, import and rmqarrow.open work yet"
+            if scheme in OBJECT_SCHEMES
+            else ""
+        )
     )
 
 
@@ -124,7 +130,8 @@ class ObjectLocation:
 
     def _info(self) -> Any:
         fs, path = self.filesystem()
-        return fs.get_file_info(path)
+        with storage_errors(self):
+            return fs.get_file_info(path)
 
     def is_dir(self) -> bool:
         """Whether any object lies under this prefix (object storage has no folders)."""
@@ -149,14 +156,15 @@ class ObjectLocation:
         from pyarrow import fs as pafs
 
         fs, path = self.filesystem()
-        infos = fs.get_file_info(pafs.FileSelector(path, allow_not_found=True))
+        with storage_errors(self):
+            infos = fs.get_file_info(pafs.FileSelector(path, allow_not_found=True))
         for info in sorted(infos, key=lambda i: str(i.path)):
             yield self / str(info.base_name)
 
     def read_bytes(self) -> bytes:
         """The object's bytes (:class:`FileNotFoundError` when there is none)."""
         fs, path = self.filesystem()
-        with fs.open_input_stream(path) as f:
+        with storage_errors(self, missing_ok=True), fs.open_input_stream(path) as f:
             return bytes(f.read())
 
     def read_text(self, encoding: str = "utf-8") -> str:
@@ -171,6 +179,27 @@ class ObjectLocation:
         """When the object was written (ns since the epoch; 0 when the store says not)."""
         mtime = self._info().mtime_ns
         return int(mtime) if mtime is not None else 0
+
+
+@contextmanager
+def storage_errors(where: object, *, missing_ok: bool = False) -> Iterator[None]:
+    """An :class:`OSError` of object storage (no such bucket, access denied, endpoint
+    unreachable) as :class:`~rmqarrow.errors.ObjectStorageError`, one line naming
+    ``where`` (``missing_ok``: :class:`FileNotFoundError` passes as it is)."""
+    try:
+        yield
+    except ObjectStorageError:
+        raise
+    except FileNotFoundError:
+        if missing_ok:
+            raise
+        raise ObjectStorageError(f"{where}: not found on object storage") from None
+    except OSError as exc:
+        reason = " ".join(str(exc).split()) or type(exc).__name__
+        raise ObjectStorageError(
+            f"{where}: object storage refused or failed ({reason}); check the bucket, the "
+            "credentials and the endpoint (AWS_ENDPOINT_URL, AWS_REGION, AWS_ACCESS_KEY_ID)"
+        ) from None
 
 
 #: A dataset's location: a local folder or one on object storage.

@@ -25,6 +25,7 @@ __all__ = [
     "InvalidValueError",
     "LockFileError",
     "MergeConflictError",
+    "ObjectStorageError",
     "OutputExistsError",
     "ReadOnlyIndexError",
     "RmqArrowError",
@@ -101,6 +102,11 @@ class EngineError(RmqArrowError, RuntimeError):
 
 class TieredReadError(RmqArrowError, ValueError):
     """A tiered index segment read falls outside it, where RocketMQ's query fails too."""
+
+
+class ObjectStorageError(RmqArrowError, OSError):
+    """Object storage (S3) refused or failed a request: no such bucket, access denied, an
+    endpoint that does not answer; the message names the location and the settings."""
 
 
 class DiskFullError(RmqArrowError, OSError):

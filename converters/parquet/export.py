@@ -109,7 +109,7 @@ from rmqarrow.converters.schema import SCHEMAS
 
 from rmqarrow._crash import crash_point
 from rmqarrow._lock import Wait
-from rmqarrow._paths import ObjectLocation, dataset_location, local_path
+from rmqarrow._paths import ObjectLocation, dataset_location, local_path, storage_errors
 from rmqarrow._progress import Progress, ProgressCallback
 from rmqarrow._space import disk_full, is_disk_full
 from rmqarrow.errors import (
@@ -801,12 +801,13 @@ def _export_remote(
             table, _, name = local.partition("/")
             stem, dot, ext = name.rpartition(".")
             remote = f"{table}/{stem}-{token}{dot}{ext}"
-            pafs.copy_files(
-                str(tmp / local),
-                f"{root}/{remote}",
-                source_filesystem=pafs.LocalFileSystem(),
-                destination_filesystem=fs,
-            )
+            with storage_errors(out / remote):
+                pafs.copy_files(
+                    str(tmp / local),
+                    f"{root}/{remote}",
+                    source_filesystem=pafs.LocalFileSystem(),
+                    destination_filesystem=fs,
+                )
             crash_point("export:uploaded")
             records.append({**record, "path": remote})
         manifest["parts"] = records

@@ -4,6 +4,7 @@ and read back as the same dataset on local disk; unsupported locations refused i
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 
 import pytest
@@ -155,3 +156,23 @@ def test_a_native_store_on_s3_is_refused_in_one_line(
     status, _, err = run(capsys, "check", f"{s3_bucket}/index")
     assert status == 2
     one_error(err, "not supported here")
+
+
+def test_a_missing_bucket_or_a_dead_endpoint_is_one_line(
+    generated: GeneratedStore,
+    s3_bucket: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    status, _, err = run(capsys, "export", str(generated.store), "s3://no-such-bucket-x/ds")
+    assert status == 1
+    one_error(err, "s3://no-such-bucket-x/ds", "check the bucket")
+    _export(generated, f"{s3_bucket}/ds")
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{s.getsockname()[1]}")
+        status, _, err = run(capsys, "import", f"{s3_bucket}/ds", str(tmp_path / "out"))
+    assert status == 1
+    one_error(err, f"{s3_bucket}/ds", "AWS_ENDPOINT_URL")
+    assert not (tmp_path / "out").exists()
