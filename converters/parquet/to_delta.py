@@ -14,6 +14,7 @@ committed without a pin are restored to the pin first).  Parts the manifest does
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 from pathlib import Path
@@ -25,7 +26,7 @@ from rmqarrow.converters.parquet.manifest import MANIFEST_NAME, check_parts, rea
 
 from rmqarrow._crash import crash_point
 from rmqarrow._lock import Wait, writer_lock
-from rmqarrow._paths import DatasetLocation, local_path
+from rmqarrow._paths import DatasetLocation, ObjectLocation, dataset_location, local_path
 from rmqarrow._staging import fsync_dir
 from rmqarrow.errors import DatasetError, InvalidValueError, StoreNotFoundError
 
@@ -126,7 +127,7 @@ MIN_RETENTION_HOURS = 1
 
 
 def vacuum_dataset(
-    dataset: str | os.PathLike[str],
+    dataset: str | os.PathLike[str] | ObjectLocation,
     retention_hours: int | None = None,
     *,
     dry_run: bool = False,
@@ -146,10 +147,19 @@ def vacuum_dataset(
             f"retention_hours {retention_hours} is under {MIN_RETENTION_HOURS}: readers still "
             "on an older run would lose its files mid-query; pass force=True when none can be"
         )
-    root = local_path(dataset).absolute()
-    if not root.is_dir():
-        raise StoreNotFoundError(f"{root}: no such dataset directory")
-    with writer_lock(root, wait=wait):
+    where = dataset_location(dataset)
+    root: DatasetLocation
+    lock: contextlib.AbstractContextManager[object]
+    if isinstance(where, ObjectLocation):
+        # no flock on object storage: a concurrent run's commits conflict with the
+        # vacuum's converge instead, and its parts are younger than any retention allowed
+        root, lock = where, contextlib.nullcontext()
+    else:
+        root = where.absolute()
+        if not root.is_dir():
+            raise StoreNotFoundError(f"{root}: no such dataset directory")
+        lock = writer_lock(root, wait=wait)
+    with lock:
         if not is_delta_dataset(root):
             raise DatasetError(
                 f"{root}: not a dataset of Delta tables (no versions to vacuum); convert it first"

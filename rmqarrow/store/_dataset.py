@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rmqarrow._paths import ObjectLocation
 from rmqarrow._progress import ProgressCallback
 from rmqarrow.errors import DatasetError, UsageError
 from rmqarrow.format.queries import note_spaced_keys
@@ -184,6 +185,9 @@ class DatasetStore(OffsetQueries):
 
     format = "index"
     tables = ("files", "slots", "entries", "messages")
+    #: where the dataset is when it is on object storage (``path`` is then the local copy
+    #: of its pinned run that readers read; what writes goes to this location)
+    remote: ObjectLocation | None = None
 
     def answers(
         self, queries: Sequence[Any], *, engine: str | None = None, master: str | None = None
@@ -253,6 +257,8 @@ class DatasetStore(OffsetQueries):
         from rmqarrow.converters.parquet.to_delta import convert_to_delta
 
         self._check_open()
+        if self.remote is not None:
+            return False  # a dataset on object storage is always in the Delta layout
         return convert_to_delta(self.path, wait=wait)
 
     def vacuum(
@@ -269,7 +275,8 @@ class DatasetStore(OffsetQueries):
         from rmqarrow.converters.parquet.to_delta import vacuum_dataset
 
         self._check_open()
-        return vacuum_dataset(self.path, retention_hours, dry_run=dry_run, wait=wait, force=force)
+        where = self.remote if self.remote is not None else self.path
+        return vacuum_dataset(where, retention_hours, dry_run=dry_run, wait=wait, force=force)
 
     def check(self, *, full: bool = False) -> DatasetCheck:
         """The parts against the manifest (names, sizes, footers; ``full``: checksums)."""

@@ -102,6 +102,7 @@ def _object_dataset(where: ObjectLocation) -> Store:
         stack.close()
         raise
     store._cleanup = stack.close
+    store.remote = where
     return store
 
 

@@ -129,3 +129,40 @@ def test_two_writers_one_wins_the_other_refused_in_one_line_readers_see_whole_ru
     # nothing of B's run lost, A's commits not in it
     assert read_manifest(uri) == won
     assert _rows(uri) == rows
+
+
+def test_vacuum_on_s3_deletes_a_killed_runs_parts_and_replaced_ones(
+    generated: GeneratedStore, s3_bucket: str
+) -> None:
+    from pyarrow import fs as pafs
+
+    from rmqarrow._paths import ObjectLocation
+
+    uri = f"{s3_bucket}/ds"
+    export_store(
+        generated.store, uri, hash_slot_num=generated.hash_slot_num, index_num=generated.index_num
+    )
+    rows = _rows(uri)
+    proc = _export(generated, uri, RMQARROW_CRASH_AT="export:uploaded@2")
+    proc.communicate(timeout=300)
+    assert proc.returncode == -signal.SIGKILL
+    proc = _export(generated, uri)  # replaces every part of the first run
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+    pinned = {r["path"] for r in read_manifest(uri)["parts"]}
+    fs, root = ObjectLocation(uri).filesystem()
+
+    def parts() -> set[str]:
+        infos = fs.get_file_info(pafs.FileSelector(root, recursive=True))
+        return {
+            i.path[len(root) + 1 :]
+            for i in infos
+            if i.type == pafs.FileType.File and i.path.endswith(".parquet")
+        }
+
+    assert parts() > pinned  # the first run's and the killed run's parts are still there
+    with rmqarrow.open(uri) as store:
+        gone = store.vacuum(retention_hours=0, force=True)
+    assert parts() == pinned
+    assert sum(len(v) for v in gone.values()) > 0
+    assert _rows(uri) == rows
