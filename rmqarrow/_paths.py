@@ -87,7 +87,7 @@ def local_path(location: str | os.PathLike[str]) -> Path:
         f"{text}: {scheme}:// locations are not supported here; rmqarrow reads and writes "
         "paths on this machine (copy the data to a local folder, or mount it)"
         + (
-            "; on object storage only a full export, import and rmqarrow.open work yet"
+            "; on object storage only export (full), import, sql, stats and rmqarrow.open work yet"
             if scheme in OBJECT_SCHEMES
             else ""
         )

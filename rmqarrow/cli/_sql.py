@@ -28,6 +28,7 @@ from rmqarrow.cli._output import (
     add_geometry_options,
     add_json_options,
     add_spark_options,
+    dataset_arg,
     human_times,
     location_arg,
     print_json,
@@ -70,7 +71,9 @@ def register(sub: Any) -> None:
         ),
     )
     p.add_argument(
-        "target", type=location_arg, help="store directory, index file, or exported dataset"
+        "target",
+        type=dataset_arg,
+        help="store directory, index file, or exported dataset (local or s3://)",
     )
     p.add_argument("query", nargs="?", help="one SQL statement (omit for a prompt)")
     fmt = p.add_mutually_exclusive_group()
@@ -112,7 +115,9 @@ def register(sub: Any) -> None:
         ),
     )
     s.add_argument(
-        "target", type=location_arg, help="store directory, index file, or exported dataset"
+        "target",
+        type=dataset_arg,
+        help="store directory, index file, or exported dataset (local or s3://)",
     )
     s.add_argument(
         "--between",
@@ -472,7 +477,24 @@ def _rocksdb_runner(store: Store, args: argparse.Namespace) -> tuple[Runner, Cal
     return run, close
 
 
+def _object_dataset(args: argparse.Namespace, stack: contextlib.ExitStack) -> None:
+    """A dataset on object storage opened once (``rmqarrow.open``: a local copy of its
+    pinned run, removed when ``stack`` closes); ``args.target`` becomes that copy, so every
+    step below reads the same run."""
+    import rmqarrow
+    from rmqarrow._paths import is_uri
+
+    if is_uri(args.target):
+        args.target = str(stack.enter_context(rmqarrow.open(args.target)).path)
+
+
 def _run_sql(args: argparse.Namespace) -> int:
+    with contextlib.ExitStack() as stack:
+        _object_dataset(args, stack)
+        return _run_sql_on(args)
+
+
+def _run_sql_on(args: argparse.Namespace) -> int:
     rocksdb = _rocksdb_store(args)
     if rocksdb is not None:
         run, close = _rocksdb_runner(rocksdb, args)
@@ -577,6 +599,12 @@ def _stats_dataset(args: argparse.Namespace, stack: contextlib.ExitStack) -> str
 
 
 def _run_stats(args: argparse.Namespace) -> int:
+    with contextlib.ExitStack() as stack:
+        _object_dataset(args, stack)
+        return _run_stats_on(args)
+
+
+def _run_stats_on(args: argparse.Namespace) -> int:
     from rmqarrow.converters.duckdb import check_against_log, collect, connect
 
     if not (0 <= args.top <= _MAX_ROWS and 0 <= args.limit <= _MAX_ROWS):

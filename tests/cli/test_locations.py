@@ -41,7 +41,7 @@ COMMANDS = [
     ["import", "{dataset}", "abfs://container/index"],
     ["query", "s3://bucket/lake", "--topic", "t", "--key", "k"],
     ["sql", "hdfs://nn/lake", "SELECT 1"],
-    ["stats", "s3://bucket/lake"],
+    ["stats", "gs://bucket/lake"],
     ["stats", "{store}", "--plot", "s3://bucket/charts"],
     ["stats", "{store}", "--html", "s3://bucket/report.html"],
     ["export", "{store}", "ds2", "--commitlog", "s3://bucket/commitlog"],
