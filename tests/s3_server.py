@@ -45,6 +45,15 @@ class S3Server:
         return {**CREDENTIALS, "AWS_ENDPOINT_URL": self.endpoint}
 
 
+def _die_with_parent() -> None:
+    """In the server's process before exec: SIGKILL it when the test process dies, even
+    killed (a timeout, kill -9) before the fixture's teardown could stop it (Linux)."""
+    import ctypes
+
+    pr_set_pdeathsig = 1
+    ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -61,6 +70,7 @@ def start_server(log: Path) -> tuple[S3Server, subprocess.Popen[bytes]]:
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
+                preexec_fn=_die_with_parent if sys.platform == "linux" else None,
             )
         deadline = time.monotonic() + 60
         while proc.poll() is None and time.monotonic() < deadline:
