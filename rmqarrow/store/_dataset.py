@@ -18,6 +18,8 @@ from rmqarrow.format.queries import note_spaced_keys
 from rmqarrow.store._queries import ItemQueries, OffsetQueries, as_queries
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     import duckdb
     import pyarrow as pa
     import pyarrow.dataset as pads
@@ -223,6 +225,20 @@ class DatasetStore(OffsetQueries):
         session = spark if spark is not None else get_spark()
         register_tables(session, self.path)
         return session
+
+    def parts(self, table: str, *, as_of: int | datetime | None = None) -> list[Path]:
+        """The Parquet files that are ``table`` (absolute paths, sorted): for any reader
+        without Delta support (``spark.read.parquet(*parts)``, ``read_parquet([...])``),
+        which must never read the table's folder (it keeps replaced parts and a killed
+        run's).  On a dataset of Delta tables, those of the pinned run (``as_of``: the run
+        current at that version or time of ``files``); a dataset in the manifest layout
+        keeps no versions and refuses ``as_of``."""
+        from rmqarrow.converters.parquet.manifest import read_manifest
+        from rmqarrow.converters.parquet.parts import table_parts
+
+        self._check_open()
+        self._check_table(table, None)
+        return table_parts(self.path, table, read_manifest(self.path, as_of=as_of))
 
     def import_files(
         self,

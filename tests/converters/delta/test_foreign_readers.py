@@ -14,12 +14,14 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute
+import pyarrow.parquet as pq
 import pytest
 from generated_store import build_generated
 from rmqarrow.converters.delta.run import open_snapshot
 from rmqarrow.converters.duckdb.sql import connect
 
 import rmqarrow
+from rmqarrow.errors import InvalidValueError
 from rmqarrow.index.service import IndexService
 
 TABLES = ("files", "slots", "entries")
@@ -108,3 +110,34 @@ def test_polars_scan_delta_answers_as_rmqarrow(lake: Lake) -> None:
     # an older version is the export, before the runs
     old = pl.scan_delta(str(lake.ds / "entries"), version=0).select(pl.len()).collect().item()
     assert old == lake.first_entries
+
+
+def test_parts_are_the_pinned_snapshot_not_the_folder(lake: Lake) -> None:
+    """``DatasetStore.parts``: what a reader without Delta support reads; the folder holds
+    more (the parts the runs replaced), and an older version is the export's."""
+    store = rmqarrow.open(lake.ds)
+    parts = store.parts("entries")
+    folder = sorted((lake.ds / "entries").glob("*.parquet"))
+    assert set(parts) < set(folder)  # replaced parts stay until a vacuum
+    assert sum(pq.read_metadata(p).num_rows for p in parts) == lake.want["rows_entries"][0][0]
+    old = store.parts("entries", as_of=0)
+    assert sum(pq.read_metadata(p).num_rows for p in old) == lake.first_entries
+    with pytest.raises(InvalidValueError, match="keeps no versions"):
+        rmqarrow.open(lake.fresh).parts("entries", as_of=0)
+    with pytest.raises(InvalidValueError, match="unknown table"):
+        store.parts("entry")
+
+
+@pytest.mark.spark
+def test_spark_without_delta_reads_the_snapshot_file_list(lake: Lake, spark: Any) -> None:
+    store = rmqarrow.open(lake.ds)
+    for t in TABLES:
+        spark.read.parquet(*(str(p) for p in store.parts(t))).createOrReplaceTempView(t)
+    got = {
+        name: [tuple(r) for r in spark.sql(sql).collect()] for name, sql in lake.statements.items()
+    }
+    assert got == lake.want
+    old = spark.read.parquet(*(str(p) for p in store.parts("entries", as_of=0))).count()
+    assert old == lake.first_entries
+    # the folder is not the table: read whole, it counts the replaced parts too
+    assert spark.read.parquet(str(lake.ds / "entries")).count() > lake.want["rows_entries"][0][0]
