@@ -1,9 +1,7 @@
 """Readers that never heard of rmqarrow read a Delta dataset after several incremental runs
 and give rmqarrow's answers: the rows of a fresh full export of the store, and the same
-lookups (the entries of a key hash, rows per table, entries joined with files).
-
-Each reader is asked the same SQL; what rmqarrow's own ``sql`` (DuckDB over the pinned
-snapshot) answers on the dataset and on a fresh export is the expected answer.
+lookups (the entries of a key hash, rows per table, entries joined with files); the
+dataset and the expected answers are :mod:`delta_lake`'s.
 """
 
 from __future__ import annotations
@@ -13,97 +11,20 @@ import json
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
-import pyarrow.compute
 import pyarrow.parquet as pq
 import pytest
-from generated_store import build_generated
-from rmqarrow.converters.delta.run import open_snapshot
-from rmqarrow.converters.duckdb.sql import connect
+from delta_lake import TABLES, Lake, build_lake
 
 import rmqarrow
 from rmqarrow.errors import InvalidValueError
-from rmqarrow.index.service import IndexService
-
-TABLES = ("files", "slots", "entries")
-RUNS = 3
-
-
-@dataclass(frozen=True)
-class Lake:
-    ds: Path  #: exported with delta=True, then RUNS incremental runs
-    fresh: Path  #: a full export of the store as it is after the runs
-    first_entries: int  #: entries rows of the export, before the runs
-    statements: dict[str, str]  #: name -> SQL over the tables files, slots, entries
-    want: dict[str, list[tuple[Any, ...]]]  #: what rmqarrow answers
-
-
-def _append(store: Path, hash_slot_num: int, index_num: int, records: Any, first: int) -> None:
-    """150 more records indexed as a broker would (the newest file grows, new files roll)."""
-    n = 150
-    ts = int(pa.compute.max(records.column("store_timestamp")).as_py())
-    batch = pa.table(
-        {
-            "topic": ["T"] * n,
-            "keys": [f"k{i % 7}" for i in range(first, first + n)],
-            "uniq_key": [f"u{i}" for i in range(first, first + n)],
-            "commit_log_offset": pa.array([10**9 + 100 * i for i in range(first, first + n)]),
-            "store_timestamp": pa.array([ts + i for i in range(first, first + n)], pa.int64()),
-            "sys_flag": pa.array([0] * n, pa.int32()),
-        }
-    )
-    with IndexService(store, hash_slot_num, index_num) as service:
-        service.load()
-        service.build_index_batch(batch)
-
-
-def _statements(key_hash: int) -> dict[str, str]:
-    counts = {f"rows_{t}": f"SELECT count(*) AS n FROM {t}" for t in TABLES}
-    return {
-        **counts,
-        "key_hash": (
-            "SELECT file_name, position, phy_offset, prev_index FROM entries "
-            f"WHERE key_hash = {key_hash} ORDER BY file_name, position"
-        ),
-        "join": (
-            "SELECT f.file_name, f.index_count, count(*) AS n, max(e.store_timestamp) AS last "
-            "FROM entries e JOIN files f ON e.file_name = f.file_name "
-            "GROUP BY f.file_name, f.index_count ORDER BY f.file_name"
-        ),
-    }
-
-
-def rmqarrow_answers(ds: Path, statements: dict[str, str]) -> dict[str, list[tuple[Any, ...]]]:
-    con = connect(ds)
-    try:
-        return {name: con.sql(sql).fetchall() for name, sql in statements.items()}
-    finally:
-        con.close()
 
 
 @pytest.fixture(scope="module")
 def lake(tmp_path_factory: pytest.TempPathFactory) -> Lake:
-    g = build_generated(tmp_path_factory.mktemp("foreign-g"), 600)
-    root = tmp_path_factory.mktemp("foreign")
-    ds, fresh = root / "ds", root / "fresh"
-    rmqarrow.open(g.store).export(ds, delta=True)
-    first = rmqarrow.open(ds).scan("entries").read_all().num_rows
-    for run in range(1, RUNS + 1):
-        _append(g.store, g.hash_slot_num, g.index_num, g.records, 1000 * run)
-        assert rmqarrow.open(g.store).sync(ds).changed
-    assert open_snapshot(ds).version == RUNS
-    rmqarrow.open(g.store).export(fresh)
-    ((hot,),) = connect(fresh).sql("SELECT mode(key_hash) FROM entries").fetchall()
-    statements = _statements(int(hot))
-    want = rmqarrow_answers(fresh, statements)
-    assert rmqarrow_answers(ds, statements) == want
-    assert want["rows_entries"][0][0] > first  # the runs added rows
-    assert len(want["key_hash"]) > 1
-    return Lake(ds, fresh, first, statements, want)
+    return build_lake(tmp_path_factory.mktemp("foreign"))
 
 
 def test_polars_scan_delta_answers_as_rmqarrow(lake: Lake) -> None:
