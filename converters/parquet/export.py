@@ -653,7 +653,18 @@ def _export(
     infos: list[dict[str, Any]] = []
     rows = {"files": 0, "slots": 0, "entries": 0}
     bar = Progress(total, "export", "entries", callback=progress)
-    with atomic_dir(out_dir, overwrite=overwrite, wait=wait) as tmp, bar:
+    from rmqarrow.converters.delta.layout import is_delta_dataset
+
+    # a dataset of Delta tables overwritten is one more version of it (the older ones
+    # still read as_of them), never a folder replaced: it keeps its layout
+    replace = overwrite and is_delta_dataset(out_dir)
+    if replace:
+        from rmqarrow.converters.parquet.to_delta import replacing
+
+        stage = replacing(out_dir.absolute(), wait=wait)
+    else:
+        stage = atomic_dir(out_dir, overwrite=overwrite, wait=wait)
+    with stage as tmp, bar:
         for sub in ("files", "slots", "entries"):
             (tmp / sub).mkdir()
         file_batches = []
@@ -726,7 +737,11 @@ def _export(
             manifest["tables"]["messages"] = messages
         manifest["parts"] = part_records(tmp, known)
         crash_point("export:manifest")
-        if delta:
+        if replace:
+            from rmqarrow.converters.parquet.to_delta import commit_replacement
+
+            commit_replacement(out_dir.absolute(), tmp, manifest, EXPORT_APP)
+        elif delta:
             from rmqarrow.converters.parquet.to_delta import commit_manifest
 
             commit_manifest(tmp, manifest, EXPORT_APP)
