@@ -598,7 +598,10 @@ def export_store(
     :func:`rmqarrow.index.health.healthy_index_files` finds); the rest is exported as usual.
 
     Returns the manifest written.  ``out_dir`` appears complete or not at all; an existing
-    ``out_dir`` is replaced only with ``overwrite=True``, after the new dataset is done.
+    ``out_dir`` is replaced only with ``overwrite=True``, after the new dataset is done;
+    a dataset of Delta tables is not replaced but given one more version, whatever
+    ``delta`` says (:func:`rmqarrow.converters.parquet.to_delta.commit_replacement`: the
+    older versions stay readable ``as_of`` them until a vacuum).
     ``progress`` receives how many entries are written (the command line draws a bar).
     ``commitlog`` (a broker's ``store/commitlog``) also writes
     ``messages/part-00000.parquet`` (the messages table, inside the same atomic build) and

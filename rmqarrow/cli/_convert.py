@@ -57,8 +57,9 @@ def register(sub: Any) -> None:
         "--delta",
         action="store_true",
         help="write the tables as Delta tables (preview): every export, --incremental run "
-        "and --follow round one version, read back with --as-of; an existing OUT keeps its "
-        "layout (`rmqarrow convert OUT` makes one Delta tables)",
+        "and --follow round one version, read back with --as-of; --incremental/--follow "
+        "keep an existing OUT's layout (`rmqarrow convert OUT` makes it Delta tables), and "
+        "--overwrite keeps a Delta OUT Delta tables with or without --delta",
     )
     p.add_argument(
         "--engine",
