@@ -71,6 +71,7 @@ __all__ = [
     "new_manifest",
     "part_record",
     "part_records",
+    "pinned_manifest",
     "pinned_snapshot",
     "read_manifest",
     "snapshot_point",
@@ -434,7 +435,8 @@ def pinned_snapshot(
         _PINNED.reset(token)
 
 
-def _pinned(dataset_dir: str | os.PathLike[str]) -> dict[str, Any] | None:
+def pinned_manifest(dataset_dir: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """The manifest :func:`pinned_snapshot` pins for ``dataset_dir`` here, or None."""
     pinned = _PINNED.get()
     return pinned[1] if pinned is not None and pinned[0] == _key(dataset_dir) else None
 
@@ -530,7 +532,7 @@ def read_manifest(
     from rmqarrow.converters.delta.layout import LOG_DIR, PIN_TABLE, is_delta_dataset
 
     path = Path(dataset_dir) / MANIFEST_NAME
-    pinned = _pinned(dataset_dir) if as_of is None else None
+    pinned = pinned_manifest(dataset_dir) if as_of is None else None
     if pinned is not None:
         return pinned
     if is_delta_dataset(dataset_dir):
