@@ -286,3 +286,20 @@ def test_open_as_of_pins_every_reader(
     assert rmqarrow.open(ds).version is None
     with pytest.raises(InvalidValueError, match="no version 9"):
         rmqarrow.open(ds, as_of=9)
+
+
+@pytest.mark.spark
+def test_spark_reads_the_version_opened(
+    history: tuple[GeneratedStore, Path, Path, list[dict[str, Any]]], spark: Any
+) -> None:
+    _g, ds, _store0, answers = history
+    with rmqarrow.open(ds, as_of=0) as store:
+        store.to_spark(spark)
+        assert (
+            spark.sql("select count(*) n from entries").collect()[0]["n"]
+            == (answers[0]["sql"][0]["n"])
+        )
+    rmqarrow.open(ds).to_spark(spark)
+    assert (
+        spark.sql("select count(*) n from entries").collect()[0]["n"] == (answers[1]["sql"][0]["n"])
+    )
