@@ -13,13 +13,13 @@ every S seconds until SIGINT/SIGTERM, which end it between rounds (``IndexStore.
 from __future__ import annotations
 
 import argparse
-import json
 import signal
 import sys
 import threading
 import time
 from typing import Any
 
+from rmqarrow._text import json_line
 from rmqarrow.cli._output import (
     add_force_option,
     add_geometry_options,
@@ -27,11 +27,12 @@ from rmqarrow.cli._output import (
     add_wait_option,
     location_arg,
     name_list,
-    print_json,
+    print_document,
     print_kv,
     progress_bar,
 )
 from rmqarrow.cli._rocksdb import add_index_option, open_options, rocksdb_export
+from rmqarrow.cli._schemas import document
 from rmqarrow.errors import UsageError
 
 __all__ = ["register"]
@@ -175,7 +176,7 @@ def _export(args: argparse.Namespace) -> int:
         "seconds": round(time.perf_counter() - start, 3),
     }
     if args.json:
-        print_json(summary)
+        print_document("export", summary)
     else:
         print_kv(summary)
     return 0
@@ -224,7 +225,7 @@ def _sync(store: Any, args: argparse.Namespace) -> int:
     if not args.follow:
         summary = _round(store.sync(args.out, **options))
         if args.json:
-            print_json(summary)
+            print_document("export.sync", summary)
         else:
             print_kv(summary)
         return 0
@@ -242,7 +243,7 @@ def _sync(store: Any, args: argparse.Namespace) -> int:
             if not (result.changed or i == 0):
                 continue
             if args.json:  # one JSON object a line (JSON Lines), as a log shipper reads it
-                print(json.dumps(_round(result)))
+                sys.stdout.write(json_line(document("export.sync", _round(result))) + "\n")
             else:
                 print(
                     f"run {result.run}: files +{len(result.added)} new, "
@@ -291,7 +292,7 @@ def _import(args: argparse.Namespace) -> int:
     }
     if args.json:
         summary["names"] = [p.name for p in paths]
-        print_json(summary)
+        print_document("import", summary)
     else:
         print_kv(summary)
     return 0

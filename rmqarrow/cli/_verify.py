@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from rmqarrow.cli._output import add_geometry_options, add_spark_options, path_arg, print_json
+from rmqarrow.cli._output import add_geometry_options, add_spark_options, path_arg, print_document
 from rmqarrow.cli._rocksdb import (
     add_index_option,
     add_rocksdb_options,
@@ -186,7 +186,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
         chain_check=not args.no_chain_check,
     )
     if args.json:
-        print_json(report.to_dict())
+        print_document("verify", report.to_dict())
     else:
         format_report(report)
     return 0 if report.ok else 1
