@@ -289,7 +289,8 @@ def add_json_options(parser: Any, help: str = "print JSON") -> None:
     group.add_argument(
         "--jsonl",
         action=_JsonLines,
-        help="print one JSON object a line (JSON Lines): a row, an answer or a file each",
+        help="print one JSON object a line (JSON Lines): the rows of the --json document (a "
+        "row, an answer or a file each; see rmqarrow schema COMMAND --jsonl)",
     )
 
 

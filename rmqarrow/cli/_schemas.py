@@ -254,8 +254,10 @@ SHAPES: dict[str, Shape] = {
         ),
         Shape(
             "info.rocksdb",
-            "info on a RocksDB index (or on its exported dataset)",
-            {"path": STR, "format": STR},
+            "info on a RocksDB index (path, its figures), or on its exported dataset (its "
+            "manifest: tables, source)",
+            {"format": STR},
+            {"path": STR, "tables": _map(_obj({"rows": INT}, closed=False))},
             closed=False,
         ),
         Shape("query", "query --key: one answer", _fields(_ANSWER)[0], {"explain": _list(STR)}),

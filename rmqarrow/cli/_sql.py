@@ -75,7 +75,9 @@ def register(sub: Any) -> None:
     )
     p.add_argument("query", nargs="?", help="one SQL statement (omit for a prompt)")
     fmt = p.add_mutually_exclusive_group()
-    add_json_options(fmt, help="print rows as a JSON array")
+    add_json_options(
+        fmt, help="print a JSON document: the columns and every row (rmqarrow schema sql)"
+    )
     fmt.add_argument("--csv", action="store_true", help="print rows as CSV")
     p.add_argument(
         "--allow-write",

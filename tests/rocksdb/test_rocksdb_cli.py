@@ -108,7 +108,7 @@ def test_build_check_export_sql(capsys: pytest.CaptureFixture[str], tmp_path: Pa
         "SELECT key AS tag, count(*) AS n FROM rocksdb_records WHERE type = 'T' GROUP BY key",
         "--json",
     )
-    assert status == 0 and json.loads(out) == [{"tag": "TagA", "n": 20}]
+    assert status == 0 and json.loads(out)["rows"] == [{"tag": "TagA", "n": 20}]
     status, out, _ = run(
         capsys, "stats", str(root), "--json", "--between", "1749128400000", "1749128460000"
     )
@@ -186,7 +186,7 @@ def test_read_commands_leave_a_live_broker_directory_untouched(
         status, out, _ = run(
             capsys, "sql", root, "SELECT count(*) AS n FROM rocksdb_records", "--json"
         )
-        assert json.loads(out) == [{"n": 40 * 2 + 25}]  # the writer's WAL included
+        assert json.loads(out)["rows"] == [{"n": 40 * 2 + 25}]  # the writer's WAL included
         writer.send("w 5")
     finally:
         writer.stop()
