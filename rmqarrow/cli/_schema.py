@@ -8,6 +8,7 @@ from typing import Any
 
 from rmqarrow.cli._output import print_json, print_table
 from rmqarrow.cli._schemas import COMMANDS, SHAPES, command_schema
+from rmqarrow.errors import UsageError
 
 __all__ = ["register"]
 
@@ -35,6 +36,8 @@ def register(sub: Any) -> None:
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
+    if args.name is None and args.jsonl:
+        raise UsageError("--jsonl gives one command's line schema: name the COMMAND")
     if args.name is None:
         print_table(
             [[s.name.split(".")[0], s.id, s.rows or "", s.when] for s in SHAPES.values()],

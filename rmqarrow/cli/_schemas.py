@@ -513,7 +513,10 @@ def schema_id(shape: str) -> str:
 
 
 def document(shape: str, body: Mapping[str, Any]) -> dict[str, Any]:
-    """``body`` with ``"schema"`` first."""
+    """``body`` with ``"schema"`` first (a body's own ``schema`` field would hide the
+    version: refused, so such a field gets another name)."""
+    if "schema" in body:
+        raise ValueError(f"a {shape} document may not hold a field named 'schema'")
     return {"schema": schema_id(shape), **body}
 
 

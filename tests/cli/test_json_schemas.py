@@ -10,7 +10,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from cli_run import run
+from cli_run import one_error, run
 from json_shapes import shaped, shaped_lines
 
 from rmqarrow.cli._schemas import COMMANDS, SHAPES, command_schema, markdown
@@ -70,6 +70,8 @@ def test_schema_command_prints_each_command_schema(capsys: pytest.CaptureFixture
     assert status == 0 and all(s.id in out for s in SHAPES.values())
     status, _, err = run(capsys, "schema", "querry")
     assert status == 2 and "did you mean 'query'?" in err
+    status, _, err = run(capsys, "schema", "--jsonl")
+    assert status == 2 and "name the COMMAND" in one_error(err)
 
 
 def test_the_json_page_is_rendered_from_the_schemas() -> None:
@@ -208,3 +210,11 @@ def test_verify_and_demo(capsys: pytest.CaptureFixture[str], ws: Path, tmp_path:
     small = ["--size", "small", "--engines", "native,duckdb", "--out", str(tmp_path / "d")]
     status, out, _ = run(capsys, "demo", *small, "--json")
     assert status == 0 and shaped(out, "demo")["verify"]["ok"] is True
+
+
+def test_a_body_field_named_schema_is_refused() -> None:
+    from rmqarrow.cli._schemas import document
+
+    assert next(iter(document("query", {"key": "T#k"}))) == "schema"
+    with pytest.raises(ValueError, match="'schema'"):
+        document("info.dataset", {"schema": "theirs"})
