@@ -552,7 +552,7 @@ def _type(schema: Mapping[str, Any]) -> str:
     if "enum" in schema:
         return " or ".join(f'"{v}"' for v in schema["enum"])
     if "anyOf" in schema:
-        return " or ".join(_type(s) for s in schema["anyOf"])
+        return " or ".join(dict.fromkeys(_type(s) for s in schema["anyOf"]))
     kind = schema.get("type")
     if kind == "array":
         return f"list of {_type(schema.get('items', {}))}"
@@ -564,25 +564,33 @@ def _type(schema: Mapping[str, Any]) -> str:
     return str(kind) if kind else "any"
 
 
+def _table(schema: Mapping[str, Any]) -> list[str]:
+    """An object's fields as a table (of alternatives, ``anyOf``: every field, the ones
+    not in all of them optional)."""
+    forms = schema.get("anyOf", [schema])
+    fields: dict[str, Any] = {}
+    for form in forms:
+        fields.update(form.get("properties", {}))
+    always = set.intersection(*(set(form.get("required", [])) for form in forms))
+    lines = ["| field | type | |", "| --- | --- | --- |"]
+    for field, sub in fields.items():
+        lines.append(f"| `{field}` | {_type(sub)} | {'' if field in always else 'optional'} |")
+    extra = forms[0].get("additionalProperties")
+    if extra is not False:
+        lines.append(f"| (other names) | {_type(extra) if isinstance(extra, dict) else 'any'} | |")
+    return lines
+
+
 def markdown() -> str:
-    """Every shape as the documentation lists it: name, version, when, fields."""
+    """Every shape as the documentation lists it: name, version, when, fields, a row's."""
     parts = []
     for command, names in COMMANDS.items():
         parts += [f"## {command}", ""]
         for name in names:
             s = SHAPES[name]
-            required = set(s.schema["required"])
             parts += [f"### `{s.id}`", "", s.when[0].upper() + s.when[1:] + ".", ""]
-            if s.rows is not None:
-                parts += [f"`--jsonl`: one item of `{s.rows}` a line.", ""]
-            parts += ["| field | type | |", "| --- | --- | --- |"]
-            for field, sub in s.schema["properties"].items():
-                parts.append(
-                    f"| `{field}` | {_type(sub)} | {'' if field in required else 'optional'} |"
-                )
-            if s.schema.get("additionalProperties") is not False:
-                extra = s.schema.get("additionalProperties")
-                more = _type(extra) if isinstance(extra, dict) else "any"
-                parts.append(f"| (other names) | {more} | |")
-            parts.append("")
+            parts += [*_table(s.schema), ""]
+            if s.row is not None:
+                parts += [f"An item of `{s.rows}`, and one line of `--jsonl`:", ""]
+                parts += [*_table(s.row), ""]
     return "\n".join(parts)

@@ -80,8 +80,10 @@ def test_the_json_page_is_rendered_from_the_schemas() -> None:
     rendered = markdown()
     for shape in SHAPES.values():
         assert f"### `{shape.id}`" in rendered
-        for field in shape.schema["properties"]:
-            assert f"| `{field}` |" in rendered
+        row = shape.row or {}
+        for form in (shape.schema, row, *row.get("anyOf", [])):
+            for field in form.get("properties", {}):
+                assert f"| `{field}` |" in rendered
     assert "json.md" in (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
 
 
