@@ -32,6 +32,7 @@ _COMMAND_MODULES = (
     "_sql",
     "_verify",
     "_demo",
+    "_schema",
     "_shell",
 )
 _DEBUG_ENV = "RMQARROW_DEBUG"

@@ -13,13 +13,13 @@ every S seconds until SIGINT/SIGTERM, which end it between rounds (``IndexStore.
 from __future__ import annotations
 
 import argparse
-import json
 import signal
 import sys
 import threading
 import time
 from typing import Any
 
+from rmqarrow._text import json_line
 from rmqarrow.cli._output import (
     add_as_of_option,
     add_force_option,
@@ -28,11 +28,12 @@ from rmqarrow.cli._output import (
     add_wait_option,
     location_arg,
     name_list,
-    print_json,
+    print_document,
     print_kv,
     progress_bar,
 )
 from rmqarrow.cli._rocksdb import add_index_option, open_options, rocksdb_export
+from rmqarrow.cli._schemas import document
 from rmqarrow.errors import UsageError
 
 __all__ = ["register"]
@@ -239,7 +240,7 @@ def _export(args: argparse.Namespace) -> int:
         "seconds": round(time.perf_counter() - start, 3),
     }
     if args.json:
-        print_json(summary)
+        print_document("export", summary)
     else:
         print_kv(summary)
     return 0
@@ -289,7 +290,7 @@ def _sync(store: Any, args: argparse.Namespace) -> int:
     if not args.follow:
         summary = _round(store.sync(args.out, **options))
         if args.json:
-            print_json(summary)
+            print_document("export.sync", summary)
         else:
             print_kv(summary)
         return 0
@@ -307,7 +308,7 @@ def _sync(store: Any, args: argparse.Namespace) -> int:
             if not (result.changed or i == 0):
                 continue
             if args.json:  # one JSON object a line (JSON Lines), as a log shipper reads it
-                print(json.dumps(_round(result)))
+                sys.stdout.write(json_line(document("export.sync", _round(result))) + "\n")
             else:
                 print(
                     f"run {result.run}: files +{len(result.added)} new, "
@@ -356,7 +357,7 @@ def _import(args: argparse.Namespace) -> int:
     }
     if args.json:
         summary["names"] = [p.name for p in paths]
-        print_json(summary)
+        print_document("import", summary)
     else:
         print_kv(summary)
     return 0
@@ -381,7 +382,7 @@ def _convert(args: argparse.Namespace) -> int:
         converted = store.convert_to_delta(wait=args.wait)
     summary = {"dataset": args.dataset, "converted": converted, "layout": "delta"}
     if args.json:
-        print_json(summary)
+        print_document("convert", summary, args)
     else:
         print_kv(summary)
     return 0
@@ -393,7 +394,9 @@ def _vacuum(args: argparse.Namespace) -> int:
             args.retention, dry_run=args.dry_run, wait=args.wait, force=args.force
         )
     if args.json:
-        print_json({"dataset": args.dataset, "dry_run": args.dry_run, "files": deleted})
+        print_document(
+            "vacuum", {"dataset": args.dataset, "dry_run": args.dry_run, "files": deleted}, args
+        )
         return 0
     verb = "would delete" if args.dry_run else "deleted"
     for table, files in deleted.items():

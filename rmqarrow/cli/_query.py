@@ -12,7 +12,7 @@ from rmqarrow.cli._output import (
     add_json_options,
     add_spark_options,
     path_arg,
-    print_json_rows,
+    print_document,
     print_table,
 )
 from rmqarrow.cli._rocksdb import (
@@ -205,19 +205,17 @@ def cmd_query(args: argparse.Namespace) -> int:
             return status
     if batch:
         if args.json:
-            print_json_rows(
-                [
-                    {
-                        "key": q.key,
-                        "max_num": q.max_num,
-                        "begin": q.begin,
-                        "end": q.end,
-                        "phy_offsets": a,
-                    }
-                    for q, a in zip(queries, answers, strict=True)
-                ],
-                args,
-            )
+            rows = [
+                {
+                    "key": q.key,
+                    "max_num": q.max_num,
+                    "begin": q.begin,
+                    "end": q.end,
+                    "phy_offsets": a,
+                }
+                for q, a in zip(queries, answers, strict=True)
+            ]
+            print_document("query.batch", {"answers": rows}, args, rows="answers")
             _print_explained(explained, True)
         else:
             for q, a in zip(queries, answers, strict=True):  # keys escaped: one line each
@@ -236,7 +234,7 @@ def cmd_query(args: argparse.Namespace) -> int:
         }
         if args.explain:
             doc["explain"] = explained
-        print_json_rows(doc, args)
+        print_document("query", doc, args)
     else:
         print_table([[o] for o in answers[0]], ["phy_offset"])
         print(f"\n{len(answers[0])} offsets for {q.key!r}")
@@ -287,7 +285,8 @@ def _print_resolved(
     distinct = list(dict.fromkeys(offsets))
     result = store.resolve(topic, key, distinct, commitlog=args.resolve, index_type=args.index_type)
     if args.json:
-        print_json_rows(
+        print_document(
+            "query.resolved",
             {
                 "key": q.key,
                 "hits": len(offsets),

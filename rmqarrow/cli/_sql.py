@@ -32,12 +32,13 @@ from rmqarrow.cli._output import (
     human_times,
     location_arg,
     pinned_dataset,
-    print_json,
+    print_document,
     print_kv,
     print_table,
     progress_bar,
 )
 from rmqarrow.cli._rocksdb import add_index_option, open_options, rocksdb_stats
+from rmqarrow.cli._schemas import document
 from rmqarrow.errors import EngineUnavailableError, RmqArrowError, UsageError, WriteRefusedError
 from rmqarrow.format.times import format_time
 
@@ -76,7 +77,9 @@ def register(sub: Any) -> None:
     )
     p.add_argument("query", nargs="?", help="one SQL statement (omit for a prompt)")
     fmt = p.add_mutually_exclusive_group()
-    add_json_options(fmt, help="print rows as a JSON array")
+    add_json_options(
+        fmt, help="print a JSON document: the columns and every row (rmqarrow schema sql)"
+    )
     fmt.add_argument("--csv", action="store_true", help="print rows as CSV")
     p.add_argument(
         "--allow-write",
@@ -203,7 +206,8 @@ def _print_result(
             out.write("".join(json_line(row) + "\n" for row in rows))
         elif args.json:
             for row in rows:
-                out.write(("[\n" if not started else ",\n") + textwrap.indent(json_text(row), "  "))
+                head = _rows_head(columns) + "\n" if not started else ",\n"
+                out.write(head + textwrap.indent(json_text(row), "    "))
                 started = True
         elif args.csv:
             if not started:
@@ -219,13 +223,20 @@ def _print_result(
     if jsonl:
         pass  # no rows: no lines
     elif args.json:
-        out.write("\n]\n" if started else "[]\n")
+        out.write("\n  ]\n}\n" if started else _rows_head(columns) + "]\n}\n")
     elif not started and not status:
         if args.csv:
             writer.writerow(columns)
         else:
             print_table([], columns, out)
     out.flush()
+
+
+def _rows_head(columns: list[str]) -> str:
+    """The start of a statement's ``--json`` document, up to its ``rows`` array's ``[``:
+    the rows follow as they come, so the document is written without being held."""
+    head = json_text(document("sql", {"columns": columns, "rows": []}))
+    return head[: head.rindex("[")] + "["
 
 
 Runner = Callable[[str], "pa.RecordBatchReader | None"]
@@ -668,7 +679,7 @@ def _stats(args: argparse.Namespace) -> int:
             doc["charts"] = charts
         if log_check is not None:
             doc["log_check"] = log_check
-        print_json(doc)
+        print_document("stats", doc)
         return _log_failure(args, log_failure)
     epoch = args.epoch
     _print_fields(result.summary, epoch)

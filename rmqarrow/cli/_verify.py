@@ -13,7 +13,7 @@ from rmqarrow.cli._output import (
     add_spark_options,
     path_arg,
     pinned_dataset,
-    print_json,
+    print_document,
 )
 from rmqarrow.cli._rocksdb import (
     add_index_option,
@@ -197,7 +197,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
             chain_check=not args.no_chain_check,
         )
     if args.json:
-        print_json(report.to_dict())
+        print_document("verify", report.to_dict())
     else:
         format_report(report)
     return 0 if report.ok else 1
