@@ -43,7 +43,8 @@ def test_every_schema_is_valid_draft_2020_12() -> None:
             jsonschema.Draft202012Validator.check_schema(schema)
             assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
     assert set(COMMANDS) == {
-        "info", "query", "build", "check", "export", "import", "sql", "stats", "verify", "demo"
+        "info", "query", "build", "check", "export", "import", "sql", "stats", "verify", "demo",
+        "convert", "vacuum",
     }  # fmt: skip
     for shape in SHAPES.values():  # the version field is required, first, and fixed
         assert shape.schema["required"][0] == "schema"
@@ -155,6 +156,21 @@ def test_build_check_export_import(
     assert status == 0 and shaped(out, "export.sync")["unchanged"] == 3
     status, out, _ = run(capsys, "import", str(tmp_path / "ds"), str(tmp_path / "out"), "--json")
     assert status == 0 and len(shaped(out, "import")["names"]) == 3
+
+
+def test_delta_convert_vacuum_and_versions(
+    capsys: pytest.CaptureFixture[str], ws: Path, tmp_path: Path
+) -> None:
+    ds = str(tmp_path / "ds")
+    status, out, _ = run(capsys, "export", str(ws / "store"), ds, "--json")
+    assert status == 0 and shaped(out, "export")
+    status, out, _ = run(capsys, "convert", ds, "--json")
+    assert status == 0 and shaped(out, "convert")["converted"] is True
+    status, out, _ = run(capsys, "info", ds, "--json")
+    versions = shaped(out, "info.dataset")["versions"]
+    assert [v["version"] for v in versions if v["readable"]] == [0]
+    status, out, _ = run(capsys, "vacuum", ds, "--dry-run", "--json")
+    assert status == 0 and shaped(out, "vacuum")["dry_run"] is True
 
 
 def test_sql(capsys: pytest.CaptureFixture[str], ws: Path) -> None:
