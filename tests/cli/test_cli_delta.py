@@ -275,7 +275,7 @@ def test_open_as_of_pins_every_reader(
     history: tuple[GeneratedStore, Path, Path, list[dict[str, Any]]],
 ) -> None:
     _g, ds, _store0, answers = history
-    rows0 = answers[0]["sql"][0]["n"]
+    rows0 = answers[0]["sql"]["rows"][0]["n"]
     store = rmqarrow.open(ds, as_of=0)
     assert store.version == 0
     assert store.scan("entries").read_all().num_rows == rows0
@@ -297,9 +297,10 @@ def test_spark_reads_the_version_opened(
         store.to_spark(spark)
         assert (
             spark.sql("select count(*) n from entries").collect()[0]["n"]
-            == (answers[0]["sql"][0]["n"])
+            == (answers[0]["sql"]["rows"][0]["n"])
         )
     rmqarrow.open(ds).to_spark(spark)
     assert (
-        spark.sql("select count(*) n from entries").collect()[0]["n"] == (answers[1]["sql"][0]["n"])
+        spark.sql("select count(*) n from entries").collect()[0]["n"]
+        == (answers[1]["sql"]["rows"][0]["n"])
     )
