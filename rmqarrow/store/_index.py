@@ -101,11 +101,22 @@ class StoreCheck:
             "files": [
                 {
                     **fh.to_dict(),
-                    "chains": self.chains[fh.name].to_dict() if fh.name in self.chains else None,
+                    "chains": self._chains(fh.name),
                 }
                 for fh in self.health.files
             ],
         }
+
+    #: what only a check against the CommitLog counts: null, not 0, when none was read
+    LOG_COUNTS = ("dangling", "unverified", "expired")
+
+    def _chains(self, name: str) -> dict[str, Any] | None:
+        if name not in self.chains:
+            return None
+        doc = self.chains[name].to_dict()
+        if self.commitlog is None:
+            doc.update(dict.fromkeys(self.LOG_COUNTS))
+        return doc
 
     def _repr_html_(self) -> str:
         """In a notebook: the banner of ``stats --html`` over one row per file."""
