@@ -92,7 +92,7 @@ def check_replaceable(out: Path) -> None:
     if not ok:
         raise OutputExistsError(
             f"{out}: exists and is {what} that is not an rmqarrow dataset (no "
-            f"{MANIFEST_NAME}); --overwrite replaces only a dataset: remove it yourself "
+            f"{MANIFEST_NAME}); overwrite=True replaces only a dataset: remove it yourself "
             "or choose another output"
         )
 
@@ -123,9 +123,7 @@ def _atomic_dir(out: Path, overwrite: bool) -> Generator[Path, None, None]:
         recover(out)
     if out.exists() and not overwrite and not _empty_dir(out):
         check_replaceable(out)  # anything but a dataset: refused, never to be overwritten
-        raise OutputExistsError(
-            f"{out}: already exists; pass overwrite (--overwrite) to replace it"
-        )
+        raise OutputExistsError(f"{out}: already exists; pass overwrite=True to replace it")
     if overwrite:
         check_replaceable(out)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cli_run import one_error, run
@@ -205,3 +206,62 @@ def test_demo_next_verify_leaves_spark_out_and_says_why(
     verify = [line for line in out.splitlines() if line.strip().startswith("rmqarrow verify")]
     assert len(verify) == 1 and "--engines native,duckdb" in verify[0]
     assert "it starts a JVM, about 30 s" in out
+
+
+@pytest.mark.spark
+def test_spark_show_tables_hides_the_file_order_view(
+    capsys: pytest.CaptureFixture[str],
+    generated: GeneratedStore,
+    spark: Any,  # the run's one session: the command gets it through --master local[2]
+) -> None:
+    store = str(generated.store)
+    status, out, _ = run(
+        capsys, "sql", store, "SHOW TABLES", "--engine", "spark", "--master", "local[2]"
+    )
+    assert status == 0
+    assert "entries" in out and "_rmq_" not in out
+    # the lookup still finds the order it joins
+    key = generated.keys[0]
+    status, native, _ = run(capsys, "query", store, "--key", key, "--json")
+    assert status == 0
+    status, on_spark, _ = run(
+        capsys, "query", store, "--key", key, "--json", "--engine", "spark", "--master", "local[2]"
+    )
+    assert status == 0
+    assert json.loads(on_spark)["phy_offsets"] == json.loads(native)["phy_offsets"] != []
+
+
+def test_library_messages_name_parameters_and_the_cli_its_options(
+    capsys: pytest.CaptureFixture[str], generated: GeneratedStore, tmp_path: Path
+) -> None:
+    import rmqarrow
+    from rmqarrow.errors import CorruptIndexError, OutputExistsError
+
+    store = tmp_path / "index"
+    shutil.copytree(generated.store, store)
+    newest = sorted(store.iterdir())[-1]
+    with newest.open("r+b") as f:
+        f.truncate(newest.stat().st_size // 2)
+    with (
+        rmqarrow.open(store, strict=True) as damaged,
+        pytest.raises(CorruptIndexError, match=r"refused \(strict=True\)"),
+    ):
+        damaged.export(tmp_path / "x")
+    status, _, err = run(capsys, "query", str(store), "--key", "T#k", "--strict")
+    assert status == 1
+    one_error(err, "refused (--strict)")
+    ds = tmp_path / "ds"
+    status, _, _ = run(capsys, "export", str(generated.store), str(ds))
+    assert status == 0
+    with (
+        rmqarrow.open(generated.store) as whole,
+        pytest.raises(OutputExistsError, match="pass overwrite=True to replace it"),
+    ):
+        whole.export(ds)
+    status, _, err = run(capsys, "export", str(generated.store), str(ds))
+    assert status == 1
+    one_error(err, "pass --overwrite to replace it")
+    status, _, err = run(capsys, "build", str(tmp_path / "b"), "--from", str(tmp_path))
+    assert status == 2
+    line = one_error(err, "--from expects", "use --from-commitlog")
+    assert "records=" not in line and "commitlog=" not in line
