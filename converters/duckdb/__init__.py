@@ -20,6 +20,7 @@ if TYPE_CHECKING:
         lookup_table,
         queries_table,
         run_statement,
+        split_statements,
         writing_statement,
     )
     from rmqarrow.converters.duckdb.stats import IndexStats, collect
@@ -37,6 +38,7 @@ __all__ = [
     "queries_table",
     "render_html",
     "run_statement",
+    "split_statements",
     "write_charts",
     "write_html",
     "writing_statement",
@@ -55,6 +57,7 @@ __getattr__, __dir__ = lazy_attributes(
         "queries_table": "sql",
         "render_html": "stats_html",
         "run_statement": "sql",
+        "split_statements": "sql",
         "write_charts": "stats_plot",
         "write_html": "stats_html",
         "writing_statement": "sql",

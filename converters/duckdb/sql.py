@@ -100,6 +100,7 @@ __all__ = [
     "lookup_table",
     "queries_table",
     "run_statement",
+    "split_statements",
     "writing_statement",
 ]
 
@@ -568,6 +569,20 @@ def writing_statement(con: duckdb.DuckDBPyConnection, query: str) -> str | None:
         if kind not in READING_STATEMENTS:
             return "INSTALL/LOAD" if kind == "LOAD" else kind
     return None
+
+
+def split_statements(text: str) -> list[str]:
+    """The statements of ``text`` (``SELECT 1; SELECT 2`` is two), split by DuckDB's own
+    parser, so a ``;`` inside a string or a comment splits nothing.  Text the parser
+    refuses comes back whole: running it reports the syntax error."""
+    import duckdb
+
+    try:
+        with duckdb.connect() as con:
+            parts = [st.query.strip() for st in con.extract_statements(text)]
+    except duckdb.Error:
+        return [text]
+    return [p for p in parts if p.rstrip(";").strip()] or [text]
 
 
 def run_statement(

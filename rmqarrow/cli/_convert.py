@@ -107,7 +107,8 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--follow",
         action="store_true",
-        help="keep running: an incremental export every --interval seconds, one "
+        help="keep running: an incremental export every --interval seconds (it implies "
+        "--incremental; giving both is the same as --follow alone), one "
         "line per round that changed something; a round that fails in a way that "
         "can heal (a file born, torn or expired mid-round, a full disk) is retried "
         "after 1 s, doubling up to 30 s, with a warning each time; SIGINT/SIGTERM "

@@ -26,7 +26,7 @@ from rmqarrow.engines import ENGINES
 from rmqarrow.errors import UsageError
 from rmqarrow.format.java import JAVA_LONG_MAX
 from rmqarrow.format.queries import Query, escape_text
-from rmqarrow.format.records import query_index_key
+from rmqarrow.format.records import TAG_INDEX_TYPE, query_index_key, tag_query_note
 from rmqarrow.format.times import TIME_HELP, check_range, parse_time
 
 if TYPE_CHECKING:
@@ -255,6 +255,8 @@ def _print_explained(lines: list[str], json_out: bool) -> None:
 
 
 def _topic_hint(args: argparse.Namespace, empty: list[Query]) -> None:
+    if empty and getattr(args, "index_type", None) == TAG_INDEX_TYPE:
+        print(f"note: {tag_query_note(empty[0].key)}", file=sys.stderr)
     if getattr(args, "topic", None) is not None and args.key is not None and "#" in args.key:
         print(
             f"hint: --key {args.key!r} already holds a '#', and --topic made the index key "

@@ -503,7 +503,20 @@ def _sql(args: argparse.Namespace) -> int:
     try:
         if args.query is None:
             return _prompt(run, args)
-        _print_result(run(args.query), args, sys.stdout)
+        statements = [args.query]
+        if args.engine != "spark":  # each statement's result, as the duckdb shell prints
+            from rmqarrow.converters.duckdb import split_statements
+
+            statements = split_statements(args.query)
+        if len(statements) > 1 and args.json and not getattr(args, "jsonl", False):
+            raise UsageError(
+                f"--json prints one result and the query holds {len(statements)} statements: "
+                "give one, or use --jsonl (a line per row of each)"
+            )
+        for i, statement in enumerate(statements):
+            if i and not (args.csv or getattr(args, "jsonl", False)):
+                print()
+            _print_result(run(statement), args, sys.stdout)
         return 0
     finally:
         close()
@@ -680,6 +693,8 @@ def _stats(args: argparse.Namespace) -> int:
         if log_check is not None:
             doc["log_check"] = log_check
         print_document("stats", doc)
+        if result.time_range_note is not None:
+            print(f"note: {result.time_range_note}", file=sys.stderr)
         return _log_failure(args, log_failure)
     epoch = args.epoch
     _print_fields(result.summary, epoch)
@@ -703,6 +718,8 @@ def _stats(args: argparse.Namespace) -> int:
         span = f"{t1} and {t2} ms" if epoch else f"{format_time(t1)} and {format_time(t2)}"
         _section(f"indexed between {span}, per file", result.time_range_summary, epoch)
         _section(f"first {args.limit} entries in that range", result.time_range_entries, epoch)
+    if result.time_range_note is not None:
+        print(f"note: {result.time_range_note}", file=sys.stderr)
     if log_check is not None:
         _print_log_check(log_check, args.top, epoch)
     for c in charts:

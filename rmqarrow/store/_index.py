@@ -63,9 +63,9 @@ def refuse_unknown_geometry(health: StoreHealth) -> None:
     size, g = sizes.pop(), health.geometry
     fitted = Geometry.for_size_default_ratio(size)
     hint = (
-        f"--hash-slot-num {fitted.hash_slot_num} --index-num {fitted.index_num} fits"
+        f"hash_slot_num={fitted.hash_slot_num} index_num={fitted.index_num} fits"
         if fitted
-        else "pass the --hash-slot-num and --index-num they were written with"
+        else "pass the hash_slot_num= and index_num= they were written with"
     )
     raise GeometryError(
         f"{health.store}: expected {g.file_size} bytes per file for {g}, found {size} bytes "
@@ -101,11 +101,22 @@ class StoreCheck:
             "files": [
                 {
                     **fh.to_dict(),
-                    "chains": self.chains[fh.name].to_dict() if fh.name in self.chains else None,
+                    "chains": self._chains(fh.name),
                 }
                 for fh in self.health.files
             ],
         }
+
+    #: what only a check against the CommitLog counts: null, not 0, when none was read
+    LOG_COUNTS = ("dangling", "unverified", "expired")
+
+    def _chains(self, name: str) -> dict[str, Any] | None:
+        if name not in self.chains:
+            return None
+        doc = self.chains[name].to_dict()
+        if self.commitlog is None:
+            doc.update(dict.fromkeys(self.LOG_COUNTS))
+        return doc
 
     def _repr_html_(self) -> str:
         """In a notebook: the banner of ``stats --html`` over one row per file."""
@@ -294,7 +305,7 @@ class IndexStore(OffsetQueries):
             raise UsageError(
                 f"{self.index_path}: {len(health.damaged)} damaged file(s) "
                 f"({', '.join(f'{f.name}: {f.status}' for f in health.damaged)}); the "
-                f"{engine} engine reads every file: use --engine native (the native lookup), "
+                f"{engine} engine reads every file: use engine=native (the native lookup), "
                 "which skips them"
             )
         return health.geometry.hash_slot_num, health.geometry.index_num
@@ -444,7 +455,7 @@ class IndexStore(OffsetQueries):
         damaged = health.damaged
         if damaged and self.strict:
             raise CorruptIndexError(
-                f"{len(damaged)} damaged index file(s), refused (strict, --strict): "
+                f"{len(damaged)} damaged index file(s), refused (strict=True): "
                 + "; ".join(f.describe() for f in damaged)
             )
         for fh in damaged:
@@ -593,7 +604,7 @@ class IndexStore(OffsetQueries):
         damaged = health.damaged
         if damaged and self.strict:
             raise CorruptIndexError(
-                f"{len(damaged)} damaged index file(s), refused (strict, --strict): "
+                f"{len(damaged)} damaged index file(s), refused (strict=True): "
                 + "; ".join(f.describe() for f in damaged)
             )
         for fh in damaged:
