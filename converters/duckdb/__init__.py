@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from rmqarrow._lazy import lazy_attributes
 
 if TYPE_CHECKING:
+    from rmqarrow.converters.duckdb.dbfile import SavedDatabase, save_database
     from rmqarrow.converters.duckdb.sql import (
         answer_queries,
         check_against_log,
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "IndexStats",
+    "SavedDatabase",
     "answer_queries",
     "check_against_log",
     "collect",
@@ -37,6 +39,7 @@ __all__ = [
     "queries_table",
     "render_html",
     "run_statement",
+    "save_database",
     "write_charts",
     "write_html",
     "writing_statement",
@@ -55,6 +58,8 @@ __getattr__, __dir__ = lazy_attributes(
         "queries_table": "sql",
         "render_html": "stats_html",
         "run_statement": "sql",
+        "SavedDatabase": "dbfile",
+        "save_database": "dbfile",
         "write_charts": "stats_plot",
         "write_html": "stats_html",
         "writing_statement": "sql",
