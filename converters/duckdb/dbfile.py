@@ -45,7 +45,7 @@ from rmqarrow.errors import DatasetError, OutputExistsError, UsageError
 if TYPE_CHECKING:
     import duckdb
 
-__all__ = ["FORMAT", "SavedDatabase", "persistent_macros", "save_database"]
+__all__ = ["FORMAT", "SavedDatabase", "check_target", "persistent_macros", "save_database"]
 
 #: The ``format`` row of a file's ``_rmq_saved`` table: what marks it as one we wrote.
 FORMAT = "rmqarrow-duckdb-file"
@@ -121,7 +121,7 @@ def _ours(out: Path) -> bool | None:
     return row is not None and row[0] == FORMAT
 
 
-def _check_out(out: Path, overwrite: bool) -> bool:
+def check_target(out: Path, *, overwrite: bool) -> bool:
     """Whether ``out`` exists (to be replaced); refuses what must not be."""
     if out.is_dir():
         raise OutputExistsError(f"{out}: a directory; give the database file's name")
@@ -135,12 +135,13 @@ def _check_out(out: Path, overwrite: bool) -> bool:
     if ours is None:
         raise OutputExistsError(
             f"{out}: open for writing in another DuckDB process, so it cannot be checked; "
-            "close it there (or pass --overwrite to replace it anyway)"
+            "close it there (or replace it anyway: rmqarrow sql DATASET --save FILE "
+            "--overwrite)"
         )
     if not ours:
         raise OutputExistsError(
             f"{out}: exists and is not a database file rmqarrow wrote; choose another name, "
-            "or pass --overwrite to replace it"
+            "or replace it: rmqarrow sql DATASET --save FILE --overwrite"
         )
     return True
 
@@ -168,7 +169,7 @@ def save_database(
         )
     root = Path(source.path).absolute()
     target = Path(out).absolute()
-    replaced = _check_out(target, overwrite)
+    replaced = check_target(target, overwrite=overwrite)
     manifest = manifest_or_none(root)
     if manifest is not None and not trusted():
         check_parts(root, manifest)

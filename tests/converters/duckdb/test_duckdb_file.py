@@ -204,3 +204,55 @@ def test_save_never_replaces_a_file_it_did_not_write(
     finally:
         con.close()
     assert "precious" not in tables and "entries" in tables
+
+
+@pytest.mark.parametrize("delta", [False, True], ids=["manifest", "delta"])
+def test_incremental_export_keeps_the_file_current(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], delta: bool
+) -> None:
+    g = build_generated(tmp_path / "g", 400)
+    ds = tmp_path / "ds"
+    export_store(g.store, ds, hash_slot_num=g.hash_slot_num, index_num=g.index_num, delta=delta)
+    db = tmp_path / "live.duckdb"
+    geometry = ["--hash-slot-num", str(g.hash_slot_num), "--index-num", str(g.index_num)]
+    sync = ["export", str(g.store), str(ds), "--incremental", *geometry, "--duckdb-file", str(db)]
+    status, _, err = run(capsys, *sync)  # nothing new, but the file is missing: written
+    assert status == 0 and "refreshed the DuckDB file" in err and db.exists()
+    _append(g, 7000, ["fresh"] * 9)
+    status, _, _ = run(capsys, *sync)
+    assert status == 0
+    qs = [["T#fresh", 64, 0, 2**62], ["T#k3", 400, 0, 2**62]]
+    seen = _foreign(db, ["entries"], qs, [])
+    assert seen["answers"] == rmqarrow.open(g.store).answers([tuple(q) for q in qs])
+    assert len(seen["answers"][0]) == 9
+    assert seen["counts"]["entries"] == _sql_count(capsys, ds, "entries")
+    # a file rmqarrow did not write is refused before the run: the dataset is not touched
+    foreign = tmp_path / "theirs.duckdb"
+    foreign.write_text("not a database\n")
+    _append(g, 8000, ["late"] * 3)
+    before = rmqarrow.open(ds).scan("entries").read_all().num_rows
+    sync[-1] = str(foreign)
+    status, _, err = run(capsys, *sync)
+    assert status == 1
+    one_error(err, str(foreign), "not a database file rmqarrow wrote")
+    assert rmqarrow.open(ds).scan("entries").read_all().num_rows == before
+    assert foreign.read_text() == "not a database\n"
+
+
+def test_follow_rounds_refresh_the_file(tmp_path: Path) -> None:
+    import threading
+
+    g = build_generated(tmp_path / "g", 300)
+    ds, db = tmp_path / "ds", tmp_path / "f.duckdb"
+    stop = threading.Event()
+    store = rmqarrow.open(g.store, hash_slot_num=g.hash_slot_num, index_num=g.index_num)
+    with store:
+        for i, result in enumerate(store.follow(ds, interval=0.05, stop=stop, duckdb_file=db)):
+            if i == 0:
+                assert db.exists()  # the first round's export: written
+                _append(g, 9000, ["followed"] * 4)
+            elif result.changed:
+                stop.set()
+            assert i < 200, "the appended records never showed up in a round"
+    seen = _foreign(db, ["entries"], [["T#followed", 64, 0, 2**62]], [])
+    assert len(seen["answers"][0]) == 4
