@@ -190,6 +190,10 @@ def save_database(
         finally:
             con.close()
         _fsync(staged)
+        # A write-ahead log left by a writer of the old file that died: DuckDB would
+        # replay it onto the new file and refuse to open it ("WAL does not match").
+        # Its changes are the old file's, which this replaces.
+        remove_path(target.with_name(target.name + ".wal"))
         os.replace(staged, target)
     except BaseException:
         _remove_database(staged)

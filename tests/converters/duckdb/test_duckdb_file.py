@@ -256,3 +256,27 @@ def test_follow_rounds_refresh_the_file(tmp_path: Path) -> None:
             assert i < 200, "the appended records never showed up in a round"
     seen = _foreign(db, ["entries"], [["T#followed", 64, 0, 2**62]], [])
     assert len(seen["answers"][0]) == 4
+
+
+_CRASHED_WRITER = """
+import os, sys
+import duckdb
+con = duckdb.connect(sys.argv[1])
+con.execute("SET checkpoint_threshold = '1GB'")
+con.execute("CREATE TABLE scratch AS SELECT range AS x FROM range(10)")
+os._exit(9)  # no checkpoint: the change stays in the write-ahead log
+"""
+
+
+def test_a_write_ahead_log_left_by_a_dead_writer_does_not_break_the_refresh(
+    tmp_path: Path,
+) -> None:
+    g = build_generated(tmp_path / "g", 200)
+    ds, db = tmp_path / "ds", tmp_path / "w.duckdb"
+    export_store(g.store, ds, hash_slot_num=g.hash_slot_num, index_num=g.index_num)
+    save_database(ds, db)
+    subprocess.run([sys.executable, "-c", _CRASHED_WRITER, str(db)], check=False, timeout=120)
+    assert db.with_name("w.duckdb.wal").exists()
+    save_database(ds, db)
+    seen = _foreign(db, ["entries"], [], [])
+    assert seen["counts"]["entries"] == rmqarrow.open(ds).scan("entries").read_all().num_rows
