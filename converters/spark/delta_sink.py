@@ -55,7 +55,7 @@ def delta_batch_writer(
 
     ``app_id`` names the query in the table's log: one per streaming query (keep it with
     the query's checkpoint; two queries writing one table need two ids).  A batch whose
-    id is at or below the last one ``app_id`` committed is skipped with a note; an empty
+    id is at or below the last one ``app_id`` committed is skipped with a warning; an empty
     batch commits nothing.  The batch is collected to the driver as Arrow
     (``DataFrame.toArrow``), so bound it with ``maxEntriesPerTrigger`` /
     ``maxFilesPerTrigger``.  The table is created by the first batch (schema of the
@@ -71,11 +71,16 @@ def delta_batch_writer(
 
         done = committed_batch(target, app_id, options)
         if done is not None and batch_id <= done:
-            log.info(
-                "batch %d of %s is in %s already (last committed %d): skipped",
+            # a warning, not a note: a replay happens once after a crash, while a new
+            # checkpoint under an old app id would skip every batch up to the old one's
+            log.warning(
+                "batch %d of %s is in %s already (last committed: %d), skipped: a replay "
+                "after a restart; if this query started on a new checkpoint, give it a new "
+                "app id, or its batches up to %d are never written",
                 batch_id,
                 app_id,
                 target,
+                done,
                 done,
             )
             return

@@ -5,6 +5,7 @@ the rows as delta-rs and DuckDB (over the table's files) read them."""
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -88,7 +89,9 @@ def _run(spark: Any, store: Path, tmp: Path, seen: list[int]) -> None:
     q.awaitTermination()
 
 
-def test_a_replayed_batch_is_committed_once(spark: Any, tmp_path: Path) -> None:
+def test_a_replayed_batch_is_committed_once(
+    spark: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     from rmqarrow.converters.spark.delta_sink import committed_batch
 
     store = tmp_path / "store" / "index"
@@ -105,8 +108,10 @@ def test_a_replayed_batch_is_committed_once(spark: Any, tmp_path: Path) -> None:
     # on restart Spark runs batch 3 again, on the same offsets
     for marker in (tmp_path / "ckpt" / "commits").glob("*3*"):
         marker.unlink()
-    _run(spark, store, tmp_path, seen)
+    with caplog.at_level(logging.WARNING, logger="rmqarrow.spark.delta"):
+        _run(spark, store, tmp_path, seen)
     assert seen == [0, 1, 2, 3, 3]
+    assert "batch 3 of entries-stream is in" in caplog.text and "skipped" in caplog.text
     assert _rows(tmp_path / "lake") == _all(store)  # once
     assert DeltaTable(str(tmp_path / "lake")).version() == version  # nothing committed
     assert len(_rows(tmp_path / "naive")) == 240 + 30  # the plain append took it twice
