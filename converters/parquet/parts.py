@@ -102,7 +102,11 @@ def manifest_or_none(root: Path) -> dict[str, Any] | None:
     Delta dataset's is its pinned snapshot's, and must be readable: listing its folders
     instead would count removed parts."""
     from rmqarrow.converters.delta.layout import is_delta_dataset
+    from rmqarrow.converters.parquet.manifest import pinned_manifest
 
+    pinned = pinned_manifest(root)
+    if pinned is not None:  # a reader's pinned snapshot (an older version)
+        return pinned
     if is_delta_dataset(root):
         from rmqarrow.converters.parquet.manifest import delta_manifest
 

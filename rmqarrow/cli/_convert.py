@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from rmqarrow.cli._output import (
+    add_as_of_option,
     add_force_option,
     add_geometry_options,
     add_spark_options,
@@ -47,7 +48,20 @@ def register(sub: Any) -> None:
     )
     p.add_argument("store", type=location_arg, help="store directory (or one index file)")
     p.add_argument("out", type=location_arg, help="dataset directory to create")
-    p.add_argument("--overwrite", action="store_true", help="replace OUT if it exists")
+    p.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace OUT if it exists (a dataset of Delta tables: one more version, the "
+        "older ones still read with --as-of until a vacuum)",
+    )
+    p.add_argument(
+        "--delta",
+        action="store_true",
+        help="write the tables as Delta tables (preview): every export, --incremental run "
+        "and --follow round one version, read back with --as-of; --incremental/--follow "
+        "keep an existing OUT's layout (`rmqarrow convert OUT` makes it Delta tables), and "
+        "--overwrite keeps a Delta OUT Delta tables with or without --delta",
+    )
     p.add_argument(
         "--engine",
         choices=("local", "spark"),
@@ -137,9 +151,53 @@ def register(sub: Any) -> None:
         help="skip checking the parts against the manifest's list and checksums",
     )
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    add_as_of_option(p)
     add_wait_option(p)
     add_force_option(p)
     p.set_defaults(func=_import)
+
+    p = sub.add_parser(
+        "convert",
+        help="make an exported dataset's tables Delta tables, in place",
+        description="Convert a dataset exported in the manifest layout (_rmqarrow.json) to "
+        "Delta tables in place (preview): its parts are committed as they are and the "
+        "manifest is deleted last (killed, run it again to finish). From then on every "
+        "export --incremental run is a version, read back with --as-of. A dataset of "
+        "Delta tables is left as it is.",
+    )
+    p.add_argument("dataset", type=location_arg, help="dataset directory made by rmqarrow export")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    add_wait_option(p)
+    p.set_defaults(func=_convert)
+
+    p = sub.add_parser(
+        "vacuum",
+        help="delete the files of a Delta dataset's old versions",
+        description="Delete the parts of a dataset of Delta tables that no version within "
+        "the retention reads (they stay on disk after an --incremental run replaces them, "
+        "for --as-of), and parts no run committed (a killed run's) once as old.",
+    )
+    p.add_argument("dataset", type=location_arg, help="dataset of Delta tables")
+    p.add_argument(
+        "--retention",
+        type=int,
+        default=None,
+        metavar="HOURS",
+        help="keep every version current within the last HOURS (default 168, a week; "
+        "under 1 only with --force)",
+    )
+    p.add_argument(
+        "--dry-run", action="store_true", help="list the files it would delete; delete none"
+    )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="take a --retention under 1 hour (a reader still on an older version, a sql "
+        "prompt or a Spark job, loses its files mid-query)",
+    )
+    p.add_argument("--json", action="store_true", help="print the files by table as JSON")
+    add_wait_option(p)
+    p.set_defaults(func=_vacuum)
 
 
 def _export(args: argparse.Namespace) -> int:
@@ -158,6 +216,11 @@ def _export(args: argparse.Namespace) -> int:
     with store:
         if args.incremental or args.follow:
             return _sync(store, args)  # refused by any store but IndexFiles
+        if args.delta and not isinstance(store, IndexStore):
+            raise UsageError(
+                f"{args.store}: {store.description}; --delta exports index files only "
+                "(tiered and RocksDB datasets keep the manifest layout)"
+            )
         if store.format == "rocksdb":
             return rocksdb_export(store, args)
         if isinstance(store, TieredStore):
@@ -173,6 +236,7 @@ def _export(args: argparse.Namespace) -> int:
             commitlog=args.commitlog,
             progress=progress_bar(),
             wait=args.wait,
+            delta=args.delta,
         )
     tables = manifest["tables"]
     summary = {
@@ -230,6 +294,7 @@ def _sync(store: Any, args: argparse.Namespace) -> int:
         "prune_deleted": args.prune_deleted,
         "reexport_changed": args.reexport_changed,
         "wait": args.wait,
+        "delta": args.delta,
         "duckdb_file": args.duckdb_file,
     }
     if not args.follow:
@@ -274,7 +339,7 @@ def _import(args: argparse.Namespace) -> int:
     from rmqarrow.cli._tiered import tiered_import
     from rmqarrow.store import DatasetStore, TieredDatasetStore
 
-    store = rmqarrow.open(args.dataset)
+    store = rmqarrow.open(args.dataset, as_of=args.as_of)
     with store:
         if isinstance(store, TieredDatasetStore):
             return tiered_import(store, args)
@@ -305,4 +370,46 @@ def _import(args: argparse.Namespace) -> int:
         print_json(summary)
     else:
         print_kv(summary)
+    return 0
+
+
+def _dataset(path: str) -> Any:
+    """The dataset of index files at ``path``; anything else refused in one line."""
+    import rmqarrow
+    from rmqarrow.store import DatasetStore
+
+    store = rmqarrow.open(path)
+    if not isinstance(store, DatasetStore):
+        raise UsageError(
+            f"{path}: {store.description}; this takes a dataset of index files made by "
+            "`rmqarrow export`"
+        )
+    return store
+
+
+def _convert(args: argparse.Namespace) -> int:
+    with _dataset(args.dataset) as store:
+        converted = store.convert_to_delta(wait=args.wait)
+    summary = {"dataset": args.dataset, "converted": converted, "layout": "delta"}
+    if args.json:
+        print_json(summary)
+    else:
+        print_kv(summary)
+    return 0
+
+
+def _vacuum(args: argparse.Namespace) -> int:
+    with _dataset(args.dataset) as store:
+        deleted = store.vacuum(
+            args.retention, dry_run=args.dry_run, wait=args.wait, force=args.force
+        )
+    if args.json:
+        print_json({"dataset": args.dataset, "dry_run": args.dry_run, "files": deleted})
+        return 0
+    verb = "would delete" if args.dry_run else "deleted"
+    for table, files in deleted.items():
+        for name in files:
+            print(f"{table}/{name}")
+    total = sum(len(f) for f in deleted.values())
+    print(f"{verb} {total} file(s)", file=sys.stderr)
     return 0

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rmqarrow.cli._output import (
+    add_as_of_option,
     add_geometry_options,
     add_json_options,
     path_arg,
@@ -48,6 +49,7 @@ def register(sub: Any) -> None:
         help="skip reading every entry for chain damage (sizes and headers only)",
     )
     add_json_options(info)
+    add_as_of_option(info, "an exported dataset")
     add_index_option(info)
     add_rocksdb_options(info)
     info.set_defaults(func=cmd_info)
@@ -57,7 +59,11 @@ def cmd_info(args: argparse.Namespace) -> int:
     import rmqarrow
 
     store = rmqarrow.open(
-        args.path, hash_slot_num=args.hash_slot_num, index_num=args.index_num, **open_options(args)
+        args.path,
+        hash_slot_num=args.hash_slot_num,
+        index_num=args.index_num,
+        **open_options(args),
+        as_of=args.as_of,
     )
     with store:
         if store.format == "rocksdb":
@@ -182,6 +188,21 @@ def _dataset_info(info: DatasetInfo, args: argparse.Namespace) -> int:
         ["table", "rows", "parts"],
         grouped=("rows", "parts"),
     )
+    if info.versions:  # what --as-of takes
+        print()
+        print_table(
+            [
+                [
+                    v["version"],
+                    v["time"],
+                    v["app"],
+                    v["run"],
+                    "yes" if v["readable"] else "vacuumed",
+                ]
+                for v in info.versions
+            ],
+            ["version", "time", "app", "run", "readable"],
+        )
     print()
     drift = info.drift
     if not drift.found:

@@ -324,3 +324,27 @@ def human_times(
         for row in rows
     ]
     return named, shown
+
+
+def add_as_of_option(parser: Any, what: str = "the dataset") -> None:
+    """``--as-of VERSION|TIME``: read an older version of a dataset of Delta tables."""
+    parser.add_argument(
+        "--as-of",
+        metavar="VERSION|TIME",
+        default=None,
+        help=f"read {what} as it was at this version (a number, as `rmqarrow info DATASET` "
+        "lists them) or time (the run current then: ISO 8601, e.g. 2026-01-15T10:20:30Z, "
+        "local zone when none given, or epoch ms); a dataset of Delta tables only",
+    )
+
+
+def pinned_dataset(path: Any, as_of: str | None) -> Any:
+    """A context in which every reader of the dataset ``path`` reads it ``as_of`` that
+    version (the store opened so, entered); nothing when ``as_of`` is None."""
+    import contextlib
+
+    if as_of is None:
+        return contextlib.nullcontext()
+    import rmqarrow
+
+    return rmqarrow.open(path, as_of=as_of)

@@ -7,6 +7,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from rmqarrow.cli._output import (
+    add_as_of_option,
     add_geometry_options,
     add_json_options,
     add_spark_options,
@@ -61,6 +62,7 @@ def register(sub: Any) -> None:
     query.add_argument("--escaped", action="store_true", help="keys in --queries are escaped")
     query.add_argument("--engine", choices=ENGINES, default="native")
     query.add_argument("--dataset", type=path_arg, help="a Parquet dataset (duckdb/spark engines)")
+    add_as_of_option(query)
     query.add_argument("--master", help="Spark master URL (spark engine)")
     add_spark_options(query)
     query.add_argument(
@@ -173,6 +175,7 @@ def cmd_query(args: argparse.Namespace) -> int:
         index_num=args.index_num,
         strict=args.strict,
         **open_options(args),
+        as_of=args.as_of,
     )
     with store:
         if store.format == "rocksdb":

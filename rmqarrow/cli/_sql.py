@@ -25,11 +25,13 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from rmqarrow._text import json_line, json_text, table_lines
 from rmqarrow.cli._output import (
+    add_as_of_option,
     add_geometry_options,
     add_json_options,
     add_spark_options,
     human_times,
     location_arg,
+    pinned_dataset,
     print_json,
     print_kv,
     print_table,
@@ -114,6 +116,7 @@ def register(sub: Any) -> None:
         help="with --save: replace FILE even when rmqarrow did not write it",
     )
     add_geometry_options(p)
+    add_as_of_option(p)
     add_index_option(p)
     p.set_defaults(func=_run_sql)
 
@@ -136,6 +139,7 @@ def register(sub: Any) -> None:
         help="also list entries stored in [T1, T2] (epoch ms or ISO 8601; local zone when "
         "none is given)",
     )
+    add_as_of_option(s)
     s.add_argument("--top", type=int, default=10, help="rows of hot keys / duplicates (10)")
     s.add_argument("--limit", type=int, default=20, help="entries listed by --between (20)")
     s.add_argument(
@@ -490,6 +494,11 @@ def _rocksdb_runner(store: Store, args: argparse.Namespace) -> tuple[Runner, Cal
 def _run_sql(args: argparse.Namespace) -> int:
     if args.save is not None or args.overwrite:
         return _save(args)
+    with pinned_dataset(args.target, args.as_of):  # every reader below reads that version
+        return _sql(args)
+
+
+def _sql(args: argparse.Namespace) -> int:
     rocksdb = _rocksdb_store(args)
     if rocksdb is not None:
         run, close = _rocksdb_runner(rocksdb, args)
@@ -510,10 +519,16 @@ def _save(args: argparse.Namespace) -> int:
     """``sql DATASET --save FILE``: the database file, then where it is and how to refresh."""
     if args.save is None:
         raise UsageError("--overwrite goes with --save FILE")
-    if args.query is not None or args.engine != "duckdb" or args.commitlog is not None:
+    if (
+        args.query is not None
+        or args.engine != "duckdb"
+        or args.commitlog is not None
+        or args.as_of is not None
+    ):
         raise UsageError(
-            "--save writes a database file over a dataset: it takes no QUERY, --engine "
-            "or --commitlog (export the dataset with its messages instead)"
+            "--save writes a database file over a dataset's current snapshot: it takes no "
+            "QUERY, --engine, --as-of or --commitlog (export the dataset with its messages "
+            "instead)"
         )
     from rmqarrow.converters.duckdb import save_database
 
@@ -620,12 +635,17 @@ def _stats_dataset(args: argparse.Namespace, stack: contextlib.ExitStack) -> str
 
 
 def _run_stats(args: argparse.Namespace) -> int:
-    from rmqarrow.converters.duckdb import check_against_log, collect, connect
-
     if not (0 <= args.top <= _MAX_ROWS and 0 <= args.limit <= _MAX_ROWS):
         raise UsageError(
             f"--top and --limit must be 0..{_MAX_ROWS:,}, got {args.top} and {args.limit}"
         )
+    with pinned_dataset(args.target, args.as_of):  # every reader below reads that version
+        return _stats(args)
+
+
+def _stats(args: argparse.Namespace) -> int:
+    from rmqarrow.converters.duckdb import check_against_log, collect, connect
+
     between = None
     if args.between:
         from rmqarrow.format.times import parse_time

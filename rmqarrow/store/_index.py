@@ -461,6 +461,14 @@ class IndexStore(OffsetQueries):
                 "the spark exporter writes the _rmqarrow.json layout: export with the local "
                 "engine for Delta tables, or convert the dataset afterwards"
             )
+        if engine == "spark" and overwrite:
+            from rmqarrow.converters.delta.layout import is_delta_dataset
+
+            if is_delta_dataset(dest):
+                raise UsageError(
+                    f"{dest}: a dataset of Delta tables; the spark exporter would replace it "
+                    "and its versions: export with the local engine (one more version)"
+                )
         if engine == "spark":
             from rmqarrow.converters.parquet.manifest import read_manifest
 
