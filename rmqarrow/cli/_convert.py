@@ -17,6 +17,7 @@ import signal
 import sys
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 from rmqarrow._text import json_line
@@ -120,6 +121,15 @@ def register(sub: Any) -> None:
         default=None,
         metavar="SECONDS",
         help="seconds between --follow rounds (default 5)",
+    )
+    p.add_argument(
+        "--duckdb-file",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="with --incremental/--follow: write the DuckDB database file FILE over OUT "
+        "again after each run that changed it (as `rmqarrow sql OUT --save FILE`), so "
+        "it stays current",
     )
     add_index_option(p)
     add_wait_option(p)
@@ -253,7 +263,7 @@ def _check_sync_options(args: argparse.Namespace) -> None:
         raise UsageError("--interval needs --follow")
     if args.interval is not None and not args.interval > 0:
         raise UsageError(f"--interval must be > 0 seconds, got {args.interval}")
-    for flag in ("prune_deleted", "reexport_changed"):
+    for flag in ("prune_deleted", "reexport_changed", "duckdb_file"):
         if getattr(args, flag) and not sync:
             raise UsageError(f"--{flag.replace('_', '-')} needs --incremental or --follow")
     if sync and args.overwrite:
@@ -287,6 +297,7 @@ def _sync(store: Any, args: argparse.Namespace) -> int:
         "reexport_changed": args.reexport_changed,
         "wait": args.wait,
         "delta": args.delta,
+        "duckdb_file": args.duckdb_file,
     }
     if not args.follow:
         summary = _round(store.sync(args.out, **options))

@@ -435,6 +435,19 @@ SHAPES: dict[str, Shape] = {
             },
         ),
         Shape(
+            "sql.saved",
+            "sql DATASET --save FILE: the DuckDB database file written and how to refresh it",
+            {
+                "path": STR,
+                "dataset": STR,
+                "views": _list(STR),
+                "parts": INT,
+                "delta_version": _null(INT),
+                "replaced": BOOL,
+                "refresh": STR,
+            },
+        ),
+        Shape(
             "convert",
             "convert: a dataset in the manifest layout made Delta tables in place",
             {"dataset": STR, "converted": BOOL, "layout": {"const": "delta"}},

@@ -103,6 +103,21 @@ def register(sub: Any) -> None:
         default=None,
         help="a broker's store/commitlog: adds the messages view (real topic and keys)",
     )
+    p.add_argument(
+        "--save",
+        metavar="FILE",
+        type=Path,
+        default=None,
+        help="write a DuckDB database file over the dataset instead of running SQL: its "
+        "views read the dataset's current snapshot and it holds the lookup macros, so the "
+        "duckdb CLI or any DuckDB client opens it without rmqarrow; run the same command "
+        "again to refresh it after the dataset changes",
+    )
+    p.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="with --save: replace FILE even when rmqarrow did not write it",
+    )
     add_geometry_options(p)
     add_as_of_option(p)
     add_index_option(p)
@@ -488,6 +503,8 @@ def _rocksdb_runner(store: Store, args: argparse.Namespace) -> tuple[Runner, Cal
 
 
 def _run_sql(args: argparse.Namespace) -> int:
+    if args.save is not None or args.overwrite:
+        return _save(args)
     with pinned_dataset(args.target, args.as_of):  # every reader below reads that version
         return _sql(args)
 
@@ -520,6 +537,38 @@ def _sql(args: argparse.Namespace) -> int:
         return 0
     finally:
         close()
+
+
+def _save(args: argparse.Namespace) -> int:
+    """``sql DATASET --save FILE``: the database file, then where it is and how to refresh."""
+    if args.save is None:
+        raise UsageError("--overwrite goes with --save FILE")
+    if (
+        args.query is not None
+        or args.engine != "duckdb"
+        or args.commitlog is not None
+        or args.as_of is not None
+    ):
+        raise UsageError(
+            "--save writes a database file over a dataset's current snapshot: it takes no "
+            "QUERY, --engine, --as-of or --commitlog (export the dataset with its messages "
+            "instead)"
+        )
+    from rmqarrow.converters.duckdb import save_database
+
+    saved = save_database(args.target, args.save, overwrite=args.overwrite)
+    if args.json or args.jsonl:
+        print_document("sql.saved", saved.to_dict(), args)
+        return 0
+    snapshot = "" if saved.delta_version is None else f" (Delta version {saved.delta_version})"
+    print(
+        f"{'replaced' if saved.replaced else 'wrote'} {saved.path}: views "
+        f"{', '.join(saved.views)} over {saved.parts} Parquet part(s) of {saved.dataset}"
+        f"{snapshot}; macros index_key_hash, index_lookup, index_lookups"
+    )
+    print(f"open it with: duckdb {saved.path}")
+    print(f"it reads this snapshot; after the dataset changes, refresh it with: {saved.refresh}")
+    return 0
 
 
 # --- stats ----------------------------------------------------------------------------

@@ -542,6 +542,7 @@ class IndexStore(OffsetQueries):
         reexport_changed: bool = False,
         wait: bool | float = False,
         delta: bool = False,
+        duckdb_file: str | os.PathLike[str] | None = None,
     ) -> SyncResult:
         """Bring the dataset at ``dest`` up to this store at the cost of what changed
         (an incremental export; a missing ``dest`` is exported whole): new files and the
@@ -552,17 +553,23 @@ class IndexStore(OffsetQueries):
         (:class:`~rmqarrow.errors.StoreChangedError`) or, with ``reexport_changed``,
         exported whole again.  ``commitlog`` also appends the ``messages`` table from
         where the last run stopped.  A dataset of Delta tables takes each run as one
-        commit; ``delta`` exports a missing ``dest`` as one.  Returns what changed
-        (:class:`rmqarrow.converters.parquet.incremental.SyncResult`)."""
+        commit; ``delta`` exports a missing ``dest`` as one.  ``duckdb_file``: the DuckDB
+        database file over ``dest`` (:func:`rmqarrow.converters.duckdb.save_database`) is
+        written again when the run changed the dataset (or it is missing), so it stays
+        current; a file rmqarrow did not write is refused before the run.  Returns what
+        changed (:class:`rmqarrow.converters.parquet.incremental.SyncResult`)."""
         from rmqarrow.converters.parquet.incremental import sync_store
 
         self._check_open()
-        return sync_store(
+        _check_duckdb_file(duckdb_file)
+        result = sync_store(
             self.index_path,
             dest,
             delta=delta,
             **self._sync_options(commitlog, prune_deleted, reexport_changed, wait),
         )
+        _refresh_duckdb_file(dest, duckdb_file, result)
+        return result
 
     def follow(
         self,
@@ -575,16 +582,20 @@ class IndexStore(OffsetQueries):
         reexport_changed: bool = False,
         wait: bool | float = False,
         delta: bool = False,
+        duckdb_file: str | os.PathLike[str] | None = None,
     ) -> Iterator[SyncResult]:
         """:meth:`sync` every ``interval`` seconds until ``stop`` is set, each round's
         result yielded; a round always completes, so the dataset is consistent whenever
-        the loop ends (set ``stop`` from a signal handler to end it between rounds)."""
+        the loop ends (set ``stop`` from a signal handler to end it between rounds).
+        ``duckdb_file``: refreshed after each round that changed the dataset, as
+        :meth:`sync` does."""
         from rmqarrow.converters.parquet.incremental import follow_store
 
         self._check_open()
         if not interval > 0:
             raise UsageError(f"interval must be > 0 seconds, got {interval}")
-        return follow_store(
+        _check_duckdb_file(duckdb_file)
+        rounds = follow_store(
             self.index_path,
             dest,
             interval=interval,
@@ -592,6 +603,9 @@ class IndexStore(OffsetQueries):
             delta=delta,
             **self._sync_options(commitlog, prune_deleted, reexport_changed, wait),
         )
+        if duckdb_file is None:
+            return rounds
+        return _refreshing(rounds, dest, duckdb_file)
 
     def _sync_options(
         self,
@@ -687,3 +701,30 @@ class IndexStore(OffsetQueries):
             if self._service is not None:
                 self._service.close()
                 self._service = None
+
+
+def _check_duckdb_file(duckdb_file: str | os.PathLike[str] | None) -> None:
+    """Refuse, before any run, a database file that rmqarrow may not replace."""
+    if duckdb_file is not None:
+        from rmqarrow.converters.duckdb.dbfile import check_target
+
+        check_target(Path(duckdb_file).absolute(), overwrite=False)
+
+
+def _refresh_duckdb_file(
+    dest: str | os.PathLike[str], duckdb_file: str | os.PathLike[str] | None, result: SyncResult
+) -> None:
+    if duckdb_file is None or not (result.changed or not Path(duckdb_file).exists()):
+        return
+    from rmqarrow.converters.duckdb.dbfile import save_database
+
+    saved = save_database(dest, duckdb_file)
+    _log.info("refreshed the DuckDB file %s (%d Parquet parts)", saved.path, saved.parts)
+
+
+def _refreshing(
+    rounds: Iterator[SyncResult], dest: str | os.PathLike[str], duckdb_file: str | os.PathLike[str]
+) -> Iterator[SyncResult]:
+    for result in rounds:
+        _refresh_duckdb_file(dest, duckdb_file, result)
+        yield result

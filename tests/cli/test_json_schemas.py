@@ -173,7 +173,7 @@ def test_delta_convert_vacuum_and_versions(
     assert status == 0 and shaped(out, "vacuum")["dry_run"] is True
 
 
-def test_sql(capsys: pytest.CaptureFixture[str], ws: Path) -> None:
+def test_sql(capsys: pytest.CaptureFixture[str], ws: Path, tmp_path: Path) -> None:
     lake = str(ws / "lake" / "idx")
     query = "SELECT file_name, index_count FROM files ORDER BY file_name"
     status, out, _ = run(capsys, "sql", lake, query, "--json")
@@ -183,6 +183,9 @@ def test_sql(capsys: pytest.CaptureFixture[str], ws: Path) -> None:
     assert shaped_lines(out, "sql") == doc["rows"]
     status, out, _ = run(capsys, "sql", lake, "SELECT 1 AS a WHERE false", "--json")
     assert shaped(out, "sql") == {"schema": SHAPES["sql"].id, "columns": ["a"], "rows": []}
+    saved = tmp_path / "lake.duckdb"
+    status, out, _ = run(capsys, "sql", lake, "--save", str(saved), "--json")
+    assert status == 0 and shaped(out, "sql.saved")["path"] == str(saved)
 
 
 def test_stats(capsys: pytest.CaptureFixture[str], ws: Path, tmp_path: Path) -> None:
