@@ -54,12 +54,15 @@ if TYPE_CHECKING:
 __all__ = [
     "META_KEY",
     "PIN_TABLE",
+    "PinVersion",
     "Snapshot",
     "TableChange",
     "already_committed",
     "commit_run",
     "converge",
+    "missing_files",
     "open_snapshot",
+    "pin_history",
     "table_schema",
     "vacuum",
 ]
@@ -214,6 +217,49 @@ def open_snapshot(
     versions = {str(t): int(v) for t, v in pin["versions"].items()}
     versions[pin_table] = version
     return Snapshot(root, version, versions, pin)
+
+
+@dataclass(frozen=True)
+class PinVersion:
+    """One run's pin commit: a version a reader can ask for (``as_of``)."""
+
+    #: the pin table's version
+    version: int
+    #: when it was committed (epoch milliseconds)
+    timestamp: int
+    #: the run's application transaction: app id and its version (the run number of an
+    #: incremental run)
+    app: tuple[str, int] | None
+
+
+def pin_history(dataset: str | os.PathLike[str], *, pin_table: str = PIN_TABLE) -> list[PinVersion]:
+    """Every run pinned in ``dataset``, oldest first, as far back as the pin table's log
+    goes (versions without a pin, a restore's or a vacuum's, are no run and left out)."""
+    root = Path(dataset).absolute()
+    latest = open_snapshot(root, pin_table=pin_table).versions[pin_table]
+    out = []
+    for version in range(latest + 1):
+        if not (root / pin_table / "_delta_log" / f"{version:020d}.json").is_file():
+            continue  # cleaned up after a checkpoint: that version cannot be read
+        info = _commit_info(root / pin_table, version)
+        pin = info.get(META_KEY)
+        if not (isinstance(pin, dict) and isinstance(pin.get("versions"), dict)):
+            continue
+        app = pin.get("app")
+        named = (str(app[0]), int(app[1])) if isinstance(app, list) and len(app) == 2 else None
+        out.append(PinVersion(version, int(info.get("timestamp", 0)), named))
+    return out
+
+
+def missing_files(snapshot: Snapshot) -> list[str]:
+    """The data files ``snapshot`` lists that are gone (a vacuum deleted them): a
+    snapshot with any cannot be read."""
+    return [
+        path
+        for table in sorted(snapshot.versions)
+        for path in snapshot.files(table)
+        if not Path(path.removeprefix("file://")).is_file()
+    ]
 
 
 def already_committed(

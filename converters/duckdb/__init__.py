@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from rmqarrow._lazy import lazy_attributes
 
 if TYPE_CHECKING:
+    from rmqarrow.converters.duckdb.dbfile import SavedDatabase, save_database
     from rmqarrow.converters.duckdb.sql import (
         answer_queries,
         check_against_log,
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
         lookup_table,
         queries_table,
         run_statement,
+        split_statements,
         writing_statement,
     )
     from rmqarrow.converters.duckdb.stats import IndexStats, collect
@@ -28,6 +30,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "IndexStats",
+    "SavedDatabase",
     "answer_queries",
     "check_against_log",
     "collect",
@@ -37,6 +40,8 @@ __all__ = [
     "queries_table",
     "render_html",
     "run_statement",
+    "save_database",
+    "split_statements",
     "write_charts",
     "write_html",
     "writing_statement",
@@ -55,6 +60,9 @@ __getattr__, __dir__ = lazy_attributes(
         "queries_table": "sql",
         "render_html": "stats_html",
         "run_statement": "sql",
+        "split_statements": "sql",
+        "SavedDatabase": "dbfile",
+        "save_database": "dbfile",
         "write_charts": "stats_plot",
         "write_html": "stats_html",
         "writing_statement": "sql",

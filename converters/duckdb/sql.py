@@ -89,6 +89,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CHECK_DANGLING_SQL",
     "CHECK_MISSING_SQL",
+    "ENTRY_COLUMNS",
     "EXPECTED_KEYS_SQL",
     "LOOKUP_COLUMNS",
     "Target",
@@ -97,16 +98,19 @@ __all__ = [
     "check_names_free",
     "connect",
     "connect_for_queries",
+    "entry_owners",
+    "file_ranks",
     "lookup_table",
     "queries_table",
     "run_statement",
+    "split_statements",
     "writing_statement",
 ]
 
 Target = str | os.PathLike[str]
 
 TABLES = ("files", "slots", "entries")
-_ENTRY_COLUMNS = (
+ENTRY_COLUMNS = (
     "position",
     "key_hash",
     "slot",
@@ -124,7 +128,7 @@ def _parquet_files(directory: Path) -> list[str]:
     return [str(p) for p in table_parts(directory.parent, directory.name)]
 
 
-def _ranks(names: Sequence[str]) -> dict[str, int]:
+def file_ranks(names: Sequence[str]) -> dict[str, int]:
     """Newest-first rank of each file name in Java string order (UTF-16 code units)."""
     ordered = sorted(set(names), key=java_name_order, reverse=True)
     if len(ordered) != len(names):
@@ -151,18 +155,9 @@ def _attach_dataset(con: duckdb.DuckDBPyConnection, root: Path) -> None:
         # the caller's database file)
         con.register(table, con.read_parquet(files))
     names = [r[0] for r in con.sql("SELECT file_name FROM files").fetchall()]
-    ranks = _ranks(names)
-    parts = _parquet_files(root / "entries")
-    owners = [single_file_name(p) for p in parts]
-    if parts and all(o is not None for o in owners):
-        owned: dict[int, list[str]] = {}
-        for part, owner in zip(parts, owners, strict=True):
-            rank = ranks.get(owner) if owner is not None else None
-            if rank is None:
-                raise DatasetError(
-                    f"{root}: entries of file {owner!r}, which the files table does not list"
-                )
-            owned.setdefault(rank, []).append(part)
+    ranks = file_ranks(names)
+    owned = entry_owners(root, _parquet_files(root / "entries"), ranks)
+    if owned is not None:
         _attach_owned_entries(con, owned)
         facts = entry_facts(owned)
         if facts is not None:  # the per-file minima from the footers, not a full scan
@@ -174,6 +169,27 @@ def _attach_dataset(con: duckdb.DuckDBPyConnection, root: Path) -> None:
         "SELECT r.newest_rank, e.* EXCLUDE (file_name) "
         "FROM entries e JOIN _rmq_rank r ON r.file_name = e.file_name"
     )
+
+
+def entry_owners(
+    root: Path, parts: Sequence[str], ranks: dict[str, int]
+) -> dict[int, list[str]] | None:
+    """The entries ``parts`` by the rank of the one index file each holds, when every
+    part's statistics prove it holds one (as the exporter writes them); None when some
+    cannot tell (the names are then joined to their ranks).  A part of a file the
+    ``files`` table does not list is refused."""
+    owners = [single_file_name(p) for p in parts]
+    if not parts or any(o is None for o in owners):
+        return None
+    owned: dict[int, list[str]] = {}
+    for part, owner in zip(parts, owners, strict=True):
+        rank = ranks.get(owner) if owner is not None else None
+        if rank is None:
+            raise DatasetError(
+                f"{root}: entries of file {owner!r}, which the files table does not list"
+            )
+        owned.setdefault(rank, []).append(part)
+    return owned
 
 
 def _attach_owned_entries(con: duckdb.DuckDBPyConnection, owned: dict[int, list[str]]) -> None:
@@ -198,10 +214,10 @@ def _attach_owned_entries(con: duckdb.DuckDBPyConnection, owned: dict[int, list[
     )
     parts = con.read_parquet([duckdb_literal(p) for _, p in ordered]).select(
         duckdb.ColumnExpression("file_index"),
-        *(duckdb.ColumnExpression(c) for c in _ENTRY_COLUMNS),
+        *(duckdb.ColumnExpression(c) for c in ENTRY_COLUMNS),
     )
     con.register(_ENTRY_PARTS, parts)
-    columns = ", ".join(f"e.{c}" for c in _ENTRY_COLUMNS)
+    columns = ", ".join(f"e.{c}" for c in ENTRY_COLUMNS)
     con.execute(
         "CREATE OR REPLACE TEMP VIEW _rmq_entries AS "
         f"SELECT r.newest_rank, {columns} "
@@ -255,7 +271,7 @@ def _attach_store(
             check_header(path, mapped.geometry, mapped.header)
         finally:
             mapped.close()
-    _register_rank_table(con, _ranks([p.name for p in paths]))
+    _register_rank_table(con, file_ranks([p.name for p in paths]))
     loads = {
         "files": "SELECT * FROM {src}",
         "slots": "SELECT * FROM {src}",
@@ -293,7 +309,7 @@ def _attach_lazy_store(
     from rmqarrow.format.naming import list_index_files
 
     names = [root.name] if root.is_file() else [p.name for p in list_index_files(root)]
-    ranks = _ranks(names)
+    ranks = file_ranks(names)
 
     def rmq_files(snap: NativeSnapshot) -> pa.Table:
         return files_rows(snap.files_table.to_pylist(), ranks, snap.entry_facts())
@@ -333,7 +349,7 @@ def _add_views_and_macros(con: duckdb.DuckDBPyConnection, *, files: bool = True)
 def _register_files(con: duckdb.DuckDBPyConnection) -> None:
     """``_rmq_files`` (see :mod:`rmqarrow.converters.duckdb.walk`), computed once per connection."""
     names = [r[0] for r in con.sql("SELECT file_name FROM files").fetchall()]
-    ranks = _ranks(names)
+    ranks = file_ranks(names)
     _register_rank_table(con, ranks)
     con.execute(_ENTRY_FACTS_SQL)
     facts = {
@@ -500,7 +516,7 @@ def connect_for_queries(
     con = duckdb.connect(config=duckdb_settings())  # fits ulimit -v
     try:
         con.execute("SET enable_progress_bar = false")
-        attach_slots(con, root, key_hashes, _ranks(names), hash_slot_num, index_num, snapshot)
+        attach_slots(con, root, key_hashes, file_ranks(names), hash_slot_num, index_num, snapshot)
         _add_views_and_macros(con)
     except BaseException:
         con.close()
@@ -568,6 +584,20 @@ def writing_statement(con: duckdb.DuckDBPyConnection, query: str) -> str | None:
         if kind not in READING_STATEMENTS:
             return "INSTALL/LOAD" if kind == "LOAD" else kind
     return None
+
+
+def split_statements(text: str) -> list[str]:
+    """The statements of ``text`` (``SELECT 1; SELECT 2`` is two), split by DuckDB's own
+    parser, so a ``;`` inside a string or a comment splits nothing.  Text the parser
+    refuses comes back whole: running it reports the syntax error."""
+    import duckdb
+
+    try:
+        with duckdb.connect() as con:
+            parts = [st.query.strip() for st in con.extract_statements(text)]
+    except duckdb.Error:
+        return [text]
+    return [p for p in parts if p.rstrip(";").strip()] or [text]
 
 
 def run_statement(

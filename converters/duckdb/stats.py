@@ -369,6 +369,25 @@ class IndexStats:
     #: figures were computed.
     file_depth: pa.Table | None = None
 
+    @property
+    def time_range_note(self) -> str | None:
+        """What to say when the ``between`` window holds no entry: where the store's
+        entries are (None when the window holds some, or none was asked for)."""
+        if self.time_range is None or self.time_range_summary is None:
+            return None
+        if self.time_range_summary.num_rows:
+            return None
+        from rmqarrow.format.times import format_time
+
+        t1, t2 = self.time_range
+        first, last = self.summary.get("first_store_ms"), self.summary.get("last_store_ms")
+        spans = (
+            "the store holds no entries"
+            if first is None or last is None
+            else f"the store spans {format_time(first)} to {format_time(last)}"
+        )
+        return f"no entries between {format_time(t1)} and {format_time(t2)} ({spans})"
+
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "summary": self.summary,

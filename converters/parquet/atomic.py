@@ -92,7 +92,7 @@ def check_replaceable(out: Path) -> None:
     if not ok:
         raise OutputExistsError(
             f"{out}: exists and is {what} that is not an rmqarrow dataset (no "
-            f"{MANIFEST_NAME}); --overwrite replaces only a dataset: remove it yourself "
+            f"{MANIFEST_NAME}); overwrite=True replaces only a dataset: remove it yourself "
             "or choose another output"
         )
 
@@ -104,8 +104,9 @@ def atomic_dir(
     """Yield an empty temporary directory that becomes ``target`` when the block succeeds.
 
     Raises :class:`OutputExistsError` up front (and again at the end, should the target
-    appear meanwhile) when ``target`` exists and ``overwrite`` is false.  The target's
-    writer lock is held throughout (``wait``: see :func:`rmqarrow._lock.acquire`).
+    appear meanwhile) when ``target`` exists and ``overwrite`` is false; an existing empty
+    directory is taken as the place to write (replaced by the output, nothing to lose).
+    The target's writer lock is held throughout (``wait``: see :func:`rmqarrow._lock.acquire`).
     """
     out = local_path(target).absolute()
     check_output_place(out)
@@ -120,10 +121,9 @@ def atomic_dir(
 def _atomic_dir(out: Path, overwrite: bool) -> Generator[Path, None, None]:
     if out.parent.is_dir():
         recover(out)
-    if out.exists() and not overwrite:
-        raise OutputExistsError(
-            f"{out}: already exists; pass overwrite (--overwrite) to replace it"
-        )
+    if out.exists() and not overwrite and not _empty_dir(out):
+        check_replaceable(out)  # anything but a dataset: refused, never to be overwritten
+        raise OutputExistsError(f"{out}: already exists; pass overwrite=True to replace it")
     if overwrite:
         check_replaceable(out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -133,6 +133,13 @@ def _atomic_dir(out: Path, overwrite: bool) -> Generator[Path, None, None]:
         yield tmp
         fsync_tree(tmp)  # durable before it is renamed into place
         crash_point("atomic:complete")
+        if not overwrite and _empty_dir(out):
+            try:  # an empty directory given as the output: the dataset takes its place
+                out.rmdir()
+            except OSError:  # something was put in it meanwhile
+                raise OutputExistsError(
+                    f"{out}: files appeared in it while writing; nothing was replaced"
+                ) from None
         if out.exists() or out.is_symlink():
             if not overwrite:
                 raise OutputExistsError(f"{out}: appeared while writing; nothing was replaced")
@@ -158,6 +165,14 @@ def _atomic_dir(out: Path, overwrite: bool) -> Generator[Path, None, None]:
     except BaseException:
         remove_path(tmp)
         raise
+
+
+def _empty_dir(path: Path) -> bool:
+    """An existing, empty, real directory: an output that holds nothing to lose."""
+    try:
+        return path.is_dir() and not path.is_symlink() and not any(path.iterdir())
+    except OSError:
+        return False
 
 
 def _remove_tree(root: Path) -> None:

@@ -603,7 +603,10 @@ def export_store(
     :func:`rmqarrow.index.health.healthy_index_files` finds); the rest is exported as usual.
 
     Returns the manifest written.  ``out_dir`` appears complete or not at all; an existing
-    ``out_dir`` is replaced only with ``overwrite=True``, after the new dataset is done.
+    ``out_dir`` is replaced only with ``overwrite=True``, after the new dataset is done;
+    a dataset of Delta tables is not replaced but given one more version, whatever
+    ``delta`` says (:func:`rmqarrow.converters.parquet.to_delta.commit_replacement`: the
+    older versions stay readable ``as_of`` them until a vacuum).
     ``progress`` receives how many entries are written (the command line draws a bar).
     ``commitlog`` (a broker's ``store/commitlog``) also writes
     ``messages/part-00000.parquet`` (the messages table, inside the same atomic build) and
@@ -669,7 +672,18 @@ def _export(
     infos: list[dict[str, Any]] = []
     rows = {"files": 0, "slots": 0, "entries": 0}
     bar = Progress(total, "export", "entries", callback=progress)
-    with atomic_dir(out_dir, overwrite=overwrite, wait=wait) as tmp, bar:
+    from rmqarrow.converters.delta.layout import is_delta_dataset
+
+    # a dataset of Delta tables overwritten is one more version of it (the older ones
+    # still read as_of them), never a folder replaced: it keeps its layout
+    replace = overwrite and is_delta_dataset(out_dir)
+    if replace:
+        from rmqarrow.converters.parquet.to_delta import replacing
+
+        stage = replacing(out_dir.absolute(), wait=wait)
+    else:
+        stage = atomic_dir(out_dir, overwrite=overwrite, wait=wait)
+    with stage as tmp, bar:
         for sub in ("files", "slots", "entries"):
             (tmp / sub).mkdir()
         file_batches = []
@@ -742,8 +756,12 @@ def _export(
             manifest["tables"]["messages"] = messages
         manifest["parts"] = part_records(tmp, known)
         crash_point("export:manifest")
-        if finish is not None:
+        if finish is not None:  # the caller publishes the staged run (object storage)
             finish(tmp, manifest)
+        elif replace:
+            from rmqarrow.converters.parquet.to_delta import commit_replacement
+
+            commit_replacement(out_dir.absolute(), tmp, manifest, EXPORT_APP)
         elif delta:
             from rmqarrow.converters.parquet.to_delta import commit_manifest
 

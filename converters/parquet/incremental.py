@@ -411,7 +411,7 @@ class _Run:
         if not isinstance(self.manifest.get("parts"), list):
             raise DatasetError(
                 f"{out}: the manifest lists no parts (an older export); "
-                "export it whole again (--overwrite) before exporting "
+                "export it whole again (overwrite=True) before exporting "
                 "incrementally"
             )
         self.run = int(self.manifest.get("run", 0)) + 1
@@ -747,8 +747,8 @@ class _Run:
         )
         if not self.reexport:
             raise StoreChangedError(
-                f"{p}: {why}: the store went backwards; export it with --reexport-changed "
-                "(that file exported whole again) or export the store whole (--overwrite)"
+                f"{p}: {why}: the store went backwards; export it with reexport_changed=True "
+                "(that file exported whole again) or export the store whole (overwrite=True)"
             )
         _log.warning("%s: %s; exported whole again", p, why)
         return "reexport"

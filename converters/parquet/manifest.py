@@ -45,6 +45,9 @@ import datetime as _dt
 import hashlib
 import json
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -52,7 +55,7 @@ from typing import Any
 from rmqarrow.converters.schema import SCHEMA_VERSION
 
 from rmqarrow._paths import DatasetLocation, ObjectLocation, dataset_location
-from rmqarrow.errors import DatasetError, InvalidValueError
+from rmqarrow.errors import DatasetError, InvalidValueError, UsageError
 from rmqarrow.format.detect import MANIFEST_NAME
 
 __all__ = [
@@ -60,14 +63,19 @@ __all__ = [
     "LAYOUT_VERSION",
     "MANIFEST_NAME",
     "TRUST_ENV",
+    "AsOf",
     "SourceDrift",
     "check_parts",
+    "dataset_versions",
     "delta_manifest",
     "load_manifest_json",
     "new_manifest",
     "part_record",
     "part_records",
+    "pinned_manifest",
+    "pinned_snapshot",
     "read_manifest",
+    "snapshot_point",
     "source_drift",
     "source_file_info",
     "stale_reasons",
@@ -365,6 +373,120 @@ def load_manifest_json(dataset_dir: str | os.PathLike[str]) -> Any:
         raise DatasetError(f"{path}: unreadable manifest: {str(exc)[:200]}") from None
 
 
+#: What ``as_of`` takes: a version (an int), a time (a ``datetime``, a ``date``), or text
+#: of either (:func:`snapshot_point`).
+AsOf = int | str | _dt.datetime | _dt.date
+
+#: An integer ``as_of`` below this is a version; at or above it, epoch milliseconds (a
+#: dataset never reaches 10^8 versions; the epoch-seconds band between 10^8 and 10^11 is
+#: refused by the time parser, naming the milliseconds to pass).
+_VERSION_LIMIT = 10**8
+
+
+def snapshot_point(as_of: object) -> int | _dt.datetime:
+    """A version (int) or an aware time from what a reader gave as ``as_of``: an int
+    (or its digits) is a version unless it is large enough to be epoch milliseconds;
+    anything else is a time as every time option takes it
+    (:func:`rmqarrow.format.times.as_epoch_ms`: ISO 8601, local zone when none given)."""
+    from rmqarrow.format.times import as_epoch_ms
+
+    value: object = as_of
+    if isinstance(as_of, str) and as_of.strip().replace("_", "").isdigit():
+        value = int(as_of.strip().replace("_", ""))
+    elif isinstance(as_of, str) and not as_of.strip().lstrip("-").isdigit():
+        try:
+            _dt.datetime.fromisoformat(as_of.strip().replace("z", "Z"))
+        except ValueError:
+            raise UsageError(
+                f"as_of {as_of!r}: expected a version (a number, as `rmqarrow info DATASET` "
+                "lists them) or a time: ISO 8601 (2026-01-15T10:20:30, with +08:00 or Z for "
+                "a zone; local zone when none) or epoch milliseconds"
+            ) from None
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < _VERSION_LIMIT:
+        return value
+    ms = as_epoch_ms("as_of", value)
+    if ms < 0:
+        raise InvalidValueError(f"as_of {as_of}: a version is 0 or more")
+    return _dt.datetime.fromtimestamp(ms / 1000, _dt.UTC)
+
+
+#: The snapshot a reader pinned (:func:`pinned_snapshot`): (dataset folder, manifest).
+_PINNED: ContextVar[tuple[str, dict[str, Any]] | None] = ContextVar(
+    "rmqarrow_pinned_snapshot", default=None
+)
+
+
+def _key(dataset_dir: str | os.PathLike[str] | ObjectLocation) -> str:
+    where = dataset_location(dataset_dir)
+    return str(where) if isinstance(where, ObjectLocation) else os.path.abspath(where)
+
+
+@contextmanager
+def pinned_snapshot(
+    dataset_dir: str | os.PathLike[str] | ObjectLocation, manifest: dict[str, Any]
+) -> Iterator[None]:
+    """Within this block (this thread), every reader of ``dataset_dir`` that reads its
+    latest manifest (:func:`read_manifest` without ``as_of``, and so the parts lists of
+    :func:`rmqarrow.converters.parquet.parts.table_parts`, DuckDB's views, Spark's tables,
+    scans, import, verify and stats) reads ``manifest`` instead: the snapshot a
+    :class:`~rmqarrow.store.DatasetStore` opened ``as_of`` a version pins, read once."""
+    token = _PINNED.set((_key(dataset_dir), manifest))
+    try:
+        yield
+    finally:
+        _PINNED.reset(token)
+
+
+def pinned_manifest(dataset_dir: str | os.PathLike[str] | ObjectLocation) -> dict[str, Any] | None:
+    """The manifest :func:`pinned_snapshot` pins for ``dataset_dir`` here, or None."""
+    pinned = _PINNED.get()
+    return pinned[1] if pinned is not None and pinned[0] == _key(dataset_dir) else None
+
+
+def dataset_versions(dataset_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """The versions of a dataset of Delta tables a reader can ask for, oldest first:
+    ``{"version", "time" (epoch ms), "app", "run", "readable"}``; ``readable`` is False
+    for those a vacuum deleted files of (found by bisection: a vacuum keeps the newest
+    runs).  A dataset in the manifest layout has none: []."""
+    from rmqarrow.converters.delta.layout import is_delta_dataset
+
+    if not is_delta_dataset(dataset_dir):
+        return []
+    from rmqarrow.converters.delta.run import missing_files, open_snapshot, pin_history
+
+    pins = pin_history(dataset_dir)
+    lo, hi = 0, len(pins) - 1  # the latest is readable (its files are never vacuumed)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if missing_files(open_snapshot(dataset_dir, as_of=pins[mid].version)):
+            lo = mid + 1
+        else:
+            hi = mid
+    return [
+        {
+            "version": p.version,
+            "time": p.timestamp,
+            "app": None if p.app is None else p.app[0],
+            "run": None if p.app is None else p.app[1],
+            "readable": i >= lo,
+        }
+        for i, p in enumerate(pins)
+    ]
+
+
+def _vacuumed(root: Path, version: int, missing: list[str]) -> InvalidValueError:
+    readable = [v["version"] for v in dataset_versions(root) if v["readable"]]
+    kept = (
+        (f"{readable[0]}" if len(readable) == 1 else f"{readable[0]} to {readable[-1]}")
+        if readable
+        else "none"
+    )
+    return InvalidValueError(
+        f"{root}: version {version} was vacuumed ({len(missing)} of its files are deleted, "
+        f"e.g. {missing[0]}); the versions that can be read: {kept}"
+    )
+
+
 def delta_manifest(
     dataset_dir: str | os.PathLike[str] | ObjectLocation, as_of: int | _dt.datetime | None = None
 ) -> dict[str, Any]:
@@ -378,6 +500,12 @@ def delta_manifest(
     from rmqarrow.converters.delta.run import open_snapshot
 
     snap = open_snapshot(dataset_dir, as_of=as_of)
+    if as_of is not None and snap.version != open_snapshot(dataset_dir).version:
+        from rmqarrow.converters.delta.run import missing_files
+
+        missing = missing_files(snap)
+        if missing:
+            raise _vacuumed(Path(dataset_dir).absolute(), snap.version, missing)
     record = snap.pin.get("source")
     manifest: dict[str, Any] = dict(record) if isinstance(record, dict) else {}
     parts = []
@@ -407,6 +535,9 @@ def read_manifest(
 
     where = dataset_location(dataset_dir)
     path: DatasetLocation = where / MANIFEST_NAME
+    pinned = pinned_manifest(where) if as_of is None else None
+    if pinned is not None:
+        return pinned
     if is_delta_dataset(where):
         path = where / PIN_TABLE / LOG_DIR
         manifest: Any = delta_manifest(where, as_of)

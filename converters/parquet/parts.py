@@ -31,6 +31,7 @@ __all__ = [
     "FileRows",
     "duckdb_literal",
     "hadoop_literal",
+    "manifest_or_none",
     "not_committed",
     "single_file_name",
     "split_by_file",
@@ -69,7 +70,7 @@ def table_parts(
         )
     try:
         if manifest is None:
-            manifest = _manifest_or_none(root)
+            manifest = manifest_or_none(root)
         if manifest is not None and "delta" in manifest:
             parts = _committed(root, table, manifest)
         else:
@@ -95,13 +96,17 @@ def _committed(root: Path, table: str, manifest: dict[str, Any]) -> list[Path]:
     )
 
 
-def _manifest_or_none(root: Path) -> dict[str, Any] | None:
+def manifest_or_none(root: Path) -> dict[str, Any] | None:
     """The manifest (read before the directory is listed: a part committed after this
     read is then one the listing leaves out), or None when there is none usable.  A
     Delta dataset's is its pinned snapshot's, and must be readable: listing its folders
     instead would count removed parts."""
     from rmqarrow.converters.delta.layout import is_delta_dataset
+    from rmqarrow.converters.parquet.manifest import pinned_manifest
 
+    pinned = pinned_manifest(root)
+    if pinned is not None:  # a reader's pinned snapshot (an older version)
+        return pinned
     if is_delta_dataset(root):
         from rmqarrow.converters.parquet.manifest import delta_manifest
 

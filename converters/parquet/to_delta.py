@@ -17,6 +17,8 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +29,7 @@ from rmqarrow.converters.parquet.manifest import MANIFEST_NAME, check_parts, rea
 from rmqarrow._crash import crash_point
 from rmqarrow._lock import Wait, writer_lock
 from rmqarrow._paths import DatasetLocation, ObjectLocation, dataset_location, local_path
-from rmqarrow._staging import fsync_dir
+from rmqarrow._staging import fsync_dir, remove_path, sibling
 from rmqarrow.errors import DatasetError, InvalidValueError, StoreNotFoundError
 
 __all__ = [
@@ -35,7 +37,9 @@ __all__ = [
     "DEFAULT_RETENTION_HOURS",
     "MIN_RETENTION_HOURS",
     "commit_manifest",
+    "commit_replacement",
     "convert_to_delta",
+    "replacing",
     "run_record",
     "vacuum_dataset",
 ]
@@ -87,6 +91,52 @@ def commit_manifest(
             changes[table] = TableChange(add=add, remove=remove)
     run = next_version if version is None else version
     return commit_run(root, changes, app=(app, run), source=run_record(manifest)) is not None
+
+
+@contextmanager
+def replacing(out: Path, *, wait: Wait = False) -> Iterator[Path]:
+    """An empty staging folder (beside ``out``) for a whole new export of the dataset of
+    Delta tables ``out``, its writer lock held throughout; the export finishes with
+    :func:`commit_replacement` inside the block.  The staging folder goes either way (a
+    killed run's is removed by the next writer's recovery)."""
+    with writer_lock(out, wait=wait):
+        recover(out)
+        if not is_delta_dataset(out):
+            raise DatasetError(f"{out}: no longer a dataset of Delta tables; export it again")
+        tmp = sibling(out, "tmp")
+        tmp.mkdir()
+        try:
+            yield tmp
+        finally:
+            remove_path(tmp)
+
+
+def commit_replacement(out: Path, staged: Path, manifest: dict[str, Any], app: str) -> None:
+    """Make the export staged in ``staged`` (its ``manifest``) the next version of the
+    dataset of Delta tables ``out``: its parts are moved into the table folders under new
+    names, then one run commits them and removes every part of the version before, which
+    stays readable (``as_of``) until a vacuum.  The export takes the next run number, so
+    its parts are named as that run's (``part-rRUN-...``): a kill before the commit
+    leaves them unpinned, and the next incremental run removes them as a killed run's;
+    names of older versions, still on disk, are never reused.  ``manifest`` is updated
+    (run and parts paths)."""
+    from rmqarrow.converters.parquet.manifest import delta_manifest
+
+    pinned = delta_manifest(out)
+    run = int(pinned.get("run") or 0) + 1
+    parts = []
+    for record in manifest["parts"]:
+        table, name = str(record["path"]).split("/", 1)
+        new = f"{table}/part-r{run:06d}-{name.removeprefix('part-')}"
+        (out / table).mkdir(exist_ok=True)
+        os.replace(staged / str(record["path"]), out / new)
+        parts.append({**record, "path": new})
+    for table in {str(r["path"]).split("/", 1)[0] for r in parts}:
+        fsync_dir(out / table)
+    crash_point("delta:replaced-parts")
+    manifest["run"] = run
+    manifest["parts"] = parts
+    commit_manifest(out, manifest, app)
 
 
 def convert_to_delta(dataset: str | os.PathLike[str], *, wait: Wait = False) -> bool:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from rmqarrow._lazy import lazy_attributes
 
 if TYPE_CHECKING:
+    from rmqarrow.converters.spark.delta_sink import committed_batch, delta_batch_writer
     from rmqarrow.converters.spark.errors import is_spark_error, translate
     from rmqarrow.converters.spark.export import export_store
     from rmqarrow.converters.spark.log_check import check_against_log
@@ -34,7 +35,9 @@ __all__ = [
     "check_against_log",
     "check_java",
     "check_pyspark",
+    "committed_batch",
     "configure",
+    "delta_batch_writer",
     "export_store",
     "get_spark",
     "is_spark_error",
@@ -54,7 +57,9 @@ __getattr__, __dir__ = lazy_attributes(
         "check_against_log": "log_check",
         "check_java": "session",
         "check_pyspark": "session",
+        "committed_batch": "delta_sink",
         "configure": "session",
+        "delta_batch_writer": "delta_sink",
         "export_store": "export",
         "get_spark": "session",
         "is_spark_error": "errors",

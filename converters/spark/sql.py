@@ -37,9 +37,9 @@ import numpy as np
 import pyarrow as pa
 from rmqarrow.converters.spark.session import spark_error
 from rmqarrow.converters.spark.tables import (
-    FILE_ORDER_VIEW,
     Target,
     file_order,
+    file_order_view,
     files_on_driver,
     register_tables,
     register_views,
@@ -166,7 +166,7 @@ def lookup(spark: SparkSession, queries: DataFrame) -> DataFrame:
         queries["begin_ms"].cast("bigint").alias("begin_ms"),
         queries["end_ms"].cast("bigint").alias("end_ms"),
     ).createOrReplaceTempView(view)
-    qf = _QF_SQL.format(queries=view, order=FILE_ORDER_VIEW)
+    qf = _QF_SQL.format(queries=view, order=file_order_view(spark))
     return spark.sql(_WALK_SQL.format(qf=qf, entries="entries"))
 
 

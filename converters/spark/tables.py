@@ -26,6 +26,7 @@ import pyarrow as pa
 from rmqarrow.converters.parquet.parts import hadoop_literal, table_parts
 from rmqarrow.converters.schema import SCHEMAS
 
+from rmqarrow.errors import InvalidValueError
 from rmqarrow.format.naming import java_name_order
 
 if TYPE_CHECKING:
@@ -38,6 +39,7 @@ __all__ = [
     "TABLES",
     "Target",
     "file_order",
+    "file_order_view",
     "register_messages",
     "register_tables",
     "register_views",
@@ -45,7 +47,12 @@ __all__ = [
 
 Target = str | os.PathLike[str]
 TABLES = tuple(SCHEMAS)
+#: The prefix of the file-order view's name.  The view is a *global* temporary view (in
+#: Spark's ``global_temp`` database), so ``SHOW TABLES`` in a user's session does not list
+#: it; its name carries a random part, kept in the session's conf, because global views are
+#: shared by every session of the application and each session has its own store.
 FILE_ORDER_VIEW = "_rmq_file_order"
+_FILE_ORDER_CONF = "rmqarrow.fileOrderView"
 MESSAGES_VIEW = "messages"
 
 
@@ -193,6 +200,25 @@ FILE_ORDER_SCHEMA = pa.schema(
 def register_file_order(spark: SparkSession, files: pa.Table) -> pa.Table:
     """:func:`file_order` as a small local view, which the lookup joins instead of
     ``files``."""
+    import uuid
+
     order = file_order(files)
-    spark.createDataFrame(order).createOrReplaceTempView(FILE_ORDER_VIEW)
+    previous = spark.conf.get(_FILE_ORDER_CONF, None)
+    name = f"{FILE_ORDER_VIEW}_{uuid.uuid4().hex[:12]}"
+    spark.createDataFrame(order).createOrReplaceGlobalTempView(name)
+    spark.conf.set(_FILE_ORDER_CONF, name)
+    if previous:
+        spark.catalog.dropGlobalTempView(previous)
     return order
+
+
+def file_order_view(spark: SparkSession) -> str:
+    """The qualified name of the file-order view :func:`register_file_order` made for this
+    session, for the lookup's SQL (hidden from ``SHOW TABLES``)."""
+    name = spark.conf.get(_FILE_ORDER_CONF, None)
+    if not name:
+        raise InvalidValueError(
+            "no index registered in this Spark session: call register_tables first"
+        )
+    database = spark.conf.get("spark.sql.globalTempDatabase", "global_temp")
+    return f"`{database}`.`{name}`"

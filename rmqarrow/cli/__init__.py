@@ -32,6 +32,7 @@ _COMMAND_MODULES = (
     "_sql",
     "_verify",
     "_demo",
+    "_schema",
     "_shell",
 )
 _DEBUG_ENV = "RMQARROW_DEBUG"
@@ -156,9 +157,45 @@ def _debug_wanted(argv: Sequence[str]) -> bool:
     return "--debug" in argv or os.environ.get(_DEBUG_ENV, "") not in ("", "0")
 
 
-def _one_line(exc: BaseException) -> str:
+def _one_line(exc: BaseException, flags: dict[str, str] | None = None) -> str:
     text = " ".join(str(exc).split()) or type(exc).__name__
+    if flags:
+        text = _as_flags(text, flags)
     return text if len(text) <= 600 else text[:597] + "..."
+
+
+#: Library parameters a command spells otherwise (``rmqarrow.build(records=...)`` is
+#: ``build --from``); any other parameter is the option of its own name.
+_PARAMETER_FLAGS = {"build": {"records": "--from", "commitlog": "--from-commitlog"}}
+
+
+def _command_flags(parser: argparse.ArgumentParser, command: str) -> dict[str, str]:
+    """The command's options by the library parameter each one passes."""
+    subparsers = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    sub = subparsers[0].choices.get(command) if subparsers else None
+    flags = {
+        a.dest: max(a.option_strings, key=len)
+        for a in (sub._actions if sub is not None else [])
+        if a.option_strings and a.dest != "help"
+    }
+    return {**flags, **_PARAMETER_FLAGS.get(command, {})}
+
+
+def _as_flags(text: str, flags: dict[str, str]) -> str:
+    """A library message in the command's terms: ``overwrite=True`` reads ``--overwrite``,
+    ``hash_slot_num=64`` reads ``--hash-slot-num 64`` (library messages name parameters;
+    only the command line knows its options)."""
+
+    def flag(m: re.Match[str]) -> str:
+        option = flags.get(m.group(1))
+        if option is None:
+            return m.group(0)
+        rest = m.group(2)
+        if rest in ("True", ""):
+            return option
+        return f"{option} {rest}"
+
+    return re.sub(r"\b([a-z][a-z_]*)=(True\b|[^\s,;:)]*)", flag, text)
 
 
 def _unexpected(exc: BaseException) -> str:
@@ -273,10 +310,12 @@ def _main(argv: Sequence[str] | None) -> int:
     debug = _debug_wanted(argv)
     argv = [a for a in argv if a != "--debug"]  # accepted anywhere on the line
     try:
-        args = build_parser().parse_args(argv)
+        parser = build_parser()
+        args = parser.parse_args(argv)
     except SystemExit as exc:  # --help, --version, argparse's usage errors (status 2)
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
     command = f"rmqarrow {args.command}"
+    flags = _command_flags(parser, args.command)
     install_log_handler()
     try:
         _check_geometry_options(args)
@@ -285,12 +324,12 @@ def _main(argv: Sequence[str] | None) -> int:
     except UsageError as exc:
         if debug:
             traceback.print_exc()
-        print(f"{command}: error: {_one_line(exc)}", file=sys.stderr)
+        print(f"{command}: error: {_one_line(exc, flags)}", file=sys.stderr)
         return 2
     except RmqArrowError as exc:
         if debug:
             traceback.print_exc()
-        print(f"{command}: error: {_one_line(exc)}", file=sys.stderr)
+        print(f"{command}: error: {_one_line(exc, flags)}", file=sys.stderr)
         return 1
     except BrokenPipeError:
         return 0

@@ -17,7 +17,7 @@ from rmqarrow.cli._output import (
     add_spark_options,
     add_wait_option,
     path_arg,
-    print_json,
+    print_document,
     print_kv,
     progress_bar,
 )
@@ -132,7 +132,7 @@ def cmd_build(args: argparse.Namespace) -> int:
     )
     doc = summary.to_dict()
     if args.json:
-        print_json(doc)
+        print_document("build", doc)
     else:
         print_kv(doc)
     return 0

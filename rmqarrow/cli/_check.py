@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from rmqarrow.cli._output import add_geometry_options, path_arg, print_json, print_table
+from rmqarrow.cli._output import add_geometry_options, path_arg, print_document, print_table
 from rmqarrow.cli._rocksdb import add_index_option, open_options, rocksdb_check
 from rmqarrow.errors import UsageError
 from rmqarrow.verify import damage_summary
@@ -67,7 +67,7 @@ def _print_check(result: StoreCheck, args: argparse.Namespace) -> int:
     health, chains, commitlog = result.health, result.chains, result.commitlog
     g = health.geometry
     if args.json:
-        print_json(result.to_dict())
+        print_document("check", result.to_dict())
         return 0 if health.ok else 1
     if health.note:
         print(f"note: {health.note}", file=sys.stderr)
@@ -87,15 +87,16 @@ def _print_check(result: StoreCheck, args: argparse.Namespace) -> int:
                 + c.out_of_range
                 + c.forward_links
                 + c.negative_time_diffs,
-                None if c is None or commitlog is None else c.dangling,
+                None if c is None else c.dangling,
             ]
         )
-    print_table(
-        rows,
-        ["name", "status", "size", "entries", "chain_problems", "dangling"],
-        grouped=("entries", "chain_problems", "dangling"),
-    )
+    columns = ["name", "status", "size", "entries", "chain_problems", "dangling"]
+    if commitlog is None:  # not counted: no column of blanks (null in --json)
+        rows, columns = [r[:-1] for r in rows], columns[:-1]
+    print_table(rows, columns, grouped=("entries", "chain_problems", "dangling"))
     print(f"\ngeometry {g} ({len(health.files)} files)")
+    if commitlog is None:
+        print("dangling offsets: not checked (no CommitLog; give --commitlog DIR)")
     for fh in health.files:
         if fh.ok and fh.detail:  # a write past the header: not damage
             print(f"note: {fh.path}: {fh.detail}")
@@ -120,7 +121,7 @@ def _print_check(result: StoreCheck, args: argparse.Namespace) -> int:
 
 def _print_tiered(result: TieredCheck, args: argparse.Namespace) -> int:
     if args.json:
-        print_json(result.to_dict())
+        print_document("check.tiered", result.to_dict())
         return 0 if result.ok else 1
     for f in result.files:
         print(f"{'ok     ' if f.ok else 'PROBLEM'}  {f.path}")

@@ -13,14 +13,16 @@ every S seconds until SIGINT/SIGTERM, which end it between rounds (``IndexStore.
 from __future__ import annotations
 
 import argparse
-import json
 import signal
 import sys
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
+from rmqarrow._text import json_line
 from rmqarrow.cli._output import (
+    add_as_of_option,
     add_force_option,
     add_geometry_options,
     add_spark_options,
@@ -28,11 +30,12 @@ from rmqarrow.cli._output import (
     dataset_arg,
     location_arg,
     name_list,
-    print_json,
+    print_document,
     print_kv,
     progress_bar,
 )
 from rmqarrow.cli._rocksdb import add_index_option, open_options, rocksdb_export
+from rmqarrow.cli._schemas import document
 from rmqarrow.errors import UsageError
 
 __all__ = ["register"]
@@ -51,7 +54,20 @@ def register(sub: Any) -> None:
         type=dataset_arg,
         help="dataset directory to create, or s3://BUCKET/PREFIX (Delta tables)",
     )
-    p.add_argument("--overwrite", action="store_true", help="replace OUT if it exists")
+    p.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace OUT if it exists (a dataset of Delta tables: one more version, the "
+        "older ones still read with --as-of until a vacuum)",
+    )
+    p.add_argument(
+        "--delta",
+        action="store_true",
+        help="write the tables as Delta tables (preview): every export, --incremental run "
+        "and --follow round one version, read back with --as-of; --incremental/--follow "
+        "keep an existing OUT's layout (`rmqarrow convert OUT` makes it Delta tables), and "
+        "--overwrite keeps a Delta OUT Delta tables with or without --delta",
+    )
     p.add_argument(
         "--engine",
         choices=("local", "spark"),
@@ -97,7 +113,8 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--follow",
         action="store_true",
-        help="keep running: an incremental export every --interval seconds, one "
+        help="keep running: an incremental export every --interval seconds (it implies "
+        "--incremental; giving both is the same as --follow alone), one "
         "line per round that changed something; a round that fails in a way that "
         "can heal (a file born, torn or expired mid-round, a full disk) is retried "
         "after 1 s, doubling up to 30 s, with a warning each time; SIGINT/SIGTERM "
@@ -109,6 +126,15 @@ def register(sub: Any) -> None:
         default=None,
         metavar="SECONDS",
         help="seconds between --follow rounds (default 5)",
+    )
+    p.add_argument(
+        "--duckdb-file",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="with --incremental/--follow: write the DuckDB database file FILE over OUT "
+        "again after each run that changed it (as `rmqarrow sql OUT --save FILE`), so "
+        "it stays current",
     )
     add_index_option(p)
     add_wait_option(p)
@@ -132,9 +158,53 @@ def register(sub: Any) -> None:
         help="skip checking the parts against the manifest's list and checksums",
     )
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    add_as_of_option(p)
     add_wait_option(p)
     add_force_option(p)
     p.set_defaults(func=_import)
+
+    p = sub.add_parser(
+        "convert",
+        help="make an exported dataset's tables Delta tables, in place",
+        description="Convert a dataset exported in the manifest layout (_rmqarrow.json) to "
+        "Delta tables in place (preview): its parts are committed as they are and the "
+        "manifest is deleted last (killed, run it again to finish). From then on every "
+        "export --incremental run is a version, read back with --as-of. A dataset of "
+        "Delta tables is left as it is.",
+    )
+    p.add_argument("dataset", type=location_arg, help="dataset directory made by rmqarrow export")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    add_wait_option(p)
+    p.set_defaults(func=_convert)
+
+    p = sub.add_parser(
+        "vacuum",
+        help="delete the files of a Delta dataset's old versions",
+        description="Delete the parts of a dataset of Delta tables that no version within "
+        "the retention reads (they stay on disk after an --incremental run replaces them, "
+        "for --as-of), and parts no run committed (a killed run's) once as old.",
+    )
+    p.add_argument("dataset", type=dataset_arg, help="dataset of Delta tables")
+    p.add_argument(
+        "--retention",
+        type=int,
+        default=None,
+        metavar="HOURS",
+        help="keep every version current within the last HOURS (default 168, a week; "
+        "under 1 only with --force)",
+    )
+    p.add_argument(
+        "--dry-run", action="store_true", help="list the files it would delete; delete none"
+    )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="take a --retention under 1 hour (a reader still on an older version, a sql "
+        "prompt or a Spark job, loses its files mid-query)",
+    )
+    p.add_argument("--json", action="store_true", help="print the files by table as JSON")
+    add_wait_option(p)
+    p.set_defaults(func=_vacuum)
 
 
 def _export(args: argparse.Namespace) -> int:
@@ -153,6 +223,11 @@ def _export(args: argparse.Namespace) -> int:
     with store:
         if args.incremental or args.follow:
             return _sync(store, args)  # refused by any store but IndexFiles
+        if args.delta and not isinstance(store, IndexStore):
+            raise UsageError(
+                f"{args.store}: {store.description}; --delta exports index files only "
+                "(tiered and RocksDB datasets keep the manifest layout)"
+            )
         if store.format == "rocksdb":
             return rocksdb_export(store, args)
         if isinstance(store, TieredStore):
@@ -168,6 +243,7 @@ def _export(args: argparse.Namespace) -> int:
             commitlog=args.commitlog,
             progress=progress_bar(),
             wait=args.wait,
+            delta=args.delta or None,  # None: the default for OUT (Delta on object storage)
         )
     tables = manifest["tables"]
     summary = {
@@ -180,7 +256,7 @@ def _export(args: argparse.Namespace) -> int:
         "seconds": round(time.perf_counter() - start, 3),
     }
     if args.json:
-        print_json(summary)
+        print_document("export", summary)
     else:
         print_kv(summary)
     return 0
@@ -192,7 +268,7 @@ def _check_sync_options(args: argparse.Namespace) -> None:
         raise UsageError("--interval needs --follow")
     if args.interval is not None and not args.interval > 0:
         raise UsageError(f"--interval must be > 0 seconds, got {args.interval}")
-    for flag in ("prune_deleted", "reexport_changed"):
+    for flag in ("prune_deleted", "reexport_changed", "duckdb_file"):
         if getattr(args, flag) and not sync:
             raise UsageError(f"--{flag.replace('_', '-')} needs --incremental or --follow")
     if sync and args.overwrite:
@@ -225,11 +301,13 @@ def _sync(store: Any, args: argparse.Namespace) -> int:
         "prune_deleted": args.prune_deleted,
         "reexport_changed": args.reexport_changed,
         "wait": args.wait,
+        "delta": args.delta,
+        "duckdb_file": args.duckdb_file,
     }
     if not args.follow:
         summary = _round(store.sync(args.out, **options))
         if args.json:
-            print_json(summary)
+            print_document("export.sync", summary)
         else:
             print_kv(summary)
         return 0
@@ -247,7 +325,7 @@ def _sync(store: Any, args: argparse.Namespace) -> int:
             if not (result.changed or i == 0):
                 continue
             if args.json:  # one JSON object a line (JSON Lines), as a log shipper reads it
-                print(json.dumps(_round(result)))
+                sys.stdout.write(json_line(document("export.sync", _round(result))) + "\n")
             else:
                 print(
                     f"run {result.run}: files +{len(result.added)} new, "
@@ -268,7 +346,7 @@ def _import(args: argparse.Namespace) -> int:
     from rmqarrow.cli._tiered import tiered_import
     from rmqarrow.store import DatasetStore, TieredDatasetStore
 
-    store = rmqarrow.open(args.dataset)
+    store = rmqarrow.open(args.dataset, as_of=args.as_of)
     with store:
         if isinstance(store, TieredDatasetStore):
             return tiered_import(store, args)
@@ -296,7 +374,51 @@ def _import(args: argparse.Namespace) -> int:
     }
     if args.json:
         summary["names"] = [p.name for p in paths]
-        print_json(summary)
+        print_document("import", summary)
     else:
         print_kv(summary)
+    return 0
+
+
+def _dataset(path: str) -> Any:
+    """The dataset of index files at ``path``; anything else refused in one line."""
+    import rmqarrow
+    from rmqarrow.store import DatasetStore
+
+    store = rmqarrow.open(path)
+    if not isinstance(store, DatasetStore):
+        raise UsageError(
+            f"{path}: {store.description}; this takes a dataset of index files made by "
+            "`rmqarrow export`"
+        )
+    return store
+
+
+def _convert(args: argparse.Namespace) -> int:
+    with _dataset(args.dataset) as store:
+        converted = store.convert_to_delta(wait=args.wait)
+    summary = {"dataset": args.dataset, "converted": converted, "layout": "delta"}
+    if args.json:
+        print_document("convert", summary, args)
+    else:
+        print_kv(summary)
+    return 0
+
+
+def _vacuum(args: argparse.Namespace) -> int:
+    with _dataset(args.dataset) as store:
+        deleted = store.vacuum(
+            args.retention, dry_run=args.dry_run, wait=args.wait, force=args.force
+        )
+    if args.json:
+        print_document(
+            "vacuum", {"dataset": args.dataset, "dry_run": args.dry_run, "files": deleted}, args
+        )
+        return 0
+    verb = "would delete" if args.dry_run else "deleted"
+    for table, files in deleted.items():
+        for name in files:
+            print(f"{table}/{name}")
+    total = sum(len(f) for f in deleted.values())
+    print(f"{verb} {total} file(s)", file=sys.stderr)
     return 0

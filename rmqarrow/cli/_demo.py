@@ -8,7 +8,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from rmqarrow.cli._output import add_spark_options, path_arg, print_json
+from rmqarrow.cli._output import add_spark_options, path_arg, print_document
 from rmqarrow.errors import InvalidValueError, UsageError
 
 __all__ = ["register", "spark_unavailable"]
@@ -95,7 +95,7 @@ def cmd_docs_workspace(args: argparse.Namespace) -> int:
         )
     paths = make_docs_workspace(args.docs_workspace)
     if args.json:
-        print_json({name: str(path) for name, path in paths.items()})
+        print_document("demo.docs-workspace", {name: str(path) for name, path in paths.items()})
         return 0
     print(f"the documentation's example workspace, in {args.docs_workspace}:")
     width = max(map(len, DOCS_WORKSPACE))
@@ -146,5 +146,5 @@ def cmd_demo(args: argparse.Namespace) -> int:
             shutil.rmtree(out, ignore_errors=True)
         raise
     if args.json:
-        print_json(result.to_dict())
+        print_document("demo", result.to_dict())
     return 0 if result.ok else 1

@@ -9,10 +9,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rmqarrow.cli._output import (
+    add_as_of_option,
     add_geometry_options,
     add_json_options,
     path_arg,
-    print_json_rows,
+    print_document,
     print_kv,
     print_table,
 )
@@ -48,6 +49,7 @@ def register(sub: Any) -> None:
         help="skip reading every entry for chain damage (sizes and headers only)",
     )
     add_json_options(info)
+    add_as_of_option(info, "an exported dataset")
     add_index_option(info)
     add_rocksdb_options(info)
     info.set_defaults(func=cmd_info)
@@ -57,7 +59,11 @@ def cmd_info(args: argparse.Namespace) -> int:
     import rmqarrow
 
     store = rmqarrow.open(
-        args.path, hash_slot_num=args.hash_slot_num, index_num=args.index_num, **open_options(args)
+        args.path,
+        hash_slot_num=args.hash_slot_num,
+        index_num=args.index_num,
+        **open_options(args),
+        as_of=args.as_of,
     )
     with store:
         if store.format == "rocksdb":
@@ -79,7 +85,10 @@ def _print_info(store: IndexStore, result: StoreInfo, args: argparse.Namespace) 
     status = 0 if result.ok else 1
     one_file = store.kind == "index_file"
     if args.json:
-        print_json_rows(infos[0] if one_file else infos, args)  # each with "status"
+        if one_file:
+            print_document("info.index-file", infos[0], args)
+        else:  # each with "status"
+            print_document("info.index-store", {"files": infos}, args, rows="files")
         return status
     if health.note:
         print(f"note: {health.note}", file=sys.stderr)
@@ -122,7 +131,10 @@ def _tiered_info(store: TieredStore, args: argparse.Namespace) -> int:
     infos = store.info()
     one_file = store.path.is_file()
     if args.json:
-        print_json_rows(infos[0] if one_file else infos, args)
+        if one_file:
+            print_document("info.tiered-file", infos[0], args)
+        else:
+            print_document("info.tiered-store", {"files": infos}, args, rows="files")
         return 0
     note = infos[0].get("geometry_note") if one_file else None
     if note:
@@ -154,7 +166,7 @@ def _tiered_info(store: TieredStore, args: argparse.Namespace) -> int:
 def _dataset_info(info: DatasetInfo, args: argparse.Namespace) -> int:
     """``rmqarrow info`` on an exported dataset (manifest or Delta layout)."""
     if args.json:
-        print_json_rows(info.to_dict(), args)
+        print_document("info.dataset", info.to_dict(), args)
         return 0
     layout = info.layout
     if info.delta_version is not None:
@@ -182,6 +194,21 @@ def _dataset_info(info: DatasetInfo, args: argparse.Namespace) -> int:
         ["table", "rows", "parts"],
         grouped=("rows", "parts"),
     )
+    if info.versions:  # what --as-of takes
+        print()
+        print_table(
+            [
+                [
+                    v["version"],
+                    v["time"],
+                    v["app"],
+                    v["run"],
+                    "yes" if v["readable"] else "vacuumed",
+                ]
+                for v in info.versions
+            ],
+            ["version", "time", "app", "run", "readable"],
+        )
     print()
     drift = info.drift
     if not drift.found:
@@ -207,7 +234,7 @@ def _dataset_info(info: DatasetInfo, args: argparse.Namespace) -> int:
 def _tiered_dataset_info(manifest: dict[str, Any], args: argparse.Namespace) -> int:
     """``rmqarrow info`` on an exported tiered dataset: its manifest."""
     if args.json:
-        print_json_rows(manifest, args)
+        print_document("info.tiered-dataset", manifest, args)
         return 0
     source = manifest.get("source") or {}
     print_kv(

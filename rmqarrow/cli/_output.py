@@ -10,12 +10,14 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from rmqarrow._paths import dataset_location, local_path
 from rmqarrow._progress import ProgressCallback, ProgressUpdate
 from rmqarrow._text import json_line, print_json, print_kv, print_table
+from rmqarrow.cli._schemas import document
 
 __all__ = [
     "add_force_option",
@@ -30,8 +32,8 @@ __all__ = [
     "location_arg",
     "name_list",
     "path_arg",
+    "print_document",
     "print_json",
-    "print_json_rows",
     "print_kv",
     "print_table",
     "progress_bar",
@@ -297,18 +299,24 @@ def add_json_options(parser: Any, help: str = "print JSON") -> None:
     group.add_argument(
         "--jsonl",
         action=_JsonLines,
-        help="print one JSON object a line (JSON Lines): a row, an answer or a file each",
+        help="print one JSON object a line (JSON Lines): the rows of the --json document (a "
+        "row, an answer or a file each; see rmqarrow schema COMMAND --jsonl)",
     )
 
 
-def print_json_rows(obj: Any, args: Any) -> None:
-    """``obj`` as ``--json`` prints it, or with ``--jsonl`` one line per item of a list
-    (a single object: one line)."""
+def print_document(
+    shape: str, body: Mapping[str, Any], args: Any = None, rows: str | None = None
+) -> None:
+    """``body`` as the ``--json`` document of ``shape`` (:mod:`rmqarrow.cli._schemas`): an
+    object whose first key, ``"schema"``, names the shape and its version.  With
+    ``--jsonl``, the items of its list ``rows`` one a line, each as in the list (no
+    ``"schema"``: a line is a row of the document); a document without rows is one line."""
+    doc = document(shape, body)
     if not getattr(args, "jsonl", False):
-        print_json(obj)
+        print_json(doc)
         return
-    for item in obj if isinstance(obj, list) else [obj]:
-        sys.stdout.write(json_line(item) + "\n")
+    items = body[rows] if rows is not None else [doc]
+    sys.stdout.write("".join(json_line(item) + "\n" for item in items))
 
 
 def _is_time(name: str) -> bool:
@@ -334,3 +342,27 @@ def human_times(
         for row in rows
     ]
     return named, shown
+
+
+def add_as_of_option(parser: Any, what: str = "the dataset") -> None:
+    """``--as-of VERSION|TIME``: read an older version of a dataset of Delta tables."""
+    parser.add_argument(
+        "--as-of",
+        metavar="VERSION|TIME",
+        default=None,
+        help=f"read {what} as it was at this version (a number, as `rmqarrow info DATASET` "
+        "lists them) or time (the run current then: ISO 8601, e.g. 2026-01-15T10:20:30Z, "
+        "local zone when none given, or epoch ms); a dataset of Delta tables only",
+    )
+
+
+def pinned_dataset(path: Any, as_of: str | None) -> Any:
+    """A context in which every reader of the dataset ``path`` reads it ``as_of`` that
+    version (the store opened so, entered); nothing when ``as_of`` is None."""
+    import contextlib
+
+    if as_of is None:
+        return contextlib.nullcontext()
+    import rmqarrow
+
+    return rmqarrow.open(path, as_of=as_of)

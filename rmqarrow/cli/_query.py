@@ -7,11 +7,12 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from rmqarrow.cli._output import (
+    add_as_of_option,
     add_geometry_options,
     add_json_options,
     add_spark_options,
     path_arg,
-    print_json_rows,
+    print_document,
     print_table,
 )
 from rmqarrow.cli._rocksdb import (
@@ -25,7 +26,7 @@ from rmqarrow.engines import ENGINES
 from rmqarrow.errors import UsageError
 from rmqarrow.format.java import JAVA_LONG_MAX
 from rmqarrow.format.queries import Query, escape_text
-from rmqarrow.format.records import query_index_key
+from rmqarrow.format.records import TAG_INDEX_TYPE, query_index_key, tag_query_note
 from rmqarrow.format.times import TIME_HELP, check_range, parse_time
 
 if TYPE_CHECKING:
@@ -61,6 +62,7 @@ def register(sub: Any) -> None:
     query.add_argument("--escaped", action="store_true", help="keys in --queries are escaped")
     query.add_argument("--engine", choices=ENGINES, default="native")
     query.add_argument("--dataset", type=path_arg, help="a Parquet dataset (duckdb/spark engines)")
+    add_as_of_option(query)
     query.add_argument("--master", help="Spark master URL (spark engine)")
     add_spark_options(query)
     query.add_argument(
@@ -173,6 +175,7 @@ def cmd_query(args: argparse.Namespace) -> int:
         index_num=args.index_num,
         strict=args.strict,
         **open_options(args),
+        as_of=args.as_of,
     )
     with store:
         if store.format == "rocksdb":
@@ -202,19 +205,17 @@ def cmd_query(args: argparse.Namespace) -> int:
             return status
     if batch:
         if args.json:
-            print_json_rows(
-                [
-                    {
-                        "key": q.key,
-                        "max_num": q.max_num,
-                        "begin": q.begin,
-                        "end": q.end,
-                        "phy_offsets": a,
-                    }
-                    for q, a in zip(queries, answers, strict=True)
-                ],
-                args,
-            )
+            rows = [
+                {
+                    "key": q.key,
+                    "max_num": q.max_num,
+                    "begin": q.begin,
+                    "end": q.end,
+                    "phy_offsets": a,
+                }
+                for q, a in zip(queries, answers, strict=True)
+            ]
+            print_document("query.batch", {"answers": rows}, args, rows="answers")
             _print_explained(explained, True)
         else:
             for q, a in zip(queries, answers, strict=True):  # keys escaped: one line each
@@ -233,7 +234,7 @@ def cmd_query(args: argparse.Namespace) -> int:
         }
         if args.explain:
             doc["explain"] = explained
-        print_json_rows(doc, args)
+        print_document("query", doc, args)
     else:
         print_table([[o] for o in answers[0]], ["phy_offset"])
         print(f"\n{len(answers[0])} offsets for {q.key!r}")
@@ -254,6 +255,8 @@ def _print_explained(lines: list[str], json_out: bool) -> None:
 
 
 def _topic_hint(args: argparse.Namespace, empty: list[Query]) -> None:
+    if empty and getattr(args, "index_type", None) == TAG_INDEX_TYPE:
+        print(f"note: {tag_query_note(empty[0].key)}", file=sys.stderr)
     if getattr(args, "topic", None) is not None and args.key is not None and "#" in args.key:
         print(
             f"hint: --key {args.key!r} already holds a '#', and --topic made the index key "
@@ -284,7 +287,8 @@ def _print_resolved(
     distinct = list(dict.fromkeys(offsets))
     result = store.resolve(topic, key, distinct, commitlog=args.resolve, index_type=args.index_type)
     if args.json:
-        print_json_rows(
+        print_document(
+            "query.resolved",
             {
                 "key": q.key,
                 "hits": len(offsets),

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from rmqarrow.cli._output import print_json, print_json_rows, print_kv, print_table
+from rmqarrow.cli._output import print_document, print_kv, print_table
 from rmqarrow.errors import UsageError
 from rmqarrow.format.times import parse_time
 from rmqarrow.rocksdb import (
@@ -122,7 +122,7 @@ def rocksdb_info(store: Store, args: argparse.Namespace) -> int:
     """``rmqarrow info`` on a RocksDB index (or its dataset's manifest)."""
     info = _rocksdb(store).info()
     if args.json:
-        print_json_rows(info, args)
+        print_document("info.rocksdb", info, args)
     else:
         print_kv(info)
     return 0
@@ -167,7 +167,10 @@ def rocksdb_query(store: Store, args: argparse.Namespace) -> int:
         docs = [_answer_doc(q, a) for q, a in zip(queries, answers, strict=True)]
         if args.explain and docs:
             docs[0]["explain"] = explained
-        print_json_rows(docs if batch else docs[0], args)
+        if batch:
+            print_document("query.rocksdb-batch", {"answers": docs}, args, rows="answers")
+        else:
+            print_document("query.rocksdb", docs[0], args)
         return 0
     if batch:
         for i, a in enumerate(answers):
@@ -200,13 +203,13 @@ def rocksdb_check(store: Store, args: argparse.Namespace) -> int:
     if not isinstance(s, RocksDBStore):
         result = s.check()
         if args.json:
-            print_json(result.to_dict())
+            print_document("check.rocksdb-dataset", result.to_dict())
         else:
             print("\n".join(result.problems) or "the dataset matches its manifest")
         return 0 if result.ok else 1
     check = s.check(commitlog=args.commitlog)
     if args.json:
-        print_json(check.to_dict())
+        print_document("check.rocksdb", check.to_dict())
         return 0 if check.ok else 1
     doc = check.to_dict()
     print_kv(
@@ -261,7 +264,7 @@ def rocksdb_export(store: Store, args: argparse.Namespace) -> int:
         "records_per_second": round(records / seconds) if seconds else None,
     }
     if args.json:
-        print_json(summary)
+        print_document("export.rocksdb", summary)
     else:
         print_kv(summary)
     return 0
@@ -284,7 +287,7 @@ def rocksdb_verify(store: Store, args: argparse.Namespace) -> int:
         required=engines if explicit else [e for e in engines if e != "spark"],
     )
     if args.json:
-        print_json(report.to_dict())
+        print_document("verify.rocksdb", report.to_dict())
         return 0 if report.ok else 1
     print_table(
         [[e, report.queries, n, report.queries - n] for e, n in report.agree.items()],
@@ -318,7 +321,7 @@ def rocksdb_stats(store: Store, args: argparse.Namespace) -> int:
         )
     sections = s.stats(top=args.top, between=between, limit=args.limit)
     if args.json:
-        print_json({name: t.to_pylist() for name, t in sections.items()})
+        print_document("stats.rocksdb", {name: t.to_pylist() for name, t in sections.items()})
         return 0
     for name, table in sections.items():
         print(f"\n{name}")
@@ -346,7 +349,7 @@ def rocksdb_build(args: argparse.Namespace) -> int:
     result = build_from_commitlog(require_commitlog(args.from_commitlog), dest, force=args.force)
     doc = result.to_dict()
     if args.json:
-        print_json(doc)
+        print_document("build.rocksdb", doc)
     else:
         print_kv(doc)
     return 0

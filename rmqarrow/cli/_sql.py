@@ -25,18 +25,21 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from rmqarrow._text import json_line, json_text, table_lines
 from rmqarrow.cli._output import (
+    add_as_of_option,
     add_geometry_options,
     add_json_options,
     add_spark_options,
     dataset_arg,
     human_times,
     location_arg,
-    print_json,
+    pinned_dataset,
+    print_document,
     print_kv,
     print_table,
     progress_bar,
 )
 from rmqarrow.cli._rocksdb import add_index_option, open_options, rocksdb_stats
+from rmqarrow.cli._schemas import document
 from rmqarrow.errors import EngineUnavailableError, RmqArrowError, UsageError, WriteRefusedError
 from rmqarrow.format.times import format_time
 
@@ -77,7 +80,9 @@ def register(sub: Any) -> None:
     )
     p.add_argument("query", nargs="?", help="one SQL statement (omit for a prompt)")
     fmt = p.add_mutually_exclusive_group()
-    add_json_options(fmt, help="print rows as a JSON array")
+    add_json_options(
+        fmt, help="print a JSON document: the columns and every row (rmqarrow schema sql)"
+    )
     fmt.add_argument("--csv", action="store_true", help="print rows as CSV")
     p.add_argument(
         "--allow-write",
@@ -101,7 +106,23 @@ def register(sub: Any) -> None:
         default=None,
         help="a broker's store/commitlog: adds the messages view (real topic and keys)",
     )
+    p.add_argument(
+        "--save",
+        metavar="FILE",
+        type=Path,
+        default=None,
+        help="write a DuckDB database file over the dataset instead of running SQL: its "
+        "views read the dataset's current snapshot and it holds the lookup macros, so the "
+        "duckdb CLI or any DuckDB client opens it without rmqarrow; run the same command "
+        "again to refresh it after the dataset changes",
+    )
+    p.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="with --save: replace FILE even when rmqarrow did not write it",
+    )
     add_geometry_options(p)
+    add_as_of_option(p)
     add_index_option(p)
     p.set_defaults(func=_run_sql)
 
@@ -126,6 +147,7 @@ def register(sub: Any) -> None:
         help="also list entries stored in [T1, T2] (epoch ms or ISO 8601; local zone when "
         "none is given)",
     )
+    add_as_of_option(s)
     s.add_argument("--top", type=int, default=10, help="rows of hot keys / duplicates (10)")
     s.add_argument("--limit", type=int, default=20, help="entries listed by --between (20)")
     s.add_argument(
@@ -204,7 +226,8 @@ def _print_result(
             out.write("".join(json_line(row) + "\n" for row in rows))
         elif args.json:
             for row in rows:
-                out.write(("[\n" if not started else ",\n") + textwrap.indent(json_text(row), "  "))
+                head = _rows_head(columns) + "\n" if not started else ",\n"
+                out.write(head + textwrap.indent(json_text(row), "    "))
                 started = True
         elif args.csv:
             if not started:
@@ -220,13 +243,20 @@ def _print_result(
     if jsonl:
         pass  # no rows: no lines
     elif args.json:
-        out.write("\n]\n" if started else "[]\n")
+        out.write("\n  ]\n}\n" if started else _rows_head(columns) + "]\n}\n")
     elif not started and not status:
         if args.csv:
             writer.writerow(columns)
         else:
             print_table([], columns, out)
     out.flush()
+
+
+def _rows_head(columns: list[str]) -> str:
+    """The start of a statement's ``--json`` document, up to its ``rows`` array's ``[``:
+    the rows follow as they come, so the document is written without being held."""
+    head = json_text(document("sql", {"columns": columns, "rows": []}))
+    return head[: head.rindex("[")] + "["
 
 
 Runner = Callable[[str], "pa.RecordBatchReader | None"]
@@ -485,16 +515,24 @@ def _object_dataset(args: argparse.Namespace, stack: contextlib.ExitStack) -> No
     from rmqarrow._paths import is_uri
 
     if is_uri(args.target):
+        if getattr(args, "as_of", None) is not None:
+            raise UsageError(
+                f"{args.target}: --as-of reads local datasets only for now; on object "
+                "storage the latest version is read"
+            )
         args.target = str(stack.enter_context(rmqarrow.open(args.target)).path)
 
 
 def _run_sql(args: argparse.Namespace) -> int:
+    if args.save is not None or args.overwrite:
+        return _save(args)
     with contextlib.ExitStack() as stack:
         _object_dataset(args, stack)
-        return _run_sql_on(args)
+        with pinned_dataset(args.target, args.as_of):  # every reader below reads that version
+            return _sql(args)
 
 
-def _run_sql_on(args: argparse.Namespace) -> int:
+def _sql(args: argparse.Namespace) -> int:
     rocksdb = _rocksdb_store(args)
     if rocksdb is not None:
         run, close = _rocksdb_runner(rocksdb, args)
@@ -505,10 +543,55 @@ def _run_sql_on(args: argparse.Namespace) -> int:
     try:
         if args.query is None:
             return _prompt(run, args)
-        _print_result(run(args.query), args, sys.stdout)
+        statements = [args.query]
+        if args.engine != "spark":  # each statement's result, as the duckdb shell prints
+            from rmqarrow.converters.duckdb import split_statements
+
+            statements = split_statements(args.query)
+        if len(statements) > 1 and args.json and not getattr(args, "jsonl", False):
+            raise UsageError(
+                f"--json prints one result and the query holds {len(statements)} statements: "
+                "give one, or use --jsonl (a line per row of each)"
+            )
+        for i, statement in enumerate(statements):
+            if i and not (args.csv or getattr(args, "jsonl", False)):
+                print()
+            _print_result(run(statement), args, sys.stdout)
         return 0
     finally:
         close()
+
+
+def _save(args: argparse.Namespace) -> int:
+    """``sql DATASET --save FILE``: the database file, then where it is and how to refresh."""
+    if args.save is None:
+        raise UsageError("--overwrite goes with --save FILE")
+    if (
+        args.query is not None
+        or args.engine != "duckdb"
+        or args.commitlog is not None
+        or args.as_of is not None
+    ):
+        raise UsageError(
+            "--save writes a database file over a dataset's current snapshot: it takes no "
+            "QUERY, --engine, --as-of or --commitlog (export the dataset with its messages "
+            "instead)"
+        )
+    from rmqarrow.converters.duckdb import save_database
+
+    saved = save_database(args.target, args.save, overwrite=args.overwrite)
+    if args.json or args.jsonl:
+        print_document("sql.saved", saved.to_dict(), args)
+        return 0
+    snapshot = "" if saved.delta_version is None else f" (Delta version {saved.delta_version})"
+    print(
+        f"{'replaced' if saved.replaced else 'wrote'} {saved.path}: views "
+        f"{', '.join(saved.views)} over {saved.parts} Parquet part(s) of {saved.dataset}"
+        f"{snapshot}; macros index_key_hash, index_lookup, index_lookups"
+    )
+    print(f"open it with: duckdb {saved.path}")
+    print(f"it reads this snapshot; after the dataset changes, refresh it with: {saved.refresh}")
+    return 0
 
 
 # --- stats ----------------------------------------------------------------------------
@@ -599,18 +682,19 @@ def _stats_dataset(args: argparse.Namespace, stack: contextlib.ExitStack) -> str
 
 
 def _run_stats(args: argparse.Namespace) -> int:
-    with contextlib.ExitStack() as stack:
-        _object_dataset(args, stack)
-        return _run_stats_on(args)
-
-
-def _run_stats_on(args: argparse.Namespace) -> int:
-    from rmqarrow.converters.duckdb import check_against_log, collect, connect
-
     if not (0 <= args.top <= _MAX_ROWS and 0 <= args.limit <= _MAX_ROWS):
         raise UsageError(
             f"--top and --limit must be 0..{_MAX_ROWS:,}, got {args.top} and {args.limit}"
         )
+    with contextlib.ExitStack() as stack:
+        _object_dataset(args, stack)
+        with pinned_dataset(args.target, args.as_of):  # every reader below reads that version
+            return _stats(args)
+
+
+def _stats(args: argparse.Namespace) -> int:
+    from rmqarrow.converters.duckdb import check_against_log, collect, connect
+
     between = None
     if args.between:
         from rmqarrow.format.times import parse_time
@@ -682,7 +766,9 @@ def _run_stats_on(args: argparse.Namespace) -> int:
             doc["charts"] = charts
         if log_check is not None:
             doc["log_check"] = log_check
-        print_json(doc)
+        print_document("stats", doc)
+        if result.time_range_note is not None:
+            print(f"note: {result.time_range_note}", file=sys.stderr)
         return _log_failure(args, log_failure)
     epoch = args.epoch
     _print_fields(result.summary, epoch)
@@ -706,6 +792,8 @@ def _run_stats_on(args: argparse.Namespace) -> int:
         span = f"{t1} and {t2} ms" if epoch else f"{format_time(t1)} and {format_time(t2)}"
         _section(f"indexed between {span}, per file", result.time_range_summary, epoch)
         _section(f"first {args.limit} entries in that range", result.time_range_entries, epoch)
+    if result.time_range_note is not None:
+        print(f"note: {result.time_range_note}", file=sys.stderr)
     if log_check is not None:
         _print_log_check(log_check, args.top, epoch)
     for c in charts:

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from rmqarrow.cli._output import name_list, print_json, print_json_rows, print_kv, print_table
+from rmqarrow.cli._output import name_list, print_document, print_kv, print_table
 from rmqarrow.errors import TieredReadError, UsageError
 from rmqarrow.format.times import format_time
 from rmqarrow.store import Store, TieredDatasetStore, TieredStore
@@ -40,6 +40,14 @@ def _queries(args: argparse.Namespace) -> tuple[list[tuple[str, str, int, int, i
     topic, key = (args.topic, args.key) if args.topic is not None else _split(args.key)
     begin, end = parse_time(args.begin, "--begin"), parse_time(args.end, "--end")
     return [(topic, key, args.max_num, begin, end)], False
+
+
+def _answer_doc(q: tuple[Any, ...], exact: bool, answer: dict[str, Any]) -> dict[str, Any]:
+    """One answer of ``query`` on tiered files: the query, then its ``items`` (or, in a
+    batch, the ``error`` reading them)."""
+    topic, key, max_count, begin, end = q[:5]
+    head = {"topic": topic, "key": key, "max_count": max_count, "begin": begin, "end": end}
+    return {**head, "exact": exact, **answer}
 
 
 def _item_row(item: Any, begin: int | None = None) -> dict[str, Any]:
@@ -82,9 +90,13 @@ def tiered_query(store: Store, args: argparse.Namespace) -> int:
     if batch:
         rows = [a if isinstance(a, TieredReadError) else [_item_row(i) for i in a] for a in answers]
         if args.json:
-            print_json_rows(
-                [{"error": str(r)} if isinstance(r, TieredReadError) else r for r in rows], args
-            )
+            docs = [
+                _answer_doc(
+                    q, exact, {"error": str(r)} if isinstance(r, TieredReadError) else {"items": r}
+                )
+                for q, r in zip(queries, rows, strict=True)
+            ]
+            print_document("query.tiered-batch", {"answers": docs}, args, rows="answers")
         else:
             for i, a in enumerate(answers):
                 text = (
@@ -107,20 +119,12 @@ def tiered_query(store: Store, args: argparse.Namespace) -> int:
         note = store.upload_note(q)
     begin = store.file_begin_timestamp() if isinstance(store, TieredStore) else None
     if args.json:
-        out: dict[str, Any] = {
-            "topic": q[0],
-            "key": q[1],
-            "max_count": q[2],
-            "begin": q[3],
-            "end": q[4],
-            "exact": exact,
-            "items": [_item_row(i, begin) for i in answer],
-        }
+        out = _answer_doc(q, exact, {"items": [_item_row(i, begin) for i in answer]})
         if rocketmq is not None:
             out["rocketmq_items"] = None if isinstance(rocketmq, TieredReadError) else len(rocketmq)
         if note:
             out["note"] = note
-        print_json_rows(out, args)
+        print_document("query.tiered", out, args)
         return 0
     cols = ["queue_id", "offset", "size", "time_diff", "topic_id", "hash_code", "next_index"]
     if begin is not None:
@@ -170,7 +174,7 @@ def tiered_export(store: TieredStore, args: argparse.Namespace) -> int:
         "seconds": round(time.perf_counter() - start, 3),
     }
     if args.json:
-        print_json(summary)
+        print_document("export.tiered", summary)
     else:
         print_kv(summary)
     return 0
@@ -187,7 +191,7 @@ def tiered_import(store: TieredDatasetStore, args: argparse.Namespace) -> int:
         "names": names,
     }
     if args.json:
-        print_json(summary)
+        print_document("import.tiered", summary)
     else:
         print_kv({**summary, "names": name_list(names)})
     return 0
@@ -221,7 +225,7 @@ def tiered_verify(store: TieredStore, args: argparse.Namespace) -> int:
         required=engines if explicit else [e for e in engines if e != "spark"],
     )
     if args.json:
-        print_json(report.to_dict())
+        print_document("verify.tiered", report.to_dict())
     else:
         format_tiered_report(report)
     return 0 if report.ok else 1

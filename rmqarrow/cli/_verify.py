@@ -7,7 +7,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from rmqarrow.cli._output import add_geometry_options, add_spark_options, path_arg, print_json
+from rmqarrow.cli._output import (
+    add_as_of_option,
+    add_geometry_options,
+    add_spark_options,
+    path_arg,
+    pinned_dataset,
+    print_document,
+)
 from rmqarrow.cli._rocksdb import (
     add_index_option,
     add_rocksdb_options,
@@ -38,6 +45,7 @@ def register(sub: Any) -> None:
         help="exported Parquet dataset: the SQL engines read it, and it is checked "
         "against the native files",
     )
+    add_as_of_option(p, "the --dataset")
     p.add_argument(
         "--engines",
         default=DEFAULT_ENGINES,
@@ -150,6 +158,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
     explicit = args.engines != DEFAULT_ENGINES
     if args.dataset is not None:
         _check_dataset_option(args.dataset)
+    elif args.as_of is not None:
+        raise UsageError("--as-of reads an older version of the --dataset: give --dataset")
     if health.damaged:
         if args.strict:
             raise CorruptIndexError(
@@ -171,22 +181,23 @@ def cmd_verify(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             engines = ["native"]
-    report = verify(
-        store,
-        dataset=args.dataset,
-        engines=engines,
-        queries=queries,
-        keys=keys,
-        sample=args.sample,
-        seed=args.seed,
-        master=args.master,
-        hash_slot_num=args.hash_slot_num,
-        index_num=args.index_num,
-        required=engines if explicit else [e for e in engines if e != "spark"],
-        chain_check=not args.no_chain_check,
-    )
+    with pinned_dataset(args.dataset, args.as_of):
+        report = verify(
+            store,
+            dataset=args.dataset,
+            engines=engines,
+            queries=queries,
+            keys=keys,
+            sample=args.sample,
+            seed=args.seed,
+            master=args.master,
+            hash_slot_num=args.hash_slot_num,
+            index_num=args.index_num,
+            required=engines if explicit else [e for e in engines if e != "spark"],
+            chain_check=not args.no_chain_check,
+        )
     if args.json:
-        print_json(report.to_dict())
+        print_document("verify", report.to_dict())
     else:
         format_report(report)
     return 0 if report.ok else 1

@@ -207,7 +207,7 @@ def _classic_file_kind(p: Path, head: bytes, size: int) -> tuple[str, str]:
         and 1 <= count <= size // 20
     ):
         return "index_file", "holds a plausible index file header"
-    return "other_file", "not an index file (no index header, unknown size)"
+    return "other_file", "no index header, unknown size"
 
 
 def _manifest_format(p: Path) -> str | None:

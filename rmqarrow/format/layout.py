@@ -151,8 +151,8 @@ def check_size(path: Path, size: int, geometry: Geometry) -> None:
     fitted = Geometry.for_size_default_ratio(size)
     if fitted is not None:
         hint = (
-            f"; a file of this size fits --hash-slot-num {fitted.hash_slot_num} "
-            f"--index-num {fitted.index_num}"
+            f"; a file of this size fits hash_slot_num={fitted.hash_slot_num} "
+            f"index_num={fitted.index_num}"
         )
     if size < geometry.file_size:
         what = "truncated or opened with the wrong geometry"

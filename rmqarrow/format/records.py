@@ -41,6 +41,7 @@ __all__ = [
     "is_rollback",
     "query_index_key",
     "tag_index_key",
+    "tag_query_note",
 ]
 
 KEY_SEPARATOR = " "
@@ -86,6 +87,19 @@ def indexes_tags(rocketmq_version: str) -> bool:
 def tag_index_key(topic: str, tags: str) -> str:
     """The tag entry's full index key, ``topic#T#tags``."""
     return f"{topic}#{TAG_INDEX_TYPE}#{tags}"
+
+
+def tag_query_note(index_key: str) -> str:
+    """What an empty answer to a tag query (index type ``T``) may mean: the index files of
+    releases before 5.4 hold no tag entry at all, and their keys are hashed, so whether a
+    store holds any cannot be read from it."""
+    since = ".".join(map(str, TAG_INDEX_SINCE))
+    return (
+        f"nothing for the tag key {index_key!r}; only RocketMQ {since} and later index tags "
+        f"(TOPIC#{TAG_INDEX_TYPE}#TAGS): if a broker before {since} wrote this store, or it "
+        f"was built for an older release (the default, {DEFAULT_ROCKETMQ_VERSION}), it holds "
+        "none, so look the message up by its key or message id (index type K or U)"
+    )
 
 
 def check_index_type(index_type: str | None) -> str | None:

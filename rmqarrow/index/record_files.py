@@ -28,9 +28,9 @@ def read_record_batches(source: Path, batch_rows: int) -> tuple[Any, int | None]
     if source.is_dir():
         # a CommitLog (or a broker root) is the usual directory given here by mistake
         raise UsageError(
-            f"{source}: a directory, not a records file; --from (records=) expects a Parquet, "
+            f"{source}: a directory, not a records file; records= expects a Parquet, "
             "CSV or TSV file of message records; for a CommitLog directory use "
-            "--from-commitlog (commitlog=)"
+            "commitlog="
         )
     if not source.is_file():
         raise StoreNotFoundError(f"{source}: no such file")

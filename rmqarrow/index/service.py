@@ -440,7 +440,7 @@ def open_healthy(
     health = scan_store(store_dir, hash_slot_num, index_num)
     if strict and health.damaged:
         raise CorruptIndexError(
-            f"{len(health.damaged)} damaged index file(s), refused (--strict): "
+            f"{len(health.damaged)} damaged index file(s), refused (strict=True): "
             + "; ".join(f.describe() for f in health.damaged)
         )
     geometry = health.geometry

@@ -20,17 +20,21 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from rmqarrow._broker import check_store_writable
 from rmqarrow._lock import Wait, writer_lock
 from rmqarrow._paths import local_path
 from rmqarrow._progress import Progress, ProgressCallback
 from rmqarrow._space import disk_full, is_disk_full
 from rmqarrow._staging import remove_path, sibling, stale_siblings
-from rmqarrow.errors import DiskFullError, UsageError
+from rmqarrow.errors import CorruptIndexError, DiskFullError, UsageError
 from rmqarrow.format.detect import detect
 
 if TYPE_CHECKING:
     import pyarrow as pa
+
+    from rmqarrow.index.service import IndexService
 
 __all__ = ["BuildSummary", "build_store", "check_build_output"]
 
@@ -80,6 +84,7 @@ def build_store(
     progress: ProgressCallback | None = None,
     wait: Wait = False,
     force: bool = False,
+    replay: bool = False,
 ) -> BuildSummary:
     """Index ``batches`` of message records (:data:`rmqarrow.format.records.RECORD_COLUMNS`)
     into ``store`` as the broker's ``IndexService.buildIndex`` would, record by record.
@@ -91,6 +96,16 @@ def build_store(
     store (or ``checkpoint``) a RocketMQ broker is running on is refused
     (:class:`~rmqarrow.errors.BrokerRunningError`); ``force=True`` writes one whose
     ``abort`` is left without a ``lock`` file (a copy you vouch for).
+
+    **Resuming.**  An existing store is resumed *after* its last indexed record: records
+    at or below the newest file's ``endPhyOffset`` are skipped, so a rerun over the same
+    input adds nothing.  ``IndexService`` itself keeps RocketMQ's guard (``offset <
+    endPhyOffset`` skipped), which puts the record *at* ``endPhyOffset`` once more: that is
+    what a broker's dispatch does when its abnormal recovery replays the CommitLog from
+    the checkpoint, while a cleanly restarted broker dispatches from where it stopped and
+    puts nothing twice.  A resumed build is the second case; ``replay=True`` is the first
+    (``rmqarrow.build(start_timestamp=...)``), the record at the end put again as the
+    broker would.
     """
     check_build_output(store)
     final = local_path(store).absolute()
@@ -99,7 +114,16 @@ def build_store(
         check_store_writable(checkpoint, force=force)
     with writer_lock(final, wait=wait):
         return _locked_build(
-            store, final, batches, hash_slot_num, index_num, checkpoint, total, progress, force
+            store,
+            final,
+            batches,
+            hash_slot_num,
+            index_num,
+            checkpoint,
+            total,
+            progress,
+            force,
+            replay,
         )
 
 
@@ -113,6 +137,7 @@ def _locked_build(
     total: int | None,
     progress: ProgressCallback | None,
     force: bool,
+    replay: bool,
 ) -> BuildSummary:
     for stale in stale_siblings(final, "build", locked=True):
         remove_path(stale)
@@ -127,7 +152,7 @@ def _locked_build(
     target = sibling(final, "build") if fresh else final
     try:
         summary = _build_into(
-            target, batches, hash_slot_num, index_num, checkpoint, total, progress, force
+            target, batches, hash_slot_num, index_num, checkpoint, total, progress, force, replay
         )
         if fresh:
             if final.exists():
@@ -155,9 +180,12 @@ def _build_into(
     total: int | None,
     progress: ProgressCallback | None,
     force: bool,
+    replay: bool,
 ) -> BuildSummary:
     from rmqarrow.index.service import IndexService
 
+    if store.is_dir():  # a new store is staged in a folder made by the first file
+        _refuse_damaged(store, hash_slot_num, index_num)
     # no counts given: a store's own files decide them (RocketMQ's defaults for a new one)
     service = IndexService(store, hash_slot_num, index_num, checkpoint_path=checkpoint, force=force)
     started = time.monotonic()
@@ -167,9 +195,10 @@ def _build_into(
         for note in service.repairs:
             _log.warning("%s", note)
         files_before = len(service.files)
+        resume = None if replay else _Resume.of(service)
         with Progress(total, "building", "records", callback=progress) as bar:
             for batch in batches:
-                service.build_index_batch(batch)
+                service.build_index_batch(batch if resume is None else resume.cut(batch))
                 records += batch.num_rows
                 bar.advance(batch.num_rows)
         service.flush()
@@ -182,3 +211,61 @@ def _build_into(
             repaired=len(service.repairs),
             seconds=round(time.monotonic() - started, 3),
         )
+
+
+def _refuse_damaged(store: Path, hash_slot_num: int | None, index_num: int | None) -> None:
+    """A store with a file of the wrong size or an impossible header is not appended to:
+    the build would extend or roll from a file it cannot trust.  One line says what to do."""
+    from rmqarrow.index.health import scan_store
+
+    damaged = [
+        f for f in scan_store(store, hash_slot_num, index_num).damaged if f.skipped_by_readers
+    ]
+    if damaged:
+        raise CorruptIndexError(
+            f"{damaged[0].describe()}"
+            + (f" (and {len(damaged) - 1} more damaged files)" if len(damaged) > 1 else "")
+            + f"; a build does not append to a damaged store: check it (rmqarrow check "
+            f"{store}), move the damaged file out of the store directory (keep it, e.g. "
+            "beside the store), then build again, or build a new store from the CommitLog"
+        )
+
+
+@dataclass
+class _Resume:
+    """Where a build onto an existing store starts: after the record at the newest file's
+    ``endPhyOffset``, once every key of that record is in the store.  A writer killed in
+    the middle of that record's keys (the header is written after each put) leaves part
+    of them: then the record is put again whole, RocketMQ's own rule, which loses none."""
+
+    end: int
+    entries: int  # entries already pointing at ``end`` (its keys may span two files)
+
+    @classmethod
+    def of(cls, service: IndexService) -> _Resume | None:
+        if not any(f.entry_count for f in service.files):
+            return None
+        end = service.files[-1].end_phy_offset
+        held = 0
+        for f in service.files[-2:]:
+            offsets = f.regions.entries["phy_offset"][1 : f.index_count]
+            held += int(np.count_nonzero(offsets == end))
+        return cls(end, held)
+
+    def cut(self, batch: pa.RecordBatch | pa.Table) -> pa.RecordBatch | pa.Table:
+        """``batch`` without the record at ``end`` when the store holds all its keys (the
+        guard skips the records below it)."""
+        import pyarrow.compute as pc
+
+        from rmqarrow.kernels.expand import expand_keys, record_columns
+
+        offsets = batch.column("commit_log_offset")
+        at = pc.equal(offsets, self.end)
+        if batch.num_rows == 0 or not pc.any(at).as_py():
+            return batch
+        rows = batch.filter(at)
+        wanted = int(expand_keys(rows, skip=record_columns(rows).rollback).counts.sum())
+        if self.entries < wanted:
+            return batch  # cut short by a kill: put again whole
+        self.entries -= wanted
+        return batch.filter(pc.invert(at))

@@ -66,7 +66,10 @@ def build(
     broker root's ``commitlog/``), from ``start_offset`` or from where the broker's recovery
     would start for ``start_timestamp``; ``engine="spark"`` decodes the CommitLog on Spark
     (``master``) and writes the same bytes.  A new store appears whole or not at all; an
-    existing one is appended crash-consistently (see :mod:`rmqarrow.index.store_build`).
+    existing one is appended crash-consistently (see :mod:`rmqarrow.index.store_build`),
+    after its last indexed record, so a rerun over the same input adds nothing; with
+    ``start_timestamp`` the record at the store's end offset is put again, as the broker's
+    recovery replay does (see :func:`rmqarrow.index.store_build.build_store`).
     One writer at a time: another process writing the store refuses this build in one line
     naming it, or is waited for with ``wait`` (True, or that many seconds).  A store a
     RocketMQ broker is running on is refused (:class:`~rmqarrow.errors.BrokerRunningError`:
@@ -161,4 +164,7 @@ def build(
         progress=progress,
         wait=wait,
         force=force,
+        # the broker's abnormal-recovery replay puts the record at the store's end offset
+        # again; any other resume starts after it (see build_store)
+        replay=start_timestamp is not None,
     )

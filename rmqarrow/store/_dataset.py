@@ -6,11 +6,12 @@ for) and answer exactly as the native lookup over the exported files.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 from rmqarrow._paths import ObjectLocation
 from rmqarrow._progress import ProgressCallback
@@ -19,12 +20,15 @@ from rmqarrow.format.queries import note_spaced_keys
 from rmqarrow.store._queries import ItemQueries, OffsetQueries, as_queries
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     import duckdb
     import pyarrow as pa
     import pyarrow.dataset as pads
     from pyspark.sql import SparkSession
 
     from rmqarrow.converters.parquet.manifest import SourceDrift
+    from rmqarrow.format.detect import Target
 
 __all__ = ["DatasetCheck", "DatasetInfo", "DatasetStore", "TieredDatasetStore"]
 
@@ -73,6 +77,9 @@ class DatasetInfo:
     drift: SourceDrift
     #: the manifest the figures come from (the pinned run's record for Delta)
     manifest: dict[str, Any] = field(repr=False)
+    #: Delta layout: every version a reader can ask for (``as_of``), oldest first:
+    #: {"version", "time" (ISO 8601 UTC), "app", "run", "readable"} (False: vacuumed)
+    versions: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def stale(self) -> bool:
@@ -102,6 +109,7 @@ class DatasetInfo:
             "updated_at": self.updated_at,
             "stale": self.stale,
             "drift": self.drift.to_dict(),
+            "versions": [dict(v) for v in self.versions],
         }
 
 
@@ -127,7 +135,7 @@ def _iso_time(value: Any) -> str | None:
 
 def _dataset_info(root: Path, manifest: dict[str, Any]) -> DatasetInfo:
     """The figures of :class:`DatasetInfo` from one manifest (one snapshot)."""
-    from rmqarrow.converters.parquet.manifest import source_drift
+    from rmqarrow.converters.parquet.manifest import dataset_versions, source_drift
     from rmqarrow.converters.parquet.parts import table_parts
 
     listed = manifest.get("parts")
@@ -167,6 +175,10 @@ def _dataset_info(root: Path, manifest: dict[str, Any]) -> DatasetInfo:
         updated_at=_iso_time(updated),
         drift=source_drift(root, manifest=manifest),
         manifest=manifest,
+        versions=[
+            {**v, "time": _iso_time(v["time"] / 1000)}
+            for v in (dataset_versions(root) if delta else [])
+        ],
     )
 
 
@@ -189,6 +201,58 @@ class DatasetStore(OffsetQueries):
     #: of its pinned run that readers read; what writes goes to this location)
     remote: ObjectLocation | None = None
 
+    def __init__(
+        self,
+        target: Target,
+        hash_slot_num: int | None,
+        index_num: int | None,
+        *,
+        as_of: object = None,
+    ) -> None:
+        from rmqarrow.converters.parquet.manifest import read_manifest, snapshot_point
+
+        super().__init__(target, hash_slot_num, index_num)
+        self._tokens: list[contextlib.AbstractContextManager[None]] = []
+        #: the snapshot every verb reads when opened ``as_of`` a version (read once, here)
+        self._snapshot: dict[str, Any] | None = None
+        if as_of is not None:
+            self._snapshot = read_manifest(self.path, as_of=snapshot_point(as_of))
+
+    @property
+    def version(self) -> int | None:
+        """The version this store reads when opened ``as_of`` one (None: each call reads
+        the latest)."""
+        return None if self._snapshot is None else int(self._snapshot["delta"]["version"])
+
+    def _reading(self) -> contextlib.AbstractContextManager[None]:
+        """Where a verb reads: the pinned snapshot, or the latest (read by the verb)."""
+        from rmqarrow.converters.parquet.manifest import pinned_snapshot
+
+        if self._snapshot is None:
+            return contextlib.nullcontext()
+        return pinned_snapshot(self.path, self._snapshot)
+
+    def __enter__(self) -> Self:
+        # inside ``with``, every reader of this dataset reads the pinned snapshot (the
+        # command line's engines too), not only this object's methods
+        reading = self._reading()
+        reading.__enter__()
+        self._tokens.append(reading)
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._tokens:
+            self._tokens.pop().__exit__(None, None, None)
+        super().__exit__(*exc_info)
+
+    def versions(self) -> list[dict[str, Any]]:
+        """The versions of this dataset of Delta tables a reader can open ``as_of``,
+        oldest first (:func:`rmqarrow.converters.parquet.manifest.dataset_versions`)."""
+        from rmqarrow.converters.parquet.manifest import dataset_versions
+
+        self._check_open()
+        return dataset_versions(self.path)
+
     def answers(
         self, queries: Sequence[Any], *, engine: str | None = None, master: str | None = None
     ) -> list[list[int]]:
@@ -196,7 +260,8 @@ class DatasetStore(OffsetQueries):
 
         self._check_open()
         qs = as_queries(queries)
-        answers = answer_with_engine(_sql_engine(engine), self.path, qs, master=master)
+        with self._reading():
+            answers = answer_with_engine(_sql_engine(engine), self.path, qs, master=master)
         note_spaced_keys(qs, answers)
         return answers
 
@@ -211,13 +276,16 @@ class DatasetStore(OffsetQueries):
 
         self._check_open()
         self._check_table(table, columns)
-        return open_dataset(self.path, table).scanner(columns=columns, filter=filter).to_reader()
+        with self._reading():
+            found = open_dataset(self.path, table)
+        return found.scanner(columns=columns, filter=filter).to_reader()
 
     def to_duckdb(self, con: duckdb.DuckDBPyConnection | None = None) -> duckdb.DuckDBPyConnection:
         from rmqarrow.converters.duckdb.sql import connect
 
         self._check_open()
-        return connect(self.path, con=con)
+        with self._reading():
+            return connect(self.path, con=con)
 
     def to_spark(self, spark: SparkSession | None = None) -> SparkSession:
         from rmqarrow.converters.spark.session import get_spark
@@ -225,8 +293,28 @@ class DatasetStore(OffsetQueries):
 
         self._check_open()
         session = spark if spark is not None else get_spark()
-        register_tables(session, self.path)
+        with self._reading():
+            register_tables(session, self.path)
         return session
+
+    def parts(self, table: str, *, as_of: int | datetime | str | None = None) -> list[Path]:
+        """The Parquet files that are ``table`` (absolute paths, sorted): for any reader
+        without Delta support (``spark.read.parquet(*parts)``, ``read_parquet([...])``),
+        which must never read the table's folder (it keeps replaced parts and a killed
+        run's).  On a dataset of Delta tables, those of the pinned run (``as_of``: the run
+        current at that version or time of ``files``); a dataset in the manifest layout
+        keeps no versions and refuses ``as_of``.  Without ``as_of``, the version this store
+        was opened at, else the latest."""
+        from rmqarrow.converters.parquet.manifest import read_manifest, snapshot_point
+        from rmqarrow.converters.parquet.parts import table_parts
+
+        self._check_open()
+        self._check_table(table, None)
+        if as_of is not None:
+            manifest = read_manifest(self.path, as_of=snapshot_point(as_of))
+        else:
+            manifest = self._snapshot or read_manifest(self.path)
+        return table_parts(self.path, table, manifest)
 
     def import_files(
         self,
@@ -245,9 +333,10 @@ class DatasetStore(OffsetQueries):
         self._check_open()
         if options:
             raise UsageError(f"unknown import options {sorted(options)}")
-        return import_dataset(
-            self.path, out_dir, progress=progress, trust=trust, wait=wait, force=force
-        )
+        with self._reading():
+            return import_dataset(
+                self.path, out_dir, progress=progress, trust=trust, wait=wait, force=force
+            )
 
     def convert_to_delta(self, *, wait: bool | float = False) -> bool:
         """Make this dataset's tables Delta tables in place (the parts committed as they
@@ -284,7 +373,8 @@ class DatasetStore(OffsetQueries):
 
         self._check_open()
         try:
-            check_parts(self.path, read_manifest(self.path), full=full)
+            with self._reading():
+                check_parts(self.path, read_manifest(self.path), full=full)
         except DatasetError as exc:
             return DatasetCheck(self.path, [str(exc)])
         return DatasetCheck(self.path)
@@ -296,7 +386,8 @@ class DatasetStore(OffsetQueries):
         from rmqarrow.converters.parquet.manifest import MANIFEST_NAME, read_manifest
 
         self._check_open()
-        manifest = read_manifest(self.path)
+        with self._reading():
+            manifest = read_manifest(self.path)
         try:
             return _dataset_info(self.path.absolute(), manifest)
         except (KeyError, TypeError, ValueError) as exc:  # another writer's odd record

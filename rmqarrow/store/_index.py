@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rmqarrow._paths import is_uri
 from rmqarrow._progress import ProgressCallback
 from rmqarrow.errors import CorruptIndexError, EngineUnavailableError, GeometryError, UsageError
 from rmqarrow.format.detect import Target, require_commitlog
@@ -63,9 +64,9 @@ def refuse_unknown_geometry(health: StoreHealth) -> None:
     size, g = sizes.pop(), health.geometry
     fitted = Geometry.for_size_default_ratio(size)
     hint = (
-        f"--hash-slot-num {fitted.hash_slot_num} --index-num {fitted.index_num} fits"
+        f"hash_slot_num={fitted.hash_slot_num} index_num={fitted.index_num} fits"
         if fitted
-        else "pass the --hash-slot-num and --index-num they were written with"
+        else "pass the hash_slot_num= and index_num= they were written with"
     )
     raise GeometryError(
         f"{health.store}: expected {g.file_size} bytes per file for {g}, found {size} bytes "
@@ -101,11 +102,22 @@ class StoreCheck:
             "files": [
                 {
                     **fh.to_dict(),
-                    "chains": self.chains[fh.name].to_dict() if fh.name in self.chains else None,
+                    "chains": self._chains(fh.name),
                 }
                 for fh in self.health.files
             ],
         }
+
+    #: what only a check against the CommitLog counts: null, not 0, when none was read
+    LOG_COUNTS = ("dangling", "unverified", "expired")
+
+    def _chains(self, name: str) -> dict[str, Any] | None:
+        if name not in self.chains:
+            return None
+        doc = self.chains[name].to_dict()
+        if self.commitlog is None:
+            doc.update(dict.fromkeys(self.LOG_COUNTS))
+        return doc
 
     def _repr_html_(self) -> str:
         """In a notebook: the banner of ``stats --html`` over one row per file."""
@@ -294,7 +306,7 @@ class IndexStore(OffsetQueries):
             raise UsageError(
                 f"{self.index_path}: {len(health.damaged)} damaged file(s) "
                 f"({', '.join(f'{f.name}: {f.status}' for f in health.damaged)}); the "
-                f"{engine} engine reads every file: use --engine native (the native lookup), "
+                f"{engine} engine reads every file: use engine=native (the native lookup), "
                 "which skips them"
             )
         return health.geometry.hash_slot_num, health.geometry.index_num
@@ -445,7 +457,7 @@ class IndexStore(OffsetQueries):
         damaged = health.damaged
         if damaged and self.strict:
             raise CorruptIndexError(
-                f"{len(damaged)} damaged index file(s), refused (strict, --strict): "
+                f"{len(damaged)} damaged index file(s), refused (strict=True): "
                 + "; ".join(f.describe() for f in damaged)
             )
         for fh in damaged:
@@ -457,11 +469,19 @@ class IndexStore(OffsetQueries):
         if not health.healthy:
             raise UsageError(f"{self.index_path}: no healthy index files to export")
         g = health.geometry
-        if engine == "spark" and delta:
+        if engine == "spark" and (delta or is_uri(dest)):
             raise UsageError(
-                "the spark exporter writes the _rmqarrow.json layout: export with the local "
+                "the spark exporter writes the _rmqarrow.json layout on local disk: export with the local "
                 "engine for Delta tables, or convert the dataset afterwards"
             )
+        if engine == "spark" and overwrite:
+            from rmqarrow.converters.delta.layout import is_delta_dataset
+
+            if is_delta_dataset(dest):
+                raise UsageError(
+                    f"{dest}: a dataset of Delta tables; the spark exporter would replace it "
+                    "and its versions: export with the local engine (one more version)"
+                )
         if engine == "spark":
             from rmqarrow.converters.parquet.manifest import read_manifest
 
@@ -524,6 +544,7 @@ class IndexStore(OffsetQueries):
         reexport_changed: bool = False,
         wait: bool | float = False,
         delta: bool = False,
+        duckdb_file: str | os.PathLike[str] | None = None,
     ) -> SyncResult:
         """Bring the dataset at ``dest`` up to this store at the cost of what changed
         (an incremental export; a missing ``dest`` is exported whole): new files and the
@@ -534,17 +555,23 @@ class IndexStore(OffsetQueries):
         (:class:`~rmqarrow.errors.StoreChangedError`) or, with ``reexport_changed``,
         exported whole again.  ``commitlog`` also appends the ``messages`` table from
         where the last run stopped.  A dataset of Delta tables takes each run as one
-        commit; ``delta`` exports a missing ``dest`` as one.  Returns what changed
-        (:class:`rmqarrow.converters.parquet.incremental.SyncResult`)."""
+        commit; ``delta`` exports a missing ``dest`` as one.  ``duckdb_file``: the DuckDB
+        database file over ``dest`` (:func:`rmqarrow.converters.duckdb.save_database`) is
+        written again when the run changed the dataset (or it is missing), so it stays
+        current; a file rmqarrow did not write is refused before the run.  Returns what
+        changed (:class:`rmqarrow.converters.parquet.incremental.SyncResult`)."""
         from rmqarrow.converters.parquet.incremental import sync_store
 
         self._check_open()
-        return sync_store(
+        _check_duckdb_file(duckdb_file)
+        result = sync_store(
             self.index_path,
             dest,
             delta=delta,
             **self._sync_options(commitlog, prune_deleted, reexport_changed, wait),
         )
+        _refresh_duckdb_file(dest, duckdb_file, result)
+        return result
 
     def follow(
         self,
@@ -557,16 +584,20 @@ class IndexStore(OffsetQueries):
         reexport_changed: bool = False,
         wait: bool | float = False,
         delta: bool = False,
+        duckdb_file: str | os.PathLike[str] | None = None,
     ) -> Iterator[SyncResult]:
         """:meth:`sync` every ``interval`` seconds until ``stop`` is set, each round's
         result yielded; a round always completes, so the dataset is consistent whenever
-        the loop ends (set ``stop`` from a signal handler to end it between rounds)."""
+        the loop ends (set ``stop`` from a signal handler to end it between rounds).
+        ``duckdb_file``: refreshed after each round that changed the dataset, as
+        :meth:`sync` does."""
         from rmqarrow.converters.parquet.incremental import follow_store
 
         self._check_open()
         if not interval > 0:
             raise UsageError(f"interval must be > 0 seconds, got {interval}")
-        return follow_store(
+        _check_duckdb_file(duckdb_file)
+        rounds = follow_store(
             self.index_path,
             dest,
             interval=interval,
@@ -574,6 +605,9 @@ class IndexStore(OffsetQueries):
             delta=delta,
             **self._sync_options(commitlog, prune_deleted, reexport_changed, wait),
         )
+        if duckdb_file is None:
+            return rounds
+        return _refreshing(rounds, dest, duckdb_file)
 
     def _sync_options(
         self,
@@ -586,7 +620,7 @@ class IndexStore(OffsetQueries):
         damaged = health.damaged
         if damaged and self.strict:
             raise CorruptIndexError(
-                f"{len(damaged)} damaged index file(s), refused (strict, --strict): "
+                f"{len(damaged)} damaged index file(s), refused (strict=True): "
                 + "; ".join(f.describe() for f in damaged)
             )
         for fh in damaged:
@@ -669,3 +703,30 @@ class IndexStore(OffsetQueries):
             if self._service is not None:
                 self._service.close()
                 self._service = None
+
+
+def _check_duckdb_file(duckdb_file: str | os.PathLike[str] | None) -> None:
+    """Refuse, before any run, a database file that rmqarrow may not replace."""
+    if duckdb_file is not None:
+        from rmqarrow.converters.duckdb.dbfile import check_target
+
+        check_target(Path(duckdb_file).absolute(), overwrite=False)
+
+
+def _refresh_duckdb_file(
+    dest: str | os.PathLike[str], duckdb_file: str | os.PathLike[str] | None, result: SyncResult
+) -> None:
+    if duckdb_file is None or not (result.changed or not Path(duckdb_file).exists()):
+        return
+    from rmqarrow.converters.duckdb.dbfile import save_database
+
+    saved = save_database(dest, duckdb_file)
+    _log.info("refreshed the DuckDB file %s (%d Parquet parts)", saved.path, saved.parts)
+
+
+def _refreshing(
+    rounds: Iterator[SyncResult], dest: str | os.PathLike[str], duckdb_file: str | os.PathLike[str]
+) -> Iterator[SyncResult]:
+    for result in rounds:
+        _refresh_duckdb_file(dest, duckdb_file, result)
+        yield result

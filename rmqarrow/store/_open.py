@@ -26,6 +26,7 @@ def open_store(
     index: str | None = None,
     max_msgs_num_batch: int | None = None,
     max_query_days: int | None = None,
+    as_of: object = None,
 ) -> Store:
     """Open what ``path`` holds, read-only, as a :class:`~rmqarrow.store.Store`.
 
@@ -42,6 +43,12 @@ def open_store(
     ``rocksdbstore/`` opens its IndexFiles unless ``index="rocksdb"`` (``index="indexfile"``
     insists on the IndexFiles).  ``max_msgs_num_batch`` and ``max_query_days`` are the
     broker's ``maxMsgsNumBatch`` and ``maxRocksDBIndexQueryDays`` (defaults 64 and 7).
+
+    ``as_of`` opens an older version of an exported dataset of Delta tables: a version
+    (an int, as :meth:`~rmqarrow.store.DatasetStore.versions` lists them) or a time (a
+    ``datetime``, or ISO 8601 text: the run that was current then); every method of the
+    store, and every engine inside ``with store:``, then reads that version.  Refused
+    for anything else, and for a version that does not exist or was vacuumed.
     """
     if index not in (None, "indexfile", "rocksdb"):
         raise UsageError(f"index must be 'indexfile' or 'rocksdb', got {index!r}")
@@ -52,6 +59,11 @@ def open_store(
         if isinstance(where, ObjectLocation):
             return _object_dataset(where)
     target = detect(path)
+    if as_of is not None and target.kind not in ("dataset", "missing"):
+        raise InvalidValueError(
+            f"{target.path}: {describe(target)}; as_of reads an older version of an "
+            "exported dataset of Delta tables"
+        )
     rocksdb_options = {
         k: v
         for k, v in (("max_msgs_num_batch", max_msgs_num_batch), ("max_query_days", max_query_days))
@@ -76,7 +88,7 @@ def open_store(
     if target.kind == "tiered_dataset":
         return TieredDatasetStore(target, None, None)
     if target.kind == "dataset":
-        return DatasetStore(target, None, None)
+        return DatasetStore(target, None, None, as_of=as_of)
     if target.is_index:
         return IndexStore(_index_target(target), hash_slot_num, index_num, strict=strict)
     if target.kind == "commitlog_dir":

@@ -39,11 +39,14 @@ def test_export_refuses_existing_then_overwrites(
     golden: GoldenSet, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     ds = tmp_path / "ds"
-    ds.mkdir()
+    ds.mkdir()  # an empty folder is a place to write: nothing in it to lose
+    assert main(["export", str(golden.store_dir), str(ds), *_geo(golden)]) == 0
+    before = sorted(p.name for p in ds.rglob("*"))
+    capsys.readouterr()
     assert main(["export", str(golden.store_dir), str(ds), *_geo(golden)]) == 1
     err = capsys.readouterr().err
     assert "already exists" in err and "--overwrite" in err
-    assert list(ds.iterdir()) == []
+    assert sorted(p.name for p in ds.rglob("*")) == before
     assert main(["export", str(golden.store_dir), str(ds), *_geo(golden), "--overwrite"]) == 0
     assert (ds / MANIFEST_NAME).is_file()
 

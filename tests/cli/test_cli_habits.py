@@ -109,10 +109,10 @@ def test_a_read_only_session_loads_no_extension_and_keeps_no_secret(
     query = "SELECT " + ", ".join(f"current_setting('{s}') AS {s}" for s in settings)
     status, out, err = run(capsys, "sql", str(small), query, "--json")
     assert status == 0, err
-    assert json.loads(out) == [dict.fromkeys(settings, False)]
+    assert json.loads(out)["rows"] == [dict.fromkeys(settings, False)]
     status, out, err = run(capsys, "sql", str(small), query, "--json", "--allow-write")
     assert status == 0, err
-    assert json.loads(out)[0]["autoload_known_extensions"] is True  # DuckDB's default
+    assert json.loads(out)["rows"][0]["autoload_known_extensions"] is True  # DuckDB's default
 
 
 def test_sql_reads_without_allow_write_and_writes_with_it(
@@ -203,7 +203,7 @@ def test_jsonl_prints_one_object_a_line(
     assert status == 0 and len(rows) == 150
     assert set(rows[0]) >= {"file_name", "position", "key_hash", "phy_offset"}
     status, out, _ = run(capsys, "sql", str(small), "SELECT * FROM entries", "--json")
-    assert json.loads(out) == rows  # the same rows as --json's array
+    assert json.loads(out)["rows"] == rows  # the same rows as --json's array
     status, out, _ = run(capsys, "sql", str(small), "SELECT 1 AS a WHERE false", "--jsonl")
     assert status == 0 and out == ""  # no rows: no lines
     status, out, _ = run(capsys, "info", str(small), "--jsonl")

@@ -47,7 +47,9 @@ def test_info_store_table_and_json(capsys: pytest.CaptureFixture[str]) -> None:
     # no note repeats it (a guess is noted: test_geometry_note_when_the_fit_is_a_guess)
     assert "geometry 100 slots x 400" in out and "does not fit the defaults" not in err
     status, out, _ = run(capsys, "info", str(BASIC.store_dir), "--json")
-    infos = json.loads(out)
+    doc = json.loads(out)
+    assert doc["schema"] == "rmqarrow.info.index-store/1"
+    infos = doc["files"]
     assert [i["entries"] for i in infos] == [399, 1]
     assert infos[0]["fill_ratio"] == 1.0 and infos[0]["write_full"] is True
 
@@ -88,8 +90,10 @@ def test_query_batch_json(capsys: pytest.CaptureFixture[str]) -> None:
     status, out, err = run(
         capsys, "query", str(BASIC.store_dir), "--queries", str(BASIC.queries_path), "--json"
     )
-    assert status == 0 and [a["phy_offsets"] for a in json.loads(out)] == BASIC.expected
-    assert [a["key"] for a in json.loads(out)] == [q.key for q in BASIC.queries]
+    doc = json.loads(out)
+    assert status == 0 and doc["schema"] == "rmqarrow.query.batch/1"
+    assert [a["phy_offsets"] for a in doc["answers"]] == BASIC.expected
+    assert [a["key"] for a in doc["answers"]] == [q.key for q in BASIC.queries]
     assert "does not fit the defaults" not in err  # fitted, and confirmed by the files
 
 

@@ -95,7 +95,8 @@ def test_info_on_a_fresh_dataset(
     # the Python API answers the same, typed
     with rmqarrow.open(ds) as opened:
         info = opened.info()
-        assert info.to_dict() == doc and info.manifest["tables"] == manifest["tables"]
+        assert {"schema": "rmqarrow.info.dataset/1", **info.to_dict()} == doc
+        assert info.manifest["tables"] == manifest["tables"]
 
     status, out, _ = run(capsys, "info", str(ds), "--jsonl")
     assert status == 0 and out.count("\n") == 1 and json.loads(out) == doc

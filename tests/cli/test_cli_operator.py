@@ -382,7 +382,7 @@ def test_truncated_newest_file_answers_as_the_store_without_it(
     status2, out2, err2 = run(capsys, "query", str(without), "--queries", str(tsv), "--json")
     assert status == status2 == 0
     assert json.loads(out) == json.loads(out2)
-    assert any(a["phy_offsets"] for a in json.loads(out))
+    assert any(a["phy_offsets"] for a in json.loads(out)["answers"])
     assert newest.name in err and "truncated" in err and newest.name not in err2
     # single keys too, and verify, which uses the healthy files and names the skipped one
     for q in queries[:20]:
@@ -415,8 +415,9 @@ def test_info_lists_every_file_with_its_status(
     assert f"2 of {len(files)} files damaged:\n- query, export and verify skip the 2" in out
     status, out, err = run(capsys, "info", str(store), "--json")
     assert status == 1
-    assert [i["status"] for i in json.loads(out)].count("ok") == len(files) - 2
-    assert [i["skipped_by_readers"] for i in json.loads(out)].count(True) == 2
+    infos = json.loads(out)["files"]
+    assert [i["status"] for i in infos].count("ok") == len(files) - 2
+    assert [i["skipped_by_readers"] for i in infos].count(True) == 2
     status, _, err = run(capsys, "query", str(store), "--key", gen.keys[0], "--strict")
     assert status == 1
     one_error(err, "--strict", files[-1].name, files[2].name)

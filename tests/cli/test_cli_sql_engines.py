@@ -115,7 +115,7 @@ def test_a_damaged_commitlog_fails_only_what_reads_it(
     files = len(list((store / "index").iterdir()))
     assert status == 0 and out.split()[-1] == str(files), (out, err)
     status, out, _ = run(capsys, "sql", str(store), "SELECT count(*) AS n FROM entries", "--json")
-    assert status == 0 and json.loads(out)[0]["n"] > 0
+    assert status == 0 and json.loads(out)["rows"][0]["n"] > 0
     status, out, err = run(capsys, "stats", str(store), "--json")
     assert status == 0 and json.loads(out)["summary"]
     if not readable:
@@ -138,7 +138,9 @@ def test_results_stream_in_blocks_and_read_as_one(
     store = str(ws / "store")
     query = "SELECT file_name, position FROM entries ORDER BY position"
     status, out, _ = run(capsys, "sql", store, query, "--json")
-    rows = json.loads(out)
+    doc = json.loads(out)
+    assert doc["columns"] == ["file_name", "position"]
+    rows = doc["rows"]
     assert (
         status == 0
         and len(rows) > 4096
@@ -157,7 +159,7 @@ def test_results_stream_in_blocks_and_read_as_one(
     status, out, _ = run(capsys, "sql", store, "SET enable_progress_bar = false", "--allow-write")
     assert status == 0 and out == ""
     status, out, _ = run(capsys, "sql", store, "SELECT * FROM files WHERE false", "--json")
-    assert status == 0 and json.loads(out) == []
+    assert status == 0 and json.loads(out)["rows"] == []
 
 
 # -- Ctrl-C and memory limits ------------------------------------------------------------

@@ -74,6 +74,16 @@ def _messages(spark: Any, step: dict[str, Any]) -> dict[str, Any]:
     return {"rows": table.num_rows, "partitions": df.rdd.getNumPartitions()}
 
 
+def _parquet_sql(spark: Any, step: dict[str, Any]) -> dict[str, Any]:
+    """Plain Spark, no rmqarrow: each table read from its list of Parquet files, then SQL."""
+    for table, files in step["tables"].items():
+        spark.read.parquet(*files).createOrReplaceTempView(table)
+    return {
+        name: [list(r) for r in spark.sql(sql).collect()]
+        for name, sql in step["statements"].items()
+    }
+
+
 def main() -> int:
     spec = json.loads(Path(sys.argv[1]).read_text())
     os.chdir(spec["cwd"])
@@ -94,6 +104,8 @@ def main() -> int:
                 res = _bulk(spark, step)
             elif step["kind"] == "messages":
                 res = _messages(spark, step)
+            elif step["kind"] == "parquet_sql":
+                res = _parquet_sql(spark, step)
             else:
                 raise ValueError(f"unknown step kind {step['kind']!r}")
         except Exception as exc:

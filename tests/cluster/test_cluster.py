@@ -261,7 +261,7 @@ def test_query_relative_store_path(main_run: dict[str, Any]) -> None:
 def test_sql(main_run: dict[str, Any]) -> None:
     step = _ok(main_run, "sql")
     g = golden_set("basic")
-    assert json.loads(step["stdout"]) == [{"n": len(g.puts), "f": len(g.files)}]
+    assert json.loads(step["stdout"])["rows"] == [{"n": len(g.puts), "f": len(g.files)}]
 
 
 def test_verify(main_run: dict[str, Any]) -> None:

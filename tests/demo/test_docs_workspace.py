@@ -42,7 +42,10 @@ def test_docs_workspace_holds_every_example_path(
 def test_docs_workspace_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     status, out, err = run(capsys, "demo", "--docs-workspace", str(tmp_path / "w"), "--json")
     assert status == 0, err
-    assert json.loads(out) == {n: str(tmp_path / "w" / n) for n in DOCS_WORKSPACE}
+    assert json.loads(out) == {
+        "schema": "rmqarrow.demo.docs-workspace/1",
+        **{n: str(tmp_path / "w" / n) for n in DOCS_WORKSPACE},
+    }
 
 
 def test_docs_workspace_refuses_a_directory_with_anything_in_it(

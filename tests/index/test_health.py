@@ -38,7 +38,7 @@ def test_truncated_newest_is_left_out_and_geometry_from_the_rest(tmp_path: Path)
     with service:
         assert [f.path for f in service.files] == paths[:-1]
         assert [f.path for f in service.skipped] == [paths[-1]]
-    with pytest.raises(CorruptIndexError, match="--strict"):
+    with pytest.raises(CorruptIndexError, match="strict=True"):
         open_healthy(tmp_path / "s", strict=True)
 
 

@@ -127,7 +127,7 @@ def _ours(capsys: pytest.CaptureFixture[str], store: Path, c: Crash, tmp: Path) 
     tsv.write_text("".join(f"{t}#{u}\t64\n" for t, u, _ in c.acked), encoding="utf-8")
     status, out, err = run(capsys, "query", str(store), "--queries", str(tsv), "--json")
     assert status == 0, err
-    rows = json.loads(out)
+    rows = json.loads(out)["answers"]
     for r in rows:  # never an offset the client was not told of
         assert set(r["phy_offsets"]) <= {p for _, _, p in c.acked} | _unacked(c), r
     return [p in r["phy_offsets"] for r, (_, _, p) in zip(rows, c.acked, strict=True)]

@@ -365,7 +365,7 @@ def rmqarrow_answers_on(
         capsys, "query", str(target), "--engine", engine, "--queries", str(tsv), "--json"
     )
     assert status == 0, err
-    rows = json.loads(out)
+    rows = json.loads(out)["answers"]
     assert [r["key"] for r in rows] == [index_key(q) for q in queries]
     return [list(r["phy_offsets"]) for r in rows]
 

@@ -77,7 +77,7 @@ def test_index_files_of_the_live_store_roll_and_are_healthy(
 ) -> None:
     status, out, err = run(capsys, "info", str(live.store), "--json")
     assert status == 0, err
-    files = json.loads(out)
+    files = json.loads(out)["files"]
     assert len(files) >= 3
     assert all(f["status"] == "ok" for f in files)
 

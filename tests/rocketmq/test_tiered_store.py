@@ -275,9 +275,9 @@ def _cli_answers(
     )
     status, out, err = run(capsys, "query", str(folder), "--queries", str(tsv), "--json")
     assert status == 0, err
-    rows = json.loads(out)
+    rows = json.loads(out)["answers"]
     assert len(rows) == len(queries)
-    return [{(r["queue_id"], r["offset"]) for r in row} for row in rows]
+    return [{(r["queue_id"], r["offset"]) for r in row["items"]} for row in rows]
 
 
 def _items(path: Path) -> list[tuple[int, int, int, int]]:
@@ -480,7 +480,7 @@ def test_cli_and_check_on_the_live_segments(live: Tier, capsys: pytest.CaptureFi
     for folder, form in ((live.segments, "compacted"), (live.local, "unsealed")):
         status, out, err = run(capsys, "info", str(folder), "--json")
         assert status == 0, err
-        files = json.loads(out)
+        files = json.loads(out)["files"]
         assert files and all(f["form"].startswith(form) for f in files)
         status, out, err = run(capsys, "check", str(folder))
         assert status == 0, out + err

@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from json_shapes import shaped
 from rocksdb_golden_data import ALL_ROCKSDB
 from rocksdb_live import Writer, damaged, lock_holders, make_db, snapshot
 
@@ -94,13 +95,13 @@ def test_build_check_export_sql(capsys: pytest.CaptureFixture[str], tmp_path: Pa
     status, out, _ = run(
         capsys, "build", str(root), "--from-commitlog", str(root), "--index", "rocksdb", "--json"
     )
-    assert status == 0 and json.loads(out)["records"] == 20 * 4
+    assert status == 0 and shaped(out, "build.rocksdb")["records"] == 20 * 4
     assert (root / "rocksdbstore" / "CURRENT").is_file()
     status, out, _ = run(capsys, "check", str(root), "--json")
-    doc = json.loads(out)
+    doc = shaped(out, "check.rocksdb")
     assert status == 0 and doc["ok"] and doc["commitlog_span"] is not None
     status, out, _ = run(capsys, "export", str(root), str(tmp_path / "ds"), "--json")
-    assert status == 0 and json.loads(out)["records"] == 80
+    assert status == 0 and shaped(out, "export.rocksdb")["records"] == 80
     status, out, _ = run(
         capsys,
         "sql",
@@ -108,11 +109,11 @@ def test_build_check_export_sql(capsys: pytest.CaptureFixture[str], tmp_path: Pa
         "SELECT key AS tag, count(*) AS n FROM rocksdb_records WHERE type = 'T' GROUP BY key",
         "--json",
     )
-    assert status == 0 and json.loads(out) == [{"tag": "TagA", "n": 20}]
+    assert status == 0 and json.loads(out)["rows"] == [{"tag": "TagA", "n": 20}]
     status, out, _ = run(
         capsys, "stats", str(root), "--json", "--between", "1749128400000", "1749128460000"
     )
-    assert status == 0 and len(json.loads(out)["between"]) == 2 * 4
+    assert status == 0 and len(shaped(out, "stats.rocksdb")["between"]) == 2 * 4
     report = tmp_path / "r.html"  # the page draws IndexFile analyses: refused, not ignored
     status, _, err = run(capsys, "stats", str(root), "--html", str(report))
     assert status == 2 and not report.exists()
@@ -186,7 +187,7 @@ def test_read_commands_leave_a_live_broker_directory_untouched(
         status, out, _ = run(
             capsys, "sql", root, "SELECT count(*) AS n FROM rocksdb_records", "--json"
         )
-        assert json.loads(out) == [{"n": 40 * 2 + 25}]  # the writer's WAL included
+        assert json.loads(out)["rows"] == [{"n": 40 * 2 + 25}]  # the writer's WAL included
         writer.send("w 5")
     finally:
         writer.stop()

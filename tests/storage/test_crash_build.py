@@ -116,8 +116,8 @@ def test_repair_gives_the_bytes_of_the_committed_prefix(
     f = IndexFile.open(path, 16, 2000, writable=True)
     assert f.repaired is not None and "rolled back" in f.repaired
     f.close()
-    # the same builds up to the committed count, uninterrupted (a resume puts the record
-    # at the header's end offset again, as RocketMQ does: records 19.. follow 0..19)
+    # the same builds up to the committed count, uninterrupted (a resume starts after the
+    # record at the header's end offset, which is whole: records 20.. follow 0..19)
     resumed = (count - 1 - 40) // 2
     assert resumed > 0
     ref = tmp_path / "ref"
@@ -126,7 +126,7 @@ def test_repair_gives_the_bytes_of_the_committed_prefix(
         "build",
         ref,
         "--from",
-        write_csv(tmp_path / "r.csv", records(resumed, 19)),
+        write_csv(tmp_path / "r.csv", records(resumed, 20)),
         *big,
     ).check_returncode()
     (ref_path,) = list_index_files(ref)

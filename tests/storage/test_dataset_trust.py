@@ -127,4 +127,4 @@ def test_null_and_nan_print_as_json_null(tmp_path: Path) -> None:
     ds = _dataset(tmp_path)
     done = cli("sql", ds, "SELECT 'nan'::DOUBLE AS x, NULL::DOUBLE AS y", "--json")
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout) == [{"x": None, "y": None}]
+    assert json.loads(done.stdout)["rows"] == [{"x": None, "y": None}]

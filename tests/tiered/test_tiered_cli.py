@@ -124,7 +124,7 @@ def test_batch_query_with_engine(tmp_path: Path, capsys: pytest.CaptureFixture[s
             == 0
         )
         outs.append(json.loads(capsys.readouterr().out))
-    assert outs[0] == outs[1] and len(outs[0]) == 20
+    assert outs[0] == outs[1] and len(outs[0]["answers"]) == 20
 
 
 def test_export_import_check_verify(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -276,9 +276,45 @@ def test_vacuum_deletes_what_no_kept_run_reads(tmp_path: Path) -> None:
     _export(g, fresh)
     assert _rows(ds) == _rows(fresh)
     assert dataset.check(full=True).ok
-    with pytest.raises(DatasetError, match="unreadable"):  # the first run is gone
-        table_parts(ds, "files", read_manifest(ds, as_of=0))
+    # the first run is gone: refused naming the versions that can still be read
+    with pytest.raises(InvalidValueError, match=r"version 0 was vacuumed.* can be read: 2$"):
+        read_manifest(ds, as_of=0)
     old = tmp_path / "old"
     _export(g, old)
     with pytest.raises(DatasetError, match="convert it first"):
         rmqarrow.open(old).vacuum()
+
+
+_OVERWRITE = """
+import sys
+from rmqarrow.converters.parquet.export import export_store
+export_store(sys.argv[1], sys.argv[2], overwrite=True, hash_slot_num=int(sys.argv[3]),
+             index_num=int(sys.argv[4]))
+"""
+
+
+@pytest.mark.parametrize("crash", ["delta:replaced-parts", "delta:table", "delta:pinned"])
+def test_an_overwrite_killed_at_every_step_converges_and_keeps_history(
+    tmp_path: Path, crash: str
+) -> None:
+    g = build_generated(tmp_path / "g", MESSAGES)
+    ds = tmp_path / "ds"
+    export_store(g.store, ds, hash_slot_num=g.hash_slot_num, index_num=g.index_num, delta=True)
+    before = _rows(ds)
+    _append(g, 1000, 150)
+    args = [str(g.store), str(ds), str(g.hash_slot_num), str(g.index_num)]
+    env = {**os.environ, "RMQARROW_CRASH_AT": crash}
+    done = subprocess.run([sys.executable, "-c", _OVERWRITE, *args], env=env, timeout=300)
+    assert done.returncode == -signal.SIGKILL
+    landed = crash == "delta:pinned"
+    assert (_rows(ds) == before) != landed  # the old export whole, or the new one whole
+    assert is_delta_dataset(ds)
+    _sync(g, ds)  # the next run converges: it removes or restores what the kill left
+    fresh = tmp_path / "fresh"
+    _export(g, fresh)
+    assert _rows(ds) == _rows(fresh)
+    old = rmqarrow.open(ds, as_of=0)
+    assert {t: old.scan(t).read_all().num_rows for t in TABLES} == before
+    snap = open_snapshot(ds)
+    for t in TABLES:  # no orphan left visible to a plain Delta reader
+        assert set(DeltaTable(str(ds / t)).file_uris()) == set(snap.files(t)), t

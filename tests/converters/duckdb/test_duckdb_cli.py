@@ -35,7 +35,7 @@ def test_sql_one_query_table_json_csv(capsys: pytest.CaptureFixture[str]) -> Non
     stmt = "SELECT phy_offset FROM index_lookup('Aa', 5) ORDER BY ordinal"
     status, out, _ = _run(capsys, "sql", str(G.store_dir), stmt, "--json", *GEOM)
     assert status == 0
-    assert [r["phy_offset"] for r in json.loads(out)] == want
+    assert [r["phy_offset"] for r in json.loads(out)["rows"]] == want
     status, out, _ = _run(capsys, "sql", str(G.store_dir), stmt, "--csv", *GEOM)
     assert out.splitlines() == ["phy_offset", *map(str, want)]
     status, out, _ = _run(capsys, "sql", str(G.store_dir), stmt, *GEOM)
@@ -217,4 +217,4 @@ def test_sql_engine_spark_runs_for_real(capsys: pytest.CaptureFixture[str], spar
         *GEOM,
     )
     assert status == 0, err
-    assert json.loads(out) == [{"n": 150}]
+    assert json.loads(out)["rows"] == [{"n": 150}]

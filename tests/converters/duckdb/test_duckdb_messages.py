@@ -272,7 +272,7 @@ def test_cli(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
         str(COMMITLOG),
         *GEOM_ARGS,
     )
-    assert status == 0 and json.loads(out) == [{"n": 300}]
+    assert status == 0 and json.loads(out)["rows"] == [{"n": 300}]
     status, out = _run(
         capsys, "stats", str(G.store_dir), "--json", "--commitlog", str(COMMITLOG), *GEOM_ARGS
     )
@@ -293,7 +293,7 @@ def test_cli(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     )
     assert status == 0 and json.loads(out)["messages"] == 300
     status, out = _run(capsys, "sql", str(dataset), "SELECT count(*) AS n FROM messages", "--json")
-    assert status == 0 and json.loads(out) == [{"n": 300}]
+    assert status == 0 and json.loads(out)["rows"] == [{"n": 300}]
 
 
 def test_expected_keys_sql_hashes_like_the_engine(con: duckdb.DuckDBPyConnection) -> None:

@@ -129,4 +129,4 @@ def test_cli_sql_spark_commitlog(spark: Any, capsys: pytest.CaptureFixture[str])
         ]
     )
     out, _ = capsys.readouterr()
-    assert status == 0 and json.loads(out) == [{"n": 300}]
+    assert status == 0 and json.loads(out)["rows"] == [{"n": 300}]
