@@ -505,7 +505,7 @@ def delta_manifest(
 
         missing = missing_files(snap)
         if missing:
-            raise _vacuumed(Path(dataset_dir).absolute(), snap.version, missing)
+            raise _vacuumed(Path(str(dataset_dir)).absolute(), snap.version, missing)
     record = snap.pin.get("source")
     manifest: dict[str, Any] = dict(record) if isinstance(record, dict) else {}
     parts = []
@@ -538,6 +538,11 @@ def read_manifest(
     pinned = pinned_manifest(where) if as_of is None else None
     if pinned is not None:
         return pinned
+    if as_of is not None and isinstance(where, ObjectLocation):
+        raise InvalidValueError(
+            f"{where}: as_of reads datasets on local disk only for now (on object storage, "
+            "the latest version)"
+        )
     if is_delta_dataset(where):
         path = where / PIN_TABLE / LOG_DIR
         manifest: Any = delta_manifest(where, as_of)

@@ -471,8 +471,9 @@ class IndexStore(OffsetQueries):
         g = health.geometry
         if engine == "spark" and (delta or is_uri(dest)):
             raise UsageError(
-                "the spark exporter writes the _rmqarrow.json layout on local disk: export with the local "
-                "engine for Delta tables, or convert the dataset afterwards"
+                "the spark exporter writes the _rmqarrow.json layout on local disk: export "
+                "with the local engine for Delta tables (and object storage), or convert the "
+                "dataset afterwards"
             )
         if engine == "spark" and overwrite:
             from rmqarrow.converters.delta.layout import is_delta_dataset
