@@ -252,14 +252,22 @@ def pin_history(dataset: str | os.PathLike[str], *, pin_table: str = PIN_TABLE) 
     return out
 
 
+def _gone(path: str) -> bool:
+    """Whether a data file a snapshot lists is gone (local, or on object storage)."""
+    where = dataset_location(path.removeprefix("file://"))
+    if isinstance(where, ObjectLocation):
+        from pyarrow import fs as pafs
+
+        fs, inner = where.filesystem()
+        return bool(fs.get_file_info(inner).type == pafs.FileType.NotFound)
+    return not where.is_file()
+
+
 def missing_files(snapshot: Snapshot) -> list[str]:
     """The data files ``snapshot`` lists that are gone (a vacuum deleted them): a
     snapshot with any cannot be read."""
     return [
-        path
-        for table in sorted(snapshot.versions)
-        for path in snapshot.files(table)
-        if not Path(path.removeprefix("file://")).is_file()
+        path for table in sorted(snapshot.versions) for path in snapshot.files(table) if _gone(path)
     ]
 
 

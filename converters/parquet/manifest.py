@@ -538,11 +538,6 @@ def read_manifest(
     pinned = pinned_manifest(where) if as_of is None else None
     if pinned is not None:
         return pinned
-    if as_of is not None and isinstance(where, ObjectLocation):
-        raise InvalidValueError(
-            f"{where}: as_of reads datasets on local disk only for now (on object storage, "
-            "the latest version)"
-        )
     if is_delta_dataset(where):
         path = where / PIN_TABLE / LOG_DIR
         manifest: Any = delta_manifest(where, as_of)

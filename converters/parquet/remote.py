@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from rmqarrow.converters.delta.layout import LOG_DIR
-from rmqarrow.converters.parquet.manifest import read_manifest
+from rmqarrow.converters.parquet.manifest import read_manifest, snapshot_point
 
 from rmqarrow._paths import ObjectLocation, dataset_location
 from rmqarrow.errors import DatasetError
@@ -43,14 +43,19 @@ def _copy(src: ObjectLocation, dest: Path) -> None:
 
 
 @contextmanager
-def local_snapshot(dataset: str | os.PathLike[str] | ObjectLocation) -> Iterator[Path]:
+def local_snapshot(
+    dataset: str | os.PathLike[str] | ObjectLocation, as_of: object = None
+) -> Iterator[Path]:
     """``dataset`` as a local folder: itself when local, else a temporary copy of its
-    pinned run (see the module), deleted on exit."""
+    pinned run (see the module), deleted on exit.  ``as_of``: of the run pinned at that
+    version or time instead of the latest (the copy's logs end there, so the copy's latest
+    is that run)."""
     where = dataset_location(dataset)
     if not isinstance(where, ObjectLocation):
         yield where
         return
-    manifest = read_manifest(where)
+    point = None if as_of is None else snapshot_point(as_of)
+    manifest = read_manifest(where, as_of=point)
     versions = {str(t): int(v) for t, v in manifest["delta"]["versions"].items()}
     with tempfile.TemporaryDirectory(prefix="rmqarrow-snapshot-") as tmp:
         root = Path(tmp) / where.name

@@ -515,12 +515,9 @@ def _object_dataset(args: argparse.Namespace, stack: contextlib.ExitStack) -> No
     from rmqarrow._paths import is_uri
 
     if is_uri(args.target):
-        if getattr(args, "as_of", None) is not None:
-            raise UsageError(
-                f"{args.target}: --as-of reads local datasets only for now; on object "
-                "storage the latest version is read"
-            )
-        args.target = str(stack.enter_context(rmqarrow.open(args.target)).path)
+        # the copy is of the version asked for: read as its latest
+        store = stack.enter_context(rmqarrow.open(args.target, as_of=args.as_of))
+        args.target, args.as_of = str(store.path), None
 
 
 def _run_sql(args: argparse.Namespace) -> int:

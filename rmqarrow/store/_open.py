@@ -57,7 +57,7 @@ def open_store(
     if is_uri(path):
         where = dataset_location(path)  # any scheme but object storage's refused
         if isinstance(where, ObjectLocation):
-            return _object_dataset(where)
+            return _object_dataset(where, as_of)
     target = detect(path)
     if as_of is not None and target.kind not in ("dataset", "missing"):
         raise InvalidValueError(
@@ -99,13 +99,14 @@ def open_store(
     )
 
 
-def _object_dataset(where: ObjectLocation) -> Store:
-    """The dataset at ``where`` (object storage), over a local copy of its pinned run."""
+def _object_dataset(where: ObjectLocation, as_of: object = None) -> Store:
+    """The dataset at ``where`` (object storage), over a local copy of its pinned run (of
+    the run pinned ``as_of`` a version or time, when given)."""
     from rmqarrow.converters.parquet.remote import local_snapshot
 
     stack = ExitStack()
     try:
-        local = stack.enter_context(local_snapshot(where))
+        local = stack.enter_context(local_snapshot(where, as_of))
         target = detect(local)
         if target.kind != "dataset":
             raise UsageError(f"{where}: {describe(target)}; expected an exported dataset")

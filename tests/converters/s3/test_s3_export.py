@@ -74,6 +74,26 @@ def test_existing_s3_dataset_is_kept_or_replaced_in_a_new_version(
     assert not {r["path"] for r in second["parts"]} & {r["path"] for r in first["parts"]}
     # the first run stays readable as of its version
     assert read_manifest(uri, as_of=first["delta"]["version"])["parts"] == first["parts"]
+    # and opened (or asked with --as-of) at it, the local copy is of that run
+    import rmqarrow
+
+    with rmqarrow.open(uri, as_of=first["delta"]["version"]) as store:
+        copied = read_manifest(store.path)
+        assert [r["path"] for r in copied["parts"]] == [r["path"] for r in first["parts"]]
+
+
+def test_sql_as_of_on_s3(
+    generated: GeneratedStore, s3_bucket: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    uri = f"{s3_bucket}/asof"
+    _export(generated, uri)
+    _export(generated, uri, overwrite=True)
+    query = "SELECT count(*) AS n FROM entries"
+    status, out, err = run(capsys, "sql", uri, query, "--json", "--as-of", "0")
+    assert status == 0, err
+    assert json.loads(out)["rows"] == [{"n": read_manifest(uri)["tables"]["entries"]["rows"]}]
+    status, out, err = run(capsys, "sql", uri, query, "--as-of", "7")
+    one_error(err, "no version 7")
 
 
 def test_manifest_layout_and_foreign_prefixes_refused_on_s3(
