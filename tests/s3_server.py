@@ -16,8 +16,9 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.request
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,13 +46,22 @@ class S3Server:
         return {**CREDENTIALS, "AWS_ENDPOINT_URL": self.endpoint}
 
 
-def _die_with_parent() -> None:
-    """In the server's process before exec: SIGKILL it when the test process dies, even
-    killed (a timeout, kill -9) before the fixture's teardown could stop it (Linux)."""
+def _die_with_parent_hook() -> Callable[[], None] | None:
+    """A hook for the server's process before exec: SIGKILL it when the test process dies,
+    even killed (a timeout, kill -9) before the fixture's teardown could stop it (Linux).
+    ``prctl`` is looked up here, in the parent: the child between fork and exec of a
+    process with threads may call nothing that takes a lock (an import, ``dlopen``)."""
+    if sys.platform != "linux":
+        return None
     import ctypes
 
+    prctl = ctypes.CDLL(None, use_errno=True).prctl
     pr_set_pdeathsig = 1
-    ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
+
+    def hook() -> None:
+        prctl(pr_set_pdeathsig, signal.SIGKILL)
+
+    return hook
 
 
 def _free_port() -> int:
@@ -62,6 +72,7 @@ def _free_port() -> int:
 
 def start_server(log: Path) -> tuple[S3Server, subprocess.Popen[bytes]]:
     """Start the server on a free port of 127.0.0.1 and wait until it answers."""
+    hook = _die_with_parent_hook()
     for _ in range(5):
         port = _free_port()
         with log.open("ab") as out:
@@ -70,16 +81,18 @@ def start_server(log: Path) -> tuple[S3Server, subprocess.Popen[bytes]]:
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
-                preexec_fn=_die_with_parent if sys.platform == "linux" else None,
+                preexec_fn=hook,
             )
         deadline = time.monotonic() + 60
         while proc.poll() is None and time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            try:  # moto's own API: another program on the port does not answer it
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/moto-api/", timeout=2):
+                    pass
             except OSError:
                 time.sleep(0.1)
                 continue
-            return S3Server(f"http://127.0.0.1:{port}", proc.pid), proc
+            if proc.poll() is None:
+                return S3Server(f"http://127.0.0.1:{port}", proc.pid), proc
         stop_server(proc)  # the port was taken meanwhile, or it never answered
     raise RuntimeError(f"the S3 test server did not start; see {log}")
 

@@ -568,6 +568,21 @@ READ_ONLY_SETTINGS = (
 )
 
 
+def refuse_writing(con: duckdb.DuckDBPyConnection | None, query: str) -> None:
+    """Raise :class:`~rmqarrow.errors.WriteRefusedError` when any statement of ``query``
+    may write (:func:`writing_statement`; parsed on ``con``, or on a new in-memory
+    connection: parsing needs no tables), before anything runs."""
+    import duckdb
+
+    kind = writing_statement(con if con is not None else duckdb.connect(), query)
+    if kind is not None:
+        raise WriteRefusedError(
+            f"{kind} statement refused: it may write a file or load code, and read-only "
+            "runs only queries, DESCRIBE, SHOW, EXPLAIN, PRAGMA, CALL and changes to "
+            "the in-memory catalog (CREATE, INSERT, DROP)"
+        )
+
+
 def writing_statement(con: duckdb.DuckDBPyConnection, query: str) -> str | None:
     """The first statement of ``query`` that may write, as DuckDB's parser types it
     (``"COPY"``, ``"CREATE"``, ...; see :data:`READING_STATEMENTS`), or None when every
@@ -623,13 +638,7 @@ def run_statement(
     if not query.strip().rstrip(";").strip():
         return None
     if read_only:
-        kind = writing_statement(con, query)
-        if kind is not None:
-            raise WriteRefusedError(
-                f"{kind} statement refused: it may write a file or load code, and read-only "
-                "runs only queries, DESCRIBE, SHOW, EXPLAIN, PRAGMA, CALL and changes to "
-                "the in-memory catalog (CREATE, INSERT, DROP)"
-            )
+        refuse_writing(con, query)
         for setting in READ_ONLY_SETTINGS:
             con.execute(setting)
     clear_failure()

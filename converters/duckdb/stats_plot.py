@@ -169,9 +169,10 @@ def refuse_data_folder(folder: Path, what: str) -> None:
     """Refuse ``folder`` as the place for ``what`` when it is a store, a CommitLog or a
     dataset: RocketMQ's load opens every entry of an index directory, and a dataset's
     readers take what its tables hold."""
-    from rmqarrow.format.detect import KIND_NAMES, detect
+    from rmqarrow.format.detect import DATASET_KINDS, KIND_NAMES, detect
 
-    # the folder itself, and the folders above it that are datasets: a table folder of a
+    # the folder itself, and the folders above it that are datasets (their folders below
+    # are theirs too: detected by their own record, a manifest or a Delta log): a table folder of a
     # Delta dataset would lose the file to a vacuum (it deletes what its log does not name)
     here = folder.absolute()
     for place in (here, *here.parents):
@@ -185,11 +186,6 @@ def refuse_data_folder(folder: Path, what: str) -> None:
                 "writes nothing into stores, CommitLogs or datasets); give a new or an "
                 "ordinary directory"
             )
-
-
-#: Kinds whose folders below are theirs too (detected by their own record: a manifest or a
-#: Delta log, so a folder above never passes for one by a stray file's name).
-DATASET_KINDS = ("dataset", "tiered_dataset", "rocksdb_dataset")
 
 
 def write_charts(

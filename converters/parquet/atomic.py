@@ -122,7 +122,10 @@ def _atomic_dir(out: Path, overwrite: bool) -> Generator[Path, None, None]:
     if out.parent.is_dir():
         recover(out)
     if out.exists() and not overwrite and not _empty_dir(out):
-        check_replaceable(out)  # anything but a dataset: refused, never to be overwritten
+        from rmqarrow.format.detect import DATASET_KINDS, detect
+
+        if detect(out).kind not in DATASET_KINDS:
+            check_replaceable(out)  # anything but a dataset: refused, saying what it is
         raise OutputExistsError(f"{out}: already exists; pass overwrite=True to replace it")
     if overwrite:
         check_replaceable(out)

@@ -113,6 +113,7 @@ from rmqarrow._paths import ObjectLocation, dataset_location, local_path, storag
 from rmqarrow._progress import Progress, ProgressCallback
 from rmqarrow._space import disk_full, is_disk_full
 from rmqarrow.errors import (
+    CommitConflictError,
     CorruptIndexError,
     DiskFullError,
     InvalidValueError,
@@ -829,7 +830,19 @@ def _export_remote(
             crash_point("export:uploaded")
             records.append({**record, "path": remote})
         manifest["parts"] = records
-        commit_manifest(out, manifest, EXPORT_APP)
+        # another export may have pinned a run while this one wrote: without overwrite it
+        # is not replaced, and a commit that found its run already there committed nothing
+        if not overwrite and is_delta_dataset(out):
+            raise OutputExistsError(
+                f"{out}: another export committed a dataset here while this one ran; its "
+                "parts are left for a vacuum: export --incremental, or pass overwrite "
+                "(--overwrite) to replace it in a new version"
+            )
+        if not commit_manifest(out, manifest, EXPORT_APP):
+            raise CommitConflictError(
+                f"{out}: another writer committed this run's version first; nothing of this "
+                "export is read (its parts are left for a vacuum): run it again"
+            )
 
     with tempfile.TemporaryDirectory(prefix="rmqarrow-export-") as stage:
         return _export(

@@ -545,6 +545,10 @@ def _sql(args: argparse.Namespace) -> int:
             from rmqarrow.converters.duckdb import split_statements
 
             statements = split_statements(args.query)
+        if len(statements) > 1 and args.engine != "spark" and not args.allow_write:
+            from rmqarrow.converters.duckdb.sql import refuse_writing
+
+            _read_only(lambda: refuse_writing(None, args.query))  # every one, before any runs
         if len(statements) > 1 and args.json and not getattr(args, "jsonl", False):
             raise UsageError(
                 f"--json prints one result and the query holds {len(statements)} statements: "
@@ -586,7 +590,7 @@ def _save(args: argparse.Namespace) -> int:
         f"{', '.join(saved.views)} over {saved.parts} Parquet part(s) of {saved.dataset}"
         f"{snapshot}; macros index_key_hash, index_lookup, index_lookups"
     )
-    print(f"open it with: duckdb {saved.path}")
+    print(f"open it with: duckdb -readonly {saved.path}")
     print(f"it reads this snapshot; after the dataset changes, refresh it with: {saved.refresh}")
     return 0
 

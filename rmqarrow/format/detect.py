@@ -40,6 +40,7 @@ from rmqarrow.format.layout import DEFAULT_HASH_SLOT_NUM, HEADER_SIZE, Geometry
 from rmqarrow.format.tiered_naming import INDEX_TOPIC, LOCAL_DIR_NAME, parse_segment_name
 
 __all__ = [
+    "DATASET_KINDS",
     "KINDS",
     "KIND_NAMES",
     "MANIFEST_NAME",
@@ -85,6 +86,8 @@ MANIFEST_NAME = "_rmqarrow.json"
 TIERED_DATASET_FORMAT = "rmqarrow-tiered-dataset"
 #: The format an exported RocksDB-index dataset's manifest states.
 ROCKSDB_DATASET_FORMAT = "rmqarrow-rocksdb-dataset"
+#: The kinds that are datasets rmqarrow exported (of each index format).
+DATASET_KINDS = ("dataset", "tiered_dataset", "rocksdb_dataset")
 #: Formats of the kinds: which family of readers and engines a path belongs to.
 _FORMATS = {
     "index_file": "index",

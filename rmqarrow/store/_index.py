@@ -728,6 +728,26 @@ def _refresh_duckdb_file(
 def _refreshing(
     rounds: Iterator[SyncResult], dest: str | os.PathLike[str], duckdb_file: str | os.PathLike[str]
 ) -> Iterator[SyncResult]:
+    """Follow rounds, refreshing the DuckDB file after each that changed the dataset.  A
+    refresh that fails (a client holds the file open for writing) is a warning, tried
+    again after the next round: the dataset is what matters, the file follows it."""
+    from rmqarrow.converters.duckdb.dbfile import save_database
+
+    pending = False
     for result in rounds:
-        _refresh_duckdb_file(dest, duckdb_file, result)
+        if pending or result.changed or not Path(duckdb_file).exists():
+            try:
+                saved = save_database(dest, duckdb_file)
+            except Exception as exc:  # any failure: the next round retries
+                pending = True
+                _log.warning(
+                    "the DuckDB file %s was not refreshed (%s); trying again after the next round",
+                    duckdb_file,
+                    str(exc).splitlines()[0] if str(exc) else type(exc).__name__,
+                )
+            else:
+                pending = False
+                _log.info(
+                    "refreshed the DuckDB file %s (%d Parquet parts)", saved.path, saved.parts
+                )
         yield result

@@ -111,7 +111,7 @@ def test_open_checks_geometry_and_says_what_fits(tmp_path: Path) -> None:
         IndexFile.open(tmp_path / "f")
     text = str(err.value)
     assert "expected 420000040 bytes" in text and "found 880 bytes" in text
-    assert "--hash-slot-num 10 --index-num 40" in text
+    assert "hash_slot_num=10 index_num=40" in text
     with pytest.raises(GeometryError, match="larger than the geometry"):
         IndexFile.open(tmp_path / "f", 5, 20)
 

@@ -139,7 +139,7 @@ def test_build_from_a_directory_says_so(gen: GeneratedStore, tmp_path: Path) -> 
             rmqarrow.build(tmp_path / "store", records=source)
         line = _one_line(caught.value)
         assert line.startswith(f"{source}: a directory, not a records file")
-        assert "Parquet, CSV or TSV" in line and "--from-commitlog (commitlog=)" in line
+        assert "Parquet, CSV or TSV" in line and "use commitlog=" in line
         assert not (tmp_path / "store").exists()
     # a missing file is still "no such file"
     with pytest.raises(FileNotFoundError, match="no such file"):

@@ -170,10 +170,16 @@ def test_operator_mistakes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     # a compacted file opened with another S
     assert main(["info", str(COLL.dir / "compacted.bin"), "--hash-slot-num", "100"]) == 2
     assert "S=16" in capsys.readouterr().err
-    # exporting over an existing dataset
+    # exporting into a folder that holds something else, then over an existing dataset
     (tmp_path / "ds").mkdir()
+    (tmp_path / "ds" / "notes.txt").write_text("mine")
     assert main(["export", f, str(tmp_path / "ds")]) == 1
-    assert "already exists" in capsys.readouterr().err
+    assert "not an rmqarrow dataset" in capsys.readouterr().err
+    assert [p.name for p in (tmp_path / "ds").iterdir()] == ["notes.txt"]
+    assert main(["export", f, str(tmp_path / "ds2")]) == 0
+    capsys.readouterr()
+    assert main(["export", f, str(tmp_path / "ds2")]) == 1
+    assert "already" in capsys.readouterr().err
     # a tiered dataset where index files are expected
     assert main(["export", f, str(tmp_path / "tds")]) == 0
     capsys.readouterr()

@@ -99,10 +99,12 @@ def duckdb_delta_python() -> Path:
     cache = Path.home() / ".cache" / "rmqarrow"
     home = cache / "duckdb-delta-1.4.4"
     stamp = home / "installed.txt"
+    # the pins and the interpreter the venv was made from: either changed, it is made again
+    made = " ".join(DUCKDB_DELTA) + f" from {sys.executable} {sys.version.split()[0]}"
     cache.mkdir(parents=True, exist_ok=True)
     with (cache / "duckdb-delta-1.4.4.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (stamp.is_file() and stamp.read_text(encoding="utf-8") == " ".join(DUCKDB_DELTA)):
+        if not (stamp.is_file() and stamp.read_text(encoding="utf-8") == made):
             shutil.rmtree(home, ignore_errors=True)
             subprocess.run([sys.executable, "-m", "venv", str(home)], check=True)
             done = subprocess.run(
@@ -113,7 +115,7 @@ def duckdb_delta_python() -> Path:
             )
             if done.returncode != 0:
                 pytest.fail(f"pip install {' '.join(DUCKDB_DELTA)}: {done.stderr[-2000:]}")
-            stamp.write_text(" ".join(DUCKDB_DELTA), encoding="utf-8")
+            stamp.write_text(made, encoding="utf-8")
     return home / "bin" / "python"
 
 

@@ -119,8 +119,11 @@ def test_two_writers_one_wins_the_other_refused_in_one_line_readers_see_whole_ru
         won = read_manifest(uri)
         assert won["delta"]["version"] > first["delta"]["version"]
         assert _rows(uri) == rows
-    finally:
-        os.kill(a.pid, signal.SIGCONT)
+    except BaseException:  # a failed check: the frozen writer must not outlive the test
+        a.kill()
+        a.wait()
+        raise
+    os.kill(a.pid, signal.SIGCONT)
     _, err = a.communicate(timeout=300)
     assert a.returncode == 1, err
     lines = [line for line in err.splitlines() if ": error: " in line]
