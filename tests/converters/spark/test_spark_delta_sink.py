@@ -10,39 +10,15 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-import pyarrow as pa
 import pytest
 from deltalake import DeltaTable, write_deltalake
+from index_appends import INDEX, SLOTS, append_records
 
 from rmqarrow.errors import InvalidValueError
 
 pytestmark = pytest.mark.spark
 
-SLOTS, INDEX = 8, 101  # 100 entries a file (2 a record: its key and its unique key)
 GEO = {"hashSlotNum": str(SLOTS), "indexNum": str(INDEX), "maxEntriesPerTrigger": "70"}
-
-
-def _append(store: Path, a: int, b: int) -> None:
-    """Records ``a .. b-1`` put into the index of ``store`` as the broker does."""
-    from rmqarrow.index.service import IndexService
-
-    s = IndexService(str(store), SLOTS, INDEX, 1 << 20)
-    s.load()
-    s.build_index_batch(
-        pa.table(
-            {
-                "topic": ["T"] * (b - a),
-                "keys": [f"k{i % 7}" for i in range(a, b)],
-                "uniq_key": [f"u{i}" for i in range(a, b)],
-                "commit_log_offset": pa.array([1000 + 100 * i for i in range(a, b)], pa.int64()),
-                "store_timestamp": pa.array(
-                    [1_700_000_000_000 + i for i in range(a, b)], pa.int64()
-                ),
-                "sys_flag": pa.array([0] * (b - a), pa.int32()),
-            }
-        )
-    )
-    s.close()
 
 
 def _all(store: Path) -> list[tuple[str, int]]:
@@ -96,7 +72,7 @@ def test_a_replayed_batch_is_committed_once(
 
     store = tmp_path / "store" / "index"
     store.mkdir(parents=True)
-    _append(store, 0, 120)  # 240 entries: 4 batches of at most 70
+    append_records(store, 0, 120)  # 240 entries: 4 batches of at most 70
     seen: list[int] = []
     _run(spark, store, tmp_path, seen)
     assert seen == [0, 1, 2, 3]
@@ -117,7 +93,7 @@ def test_a_replayed_batch_is_committed_once(
     assert len(_rows(tmp_path / "naive")) == 240 + 30  # the plain append took it twice
 
     # the broker wrote more: the next batches land, each once
-    _append(store, 120, 150)
+    append_records(store, 120, 150)
     _run(spark, store, tmp_path, seen)
     assert seen[5:] == [4]
     lake = _rows(tmp_path / "lake")

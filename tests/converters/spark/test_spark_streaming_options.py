@@ -10,38 +10,14 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
 import pytest
+from index_appends import INDEX, SLOTS, append_records
 
 from rmqarrow.errors import DataLossError
 
 pytestmark = pytest.mark.spark
 
-SLOTS, INDEX = 8, 101  # 100 entries a file (2 a record: its key and its unique key)
 MAPPED = 4096  # CommitLog file size: a few records a file
-
-
-def _append(store: Path, a: int, b: int) -> None:
-    """Records ``a .. b-1`` put into the index of ``store`` as the broker does."""
-    from rmqarrow.index.service import IndexService
-
-    s = IndexService(str(store), SLOTS, INDEX, 1 << 20)
-    s.load()
-    s.build_index_batch(
-        pa.table(
-            {
-                "topic": ["T"] * (b - a),
-                "keys": [f"k{i % 7}" for i in range(a, b)],
-                "uniq_key": [f"u{i}" for i in range(a, b)],
-                "commit_log_offset": pa.array([1000 + 100 * i for i in range(a, b)], pa.int64()),
-                "store_timestamp": pa.array(
-                    [1_700_000_000_000 + i for i in range(a, b)], pa.int64()
-                ),
-                "sys_flag": pa.array([0] * (b - a), pa.int32()),
-            }
-        )
-    )
-    s.close()
 
 
 def _run(spark: Any, fmt: str, src: Path, tmp: Path, options: dict[str, str]) -> list[int]:
@@ -73,7 +49,7 @@ def _store(tmp: Path, records: int) -> Path:
     store = tmp / "store" / "index"
     store.mkdir(parents=True)
     for a in range(0, records, 25):
-        _append(store, a, min(a + 25, records))
+        append_records(store, a, min(a + 25, records))
     return store
 
 
@@ -94,7 +70,7 @@ def test_index_starting_offsets_latest_then_only_new_entries(spark: Any, tmp_pat
     before = _all(store)
     assert _run(spark, "rocketmq_index", store, tmp_path, {**GEO, "startingOffsets": "latest"})
     assert not (tmp_path / "sink").exists() or _sink(spark, tmp_path) == set()
-    _append(store, 120, 150)
+    append_records(store, 120, 150)
     _run(spark, "rocketmq_index", store, tmp_path, {**GEO, "startingOffsets": "latest"})
     assert _sink(spark, tmp_path) == _all(store) - before
     assert len(_all(store) - before) == 60
@@ -144,7 +120,7 @@ def _expire_after_a_partial_read(spark: Any, tmp: Path) -> tuple[Path, str]:
     store = _store(tmp, 30)
     (oldest,) = sorted(p.name for p in store.iterdir())
     assert sum(_run(spark, "rocketmq_index", store, tmp, GEO)) == 60
-    _append(store, 30, 80)  # 40 more fill it, 60 go to the next file
+    append_records(store, 30, 80)  # 40 more fill it, 60 go to the next file
     (store / oldest).unlink()
     return store, oldest
 
@@ -170,7 +146,7 @@ def test_an_expired_file_the_stream_had_finished_is_no_loss(spark: Any, tmp_path
     store = _store(tmp_path, 80)  # one full file, 60 in the next
     assert sum(_run(spark, "rocketmq_index", store, tmp_path, GEO)) == 160
     sorted(store.iterdir())[0].unlink()  # read to its end: the default reads on
-    _append(store, 80, 90)
+    append_records(store, 80, 90)
     assert sum(_run(spark, "rocketmq_index", store, tmp_path, GEO)) == 20
 
 
