@@ -546,7 +546,7 @@ def _sql(args: argparse.Namespace) -> int:
 
             statements = split_statements(args.query)
         if len(statements) > 1 and args.engine != "spark" and not args.allow_write:
-            from rmqarrow.converters.duckdb.sql import refuse_writing
+            from rmqarrow.converters.duckdb import refuse_writing
 
             _read_only(lambda: refuse_writing(None, args.query))  # every one, before any runs
         if len(statements) > 1 and args.json and not getattr(args, "jsonl", False):
