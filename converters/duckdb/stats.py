@@ -33,6 +33,8 @@ parameters:
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import logging
 import os
 import re
 import tempfile
@@ -43,7 +45,9 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from rmqarrow._progress import ProgressCallback
-from rmqarrow.errors import InvalidValueError
+from rmqarrow.errors import InvalidValueError, RmqArrowError
+
+_log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     import duckdb
@@ -57,6 +61,7 @@ __all__ = [
     "FILES_SQL",
     "FILE_DEPTH_SQL",
     "HOT_KEYS_SQL",
+    "HOT_KEY_OFFSETS_SQL",
     "SLOT_LOAD_SQL",
     "SUMMARY_SQL",
     "TIME_RANGE_SQL",
@@ -70,6 +75,7 @@ __all__ = [
     "file_coverage",
     "file_depth",
     "hot_keys",
+    "named_hot_keys",
     "slot_load",
     "summary",
     "time_range",
@@ -323,6 +329,80 @@ def hot_keys(con: duckdb.DuckDBPyConnection, top: int = 10) -> pa.Table:
     return _table(con, HOT_KEYS_SQL, top=top)
 
 
+#: Offsets of each hot hash whose messages are read to name it (every message of a key
+#: names it; a few find the names of a hash several keys share), and names shown per hash.
+_NAME_OFFSETS = 32
+_NAMES_SHOWN = 5
+
+#: Up to ``$per`` offsets of each of the hashes ``$hashes`` (the hot keys alone).
+HOT_KEY_OFFSETS_SQL = """
+SELECT DISTINCT phy_offset FROM (
+  SELECT phy_offset,
+         row_number() OVER (PARTITION BY key_hash ORDER BY phy_offset) AS n
+  FROM entries WHERE list_contains($hashes, key_hash)
+) WHERE n <= $per
+"""
+
+
+def _named_or_none(con: duckdb.DuckDBPyConnection, hot: pa.Table) -> pa.Table | None:
+    """:func:`named_hot_keys`, or None when the messages cannot be read (a damaged
+    CommitLog: the check against the log, which reads every message, is what reports
+    that, in one line); the names are a convenience, the figures stand."""
+    import duckdb
+    from rmqarrow.converters.duckdb.lazy import statement_error
+
+    try:
+        return named_hot_keys(con, hot)
+    except (RmqArrowError, duckdb.Error, OSError) as exc:
+        found = statement_error(exc) if isinstance(exc, duckdb.Error) else exc
+        if isinstance(found, KeyboardInterrupt):
+            raise found from None
+        _log.debug("hot keys left unnamed: the messages could not be read (%s)", found)
+        return None
+
+
+def named_hot_keys(con: duckdb.DuckDBPyConnection, hot: pa.Table) -> pa.Table | None:
+    """``hot`` with a ``name`` column: the ``TOPIC#KEY`` texts of each hash, read from the
+    messages at a few of its offsets by the rule the index is built with
+    (:func:`rmqarrow.converters.log_check.expected_key_texts_sql`); several, sorted and
+    space-separated, when keys share a hash; null when none is found.  None when ``con``
+    has no ``messages`` (no CommitLog): the hashes are all there is."""
+    import duckdb
+    from rmqarrow.converters.duckdb.sql import EXPECTED_KEY_TEXTS_SQL
+
+    from rmqarrow.kernels.hashing import index_key_hashes
+
+    try:
+        con.execute("SELECT 1 FROM messages LIMIT 0")
+    except duckdb.Error:
+        return None
+    hashes = [int(h) for h in hot.column("key_hash").to_pylist()]
+    names: dict[int, set[str]] = {h: set() for h in hashes}
+    if hashes:
+        offsets = _table(con, HOT_KEY_OFFSETS_SQL, hashes=hashes, per=_NAME_OFFSETS)
+        sample = _table(
+            con,
+            "SELECT * FROM messages WHERE list_contains($offsets, physical_offset)",
+            offsets=offsets.column("phy_offset").to_pylist(),
+        )
+        scratch = duckdb.connect()
+        try:
+            scratch.register("messages", sample)
+            texts = scratch.sql(EXPECTED_KEY_TEXTS_SQL).to_arrow_table()
+        finally:
+            scratch.close()
+        keys = texts.column("key")
+        for key, h in zip(keys.to_pylist(), index_key_hashes(keys).tolist(), strict=True):
+            if int(h) in names:
+                names[int(h)].add(key)
+    shown = []
+    for h in hashes:
+        found = sorted(names[h])
+        more = f" (+{len(found) - _NAMES_SHOWN} more)" if len(found) > _NAMES_SHOWN else ""
+        shown.append(" ".join(found[:_NAMES_SHOWN]) + more if found else None)
+    return hot.append_column("name", pa.array(shown, pa.string()))
+
+
 def file_coverage(con: duckdb.DuckDBPyConnection) -> pa.Table:
     """Time coverage, fill and out-of-order count of every file."""
     return _table(con, FILES_SQL)
@@ -514,19 +594,27 @@ def collect(
 
             figures = scan(dataset, top=top, progress=progress)
         if figures is not None:
-            return _from_figures(con, figures, extra)
-        return IndexStats(
-            summary=summary(con),
-            files=file_coverage(con),
-            slot_load=slot_load(con),
-            chain_depth=chain_depth(con),
-            hot_keys=hot_keys(con, top),
-            duplicates_summary=duplicates_summary(con),
-            duplicates=duplicates(con, top),
-            chain_check=chain_check(con),
-            file_depth=file_depth(con),
-            **extra,
-        )
+            result = _from_figures(con, figures, extra)
+        else:
+            result = _collect_sql(con, top, extra)
+        named = _named_or_none(con, result.hot_keys)
+    return result if named is None else dataclasses.replace(result, hot_keys=named)
+
+
+def _collect_sql(con: duckdb.DuckDBPyConnection, top: int, extra: dict[str, Any]) -> IndexStats:
+    """Every figure by the statements above (a store loaded in DuckDB)."""
+    return IndexStats(
+        summary=summary(con),
+        files=file_coverage(con),
+        slot_load=slot_load(con),
+        chain_depth=chain_depth(con),
+        hot_keys=hot_keys(con, top),
+        duplicates_summary=duplicates_summary(con),
+        duplicates=duplicates(con, top),
+        chain_check=chain_check(con),
+        file_depth=file_depth(con),
+        **extra,
+    )
 
 
 def _from_figures(

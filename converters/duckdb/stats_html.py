@@ -423,11 +423,15 @@ def render_html(
 
     body += [
         '<h2 id="hot-keys">Hottest keys</h2>',
-        '<p class="note">by key hash (Java <code>String.hashCode</code> of '
-        "<code>topic#key</code>): <code>stats</code> does not resolve hashes to "
-        "<code>topic#key</code> names from the CommitLog's messages, so none are shown; "
-        "with <code>--commitlog</code>, <code>rmqarrow sql</code> has the "
-        "<code>messages</code> view to look one up</p>",
+        (
+            '<p class="note">by key hash (Java <code>String.hashCode</code> of '
+            "<code>topic#key</code>), named from the CommitLog's messages at a few of each "
+            "hash's offsets</p>"
+            if "name" in stats.hot_keys.column_names
+            else '<p class="note">by key hash (Java <code>String.hashCode</code> of '
+            "<code>topic#key</code>); with the CommitLog (a store root, or "
+            "<code>--commitlog</code>) each is named</p>"
+        ),
         _table(
             stats.hot_keys.to_pylist(),
             stats.hot_keys.column_names,

@@ -48,7 +48,7 @@ def test_page_is_self_contained_and_shows_every_figure() -> None:
         assert f'id="{anchor}"' in page
     for key_hash in s.hot_keys.column("key_hash").to_pylist():
         assert f"<td>{key_hash}</td>" in page  # identifiers unformatted
-    assert "does not resolve hashes to <code>topic#key</code> names" in page
+    assert "with the CommitLog (a store root, or <code>--commitlog</code>) each is named" in page
     assert "health not checked" in page  # no check given: no verdict invented
     assert "2023-11-14T22:13:20.999Z" in page  # times as UTC dates, not epoch numbers
     view = s._repr_html_()  # the notebook view: the same renderer, the page's element
