@@ -9,6 +9,7 @@ one per (geometry, count, seed) under a work directory so several benchmarks can
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -16,15 +17,19 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from rmqarrow import Geometry, IndexFile
+from rmqarrow.format.layout import HEADER_DTYPE
+from rmqarrow.testing.stores import write_random_file
 
 __all__ = [
     "T0",
+    "full_files_store",
     "index_file",
     "make_keys",
     "make_offsets",
     "make_timestamps",
     "reset_peak",
     "rss_mb",
+    "set_index_count",
 ]
 
 T0 = 1_700_000_000_000
@@ -65,6 +70,42 @@ def index_file(workdir: Path, geometry: Geometry, entries: int | None = None) ->
         f.put_keys(make_keys(entries), make_offsets(entries), make_timestamps(entries))
     os.replace(tmp, path)
     return path
+
+
+def full_files_store(workdir: Path, g: Geometry, files: int = 6) -> Path:
+    """A store of ``files`` full files of geometry ``g``, a day apart (cached in
+    ``workdir``), written by :func:`rmqarrow.testing.stores.write_random_file`."""
+    store = workdir / f"store-{g.hash_slot_num}x{g.index_num}"
+    if store.is_dir() and len(list(store.iterdir())) == files:
+        return store
+    shutil.rmtree(store, ignore_errors=True)
+    tmp = workdir / f".{store.name}.tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    for i in range(files):
+        name = f"2024010{i + 1}000000000"
+        write_random_file(
+            tmp / name,
+            g,
+            g.index_num - 1,
+            seed=i,
+            begin_timestamp=1_704_067_200_000 + i * 86_400_000,
+            begin_phy_offset=i * 40_000_000_000,
+        )
+    os.replace(tmp, store)
+    return store
+
+
+def set_index_count(path: Path, index_count: int) -> int:
+    """Set an index file's header indexCount; the old value.  Set back, the entries past
+    it are invisible to export, as in a live broker's file between two puts; put back,
+    the file has "grown" by them."""
+    header = np.memmap(path, dtype=HEADER_DTYPE, mode="r+", shape=(1,))
+    old = int(header["index_count"][0])
+    header["index_count"][0] = index_count
+    header.flush()
+    del header
+    return old
 
 
 def rss_mb() -> tuple[float, float]:

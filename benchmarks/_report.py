@@ -86,13 +86,15 @@ def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
     return time.perf_counter() - t, result
 
 
-def write_record(out: Path, rows: Sequence[dict[str, Any]]) -> None:
-    """A dated run record: when, the load and the cores beside the rows, so a figure in the
-    docs can be traced to the run that made it."""
+def write_record(out: Path, rows: Sequence[dict[str, Any]], **extra: Any) -> None:
+    """A dated run record: when, the load and the cores beside the rows (and ``extra``'s
+    keys: the command, a summary), so a figure in the docs can be traced to the run that
+    made it."""
     record = {
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "load": os.getloadavg(),
         "cpus": os.cpu_count(),
+        **extra,
         "rows": list(rows),
     }
     out.write_text(json.dumps(record, indent=1) + "\n")

@@ -30,53 +30,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _data import reset_peak, rss_mb
+from _data import full_files_store, reset_peak, rss_mb, set_index_count
 from _report import print_rows
 from rmqarrow.converters.parquet.export import export_store
 from rmqarrow.converters.parquet.incremental import sync_store
 
 from rmqarrow import Geometry
-from rmqarrow.format.layout import HEADER_DTYPE
-from rmqarrow.testing.stores import write_random_file
 
 FILES = 6
-
-
-def _store(workdir: Path, g: Geometry) -> Path:
-    """6 full files (cached in ``workdir``)."""
-    store = workdir / f"store-{g.hash_slot_num}x{g.index_num}"
-    if store.is_dir() and len(list(store.iterdir())) == FILES:
-        return store
-    shutil.rmtree(store, ignore_errors=True)
-    tmp = workdir / f".{store.name}.tmp"
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    for i in range(FILES):
-        name = f"2024010{i + 1}000000000"
-        write_random_file(
-            tmp / name,
-            g,
-            g.index_num - 1,
-            seed=i,
-            begin_timestamp=1_704_067_200_000 + i * 86_400_000,
-            begin_phy_offset=i * 40_000_000_000,
-        )
-    os.replace(tmp, store)
-    return store
-
-
-def _set_count(path: Path, index_count: int) -> int:
-    """Set the header's indexCount; the old value."""
-    header = np.memmap(path, dtype=HEADER_DTYPE, mode="r+", shape=(1,))
-    old = int(header["index_count"][0])
-    header["index_count"][0] = index_count
-    header.flush()
-    del header
-    return old
 
 
 def _measured(fn: Callable[[], Any]) -> tuple[float, float, float, Any]:
@@ -93,16 +56,16 @@ def _measured(fn: Callable[[], Any]) -> tuple[float, float, float, Any]:
 def run(full: bool, workdir: Path) -> list[dict[str, Any]]:
     g = Geometry(5_000_000, 20_000_000) if full else Geometry(100_000, 400_000)
     grow = 1_000_000 if full else 20_000
-    store = _store(workdir, g)
+    store = full_files_store(workdir, g, FILES)
     newest = sorted(store.iterdir())[-1]
     inc, whole = workdir / "ds-incremental", workdir / "ds-full"
     for d in (inc, whole):
         shutil.rmtree(d, ignore_errors=True)
-    count = _set_count(newest, g.index_num - grow)  # the newest file before it grew
+    count = set_index_count(newest, g.index_num - grow)  # the newest file before it grew
     try:
         export_store(store, inc, hash_slot_num=g.hash_slot_num, index_num=g.index_num)
     finally:
-        _set_count(newest, count)
+        set_index_count(newest, count)
     t_inc, peak_inc, delta_inc, result = _measured(
         lambda: sync_store(store, inc, hash_slot_num=g.hash_slot_num, index_num=g.index_num)
     )

@@ -1,0 +1,73 @@
+"""The Delta layout benchmark (benchmarks/bench_delta.py) on tiny files: every step runs
+(the local exports side by side, the incremental run, a real moto S3 server started and
+killed by the harness), each row's ratio is taken against the row it names, and the store
+is left as it grew.  No timing is judged here: the figures are the benchmark's."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+import pytest
+
+from rmqarrow import Geometry
+from rmqarrow.format.layout import HEADER_DTYPE
+
+ROOT = Path(__file__).resolve().parents[2]
+BENCHMARKS = ROOT / "benchmarks"
+
+
+def _bench_delta() -> ModuleType:
+    if str(BENCHMARKS) not in sys.path:
+        sys.path.insert(0, str(BENCHMARKS))
+    spec = importlib.util.spec_from_file_location("bench_delta", BENCHMARKS / "bench_delta.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.slow
+def test_delta_benchmark_measures_both_layouts_locally_and_on_s3(tmp_path: Path) -> None:
+    bench = _bench_delta()
+    g = Geometry(1_000, 4_000)
+    rows = bench.run(False, tmp_path, reps=2, geometry=g, grow=300)
+    by = {r["variant"]: r for r in rows}
+    assert list(by) == [
+        "manifest layout export (baseline)",
+        "delta export",
+        "delta incremental (+300 entries)",
+        "s3 delta export",
+        "s3 delta incremental (+300 entries)",
+    ]
+    entries = 6 * (g.index_num - 1)
+    assert {r["items"] for r in rows} == {entries}
+    base, delta = by["manifest layout export (baseline)"], by["delta export"]
+    assert len(base["runs"]) == len(delta["runs"]) == 2
+    assert delta["vs"] == "manifest layout export"
+    assert delta["size_ratio"] == pytest.approx(delta["bytes"] / base["bytes"], abs=1e-4)
+    # the same parts, plus the Delta logs and the pin
+    assert delta["bytes"] > base["bytes"]
+    assert delta["met"] is (
+        delta["time_ratio"] <= bench.EXPORT_TARGET and delta["size_ratio"] <= bench.EXPORT_TARGET
+    )
+    inc = by["delta incremental (+300 entries)"]
+    assert inc["vs"] == "delta export" and inc["met"] is (inc["time_ratio"] <= 0.1)
+    # the incremental dataset holds more parts than one export: it is at least as big
+    assert inc["bytes"] >= delta["bytes"]
+    s3 = by["s3 delta export"]
+    assert s3["bytes"] == pytest.approx(delta["bytes"], rel=0.01)
+    s3_inc = by["s3 delta incremental (+300 entries)"]
+    if s3_inc["seconds"] is None:  # refused by the library for a URI, in its words
+        assert s3_inc["note"].startswith("refused: s3://") and s3_inc["met"] is None
+    else:
+        assert s3_inc["vs"] == "s3 delta export" and s3_inc["bytes"] > 0
+    # the newest file's header holds every entry again; the datasets are gone
+    newest = sorted((tmp_path / f"store-{g.hash_slot_num}x{g.index_num}").iterdir())[-1]
+    header = np.memmap(newest, dtype=HEADER_DTYPE, mode="r", shape=(1,))
+    assert int(header["index_count"][0]) == g.index_num
+    assert not (tmp_path / "delta-work").exists()
+    assert bench.summary(rows)["delta export"]["time_ratio"] == delta["time_ratio"]
