@@ -70,6 +70,7 @@ __all__ = [
     "delta_manifest",
     "load_manifest_json",
     "new_manifest",
+    "one_snapshot",
     "part_record",
     "part_records",
     "pinned_manifest",
@@ -435,6 +436,28 @@ def pinned_snapshot(
         yield
     finally:
         _PINNED.reset(token)
+
+
+@contextmanager
+def one_snapshot(dataset_dir: str | os.PathLike[str]) -> Iterator[dict[str, Any] | None]:
+    """Within this block, every reader of ``dataset_dir`` lists its tables by one manifest,
+    read here once (or the one a caller pinned already), which the block yields (None for
+    a folder of Parquet parts without one).  A reader that lists several tables must:
+    read one at a time, a run committed between two listings (an incremental run, a
+    follow round) would pair one run's ``files`` with another run's ``entries``."""
+    pinned = pinned_manifest(dataset_dir)
+    if pinned is not None:
+        yield pinned
+        return
+    try:
+        manifest = read_manifest(dataset_dir)
+    except DatasetError:
+        # none, or not one rmqarrow reads: each reader then reports (or, trusting the
+        # dataset, lists the folders) as it does on its own
+        yield None
+        return
+    with pinned_snapshot(dataset_dir, manifest):
+        yield manifest
 
 
 def pinned_manifest(dataset_dir: str | os.PathLike[str] | ObjectLocation) -> dict[str, Any] | None:
