@@ -515,8 +515,9 @@ def delta_manifest(
 ) -> dict[str, Any]:
     """The manifest of a dataset in the Delta layout: the pinned run's record (the pin's
     ``source``: what a manifest holds but its parts) with ``parts`` read from the tables
-    at the pinned versions (path, rows, size: Delta records no checksums) and ``delta``,
-    the pin table's version and every table's.  One snapshot: a reader that lists the
+    at the pinned versions (path, rows, size; the checksums Delta does not record come
+    from the record's ``digests``, when the run recorded them) and ``delta``, the pin
+    table's version and every table's.  One snapshot: a reader that lists the
     parts of each table by it (:func:`rmqarrow.converters.parquet.parts.table_parts`)
     never mixes two runs, whatever a writer commits meanwhile."""
     import pyarrow as pa
@@ -531,6 +532,8 @@ def delta_manifest(
             raise _vacuumed(Path(str(dataset_dir)).absolute(), snap.version, missing)
     record = snap.pin.get("source")
     manifest: dict[str, Any] = dict(record) if isinstance(record, dict) else {}
+    digests = manifest.pop("digests", None)
+    digests = digests if isinstance(digests, dict) else {}
     parts = []
     for table in sorted(snap.versions):
         actions = pa.table(snap.delta_table(table).get_add_actions(flatten=True))
@@ -540,7 +543,16 @@ def delta_manifest(
             actions.column("num_records").to_pylist(),
             strict=True,
         ):
-            parts.append({"path": f"{table}/{path}", "rows": rows, "size": size})
+            rel = f"{table}/{path}"
+            sums = digests.get(rel)
+            parts.append(
+                {
+                    "path": rel,
+                    "rows": rows,
+                    "size": size,
+                    **(sums if isinstance(sums, dict) else {}),
+                }
+            )
     manifest["parts"] = sorted(parts, key=lambda r: str(r["path"]))
     manifest["delta"] = {"version": snap.version, "versions": dict(snap.versions)}
     return manifest
