@@ -68,8 +68,8 @@ def register(sub: Any) -> None:
         "run and --follow round one version, read back with --as-of; manifest: the older "
         "_rmqarrow.json layout (deprecated: readers other than rmqarrow count its replaced "
         "parts; `rmqarrow convert OUT` makes it Delta tables). Tiered and RocksDB datasets "
-        "are written in the manifest layout. --incremental/--follow/--overwrite keep an "
-        "existing OUT's layout",
+        "are written in the manifest layout. --incremental/--follow keep an existing OUT's "
+        "layout; --overwrite of Delta tables is one more version of them",
     )
     p.add_argument(
         "--delta",

@@ -360,8 +360,12 @@ def pinned_dataset(path: Any, as_of: str | None) -> Any:
     """A context in which every reader of the dataset ``path`` reads it ``as_of`` that
     version (the store opened so, entered), or its latest run read once (a command that
     reads it twice, as ``stats`` does, never pairs two runs); nothing for a store."""
+    import contextlib
+
     import rmqarrow
 
+    if path is None:
+        return contextlib.nullcontext()
     if as_of is None:
         from rmqarrow.converters import one_snapshot
 
