@@ -270,6 +270,10 @@ def check_parts(
         raise DatasetError(f"{root / MANIFEST_NAME}: malformed parts list ({exc!r})") from None
     # the parts as this manifest sees them: one snapshot, whatever a writer switches
     have = {p.relative_to(root).as_posix(): p for p in _data_parts(root, manifest)}
+    if "delta" in manifest:
+        # a Delta run lists its parts: those on disk beside them (replaced by later runs,
+        # a killed run's) are no part of it, and one it lists may be gone
+        have = {rel: p for rel, p in have.items() if p.exists()}
     hint = f"; re-export it, or set {TRUST_ENV}=1 to read it anyway"
     extra = sorted(set(have) - set(want))
     if extra:
