@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from rmqarrow.converters.parquet.dataset import open_dataset, read_dataset
     from rmqarrow.converters.parquet.export import export_store
     from rmqarrow.converters.parquet.importer import import_dataset
-    from rmqarrow.converters.parquet.manifest import read_manifest, stale_reasons
+    from rmqarrow.converters.parquet.manifest import one_snapshot, read_manifest, stale_reasons
     from rmqarrow.converters.schema import ENTRIES_SCHEMA, FILES_SCHEMA, SCHEMAS, SLOTS_SCHEMA
 
 __all__ = [
@@ -37,6 +37,7 @@ __all__ = [
     "export_store",
     "file_tables",
     "import_dataset",
+    "one_snapshot",
     "open_dataset",
     "read_dataset",
     "read_manifest",
@@ -58,6 +59,7 @@ __getattr__, __dir__ = lazy_attributes(
         "export_store": "parquet.export",
         "file_tables": "arrow.tables",
         "import_dataset": "parquet.importer",
+        "one_snapshot": "parquet.manifest",
         "open_dataset": "parquet.dataset",
         "read_dataset": "parquet.dataset",
         "read_manifest": "parquet.manifest",

@@ -33,6 +33,7 @@ tables; paths reach it through the relation API, never inside SQL text.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 from collections.abc import Iterator, Sequence
@@ -62,6 +63,7 @@ from rmqarrow.converters.log_check import (
     expected_key_texts_sql,
     log_check_figures,
 )
+from rmqarrow.converters.parquet.manifest import one_snapshot
 from rmqarrow.converters.parquet.parts import duckdb_literal, single_file_name, table_parts
 from rmqarrow.converters.schema import SCHEMAS
 
@@ -417,13 +419,14 @@ def connect(
     try:
         con.execute("SET enable_progress_bar = false")
         con.execute("SET parquet_metadata_cache = true")
-        if kind == "dataset":
-            _attach_dataset(con, root)
-        elif lazy:
-            _attach_lazy_store(con, root, hash_slot_num, index_num)
-        else:
-            _attach_store(con, root, hash_slot_num, index_num)
-        _attach_messages(con, root, kind, commitlog)
+        with one_snapshot(root) if kind == "dataset" else contextlib.nullcontext():
+            if kind == "dataset":
+                _attach_dataset(con, root)
+            elif lazy:
+                _attach_lazy_store(con, root, hash_slot_num, index_num)
+            else:
+                _attach_store(con, root, hash_slot_num, index_num)
+            _attach_messages(con, root, kind, commitlog)
         _add_views_and_macros(con, files=not (lazy and kind == "store"))
     except BaseException:
         if own:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 from rmqarrow.converters.arrow.tables import IndexTables
 from rmqarrow.converters.parquet.importer import list_parts
-from rmqarrow.converters.parquet.manifest import read_manifest
+from rmqarrow.converters.parquet.manifest import one_snapshot, read_manifest
 from rmqarrow.converters.schema import SCHEMAS
 
 from rmqarrow.errors import DatasetError, InvalidValueError, StoreNotFoundError
@@ -77,7 +77,7 @@ def open_dataset(dataset_dir: str | os.PathLike[str], table: str) -> pads.Datase
         raise StoreNotFoundError(f"{d}: no such dataset directory")
     if table not in TABLES:
         raise InvalidValueError(f"unknown table {table!r}; expected one of {', '.join(TABLES)}")
-    read_manifest(d)
+    manifest = read_manifest(d)
     if table == "messages":
         if not (d / table).is_dir():
             # the other tables are always there; messages only with a CommitLog
@@ -88,7 +88,7 @@ def open_dataset(dataset_dir: str | os.PathLike[str], table: str) -> pads.Datase
             )
         parts = _message_parts(d)
     else:
-        parts = list_parts(d, table)
+        parts = list_parts(d, table, manifest)
     return pads.dataset([str(p) for p in parts], schema=_schema(table), format="parquet")
 
 
@@ -97,7 +97,10 @@ def read_dataset(dataset_dir: str | os.PathLike[str]) -> IndexTables:
     order (the order of :func:`rmqarrow.converters.arrow.tables.store_tables`)."""
     from rmqarrow.format.naming import java_name_order
 
-    files = open_dataset(dataset_dir, "files").to_table()
+    with one_snapshot(dataset_dir):  # the three tables of one run
+        files = open_dataset(dataset_dir, "files").to_table()
+        slots = open_dataset(dataset_dir, "slots").to_table()
+        entries = open_dataset(dataset_dir, "entries").to_table()
     rank = {
         n: i
         for i, n in enumerate(sorted(files.column("file_name").to_pylist(), key=java_name_order))
@@ -113,6 +116,6 @@ def read_dataset(dataset_dir: str | os.PathLike[str]) -> IndexTables:
 
     return IndexTables(
         ordered(files, "file_name"),
-        ordered(open_dataset(dataset_dir, "slots").to_table(), "slot"),
-        ordered(open_dataset(dataset_dir, "entries").to_table(), "position"),
+        ordered(slots, "slot"),
+        ordered(entries, "position"),
     )

@@ -102,6 +102,7 @@ from rmqarrow.converters.parquet.manifest import (
     new_manifest,
     part_record,
     part_records,
+    read_manifest,
     source_file_info,
     write_manifest,
 )
@@ -593,9 +594,9 @@ def export_store(
     """Export a store directory (or one index file) to the Parquet dataset ``out_dir``.
 
     ``delta``: its tables are Delta tables (one run committed through delta-rs and pinned,
-    :mod:`rmqarrow.converters.delta`; the manifest is that run's record) instead of the
-    manifest layout (``_rmqarrow.json``).  None: Delta tables on object storage, the
-    manifest layout on a local path.
+    :mod:`rmqarrow.converters.delta`; the manifest is that run's record), the default
+    (None); False writes the older manifest layout (``_rmqarrow.json``), deprecated:
+    readers that never heard of rmqarrow read its replaced parts too.
 
     ``out_dir`` may be a URI of object storage (:func:`rmqarrow._paths.dataset_location`):
     see :func:`_export_remote`; ``delta=False`` is refused there.
@@ -623,8 +624,8 @@ def export_store(
     if isinstance(where, ObjectLocation):
         if delta is False:
             raise UsageError(
-                f"{where}: a dataset on object storage is in the Delta layout (the manifest "
-                "layout needs rename, flock and fsync); export with delta=True"
+                f"{where}: a dataset on object storage is always Delta tables (the manifest "
+                "layout needs rename, flock and fsync); export it in the default layout"
             )
         return _export_remote(
             source, where, overwrite, hash_slot_num, index_num, progress, commitlog, skip
@@ -636,7 +637,7 @@ def export_store(
             f"{out_dir}: is (or contains) the source {source}; refusing to replace it"
         )
     try:
-        return _export(
+        manifest = _export(
             source,
             out,
             overwrite,
@@ -646,8 +647,12 @@ def export_store(
             commitlog,
             frozenset(skip),
             wait,
-            bool(delta),
+            delta is not False,
         )
+        from rmqarrow.converters.delta.layout import is_delta_dataset
+
+        # Delta tables: the pinned run as every reader reads it (its versions too)
+        return read_manifest(out) if is_delta_dataset(out) else manifest
     except OSError as exc:
         if is_disk_full(exc) and not isinstance(exc, DiskFullError):
             raise disk_full(out_dir, None, exc) from None

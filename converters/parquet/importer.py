@@ -95,9 +95,10 @@ class _FileRow:
         return max(self.header["index_count"], 1) - 1
 
 
-def list_parts(dataset_dir: Path, table: str) -> list[Path]:
-    """The Parquet parts of one table, each checked to hold the table's exact schema."""
-    parts = table_parts(dataset_dir, table)
+def list_parts(dataset_dir: Path, table: str, manifest: dict[str, Any] | None = None) -> list[Path]:
+    """The Parquet parts of one table (as ``manifest`` lists them: the one snapshot the
+    caller read), each checked to hold the table's exact schema."""
+    parts = table_parts(dataset_dir, table, manifest)
     expected = SCHEMAS[table]
     for p in parts:
         try:
@@ -156,7 +157,7 @@ def _safe_name(name: str, where: Path) -> None:
 
 
 def _read_files(dataset_dir: Path, manifest: dict[str, Any]) -> list[_FileRow]:
-    parts = list_parts(dataset_dir, "files")
+    parts = list_parts(dataset_dir, "files", manifest)
     table = pa.Table.from_batches(list(_batches(parts, "files")), schema=SCHEMAS["files"])
     where = dataset_dir / "files"
     rows: dict[str, _FileRow] = {}
@@ -432,8 +433,8 @@ def import_dataset(
     if not trust:
         check_parts(src, manifest, full=True)
     files = _read_files(src, manifest)
-    parts = {t: list_parts(src, t) for t in ("slots", "entries")}
-    _check_counts(src, manifest, {"files": list_parts(src, "files"), **parts})
+    parts = {t: list_parts(src, t, manifest) for t in ("slots", "entries")}
+    _check_counts(src, manifest, {"files": list_parts(src, "files", manifest), **parts})
     by_file = {t: FileRows(parts[t]) for t in parts}
 
     def parts_of(name: str) -> dict[str, list[Path | pa.Table]]:

@@ -142,12 +142,12 @@ def sync_store(
     reexport_changed: bool = False,
     skip: Collection[str] = (),
     wait: Wait = False,
-    delta: bool = False,
+    delta: bool | None = None,
 ) -> SyncResult:
     """Bring the dataset ``out_dir`` up to the store ``store_dir`` (see the module doc).
 
-    A missing ``out_dir`` is exported whole (:func:`export_store`; ``delta``: as Delta
-    tables); an existing one must be an rmqarrow dataset with a parts list, and keeps
+    A missing ``out_dir`` is exported whole (:func:`export_store`; as Delta tables unless
+    ``delta`` is False); an existing one must be an rmqarrow dataset with a parts list, and keeps
     its layout (a dataset of Delta tables: each run one commit).  ``skip`` names index
     files to leave out (damaged ones), as export's.  The dataset's writer lock is held
     throughout (``wait``: see :func:`rmqarrow._lock.acquire`)."""

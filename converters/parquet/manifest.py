@@ -70,6 +70,7 @@ __all__ = [
     "delta_manifest",
     "load_manifest_json",
     "new_manifest",
+    "one_snapshot",
     "part_record",
     "part_records",
     "pinned_manifest",
@@ -269,6 +270,10 @@ def check_parts(
         raise DatasetError(f"{root / MANIFEST_NAME}: malformed parts list ({exc!r})") from None
     # the parts as this manifest sees them: one snapshot, whatever a writer switches
     have = {p.relative_to(root).as_posix(): p for p in _data_parts(root, manifest)}
+    if "delta" in manifest:
+        # a Delta run lists its parts: those on disk beside them (replaced by later runs,
+        # a killed run's) are no part of it, and one it lists may be gone
+        have = {rel: p for rel, p in have.items() if p.exists()}
     hint = f"; re-export it, or set {TRUST_ENV}=1 to read it anyway"
     extra = sorted(set(have) - set(want))
     if extra:
@@ -437,6 +442,28 @@ def pinned_snapshot(
         _PINNED.reset(token)
 
 
+@contextmanager
+def one_snapshot(dataset_dir: str | os.PathLike[str]) -> Iterator[dict[str, Any] | None]:
+    """Within this block, every reader of ``dataset_dir`` lists its tables by one manifest,
+    read here once (or the one a caller pinned already), which the block yields (None for
+    a folder of Parquet parts without one).  A reader that lists several tables must:
+    read one at a time, a run committed between two listings (an incremental run, a
+    follow round) would pair one run's ``files`` with another run's ``entries``."""
+    pinned = pinned_manifest(dataset_dir)
+    if pinned is not None:
+        yield pinned
+        return
+    try:
+        manifest = read_manifest(dataset_dir)
+    except DatasetError:
+        # none, or not one rmqarrow reads: each reader then reports (or, trusting the
+        # dataset, lists the folders) as it does on its own
+        yield None
+        return
+    with pinned_snapshot(dataset_dir, manifest):
+        yield manifest
+
+
 def pinned_manifest(dataset_dir: str | os.PathLike[str] | ObjectLocation) -> dict[str, Any] | None:
     """The manifest :func:`pinned_snapshot` pins for ``dataset_dir`` here, or None."""
     pinned = _PINNED.get()
@@ -492,8 +519,9 @@ def delta_manifest(
 ) -> dict[str, Any]:
     """The manifest of a dataset in the Delta layout: the pinned run's record (the pin's
     ``source``: what a manifest holds but its parts) with ``parts`` read from the tables
-    at the pinned versions (path, rows, size: Delta records no checksums) and ``delta``,
-    the pin table's version and every table's.  One snapshot: a reader that lists the
+    at the pinned versions (path, rows, size; the checksums Delta does not record come
+    from the record's ``digests``, when the run recorded them) and ``delta``, the pin
+    table's version and every table's.  One snapshot: a reader that lists the
     parts of each table by it (:func:`rmqarrow.converters.parquet.parts.table_parts`)
     never mixes two runs, whatever a writer commits meanwhile."""
     import pyarrow as pa
@@ -508,6 +536,8 @@ def delta_manifest(
             raise _vacuumed(Path(str(dataset_dir)).absolute(), snap.version, missing)
     record = snap.pin.get("source")
     manifest: dict[str, Any] = dict(record) if isinstance(record, dict) else {}
+    digests = manifest.pop("digests", None)
+    digests = digests if isinstance(digests, dict) else {}
     parts = []
     for table in sorted(snap.versions):
         actions = pa.table(snap.delta_table(table).get_add_actions(flatten=True))
@@ -517,7 +547,16 @@ def delta_manifest(
             actions.column("num_records").to_pylist(),
             strict=True,
         ):
-            parts.append({"path": f"{table}/{path}", "rows": rows, "size": size})
+            rel = f"{table}/{path}"
+            sums = digests.get(rel)
+            parts.append(
+                {
+                    "path": rel,
+                    "rows": rows,
+                    "size": size,
+                    **(sums if isinstance(sums, dict) else {}),
+                }
+            )
     manifest["parts"] = sorted(parts, key=lambda r: str(r["path"]))
     manifest["delta"] = {"version": snap.version, "versions": dict(snap.versions)}
     return manifest

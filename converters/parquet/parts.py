@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import glob
 import json
+import logging
 import os
 import re
 from pathlib import Path
@@ -41,6 +42,7 @@ __all__ = [
 #: Name of a part written by incremental run N: ``part-rNNNNNN-...parquet``.
 RUN_PART = re.compile(r"^part-r(\d+)-")
 _MANIFEST = "_rmqarrow.json"
+_log = logging.getLogger(__name__)
 
 
 def _is_data(path: Path, table_dir: Path) -> bool:
@@ -73,6 +75,19 @@ def table_parts(
             manifest = manifest_or_none(root)
         if manifest is not None and "delta" in manifest:
             parts = _committed(root, table, manifest)
+            gone = [p for p in parts if not p.exists()]
+            from rmqarrow.converters.parquet.manifest import trusted
+
+            if gone and trusted():  # read anyway, as asked: what is left of the run
+                _log.warning("%s: %d part(s) of the pinned run missing, skipped", root, len(gone))
+                parts = [p for p in parts if p.exists()]
+            elif gone:
+                raise DatasetError(
+                    f"{root}: part {gone[0].relative_to(root).as_posix()} listed in the "
+                    f"manifest (the pinned run) is missing ({len(gone)} missing): deleted "
+                    "by hand, or vacuumed under a reader? Export again, or read an older "
+                    "version"
+                )
         else:
             parts = sorted(p for p in directory.rglob("*.parquet") if _is_data(p, directory))
     except OSError as exc:

@@ -49,13 +49,27 @@ _log = logging.getLogger(__name__)
 #: The application id of a conversion's run.
 CONVERT_APP = "rmqarrow-convert"
 #: Manifest keys a Delta dataset's record leaves out: its tables list the parts.
-_NOT_RECORDED = ("parts", "superseded", "delta")
+_NOT_RECORDED = ("parts", "superseded", "delta", "digests")
+
+
+#: What a part's record holds that Delta's add action does not: the checksums readers
+#: check a part by (:func:`rmqarrow.converters.parquet.manifest.check_parts`).
+DIGESTS = ("footer_sha256", "sha256")
 
 
 def run_record(manifest: dict[str, Any]) -> dict[str, Any]:
     """What a run's pin records of a dataset (its ``source``): the manifest's keys but
-    the parts lists."""
-    return {k: v for k, v in manifest.items() if k not in _NOT_RECORDED}
+    the parts lists, and each part's checksums (``digests``, by path), so a part changed
+    in place is refused as in the manifest layout."""
+    record = {k: v for k, v in manifest.items() if k not in _NOT_RECORDED}
+    digests = {
+        str(r["path"]): {k: r[k] for k in DIGESTS if k in r}
+        for r in manifest.get("parts") or []
+        if any(k in r for k in DIGESTS)
+    }
+    if digests:
+        record["digests"] = digests
+    return record
 
 
 def commit_manifest(

@@ -18,11 +18,13 @@ without it, from a dataset's
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
+from rmqarrow.converters.parquet.manifest import one_snapshot
 from rmqarrow.converters.parquet.parts import hadoop_literal, table_parts
 from rmqarrow.converters.schema import SCHEMAS
 
@@ -119,6 +121,18 @@ def register_views(
     kind = "dataset" if source.kind == "dataset" else "store"
     # executors resolve paths in their own work dirs
     root = (source.path if kind == "dataset" else source.index_path).absolute()
+    with one_snapshot(root) if kind == "dataset" else contextlib.nullcontext():
+        return _register_views(spark, kind, root, hash_slot_num, index_num, commitlog)
+
+
+def _register_views(
+    spark: SparkSession,
+    kind: str,
+    root: Path,
+    hash_slot_num: int | None,
+    index_num: int | None,
+    commitlog: Target | None,
+) -> tuple[str, pa.Table]:
     frames: dict[str, DataFrame] = {}
     if kind == "dataset":
         from rmqarrow.converters.parquet.manifest import check_parts, trusted

@@ -61,12 +61,22 @@ def register(sub: Any) -> None:
         "older ones still read with --as-of until a vacuum)",
     )
     p.add_argument(
+        "--layout",
+        choices=("delta", "manifest"),
+        default=None,
+        help="delta (default for index files): Delta tables, every export, --incremental "
+        "run and --follow round one version, read back with --as-of; manifest: the older "
+        "_rmqarrow.json layout (deprecated: readers other than rmqarrow count its replaced "
+        "parts; `rmqarrow convert OUT` makes it Delta tables). Tiered and RocksDB datasets "
+        "are written in the manifest layout. --incremental/--follow keep an existing OUT's "
+        "layout; --overwrite of Delta tables is one more version of them",
+    )
+    p.add_argument(
         "--delta",
-        action="store_true",
-        help="write the tables as Delta tables (preview): every export, --incremental run "
-        "and --follow round one version, read back with --as-of; --incremental/--follow "
-        "keep an existing OUT's layout (`rmqarrow convert OUT` makes it Delta tables), and "
-        "--overwrite keeps a Delta OUT Delta tables with or without --delta",
+        dest="layout",
+        action="store_const",
+        const="delta",
+        help="the same as --layout delta (the default), kept for scripts",
     )
     p.add_argument(
         "--engine",
@@ -223,10 +233,11 @@ def _export(args: argparse.Namespace) -> int:
     with store:
         if args.incremental or args.follow:
             return _sync(store, args)  # refused by any store but IndexFiles
-        if args.delta and not isinstance(store, IndexStore):
+        if args.layout == "delta" and not isinstance(store, IndexStore):
             raise UsageError(
-                f"{args.store}: {store.description}; --delta exports index files only "
-                "(tiered and RocksDB datasets keep the manifest layout)"
+                f"{args.store}: {store.description}; Delta tables are written for index "
+                "files only (tiered and RocksDB datasets keep the manifest layout): drop "
+                "--layout delta"
             )
         if store.format == "rocksdb":
             return rocksdb_export(store, args)
@@ -243,7 +254,7 @@ def _export(args: argparse.Namespace) -> int:
             commitlog=args.commitlog,
             progress=progress_bar(),
             wait=args.wait,
-            delta=args.delta or None,  # None: the default for OUT (Delta on object storage)
+            delta=_delta(args),
         )
     tables = manifest["tables"]
     summary = {
@@ -260,6 +271,11 @@ def _export(args: argparse.Namespace) -> int:
     else:
         print_kv(summary)
     return 0
+
+
+def _delta(args: argparse.Namespace) -> bool | None:
+    """The export's ``delta`` argument: None (the library's default) unless asked."""
+    return None if args.layout is None else args.layout == "delta"
 
 
 def _check_sync_options(args: argparse.Namespace) -> None:
@@ -301,7 +317,7 @@ def _sync(store: Any, args: argparse.Namespace) -> int:
         "prune_deleted": args.prune_deleted,
         "reexport_changed": args.reexport_changed,
         "wait": args.wait,
-        "delta": args.delta,
+        "delta": _delta(args),
         "duckdb_file": args.duckdb_file,
     }
     if not args.follow:

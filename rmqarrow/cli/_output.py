@@ -358,11 +358,17 @@ def add_as_of_option(parser: Any, what: str = "the dataset") -> None:
 
 def pinned_dataset(path: Any, as_of: str | None) -> Any:
     """A context in which every reader of the dataset ``path`` reads it ``as_of`` that
-    version (the store opened so, entered); nothing when ``as_of`` is None."""
+    version (the store opened so, entered), or its latest run read once (a command that
+    reads it twice, as ``stats`` does, never pairs two runs); nothing for a store."""
     import contextlib
 
-    if as_of is None:
-        return contextlib.nullcontext()
     import rmqarrow
+
+    if path is None:
+        return contextlib.nullcontext()
+    if as_of is None:
+        from rmqarrow.converters import one_snapshot
+
+        return one_snapshot(path)
 
     return rmqarrow.open(path, as_of=as_of)

@@ -441,9 +441,9 @@ class IndexStore(OffsetQueries):
     ) -> dict[str, Any]:
         """The healthy files as a Parquet dataset at ``dest`` (damaged files are left out
         and logged, or refused when the store was opened ``strict``); returns the manifest.
-        ``delta``: its tables are Delta tables, the export one pinned run
-        (:mod:`rmqarrow.converters.delta`), rather than the ``_rmqarrow.json`` layout
-        (None: Delta tables for a ``dest`` on object storage, ``s3://BUCKET/PREFIX``).
+        Its tables are Delta tables, the export one pinned run
+        (:mod:`rmqarrow.converters.delta`); ``delta=False`` writes the older
+        ``_rmqarrow.json`` layout instead (deprecated; never on object storage).
 
         ``commitlog`` also writes the ``messages`` table; ``engine="spark"`` exports on
         Spark (``master``), one task per file.  Another process writing ``dest`` refuses
@@ -469,11 +469,10 @@ class IndexStore(OffsetQueries):
         if not health.healthy:
             raise UsageError(f"{self.index_path}: no healthy index files to export")
         g = health.geometry
-        if engine == "spark" and (delta or is_uri(dest)):
+        if engine == "spark" and is_uri(dest):
             raise UsageError(
-                "the spark exporter writes the _rmqarrow.json layout on local disk: export "
-                "with the local engine for Delta tables (and object storage), or convert the "
-                "dataset afterwards"
+                "the spark exporter writes to local disk: export to object storage with "
+                "the local engine"
             )
         if engine == "spark" and overwrite:
             from rmqarrow.converters.delta.layout import is_delta_dataset
@@ -506,6 +505,11 @@ class IndexStore(OffsetQueries):
                 index_num=g.index_num,
                 commitlog=log,
             )
+            if delta is not False:
+                # the executors write the parts; one commit makes them Delta tables
+                from rmqarrow.converters.parquet.to_delta import convert_to_delta
+
+                convert_to_delta(dest, wait=wait)
             return read_manifest(dest)
         if engine != "local":
             raise UsageError(f"unknown export engine {engine!r}; choose from local, spark")
@@ -544,7 +548,7 @@ class IndexStore(OffsetQueries):
         prune_deleted: bool = False,
         reexport_changed: bool = False,
         wait: bool | float = False,
-        delta: bool = False,
+        delta: bool | None = None,
         duckdb_file: str | os.PathLike[str] | None = None,
     ) -> SyncResult:
         """Bring the dataset at ``dest`` up to this store at the cost of what changed
@@ -556,7 +560,8 @@ class IndexStore(OffsetQueries):
         (:class:`~rmqarrow.errors.StoreChangedError`) or, with ``reexport_changed``,
         exported whole again.  ``commitlog`` also appends the ``messages`` table from
         where the last run stopped.  A dataset of Delta tables takes each run as one
-        commit; ``delta`` exports a missing ``dest`` as one.  ``duckdb_file``: the DuckDB
+        commit; a missing ``dest`` is exported as one (``delta=False``: in the older
+        manifest layout, deprecated).  ``duckdb_file``: the DuckDB
         database file over ``dest`` (:func:`rmqarrow.converters.duckdb.save_database`) is
         written again when the run changed the dataset (or it is missing), so it stays
         current; a file rmqarrow did not write is refused before the run.  Returns what
@@ -584,7 +589,7 @@ class IndexStore(OffsetQueries):
         prune_deleted: bool = False,
         reexport_changed: bool = False,
         wait: bool | float = False,
-        delta: bool = False,
+        delta: bool | None = None,
         duckdb_file: str | os.PathLike[str] | None = None,
     ) -> Iterator[SyncResult]:
         """:meth:`sync` every ``interval`` seconds until ``stop`` is set, each round's

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from rmqarrow.converters.parquet.manifest import one_snapshot
 from rmqarrow.converters.parquet.parts import split_by_file, table_parts
 from rmqarrow.format.layout import map_regions
 from rmqarrow.index.indexfile import IndexFile
@@ -200,7 +201,8 @@ def check_dataset(
     import pyarrow as pa
 
     try:
-        return _check_dataset(dataset, store, files, sample=sample, seed=seed)
+        with one_snapshot(dataset):  # one run's tables, whatever a writer commits meanwhile
+            return _check_dataset(dataset, store, files, sample=sample, seed=seed)
     except (pa.ArrowException, OSError) as exc:
         from rmqarrow.converters.parquet.manifest import check_parts
         from rmqarrow.errors import DatasetError

@@ -167,7 +167,7 @@ def test_as_of_refusals_are_one_line(
 ) -> None:
     g, ds, _store0, _answers = history
     manifest_ds = tmp_path / "m"
-    assert run(capsys, "export", str(g.store), str(manifest_ds))[0] == 0
+    assert run(capsys, "export", "--layout", "manifest", str(g.store), str(manifest_ds))[0] == 0
     status, _, err = run(capsys, "sql", str(manifest_ds), "select 1", "--as-of", "0")
     assert status == 1
     one_error(err, "manifest layout keeps no versions")
@@ -258,7 +258,7 @@ def test_convert_makes_a_manifest_dataset_delta(
 ) -> None:
     g = history[0]
     ds = tmp_path / "m"
-    assert run(capsys, "export", str(g.store), str(ds))[0] == 0
+    assert run(capsys, "export", "--layout", "manifest", str(g.store), str(ds))[0] == 0
     before = _json(capsys, "sql", str(ds), "select count(*) n from entries", "--json")
     assert _json(capsys, "convert", str(ds), "--json")["converted"] is True
     assert is_delta_dataset(ds)

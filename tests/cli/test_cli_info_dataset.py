@@ -170,7 +170,7 @@ def test_info_on_a_converted_dataset(capsys: pytest.CaptureFixture[str], tmp_pat
     """A manifest-layout dataset converted in place reads as Delta, same figures."""
     store, ds = tmp_path / "store", tmp_path / "ds"
     _store(store, 30).close()
-    export_store(store, ds, hash_slot_num=SLOTS, index_num=INDEX)
+    export_store(store, ds, hash_slot_num=SLOTS, index_num=INDEX, delta=False)
     before = _info_json(capsys, ds)
     with rmqarrow.open(ds) as opened:
         assert opened.convert_to_delta()
@@ -186,7 +186,7 @@ def test_info_on_an_odd_manifest_is_one_line(
     """Another writer's odd record: its times as written, a wrong figure one clear line."""
     store, ds = tmp_path / "store", tmp_path / "ds"
     _store(store, 10).close()
-    export_store(store, ds, hash_slot_num=SLOTS, index_num=INDEX)
+    export_store(store, ds, hash_slot_num=SLOTS, index_num=INDEX, delta=False)
     path = ds / "_rmqarrow.json"
     manifest = json.loads(path.read_text())
     manifest["created_at"] = "yesterday"

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from cli_run import one_error, run
 from generated_store import GeneratedStore
+from rmqarrow.converters.delta.layout import is_delta_dataset
 
 
 def _geometry(gen: GeneratedStore) -> list[str]:
@@ -142,7 +143,7 @@ def test_export_into_an_empty_folder_is_accepted(
     empty.mkdir()
     status, _, err = run(capsys, "export", str(generated.store), str(empty))
     assert status == 0, err
-    assert (empty / "_rmqarrow.json").is_file()
+    assert is_delta_dataset(empty)
     # a folder holding something else is refused and left as it was
     other = tmp_path / "docs"
     other.mkdir()

@@ -162,7 +162,7 @@ def test_delta_convert_vacuum_and_versions(
     capsys: pytest.CaptureFixture[str], ws: Path, tmp_path: Path
 ) -> None:
     ds = str(tmp_path / "ds")
-    status, out, _ = run(capsys, "export", str(ws / "store"), ds, "--json")
+    status, out, _ = run(capsys, "export", "--layout", "manifest", str(ws / "store"), ds, "--json")
     assert status == 0 and shaped(out, "export")
     status, out, _ = run(capsys, "convert", ds, "--json")
     assert status == 0 and shaped(out, "convert")["converted"] is True

@@ -172,14 +172,14 @@ def test_export_overwrite_interrupted(
     out = work / "ds"
     shutil.copytree(ds, out)
     old = _tree(out)
-    _run("export", store, out, *GEO, "--overwrite", step=step, sig=sig)
+    _run("export", "--layout", "manifest", store, out, *GEO, "--overwrite", step=step, sig=sig)
     if sig == "int":  # its own cleanup ran: the old dataset or the new one in place
         assert out.exists()
         # nothing beside it, but what the interrupted cleanup had yet to remove
         assert all(".ds.old-" in n for n in hidden(work)) and (
             hidden(work) == [] or step.startswith("atomic:cleanup")
         )
-    done = cli("export", store, out, *GEO, "--overwrite")
+    done = cli("export", "--layout", "manifest", store, out, *GEO, "--overwrite")
     assert done.returncode == 0, done.stderr
     assert hidden(work) == []
     assert _tree(out) != old

@@ -193,15 +193,17 @@ def test_damaged_chain_is_found_and_explained(generated: Any, tmp_path: Path) ->
     assert not sampled.ok and sampled.chain_damage
 
 
-def test_dataset_entries_compared_byte_for_byte(
-    generated: Any, generated_dataset: Path, tmp_path: Path
-) -> None:
+def test_dataset_entries_compared_byte_for_byte(generated: Any, tmp_path: Path) -> None:
     """A dataset row that differs from its native entry is reported by file and position."""
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
+    from rmqarrow.converters.parquet.export import export_store
 
     ds = tmp_path / "ds"
-    shutil.copytree(generated_dataset, ds)
+    # the older layout, whose manifest is then written as an export older than parts
+    # lists wrote it (a changed part of Delta tables is caught by their record the same)
+    g = generated
+    export_store(g.store, ds, hash_slot_num=g.hash_slot_num, index_num=g.index_num, delta=False)
     part = sorted((ds / "entries").glob("*.parquet"))[0]
     table = pq.read_table(part)
     phy = pc.add(table.column("phy_offset"), 1)  # every offset of this file off by one

@@ -91,7 +91,7 @@ def _change(ds: Path, before: set[str], after: set[str]) -> dict[str, TableChang
 
 
 def _export_committed(g: GeneratedStore, ds: Path) -> None:
-    export_store(g.store, ds, hash_slot_num=g.hash_slot_num, index_num=g.index_num)
+    export_store(g.store, ds, hash_slot_num=g.hash_slot_num, index_num=g.index_num, delta=False)
     commit_run(ds, _change(ds, set(), _parts(ds)), app=("test-export", 1), source={"run": 0})
 
 
@@ -111,7 +111,11 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> GeneratedStore:
 def test_stats_come_from_the_footer(generated: GeneratedStore, tmp_path: Path) -> None:
     ds = tmp_path / "ds"
     export_store(
-        generated.store, ds, hash_slot_num=generated.hash_slot_num, index_num=generated.index_num
+        generated.store,
+        ds,
+        hash_slot_num=generated.hash_slot_num,
+        index_num=generated.index_num,
+        delta=False,
     )
     part = sorted((ds / "entries").glob("*.parquet"))[0]
     data = pq.read_table(part)
@@ -148,7 +152,7 @@ def test_full_export_and_incremental_runs_read_as_a_fresh_export(
         assert snap is not None and snap.versions["files"] == run + 1
     assert removed  # the runs replaced parts, not only appended
     fresh = tmp_path / "fresh"
-    export_store(g.store, fresh, hash_slot_num=g.hash_slot_num, index_num=g.index_num)
+    export_store(g.store, fresh, hash_slot_num=g.hash_slot_num, index_num=g.index_num, delta=False)
     snap = open_snapshot(ds)
     con = duckdb.connect()
     naive_wrong = 0
@@ -332,7 +336,11 @@ def test_as_of_a_version_or_a_time_reads_that_run(
     with pytest.raises(StoreNotFoundError, match="no such dataset"):
         open_snapshot(ds)
     export_store(
-        generated.store, ds, hash_slot_num=generated.hash_slot_num, index_num=generated.index_num
+        generated.store,
+        ds,
+        hash_slot_num=generated.hash_slot_num,
+        index_num=generated.index_num,
+        delta=False,
     )
     with pytest.raises(DatasetError, match="not a dataset in the Delta layout"):
         open_snapshot(ds)  # today's layout: no Delta tables yet
@@ -417,6 +425,7 @@ def test_the_messages_table_commits_with_its_list_column(
         hash_slot_num=g.hash_slot_num,
         index_num=g.index_num,
         commitlog=g.root / "commitlog",
+        delta=False,
     )
     parts = sorted((ds / "messages").glob("*.parquet"))
     stats = file_stats(parts[0])

@@ -41,7 +41,7 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> GeneratedStore:
 
 
 def _export(g: GeneratedStore, ds: Path) -> None:
-    export_store(g.store, ds, hash_slot_num=g.hash_slot_num, index_num=g.index_num)
+    export_store(g.store, ds, hash_slot_num=g.hash_slot_num, index_num=g.index_num, delta=False)
 
 
 def _queries(g: GeneratedStore) -> list[tuple[str, int, int, int]]:

@@ -271,6 +271,7 @@ def test_files_of_different_slot_counts_leave_the_figures_to_sql(tmp_path: Path)
             tmp_path / f"ds-{name}",
             hash_slot_num=geometry.hash_slot_num,
             index_num=geometry.index_num,
+            delta=False,  # a part put beside the others: a folder of the older layout
         )
     ds = tmp_path / "ds-a"
     for table in ("files", "slots", "entries"):  # b's file beside a's, with a newer name

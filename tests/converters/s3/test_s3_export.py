@@ -99,7 +99,7 @@ def test_sql_as_of_on_s3(
 def test_manifest_layout_and_foreign_prefixes_refused_on_s3(
     generated: GeneratedStore, s3_bucket: str
 ) -> None:
-    with pytest.raises(UsageError, match="Delta layout"):
+    with pytest.raises(UsageError, match="always Delta tables"):
         _export(generated, f"{s3_bucket}/ds", delta=False)
     fs, root = ObjectLocation(s3_bucket).filesystem()
     with fs.open_output_stream(f"{root}/other/notes.txt") as f:
