@@ -81,11 +81,17 @@ from rmqarrow.converters.schema import SCHEMAS
 
 from rmqarrow._crash import crash_point
 from rmqarrow._lock import Wait, writer_lock
-from rmqarrow._paths import local_path
+from rmqarrow._paths import ObjectLocation, dataset_location, local_path, storage_errors
 from rmqarrow._progress import Progress
 from rmqarrow._space import disk_full, is_disk_full
 from rmqarrow._staging import fsync_dir
-from rmqarrow.errors import DatasetError, DiskFullError, StoreChangedError, StoreNotFoundError
+from rmqarrow.errors import (
+    CommitConflictError,
+    DatasetError,
+    DiskFullError,
+    StoreChangedError,
+    StoreNotFoundError,
+)
 from rmqarrow.format.layout import HEADER_DTYPE, MappedIndex, check_header, map_regions
 
 __all__ = ["RETRY_FIRST", "RETRY_MAX", "SyncResult", "follow_store", "heals", "sync_store"]
@@ -155,6 +161,19 @@ def sync_store(
     source = Path(store_dir)
     if not source.exists():
         raise StoreNotFoundError(f"{source}: no such store directory or index file")
+    where = dataset_location(out_dir)
+    if isinstance(where, ObjectLocation):
+        result = _sync_remote(
+            source,
+            where,
+            hash_slot_num,
+            index_num,
+            None if commitlog is None else Path(commitlog),
+            frozenset(skip),
+            prune_deleted,
+            reexport_changed,
+        )
+        return SyncResult(**{**result.__dict__, "seconds": time.perf_counter() - start})
     out = local_path(out_dir).absolute()
     if not (out / MANIFEST_NAME).exists() and not out.exists():
         manifest = export_store(
@@ -203,6 +222,53 @@ def sync_store(
             raise disk_full(out, None, OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))) from None
         raise
     return SyncResult(**{**result.__dict__, "seconds": time.perf_counter() - start})
+
+
+def _sync_remote(
+    source: Path,
+    out: ObjectLocation,
+    hash_slot_num: int | None,
+    index_num: int | None,
+    commitlog: Path | None,
+    skip: frozenset[str],
+    prune: bool,
+    reexport: bool,
+) -> SyncResult:
+    """:func:`sync_store` to a dataset on object storage (always Delta tables), which has
+    no rename and no lock: the run plans against a local copy of the pinned run
+    (:func:`rmqarrow.converters.parquet.remote.local_snapshot`), writes its new parts
+    there, then copies them under names of their own (the run's token in each: no part
+    another writer uploads is ever overwritten) and commits them as one pinned run
+    (:class:`_RemoteRun`).  A run killed at any step leaves the old run pinned (its
+    uploaded parts, and commits past the pin, unread; the next writer restores the
+    tables, a vacuum deletes the parts); a writer that pinned meanwhile makes this one
+    fail with :class:`CommitConflictError`, nothing of it read.  A missing dataset is
+    exported whole."""
+    from rmqarrow.converters.delta.layout import is_delta_dataset
+    from rmqarrow.converters.parquet.remote import local_snapshot
+
+    if not is_delta_dataset(out):
+        manifest = export_store(
+            source,
+            out,
+            hash_slot_num=hash_slot_num,
+            index_num=index_num,
+            commitlog=commitlog,
+            skip=skip,
+        )
+        return SyncResult(
+            str(out),
+            added=[f["file_name"] for f in manifest["source"]["files"]],
+            entries=manifest["tables"]["entries"]["rows"],
+            messages=manifest["tables"].get("messages", {}).get("rows", 0),
+            full=True,
+            changed=True,
+        )
+    with local_snapshot(out) as local:
+        run = _RemoteRun(source, local, hash_slot_num, index_num, skip, prune, reexport)
+        run.remote = out
+        result = run.sync(commitlog)
+    return SyncResult(**{**result.__dict__, "dataset": str(out)})
 
 
 def follow_store(
@@ -477,8 +543,11 @@ class _Run:
         """Each recorded file's ``slots`` and ``entries`` parts."""
         owned: dict[str, list[str]] = {}
         unknown = []
+        listed = {str(r["path"]) for r in self.manifest["parts"]}
         for f in self.manifest["source"]["files"]:
-            if isinstance(f.get("parts"), list):
+            # a list naming parts the dataset does not hold (an export to object storage
+            # that recorded them by their staged names): told from the parts instead
+            if isinstance(f.get("parts"), list) and {str(p) for p in f["parts"]} <= listed:
                 owned[f["file_name"]] = [str(p) for p in f["parts"]]
             else:
                 unknown.append(f["file_name"])
@@ -719,6 +788,8 @@ class _Run:
         from rmqarrow.converters.parquet.to_delta import commit_manifest
 
         commit_manifest(self.out, manifest, DELTA_APP, self.run)
+
+    # (see _RemoteRun for a dataset on object storage)
 
     def _state(self, p: Path, m: MappedIndex, rec: dict[str, Any] | None, count: int) -> str:
         """new / unchanged / grown / reexport for one store file (or refuse it)."""
@@ -1014,3 +1085,53 @@ class _Run:
                 pq.write_table(t.filter(pa.array(offsets >= first)), path)
                 self._record(path)
         return dropped
+
+
+class _RemoteRun(_Run):
+    """An incremental run over a local copy (``out``) of the run pinned on object
+    storage (``remote``): its switch uploads the parts it wrote and commits them there."""
+
+    remote: ObjectLocation
+
+    def _switch(self, manifest: dict[str, Any]) -> None:
+        import uuid
+
+        from pyarrow import fs as pafs
+        from rmqarrow.converters.parquet.to_delta import commit_manifest
+
+        token = uuid.uuid4().hex[:12]
+        fs, root = self.remote.filesystem()
+        old = {str(r["path"]) for r in self.manifest["parts"]}
+        renamed: dict[str, str] = {}
+        for record in manifest["parts"]:
+            rel = str(record["path"])
+            if rel in old:
+                continue
+            table, _, name = rel.partition("/")
+            stem, dot, ext = name.rpartition(".")
+            remote = f"{table}/{stem}-{token}{dot}{ext}"
+            with storage_errors(self.remote / remote):
+                pafs.copy_files(
+                    str(self.out / rel),
+                    f"{root}/{remote}",
+                    source_filesystem=pafs.LocalFileSystem(),
+                    destination_filesystem=fs,
+                )
+            crash_point("incremental:uploaded")
+            renamed[rel] = remote
+        manifest["parts"] = [
+            {**r, "path": renamed.get(str(r["path"]), str(r["path"]))} for r in manifest["parts"]
+        ]
+        files = []
+        for f in manifest["source"]["files"]:
+            if isinstance(f.get("parts"), list):
+                f = {**f, "parts": sorted(renamed.get(str(p), str(p)) for p in f["parts"])}
+            files.append(f)
+        manifest["source"] = {**manifest["source"], "files": files}
+        pinned = int(self.manifest["delta"]["version"])
+        if not commit_manifest(self.remote, manifest, DELTA_APP, self.run, expect_pin=pinned):
+            raise CommitConflictError(
+                f"{self.remote}: another writer committed run {self.run} first; nothing of "
+                "this incremental export is read (its parts are left for a vacuum): run it "
+                "again"
+            )
