@@ -250,7 +250,7 @@ def _sync_remote(
     if not is_delta_dataset(out):
         manifest = export_store(
             source,
-            out,
+            str(out),
             hash_slot_num=hash_slot_num,
             index_num=index_num,
             commitlog=commitlog,
