@@ -95,10 +95,13 @@ def _answers(where: str | Path, g: GeneratedStore) -> list[list[int]]:
 
 
 def _incremental(g: GeneratedStore, uri: str, **env: str) -> subprocess.Popen[str]:
-    """``rmqarrow export STORE URI --incremental`` in its own process."""
+    """``rmqarrow export STORE URI --incremental`` in its own process, its temporary
+    folder the test's (a killed run leaves its copy of the dataset there)."""
+    tmp = g.root / "tmp"
+    tmp.mkdir(exist_ok=True)
     return subprocess.Popen(
         [sys.executable, "-m", "rmqarrow", "export", str(g.store), uri, "--incremental"],
-        env={**os.environ, **env},
+        env={**os.environ, "TMPDIR": str(tmp), **env},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
