@@ -264,7 +264,7 @@ def _sync_remote(
             full=True,
             changed=True,
         )
-    with local_snapshot(out) as local:
+    with local_snapshot(out, parts=False) as local:
         run = _RemoteRun(source, local, hash_slot_num, index_num, skip, prune, reexport)
         run.remote = out
         result = run.sync(commitlog)
@@ -376,7 +376,7 @@ def _record_full_commitlog(out: Path, manifest: dict[str, Any]) -> None:
     messages = manifest["tables"].get("messages")
     if messages is None or is_delta_dataset(out):
         return  # a Delta dataset's next run reads the offset from the part (_messages)
-    next_offset = _parts_next_offset(out, ["messages/part-00000.parquet"])
+    next_offset = _parts_next_offset([out / "messages/part-00000.parquet"])
     if next_offset is None:
         return
     manifest["tables"]["messages"]["next_offset"] = next_offset
@@ -419,11 +419,11 @@ def _same_header(path: Path, rec: dict[str, Any]) -> bool:
     )
 
 
-def _parts_next_offset(out: Path, rels: list[str]) -> int | None:
+def _parts_next_offset(parts: list[Path]) -> int | None:
     """The physical offset just past the last message of the ``messages`` parts."""
     best: int | None = None
-    for rel in rels:
-        t = pq.read_table(out / rel, columns=["physical_offset", "total_size"])
+    for part in parts:
+        t = pq.read_table(part, columns=["physical_offset", "total_size"])
         if t.num_rows:
             off = np.asarray(t["physical_offset"]) + np.asarray(t["total_size"]).astype(np.int64)
             best = max(best or 0, int(off.max()))
@@ -557,7 +557,7 @@ class _Run:
                 rel = str(rec["path"])
                 if rel.split("/", 1)[0] not in ("slots", "entries"):
                     continue
-                name = single_file_name(self.out / rel)
+                name = single_file_name(self._part(rel))
                 if name is not None and name in wanted:
                     owned.setdefault(name, []).append(rel)
         return owned
@@ -789,7 +789,9 @@ class _Run:
 
         commit_manifest(self.out, manifest, DELTA_APP, self.run)
 
-    # (see _RemoteRun for a dataset on object storage)
+    def _part(self, rel: str) -> Path:
+        """A part of the dataset (``rel``: its path in the manifest) to read."""
+        return self.out / rel
 
     def _state(self, p: Path, m: MappedIndex, rec: dict[str, Any] | None, count: int) -> str:
         """new / unchanged / grown / reexport for one store file (or refuse it)."""
@@ -829,7 +831,7 @@ class _Run:
         written anew without their rows, the old one superseded; returns old -> new path."""
         renamed: dict[str, str] = {}
         for k, rel in enumerate(sorted(leaving)):
-            old = self.out / rel
+            old = self._part(rel)
             table = pq.read_table(old)
             keep = pc.invert(pc.is_in(table.column("file_name"), pa.array(sorted(leaving[rel]))))
             rest = table.filter(keep)
@@ -911,7 +913,7 @@ class _Run:
             schema = SCHEMAS[table]
             keys = ("file_name", *(("slot",) if table == "slots" else ENTRIES_ORDER))
             order = [(c, "ascending") for c in keys]
-        rows = pa.concat_tables([pq.read_table(self.out / rel, schema=schema) for rel in rels])
+        rows = pa.concat_tables([pq.read_table(self._part(rel), schema=schema) for rel in rels])
         rows = rows.sort_by(order)
         path = self.out / table / f"part-r{self.run:06d}-compact-{k:05d}.parquet"
         if table == "messages":
@@ -966,7 +968,7 @@ class _Run:
         position) order (the positions past what the dataset holds), with the rows of
         the parts ``merged`` (the file's own older parts) merged in."""
         path = self.out / "entries" / f"{stem}.parquet"
-        tables = [pq.read_table(self.out / rel, schema=SCHEMAS["entries"]) for rel in merged]
+        tables = [pq.read_table(self._part(rel), schema=SCHEMAS["entries"]) for rel in merged]
         rows = pa.concat_tables([*tables, self._range_table(m, first, stop)])
         rows = rows.sort_by([(c, "ascending") for c in ENTRIES_ORDER])
         with parquet_writer(path, "entries", ENTRIES_ORDER) as w:
@@ -1003,7 +1005,7 @@ class _Run:
         ]
         old = pa.concat_tables(
             [SCHEMAS["files"].empty_table()]
-            + [pq.read_table(self.out / rel, schema=SCHEMAS["files"]) for rel in old_rels]
+            + [pq.read_table(self._part(rel), schema=SCHEMAS["files"]) for rel in old_rels]
         )
         keep = [n not in rows and n not in pruned for n in old["file_name"].to_pylist()]
         tables = [old.filter(pa.array(keep, pa.bool_()))]
@@ -1027,7 +1029,7 @@ class _Run:
             str(r["path"]) for r in self.manifest["parts"] if str(r["path"]).startswith("messages/")
         ]
         if info is not None and "next_offset" not in info:
-            found = _parts_next_offset(self.out, msg_rels)
+            found = _parts_next_offset([self._part(r) for r in msg_rels])
             info = {**info, "next_offset": found or 0}
         start = int(info["next_offset"]) if info is not None else 0
         files = list_commitlog_files(commitlog)
@@ -1052,11 +1054,7 @@ class _Run:
         if self.prune and files:
             pruned_rows = self._prune_messages(msg_rels, first)
         if written or pruned_rows or info is None:
-            nxt = (
-                _parts_next_offset(self.out, [path.relative_to(self.out).as_posix()])
-                if n
-                else start
-            )
+            nxt = _parts_next_offset([path]) if n else start
             self.manifest["tables"] = {
                 **self.manifest["tables"],
                 "messages": {
@@ -1073,7 +1071,7 @@ class _Run:
         straddling it rewritten without them); the rows dropped."""
         dropped = 0
         for i, rel in enumerate(rels):
-            t = pq.read_table(self.out / rel)
+            t = pq.read_table(self._part(rel))
             offsets = np.asarray(t["physical_offset"])
             below = int((offsets < first).sum())
             if not below:
@@ -1092,6 +1090,16 @@ class _RemoteRun(_Run):
     storage (``remote``): its switch uploads the parts it wrote and commits them there."""
 
     remote: ObjectLocation
+
+    def _part(self, rel: str) -> Path:
+        """The part, copied on first use: the copy of the run holds its log only (most
+        parts a run never reads: only those it rewrites, merges or reads offsets from)."""
+        from rmqarrow.converters.parquet.remote import copy_object
+
+        path = self.out / rel
+        if not path.exists():
+            copy_object(self.remote / rel, path)
+        return path
 
     def _switch(self, manifest: dict[str, Any]) -> None:
         import uuid

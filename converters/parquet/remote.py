@@ -31,10 +31,12 @@ from rmqarrow.converters.parquet.manifest import read_manifest, snapshot_point
 from rmqarrow._paths import ObjectLocation, dataset_location
 from rmqarrow.errors import DatasetError
 
-__all__ = ["local_snapshot"]
+__all__ = ["copy_object", "local_snapshot"]
 
 
-def _copy(src: ObjectLocation, dest: Path) -> None:
+def copy_object(src: ObjectLocation, dest: Path) -> None:
+    """The object ``src`` copied to the local file ``dest`` (its folder made);
+    :class:`DatasetError` in one line when it cannot be read (gone: vacuumed, deleted)."""
     from pyarrow import fs as pafs
 
     fs, key = src.filesystem()
@@ -91,12 +93,13 @@ def _complete(parts: list[str]) -> bool:
 
 @contextmanager
 def local_snapshot(
-    dataset: str | os.PathLike[str] | ObjectLocation, as_of: object = None
+    dataset: str | os.PathLike[str] | ObjectLocation, as_of: object = None, *, parts: bool = True
 ) -> Iterator[Path]:
     """``dataset`` as a local folder: itself when local, else a temporary copy of its
     pinned run (see the module), deleted on exit.  ``as_of``: of the run pinned at that
     version or time instead of the latest (the copy's logs end there, so the copy's latest
-    is that run)."""
+    is that run).  ``parts=False``: the logs only, for a writer that plans a run from
+    them and copies the few parts it reads (:func:`copy_object`)."""
     where = dataset_location(dataset)
     if not isinstance(where, ObjectLocation):
         yield where
@@ -109,7 +112,7 @@ def local_snapshot(
         for table, version in sorted(versions.items()):
             log = where / table / LOG_DIR
             for name in _log_names(log, version):
-                _copy(log / name, root / table / LOG_DIR / name)
-        for record in manifest["parts"]:
-            _copy(where / str(record["path"]), root / str(record["path"]))
+                copy_object(log / name, root / table / LOG_DIR / name)
+        for record in manifest["parts"] if parts else []:
+            copy_object(where / str(record["path"]), root / str(record["path"]))
         yield root
