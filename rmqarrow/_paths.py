@@ -87,7 +87,8 @@ def local_path(location: str | os.PathLike[str]) -> Path:
         f"{text}: {scheme}:// locations are not supported here; rmqarrow reads and writes "
         "paths on this machine (copy the data to a local folder, or mount it)"
         + (
-            "; on object storage only export (full), import, sql, stats and rmqarrow.open work yet"
+            "; a dataset on object storage is read by import, sql, stats, info, query, "
+            "verify --dataset and rmqarrow.open, and written by export and vacuum"
             if scheme in OBJECT_SCHEMES
             else ""
         )

@@ -362,6 +362,7 @@ def commit_run(
     app: tuple[str, int],
     source: Mapping[str, Any] | None = None,
     pin_table: str = PIN_TABLE,
+    expect_pin: int | None = None,
 ) -> Snapshot | None:
     """Commit one run's ``changes`` (table -> :class:`TableChange`) to ``dataset`` and pin
     them; returns the new snapshot, or None when ``app`` was already committed.
@@ -372,6 +373,8 @@ def commit_run(
     not yet there is created.  Orphans of an earlier run are restored first
     (:func:`converge`).  :class:`CommitConflictError` when another writer committed
     meanwhile: this run's pin did not land, the next run restores what it committed.
+    ``expect_pin``: the pin version the changes were made against; a run pinned since
+    (its changes are not in them) is a :class:`CommitConflictError` too, before any commit.
     """
     root = dataset_location(dataset).absolute()
     if already_committed(root, app[0], app[1], pin_table=pin_table):
@@ -384,6 +387,11 @@ def commit_run(
         snap = open_snapshot(root, pin_table=pin_table)
         pinned = {t: v for t, v in snap.versions.items() if t != pin_table}
         base_pin = snap.version
+    if expect_pin is not None and base_pin != expect_pin:
+        raise CommitConflictError(
+            f"{root}: another writer pinned version {base_pin} after this run read version "
+            f"{expect_pin}; nothing of this run landed: run it again"
+        )
     versions = dict(pinned)
     for table in sorted(changes):
         if table == pin_table:

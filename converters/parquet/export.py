@@ -99,6 +99,7 @@ from rmqarrow.converters.arrow.scan import files_batch, repeated_string, source_
 from rmqarrow.converters.arrow.tables import geometry_of
 from rmqarrow.converters.parquet.atomic import atomic_dir
 from rmqarrow.converters.parquet.manifest import (
+    delta_manifest,
     new_manifest,
     part_record,
     part_records,
@@ -820,7 +821,8 @@ def _export_remote(
 
     def publish(tmp: Path, manifest: dict[str, Any]) -> None:
         records = []
-        for record in manifest["parts"]:
+        staged = list(manifest["parts"])
+        for record in staged:
             local = str(record["path"])
             table, _, name = local.partition("/")
             stem, dot, ext = name.rpartition(".")
@@ -835,6 +837,14 @@ def _export_remote(
             crash_point("export:uploaded")
             records.append({**record, "path": remote})
         manifest["parts"] = records
+        # each file's own parts list (what an incremental run replaces) by the new names
+        renamed = {
+            str(old["path"]): str(new["path"]) for old, new in zip(staged, records, strict=True)
+        }
+        files = manifest["source"]["files"]
+        for i, f in enumerate(files):
+            if isinstance(f.get("parts"), list):
+                files[i] = {**f, "parts": sorted(renamed.get(str(p), str(p)) for p in f["parts"])}
         # another export may have pinned a run while this one wrote: without overwrite it
         # is not replaced, and a commit that found its run already there committed nothing
         if not overwrite and is_delta_dataset(out):
@@ -843,6 +853,11 @@ def _export_remote(
                 "parts are left for a vacuum: export --incremental, or pass overwrite "
                 "(--overwrite) to replace it in a new version"
             )
+        if overwrite and is_delta_dataset(out):
+            # the next run number, as a local replacement takes: an incremental run after
+            # it must not take a number an earlier incremental run committed (its commit
+            # would be taken for that run's, already landed)
+            manifest["run"] = int(delta_manifest(out).get("run") or 0) + 1
         if not commit_manifest(out, manifest, EXPORT_APP):
             raise CommitConflictError(
                 f"{out}: another writer committed this run's version first; nothing of this "

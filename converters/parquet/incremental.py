@@ -81,11 +81,17 @@ from rmqarrow.converters.schema import SCHEMAS
 
 from rmqarrow._crash import crash_point
 from rmqarrow._lock import Wait, writer_lock
-from rmqarrow._paths import local_path
+from rmqarrow._paths import ObjectLocation, dataset_location, local_path, storage_errors
 from rmqarrow._progress import Progress
 from rmqarrow._space import disk_full, is_disk_full
 from rmqarrow._staging import fsync_dir
-from rmqarrow.errors import DatasetError, DiskFullError, StoreChangedError, StoreNotFoundError
+from rmqarrow.errors import (
+    CommitConflictError,
+    DatasetError,
+    DiskFullError,
+    StoreChangedError,
+    StoreNotFoundError,
+)
 from rmqarrow.format.layout import HEADER_DTYPE, MappedIndex, check_header, map_regions
 
 __all__ = ["RETRY_FIRST", "RETRY_MAX", "SyncResult", "follow_store", "heals", "sync_store"]
@@ -155,6 +161,19 @@ def sync_store(
     source = Path(store_dir)
     if not source.exists():
         raise StoreNotFoundError(f"{source}: no such store directory or index file")
+    where = dataset_location(out_dir)
+    if isinstance(where, ObjectLocation):
+        result = _sync_remote(
+            source,
+            where,
+            hash_slot_num,
+            index_num,
+            None if commitlog is None else Path(commitlog),
+            frozenset(skip),
+            prune_deleted,
+            reexport_changed,
+        )
+        return SyncResult(**{**result.__dict__, "seconds": time.perf_counter() - start})
     out = local_path(out_dir).absolute()
     if not (out / MANIFEST_NAME).exists() and not out.exists():
         manifest = export_store(
@@ -203,6 +222,53 @@ def sync_store(
             raise disk_full(out, None, OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))) from None
         raise
     return SyncResult(**{**result.__dict__, "seconds": time.perf_counter() - start})
+
+
+def _sync_remote(
+    source: Path,
+    out: ObjectLocation,
+    hash_slot_num: int | None,
+    index_num: int | None,
+    commitlog: Path | None,
+    skip: frozenset[str],
+    prune: bool,
+    reexport: bool,
+) -> SyncResult:
+    """:func:`sync_store` to a dataset on object storage (always Delta tables), which has
+    no rename and no lock: the run plans against a local copy of the pinned run
+    (:func:`rmqarrow.converters.parquet.remote.local_snapshot`), writes its new parts
+    there, then copies them under names of their own (the run's token in each: no part
+    another writer uploads is ever overwritten) and commits them as one pinned run
+    (:class:`_RemoteRun`).  A run killed at any step leaves the old run pinned (its
+    uploaded parts, and commits past the pin, unread; the next writer restores the
+    tables, a vacuum deletes the parts); a writer that pinned meanwhile makes this one
+    fail with :class:`CommitConflictError`, nothing of it read.  A missing dataset is
+    exported whole."""
+    from rmqarrow.converters.delta.layout import is_delta_dataset
+    from rmqarrow.converters.parquet.remote import local_snapshot
+
+    if not is_delta_dataset(out):
+        manifest = export_store(
+            source,
+            str(out),
+            hash_slot_num=hash_slot_num,
+            index_num=index_num,
+            commitlog=commitlog,
+            skip=skip,
+        )
+        return SyncResult(
+            str(out),
+            added=[f["file_name"] for f in manifest["source"]["files"]],
+            entries=manifest["tables"]["entries"]["rows"],
+            messages=manifest["tables"].get("messages", {}).get("rows", 0),
+            full=True,
+            changed=True,
+        )
+    with local_snapshot(out, parts=False) as local:
+        run = _RemoteRun(source, local, hash_slot_num, index_num, skip, prune, reexport)
+        run.remote = out
+        result = run.sync(commitlog)
+    return SyncResult(**{**result.__dict__, "dataset": str(out)})
 
 
 def follow_store(
@@ -310,7 +376,7 @@ def _record_full_commitlog(out: Path, manifest: dict[str, Any]) -> None:
     messages = manifest["tables"].get("messages")
     if messages is None or is_delta_dataset(out):
         return  # a Delta dataset's next run reads the offset from the part (_messages)
-    next_offset = _parts_next_offset(out, ["messages/part-00000.parquet"])
+    next_offset = _parts_next_offset([out / "messages/part-00000.parquet"])
     if next_offset is None:
         return
     manifest["tables"]["messages"]["next_offset"] = next_offset
@@ -353,11 +419,11 @@ def _same_header(path: Path, rec: dict[str, Any]) -> bool:
     )
 
 
-def _parts_next_offset(out: Path, rels: list[str]) -> int | None:
+def _parts_next_offset(parts: list[Path]) -> int | None:
     """The physical offset just past the last message of the ``messages`` parts."""
     best: int | None = None
-    for rel in rels:
-        t = pq.read_table(out / rel, columns=["physical_offset", "total_size"])
+    for part in parts:
+        t = pq.read_table(part, columns=["physical_offset", "total_size"])
         if t.num_rows:
             off = np.asarray(t["physical_offset"]) + np.asarray(t["total_size"]).astype(np.int64)
             best = max(best or 0, int(off.max()))
@@ -477,8 +543,11 @@ class _Run:
         """Each recorded file's ``slots`` and ``entries`` parts."""
         owned: dict[str, list[str]] = {}
         unknown = []
+        listed = {str(r["path"]) for r in self.manifest["parts"]}
         for f in self.manifest["source"]["files"]:
-            if isinstance(f.get("parts"), list):
+            # a list naming parts the dataset does not hold (an export to object storage
+            # that recorded them by their staged names): told from the parts instead
+            if isinstance(f.get("parts"), list) and {str(p) for p in f["parts"]} <= listed:
                 owned[f["file_name"]] = [str(p) for p in f["parts"]]
             else:
                 unknown.append(f["file_name"])
@@ -488,7 +557,7 @@ class _Run:
                 rel = str(rec["path"])
                 if rel.split("/", 1)[0] not in ("slots", "entries"):
                     continue
-                name = single_file_name(self.out / rel)
+                name = single_file_name(self._part(rel))
                 if name is not None and name in wanted:
                     owned.setdefault(name, []).append(rel)
         return owned
@@ -720,6 +789,10 @@ class _Run:
 
         commit_manifest(self.out, manifest, DELTA_APP, self.run)
 
+    def _part(self, rel: str) -> Path:
+        """A part of the dataset (``rel``: its path in the manifest) to read."""
+        return self.out / rel
+
     def _state(self, p: Path, m: MappedIndex, rec: dict[str, Any] | None, count: int) -> str:
         """new / unchanged / grown / reexport for one store file (or refuse it)."""
         if rec is None:
@@ -758,7 +831,7 @@ class _Run:
         written anew without their rows, the old one superseded; returns old -> new path."""
         renamed: dict[str, str] = {}
         for k, rel in enumerate(sorted(leaving)):
-            old = self.out / rel
+            old = self._part(rel)
             table = pq.read_table(old)
             keep = pc.invert(pc.is_in(table.column("file_name"), pa.array(sorted(leaving[rel]))))
             rest = table.filter(keep)
@@ -840,7 +913,7 @@ class _Run:
             schema = SCHEMAS[table]
             keys = ("file_name", *(("slot",) if table == "slots" else ENTRIES_ORDER))
             order = [(c, "ascending") for c in keys]
-        rows = pa.concat_tables([pq.read_table(self.out / rel, schema=schema) for rel in rels])
+        rows = pa.concat_tables([pq.read_table(self._part(rel), schema=schema) for rel in rels])
         rows = rows.sort_by(order)
         path = self.out / table / f"part-r{self.run:06d}-compact-{k:05d}.parquet"
         if table == "messages":
@@ -895,7 +968,7 @@ class _Run:
         position) order (the positions past what the dataset holds), with the rows of
         the parts ``merged`` (the file's own older parts) merged in."""
         path = self.out / "entries" / f"{stem}.parquet"
-        tables = [pq.read_table(self.out / rel, schema=SCHEMAS["entries"]) for rel in merged]
+        tables = [pq.read_table(self._part(rel), schema=SCHEMAS["entries"]) for rel in merged]
         rows = pa.concat_tables([*tables, self._range_table(m, first, stop)])
         rows = rows.sort_by([(c, "ascending") for c in ENTRIES_ORDER])
         with parquet_writer(path, "entries", ENTRIES_ORDER) as w:
@@ -932,7 +1005,7 @@ class _Run:
         ]
         old = pa.concat_tables(
             [SCHEMAS["files"].empty_table()]
-            + [pq.read_table(self.out / rel, schema=SCHEMAS["files"]) for rel in old_rels]
+            + [pq.read_table(self._part(rel), schema=SCHEMAS["files"]) for rel in old_rels]
         )
         keep = [n not in rows and n not in pruned for n in old["file_name"].to_pylist()]
         tables = [old.filter(pa.array(keep, pa.bool_()))]
@@ -956,7 +1029,7 @@ class _Run:
             str(r["path"]) for r in self.manifest["parts"] if str(r["path"]).startswith("messages/")
         ]
         if info is not None and "next_offset" not in info:
-            found = _parts_next_offset(self.out, msg_rels)
+            found = _parts_next_offset([self._part(r) for r in msg_rels])
             info = {**info, "next_offset": found or 0}
         start = int(info["next_offset"]) if info is not None else 0
         files = list_commitlog_files(commitlog)
@@ -981,11 +1054,7 @@ class _Run:
         if self.prune and files:
             pruned_rows = self._prune_messages(msg_rels, first)
         if written or pruned_rows or info is None:
-            nxt = (
-                _parts_next_offset(self.out, [path.relative_to(self.out).as_posix()])
-                if n
-                else start
-            )
+            nxt = _parts_next_offset([path]) if n else start
             self.manifest["tables"] = {
                 **self.manifest["tables"],
                 "messages": {
@@ -1002,7 +1071,7 @@ class _Run:
         straddling it rewritten without them); the rows dropped."""
         dropped = 0
         for i, rel in enumerate(rels):
-            t = pq.read_table(self.out / rel)
+            t = pq.read_table(self._part(rel))
             offsets = np.asarray(t["physical_offset"])
             below = int((offsets < first).sum())
             if not below:
@@ -1014,3 +1083,63 @@ class _Run:
                 pq.write_table(t.filter(pa.array(offsets >= first)), path)
                 self._record(path)
         return dropped
+
+
+class _RemoteRun(_Run):
+    """An incremental run over a local copy (``out``) of the run pinned on object
+    storage (``remote``): its switch uploads the parts it wrote and commits them there."""
+
+    remote: ObjectLocation
+
+    def _part(self, rel: str) -> Path:
+        """The part, copied on first use: the copy of the run holds its log only (most
+        parts a run never reads: only those it rewrites, merges or reads offsets from)."""
+        from rmqarrow.converters.parquet.remote import copy_object
+
+        path = self.out / rel
+        if not path.exists():
+            copy_object(self.remote / rel, path)
+        return path
+
+    def _switch(self, manifest: dict[str, Any]) -> None:
+        import uuid
+
+        from pyarrow import fs as pafs
+        from rmqarrow.converters.parquet.to_delta import commit_manifest
+
+        token = uuid.uuid4().hex[:12]
+        fs, root = self.remote.filesystem()
+        old = {str(r["path"]) for r in self.manifest["parts"]}
+        renamed: dict[str, str] = {}
+        for record in manifest["parts"]:
+            rel = str(record["path"])
+            if rel in old:
+                continue
+            table, _, name = rel.partition("/")
+            stem, dot, ext = name.rpartition(".")
+            remote = f"{table}/{stem}-{token}{dot}{ext}"
+            with storage_errors(self.remote / remote):
+                pafs.copy_files(
+                    str(self.out / rel),
+                    f"{root}/{remote}",
+                    source_filesystem=pafs.LocalFileSystem(),
+                    destination_filesystem=fs,
+                )
+            crash_point("incremental:uploaded")
+            renamed[rel] = remote
+        manifest["parts"] = [
+            {**r, "path": renamed.get(str(r["path"]), str(r["path"]))} for r in manifest["parts"]
+        ]
+        files = []
+        for f in manifest["source"]["files"]:
+            if isinstance(f.get("parts"), list):
+                f = {**f, "parts": sorted(renamed.get(str(p), str(p)) for p in f["parts"])}
+            files.append(f)
+        manifest["source"] = {**manifest["source"], "files": files}
+        pinned = int(self.manifest["delta"]["version"])
+        if not commit_manifest(self.remote, manifest, DELTA_APP, self.run, expect_pin=pinned):
+            raise CommitConflictError(
+                f"{self.remote}: another writer committed run {self.run} first; nothing of "
+                "this incremental export is read (its parts are left for a vacuum): run it "
+                "again"
+            )

@@ -73,14 +73,21 @@ def run_record(manifest: dict[str, Any]) -> dict[str, Any]:
 
 
 def commit_manifest(
-    root: DatasetLocation, manifest: dict[str, Any], app: str, version: int | None = None
+    root: DatasetLocation,
+    manifest: dict[str, Any],
+    app: str,
+    version: int | None = None,
+    *,
+    expect_pin: int | None = None,
 ) -> bool:
     """Make the Delta tables of ``root`` hold exactly the parts ``manifest`` lists, in one
     run pinned with the manifest's record (:func:`run_record`): the parts the pinned run
     does not hold added, those it holds and the manifest does not list removed.  Returns
     False when the pinned run already holds them and the same record (nothing committed:
     a re-run, or a conversion killed after its pin).  ``app``: the run's application id;
-    its version ``version``, or the pin's version after this run."""
+    its version ``version``, or the pin's version after this run.  ``expect_pin``: the pin
+    version the manifest was planned on; another pinned since refuses the run
+    (:class:`~rmqarrow.errors.CommitConflictError`: its changes are of an older run)."""
     from deltalake import DeltaTable
     from rmqarrow.converters.delta.layout import PIN_TABLE
     from rmqarrow.converters.delta.run import TableChange, commit_run
@@ -104,7 +111,10 @@ def commit_manifest(
         if add or remove:
             changes[table] = TableChange(add=add, remove=remove)
     run = next_version if version is None else version
-    return commit_run(root, changes, app=(app, run), source=run_record(manifest)) is not None
+    committed = commit_run(
+        root, changes, app=(app, run), source=run_record(manifest), expect_pin=expect_pin
+    )
+    return committed is not None
 
 
 @contextmanager

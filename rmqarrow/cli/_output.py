@@ -8,13 +8,14 @@ or ``warning:``, each said once) and :func:`progress_bar` draws a tqdm bar on a 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from rmqarrow._paths import dataset_location, local_path
+from rmqarrow._paths import dataset_location, is_uri, local_path
 from rmqarrow._progress import ProgressCallback, ProgressUpdate
 from rmqarrow._text import json_line, print_json, print_kv, print_table
 from rmqarrow.cli._schemas import document
@@ -31,6 +32,7 @@ __all__ = [
     "install_log_handler",
     "location_arg",
     "name_list",
+    "object_dataset_copy",
     "path_arg",
     "print_document",
     "print_json",
@@ -354,6 +356,21 @@ def add_as_of_option(parser: Any, what: str = "the dataset") -> None:
         "lists them) or time (the run current then: ISO 8601, e.g. 2026-01-15T10:20:30Z, "
         "local zone when none given, or epoch ms); a dataset of Delta tables only",
     )
+
+
+def object_dataset_copy(
+    location: Any, as_of: str | None, stack: contextlib.ExitStack
+) -> tuple[Any, str | None]:
+    """``location`` and ``as_of`` as the commands below read them: a dataset on object
+    storage is opened once (``rmqarrow.open``: a local copy of its pinned run, removed when
+    ``stack`` closes) and becomes that copy, read as its latest (the copy's logs end at the
+    version asked for), so every step reads the same run; anything else is as given."""
+    import rmqarrow
+
+    if location is None or not is_uri(location):
+        return location, as_of
+    store = stack.enter_context(rmqarrow.open(location, as_of=as_of))
+    return str(store.path), None
 
 
 def pinned_dataset(path: Any, as_of: str | None) -> Any:

@@ -11,6 +11,7 @@ from rmqarrow.cli._output import (
     add_geometry_options,
     add_json_options,
     add_spark_options,
+    dataset_arg,
     path_arg,
     print_document,
     print_table,
@@ -44,8 +45,8 @@ def register(sub: Any) -> None:
     )
     query.add_argument(
         "store",
-        type=path_arg,
-        help="store directory, broker store root (or dataset, for SQL engines)",
+        type=dataset_arg,
+        help="store directory, broker store root (or dataset, local or s3://, for SQL engines)",
     )
     what = query.add_mutually_exclusive_group(required=True)
     what.add_argument("--key", help="the key (with --topic) or the full index key topic#key")
@@ -61,7 +62,11 @@ def register(sub: Any) -> None:
     query.add_argument("--max-num", type=int, default=64, help="at most this many offsets")
     query.add_argument("--escaped", action="store_true", help="keys in --queries are escaped")
     query.add_argument("--engine", choices=ENGINES, default="native")
-    query.add_argument("--dataset", type=path_arg, help="a Parquet dataset (duckdb/spark engines)")
+    query.add_argument(
+        "--dataset",
+        type=dataset_arg,
+        help="a Parquet dataset, local or s3:// (duckdb/spark engines)",
+    )
     add_as_of_option(query)
     query.add_argument("--master", help="Spark master URL (spark engine)")
     add_spark_options(query)

@@ -16,13 +16,14 @@ import argparse
 import re
 from dataclasses import dataclass
 
-from rmqarrow.cli._output import location_arg, path_arg
+from rmqarrow.cli._output import dataset_arg, location_arg, path_arg
 
 __all__ = ["SHELLS", "completion_script", "man_page", "walk"]
 
 PROG = "rmqarrow"
-#: the argparse types of arguments that name a local file or folder
-_PATH_TYPES = (path_arg, location_arg)
+#: the argparse types of arguments that name a local file or folder (a dataset may also
+#: be a URI: its local path completes all the same)
+_PATH_TYPES = (path_arg, location_arg, dataset_arg)
 
 
 @dataclass(frozen=True)

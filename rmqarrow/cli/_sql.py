@@ -32,6 +32,7 @@ from rmqarrow.cli._output import (
     dataset_arg,
     human_times,
     location_arg,
+    object_dataset_copy,
     pinned_dataset,
     print_document,
     print_kv,
@@ -507,24 +508,11 @@ def _rocksdb_runner(store: Store, args: argparse.Namespace) -> tuple[Runner, Cal
     return run, close
 
 
-def _object_dataset(args: argparse.Namespace, stack: contextlib.ExitStack) -> None:
-    """A dataset on object storage opened once (``rmqarrow.open``: a local copy of its
-    pinned run, removed when ``stack`` closes); ``args.target`` becomes that copy, so every
-    step below reads the same run."""
-    import rmqarrow
-    from rmqarrow._paths import is_uri
-
-    if is_uri(args.target):
-        # the copy is of the version asked for: read as its latest
-        store = stack.enter_context(rmqarrow.open(args.target, as_of=args.as_of))
-        args.target, args.as_of = str(store.path), None
-
-
 def _run_sql(args: argparse.Namespace) -> int:
     if args.save is not None or args.overwrite:
         return _save(args)
     with contextlib.ExitStack() as stack:
-        _object_dataset(args, stack)
+        args.target, args.as_of = object_dataset_copy(args.target, args.as_of, stack)
         with pinned_dataset(args.target, args.as_of):  # every reader below reads that version
             return _sql(args)
 
@@ -688,7 +676,7 @@ def _run_stats(args: argparse.Namespace) -> int:
             f"--top and --limit must be 0..{_MAX_ROWS:,}, got {args.top} and {args.limit}"
         )
     with contextlib.ExitStack() as stack:
-        _object_dataset(args, stack)
+        args.target, args.as_of = object_dataset_copy(args.target, args.as_of, stack)
         with pinned_dataset(args.target, args.as_of):  # every reader below reads that version
             return _stats(args)
 

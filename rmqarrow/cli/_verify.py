@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,8 @@ from rmqarrow.cli._output import (
     add_as_of_option,
     add_geometry_options,
     add_spark_options,
+    dataset_arg,
+    object_dataset_copy,
     path_arg,
     pinned_dataset,
     print_document,
@@ -41,9 +44,9 @@ def register(sub: Any) -> None:
     p.add_argument("store", type=path_arg, help="native store directory (the reference)")
     p.add_argument(
         "--dataset",
-        type=path_arg,
-        help="exported Parquet dataset: the SQL engines read it, and it is checked "
-        "against the native files",
+        type=dataset_arg,
+        help="exported Parquet dataset (local or s3://): the SQL engines read it, and it "
+        "is checked against the native files",
     )
     add_as_of_option(p, "the --dataset")
     p.add_argument(
@@ -119,6 +122,13 @@ def _check_dataset_option(path: Path) -> None:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
+    with contextlib.ExitStack() as stack:
+        # a --dataset on object storage: one local copy of its run, read by every step
+        args.dataset, args.as_of = object_dataset_copy(args.dataset, args.as_of, stack)
+        return _verify(args)
+
+
+def _verify(args: argparse.Namespace) -> int:
     import rmqarrow
     from rmqarrow.cli._tiered import tiered_verify
     from rmqarrow.engines import parse_engines

@@ -569,7 +569,7 @@ class IndexStore(OffsetQueries):
         from rmqarrow.converters.parquet.incremental import sync_store
 
         self._check_open()
-        _check_duckdb_file(duckdb_file)
+        _check_duckdb_file(duckdb_file, dest)
         result = sync_store(
             self.index_path,
             dest,
@@ -602,7 +602,7 @@ class IndexStore(OffsetQueries):
         self._check_open()
         if not interval > 0:
             raise UsageError(f"interval must be > 0 seconds, got {interval}")
-        _check_duckdb_file(duckdb_file)
+        _check_duckdb_file(duckdb_file, dest)
         rounds = follow_store(
             self.index_path,
             dest,
@@ -711,8 +711,16 @@ class IndexStore(OffsetQueries):
                 self._service = None
 
 
-def _check_duckdb_file(duckdb_file: str | os.PathLike[str] | None) -> None:
-    """Refuse, before any run, a database file that rmqarrow may not replace."""
+def _check_duckdb_file(
+    duckdb_file: str | os.PathLike[str] | None, dest: str | os.PathLike[str]
+) -> None:
+    """Refuse, before any run, a database file that rmqarrow may not replace, or one over
+    a dataset on object storage (its views would name the parts of one local copy)."""
+    if duckdb_file is not None and is_uri(dest):
+        raise UsageError(
+            f"{dest}: a DuckDB file is kept current over a local dataset only; drop the "
+            "DuckDB file, or query the dataset with `rmqarrow sql` (it reads object storage)"
+        )
     if duckdb_file is not None:
         from rmqarrow.converters.duckdb.dbfile import check_target
 

@@ -39,7 +39,7 @@ COMMANDS = [
     ["build", "s3://bucket/index", "--from", "{records}"],
     ["import", "gs://bucket/lake", "out"],
     ["import", "{dataset}", "abfs://container/index"],
-    ["query", "s3://bucket/lake", "--topic", "t", "--key", "k"],
+    ["query", "gs://bucket/lake", "--topic", "t", "--key", "k"],
     ["sql", "hdfs://nn/lake", "SELECT 1"],
     ["stats", "gs://bucket/lake"],
     ["stats", "{store}", "--plot", "s3://bucket/charts"],
@@ -47,7 +47,8 @@ COMMANDS = [
     ["export", "{store}", "ds2", "--commitlog", "s3://bucket/commitlog"],
     ["info", "s3://bucket/lake"],
     ["check", "s3://bucket/lake"],
-    ["verify", "{store}", "--dataset", "s3://bucket/lake"],
+    ["verify", "{store}", "--dataset", "abfs://container/lake"],
+    ["verify", "s3://bucket/lake"],
 ]
 
 

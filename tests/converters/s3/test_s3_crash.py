@@ -27,10 +27,13 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> GeneratedStore:
 
 
 def _export(g: GeneratedStore, uri: str, **env: str) -> subprocess.Popen[str]:
-    """``rmqarrow export STORE URI --overwrite`` in its own process."""
+    """``rmqarrow export STORE URI --overwrite`` in its own process, its temporary folder
+    the test's (a killed export leaves its staged parts there)."""
+    tmp = g.root / "tmp"
+    tmp.mkdir(exist_ok=True)
     return subprocess.Popen(
         [sys.executable, "-m", "rmqarrow", "export", str(g.store), uri, "--overwrite"],
-        env={**os.environ, **env},
+        env={**os.environ, "TMPDIR": str(tmp), **env},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
