@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test test-lowest system-deps lint docs docs-build bench bench-full bench-anchor clean cluster-start cluster-stop
+.PHONY: setup demo check test test-lowest system-deps lint ruff typecheck docs docs-build bench bench-full bench-anchor clean cluster-start cluster-stop
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,13 +23,17 @@ TYPECHECK := build/typecheck
 # Every Python file of the project: linted, and formatted as ruff format writes it.
 PY_TREES := rmqarrow converters tests benchmarks examples docs
 
-lint: $(STAMP)
+ruff: $(STAMP)
 	$(BIN)/ruff check $(PY_TREES)
 	$(BIN)/ruff format --check $(PY_TREES)
+
+typecheck: $(STAMP)
 	rm -rf $(TYPECHECK) && mkdir -p $(TYPECHECK)/rmqarrow
 	for f in rmqarrow/*; do ln -s "$(CURDIR)/$$f" $(TYPECHECK)/rmqarrow/; done
 	ln -s "$(CURDIR)/converters" $(TYPECHECK)/rmqarrow/converters
 	$(BIN)/mypy $(TYPECHECK)/rmqarrow
+
+lint: ruff typecheck
 
 # The documentation site: served with live reload, or built with warnings as errors.
 docs: $(STAMP)
@@ -52,6 +56,18 @@ system-deps:
 
 test: lint docs-build system-deps
 	$(BIN)/python -m pytest
+
+# The fast tier, for every change (a few minutes on two cores): ruff, mypy, and the tests of
+# every layer in process, from the golden conformance up to the CLI; not Spark, not the
+# real cluster or RocketMQ brokers, not the kill -9, full-disk and packaging tests, not the
+# docs' examples, nothing marked slow.  `make test` still runs every test.
+CHECK_TESTS := tests/test_golden_conformance.py tests/test_layering.py tests/format \
+	tests/kernels tests/index tests/commitlog tests/tiered tests/rocksdb tests/converters/arrow \
+	tests/converters/parquet tests/converters/duckdb tests/converters/delta tests/store \
+	tests/cli tests/verify
+check: ruff typecheck
+	$(BIN)/python -m pytest -q -m "not spark and not cluster and not rocketmq and not slow" \
+		$(CHECK_TESTS)
 
 # The core dependencies at the lowest versions pyproject allows (.ci/lowest.txt), in a venv
 # of their own, running the tests of the native format, Arrow, Parquet and DuckDB (no Spark,

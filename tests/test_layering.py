@@ -8,8 +8,10 @@ fails on each kind of violation, so a green run means something.
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -270,3 +272,111 @@ def test_public_packages_curate_their_api() -> None:
         assert public and len(set(public)) == len(public), name
         for attr in public:
             assert getattr(module, attr) is not None, f"{name}.{attr}"
+
+
+#: the folder table of the architecture page, which states the layers above in prose
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
+TABLE_HEADER = "| folder | layer | what it holds |"
+#: the layer of ``errors`` and of every private root module: the row of ``rmqarrow/``
+BASE = ("rmqarrow._base", 0)
+
+
+def _path_of(module: str) -> str:
+    """``rmqarrow.converters.arrow`` -> ``converters/arrow/``; a module -> its ``.py``."""
+    parts = module.split(".")
+    if parts[:2] == ["rmqarrow", "converters"]:
+        parts = parts[1:]
+    rel = "/".join(parts)
+    return f"{rel}/" if (ROOT / rel).is_dir() else f"{rel}.py"
+
+
+def _module_of(path: str) -> str:
+    """``converters/arrow/`` -> ``rmqarrow.converters.arrow``; the inverse of _path_of."""
+    parts = path.removesuffix(".py").strip("/").split("/")
+    return ".".join(["rmqarrow", *parts] if parts[0] == "converters" else parts)
+
+
+def table_rows(text: str) -> dict[str, str]:
+    """The folder table's rows: the path named first in a row (in backticks) -> its layer."""
+    lines = text.split(TABLE_HEADER, 1)[1].strip().splitlines()
+    rows: dict[str, str] = {}
+    for line in lines[1:]:  # the separator row first
+        if not line.startswith("|"):
+            break
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        found = re.match(r"`([^`]+)`", cells[0])
+        rows[found.group(1) if found else cells[0]] = cells[1]
+    return rows
+
+
+def table_problems(text: str) -> list[str]:
+    """How the architecture page's folder table differs from the layer map, one line each."""
+    if TABLE_HEADER not in text:
+        return [f"{ARCHITECTURE.name} has no table headed {TABLE_HEADER!r}"]
+    rows = table_rows(text)
+    problems = []
+    # every folder of the map, every module of its own layer, and the root modules (base)
+    wanted = {p for m, n in LAYERS.items() if (p := _path_of(m)).endswith("/") or n != BASE[1]}
+    wanted.add("rmqarrow/")
+    # a subpackage of rmqarrow/ or converters/ that the map covers only by its prefix
+    for top in ("rmqarrow", "converters"):
+        wanted |= {
+            f"{p.parent.relative_to(ROOT)}/" for p in sorted((ROOT / top).glob("*/__init__.py"))
+        }
+    for path in sorted(wanted - rows.keys()):
+        problems.append(f"`{path}` has no row in the folder table")
+    for path, layer in rows.items():
+        if not (ROOT / path).exists():
+            problems.append(f"`{path}` is in the folder table but does not exist")
+            continue
+        expected = BASE if path == "rmqarrow/" else layer_of(_module_of(path))
+        if expected is None:
+            problems.append(f"`{path}` is in the folder table but not in the layer map")
+        elif layer != str(expected[1]):
+            problems.append(
+                f"`{path}` is layer {layer!r} in the folder table, {expected[1]} in the map"
+            )
+    return problems
+
+
+def test_architecture_table_matches_the_layer_map() -> None:
+    assert table_problems(ARCHITECTURE.read_text()) == []
+
+
+def _drop_row(path: str) -> Callable[[str], str]:
+    return lambda text: re.sub(rf"\n\| `{re.escape(path)}` [^\n]*", "", text)
+
+
+def _swap(old: str, new: str) -> Callable[[str], str]:
+    return lambda text: text.replace(old, new)
+
+
+@pytest.mark.parametrize(
+    ("edit", "expected"),
+    [
+        pytest.param(_drop_row("rmqarrow/store/"), "store/` has no row", id="no-row"),
+        pytest.param(_drop_row("rmqarrow/engines.py"), "engines.py` has no row", id="no-module"),
+        pytest.param(
+            _swap("| `rmqarrow/kernels/` | 2 |", "| `rmqarrow/kernels/` | 3 |"),
+            "layer '3' in the folder table, 2 in the map",
+            id="wrong-layer",
+        ),
+        pytest.param(
+            _swap("| `rmqarrow/demo/` |", "| `rmqarrow/gone/` | 11 | x |\n| `rmqarrow/demo/` |"),
+            "gone/` is in the folder table but does not exist",
+            id="no-folder",
+        ),
+        pytest.param(
+            _swap("| `rmqarrow/demo/` |", "| `rmqarrow/_text.py` | 0 | x |\n| `rmqarrow/demo/` |"),
+            "",
+            id="a-root-module-row-is-allowed",
+        ),
+        pytest.param(_swap(TABLE_HEADER, "| folder | what |"), "no table", id="no-table"),
+    ],
+)
+def test_table_checker_catches(edit: Callable[[str], str], expected: str) -> None:
+    found = table_problems(edit(ARCHITECTURE.read_text()))
+    if not expected:
+        assert found == []
+    else:
+        assert len(found) == 1 and expected in found[0], found

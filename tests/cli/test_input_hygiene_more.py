@@ -127,6 +127,7 @@ def _startup_seconds(*code: str) -> float:
     return max(took)
 
 
+@pytest.mark.slow
 def test_ctrl_c_while_importing_is_one_line_and_130(tmp_path: Path) -> None:
     """Real processes, a real SIGINT at delays spread over the imports.
 

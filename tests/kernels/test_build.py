@@ -59,6 +59,7 @@ RECORD = st.builds(
 )
 
 
+@pytest.mark.slow
 @settings(
     max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )

@@ -111,6 +111,7 @@ def _prepare(path: Path, sc: dict[str, object]) -> IndexFile:
     return f
 
 
+@pytest.mark.slow
 @settings(
     max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )

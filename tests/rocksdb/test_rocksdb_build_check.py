@@ -5,6 +5,7 @@ from __future__ import annotations
 import struct
 from pathlib import Path
 
+import pytest
 from rocksdb_golden_data import ALL_ROCKSDB, RocksDBSet
 from rocksdb_live import damaged
 
@@ -73,6 +74,7 @@ def test_check_reports_each_kind_of_damage(tmp_path: Path) -> None:
     assert result.to_dict()["findings"][0]["severity"] == "error"
 
 
+@pytest.mark.slow
 def test_check_against_the_commitlog_span(tmp_path: Path) -> None:
     commitlog_of(BASIC, tmp_path / "commitlog")
     build_from_commitlog(tmp_path / "commitlog", tmp_path / "db")

@@ -190,6 +190,7 @@ def test_bad_records_are_refused_by_row_before_anything_is_written(
     assert not (tmp_path / "s").exists()
 
 
+@pytest.mark.slow
 def test_build_waits_for_another_writer_or_names_it(tmp_path: Path) -> None:
     """A real second process holds the store's writer lock: ``build`` stops naming it, and
     ``--wait`` builds once it lets go."""
@@ -238,6 +239,7 @@ def test_build_waits_for_another_writer_or_names_it(tmp_path: Path) -> None:
         assert built.query("T", "k7") != []
 
 
+@pytest.mark.slow
 def test_export_and_import_wait_for_the_writer_of_their_output(tmp_path: Path) -> None:
     """``export --wait`` and ``import --wait`` wait for a real process writing their output;
     without it they stop in one line naming that process."""

@@ -119,6 +119,7 @@ def duckdb_delta_python() -> Path:
     return home / "bin" / "python"
 
 
+@pytest.mark.slow
 def test_duckdb_delta_extension_answers_as_rmqarrow(lake: Lake, duckdb_delta_python: Path) -> None:
     done = subprocess.run(
         [duckdb_delta_python, "-c", _DELTA_SCAN, str(lake.ds), json.dumps(lake.statements)],

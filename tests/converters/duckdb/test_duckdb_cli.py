@@ -72,6 +72,7 @@ def test_sql_prompt_reads_stdin(
     assert "not reached" not in out
 
 
+@pytest.mark.slow
 def test_stats_tables_json_and_plots(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     status, out, _ = _run(capsys, "stats", str(G.store_dir), *GEOM)
     assert status == 0

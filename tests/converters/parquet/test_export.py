@@ -384,6 +384,7 @@ def _misread(path: Path, g: Geometry) -> None:
         m.close()
 
 
+@pytest.mark.slow
 def test_many_small_files_with_misread_headers_all_exported(tmp_path: Path) -> None:
     """More small files than a shared part gathers in one batch, some with headers
     RocketMQ misreads: every file and entry is in the dataset, its manifest counts the

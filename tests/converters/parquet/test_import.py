@@ -324,6 +324,7 @@ def test_empty_store_round_trip(tmp_path: Path) -> None:
     assert list((tmp_path / "out").iterdir()) == []
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(
     table=st.sampled_from(["files", "slots", "entries"]),

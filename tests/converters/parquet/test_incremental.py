@@ -127,6 +127,7 @@ def _same_as_full(store: Path, ds: Path, tmp: Path) -> None:
     assert on_disk - kept == listed  # no leftovers
 
 
+@pytest.mark.slow
 def test_live_writer_incremental_runs_and_follow(tmp_path: Path) -> None:
     store, inc, fol = tmp_path / "store", tmp_path / "inc", tmp_path / "fol"
     _append(store, 0, 40)
@@ -197,6 +198,7 @@ STEPS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("crash", STEPS)
 def test_killed_at_every_step_converges(tmp_path: Path, crash: str) -> None:
     store, ds = tmp_path / "store", tmp_path / "ds"
@@ -220,6 +222,7 @@ def test_killed_at_every_step_converges(tmp_path: Path, crash: str) -> None:
     _same_as_full(store, ds, tmp_path)
 
 
+@pytest.mark.slow
 def test_store_that_went_backwards_is_refused_or_reexported(tmp_path: Path) -> None:
     store, ds = tmp_path / "store", tmp_path / "ds"
     _append(store, 0, 100)
@@ -249,6 +252,7 @@ def test_store_that_went_backwards_is_refused_or_reexported(tmp_path: Path) -> N
         sync_store(store, ds, hash_slot_num=SLOTS, index_num=INDEX)
 
 
+@pytest.mark.slow
 def test_deleted_files_kept_or_pruned(tmp_path: Path) -> None:
     store, ds = tmp_path / "store", tmp_path / "ds"
     _append(store, 0, 200)
@@ -278,6 +282,7 @@ def test_deleted_files_kept_or_pruned(tmp_path: Path) -> None:
     _same_as_full(store, ds, tmp_path)
 
 
+@pytest.mark.slow
 def test_file_of_a_shared_part_exported_again(tmp_path: Path) -> None:
     """Small files share parts; one of them replaced (and exported again) or deleted
     (and pruned) takes its rows out of the shared part, the others' rows stay."""
@@ -300,6 +305,7 @@ def test_file_of_a_shared_part_exported_again(tmp_path: Path) -> None:
     assert not shared & set(infos[files[2].name]["parts"])  # its rows moved to a new part
 
 
+@pytest.mark.slow
 def test_every_file_of_a_shared_part_pruned(tmp_path: Path) -> None:
     """All the files of a shared part deleted and pruned: the part goes, none is written
     in its place."""
@@ -380,6 +386,7 @@ def _messages(ds: Path) -> pa.Table:
     return pa.concat_tables([pq.read_table(p) for p in parts]).sort_by("physical_offset")
 
 
+@pytest.mark.slow
 def test_commitlog_messages_appended_from_the_last_offset(tmp_path: Path) -> None:
     """The log grows inside its newest file, then by new files, then loses its oldest:
     each run appends only what is new, and pruning drops the deleted file's messages."""
@@ -453,6 +460,7 @@ def _follow(
     )
 
 
+@pytest.mark.slow
 def test_follow_stops_between_rounds_on_sigterm_and_sigint(tmp_path: Path) -> None:
     store, ds = tmp_path / "store", tmp_path / "ds"
     _append(store, 0, 100)
@@ -504,6 +512,7 @@ def test_a_run_adding_many_small_files_keeps_every_row(tmp_path: Path) -> None:
     assert len(list(back.iterdir())) == 400
 
 
+@pytest.mark.slow
 def test_readers_never_refuse_a_dataset_a_follower_is_updating(tmp_path: Path) -> None:
     """Readers opening the dataset while a follower process switches its manifest every
     few milliseconds: each sees one manifest and its parts, never an "extra" part of
@@ -556,6 +565,7 @@ def test_readers_never_refuse_a_dataset_a_follower_is_updating(tmp_path: Path) -
         os.chdir(cwd)
 
 
+@pytest.mark.slow
 def test_a_follower_keeps_about_as_many_parts_as_a_fresh_export(tmp_path: Path) -> None:
     """Rounds that each add new files and grow the newest: small parts are merged as
     they pile up, so each table keeps about a fresh export's parts, and the dataset
@@ -574,6 +584,7 @@ def test_a_follower_keeps_about_as_many_parts_as_a_fresh_export(tmp_path: Path) 
     _same_as_full(store, ds, tmp_path)
 
 
+@pytest.mark.slow
 def test_a_follower_killed_mid_round_beside_a_writer_converges(tmp_path: Path) -> None:
     """A writer process appends and rolls files while a follower runs; the follower is
     killed (SIGKILL) in the middle of its work and started again: the dataset ends equal
