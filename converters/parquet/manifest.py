@@ -446,9 +446,10 @@ def pinned_snapshot(
 def one_snapshot(dataset_dir: str | os.PathLike[str]) -> Iterator[dict[str, Any] | None]:
     """Within this block, every reader of ``dataset_dir`` lists its tables by one manifest,
     read here once (or the one a caller pinned already), which the block yields (None for
-    a folder of Parquet parts without one).  A reader that lists several tables must:
-    read one at a time, a run committed between two listings (an incremental run, a
-    follow round) would pair one run's ``files`` with another run's ``entries``."""
+    a folder of Parquet parts without one).  Every reader that lists several tables runs
+    inside one: listed one manifest read at a time, a run committed between two listings
+    (an incremental run, a follow round) would pair one run's ``files`` with another
+    run's ``entries``."""
     pinned = pinned_manifest(dataset_dir)
     if pinned is not None:
         yield pinned
