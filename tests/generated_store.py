@@ -33,3 +33,28 @@ def build_generated(root: Path, messages: int = MESSAGES, seed: int = 7) -> Gene
         service.build_index_batch(records)
         service.flush()
     return GeneratedStore(root, store, records, index_keys_of(records), hsn, inum)
+
+
+def append_records(g: GeneratedStore, first: int, n: int) -> None:
+    """``n`` more records (``first`` ..) put into ``g``'s store as a broker would, after its
+    newest message: the newest file grows, new files roll."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    ts = int(pc.max(g.records.column("store_timestamp")).as_py())
+    batch = pa.table(
+        {
+            "topic": ["T"] * n,
+            "keys": [f"k{i % 7}" for i in range(first, first + n)],
+            "uniq_key": [f"u{i}" for i in range(first, first + n)],
+            "commit_log_offset": pa.array([10**9 + 100 * i for i in range(first, first + n)]),
+            "store_timestamp": pa.array([ts + i for i in range(first, first + n)], pa.int64()),
+            "sys_flag": pa.array([0] * n, pa.int32()),
+        }
+    )
+    service = IndexService(g.store, g.hash_slot_num, g.index_num)
+    service.load()
+    try:
+        service.build_index_batch(batch)
+    finally:
+        service.close()

@@ -13,11 +13,9 @@ import threading
 from pathlib import Path
 
 import duckdb
-import pyarrow as pa
-import pyarrow.compute
 import pytest
 from deltalake import DeltaTable
-from generated_store import GeneratedStore, build_generated
+from generated_store import GeneratedStore, append_records, build_generated
 from rmqarrow.converters.delta.layout import is_delta_dataset
 from rmqarrow.converters.delta.run import open_snapshot
 from rmqarrow.converters.parquet.export import export_store
@@ -28,7 +26,6 @@ from rmqarrow.converters.parquet.to_delta import convert_to_delta
 
 import rmqarrow
 from rmqarrow.errors import DatasetError, InvalidValueError, StoreNotFoundError
-from rmqarrow.index.service import IndexService
 
 MESSAGES = 600
 TABLES = ("entries", "files", "slots")
@@ -44,28 +41,6 @@ def _rows(ds: Path) -> dict[str, int]:
     return {t: store.scan(t).read_all().num_rows for t in TABLES}
 
 
-def _append(g: GeneratedStore, first: int, n: int) -> None:
-    """``n`` more records appended to the store as a broker would (the newest file grows,
-    new files roll)."""
-    ts = int(pa.compute.max(g.records.column("store_timestamp")).as_py())
-    batch = pa.table(
-        {
-            "topic": ["T"] * n,
-            "keys": [f"k{i % 7}" for i in range(first, first + n)],
-            "uniq_key": [f"u{i}" for i in range(first, first + n)],
-            "commit_log_offset": pa.array([10**9 + 100 * i for i in range(first, first + n)]),
-            "store_timestamp": pa.array([ts + i for i in range(first, first + n)], pa.int64()),
-            "sys_flag": pa.array([0] * n, pa.int32()),
-        }
-    )
-    service = IndexService(g.store, g.hash_slot_num, g.index_num)
-    service.load()
-    try:
-        service.build_index_batch(batch)
-    finally:
-        service.close()
-
-
 def _sync(g: GeneratedStore, ds: Path) -> bool:
     return sync_store(g.store, ds, hash_slot_num=g.hash_slot_num, index_num=g.index_num).changed
 
@@ -77,7 +52,7 @@ def test_incremental_runs_are_commits_read_as_a_fresh_export(tmp_path: Path) -> 
     convert_to_delta(ds)
     first = _rows(ds)
     for run in (1, 2, 3):
-        _append(g, 1000 * run, 150)
+        append_records(g, 1000 * run, 150)
         assert _sync(g, ds)
         assert read_manifest(ds)["run"] == run
         assert open_snapshot(ds).version == run
@@ -127,7 +102,7 @@ def test_an_incremental_run_killed_at_every_step_converges(tmp_path: Path, crash
     _export(g, ds)
     convert_to_delta(ds)
     before = _rows(ds)
-    _append(g, 1000, 150)
+    append_records(g, 1000, 150)
     args = [str(g.store), str(ds), str(g.hash_slot_num), str(g.index_num)]
     env = {**os.environ, "RMQARROW_CRASH_AT": crash}
     done = subprocess.run([sys.executable, "-c", _SYNC, *args], env=env, timeout=300)
@@ -161,7 +136,7 @@ def test_export_and_follow_rounds_as_delta_commits(tmp_path: Path) -> None:
     assert set(manifest["delta"]["versions"]) == {*TABLES, "messages"}
     messages = rmqarrow.open(ds).scan("messages").read_all().num_rows
     assert messages == manifest["tables"]["messages"]["rows"] > 0
-    _append(g, 1000, 100)
+    append_records(g, 1000, 100)
     stop = threading.Event()
     rounds = []
     for r in follow_store(
@@ -199,7 +174,7 @@ def test_a_run_between_a_killed_conversion_and_the_next_is_kept(tmp_path: Path) 
     done = subprocess.run([sys.executable, "-c", _CONVERT, str(ds)], env=env, timeout=300)
     assert done.returncode == -signal.SIGKILL
     assert (ds / MANIFEST_NAME).exists()  # still the manifest's dataset: its runs switch it
-    _append(g, 1000, 150)
+    append_records(g, 1000, 150)
     assert _sync(g, ds)
     assert convert_to_delta(ds)
     fresh = tmp_path / "fresh"
@@ -216,7 +191,7 @@ def test_a_run_interrupted_after_a_table_commit_leaves_every_latest_version_read
     ds = tmp_path / "ds"
     export_store(g.store, ds, hash_slot_num=g.hash_slot_num, index_num=g.index_num, delta=True)
     before = _rows(ds)
-    _append(g, 1000, 150)
+    append_records(g, 1000, 150)
     args = [str(g.store), str(ds), str(g.hash_slot_num), str(g.index_num)]
     # Ctrl-C after the first table's commit: the run fails, removes the parts it wrote
     env = {**os.environ, "RMQARROW_CRASH_AT": "delta:table", "RMQARROW_CRASH_SIGNAL": "int"}
@@ -242,7 +217,7 @@ def test_the_store_api_exports_syncs_and_converts_delta_datasets(tmp_path: Path)
     assert rmqarrow.open(old).convert_to_delta() is False
     synced = tmp_path / "synced"
     assert store.sync(synced, delta=True).full and is_delta_dataset(synced)
-    _append(g, 1000, 120)
+    append_records(g, 1000, 120)
     for ds in (made, old, synced):
         assert rmqarrow.open(g.store).sync(ds).changed
         assert open_snapshot(ds).version == 1
@@ -255,7 +230,7 @@ def test_vacuum_deletes_what_no_kept_run_reads(tmp_path: Path) -> None:
     store = rmqarrow.open(g.store)
     store.export(ds, delta=True)
     for run in (1, 2):
-        _append(g, 1000 * run, 120)
+        append_records(g, 1000 * run, 120)
         assert store.sync(ds).changed
     on_disk = {p for t in TABLES for p in (ds / t).glob("*.parquet")}
     pinned = {Path(p) for t in TABLES for p in open_snapshot(ds).files(t)}
@@ -300,7 +275,7 @@ def test_an_overwrite_killed_at_every_step_converges_and_keeps_history(
     ds = tmp_path / "ds"
     export_store(g.store, ds, hash_slot_num=g.hash_slot_num, index_num=g.index_num, delta=True)
     before = _rows(ds)
-    _append(g, 1000, 150)
+    append_records(g, 1000, 150)
     args = [str(g.store), str(ds), str(g.hash_slot_num), str(g.index_num)]
     env = {**os.environ, "RMQARROW_CRASH_AT": crash}
     done = subprocess.run([sys.executable, "-c", _OVERWRITE, *args], env=env, timeout=300)

@@ -15,18 +15,15 @@ import threading
 import time
 from pathlib import Path
 
-import pyarrow as pa
-import pyarrow.compute
 import pytest
 from cli_run import one_error, run
-from generated_store import GeneratedStore, build_generated
+from generated_store import GeneratedStore, append_records, build_generated
 from rmqarrow.converters.parquet.export import export_store
 from rmqarrow.converters.parquet.incremental import sync_store
 from rmqarrow.converters.parquet.manifest import read_manifest
 
 import rmqarrow
 from rmqarrow.errors import CommitConflictError
-from rmqarrow.index.service import IndexService
 
 TABLES = ("entries", "files", "slots")
 
@@ -48,28 +45,6 @@ def g(template: GeneratedStore, tmp_path: Path) -> GeneratedStore:
         template.hash_slot_num,
         template.index_num,
     )
-
-
-def _append(g: GeneratedStore, first: int, n: int) -> None:
-    """``n`` more records put into the store as a broker would (the newest file grows,
-    new files roll)."""
-    ts = int(pa.compute.max(g.records.column("store_timestamp")).as_py())
-    batch = pa.table(
-        {
-            "topic": ["T"] * n,
-            "keys": [f"k{i % 7}" for i in range(first, first + n)],
-            "uniq_key": [f"u{i}" for i in range(first, first + n)],
-            "commit_log_offset": pa.array([10**9 + 100 * i for i in range(first, first + n)]),
-            "store_timestamp": pa.array([ts + i for i in range(first, first + n)], pa.int64()),
-            "sys_flag": pa.array([0] * n, pa.int32()),
-        }
-    )
-    service = IndexService(g.store, g.hash_slot_num, g.index_num)
-    service.load()
-    try:
-        service.build_index_batch(batch)
-    finally:
-        service.close()
 
 
 def _sync(g: GeneratedStore, uri: str) -> bool:
@@ -115,10 +90,10 @@ def test_incremental_runs_on_s3_read_as_a_fresh_export(
     uri = f"{s3_bucket}/ds"
     assert _sync(g, uri)  # missing: exported whole
     assert read_manifest(uri).get("run", 0) == 0
-    _append(g, 1000, 150)
+    append_records(g, 1000, 150)
     assert _sync(g, uri)  # the API
     assert read_manifest(uri)["run"] == 1
-    _append(g, 2000, 150)
+    append_records(g, 2000, 150)
     status, out, err = run(capsys, "export", str(g.store), uri, "--incremental", "--json")
     assert status == 0, err
     summary = json.loads(out)
@@ -144,7 +119,7 @@ def test_incremental_runs_on_s3_read_as_a_fresh_export(
     export_store(g.store, uri, hash_slot_num=g.hash_slot_num, index_num=g.index_num,
                  overwrite=True)  # fmt: skip
     assert read_manifest(uri)["run"] == 3
-    _append(g, 3000, 50)
+    append_records(g, 3000, 50)
     assert _sync(g, uri)
     assert _rows(uri) == _rows(_fresh(g, tmp_path / "fresh2"))
     # a DuckDB file over a dataset on object storage is refused before the run
@@ -173,7 +148,7 @@ def test_incremental_killed_at_every_step_leaves_the_old_run_and_converges(
     assert _sync(g, uri)
     before = read_manifest(uri)
     rows = _rows(uri)
-    _append(g, 1000, 150)
+    append_records(g, 1000, 150)
     proc = _incremental(g, uri, RMQARROW_CRASH_AT=step)
     _, err = proc.communicate(timeout=300)
     assert proc.returncode == -signal.SIGKILL, err
@@ -204,7 +179,7 @@ def test_two_incremental_writers_one_commits_the_other_refused_in_one_line(
 ) -> None:
     uri = f"{s3_bucket}/ds"
     assert _sync(g, uri)
-    _append(g, 1000, 150)
+    append_records(g, 1000, 150)
     # writer A freezes with its run planned and written, before uploading it
     a = _incremental(g, uri, RMQARROW_CRASH_AT="incremental:switch", RMQARROW_CRASH_SIGNAL="stop")
     try:
@@ -212,7 +187,7 @@ def test_two_incremental_writers_one_commits_the_other_refused_in_one_line(
         while not _stopped(a.pid):
             assert a.poll() is None and time.monotonic() < deadline, a.stderr
             time.sleep(0.1)
-        _append(g, 2000, 150)
+        append_records(g, 2000, 150)
         assert _sync(g, uri)  # writer B: its run is pinned
         won = read_manifest(uri)
     except BaseException:  # a failed check: the frozen writer must not outlive the test
@@ -270,7 +245,7 @@ def test_follow_to_s3_commits_each_round_that_changed_something(
         rounds.append(result)
         if len(rounds) == 1:  # the first round: exported whole; then the store grows
             assert result.full and result.dataset == uri
-            _append(g, 1000, 150)
+            append_records(g, 1000, 150)
         elif result.changed or len(rounds) > 20:
             stop.set()
     assert rounds[-1].changed and rounds[-1].run == 1 and rounds[-1].entries > 0
@@ -292,7 +267,7 @@ def test_incremental_with_the_commitlog_on_s3_is_the_local_delta_run(
     }
     assert sync_store(g.store, uri, **opts).full  # type: ignore[arg-type]
     assert sync_store(g.store, local, delta=True, **opts).full  # type: ignore[arg-type]
-    _append(g, 1000, 150)
+    append_records(g, 1000, 150)
     remote_run = sync_store(g.store, uri, **opts)  # type: ignore[arg-type]
     local_run = sync_store(g.store, local, **opts)  # type: ignore[arg-type]
     assert remote_run.changed and local_run.changed
