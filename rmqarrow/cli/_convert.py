@@ -60,7 +60,9 @@ def register(sub: Any) -> None:
         help="replace OUT if it exists (a dataset of Delta tables: one more version, the "
         "older ones still read with --as-of until a vacuum)",
     )
-    p.add_argument(
+    # one layout: "--layout manifest --delta" is a contradiction, not "the last one wins"
+    layout = p.add_mutually_exclusive_group()
+    layout.add_argument(
         "--layout",
         choices=("delta", "manifest"),
         default=None,
@@ -71,7 +73,7 @@ def register(sub: Any) -> None:
         "are written in the manifest layout. --incremental/--follow keep an existing OUT's "
         "layout; --overwrite of Delta tables is one more version of them",
     )
-    p.add_argument(
+    layout.add_argument(
         "--delta",
         dest="layout",
         action="store_const",

@@ -304,3 +304,18 @@ def test_spark_reads_the_version_opened(
         spark.sql("select count(*) n from entries").collect()[0]["n"]
         == (answers[1]["sql"]["rows"][0]["n"])
     )
+
+
+def test_two_layouts_at_once_are_a_usage_error(
+    history: tuple[GeneratedStore, Path, Path, list[dict[str, Any]]],
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+) -> None:
+    g = history[0]
+    out = tmp_path / "both"
+    status, _, err = run(
+        capsys, "export", "--layout", "manifest", "--delta", str(g.store), str(out)
+    )
+    assert status == 2
+    one_error(err, "not allowed with argument --layout")
+    assert not out.exists()
