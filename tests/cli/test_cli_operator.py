@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from cli_run import one_error, run
+from cli_run import call, one_error, run
 from generated_store import GeneratedStore, build_generated
 
 from rmqarrow.cli import main
@@ -159,24 +159,13 @@ def test_unexpected_error_is_one_line_and_debug_shows_traceback(
 
 
 def test_debug_env_prints_the_traceback(gen: GeneratedStore, tmp_path: Path) -> None:
-    env = {**os.environ, "RMQARROW_DEBUG": "1"}
-    proc = subprocess.run(
-        [sys.executable, "-m", "rmqarrow", "query", str(tmp_path / "none"), "--key", "a"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
-    assert proc.returncode == 1
-    assert "Traceback" in proc.stderr and "no such store directory" in proc.stderr
-    proc = subprocess.run(
-        [sys.executable, "-m", "rmqarrow", "query", str(tmp_path / "none"), "--key", "a"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert proc.returncode == 1 and "Traceback" not in proc.stderr
-    assert proc.stderr.count("\n") == 1
+    argv = ("query", str(tmp_path / "none"), "--key", "a")
+    proc = call(*argv, env={"RMQARROW_DEBUG": "1"})
+    assert proc.status == 1
+    assert "Traceback" in proc.err and "no such store directory" in proc.err
+    proc = call(*argv, env={"RMQARROW_DEBUG": None})
+    assert proc.status == 1 and "Traceback" not in proc.err
+    assert proc.err.count("\n") == 1
 
 
 def test_spark_gateway_exit_names_the_cause_and_the_log(broker: Path, tmp_path: Path) -> None:
