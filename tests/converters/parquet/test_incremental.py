@@ -72,13 +72,33 @@ s.close()
 """
 
 
-def _append(store: Path, first: int, stop: int, step: int = 10, pause_ms: int = 0) -> None:
-    """Records ``first .. stop - 1`` appended by a writer process (rolling files)."""
-    subprocess.run(
-        [sys.executable, "-c", WRITER, str(store), str(first), str(stop), str(step), str(pause_ms)],
-        check=True,
-        timeout=300,
-    )
+def _append(store: Path, first: int, stop: int, step: int = 10) -> None:
+    """Records ``first .. stop - 1`` appended as the writer process does (rolling files),
+    in this process: the writer is done before anything reads the store, so another
+    process would add nothing but its start-up."""
+    s = IndexService(store, SLOTS, INDEX, 1 << 20)
+    s.load()
+    try:
+        for a in range(first, stop, step):
+            b = min(a + step, stop)
+            s.build_index_batch(
+                pa.table(
+                    {
+                        "topic": ["T"] * (b - a),
+                        "keys": [f"k{i % KEYS}" for i in range(a, b)],
+                        "uniq_key": [f"u{i}" for i in range(a, b)],
+                        "commit_log_offset": pa.array(
+                            [1000 + 100 * i for i in range(a, b)], pa.int64()
+                        ),
+                        "store_timestamp": pa.array(
+                            [1_700_000_000_000 + i for i in range(a, b)], pa.int64()
+                        ),
+                        "sys_flag": pa.array([0] * (b - a), pa.int32()),
+                    }
+                )
+            )
+    finally:
+        s.close()
 
 
 def _writer(
