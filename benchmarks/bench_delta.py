@@ -1,13 +1,14 @@
-"""The Delta dataset layout against the manifest layout, side by side in one run.
+"""Delta datasets: a full export, an incremental run, and the same two to ``s3://``, side by
+side in one run.
 
 A store of 6 full files (``--full``: RocketMQ's default geometry, 5,000,000 x 20,000,000,
 19,999,999 entries and 420 MB a file; quick: 100,000 x 400,000) is exported, in one run:
 
-- ``manifest layout export (baseline)``: :func:`export_store` as it writes by default on a
-  local path (Parquet parts and ``_rmqarrow.json``);
-- ``delta export``: the same store with ``delta=True`` (the same parts committed as Delta
-  tables through delta-rs).  The two alternate, ``--reps`` times each (the first of a
-  pair swaps every round); the rows give the median, ``runs`` every time;
+- ``delta export (baseline)``: :func:`export_store` to a local path (Parquet parts
+  committed as Delta tables through delta-rs), ``--reps`` times; the row gives the
+  median, ``runs`` every time.  rmqarrow no longer writes the older manifest layout, the
+  baseline of this benchmark's earlier records (``benchmarks/results/delta-*.json``);
+  ``git checkout a3fa257`` runs that comparison again;
 - ``delta incremental``: a Delta dataset exported while the newest file held all but the
   last ``GROW`` entries (1,000,000; quick: 20,000: its header's count set back, which is
   how a live broker's file looks between two puts), then brought up to the grown store by
@@ -18,9 +19,9 @@ A store of 6 full files (``--full``: RocketMQ's default geometry, 5,000,000 x 20
   An incremental run that the library refuses for a URI is recorded as refused, with its
   one-line message.
 
-``bytes`` is every file the dataset holds (parts, manifest, Delta logs and pins).  The
-targets: Delta export within 1.1x of the manifest layout's time and size, an incremental
-run at most 1/10 of a full export's time; each row says its ratio, what it is taken
+``bytes`` is every file the dataset holds (parts, Delta logs and pins).  The targets: an
+export to ``s3://`` within 1.1x of the local export's time and size, an incremental run at
+most 1/10 of a full export's time; each row says its ratio, what it is taken
 against and whether it meets its target; ``load`` is the 1-minute load average when the
 step ended (the benchmarks share 2 cores with other work).  Where an export's time goes:
 ``after_write_s`` is its time after the last progress update before its end (about when
@@ -62,7 +63,7 @@ from rmqarrow.testing.s3_server import S3Server, start_server, stop_server
 
 FILES = 6
 MB = 1_000_000
-#: the targets: Delta export / manifest layout export, time and size; incremental / full
+#: the targets: export to s3:// / local export, time and size; incremental / full
 EXPORT_TARGET = 1.1
 INCREMENTAL_TARGET = 0.1
 
@@ -227,58 +228,33 @@ def run(
         # warms the page cache with the store for the timed runs below
         inc = work / "ds-incremental"
         with _before_growth(newest, short):
-            t_before, _, _ = _measured(lambda: export_store(store, inc, delta=True, **geo))
+            t_before, _, _ = _measured(lambda: export_store(store, inc, **geo))
         entries = int(read_manifest(inc)["tables"]["entries"]["rows"]) + grow
 
-        times: dict[str, list[float]] = {"manifest": [], "delta": []}
-        rest: dict[str, list[float]] = {"manifest": [], "delta": []}
-        sizes: dict[str, int] = {}
-        peaks: dict[str, float] = {}
-        for rep in range(reps):
-            order = ("manifest", "delta") if rep % 2 == 0 else ("delta", "manifest")
-            for kind in order:
-                out = work / f"ds-{kind}"
-                seconds, peak, manifest, written = _export(store, out, delta=kind == "delta", **geo)
-                if int(manifest["tables"]["entries"]["rows"]) != entries:
-                    raise RuntimeError(f"{kind} export: {manifest['tables']} for {entries}")
-                times[kind].append(seconds)
-                rest[kind].append(seconds - written)
-                sizes[kind] = _local_bytes(out)
-                peaks[kind] = max(peaks.get(kind, 0.0), peak)
-                shutil.rmtree(out)
-        t_manifest = statistics.median(times["manifest"])
-        t_delta = statistics.median(times["delta"])
+        times: list[float] = []
+        rest: list[float] = []
+        size, peak_max = 0, 0.0
+        for _ in range(reps):
+            out = work / "ds-delta"
+            seconds, peak, manifest, written = _export(store, out, **geo)
+            if int(manifest["tables"]["entries"]["rows"]) != entries:
+                raise RuntimeError(f"delta export: {manifest['tables']} for {entries}")
+            times.append(seconds)
+            rest.append(seconds - written)
+            size, peak_max = _local_bytes(out), max(peak_max, peak)
+            shutil.rmtree(out)
+        t_delta = statistics.median(times)
         rows.append(
             _ratio_row(
                 bench,
-                "manifest layout export (baseline)",
-                entries,
-                t_manifest,
-                sizes["manifest"],
-                peaks["manifest"],
-                runs=times["manifest"],
-                after_write=statistics.median(rest["manifest"]),
-                note=f"median of {reps}",
-            )
-        )
-        time_ratio = t_delta / t_manifest
-        size_ratio = sizes["delta"] / sizes["manifest"]
-        rows.append(
-            _ratio_row(
-                bench,
-                "delta export",
+                "delta export (baseline)",
                 entries,
                 t_delta,
-                sizes["delta"],
-                peaks["delta"],
-                runs=times["delta"],
-                vs="manifest layout export",
-                time_ratio=time_ratio,
-                size_ratio=size_ratio,
-                target=f"time and size <= {EXPORT_TARGET}x",
-                met=time_ratio <= EXPORT_TARGET and size_ratio <= EXPORT_TARGET,
-                after_write=statistics.median(rest["delta"]),
-                note=f"median of {reps}, alternating with the baseline",
+                size,
+                peak_max,
+                runs=times,
+                after_write=statistics.median(rest),
+                note=f"median of {reps}",
             )
         )
 
@@ -295,7 +271,7 @@ def run(
                 seconds,
                 _local_bytes(inc),
                 peak,
-                vs="delta export",
+                vs="delta export (baseline)",
                 time_ratio=seconds / t_delta,
                 target=f"time <= {INCREMENTAL_TARGET}x",
                 met=seconds / t_delta <= INCREMENTAL_TARGET,
@@ -306,9 +282,7 @@ def run(
             )
         )
         shutil.rmtree(inc)
-        rows += _s3_rows(
-            bench, work, store, newest, short, geo, entries, grow, t_manifest, t_delta, sizes
-        )
+        rows += _s3_rows(bench, work, store, newest, short, geo, entries, grow, t_delta, size)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return rows
@@ -323,9 +297,8 @@ def _s3_rows(
     geo: dict[str, int],
     entries: int,
     grow: int,
-    t_manifest: float,
     t_delta: float,
-    sizes: dict[str, int],
+    size: int,
 ) -> list[dict[str, Any]]:
     """The export and the incremental run to ``s3://`` on a local moto server."""
     rows: list[dict[str, Any]] = []
@@ -365,7 +338,7 @@ def _s3_rows(
         if int(manifest["tables"]["entries"]["rows"]) != entries:
             raise RuntimeError(f"s3 export: {manifest['tables']} for {entries}")
         nbytes = _s3_bytes(server, whole)
-        time_ratio, size_ratio = seconds / t_manifest, nbytes / sizes["manifest"]
+        time_ratio, size_ratio = seconds / t_delta, nbytes / size
         rows.insert(
             0,
             _ratio_row(
@@ -376,17 +349,14 @@ def _s3_rows(
                 nbytes,
                 peak,
                 runs=[seconds],
-                vs="manifest layout export (local)",
+                vs="delta export (local)",
                 time_ratio=time_ratio,
                 size_ratio=size_ratio,
                 target=f"time and size <= {EXPORT_TARGET}x",
                 met=time_ratio <= EXPORT_TARGET and size_ratio <= EXPORT_TARGET,
                 after_write=seconds - written,
                 server_cpu=server_cpu,
-                note=(
-                    f"one run; {seconds / t_delta:.2f}x the local delta export's time; "
-                    f"the export before growth took {t_before:.2f} s"
-                ),
+                note=f"one run; the export before growth took {t_before:.2f} s",
             ),
         )
         if incremental is not None:

@@ -25,8 +25,8 @@ RUNS = 3
 
 @dataclass(frozen=True)
 class Lake:
-    ds: Path  #: exported with delta=True, then RUNS incremental runs
-    fresh: Path  #: a full export of the store as it is after the runs (manifest layout)
+    ds: Path  #: exported, then RUNS incremental runs
+    fresh: Path  #: a full export of the store as it is after the runs
     first_entries: int  #: entries rows of the export, before the runs
     statements: dict[str, str]  #: name -> SQL over the tables files, slots, entries
     want: dict[str, list[tuple[Any, ...]]]  #: what rmqarrow answers
@@ -76,17 +76,17 @@ def rmqarrow_answers(ds: Path, statements: dict[str, str]) -> dict[str, list[tup
 
 
 def build_lake(root: Path) -> Lake:
-    """A store exported with ``delta=True`` and grown by RUNS incremental runs, a fresh
+    """A store exported and grown by RUNS incremental runs, a fresh
     full export of it, and rmqarrow's answers (checked equal on both)."""
     g = build_generated(root / "g", 600)
     ds, fresh = root / "ds", root / "fresh"
-    rmqarrow.open(g.store).export(ds, delta=True)
+    rmqarrow.open(g.store).export(ds)
     first = rmqarrow.open(ds).scan("entries").read_all().num_rows
     for run in range(1, RUNS + 1):
         _append(g.store, g.hash_slot_num, g.index_num, g.records, 1000 * run)
         assert rmqarrow.open(g.store).sync(ds).changed
     assert open_snapshot(ds).version == RUNS
-    rmqarrow.open(g.store).export(fresh, delta=False)  # the older layout: rmqarrow reads both
+    rmqarrow.open(g.store).export(fresh)
     ((hot,),) = connect(fresh).sql("SELECT mode(key_hash) FROM entries").fetchall()
     statements = _statements(int(hot))
     want = rmqarrow_answers(fresh, statements)

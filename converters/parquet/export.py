@@ -1,44 +1,40 @@
 """Export native index files to a Parquet dataset (local engine: numpy + pyarrow).
 
-Dataset layout (layout_version 1; ``rmqarrow.converters.spark.export`` writes the same
-tables, each file's entries in one part)::
+Dataset layout (``rmqarrow.converters.spark.export`` writes the same tables, each file's
+entries in one part): one Delta table per table, the Parquet parts written here and committed
+through delta-rs (:mod:`rmqarrow.converters.delta`)::
 
     OUT/
-      _rmqarrow.json        manifest (rmqarrow.converters.parquet.manifest): versions, source files
-      with
-                            size/mtime/geometry, row counts per table
-      files/*.parquet       table ``files``: one row per native file
-      slots/*.parquet       table ``slots``: one row per non-zero hash slot
-      entries/*.parquet     table ``entries``: one row per entry, positions 1..index_count-1
-      messages/*.parquet    optional (``commitlog=``): table ``messages`` of
+      files/                table ``files``: one row per native file; its commits pin a
+                            run (the versions of the other tables, the run's record)
+      slots/                table ``slots``: one row per non-zero hash slot
+      entries/              table ``entries``: one row per entry, positions 1..index_count-1
+      messages/             optional (``commitlog=``): table ``messages`` of
                             :mod:`rmqarrow.converters.arrow.messages`, one row per CommitLog
-                            message;
-                            not part of the index: import ignores it
+                            message; not part of the index: import ignores it
 
 Contract every writer keeps and every reader (import, verify, DuckDB, Spark) relies on:
 
-* each of the three directories holds one or more ``*.parquet`` files (names starting
-  with ``_`` or ``.`` are not data: ``_SUCCESS``, ``.crc``); the union of a directory's
-  files is the table;
+* a table is the parts its Delta snapshot lists, as of the run its ``files`` commit pins
+  (:func:`rmqarrow.converters.delta.run.open_snapshot`), never what the folder holds;
 * columns are exactly those of :mod:`rmqarrow.converters.schema`, in that order, with those
   types (``file_name`` a UTF-8 string, never dictionary/categorical at the Arrow level;
   int32 / int64 as listed); no nulls;
 * no partition directories (``key=value``): ``file_name`` is a real column, so engines
   never re-type names such as ``00000`` as numbers;
 * row order is not part of the contract; readers must not rely on it;
-* ``_rmqarrow.json`` is written last, with
-  :func:`rmqarrow.converters.parquet.manifest.new_manifest`,
-  :func:`~rmqarrow.converters.parquet.manifest.source_file_info` (one per native file, oldest
-  first) and
-  :func:`~rmqarrow.converters.parquet.manifest.write_manifest`; its row counts equal the tables';
-* the dataset appears atomically (``rmqarrow.converters.parquet.atomic.atomic_dir``: build in a
-  hidden
-  sibling, rename; replace an existing one only with ``overwrite``).
-* an incremental export (:mod:`rmqarrow.converters.parquet.incremental`) updates a
-  dataset in place: it adds parts named ``part-rRUN-NNNNN.parquet`` and switches the
-  manifest (``run``, ``parts``) in one rename; until then, and for the parts it
-  replaced until they are deleted (``superseded``), the manifest, not the directory,
-  says which parts are the table (:func:`rmqarrow.converters.parquet.parts.table_parts`).
+* the run's record (the pin's ``source``) is the manifest of
+  :func:`rmqarrow.converters.parquet.manifest.new_manifest` but its parts list, with
+  :func:`~rmqarrow.converters.parquet.manifest.source_file_info` (one per native file,
+  oldest first); its row counts equal the tables';
+* a new dataset appears whole or not at all: built in a hidden sibling and renamed into
+  place (``rmqarrow.converters.parquet.atomic.atomic_dir``); an existing one changes only
+  by commits (an ``overwrite``, an incremental run of
+  :mod:`rmqarrow.converters.parquet.incremental`), each one version.
+
+A dataset of the older manifest layout (``_rmqarrow.json`` beside plain folders), which
+rmqarrow no longer writes, is still read (:mod:`rmqarrow.converters.parquet.parts`) and made
+Delta tables in place by :mod:`rmqarrow.converters.parquet.to_delta`.
 
 What this exporter also does, and why (numbers in the converters README, measured by
 ``benchmarks/bench_export.py``):
@@ -77,7 +73,7 @@ being appended imports byte-identical to what each file held at that count.  Exp
 refuses (:class:`CorruptIndexError`) a file that cannot round-trip: non-zero bytes at
 entry position 0, or a negative slot head.  The dataset is built in a hidden sibling
 directory and renamed into place (``rmqarrow.converters.parquet.atomic``), and the
-manifest lists every part with its row count and checksums (``parts``).
+run's record keeps every part's checksums (``digests``), which readers check.
 """
 
 from __future__ import annotations
@@ -105,7 +101,6 @@ from rmqarrow.converters.parquet.manifest import (
     part_records,
     read_manifest,
     source_file_info,
-    write_manifest,
 )
 from rmqarrow.converters.schema import SCHEMAS
 
@@ -121,7 +116,6 @@ from rmqarrow.errors import (
     InvalidValueError,
     OutputExistsError,
     StoreNotFoundError,
-    UsageError,
 )
 from rmqarrow.format.layout import (
     HEADER_DTYPE,
@@ -590,26 +584,24 @@ def export_store(
     commitlog: str | os.PathLike[str] | None = None,
     skip: Collection[str] = (),
     wait: Wait = False,
-    delta: bool | None = None,
 ) -> dict[str, Any]:
-    """Export a store directory (or one index file) to the Parquet dataset ``out_dir``.
-
-    ``delta``: its tables are Delta tables (one run committed through delta-rs and pinned,
-    :mod:`rmqarrow.converters.delta`; the manifest is that run's record), the default
-    (None); False writes the older manifest layout (``_rmqarrow.json``), deprecated:
-    readers that never heard of rmqarrow read its replaced parts too.
+    """Export a store directory (or one index file) to the dataset ``out_dir``: one Delta
+    table per table, written by this module's Parquet writer and committed as one run
+    through delta-rs, pinned (:mod:`rmqarrow.converters.delta`; the manifest returned is
+    that run's record).
 
     ``out_dir`` may be a URI of object storage (:func:`rmqarrow._paths.dataset_location`):
-    see :func:`_export_remote`; ``delta=False`` is refused there.
+    see :func:`_export_remote`.
 
     ``skip`` names index files to leave out (the damaged files of a store, which
     :func:`rmqarrow.index.health.healthy_index_files` finds); the rest is exported as usual.
 
     Returns the manifest written.  ``out_dir`` appears complete or not at all; an existing
-    ``out_dir`` is replaced only with ``overwrite=True``, after the new dataset is done;
-    a dataset of Delta tables is not replaced but given one more version, whatever
-    ``delta`` says (:func:`rmqarrow.converters.parquet.to_delta.commit_replacement`: the
-    older versions stay readable ``as_of`` them until a vacuum).
+    ``out_dir`` is replaced only with ``overwrite=True``, after the new dataset is done: a
+    dataset of Delta tables is not replaced but given one more version
+    (:func:`rmqarrow.converters.parquet.to_delta.commit_replacement`: the older versions
+    stay readable ``as_of`` them until a vacuum); one of the older manifest layout
+    (``_rmqarrow.json``), which rmqarrow no longer writes, is replaced by Delta tables.
     ``progress`` receives how many entries are written (the command line draws a bar).
     ``commitlog`` (a broker's ``store/commitlog``) also writes
     ``messages/part-00000.parquet`` (the messages table, inside the same atomic build) and
@@ -623,11 +615,6 @@ def export_store(
         raise StoreNotFoundError(f"{source}: no such store directory or index file")
     where = dataset_location(out_dir)
     if isinstance(where, ObjectLocation):
-        if delta is False:
-            raise UsageError(
-                f"{where}: a dataset on object storage is always Delta tables (the manifest "
-                "layout needs rename, flock and fsync); export it in the default layout"
-            )
         return _export_remote(
             source, where, overwrite, hash_slot_num, index_num, progress, commitlog, skip
         )
@@ -638,7 +625,7 @@ def export_store(
             f"{out_dir}: is (or contains) the source {source}; refusing to replace it"
         )
     try:
-        manifest = _export(
+        _export(
             source,
             out,
             overwrite,
@@ -648,12 +635,9 @@ def export_store(
             commitlog,
             frozenset(skip),
             wait,
-            delta is not False,
         )
-        from rmqarrow.converters.delta.layout import is_delta_dataset
-
-        # Delta tables: the pinned run as every reader reads it (its versions too)
-        return read_manifest(out) if is_delta_dataset(out) else manifest
+        # the pinned run as every reader reads it (its versions too)
+        return read_manifest(out)
     except OSError as exc:
         if is_disk_full(exc) and not isinstance(exc, DiskFullError):
             raise disk_full(out_dir, None, exc) from None
@@ -670,7 +654,6 @@ def _export(
     commitlog: str | os.PathLike[str] | None,
     skip: frozenset[str],
     wait: Wait = False,
-    delta: bool = False,
     finish: Callable[[Path, dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
     paths = [p for p in source_paths(source) if p.name not in skip]
@@ -769,12 +752,10 @@ def _export(
             from rmqarrow.converters.parquet.to_delta import commit_replacement
 
             commit_replacement(out_dir.absolute(), tmp, manifest, EXPORT_APP)
-        elif delta:
+        else:
             from rmqarrow.converters.parquet.to_delta import commit_manifest
 
             commit_manifest(tmp, manifest, EXPORT_APP)
-        else:
-            write_manifest(tmp, manifest)
     return manifest
 
 

@@ -22,18 +22,17 @@ export rewrites everything each time.  :func:`sync_store` instead writes, per ru
 Every file is read as export reads it (:func:`rmqarrow.converters.parquet.export.snapshot`:
 the count first, slot heads past it walked back), so a live store is read consistently.
 
-The manifest is the commit point.  A run's parts have new names (``part-rRUN-...``, RUN
-the manifest's ``run`` plus one) and are invisible to every reader until the manifest
-lists them (:func:`rmqarrow.converters.parquet.parts.table_parts`); the run then
-switches the manifest in one durable rename
-(:func:`rmqarrow.converters.parquet.manifest.switch_manifest`).  The parts it replaced
-are recorded as ``superseded`` (every reader of the new manifest skips them) and stay on
-disk until a later run, at least ``SUPERSEDED_KEEP`` seconds after the switch, so a
-reader that listed the parts by the manifest before can still read them meanwhile.
-A run killed at any step leaves the old manifest (plus unlisted parts) or the new one
-(plus superseded parts); the next run, holding the dataset's writer lock as every run
-does, deletes those first and converges.  A run that finds nothing changed writes
-nothing.
+Each run is one commit of the dataset's Delta tables, pinned
+(:func:`rmqarrow.converters.parquet.to_delta.commit_manifest`).  A run's parts have new
+names (``part-rRUN-...``, RUN the pinned run's ``run`` plus one) and no reader sees them
+until the pin that finishes the run lists them; the parts it replaced are removed from the
+tables in the same run and stay on disk for readers of older versions until a vacuum.  A
+run killed at any step leaves the old pin (plus unlisted parts, and maybe table commits
+past the pin) or the new one; the next run, holding the dataset's writer lock as every run
+does, restores the tables to the pin (:func:`rmqarrow.converters.delta.run.converge`),
+deletes the unlisted parts and converges.  A run that finds nothing changed commits
+nothing.  A dataset of the older manifest layout (``_rmqarrow.json``) is refused: it is
+converted in place first (:func:`rmqarrow.converters.parquet.to_delta.convert_to_delta`).
 """
 
 from __future__ import annotations
@@ -74,7 +73,6 @@ from rmqarrow.converters.parquet.manifest import (
     part_record,
     read_manifest,
     source_file_info,
-    switch_manifest,
 )
 from rmqarrow.converters.parquet.parts import RUN_PART, not_committed, single_file_name
 from rmqarrow.converters.schema import SCHEMAS
@@ -148,13 +146,11 @@ def sync_store(
     reexport_changed: bool = False,
     skip: Collection[str] = (),
     wait: Wait = False,
-    delta: bool | None = None,
 ) -> SyncResult:
     """Bring the dataset ``out_dir`` up to the store ``store_dir`` (see the module doc).
 
-    A missing ``out_dir`` is exported whole (:func:`export_store`; as Delta tables unless
-    ``delta`` is False); an existing one must be an rmqarrow dataset with a parts list, and keeps
-    its layout (a dataset of Delta tables: each run one commit).  ``skip`` names index
+    A missing ``out_dir`` is exported whole (:func:`export_store`); an existing one must be
+    an rmqarrow dataset of Delta tables, and each run is one commit of it.  ``skip`` names index
     files to leave out (damaged ones), as export's.  The dataset's writer lock is held
     throughout (``wait``: see :func:`rmqarrow._lock.acquire`)."""
     start = time.perf_counter()
@@ -175,7 +171,7 @@ def sync_store(
         )
         return SyncResult(**{**result.__dict__, "seconds": time.perf_counter() - start})
     out = local_path(out_dir).absolute()
-    if not (out / MANIFEST_NAME).exists() and not out.exists():
+    if not out.exists():
         manifest = export_store(
             source,
             out,
@@ -184,11 +180,7 @@ def sync_store(
             commitlog=commitlog,
             skip=skip,
             wait=wait,
-            delta=delta,
         )
-        if commitlog is not None:
-            with writer_lock(out, wait=wait):
-                _record_full_commitlog(out, manifest)
         names = [f["file_name"] for f in manifest["source"]["files"]]
         return SyncResult(
             str(out),
@@ -369,27 +361,8 @@ def heals(exc: BaseException) -> bool:
     return isinstance(exc, (RmqArrowError, OSError))
 
 
-def _record_full_commitlog(out: Path, manifest: dict[str, Any]) -> None:
-    """A full export's messages table, given the offset the next run starts from."""
-    from rmqarrow.converters.delta.layout import is_delta_dataset
-
-    messages = manifest["tables"].get("messages")
-    if messages is None or is_delta_dataset(out):
-        return  # a Delta dataset's next run reads the offset from the part (_messages)
-    next_offset = _parts_next_offset([out / "messages/part-00000.parquet"])
-    if next_offset is None:
-        return
-    manifest["tables"]["messages"]["next_offset"] = next_offset
-    switch_manifest(out, manifest)
-
-
 #: The application id of incremental runs' Delta commits (the version: the run number).
 DELTA_APP = "rmqarrow-incremental"
-
-#: Parts a run replaced are deleted by a later run once this many seconds have passed
-#: since the switch (and at least one run later): a reader that read the manifest
-#: before it has that long to list and open them, however fast the rounds follow.
-SUPERSEDED_KEEP = 60.0
 
 #: A table's small parts are merged once there are this many (:meth:`_Run._compact`)...
 COMPACT_PARTS = 3
@@ -464,9 +437,15 @@ class _Run:
         self.skip, self.prune, self.reexport = skip, prune, reexport
         from rmqarrow.converters.delta.layout import is_delta_dataset
 
-        # a dataset of Delta tables: the run's manifest is its pinned run's record and the
-        # snapshot's parts, and its switch a commit of the tables (_switch)
-        self.delta = is_delta_dataset(out)
+        # the run's manifest is the pinned run's record and the snapshot's parts, and its
+        # switch a commit of the tables (_switch)
+        if not is_delta_dataset(out) and (out / MANIFEST_NAME).exists():
+            raise DatasetError(
+                f"{out}: a dataset of the older manifest layout ({MANIFEST_NAME}), which "
+                "rmqarrow no longer writes; convert it to Delta tables in place first "
+                "(rmqarrow convert, or convert_to_delta: nothing is rewritten), then export "
+                "incrementally"
+            )
         try:
             self.manifest = read_manifest(out)
         except DatasetError as exc:
@@ -487,16 +466,14 @@ class _Run:
 
     # -- leftovers of killed runs ------------------------------------------------------
     def _remove_leftovers(self, failed: bool = False) -> None:
-        """Remove the parts no manifest lists: those a killed run left, those the last run
-        replaced, or (``failed``) those this run wrote before it failed.  A Delta
-        dataset's tables are first restored to the pinned run
+        """Remove the parts a killed run left, or (``failed``) those this run wrote before
+        it failed.  The tables are first restored to the pinned run
         (:func:`rmqarrow.converters.delta.run.converge`): a run killed or failed between
         its table commits and its pin left versions naming these parts, which a plain
         Delta reader of the latest version would otherwise find missing."""
-        if self.delta:
-            from rmqarrow.converters.delta.run import converge
+        from rmqarrow.converters.delta.run import converge
 
-            converge(self.out)
+        converge(self.out)
         present = [
             p.relative_to(self.out).as_posix()
             for t in _TABLES
@@ -504,26 +481,13 @@ class _Run:
             for p in (self.out / t).rglob("*.parquet")
         ]
         gone = not_committed(self.manifest, present)
-        replaced = {str(r) for r in self.manifest.get("superseded", [])}
-        switched = self.manifest.get("updated_at")
-        if (
-            not failed
-            and isinstance(switched, (int, float))
-            and time.time() - switched < SUPERSEDED_KEEP
-        ):
-            # replaced moments ago: a reader that read the manifest before may still be
-            # listing or reading them; kept (and named superseded) until they are older
-            young = gone & replaced
-            self.superseded |= young
-            gone -= young
         for rel in sorted(gone):
             (self.out / rel).unlink(missing_ok=True)
             crash_point("incremental:cleanup")
-            if failed or rel in replaced:  # replaced: kept one round for readers before
-                _log.debug("%s: removed %s (not in the manifest)", self.out, rel)
+            if failed:
+                _log.debug("%s: removed %s (of the failed run)", self.out, rel)
             else:
                 _log.info("%s: removed %s (left by a killed run)", self.out, rel)
-        (self.out / f".{MANIFEST_NAME}.tmp").unlink(missing_ok=True)
         if gone:
             fsync_dir(self.out)
 
@@ -590,7 +554,6 @@ class _Run:
 
     def sync(self, commitlog: Path | None) -> SyncResult:
         self._remove_leftovers()
-        self.manifest.pop("superseded", None)
         recorded = {f["file_name"]: f for f in self.manifest["source"]["files"]}
         owned = self._owned_parts()
         listed = source_paths(self.source)
@@ -744,18 +707,21 @@ class _Run:
                 tables[t] = {**tables.get(t, {}), "rows": n}
         manifest["tables"] = tables
         manifest["run"] = self.run
-        manifest["superseded"] = sorted(self.superseded)
         manifest["updated_at"] = time.time()
         from rmqarrow._version import __version__
 
         manifest["updated_by"] = f"rmqarrow {__version__} incremental export"
+        # parts this run wrote and then merged (_compact) no version ever lists: gone now,
+        # or they would stay on disk for good, out of every snapshot and every vacuum's list
+        published = {str(r["path"]) for r in parts}
+        for rel in sorted(set(self.new_records) - published):
+            (self.out / rel).unlink(missing_ok=True)
         crash_point("incremental:switch")
         self._switch(manifest)
         self.switched = True
         crash_point("incremental:switched")
-        # The parts it replaced stay until a later run (SUPERSEDED_KEEP): a reader that
-        # listed the parts by the manifest before this one (a DuckDB view, a Spark plan)
-        # can still read them meanwhile; readers of the new manifest skip them (superseded).
+        # The parts it replaced stay on disk until a vacuum: a reader that listed the
+        # parts of an older version (a DuckDB view, a Spark plan) still reads them.
         for name in newly_deleted:
             _log.info(
                 "%s: deleted from the store; %s",
@@ -777,14 +743,11 @@ class _Run:
         )
 
     def _switch(self, manifest: dict[str, Any]) -> None:
-        """Make ``manifest`` the dataset's: the manifest replaced, or for a dataset of
-        Delta tables one run committed (the parts it lists anew added, those it no longer
-        lists removed, its record in the pin: :func:`rmqarrow.converters.delta.run.
-        commit_run`).  The removed parts stay on disk for readers of older versions until
-        a vacuum; a run killed before its pin is undone by the next one."""
-        if not self.delta:
-            switch_manifest(self.out, manifest)
-            return
+        """Make ``manifest`` the dataset's: one run committed (the parts it lists anew
+        added, those it no longer lists removed, its record in the pin:
+        :func:`rmqarrow.converters.delta.run.commit_run`).  The removed parts stay on disk
+        for readers of older versions until a vacuum; a run killed before its pin is undone
+        by the next one."""
         from rmqarrow.converters.parquet.to_delta import commit_manifest
 
         commit_manifest(self.out, manifest, DELTA_APP, self.run)
@@ -854,7 +817,7 @@ class _Run:
         :meth:`_merge_plan` keeps few, and whose ``slots`` part each round replaces).
         They are merged oldest first into parts of up to that size, in the commit
         protocol of every run: new ``part-rRUN-compact-...`` parts, the merged ones
-        superseded (kept a round for readers of the old manifest), each file's
+        removed from the tables (kept on disk until a vacuum), each file's
         ``parts`` pointing at the new ones.  Returns the new parts list."""
         holders: dict[str, set[str]] = {}
         for f in files_list:

@@ -1,7 +1,10 @@
-"""The dataset manifest, ``_rmqarrow.json``: what a dataset holds and where it came from.
+"""The dataset manifest: what a dataset holds and where it came from.
 
-It lets ``import`` check a dataset's completeness and ``verify`` tell whether a dataset is
-stale against its store (a source file added, removed, resized or modified since).
+A dataset of Delta tables keeps it as the record of the run its ``files`` commit pins (all
+but ``parts``, which the tables hold: :func:`delta_manifest` puts them back); a dataset of
+the older layout, which rmqarrow no longer writes, as ``_rmqarrow.json``.  It lets
+``import`` check a dataset's completeness and ``verify`` tell whether a dataset is stale
+against its store (a source file added, removed, resized or modified since).
 Keys (all required unless marked optional)::
 
     format          "rmqarrow-dataset"
@@ -33,9 +36,8 @@ Keys (all required unless marked optional)::
                     (:func:`check_parts`)
     run             optional: how many incremental runs updated the dataset (0 or absent:
                     none); see rmqarrow.converters.parquet.incremental
-    superseded      optional: parts the last run replaced, kept until a later run
-                    deletes them, SUPERSEDED_KEEP seconds after the switch (a reader of
-                    this manifest never counts them)
+    superseded      optional, the older layout only: parts its last run replaced, not yet
+                    deleted (a reader of this manifest never counts them)
     updated_at      optional: when the last incremental run switched it (Unix seconds)
 """
 
@@ -80,7 +82,6 @@ __all__ = [
     "source_drift",
     "source_file_info",
     "stale_reasons",
-    "switch_manifest",
     "trusted",
     "write_manifest",
 ]
@@ -344,24 +345,6 @@ def trusted() -> bool:
 def write_manifest(dataset_dir: Path, manifest: dict[str, Any]) -> None:
     text = json.dumps(manifest, indent=1, ensure_ascii=False, sort_keys=True) + "\n"
     (dataset_dir / MANIFEST_NAME).write_text(text, encoding="utf-8")
-
-
-def switch_manifest(dataset_dir: Path, manifest: dict[str, Any]) -> None:
-    """Replace the manifest of a complete dataset in one durable step: a hidden temporary
-    file written and fsynced, renamed over the old one, the directory fsynced.  A reader
-    sees the old manifest or the new, and a kill leaves one of them."""
-    from rmqarrow._crash import crash_point
-    from rmqarrow._staging import fsync_dir
-
-    text = json.dumps(manifest, indent=1, ensure_ascii=False, sort_keys=True) + "\n"
-    tmp = dataset_dir / f".{MANIFEST_NAME}.tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-    crash_point("incremental:manifest-written")
-    os.replace(tmp, dataset_dir / MANIFEST_NAME)
-    fsync_dir(dataset_dir)
 
 
 def load_manifest_json(dataset_dir: str | os.PathLike[str]) -> Any:

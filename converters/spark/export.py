@@ -3,17 +3,17 @@
 Writes the dataset :func:`rmqarrow.converters.parquet.export.export_store` writes (layout
 version 1: ``files/``, ``slots/``, ``entries/`` with one ``part-NNNNN.parquet`` per native
 file and table, or per run of small files, entries sorted by ``(slot, position)`` within
-each file, and the ``_rmqarrow.json`` manifest), because each Spark task runs the local
-exporter's own writers on one file or one run of small files.  The one difference: a
+each file, committed as Delta tables in one pinned run), because each Spark task runs the
+local exporter's own writers on one file or one run of small files.  The one difference: a
 local export of a single large file splits its entries into one part per export thread;
-a Spark task writes one (the tables' rows are the same).  The
-driver plans (geometry and header checks), then writes ``files/`` and the manifest.
+a Spark task writes one (the tables' rows are the same).  The driver plans (geometry and
+header checks), then writes ``files/`` and commits the run.
 
 Atomicity is the local exporter's: everything is written into a hidden sibling of
 ``out_dir`` and renamed into place at the end; an existing ``out_dir`` is replaced only
-with ``overwrite=True``.  On a cluster, ``store_dir`` and ``out_dir`` must be on a file
-system every executor sees at the same path (NFS, a mounted bucket), and rmqarrow must be
-installed on the executors.
+with ``overwrite=True``, and never when it is a dataset of Delta tables.  On a cluster,
+``store_dir`` and ``out_dir`` must be on a file system every executor sees at the same path
+(NFS, a mounted bucket), and rmqarrow must be installed on the executors.
 
 Runnable as a Spark application::
 
@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rmqarrow._paths import local_path
-from rmqarrow.errors import RmqArrowError, StoreNotFoundError
+from rmqarrow.errors import RmqArrowError, StoreNotFoundError, UsageError
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -165,10 +165,14 @@ def export_store(
     index_num: int | None = None,
     commitlog: str | os.PathLike[str] | None = None,
 ) -> None:
-    """Export every index file of ``store_dir`` to the Parquet dataset ``out_dir`` on Spark.
+    """Export every index file of ``store_dir`` to the dataset ``out_dir`` on Spark.
 
     One task per native file, or per run of small files sharing parts (largest first);
-    the tables and parts equal the local exporter's.
+    the tables and parts equal the local exporter's, committed as Delta tables in one
+    pinned run as the local exporter commits them.  The dataset appears whole by one
+    rename, so ``overwrite`` replaces a dataset of the older manifest layout but refuses
+    one of Delta tables (its versions would go): the local exporter makes an overwrite one
+    more version of it.
     ``commitlog`` (a broker's ``store/commitlog``) also writes the ``messages/`` table, a
     task and a part per CommitLog file (:mod:`rmqarrow.converters.spark.messages_export`),
     recorded in the manifest as the local exporter does.
@@ -177,16 +181,19 @@ def export_store(
     import pyarrow.parquet as pq
     from rmqarrow.converters.arrow.scan import source_paths
     from rmqarrow.converters.arrow.tables import geometry_of
+    from rmqarrow.converters.delta.layout import is_delta_dataset
     from rmqarrow.converters.parquet.atomic import atomic_dir
     from rmqarrow.converters.parquet.export import (
         ENTRIES_ORDER,
+        EXPORT_APP,
         PARQUET_OPTIONS,
         ROW_GROUP_ROWS,
         entry_count,
         parquet_writer,
         plan_groups,
     )
-    from rmqarrow.converters.parquet.manifest import new_manifest, write_manifest
+    from rmqarrow.converters.parquet.manifest import new_manifest
+    from rmqarrow.converters.parquet.to_delta import commit_manifest
     from rmqarrow.converters.schema import SCHEMAS
     from rmqarrow.converters.spark.session import get_spark, is_local_master
 
@@ -198,6 +205,11 @@ def export_store(
         raise StoreNotFoundError(f"{source}: no such store directory or index file")
     if commitlog is not None and not Path(commitlog).is_dir():
         raise StoreNotFoundError(f"{commitlog}: no such CommitLog directory")
+    if overwrite and is_delta_dataset(out_dir):
+        raise UsageError(
+            f"{out_dir}: a dataset of Delta tables; the spark exporter would replace it and "
+            "its versions: export with the local engine (one more version)"
+        )
     paths = source_paths(source)
     geometries = [geometry_of(p, hash_slot_num, index_num) for p in paths]
     spark = get_spark(master, app_name="rmqarrow-export")
@@ -252,7 +264,7 @@ def export_store(
         from rmqarrow.converters.parquet.manifest import part_records
 
         manifest["parts"] = part_records(tmp)  # every reader checks the parts against it
-        write_manifest(tmp, manifest)
+        commit_manifest(tmp, manifest, EXPORT_APP)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -45,8 +45,9 @@ def register(sub: Any) -> None:
     p = sub.add_parser(
         "export",
         help="export a store (or one index file) to a Parquet dataset",
-        description="Export native index files to a Parquet dataset (files/, slots/, "
-        "entries/ and a manifest), written atomically.",
+        description="Export native index files to a dataset of Delta tables (files/, "
+        "slots/, entries/), written atomically: a new dataset appears whole, an existing one "
+        "changes by one commit.",
     )
     p.add_argument("store", type=location_arg, help="store directory (or one index file)")
     p.add_argument(
@@ -60,25 +61,11 @@ def register(sub: Any) -> None:
         help="replace OUT if it exists (a dataset of Delta tables: one more version, the "
         "older ones still read with --as-of until a vacuum)",
     )
-    # one layout: "--layout manifest --delta" is a contradiction, not "the last one wins"
-    layout = p.add_mutually_exclusive_group()
-    layout.add_argument(
-        "--layout",
-        choices=("delta", "manifest"),
-        default=None,
-        help="delta (default for index files): Delta tables, every export, --incremental "
-        "run and --follow round one version, read back with --as-of; manifest: the older "
-        "_rmqarrow.json layout (deprecated: readers other than rmqarrow count its replaced "
-        "parts; `rmqarrow convert OUT` makes it Delta tables). Tiered and RocksDB datasets "
-        "are written in the manifest layout. --incremental/--follow keep an existing OUT's "
-        "layout; --overwrite of Delta tables is one more version of them",
-    )
-    layout.add_argument(
-        "--delta",
-        dest="layout",
-        action="store_const",
-        const="delta",
-        help="the same as --layout delta (the default), kept for scripts",
+    # the older spellings of the one layout written now, accepted so scripts keep working
+    # (the manifest layout is no longer written: "--layout manifest" is an invalid choice)
+    p.add_argument("--layout", choices=("delta",), default=None, help=argparse.SUPPRESS)
+    p.add_argument(
+        "--delta", dest="layout", action="store_const", const="delta", help=argparse.SUPPRESS
     )
     p.add_argument(
         "--engine",
@@ -235,12 +222,6 @@ def _export(args: argparse.Namespace) -> int:
     with store:
         if args.incremental or args.follow:
             return _sync(store, args)  # refused by any store but IndexFiles
-        if args.layout == "delta" and not isinstance(store, IndexStore):
-            raise UsageError(
-                f"{args.store}: {store.description}; Delta tables are written for index "
-                "files only (tiered and RocksDB datasets keep the manifest layout): drop "
-                "--layout delta"
-            )
         if store.format == "rocksdb":
             return rocksdb_export(store, args)
         if isinstance(store, TieredStore):
@@ -256,7 +237,6 @@ def _export(args: argparse.Namespace) -> int:
             commitlog=args.commitlog,
             progress=progress_bar(),
             wait=args.wait,
-            delta=_delta(args),
         )
     tables = manifest["tables"]
     summary = {
@@ -273,11 +253,6 @@ def _export(args: argparse.Namespace) -> int:
     else:
         print_kv(summary)
     return 0
-
-
-def _delta(args: argparse.Namespace) -> bool | None:
-    """The export's ``delta`` argument: None (the library's default) unless asked."""
-    return None if args.layout is None else args.layout == "delta"
 
 
 def _check_sync_options(args: argparse.Namespace) -> None:
@@ -319,7 +294,6 @@ def _sync(store: Any, args: argparse.Namespace) -> int:
         "prune_deleted": args.prune_deleted,
         "reexport_changed": args.reexport_changed,
         "wait": args.wait,
-        "delta": _delta(args),
         "duckdb_file": args.duckdb_file,
     }
     if not args.follow:

@@ -436,14 +436,12 @@ class IndexStore(OffsetQueries):
         commitlog: str | os.PathLike[str] | None = None,
         progress: ProgressCallback | None = None,
         wait: bool | float = False,
-        delta: bool | None = None,
         **options: Any,
     ) -> dict[str, Any]:
-        """The healthy files as a Parquet dataset at ``dest`` (damaged files are left out
-        and logged, or refused when the store was opened ``strict``); returns the manifest.
+        """The healthy files as a dataset at ``dest`` (damaged files are left out and
+        logged, or refused when the store was opened ``strict``); returns the manifest.
         Its tables are Delta tables, the export one pinned run
-        (:mod:`rmqarrow.converters.delta`); ``delta=False`` writes the older
-        ``_rmqarrow.json`` layout instead (deprecated; never on object storage).
+        (:mod:`rmqarrow.converters.delta`).
 
         ``commitlog`` also writes the ``messages`` table; ``engine="spark"`` exports on
         Spark (``master``), one task per file.  Another process writing ``dest`` refuses
@@ -474,14 +472,6 @@ class IndexStore(OffsetQueries):
                 "the spark exporter writes to local disk: export to object storage with "
                 "the local engine"
             )
-        if engine == "spark" and overwrite:
-            from rmqarrow.converters.delta.layout import is_delta_dataset
-
-            if is_delta_dataset(dest):
-                raise UsageError(
-                    f"{dest}: a dataset of Delta tables; the spark exporter would replace it "
-                    "and its versions: export with the local engine (one more version)"
-                )
         if engine == "spark":
             from rmqarrow.converters.parquet.manifest import read_manifest
 
@@ -505,11 +495,6 @@ class IndexStore(OffsetQueries):
                 index_num=g.index_num,
                 commitlog=log,
             )
-            if delta is not False:
-                # the executors write the parts; one commit makes them Delta tables
-                from rmqarrow.converters.parquet.to_delta import convert_to_delta
-
-                convert_to_delta(dest, wait=wait)
             return read_manifest(dest)
         if engine != "local":
             raise UsageError(f"unknown export engine {engine!r}; choose from local, spark")
@@ -529,7 +514,6 @@ class IndexStore(OffsetQueries):
                 commitlog=log,
                 skip=names,
                 wait=wait,
-                delta=delta,
             )
         except CorruptIndexError as exc:
             if not any(name in str(exc) for name in names):
@@ -548,20 +532,19 @@ class IndexStore(OffsetQueries):
         prune_deleted: bool = False,
         reexport_changed: bool = False,
         wait: bool | float = False,
-        delta: bool | None = None,
         duckdb_file: str | os.PathLike[str] | None = None,
     ) -> SyncResult:
         """Bring the dataset at ``dest`` up to this store at the cost of what changed
         (an incremental export; a missing ``dest`` is exported whole): new files and the
         new entries of grown files are appended as new parts, a grown file's slot heads
-        and ``files`` row replaced, in one atomic manifest switch.  Files the broker
+        and ``files`` row replaced, in one commit of the dataset's Delta tables.  Files the broker
         deleted are kept (marked ``deleted_in_store``) or, with ``prune_deleted``,
         removed; a file that went backwards (shorter, or replaced) is refused
         (:class:`~rmqarrow.errors.StoreChangedError`) or, with ``reexport_changed``,
         exported whole again.  ``commitlog`` also appends the ``messages`` table from
-        where the last run stopped.  A dataset of Delta tables takes each run as one
-        commit; a missing ``dest`` is exported as one (``delta=False``: in the older
-        manifest layout, deprecated).  ``duckdb_file``: the DuckDB
+        where the last run stopped.  A dataset of the older manifest layout is refused
+        (convert it first: :func:`rmqarrow.converters.parquet.to_delta.convert_to_delta`).
+        ``duckdb_file``: the DuckDB
         database file over ``dest`` (:func:`rmqarrow.converters.duckdb.save_database`) is
         written again when the run changed the dataset (or it is missing), so it stays
         current; a file rmqarrow did not write is refused before the run.  Returns what
@@ -573,7 +556,6 @@ class IndexStore(OffsetQueries):
         result = sync_store(
             self.index_path,
             dest,
-            delta=delta,
             **self._sync_options(commitlog, prune_deleted, reexport_changed, wait),
         )
         _refresh_duckdb_file(dest, duckdb_file, result)
@@ -589,7 +571,6 @@ class IndexStore(OffsetQueries):
         prune_deleted: bool = False,
         reexport_changed: bool = False,
         wait: bool | float = False,
-        delta: bool | None = None,
         duckdb_file: str | os.PathLike[str] | None = None,
     ) -> Iterator[SyncResult]:
         """:meth:`sync` every ``interval`` seconds until ``stop`` is set, each round's
@@ -608,7 +589,6 @@ class IndexStore(OffsetQueries):
             dest,
             interval=interval,
             stop=stop,
-            delta=delta,
             **self._sync_options(commitlog, prune_deleted, reexport_changed, wait),
         )
         if duckdb_file is None:

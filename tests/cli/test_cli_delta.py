@@ -17,6 +17,7 @@ import pyarrow.compute
 import pytest
 from cli_run import one_error, run
 from generated_store import GeneratedStore, build_generated
+from legacy_dataset import legacy_layout
 from rmqarrow.converters.delta.layout import is_delta_dataset
 from rmqarrow.converters.duckdb.sql import connect
 
@@ -167,7 +168,8 @@ def test_as_of_refusals_are_one_line(
 ) -> None:
     g, ds, _store0, _answers = history
     manifest_ds = tmp_path / "m"
-    assert run(capsys, "export", "--layout", "manifest", str(g.store), str(manifest_ds))[0] == 0
+    assert run(capsys, "export", str(g.store), str(manifest_ds))[0] == 0
+    legacy_layout(manifest_ds)
     status, _, err = run(capsys, "sql", str(manifest_ds), "select 1", "--as-of", "0")
     assert status == 1
     one_error(err, "manifest layout keeps no versions")
@@ -258,7 +260,8 @@ def test_convert_makes_a_manifest_dataset_delta(
 ) -> None:
     g = history[0]
     ds = tmp_path / "m"
-    assert run(capsys, "export", "--layout", "manifest", str(g.store), str(ds))[0] == 0
+    assert run(capsys, "export", str(g.store), str(ds))[0] == 0
+    legacy_layout(ds)
     before = _json(capsys, "sql", str(ds), "select count(*) n from entries", "--json")
     assert _json(capsys, "convert", str(ds), "--json")["converted"] is True
     assert is_delta_dataset(ds)
@@ -306,16 +309,17 @@ def test_spark_reads_the_version_opened(
     )
 
 
-def test_two_layouts_at_once_are_a_usage_error(
+def test_the_manifest_layout_is_no_longer_written(
     history: tuple[GeneratedStore, Path, Path, list[dict[str, Any]]],
     capsys: pytest.CaptureFixture[str],
     tmp_path: Path,
 ) -> None:
     g = history[0]
-    out = tmp_path / "both"
-    status, _, err = run(
-        capsys, "export", "--layout", "manifest", "--delta", str(g.store), str(out)
-    )
+    out = tmp_path / "m"
+    status, _, err = run(capsys, "export", "--layout", "manifest", str(g.store), str(out))
     assert status == 2
-    one_error(err, "not allowed with argument --layout")
+    one_error(err, "invalid choice: 'manifest'")
     assert not out.exists()
+    # the older spellings of the one layout still work in scripts
+    assert run(capsys, "export", "--layout", "delta", str(g.store), str(out))[0] == 0
+    assert is_delta_dataset(out)

@@ -10,11 +10,13 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 from cli_run import one_error, run
+from legacy_dataset import legacy_layout
 from rmqarrow.converters.parquet.export import export_store
 from rmqarrow.converters.parquet.incremental import sync_store
 from rmqarrow.converters.parquet.manifest import read_manifest
 
 import rmqarrow
+from rmqarrow.errors import DatasetError
 from rmqarrow.index.service import IndexService
 
 SLOTS, INDEX = 16, 128  # 127 entries a file: two entries a message, a new file every 63
@@ -66,7 +68,9 @@ def test_info_on_a_fresh_dataset(
 ) -> None:
     store, ds = tmp_path / "store", tmp_path / "ds"
     _store(store, 100).close()  # 200 entries over two files
-    export_store(store, ds, hash_slot_num=SLOTS, index_num=INDEX, delta=delta)
+    export_store(store, ds, hash_slot_num=SLOTS, index_num=INDEX)
+    if not delta:
+        legacy_layout(ds)
     manifest = read_manifest(ds)
 
     status, out, err = run(capsys, "info", str(ds))
@@ -109,7 +113,9 @@ def test_info_says_stale_with_the_counts(
     store, ds = tmp_path / "store", tmp_path / "ds"
     service = _store(store, 100)
     try:
-        export_store(store, ds, hash_slot_num=SLOTS, index_num=INDEX, delta=delta)
+        export_store(store, ds, hash_slot_num=SLOTS, index_num=INDEX)
+        if not delta:
+            legacy_layout(ds)
         before = sorted(p.name for p in store.iterdir())
         _put(service, 100, 80)  # fills the second file and rolls to a third
     finally:
@@ -132,13 +138,16 @@ def test_info_says_stale_with_the_counts(
     assert drift["files_gone"] == []
     assert drift["store_entries"] == 360 and drift["entries_missing"] == 160
 
-    # an incremental run brings it up to date: the run number (and Delta versions) move
-    sync_store(store, ds, hash_slot_num=SLOTS, index_num=INDEX, delta=delta)
+    if not delta:  # no incremental run on the older layout: it is converted first
+        with pytest.raises(DatasetError, match=r"older manifest layout.*convert it"):
+            sync_store(store, ds, hash_slot_num=SLOTS, index_num=INDEX)
+        return
+    # an incremental run brings it up to date: the run number and the version move
+    sync_store(store, ds, hash_slot_num=SLOTS, index_num=INDEX)
     doc = _info_json(capsys, ds)
     assert doc["stale"] is False and doc["run"] == 1 and doc["updated_at"]
     assert doc["tables"]["entries"]["rows"] == 360  # type: ignore[index]
-    if delta:
-        assert doc["delta_version"] == 1
+    assert doc["delta_version"] == 1
 
 
 def test_info_says_source_not_found(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -170,8 +179,8 @@ def test_info_on_a_converted_dataset(capsys: pytest.CaptureFixture[str], tmp_pat
     """A manifest-layout dataset converted in place reads as Delta, same figures."""
     store, ds = tmp_path / "store", tmp_path / "ds"
     _store(store, 30).close()
-    export_store(store, ds, hash_slot_num=SLOTS, index_num=INDEX, delta=False)
-    before = _info_json(capsys, ds)
+    export_store(store, ds, hash_slot_num=SLOTS, index_num=INDEX)
+    before = _info_json(capsys, legacy_layout(ds))
     with rmqarrow.open(ds) as opened:
         assert opened.convert_to_delta()
     after = _info_json(capsys, ds)
@@ -186,8 +195,8 @@ def test_info_on_an_odd_manifest_is_one_line(
     """Another writer's odd record: its times as written, a wrong figure one clear line."""
     store, ds = tmp_path / "store", tmp_path / "ds"
     _store(store, 10).close()
-    export_store(store, ds, hash_slot_num=SLOTS, index_num=INDEX, delta=False)
-    path = ds / "_rmqarrow.json"
+    export_store(store, ds, hash_slot_num=SLOTS, index_num=INDEX)
+    path = legacy_layout(ds) / "_rmqarrow.json"
     manifest = json.loads(path.read_text())
     manifest["created_at"] = "yesterday"
     path.write_text(json.dumps(manifest))

@@ -12,6 +12,7 @@ import jsonschema
 import pytest
 from cli_run import one_error, run
 from json_shapes import shaped, shaped_lines
+from legacy_dataset import legacy_layout
 
 from rmqarrow.cli._schemas import COMMANDS, SHAPES, command_schema, markdown
 from rmqarrow.demo import make_docs_workspace
@@ -162,8 +163,9 @@ def test_delta_convert_vacuum_and_versions(
     capsys: pytest.CaptureFixture[str], ws: Path, tmp_path: Path
 ) -> None:
     ds = str(tmp_path / "ds")
-    status, out, _ = run(capsys, "export", "--layout", "manifest", str(ws / "store"), ds, "--json")
+    status, out, _ = run(capsys, "export", str(ws / "store"), ds, "--json")
     assert status == 0 and shaped(out, "export")
+    legacy_layout(Path(ds))  # the older layout, which convert makes Delta tables
     status, out, _ = run(capsys, "convert", ds, "--json")
     assert status == 0 and shaped(out, "convert")["converted"] is True
     status, out, _ = run(capsys, "info", ds, "--json")

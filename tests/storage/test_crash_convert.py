@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from legacy_dataset import legacy_layout
 from storage.storage_helpers import GEO, cli, hidden, records, write_csv
 
 
@@ -45,9 +46,8 @@ def test_export_killed(tmp_path: Path, store: Path, crash: str) -> None:
     assert _tree(tmp_path / "back") == _tree(store)
 
 
-# a dataset in the older layout replaced by a rename (Delta tables get a new version:
-# tests/converters/delta/test_delta_runs.py kills that at every step)
-MANIFEST = ("--layout", "manifest")
+# a dataset of the older manifest layout is replaced by a rename (Delta tables get a new
+# version: tests/converters/delta/test_delta_runs.py kills that at every step)
 
 
 @pytest.mark.parametrize(
@@ -61,10 +61,10 @@ def test_export_overwrite_killed(tmp_path: Path, store: Path, crash: str) -> Non
     cli(
         "build", small, "--from", write_csv(tmp_path / "s.csv", records(5)), *GEO
     ).check_returncode()
-    cli("export", *MANIFEST, small, ds, *GEO).check_returncode()
-    old = _tree(ds)
-    assert cli("export", *MANIFEST, store, ds, *GEO, "--overwrite", crash=crash).returncode == -9
-    done = cli("export", *MANIFEST, store, ds, *GEO, "--overwrite")
+    cli("export", small, ds, *GEO).check_returncode()
+    old = _tree(legacy_layout(ds))
+    assert cli("export", store, ds, *GEO, "--overwrite", crash=crash).returncode == -9
+    done = cli("export", store, ds, *GEO, "--overwrite")
     assert done.returncode == 0, done.stderr
     assert hidden(work) == []
     assert _tree(ds) != old
@@ -78,12 +78,12 @@ def test_export_overwrite_killed_keeps_old_or_new(tmp_path: Path, store: Path) -
     work = tmp_path / "work"
     work.mkdir()
     ds = work / "ds"
-    cli("export", *MANIFEST, store, ds, *GEO).check_returncode()
-    old = _tree(ds)
-    killed = cli("export", *MANIFEST, store, ds, *GEO, "--overwrite", crash="atomic:old-aside")
+    cli("export", store, ds, *GEO).check_returncode()
+    old = _tree(legacy_layout(ds))
+    killed = cli("export", store, ds, *GEO, "--overwrite", crash="atomic:old-aside")
     assert killed.returncode == -9
     assert not ds.exists()
-    done = cli("export", *MANIFEST, store, ds, *GEO)  # without --overwrite: refused, but restored
+    done = cli("export", store, ds, *GEO)  # without --overwrite: refused, but restored
     assert done.returncode == 1
     assert _tree(ds) == old
     assert hidden(work) == []

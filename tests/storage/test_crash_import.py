@@ -13,6 +13,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from legacy_dataset import legacy_layout
 from storage.storage_helpers import GEO, cli, hidden, records, write_csv
 
 #: where an import into an existing store can be stopped, in the order they happen
@@ -172,16 +173,16 @@ def test_export_overwrite_interrupted(
     out = work / "ds"
     # the older layout, replaced by a rename (a dataset of Delta tables gets a version:
     # tests/converters/delta/test_delta_runs.py kills that at every step)
-    cli("export", "--layout", "manifest", ds.parent / "later", out, *GEO).check_returncode()
-    old = _tree(out)
-    _run("export", "--layout", "manifest", store, out, *GEO, "--overwrite", step=step, sig=sig)
+    cli("export", ds.parent / "later", out, *GEO).check_returncode()
+    old = _tree(legacy_layout(out))
+    _run("export", store, out, *GEO, "--overwrite", step=step, sig=sig)
     if sig == "int":  # its own cleanup ran: the old dataset or the new one in place
         assert out.exists()
         # nothing beside it, but what the interrupted cleanup had yet to remove
         assert all(".ds.old-" in n for n in hidden(work)) and (
             hidden(work) == [] or step.startswith("atomic:cleanup")
         )
-    done = cli("export", "--layout", "manifest", store, out, *GEO, "--overwrite")
+    done = cli("export", store, out, *GEO, "--overwrite")
     assert done.returncode == 0, done.stderr
     assert hidden(work) == []
     assert _tree(out) != old

@@ -12,9 +12,11 @@ import shutil
 from pathlib import Path
 
 import pytest
+from legacy_dataset import legacy_layout
 from rmqarrow.converters.duckdb import sql as duckdb_sql
 from rmqarrow.converters.parquet.export import export_store
 from rmqarrow.converters.parquet.importer import import_dataset
+from rmqarrow.converters.parquet.manifest import read_manifest
 from storage.storage_helpers import GEO, INDEX, SLOTS, cli, one_line_error, records, write_csv
 
 from rmqarrow.errors import DatasetError
@@ -53,8 +55,8 @@ def test_glob_characters_in_paths_duckdb(tmp_path: Path, name: str) -> None:
 def _dataset(tmp_path: Path, delta: bool = True) -> Path:
     ds = tmp_path / "ds"
     store = _store(tmp_path, "store", 120)
-    export_store(store, ds, hash_slot_num=SLOTS, index_num=INDEX, delta=delta)
-    return ds
+    export_store(store, ds, hash_slot_num=SLOTS, index_num=INDEX)
+    return ds if delta else legacy_layout(ds)
 
 
 @pytest.mark.parametrize("delta", [True, False], ids=["delta", "manifest"])
@@ -122,8 +124,8 @@ def test_checksum_catches_a_same_size_change(tmp_path: Path) -> None:
 
 
 def test_manifest_lists_every_part(tmp_path: Path) -> None:
-    ds = _dataset(tmp_path, delta=False)
-    parts = json.loads((ds / "_rmqarrow.json").read_text())["parts"]
+    ds = _dataset(tmp_path)
+    parts = read_manifest(ds)["parts"]
     on_disk = sorted(p.relative_to(ds).as_posix() for p in ds.rglob("*.parquet"))
     assert sorted(p["path"] for p in parts) == on_disk
     assert all(p["rows"] >= 0 and len(p["sha256"]) == 64 for p in parts)

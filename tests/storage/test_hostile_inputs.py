@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from legacy_dataset import legacy_layout
 from storage.storage_helpers import GEO, cli, one_line_error, records, write_csv
 
 
@@ -21,7 +22,8 @@ def made(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     store = root / "store"
     cli("build", store, "--from", write_csv(root / "in.csv", records(60)), *GEO).check_returncode()
     # the older layout, whose manifest the tests remove (a folder of parts without one)
-    cli("export", store, root / "ds", "--layout", "manifest", *GEO).check_returncode()
+    cli("export", store, root / "ds", *GEO).check_returncode()
+    legacy_layout(root / "ds")
     return store, root / "ds"
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from legacy_dataset import legacy_layout
 from rmqarrow.converters.parquet.export import export_store
 from storage.storage_helpers import GEO, INDEX, SLOTS, cli, records, write_csv
 
@@ -35,9 +36,8 @@ def test_glob_characters_and_part_check_on_spark(spark: Any, tmp_path: Path) -> 
     export_store(stores["small"], g / "ds1", hash_slot_num=SLOTS, index_num=INDEX)
     # the older layout: a part copied in beside the others is refused (a Delta table's
     # readers read the files its log lists, whatever else the folder holds)
-    export_store(
-        stores["big"], g / "ds[12] {a,b}", hash_slot_num=SLOTS, index_num=INDEX, delta=False
-    )
+    export_store(stores["big"], g / "ds[12] {a,b}", hash_slot_num=SLOTS, index_num=INDEX)
+    legacy_layout(g / "ds[12] {a,b}")
     want = answer_queries(stores["big"], QUERIES, hash_slot_num=SLOTS, index_num=INDEX)
     assert spark_sql.answer_queries(g / "ds[12] {a,b}", QUERIES) == want
     shutil.copy(

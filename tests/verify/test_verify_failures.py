@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pytest
+from legacy_dataset import legacy_layout
 
 from rmqarrow import Query, index_key_hash
 from rmqarrow.cli import main
@@ -203,7 +204,8 @@ def test_dataset_entries_compared_byte_for_byte(generated: Any, tmp_path: Path) 
     # the older layout, whose manifest is then written as an export older than parts
     # lists wrote it (a changed part of Delta tables is caught by their record the same)
     g = generated
-    export_store(g.store, ds, hash_slot_num=g.hash_slot_num, index_num=g.index_num, delta=False)
+    export_store(g.store, ds, hash_slot_num=g.hash_slot_num, index_num=g.index_num)
+    legacy_layout(ds)
     part = sorted((ds / "entries").glob("*.parquet"))[0]
     table = pq.read_table(part)
     phy = pc.add(table.column("phy_offset"), 1)  # every offset of this file off by one

@@ -26,6 +26,7 @@ import pyarrow.parquet as pq
 import pytest
 from deltalake import DeltaTable
 from generated_store import GeneratedStore, build_generated
+from legacy_dataset import legacy_export, legacy_layout
 from rmqarrow.converters.delta.actions import file_stats
 from rmqarrow.converters.delta.commit import commit_table, table_version
 from rmqarrow.converters.delta.run import (
@@ -91,7 +92,8 @@ def _change(ds: Path, before: set[str], after: set[str]) -> dict[str, TableChang
 
 
 def _export_committed(g: GeneratedStore, ds: Path) -> None:
-    export_store(g.store, ds, hash_slot_num=g.hash_slot_num, index_num=g.index_num, delta=False)
+    """Plain Parquet parts (a dataset of the older layout) committed here by hand."""
+    legacy_export(g.store, ds, hash_slot_num=g.hash_slot_num, index_num=g.index_num)
     commit_run(ds, _change(ds, set(), _parts(ds)), app=("test-export", 1), source={"run": 0})
 
 
@@ -115,8 +117,8 @@ def test_stats_come_from_the_footer(generated: GeneratedStore, tmp_path: Path) -
         ds,
         hash_slot_num=generated.hash_slot_num,
         index_num=generated.index_num,
-        delta=False,
     )
+    legacy_layout(ds)  # plain parts, committed by hand below
     part = sorted((ds / "entries").glob("*.parquet"))[0]
     data = pq.read_table(part)
     stats = file_stats(part)
@@ -140,19 +142,17 @@ def test_full_export_and_incremental_runs_read_as_a_fresh_export(
 ) -> None:
     g = build_generated(tmp_path / "g", MESSAGES)
     ds = tmp_path / "ds"
-    _export_committed(g, ds)
+    export_store(g.store, ds, hash_slot_num=g.hash_slot_num, index_num=g.index_num)
     removed = 0
     for run in range(2):
         before = _parts(ds)
         _append(g, 1000 * (run + 1), 150)
         assert sync_store(g.store, ds, hash_slot_num=g.hash_slot_num, index_num=g.index_num).changed
-        change = _change(ds, before, _parts(ds))
-        removed += sum(len(c.remove) for c in change.values())
-        snap = commit_run(ds, change, app=("test-export", run + 2), source={"run": run + 1})
-        assert snap is not None and snap.versions["files"] == run + 1
+        removed += len(before - _parts(ds))
+        assert open_snapshot(ds).versions["files"] == run + 1
     assert removed  # the runs replaced parts, not only appended
     fresh = tmp_path / "fresh"
-    export_store(g.store, fresh, hash_slot_num=g.hash_slot_num, index_num=g.index_num, delta=False)
+    export_store(g.store, fresh, hash_slot_num=g.hash_slot_num, index_num=g.index_num)
     snap = open_snapshot(ds)
     con = duckdb.connect()
     naive_wrong = 0
@@ -340,8 +340,8 @@ def test_as_of_a_version_or_a_time_reads_that_run(
         ds,
         hash_slot_num=generated.hash_slot_num,
         index_num=generated.index_num,
-        delta=False,
     )
+    legacy_layout(ds)
     with pytest.raises(DatasetError, match="not a dataset in the Delta layout"):
         open_snapshot(ds)  # today's layout: no Delta tables yet
     commit_run(ds, _change(ds, set(), _parts(ds)), app=("test-export", 1))
@@ -425,8 +425,8 @@ def test_the_messages_table_commits_with_its_list_column(
         hash_slot_num=g.hash_slot_num,
         index_num=g.index_num,
         commitlog=g.root / "commitlog",
-        delta=False,
     )
+    legacy_layout(ds)
     parts = sorted((ds / "messages").glob("*.parquet"))
     stats = file_stats(parts[0])
     assert "keys" not in stats["minValues"]  # a list column: no bound Delta could name

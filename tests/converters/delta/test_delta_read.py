@@ -21,6 +21,7 @@ import pytest
 from cli_run import one_error, run
 from deltalake import DeltaTable
 from generated_store import GeneratedStore, build_generated
+from legacy_dataset import legacy_export
 from rmqarrow.converters.delta.layout import is_delta_dataset
 from rmqarrow.converters.delta.run import TableChange, commit_run, open_snapshot
 from rmqarrow.converters.parquet.export import export_store
@@ -41,7 +42,8 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> GeneratedStore:
 
 
 def _export(g: GeneratedStore, ds: Path) -> None:
-    export_store(g.store, ds, hash_slot_num=g.hash_slot_num, index_num=g.index_num, delta=False)
+    """A dataset of the older manifest layout (the tests convert it)."""
+    legacy_export(g.store, ds, hash_slot_num=g.hash_slot_num, index_num=g.index_num)
 
 
 def _queries(g: GeneratedStore) -> list[tuple[str, int, int, int]]:
@@ -192,7 +194,6 @@ def test_a_damaged_log_is_one_clear_error(
         ds,
         hash_slot_num=generated.hash_slot_num,
         index_num=generated.index_num,
-        delta=True,
     )
     log = ds / table / "_delta_log"
     if damage == "garbage":

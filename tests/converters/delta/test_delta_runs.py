@@ -16,6 +16,7 @@ import duckdb
 import pytest
 from deltalake import DeltaTable
 from generated_store import GeneratedStore, append_records, build_generated
+from legacy_dataset import legacy_export, legacy_layout
 from rmqarrow.converters.delta.layout import is_delta_dataset
 from rmqarrow.converters.delta.run import open_snapshot
 from rmqarrow.converters.parquet.export import export_store
@@ -33,7 +34,7 @@ TABLES = ("entries", "files", "slots")
 
 def _export(g: GeneratedStore, ds: Path) -> None:
     """A dataset in the manifest layout (the tests convert it, or compare with it)."""
-    export_store(g.store, ds, hash_slot_num=g.hash_slot_num, index_num=g.index_num, delta=False)
+    legacy_export(g.store, ds, hash_slot_num=g.hash_slot_num, index_num=g.index_num)
 
 
 def _rows(ds: Path) -> dict[str, int]:
@@ -128,7 +129,6 @@ def test_export_and_follow_rounds_as_delta_commits(tmp_path: Path) -> None:
         hash_slot_num=g.hash_slot_num,
         index_num=g.index_num,
         commitlog=commitlog,
-        delta=True,
     )
     assert result.full and is_delta_dataset(ds) and not (ds / MANIFEST_NAME).exists()
     manifest = read_manifest(ds)
@@ -153,7 +153,7 @@ def test_export_and_follow_rounds_as_delta_commits(tmp_path: Path) -> None:
     assert [r.changed for r in rounds] == [True, False]
     assert open_snapshot(ds).version == 1
     fresh = tmp_path / "fresh"
-    export_store(g.store, fresh, hash_slot_num=g.hash_slot_num, index_num=g.index_num, delta=True)
+    export_store(g.store, fresh, hash_slot_num=g.hash_slot_num, index_num=g.index_num)
     assert _rows(ds) == _rows(fresh)
     qs = [(k, 64, 0, 2**62) for k in sorted(set(g.keys))[:30]] + [("T#k3", 400, 0, 2**62)]
     assert rmqarrow.open(ds).answers(qs) == rmqarrow.open(g.store).answers(qs)
@@ -166,22 +166,25 @@ convert_to_delta(sys.argv[1])
 """
 
 
-def test_a_run_between_a_killed_conversion_and_the_next_is_kept(tmp_path: Path) -> None:
+def test_a_killed_conversion_is_finished_before_the_next_run(tmp_path: Path) -> None:
     g = build_generated(tmp_path / "g", MESSAGES)
     ds = tmp_path / "ds"
     _export(g, ds)
     env = {**os.environ, "RMQARROW_CRASH_AT": "convert:committed"}
     done = subprocess.run([sys.executable, "-c", _CONVERT, str(ds)], env=env, timeout=300)
     assert done.returncode == -signal.SIGKILL
-    assert (ds / MANIFEST_NAME).exists()  # still the manifest's dataset: its runs switch it
+    assert (ds / MANIFEST_NAME).exists()  # still the manifest's dataset until it is done
     append_records(g, 1000, 150)
+    with pytest.raises(DatasetError, match="convert it to Delta tables in place first"):
+        _sync(g, ds)
+    convert_to_delta(ds)  # finishes the killed one: its pin is not committed again
+    assert is_delta_dataset(ds) and open_snapshot(ds).version == 0
     assert _sync(g, ds)
-    assert convert_to_delta(ds)
     fresh = tmp_path / "fresh"
     _export(g, fresh)
     assert _rows(ds) == _rows(fresh)
     assert read_manifest(ds)["run"] == 1
-    assert open_snapshot(ds).version == 1  # the killed conversion's pin, then the difference
+    assert open_snapshot(ds).version == 1
 
 
 def test_a_run_interrupted_after_a_table_commit_leaves_every_latest_version_readable(
@@ -189,7 +192,7 @@ def test_a_run_interrupted_after_a_table_commit_leaves_every_latest_version_read
 ) -> None:
     g = build_generated(tmp_path / "g", MESSAGES)
     ds = tmp_path / "ds"
-    export_store(g.store, ds, hash_slot_num=g.hash_slot_num, index_num=g.index_num, delta=True)
+    export_store(g.store, ds, hash_slot_num=g.hash_slot_num, index_num=g.index_num)
     before = _rows(ds)
     append_records(g, 1000, 150)
     args = [str(g.store), str(ds), str(g.hash_slot_num), str(g.index_num)]
@@ -208,15 +211,15 @@ def test_the_store_api_exports_syncs_and_converts_delta_datasets(tmp_path: Path)
     g = build_generated(tmp_path / "g", MESSAGES)
     store = rmqarrow.open(g.store)
     made = tmp_path / "made"
-    store.export(made, delta=True)
+    store.export(made)
     assert is_delta_dataset(made)
     old = tmp_path / "old"
-    store.export(old, delta=False)
-    assert not is_delta_dataset(old)
+    store.export(old)
+    assert not is_delta_dataset(legacy_layout(old))
     assert rmqarrow.open(old).convert_to_delta() is True
     assert rmqarrow.open(old).convert_to_delta() is False
     synced = tmp_path / "synced"
-    assert store.sync(synced, delta=True).full and is_delta_dataset(synced)
+    assert store.sync(synced).full and is_delta_dataset(synced)
     append_records(g, 1000, 120)
     for ds in (made, old, synced):
         assert rmqarrow.open(g.store).sync(ds).changed
@@ -228,7 +231,7 @@ def test_vacuum_deletes_what_no_kept_run_reads(tmp_path: Path) -> None:
     g = build_generated(tmp_path / "g", MESSAGES)
     ds = tmp_path / "ds"
     store = rmqarrow.open(g.store)
-    store.export(ds, delta=True)
+    store.export(ds)
     for run in (1, 2):
         append_records(g, 1000 * run, 120)
         assert store.sync(ds).changed
@@ -273,7 +276,7 @@ def test_an_overwrite_killed_at_every_step_converges_and_keeps_history(
 ) -> None:
     g = build_generated(tmp_path / "g", MESSAGES)
     ds = tmp_path / "ds"
-    export_store(g.store, ds, hash_slot_num=g.hash_slot_num, index_num=g.index_num, delta=True)
+    export_store(g.store, ds, hash_slot_num=g.hash_slot_num, index_num=g.index_num)
     before = _rows(ds)
     append_records(g, 1000, 150)
     args = [str(g.store), str(ds), str(g.hash_slot_num), str(g.index_num)]

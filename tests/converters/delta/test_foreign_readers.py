@@ -17,6 +17,7 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 from delta_lake import TABLES, Lake, build_lake
+from legacy_dataset import legacy_layout
 
 import rmqarrow
 from rmqarrow.errors import InvalidValueError
@@ -38,7 +39,7 @@ def test_polars_scan_delta_answers_as_rmqarrow(lake: Lake) -> None:
     assert old == lake.first_entries
 
 
-def test_parts_are_the_pinned_snapshot_not_the_folder(lake: Lake) -> None:
+def test_parts_are_the_pinned_snapshot_not_the_folder(lake: Lake, tmp_path: Path) -> None:
     """``DatasetStore.parts``: what a reader without Delta support reads; the folder holds
     more (the parts the runs replaced), and an older version is the export's."""
     store = rmqarrow.open(lake.ds)
@@ -49,7 +50,9 @@ def test_parts_are_the_pinned_snapshot_not_the_folder(lake: Lake) -> None:
     old = store.parts("entries", as_of=0)
     assert sum(pq.read_metadata(p).num_rows for p in old) == lake.first_entries
     with pytest.raises(InvalidValueError, match="keeps no versions"):
-        rmqarrow.open(lake.fresh).parts("entries", as_of=0)
+        rmqarrow.open(legacy_layout(shutil.copytree(lake.fresh, tmp_path / "m"))).parts(
+            "entries", as_of=0
+        )
     with pytest.raises(InvalidValueError, match="unknown table"):
         store.parts("entry")
 

@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from golden_data import golden_set
+from legacy_dataset import legacy_layout
 from rmqarrow.converters.duckdb import sql as duckdb_sql
 from rmqarrow.converters.duckdb import stats
 from rmqarrow.converters.parquet import export as export_mod
@@ -271,8 +272,8 @@ def test_files_of_different_slot_counts_leave_the_figures_to_sql(tmp_path: Path)
             tmp_path / f"ds-{name}",
             hash_slot_num=geometry.hash_slot_num,
             index_num=geometry.index_num,
-            delta=False,  # a part put beside the others: a folder of the older layout
         )
+        legacy_layout(tmp_path / f"ds-{name}")  # a part put beside the others: plain folders
     ds = tmp_path / "ds-a"
     for table in ("files", "slots", "entries"):  # b's file beside a's, with a newer name
         t = pq.read_table(table_parts(tmp_path / "ds-b", table)[0])

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import os
 from pathlib import Path
 
@@ -13,24 +12,20 @@ import pytest
 import rmqarrow.converters.parquet.export as export_mod
 from golden_data import GoldenSet
 from rmqarrow.converters.arrow.tables import store_tables
+from rmqarrow.converters.delta.layout import is_delta_dataset
 from rmqarrow.converters.parquet.export import (
     GROUP_ENTRIES,
     entry_count,
     export_store,
     plan_groups,
 )
-from rmqarrow.converters.parquet.manifest import MANIFEST_NAME, read_manifest, stale_reasons
+from rmqarrow.converters.parquet.manifest import read_manifest, stale_reasons
 from rmqarrow.converters.schema import SCHEMA_VERSION, SCHEMAS
 
 from rmqarrow import Geometry
 from rmqarrow.errors import CorruptIndexError, OutputExistsError, StoreNotFoundError
 from rmqarrow.format.layout import map_regions
 from rmqarrow.testing.stores import write_random_store
-
-# Most tests here look at the part files and the manifest of the older layout
-# (delta=False), which rmqarrow still writes when asked; Delta tables commit these same
-# parts (tests/converters/delta/).  The golden values are checked in both layouts.
-export_store = functools.partial(export_store, delta=False)
 
 TABLES = ("files", "slots", "entries")
 SORT = {
@@ -44,10 +39,9 @@ def _geo(g: GoldenSet) -> dict[str, int]:
     return {"hash_slot_num": g.hash_slot_num, "index_num": g.index_num}
 
 
-@pytest.mark.parametrize("delta", [True, False], ids=["delta", "manifest"])
-def test_golden_export_schema_and_values(golden: GoldenSet, tmp_path: Path, delta: bool) -> None:
+def test_golden_export_schema_and_values(golden: GoldenSet, tmp_path: Path) -> None:
     out = tmp_path / "ds"
-    manifest = export_mod.export_store(golden.store_dir, out, delta=delta, **_geo(golden))
+    manifest = export_store(golden.store_dir, out, **_geo(golden))
     ref = store_tables(golden.store_dir, golden.hash_slot_num, golden.index_num)
     for table in TABLES:
         got = pq.read_table(out / table)
@@ -67,13 +61,13 @@ def test_layout_parts_entries_sorted(golden: GoldenSet, tmp_path: Path) -> None:
     order; the newest file and large ones have parts of their own."""
     out = tmp_path / "ds"
     export_store(golden.store_dir, out, **_geo(golden))
-    assert sorted(p.name for p in (out / "files").iterdir()) == ["part-00000.parquet"]
+    assert sorted(p.name for p in (out / "files").glob("*.parquet")) == ["part-00000.parquet"]
     counts = [entry_count(p) for p in golden.file_paths]
     groups = plan_groups(counts)
     assert groups[-1] == range(len(counts) - 1, len(counts))  # the newest alone
     manifest = read_manifest(out)
     for table in ("slots", "entries"):
-        parts = sorted((out / table).iterdir())
+        parts = sorted((out / table).glob("*.parquet"))
         assert [p.name for p in parts] == [f"part-{g.start:05d}.parquet" for g in groups]
         for part, g in zip(parts, groups, strict=True):
             t = pq.read_table(part)
@@ -171,7 +165,7 @@ def test_no_overwrite_without_flag(golden: GoldenSet, tmp_path: Path) -> None:
     out.rmdir()
     export_store(golden.store_dir, out, **_geo(golden))
     export_store(golden.store_dir, out, overwrite=True, **_geo(golden))
-    assert (out / MANIFEST_NAME).is_file()
+    assert is_delta_dataset(out) and read_manifest(out)["delta"]["version"] == 1
     assert _leftovers(tmp_path) == []
 
 
@@ -329,8 +323,8 @@ def test_one_export_thread_gives_the_same_dataset(
     monkeypatch.setenv("RMQARROW_EXPORT_THREADS", "1")
     export_store(golden.store_dir, tmp_path / "one", **kwargs)
     for table in ("files", "slots", "entries"):
-        parts = sorted(p.name for p in (tmp_path / "two" / table).iterdir())
-        assert parts == sorted(p.name for p in (tmp_path / "one" / table).iterdir())
+        parts = sorted(p.name for p in (tmp_path / "two" / table).glob("*.parquet"))
+        assert parts == sorted(p.name for p in (tmp_path / "one" / table).glob("*.parquet"))
         for part in parts:
             one = pq.read_table(tmp_path / "one" / table / part)
             assert one.equals(pq.read_table(tmp_path / "two" / table / part)), (table, part)
@@ -358,7 +352,7 @@ def test_one_big_file_is_written_as_two_parts_that_import_byte_identical(
     monkeypatch.setenv("RMQARROW_EXPORT_THREADS", "1")
     export_store(tmp_path / "store", tmp_path / "one", **kwargs)
     _compiled.reset()
-    names = sorted(p.name for p in (tmp_path / "two" / "entries").iterdir())
+    names = sorted(p.name for p in (tmp_path / "two" / "entries").glob("*.parquet"))
     assert names == ["part-00000-1.parquet", "part-00000.parquet"]
     first, second = (
         pq.read_table(tmp_path / "two" / "entries" / n)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -15,7 +14,7 @@ import pytest
 from golden_data import GoldenSet
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from rmqarrow.converters.parquet.export import export_store
+from legacy_dataset import legacy_export
 from rmqarrow.converters.parquet.importer import import_dataset
 from rmqarrow.converters.parquet.manifest import MANIFEST_NAME, part_records
 
@@ -23,10 +22,10 @@ from rmqarrow import Geometry, IndexFile
 from rmqarrow.errors import DatasetError, OutputExistsError, StoreNotFoundError
 from rmqarrow.testing.stores import write_random_store
 
-# These tests look at the part files and the manifest of the older layout (delta=False),
-# which rmqarrow still reads and writes when asked; Delta tables commit the same parts
-# (tests/converters/delta/ imports them byte-identical).
-export_store = functools.partial(export_store, delta=False)
+# These tests look at the part files and the manifest of the older layout, which rmqarrow
+# still reads; Delta tables commit the same parts (tests/converters/delta/ imports them
+# byte-identical).
+export_store = legacy_export
 
 
 def _same_files(a: list[Path], b: list[Path]) -> None:

@@ -8,7 +8,7 @@ lookup), ``verify`` passes, and ``import`` gives every file byte-identical.
 
 from __future__ import annotations
 
-import functools
+import json
 import os
 import shutil
 import signal
@@ -23,11 +23,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from rmqarrow.converters.delta.layout import is_delta_dataset
 from rmqarrow.converters.duckdb.sql import answer_queries as duckdb_answers
 from rmqarrow.converters.parquet.export import export_store
 from rmqarrow.converters.parquet.importer import import_dataset
-from rmqarrow.converters.parquet.incremental import SUPERSEDED_KEEP, sync_store
-from rmqarrow.converters.parquet.manifest import read_manifest, switch_manifest
+from rmqarrow.converters.parquet.incremental import sync_store
+from rmqarrow.converters.parquet.manifest import read_manifest
 from rmqarrow.converters.parquet.parts import table_parts
 from storage.storage_helpers import cli, hidden, one_line_error
 
@@ -39,11 +40,6 @@ from rmqarrow.index.service import IndexService, answer_queries
 
 SLOTS, INDEX = 16, 64  # 63 entries a file: a writer rolls to a new file every 31 records
 GEO = ["--hash-slot-num", str(SLOTS), "--index-num", str(INDEX)]
-# These tests look at the part files and the manifest of the older layout (delta=False),
-# which rmqarrow still reads and writes when asked; Delta tables commit the same parts
-# (tests/converters/delta/).
-export_store = functools.partial(export_store, delta=False)
-sync_store = functools.partial(sync_store, delta=False)
 KEYS = 7
 QUERIES = [Query(f"T#k{k}", 64) for k in range(KEYS)] + [
     Query(f"T#u{i}", 4) for i in range(0, 3000, 97)
@@ -137,22 +133,40 @@ def _same_as_full(store: Path, ds: Path, tmp: Path) -> None:
     assert {p.name: p.read_bytes() for p in back.iterdir()} == {
         p.name: p.read_bytes() for p in store.iterdir()
     }
-    manifest = read_manifest(ds)
-    listed = {r["path"] for r in manifest["parts"]}
-    on_disk = {p.relative_to(ds).as_posix() for p in ds.rglob("*.parquet")}
-    if "delta" in manifest:  # Delta tables keep replaced parts until a vacuum
-        assert listed <= on_disk
-        return
-    kept = set(manifest.get("superseded", []))  # replaced by the last run, kept a round
-    assert on_disk - kept == listed  # no leftovers
+    listed = {r["path"] for r in read_manifest(ds)["parts"]}
+    on_disk = {p.relative_to(ds).as_posix() for t in _TABLES for p in (ds / t).glob("*.parquet")}
+    # parts the runs replaced stay until a vacuum; no part a killed run left behind
+    assert listed <= on_disk <= _ever_committed(ds)
+
+
+_TABLES = ("files", "slots", "entries", "messages")
+
+
+def _ever_committed(ds: Path) -> set[str]:
+    """The parts some version of the dataset's tables added (their Delta logs)."""
+    added = set()
+    for log in ds.glob("*/_delta_log/*.json"):
+        for line in log.read_text().splitlines():
+            action = json.loads(line).get("add")
+            if action:
+                added.add(f"{log.parent.parent.name}/{action['path']}")
+    return added
+
+
+def _written(ds: Path) -> dict[str, bytes]:
+    """The dataset's parts and logs by path: what a run that writes nothing leaves."""
+    return {
+        p.relative_to(ds).as_posix(): p.read_bytes()
+        for p in ds.rglob("*")
+        if p.suffix in (".parquet", ".json")
+    }
 
 
 @pytest.mark.slow
 def test_live_writer_incremental_runs_and_follow(tmp_path: Path) -> None:
     store, inc, fol = tmp_path / "store", tmp_path / "inc", tmp_path / "fol"
     _append(store, 0, 40)
-    # runs into the older layout, rounds of a follower into Delta tables (the default)
-    first = cli("export", store, inc, "--incremental", "--layout", "manifest", *GEO)
+    first = cli("export", store, inc, "--incremental", *GEO)
     assert first.returncode == 0  # whole, first
     follow = subprocess.Popen(
         [
@@ -202,17 +216,18 @@ def test_nothing_changed_writes_nothing(tmp_path: Path) -> None:
     store, ds = tmp_path / "store", tmp_path / "ds"
     _append(store, 0, 100)
     export_store(store, ds, hash_slot_num=SLOTS, index_num=INDEX)
-    before = (ds / "_rmqarrow.json").read_bytes()
+    before = _written(ds)
     result = sync_store(store, ds, hash_slot_num=SLOTS, index_num=INDEX)
     assert not result.changed and result.unchanged == len(list(store.iterdir()))
-    assert (ds / "_rmqarrow.json").read_bytes() == before
+    assert _written(ds) == before
 
 
 STEPS = [
     "incremental:part@1",
     "incremental:part@4",
     "incremental:switch",
-    "incremental:manifest-written",
+    "delta:table@2",
+    "delta:pinned",
     "incremental:switched",
     "incremental:cleanup@2",
 ]
@@ -225,14 +240,13 @@ def test_killed_at_every_step_converges(tmp_path: Path, crash: str) -> None:
     _append(store, 0, 100)  # the newest file half full
     export_store(store, ds, hash_slot_num=SLOTS, index_num=INDEX)
     _append(store, 100, 150)
-    sync_store(store, ds, hash_slot_num=SLOTS, index_num=INDEX)  # parts it replaced stay
-    manifest = read_manifest(ds)
-    assert manifest["superseded"]
-    manifest["updated_at"] -= 2 * SUPERSEDED_KEEP  # long enough ago: the next run deletes them
-    switch_manifest(ds, manifest)
+    sync_store(store, ds, hash_slot_num=SLOTS, index_num=INDEX)
     old = duckdb_answers(store, QUERIES, dataset=ds)
     _append(store, 150, 250)  # it grows, new files follow
     new = answer_queries(store, QUERIES, hash_slot_num=SLOTS, index_num=INDEX)
+    if crash.startswith("incremental:cleanup"):  # a killed run's parts to clean up first
+        killed = cli("export", store, ds, "--incremental", *GEO, crash="incremental:part@4")
+        assert killed.returncode == -9
     assert cli("export", store, ds, "--incremental", *GEO, crash=crash).returncode == -9
     # a reader meanwhile sees the old dataset or the new one, never a mix
     assert duckdb_answers(store, QUERIES, dataset=ds) in (old, new)
@@ -252,12 +266,12 @@ def test_store_that_went_backwards_is_refused_or_reexported(tmp_path: Path) -> N
     shorter = tmp_path / "shorter"
     _append(shorter, 0, 95)
     os.replace(sorted(shorter.iterdir())[-1], newest)
-    before = (ds / "_rmqarrow.json").read_bytes()
+    before = _written(ds)
     done = cli("export", store, ds, "--incremental", *GEO)
     assert done.returncode != 0
     line = one_line_error(done)
     assert newest.name in line and "backwards" in line
-    assert (ds / "_rmqarrow.json").read_bytes() == before
+    assert _written(ds) == before
     with pytest.raises(StoreChangedError):
         sync_store(store, ds, hash_slot_num=SLOTS, index_num=INDEX)
     done = cli("export", store, ds, "--incremental", "--reexport-changed", *GEO)
@@ -486,7 +500,7 @@ def test_follow_stops_between_rounds_on_sigterm_and_sigint(tmp_path: Path) -> No
     _append(store, 0, 100)
     follow = _follow(store, ds)
     deadline = time.monotonic() + 60
-    while not (ds / "_rmqarrow.json").exists() and time.monotonic() < deadline:
+    while not is_delta_dataset(ds) and time.monotonic() < deadline:
         time.sleep(0.05)
     _append(store, 100, 160)
     time.sleep(1.5)

@@ -20,13 +20,13 @@ from rmqarrow.converters.parquet.incremental import sync_store
 from rmqarrow.converters.parquet.manifest import read_manifest
 
 
-@pytest.fixture(params=[True, False], ids=["delta", "manifest"])
-def dataset(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Path, Path]]:
+@pytest.fixture
+def dataset(tmp_path: Path) -> Iterator[tuple[Path, Path]]:
     store = tmp_path / "store" / "index"
     store.mkdir(parents=True)
     append_records(store, 0, 120)  # 240 entries: 3 files of 100, the newest growing
     ds = tmp_path / "ds"
-    sync_store(store, ds, hash_slot_num=SLOTS, index_num=INDEX, delta=request.param)
+    sync_store(store, ds, hash_slot_num=SLOTS, index_num=INDEX)
     yield store, ds
 
 

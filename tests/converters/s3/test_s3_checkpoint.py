@@ -70,8 +70,8 @@ def test_a_checkpointed_and_cleaned_up_s3_dataset_reads_as_before(
     uri = f"{s3_bucket}/ds"
     _export(generated, uri)  # version 0
     _export(smaller, uri, overwrite=True)  # version 1
-    _export(generated, tmp_path / "big", delta=True)
-    _export(smaller, tmp_path / "small", delta=True)
+    _export(generated, tmp_path / "big")
+    _export(smaller, tmp_path / "small")
     big, small = _rows(tmp_path / "big"), _rows(tmp_path / "small")
     assert big != small
     # a checkpoint only, the log kept: the older run reads as of its version (the newer

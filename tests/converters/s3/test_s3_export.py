@@ -18,7 +18,7 @@ from rmqarrow.converters.parquet.export import export_store
 from rmqarrow.converters.parquet.manifest import read_manifest
 
 from rmqarrow._paths import ObjectLocation, dataset_location
-from rmqarrow.errors import OutputExistsError, UnsupportedLocationError, UsageError
+from rmqarrow.errors import OutputExistsError, UnsupportedLocationError
 
 TABLES = ("entries", "files", "slots")
 
@@ -48,7 +48,7 @@ def test_export_to_s3_is_the_local_export(
 ) -> None:
     uri = f"{s3_bucket}/lake/ds/"
     _export(generated, uri)  # delta implied by the URI
-    _export(generated, tmp_path / "ds", delta=True)
+    _export(generated, tmp_path / "ds")
     remote, local = read_manifest(uri), read_manifest(tmp_path / "ds")
     assert remote["tables"] == local["tables"]
     assert remote["delta"] == local["delta"]
@@ -96,11 +96,7 @@ def test_sql_as_of_on_s3(
     one_error(err, "no version 7")
 
 
-def test_manifest_layout_and_foreign_prefixes_refused_on_s3(
-    generated: GeneratedStore, s3_bucket: str
-) -> None:
-    with pytest.raises(UsageError, match="always Delta tables"):
-        _export(generated, f"{s3_bucket}/ds", delta=False)
+def test_foreign_prefixes_refused_on_s3(generated: GeneratedStore, s3_bucket: str) -> None:
     fs, root = ObjectLocation(s3_bucket).filesystem()
     with fs.open_output_stream(f"{root}/other/notes.txt") as f:
         f.write(b"not rmqarrow's")
@@ -149,7 +145,7 @@ def test_import_from_s3_is_the_import_of_the_local_export(
 ) -> None:
     uri = f"{s3_bucket}/ds"
     _export(generated, uri)
-    _export(generated, tmp_path / "ds", delta=True)
+    _export(generated, tmp_path / "ds")
     status, _, err = run(capsys, "import", uri, str(tmp_path / "from-s3"))
     assert status == 0, err
     status, _, err = run(capsys, "import", str(tmp_path / "ds"), str(tmp_path / "from-disk"))
@@ -219,7 +215,7 @@ def test_sql_and_stats_on_s3_answer_as_on_disk(
 ) -> None:
     uri = f"{s3_bucket}/ds"
     _export(generated, uri)
-    _export(generated, tmp_path / "ds", delta=True)
+    _export(generated, tmp_path / "ds")
     query = "SELECT count(*) AS n, sum(phy_offset) AS s, min(key_hash) AS k FROM entries"
     answers = []
     for where in (uri, str(tmp_path / "ds")):

@@ -57,7 +57,7 @@ def _rows(where: str | Path) -> dict[str, int]:
 
 
 def _fresh(g: GeneratedStore, out: Path) -> Path:
-    export_store(g.store, out, hash_slot_num=g.hash_slot_num, index_num=g.index_num, delta=True)
+    export_store(g.store, out, hash_slot_num=g.hash_slot_num, index_num=g.index_num)
     return out
 
 
@@ -266,7 +266,7 @@ def test_incremental_with_the_commitlog_on_s3_is_the_local_delta_run(
         "commitlog": template.root / "commitlog",
     }
     assert sync_store(g.store, uri, **opts).full  # type: ignore[arg-type]
-    assert sync_store(g.store, local, delta=True, **opts).full  # type: ignore[arg-type]
+    assert sync_store(g.store, local, **opts).full  # type: ignore[arg-type]
     append_records(g, 1000, 150)
     remote_run = sync_store(g.store, uri, **opts)  # type: ignore[arg-type]
     local_run = sync_store(g.store, local, **opts)  # type: ignore[arg-type]

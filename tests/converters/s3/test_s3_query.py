@@ -50,8 +50,8 @@ def test_query_on_s3_answers_as_on_disk(
     uri = f"{s3_bucket}/ds"
     _export(smaller, uri)  # version 0: another store, read back with --as-of
     _export(generated, uri, overwrite=True)
-    _export(generated, tmp_path / "new", delta=True)
-    _export(smaller, tmp_path / "old", delta=True)
+    _export(generated, tmp_path / "new")
+    _export(smaller, tmp_path / "old")
     queries = str(_queries_file(generated, tmp_path / "q.tsv"))
     remote = _answers(capsys, uri, "--engine", "duckdb", "--queries", queries)
     local = _answers(capsys, str(tmp_path / "new"), "--engine", "duckdb", "--queries", queries)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -13,13 +12,15 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from golden_data import golden_set
+from legacy_dataset import legacy_layout
+from rmqarrow.converters.delta.layout import is_delta_dataset
 from rmqarrow.converters.parquet import export
 from rmqarrow.converters.parquet.manifest import read_manifest
 from rmqarrow.converters.schema import SCHEMAS
 from rmqarrow.converters.spark import export as spark_export
 from rmqarrow.converters.spark import sql as spark_sql
 
-from rmqarrow.errors import CorruptIndexError, OutputExistsError
+from rmqarrow.errors import CorruptIndexError, OutputExistsError, UsageError
 
 pytestmark = pytest.mark.spark
 
@@ -48,8 +49,7 @@ def _manifest_core(dataset: Path) -> dict[str, Any]:
 def test_equals_local_export(spark: Any, tmp_path: Path) -> None:
     g = golden_set("rolling")
     kw = {"hash_slot_num": g.hash_slot_num, "index_num": g.index_num}
-    # the Spark job writes the manifest layout (the command line then commits it as Delta)
-    export.export_store(g.store_dir, tmp_path / "local", delta=False, **kw)
+    export.export_store(g.store_dir, tmp_path / "local", **kw)
     spark_export.export_store(g.store_dir, tmp_path / "spark", **kw)
     local, dist = _contents(tmp_path / "local"), _contents(tmp_path / "spark")
     for table in _KEYS:
@@ -77,7 +77,13 @@ def test_never_overwrites_without_flag(spark: Any, tmp_path: Path) -> None:
     (out / "keep.txt").unlink()
     out.rmdir()
     spark_export.export_store(g.store_dir, out, **kw)
+    assert is_delta_dataset(out)
+    # Delta tables are not replaced by a rename: their versions would go
+    with pytest.raises(UsageError, match="export with the local engine"):
+        spark_export.export_store(g.store_dir, out, overwrite=True, **kw)
+    legacy_layout(out)  # a dataset of the older layout is replaced, by Delta tables
     spark_export.export_store(g.store_dir, out, overwrite=True, **kw)
+    assert is_delta_dataset(out)
     assert read_manifest(out)["tables"]["entries"]["rows"] == len(g.puts)
     assert [p.name for p in tmp_path.iterdir()] == ["out"]  # no temp dirs left
 
@@ -123,7 +129,7 @@ def test_spark_submit_entry_point(tmp_path: Path) -> None:
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "exported" in proc.stdout
-    manifest = json.loads((tmp_path / "out" / "_rmqarrow.json").read_text())
+    manifest = read_manifest(tmp_path / "out")
     assert manifest["tables"]["entries"]["rows"] == len(g.puts)
     assert "rmqarrow.converters.spark.export" in manifest["writer"]
 
