@@ -70,7 +70,7 @@ def register(sub: Any) -> None:
         "run and --follow round one version, read back with --as-of; manifest: the older "
         "_rmqarrow.json layout (deprecated: readers other than rmqarrow count its replaced "
         "parts; `rmqarrow convert OUT` makes it Delta tables). Tiered and RocksDB datasets "
-        "are written in the manifest layout. --incremental/--follow keep an existing OUT's "
+        "are written as Delta tables only. --incremental/--follow keep an existing OUT's "
         "layout; --overwrite of Delta tables is one more version of them",
     )
     layout.add_argument(
@@ -235,11 +235,10 @@ def _export(args: argparse.Namespace) -> int:
     with store:
         if args.incremental or args.follow:
             return _sync(store, args)  # refused by any store but IndexFiles
-        if args.layout == "delta" and not isinstance(store, IndexStore):
+        if args.layout == "manifest" and not isinstance(store, IndexStore):
             raise UsageError(
-                f"{args.store}: {store.description}; Delta tables are written for index "
-                "files only (tiered and RocksDB datasets keep the manifest layout): drop "
-                "--layout delta"
+                f"{args.store}: {store.description}; a tiered or RocksDB dataset is written "
+                "as Delta tables only: drop --layout manifest"
             )
         if store.format == "rocksdb":
             return rocksdb_export(store, args)
@@ -399,15 +398,15 @@ def _import(args: argparse.Namespace) -> int:
 
 
 def _dataset(path: str) -> Any:
-    """The dataset of index files at ``path``; anything else refused in one line."""
+    """The exported dataset at ``path`` (of index files, tiered files or a RocksDB index);
+    anything else refused in one line."""
     import rmqarrow
-    from rmqarrow.store import DatasetStore
+    from rmqarrow.store import DatasetStore, RocksDBDatasetStore, TieredDatasetStore
 
     store = rmqarrow.open(path)
-    if not isinstance(store, DatasetStore):
+    if not isinstance(store, DatasetStore | TieredDatasetStore | RocksDBDatasetStore):
         raise UsageError(
-            f"{path}: {store.description}; this takes a dataset of index files made by "
-            "`rmqarrow export`"
+            f"{path}: {store.description}; this takes a dataset made by `rmqarrow export`"
         )
     return store
 
