@@ -146,7 +146,7 @@ def test_the_older_layout_reads_and_converts_in_place(
         with pytest.raises(InvalidValueError, match="keeps no versions"):
             rmqarrow.open(old, as_of=0)
     before = {p: p.read_bytes() for p in legacy.rglob("*.parquet")}
-    status, out, err = run(capsys, "convert", str(legacy))
+    status, _, err = run(capsys, "convert", str(legacy))
     assert status == 0, err
     assert is_delta_dataset(legacy, PIN) and not (legacy / MANIFEST_NAME).exists()
     assert {p: p.read_bytes() for p in legacy.rglob("*.parquet")} == before  # nothing rewritten
