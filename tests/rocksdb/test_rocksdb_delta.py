@@ -165,3 +165,12 @@ def test_an_overwrite_killed_at_every_step_leaves_one_whole_export(
     for t in ROCKSDB_TABLES:  # nothing the kill left is visible to a plain Delta reader
         assert set(DeltaTable(str(ds / t)).file_uris()) == set(snap.files(t)), t
     assert _golden(ds, BASIC, as_of=0)
+
+
+@pytest.mark.spark
+def test_spark_reads_the_pinned_run_not_the_folder(tmp_path: Path, spark: Any) -> None:
+    ds = tmp_path / "ds"
+    export_rocksdb(BASIC.db, ds)
+    export_rocksdb(EDGE.db, ds, overwrite=True)  # both runs' parts are in the folder
+    assert _golden(ds, EDGE, engine="spark")
+    assert _golden(ds, BASIC, engine="spark", as_of=0)

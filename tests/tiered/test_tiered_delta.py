@@ -187,3 +187,22 @@ def test_an_overwrite_killed_at_every_step_leaves_one_whole_export(
     for t in TIERED_TABLES:  # nothing the kill left is visible to a plain Delta reader
         assert set(DeltaTable(str(ds / t)).file_uris()) == set(snap.files(t)), t
     assert _imported(ds, tmp_path / "first", as_of=0) == golden["unsealed.bin"]
+
+
+@pytest.mark.spark
+def test_spark_reads_the_pinned_run(tmp_path: Path, spark: object) -> None:
+    from rmqarrow.tiered import answer_queries
+
+    ds = tmp_path / "ds"
+    export_tiered(BASIC.dir / "unsealed.bin", ds)
+    export_tiered(BASIC.dir / "compacted.bin", ds, overwrite=True)
+    queries = [(q.topic, q.key, q.max_count, q.begin, q.end) for q in BASIC.queries]
+
+    def shown(answers: list[object]) -> list[object]:
+        return [type(a).__name__ if isinstance(a, Exception) else a for a in answers]
+
+    for as_of, form in ((0, "unsealed"), (None, "compacted")):
+        with rmqarrow.open(ds, as_of=as_of) as store:
+            got = store.answers(queries, engine="spark")
+        want = answer_queries(BASIC.dir / f"{form}.bin", queries)
+        assert shown(got) == shown(want), form
