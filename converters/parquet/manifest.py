@@ -83,7 +83,6 @@ __all__ = [
     "source_file_info",
     "stale_reasons",
     "trusted",
-    "write_manifest",
 ]
 
 FORMAT = "rmqarrow-dataset"
@@ -342,11 +341,6 @@ def trusted() -> bool:
     return os.environ.get(TRUST_ENV, "") not in ("", "0")
 
 
-def write_manifest(dataset_dir: Path, manifest: dict[str, Any]) -> None:
-    text = json.dumps(manifest, indent=1, ensure_ascii=False, sort_keys=True) + "\n"
-    (dataset_dir / MANIFEST_NAME).write_text(text, encoding="utf-8")
-
-
 def load_manifest_json(dataset_dir: str | os.PathLike[str]) -> Any:
     """The parsed ``_rmqarrow.json`` of ``dataset_dir``, whatever format it declares;
     :class:`DatasetError` (one line) when it is missing, unreadable or not JSON."""
@@ -463,13 +457,15 @@ def dataset_versions(dataset_dir: str | os.PathLike[str]) -> list[dict[str, Any]
 
     if not is_delta_dataset(dataset_dir):
         return []
+    from rmqarrow.converters.delta.layout import pin_table_of
     from rmqarrow.converters.delta.run import missing_files, open_snapshot, pin_history
 
-    pins = pin_history(dataset_dir)
+    pin_table = pin_table_of(dataset_dir)
+    pins = pin_history(dataset_dir, pin_table=pin_table)
     lo, hi = 0, len(pins) - 1  # the latest is readable (its files are never vacuumed)
     while lo < hi:
         mid = (lo + hi) // 2
-        if missing_files(open_snapshot(dataset_dir, as_of=pins[mid].version)):
+        if missing_files(open_snapshot(dataset_dir, as_of=pins[mid].version, pin_table=pin_table)):
             lo = mid + 1
         else:
             hi = mid
@@ -499,7 +495,9 @@ def _vacuumed(root: Path, version: int, missing: list[str]) -> InvalidValueError
 
 
 def delta_manifest(
-    dataset_dir: str | os.PathLike[str] | ObjectLocation, as_of: int | _dt.datetime | None = None
+    dataset_dir: str | os.PathLike[str] | ObjectLocation,
+    as_of: int | _dt.datetime | None = None,
+    pin_table: str | None = None,
 ) -> dict[str, Any]:
     """The manifest of a dataset in the Delta layout: the pinned run's record (the pin's
     ``source``: what a manifest holds but its parts) with ``parts`` read from the tables
@@ -507,12 +505,16 @@ def delta_manifest(
     from the record's ``digests``, when the run recorded them) and ``delta``, the pin
     table's version and every table's.  One snapshot: a reader that lists the
     parts of each table by it (:func:`rmqarrow.converters.parquet.parts.table_parts`)
-    never mixes two runs, whatever a writer commits meanwhile."""
+    never mixes two runs, whatever a writer commits meanwhile.  ``pin_table``: the
+    dataset kind's pin table (None: the one there, :func:`~rmqarrow.converters.delta.
+    layout.pin_table_of`)."""
     import pyarrow as pa
+    from rmqarrow.converters.delta.layout import pin_table_of
     from rmqarrow.converters.delta.run import open_snapshot
 
-    snap = open_snapshot(dataset_dir, as_of=as_of)
-    if as_of is not None and snap.version != open_snapshot(dataset_dir).version:
+    pin = pin_table_of(dataset_dir) if pin_table is None else pin_table
+    snap = open_snapshot(dataset_dir, as_of=as_of, pin_table=pin)
+    if as_of is not None and snap.version != open_snapshot(dataset_dir, pin_table=pin).version:
         from rmqarrow.converters.delta.run import missing_files
 
         missing = missing_files(snap)

@@ -1,15 +1,17 @@
 """Export tiered index files (RocketMQ RIP-65, both forms) to a Parquet dataset.
 
-Layout (a dataset kind of its own; the classic ``files/ slots/ entries/`` one is untouched)::
+Layout (a dataset kind of its own; the classic ``files/ slots/ entries/`` one is untouched),
+one Delta table per table::
 
-    OUT/_rmqarrow.json                 manifest, format "rmqarrow-tiered-dataset"
-    OUT/tiered_files/part-00000.parquet  one row per file   (TIERED_FILES_SCHEMA)
-    OUT/tiered_slots/part-00000.parquet  non-zero slots      (TIERED_SLOTS_SCHEMA)
-    OUT/tiered_items/part-00000.parquet  every item          (TIERED_ITEMS_SCHEMA)
+    OUT/tiered_files/   one row per file   (TIERED_FILES_SCHEMA); its commit pins the run
+    OUT/tiered_slots/   non-zero slots      (TIERED_SLOTS_SCHEMA)
+    OUT/tiered_items/   every item          (TIERED_ITEMS_SCHEMA)
 
-The schemas are documented field by field in :mod:`rmqarrow.converters.schema`.  The
-dataset appears whole by one rename (:func:`~rmqarrow.converters.parquet.atomic.atomic_dir`)
-and :mod:`~rmqarrow.converters.parquet.tiered_import` rebuilds every file byte for byte.
+The run's record (format "rmqarrow-tiered-dataset", source, row counts) is in the pin
+commit (:mod:`~rmqarrow.converters.parquet.kind_dataset`); a dataset of the older layout
+(``_rmqarrow.json``) is still read, and ``rmqarrow convert`` makes it Delta tables.  The
+schemas are documented field by field in :mod:`rmqarrow.converters.schema`, and
+:mod:`~rmqarrow.converters.parquet.tiered_import` rebuilds every file byte for byte.
 """
 
 from __future__ import annotations
@@ -21,8 +23,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 from rmqarrow.converters.arrow.tiered import TieredTables, tiered_tables
-from rmqarrow.converters.parquet.atomic import atomic_dir
-from rmqarrow.converters.parquet.manifest import MANIFEST_NAME, write_manifest
+from rmqarrow.converters.parquet.kind_dataset import KIND_TABLES, export_kind
 from rmqarrow.converters.schema import TIERED_SCHEMA_VERSION
 
 from rmqarrow._lock import Wait
@@ -31,11 +32,12 @@ from rmqarrow.format.detect import TIERED_DATASET_FORMAT
 __all__ = ["TIERED_FORMAT", "TIERED_TABLES", "export_tiered", "write_tiered_dataset"]
 
 TIERED_FORMAT = TIERED_DATASET_FORMAT
-TIERED_TABLES = ("tiered_files", "tiered_slots", "tiered_items")
+TIERED_TABLES = KIND_TABLES[TIERED_DATASET_FORMAT]
 
 
 def write_tiered_dataset(tables: TieredTables, out: Path, source: Path) -> dict[str, Any]:
-    """Write ``tables`` and the manifest into the (empty) folder ``out``."""
+    """Write the parts of ``tables`` into the (empty) folder ``out``; returns the
+    manifest but its parts list."""
     from rmqarrow._version import __version__
 
     by_name = {
@@ -66,8 +68,6 @@ def write_tiered_dataset(tables: TieredTables, out: Path, source: Path) -> dict[
         },
         "tables": {name: {"rows": t.num_rows} for name, t in by_name.items()},
     }
-    write_manifest(out, manifest)
-    assert (out / MANIFEST_NAME).is_file()
     return manifest
 
 
@@ -80,9 +80,16 @@ def export_tiered(
     index_num: int | None = None,
     wait: Wait = False,
 ) -> dict[str, Any]:
-    """Export a tiered file or folder to the dataset ``out``; returns the manifest.
-    ``out``'s writer lock is held throughout (``wait``: see :func:`rmqarrow._lock.acquire`)."""
+    """Export a tiered file or folder to the dataset ``out`` (Delta tables, one pinned run:
+    :func:`~rmqarrow.converters.parquet.kind_dataset.export_kind`, ``overwrite`` a new
+    version of an existing one); returns the manifest.  ``out``'s writer lock is held
+    throughout (``wait``: see :func:`rmqarrow._lock.acquire`)."""
     src = Path(source)
     tables = tiered_tables(src, hash_slot_num, index_num)
-    with atomic_dir(out, overwrite=overwrite, wait=wait) as staging:
-        return write_tiered_dataset(tables, staging, src)
+    return export_kind(
+        out,
+        TIERED_FORMAT,
+        lambda staging: write_tiered_dataset(tables, staging, src),
+        overwrite=overwrite,
+        wait=wait,
+    )

@@ -1,6 +1,7 @@
 """Rebuild tiered index files, byte for byte, from a dataset of :mod:`.tiered_export`.
 
-Every check runs before a file appears: manifest kind and counts, one ``tiered_files`` row
+Every check runs before a file appears: manifest kind and counts (the pinned run's
+record of a dataset of Delta tables, whose files are read), one ``tiered_files`` row
 per file, safe relative paths, rows in range and not repeated, nothing null where bytes
 come from (:func:`rmqarrow.converters.arrow.tiered.file_bytes`).  Files are written into a
 hidden staging folder, then moved into ``out_dir`` (created if missing) without ever
@@ -18,13 +19,10 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 from rmqarrow.converters.arrow.tiered import TieredTables, file_bytes, tiered_tables
 from rmqarrow.converters.parquet.atomic import move_files_no_replace
-from rmqarrow.converters.parquet.manifest import MANIFEST_NAME, load_manifest_json
-from rmqarrow.converters.parquet.parts import table_parts
+from rmqarrow.converters.parquet.kind_dataset import kind_table, read_kind_manifest
 from rmqarrow.converters.parquet.tiered_export import TIERED_FORMAT, TIERED_TABLES
-from rmqarrow.converters.schema import TIERED_SCHEMA_VERSION, TIERED_SCHEMAS
 
 from rmqarrow._broker import check_store_writable
 from rmqarrow._lock import Wait, writer_lock
@@ -40,53 +38,19 @@ __all__ = [
 
 
 def read_tiered_manifest(dataset_dir: str | os.PathLike[str]) -> dict[str, Any]:
-    """The manifest of a tiered dataset; :class:`DatasetError` when it is not one."""
-    path = Path(dataset_dir) / MANIFEST_NAME
-    manifest = load_manifest_json(dataset_dir)
-    if not isinstance(manifest, dict) or manifest.get("format") != TIERED_FORMAT:
-        raise DatasetError(f"{path}: format is not {TIERED_FORMAT!r}")
-    if manifest.get("schema_version") != TIERED_SCHEMA_VERSION:
-        raise DatasetError(
-            f"{path}: schema_version {manifest.get('schema_version')!r}, "
-            f"expected {TIERED_SCHEMA_VERSION!r}"
-        )
-    try:
-        for t in TIERED_TABLES:
-            int(manifest["tables"][t]["rows"])
-    except (KeyError, TypeError, ValueError) as exc:
-        raise DatasetError(f"{path}: malformed manifest ({exc!r} missing or wrong)") from None
-    return manifest
-
-
-def _read_table(dataset_dir: Path, table: str) -> pa.Table:
-    schema = TIERED_SCHEMAS[table]
-    pieces = []
-    for part in table_parts(dataset_dir, table):
-        try:
-            t = pq.read_table(part)
-        except (pa.ArrowInvalid, OSError) as exc:
-            raise DatasetError(f"{part}: unreadable Parquet: {exc}") from None
-        if t.schema.remove_metadata() != schema.remove_metadata():
-            raise DatasetError(
-                f"{part}: columns {t.schema.names} with types that are not "
-                f"the {table} schema {schema.names}"
-            )
-        pieces.append(t.cast(schema))
-    return pa.concat_tables(pieces)
+    """The manifest of a tiered dataset (its pinned run's record, or the older layout's
+    ``_rmqarrow.json``); :class:`DatasetError` when it is not one."""
+    return read_kind_manifest(dataset_dir, TIERED_FORMAT)
 
 
 def read_tiered_dataset(dataset_dir: str | os.PathLike[str]) -> tuple[pa.Table, ...]:
-    """``(files, slots, items)`` of a tiered dataset, checked against the manifest."""
+    """``(files, slots, items)`` of a tiered dataset, of one snapshot (its pinned run),
+    checked against the manifest."""
     src = Path(dataset_dir)
     if not src.is_dir():
         raise StoreNotFoundError(f"{src}: no such dataset directory")
     manifest = read_tiered_manifest(src)
-    tables = tuple(_read_table(src, t) for t in TIERED_TABLES)
-    for name, table in zip(TIERED_TABLES, tables, strict=True):
-        want = int(manifest["tables"][name]["rows"])
-        if table.num_rows != want:
-            raise DatasetError(f"{src / name}: {table.num_rows} rows, manifest says {want}")
-    return tables
+    return tuple(kind_table(src, t, manifest) for t in TIERED_TABLES)
 
 
 def _safe_relative(rel: str, where: Path) -> PurePosixPath:

@@ -1,7 +1,9 @@
 """Convert a dataset of the manifest layout (``_rmqarrow.json``) to Delta tables in place.
 
 Nothing is rewritten: the parts the manifest lists are committed as they are, one Delta
-table per table folder, in one run pinned by its ``files`` commit
+table per table folder, in one run pinned by its ``files`` commit (a tiered or RocksDB
+dataset's: its own pin table, :data:`~rmqarrow.format.detect.PIN_TABLES`, and the parts
+of its folders, which its manifest does not list)
 (:func:`rmqarrow.converters.delta.run.commit_run`), whose record is the manifest but its
 parts list (which the tables now hold).  The manifest is deleted last; until then the
 dataset is still the one it describes (:func:`rmqarrow.converters.delta.layout.
@@ -22,7 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from rmqarrow.converters.delta.layout import is_delta_dataset
+from rmqarrow.converters.delta.layout import PIN_TABLE, is_delta_dataset, pin_table_of
 from rmqarrow.converters.parquet.atomic import recover
 from rmqarrow.converters.parquet.manifest import MANIFEST_NAME, check_parts, read_manifest
 
@@ -31,6 +33,7 @@ from rmqarrow._lock import Wait, writer_lock
 from rmqarrow._paths import DatasetLocation, ObjectLocation, dataset_location, local_path
 from rmqarrow._staging import fsync_dir, remove_path, sibling
 from rmqarrow.errors import DatasetError, InvalidValueError, StoreNotFoundError
+from rmqarrow.format.detect import PIN_TABLES, ROCKSDB_DATASET_FORMAT, TIERED_DATASET_FORMAT
 
 __all__ = [
     "CONVERT_APP",
@@ -79,6 +82,7 @@ def commit_manifest(
     version: int | None = None,
     *,
     expect_pin: int | None = None,
+    pin_table: str = PIN_TABLE,
 ) -> bool:
     """Make the Delta tables of ``root`` hold exactly the parts ``manifest`` lists, in one
     run pinned with the manifest's record (:func:`run_record`): the parts the pinned run
@@ -87,19 +91,20 @@ def commit_manifest(
     a re-run, or a conversion killed after its pin).  ``app``: the run's application id;
     its version ``version``, or the pin's version after this run.  ``expect_pin``: the pin
     version the manifest was planned on; another pinned since refuses the run
-    (:class:`~rmqarrow.errors.CommitConflictError`: its changes are of an older run)."""
+    (:class:`~rmqarrow.errors.CommitConflictError`: its changes are of an older run).
+    ``pin_table``: the table whose commit pins the run (the dataset kind's:
+    :data:`~rmqarrow.format.detect.PIN_TABLES`)."""
     from deltalake import DeltaTable
-    from rmqarrow.converters.delta.layout import PIN_TABLE
     from rmqarrow.converters.delta.run import TableChange, commit_run
     from rmqarrow.converters.parquet.manifest import delta_manifest
 
     after = {str(r["path"]) for r in manifest["parts"]}
-    if not any(p.startswith(f"{PIN_TABLE}/") for p in after):
-        raise DatasetError(f"{root}: the manifest lists no part of {PIN_TABLE}/; export it again")
+    if not any(p.startswith(f"{pin_table}/") for p in after):
+        raise DatasetError(f"{root}: the manifest lists no part of {pin_table}/; export it again")
     before: set[str] = set()
     next_version = 0
-    if DeltaTable.is_deltatable(str(root / PIN_TABLE)):
-        pinned = delta_manifest(root)
+    if DeltaTable.is_deltatable(str(root / pin_table)):
+        pinned = delta_manifest(root, pin_table=pin_table)
         before = {str(r["path"]) for r in pinned["parts"]}
         if before == after and run_record(pinned) == run_record(manifest):
             return False
@@ -112,7 +117,12 @@ def commit_manifest(
             changes[table] = TableChange(add=add, remove=remove)
     run = next_version if version is None else version
     committed = commit_run(
-        root, changes, app=(app, run), source=run_record(manifest), expect_pin=expect_pin
+        root,
+        changes,
+        app=(app, run),
+        source=run_record(manifest),
+        expect_pin=expect_pin,
+        pin_table=pin_table,
     )
     return committed is not None
 
@@ -135,7 +145,9 @@ def replacing(out: Path, *, wait: Wait = False) -> Iterator[Path]:
             remove_path(tmp)
 
 
-def commit_replacement(out: Path, staged: Path, manifest: dict[str, Any], app: str) -> None:
+def commit_replacement(
+    out: Path, staged: Path, manifest: dict[str, Any], app: str, *, pin_table: str = PIN_TABLE
+) -> None:
     """Make the export staged in ``staged`` (its ``manifest``) the next version of the
     dataset of Delta tables ``out``: its parts are moved into the table folders under new
     names, then one run commits them and removes every part of the version before, which
@@ -146,7 +158,7 @@ def commit_replacement(out: Path, staged: Path, manifest: dict[str, Any], app: s
     (run and parts paths)."""
     from rmqarrow.converters.parquet.manifest import delta_manifest
 
-    pinned = delta_manifest(out)
+    pinned = delta_manifest(out, pin_table=pin_table)
     run = int(pinned.get("run") or 0) + 1
     parts = []
     for record in manifest["parts"]:
@@ -160,7 +172,16 @@ def commit_replacement(out: Path, staged: Path, manifest: dict[str, Any], app: s
     crash_point("delta:replaced-parts")
     manifest["run"] = run
     manifest["parts"] = parts
-    commit_manifest(out, manifest, app)
+    commit_manifest(out, manifest, app, pin_table=pin_table)
+
+
+def _kind_format(root: Path) -> str | None:
+    """The format of a tiered or RocksDB dataset's manifest at ``root`` (None: another)."""
+    from rmqarrow.converters.parquet.manifest import load_manifest_json
+
+    manifest = load_manifest_json(root)
+    fmt = manifest.get("format") if isinstance(manifest, dict) else None
+    return fmt if fmt in (TIERED_DATASET_FORMAT, ROCKSDB_DATASET_FORMAT) else None
 
 
 def convert_to_delta(dataset: str | os.PathLike[str], *, wait: Wait = False) -> bool:
@@ -175,15 +196,26 @@ def convert_to_delta(dataset: str | os.PathLike[str], *, wait: Wait = False) -> 
         recover(root)
         if is_delta_dataset(root):
             return False
-        manifest = read_manifest(root)
-        listed = manifest.get("parts")
-        if not isinstance(listed, list):
-            raise DatasetError(
-                f"{root}: the manifest lists no parts (an older export); export it whole "
-                "again (--overwrite), then convert"
+        fmt = _kind_format(root)
+        if fmt is not None:
+            # a tiered or RocksDB dataset: its manifest lists no parts, its folders do
+            from rmqarrow.converters.parquet.kind_dataset import (
+                listed_manifest,
+                read_kind_manifest,
             )
-        check_parts(root, manifest)
-        commit_manifest(root, manifest, CONVERT_APP)
+
+            manifest = listed_manifest(root, read_kind_manifest(root, fmt), fmt)
+            commit_manifest(root, manifest, CONVERT_APP, pin_table=PIN_TABLES[fmt])
+        else:
+            manifest = read_manifest(root)
+            listed = manifest.get("parts")
+            if not isinstance(listed, list):
+                raise DatasetError(
+                    f"{root}: the manifest lists no parts (an older export); export it whole "
+                    "again (--overwrite), then convert"
+                )
+            check_parts(root, manifest)
+            commit_manifest(root, manifest, CONVERT_APP)
         crash_point("convert:committed")
         Path(root / MANIFEST_NAME).unlink()
         fsync_dir(root)
@@ -239,4 +271,4 @@ def vacuum_dataset(
                 f"{root}: not a dataset of Delta tables (no versions to vacuum); convert it first"
             )
         hours = DEFAULT_RETENTION_HOURS if retention_hours is None else retention_hours
-        return vacuum(root, hours, dry_run=dry_run)
+        return vacuum(root, hours, dry_run=dry_run, pin_table=pin_table_of(root))

@@ -17,7 +17,11 @@ from typing import Any
 
 import pyarrow as pa
 from rmqarrow.converters.arrow.rocksdb import RocksDBTables
-from rmqarrow.converters.parquet.rocksdb_export import rocksdb_source_tables
+from rmqarrow.converters.parquet.parts import hadoop_literal
+from rmqarrow.converters.parquet.rocksdb_export import (
+    rocksdb_dataset_files,
+    rocksdb_source_tables,
+)
 
 from rmqarrow.format.detect import detect
 from rmqarrow.rocksdb import (
@@ -40,13 +44,13 @@ def register_rocksdb(
     spark: Any, source: Path, tables: RocksDBTables | None = None, prefix: str = ""
 ) -> RocksDBTables:
     """Temporary views ``{prefix}rocksdb_records`` and ``{prefix}rocksdb_bookkeeping``."""
-    import pyarrow.parquet as pq
-
     if detect(source).kind == "rocksdb_dataset":
-        spark.read.parquet(str((source / "rocksdb_records").absolute())).createOrReplaceTempView(
+        # the files of one snapshot (the pinned run's), never the folder: a Delta table's
+        # folder also holds the parts of older versions
+        files, book = rocksdb_dataset_files(source)
+        spark.read.parquet(*(hadoop_literal(f) for f in files)).createOrReplaceTempView(
             f"{prefix}rocksdb_records"
         )
-        book = pq.read_table(source / "rocksdb_bookkeeping")
         got = RocksDBTables(pa.table({}), book)
     else:
         got = tables if tables is not None else rocksdb_source_tables(source)

@@ -373,15 +373,15 @@ def _import(args: argparse.Namespace) -> int:
 
 
 def _dataset(path: str) -> Any:
-    """The dataset of index files at ``path``; anything else refused in one line."""
+    """The exported dataset at ``path`` (of index files, tiered files or a RocksDB index);
+    anything else refused in one line."""
     import rmqarrow
-    from rmqarrow.store import DatasetStore
+    from rmqarrow.store import DatasetStore, RocksDBDatasetStore, TieredDatasetStore
 
     store = rmqarrow.open(path)
-    if not isinstance(store, DatasetStore):
+    if not isinstance(store, DatasetStore | TieredDatasetStore | RocksDBDatasetStore):
         raise UsageError(
-            f"{path}: {store.description}; this takes a dataset of index files made by "
-            "`rmqarrow export`"
+            f"{path}: {store.description}; this takes a dataset made by `rmqarrow export`"
         )
     return store
 

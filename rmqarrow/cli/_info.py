@@ -12,10 +12,12 @@ from rmqarrow.cli._output import (
     add_as_of_option,
     add_geometry_options,
     add_json_options,
+    delta_layout,
     path_arg,
     print_document,
     print_kv,
     print_table,
+    print_versions,
 )
 from rmqarrow.cli._rocksdb import add_index_option, add_rocksdb_options, open_options, rocksdb_info
 from rmqarrow.errors import UsageError
@@ -194,21 +196,7 @@ def _dataset_info(info: DatasetInfo, args: argparse.Namespace) -> int:
         ["table", "rows", "parts"],
         grouped=("rows", "parts"),
     )
-    if info.versions:  # what --as-of takes
-        print()
-        print_table(
-            [
-                [
-                    v["version"],
-                    v["time"],
-                    v["app"],
-                    v["run"],
-                    "yes" if v["readable"] else "vacuumed",
-                ]
-                for v in info.versions
-            ],
-            ["version", "time", "app", "run", "readable"],
-        )
+    print_versions(info.versions)  # what --as-of takes
     print()
     drift = info.drift
     if not drift.found:
@@ -239,6 +227,7 @@ def _tiered_dataset_info(manifest: dict[str, Any], args: argparse.Namespace) -> 
     source = manifest.get("source") or {}
     print_kv(
         {
+            "layout": delta_layout(manifest),
             "source": source.get("path") if isinstance(source, dict) else source,
             "created_at": manifest.get("created_at"),
             "writer": manifest.get("writer"),
@@ -250,4 +239,5 @@ def _tiered_dataset_info(manifest: dict[str, Any], args: argparse.Namespace) -> 
         ["table", "rows"],
         grouped=("rows",),
     )
+    print_versions(manifest.get("versions") or [])
     return 0

@@ -28,6 +28,7 @@ __all__ = [
     "add_wait_option",
     "apply_spark_options",
     "check_spark_options",
+    "delta_layout",
     "human_times",
     "install_log_handler",
     "location_arg",
@@ -38,6 +39,7 @@ __all__ = [
     "print_json",
     "print_kv",
     "print_table",
+    "print_versions",
     "progress_bar",
 ]
 
@@ -389,3 +391,28 @@ def pinned_dataset(path: Any, as_of: str | None) -> Any:
         return one_snapshot(path)
 
     return rmqarrow.open(path, as_of=as_of)
+
+
+def print_versions(versions: list[dict[str, Any]]) -> None:
+    """The versions of a dataset of Delta tables ``--as-of`` takes, as a table (nothing
+    for a dataset in the manifest layout, which has none)."""
+    if not versions:
+        return
+    print()
+    print_table(
+        [
+            [v["version"], v["time"], v["app"], v["run"], "yes" if v["readable"] else "vacuumed"]
+            for v in versions
+        ],
+        ["version", "time", "app", "run", "readable"],
+    )
+
+
+def delta_layout(manifest: dict[str, Any]) -> str:
+    """The layout of a tiered or RocksDB dataset in one phrase: ``manifest``, or
+    ``delta`` with the version pinned and each table's."""
+    delta = manifest.get("delta")
+    if not isinstance(delta, dict):
+        return "manifest"
+    tables = ", ".join(f"{t} v{v}" for t, v in sorted(delta["versions"].items()))
+    return f"delta (pinned version {delta['version']}: {tables})"

@@ -16,7 +16,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from rmqarrow.cli._output import print_document, print_kv, print_table
+from rmqarrow.cli._output import (
+    delta_layout,
+    print_document,
+    print_kv,
+    print_table,
+    print_versions,
+)
 from rmqarrow.errors import UsageError
 from rmqarrow.format.times import parse_time
 from rmqarrow.rocksdb import (
@@ -123,6 +129,10 @@ def rocksdb_info(store: Store, args: argparse.Namespace) -> int:
     info = _rocksdb(store).info()
     if args.json:
         print_document("info.rocksdb", info, args)
+    elif isinstance(store, RocksDBDatasetStore):
+        shown = {k: v for k, v in info.items() if k not in ("delta", "versions", "parts")}
+        print_kv({"layout": delta_layout(info), **shown})
+        print_versions(info.get("versions") or [])
     else:
         print_kv(info)
     return 0

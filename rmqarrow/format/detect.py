@@ -44,6 +44,7 @@ __all__ = [
     "KINDS",
     "KIND_NAMES",
     "MANIFEST_NAME",
+    "PIN_TABLES",
     "ROCKSDB_DATASET_FORMAT",
     "ROCKSDB_DIR_NAMES",
     "TIERED_DATASET_FORMAT",
@@ -88,6 +89,13 @@ TIERED_DATASET_FORMAT = "rmqarrow-tiered-dataset"
 ROCKSDB_DATASET_FORMAT = "rmqarrow-rocksdb-dataset"
 #: The kinds that are datasets rmqarrow exported (of each index format).
 DATASET_KINDS = ("dataset", "tiered_dataset", "rocksdb_dataset")
+#: Each dataset format's pin table: a Delta table whose commit finishes a run and pins
+#: the versions of the others (:mod:`rmqarrow.converters.delta.run`).
+PIN_TABLES = {
+    "rmqarrow-dataset": "files",
+    TIERED_DATASET_FORMAT: "tiered_files",
+    ROCKSDB_DATASET_FORMAT: "rocksdb_records",
+}
 #: Formats of the kinds: which family of readers and engines a path belongs to.
 _FORMATS = {
     "index_file": "index",
@@ -248,6 +256,12 @@ def _tiered_folder(p: Path, children: list[Path]) -> TieredForm | None:
     return None
 
 
+def _is_delta_table(p: Path) -> bool:
+    """A Delta table's folder (its log folder is there): a tiered or RocksDB dataset's
+    pin table tells its kind when no manifest does."""
+    return (p / "_delta_log").is_dir()
+
+
 def _is_rocksdb_dir(p: Path) -> bool:
     """A RocksDB database: ``CURRENT``, a ``MANIFEST-*`` and an ``OPTIONS-*`` file."""
     try:
@@ -282,9 +296,14 @@ def detect(target: str | os.PathLike[str]) -> Target:
         return Target("other_file", p, detail="not a regular file or directory")
     children = _visible(p)
     names = {c.name for c in children}
-    if MANIFEST_NAME in names and _manifest_format(p) == TIERED_DATASET_FORMAT:
+    manifest = _manifest_format(p) if MANIFEST_NAME in names else None
+    if manifest == TIERED_DATASET_FORMAT or (
+        manifest is None and _is_delta_table(p / PIN_TABLES[TIERED_DATASET_FORMAT])
+    ):
         return Target("tiered_dataset", p, detail="an exported Parquet dataset of tiered files")
-    if MANIFEST_NAME in names and _manifest_format(p) == ROCKSDB_DATASET_FORMAT:
+    if manifest == ROCKSDB_DATASET_FORMAT or (
+        manifest is None and _is_delta_table(p / PIN_TABLES[ROCKSDB_DATASET_FORMAT])
+    ):
         return Target(
             "rocksdb_dataset", p, detail="an exported Parquet dataset of a RocksDB message index"
         )

@@ -16,7 +16,9 @@ from typing import TYPE_CHECKING, Any, Self
 from rmqarrow._paths import ObjectLocation
 from rmqarrow._progress import ProgressCallback
 from rmqarrow.errors import DatasetError, UsageError
+from rmqarrow.format.detect import TIERED_DATASET_FORMAT
 from rmqarrow.format.queries import note_spaced_keys
+from rmqarrow.store._kind import PinnedDataset
 from rmqarrow.store._queries import ItemQueries, OffsetQueries, as_queries
 
 if TYPE_CHECKING:
@@ -397,12 +399,24 @@ class DatasetStore(OffsetQueries):
             ) from None
 
 
-class TieredDatasetStore(ItemQueries):
+class TieredDatasetStore(PinnedDataset, ItemQueries):
     """An exported dataset of tiered files (``tiered_files``, ``tiered_slots``,
-    ``tiered_items``)."""
+    ``tiered_items``); opened ``as_of`` a version, every verb reads that one."""
 
     format = "tiered"
     tables = ("tiered_files", "tiered_slots", "tiered_items")
+    dataset_format = TIERED_DATASET_FORMAT
+
+    def __init__(
+        self,
+        target: Target,
+        hash_slot_num: int | None,
+        index_num: int | None,
+        *,
+        as_of: object = None,
+    ) -> None:
+        super().__init__(target, hash_slot_num, index_num)
+        self._pin(as_of)
 
     def answers(
         self,
@@ -415,9 +429,15 @@ class TieredDatasetStore(ItemQueries):
         from rmqarrow.engines import answer_with_engine
 
         self._check_open()
-        return answer_with_engine(
-            _sql_engine(engine), self.path, list(queries), fmt="tiered", exact=exact, master=master
-        )
+        with self._reading():
+            return answer_with_engine(
+                _sql_engine(engine),
+                self.path,
+                list(queries),
+                fmt="tiered",
+                exact=exact,
+                master=master,
+            )
 
     def scan(
         self,
@@ -432,7 +452,8 @@ class TieredDatasetStore(ItemQueries):
 
         self._check_open()
         self._check_table(table, columns)
-        tables = dict(zip(self.tables, read_tiered_dataset(self.path), strict=True))
+        with self._reading():
+            tables = dict(zip(self.tables, read_tiered_dataset(self.path), strict=True))
         return pads.dataset(tables[table]).scanner(columns=columns, filter=filter).to_reader()
 
     def import_files(
@@ -450,10 +471,15 @@ class TieredDatasetStore(ItemQueries):
         self._check_open()
         if options:
             raise UsageError(f"unknown import options {sorted(options)}")
-        return import_tiered(self.path, out_dir, wait=wait, force=force)
+        with self._reading():
+            return import_tiered(self.path, out_dir, wait=wait, force=force)
 
     def info(self) -> dict[str, Any]:
+        """The manifest (a Delta dataset's: its pinned run's record, with ``delta``, the
+        versions it pins, and ``versions``, those ``as_of`` takes)."""
         from rmqarrow.converters.parquet.tiered_import import read_tiered_manifest
 
         self._check_open()
-        return read_tiered_manifest(self.path)
+        with self._reading():
+            manifest = read_tiered_manifest(self.path)
+        return {**manifest, "versions": self.versions()} if "delta" in manifest else manifest

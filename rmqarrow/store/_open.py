@@ -7,7 +7,7 @@ from contextlib import ExitStack
 
 from rmqarrow._paths import ObjectLocation, dataset_location, is_uri
 from rmqarrow.errors import InvalidValueError, StoreNotFoundError, UsageError
-from rmqarrow.format.detect import Target, describe, detect, require_index_store
+from rmqarrow.format.detect import DATASET_KINDS, Target, describe, detect, require_index_store
 from rmqarrow.store._base import Store
 from rmqarrow.store._dataset import DatasetStore, TieredDatasetStore
 from rmqarrow.store._index import IndexStore
@@ -59,7 +59,7 @@ def open_store(
         if isinstance(where, ObjectLocation):
             return _object_dataset(where, as_of)
     target = detect(path)
-    if as_of is not None and target.kind not in ("dataset", "missing"):
+    if as_of is not None and target.kind not in (*DATASET_KINDS, "missing"):
         raise InvalidValueError(
             f"{target.path}: {describe(target)}; as_of reads an older version of an "
             "exported dataset of Delta tables"
@@ -70,7 +70,7 @@ def open_store(
         if v is not None
     }
     if target.kind == "rocksdb_dataset":
-        return RocksDBDatasetStore(target, **rocksdb_options)
+        return RocksDBDatasetStore(target, **rocksdb_options, as_of=as_of)
     if target.kind == "rocksdb" or (index == "rocksdb" and target.rocksdb_dir is not None):
         if index == "indexfile":
             raise UsageError(f"{target.path}: {describe(target)}; it holds no IndexFiles")
@@ -86,7 +86,7 @@ def open_store(
     if target.kind == "tiered":
         return TieredStore(target, hash_slot_num, index_num)
     if target.kind == "tiered_dataset":
-        return TieredDatasetStore(target, None, None)
+        return TieredDatasetStore(target, None, None, as_of=as_of)
     if target.kind == "dataset":
         return DatasetStore(target, None, None, as_of=as_of)
     if target.is_index:

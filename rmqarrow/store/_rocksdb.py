@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rmqarrow.errors import DatasetError, UsageError
-from rmqarrow.format.detect import Target
+from rmqarrow.format.detect import ROCKSDB_DATASET_FORMAT, Target
 from rmqarrow.format.java import JAVA_LONG_MAX
 from rmqarrow.format.times import as_epoch_ms
 from rmqarrow.rocksdb import (
@@ -24,6 +24,7 @@ from rmqarrow.rocksdb import (
     check_rocksdb,
 )
 from rmqarrow.store._base import DEFAULT_MAX_NUM, Store, check_max_num
+from rmqarrow.store._kind import PinnedDataset
 
 if TYPE_CHECKING:
     import duckdb
@@ -474,43 +475,79 @@ class RocksDBStore(_RocksDBSurface):
         }
 
 
-class RocksDBDatasetStore(_RocksDBSurface):
-    """An exported dataset of a RocksDB index: lookups in SQL (DuckDB unless Spark)."""
+class RocksDBDatasetStore(PinnedDataset, _RocksDBSurface):
+    """An exported dataset of a RocksDB index: lookups in SQL (DuckDB unless Spark); opened
+    ``as_of`` a version, every verb reads that one."""
+
+    dataset_format = ROCKSDB_DATASET_FORMAT
+
+    def __init__(
+        self,
+        target: Target,
+        *,
+        max_msgs_num_batch: int = DEFAULT_MAX_MSGS_NUM_BATCH,
+        max_query_days: int = DEFAULT_MAX_QUERY_DAYS,
+        as_of: object = None,
+    ) -> None:
+        super().__init__(
+            target, max_msgs_num_batch=max_msgs_num_batch, max_query_days=max_query_days
+        )
+        self._pin(as_of)
 
     def _default_engine(self) -> str:
         return "duckdb"
 
+    def _tables(self) -> RocksDBTables:
+        with self._reading():
+            return super()._tables()
+
+    def answers(
+        self,
+        queries: Sequence[Any],
+        *,
+        engine: str | None = None,
+        master: str | None = None,
+        now: int | None = None,
+    ) -> list[QueryOffsetResult | None]:
+        with self._reading():
+            return super().answers(queries, engine=engine, master=master, now=now)
+
+    def to_spark(self, spark: SparkSession | None = None) -> SparkSession:
+        with self._reading():
+            return super().to_spark(spark)
+
     def check(self) -> Any:
-        """Each table's rows against the manifest."""
+        """Each table's rows against the manifest (the pinned run's, of a Delta dataset)."""
         import pyarrow.parquet as pq
 
-        from rmqarrow.converters.parquet.manifest import load_manifest_json
+        from rmqarrow.converters.parquet.kind_dataset import kind_files, read_kind_manifest
 
         self._check_open()
-        manifest = load_manifest_json(self.path)
-        problems = []
-        for name in _TABLES:
-            want = manifest.get("tables", {}).get(name, {}).get("rows")
-            try:
-                got = sum(
-                    pq.ParquetFile(p).metadata.num_rows
-                    for p in sorted((self.path / name).glob("*.parquet"))
-                )
-            except (OSError, ValueError) as exc:
-                problems.append(f"{name}: unreadable ({exc})")
-                continue
-            if got != want:
-                problems.append(f"{name}: {got} rows, the manifest says {want}")
+        with self._reading():
+            manifest = read_kind_manifest(self.path, ROCKSDB_DATASET_FORMAT)
+            problems = []
+            for name in _TABLES:
+                want = manifest["tables"][name]["rows"]
+                try:
+                    got = sum(
+                        pq.ParquetFile(p).metadata.num_rows
+                        for p in kind_files(self.path, name, manifest)
+                    )
+                except (OSError, ValueError, DatasetError) as exc:
+                    problems.append(f"{name}: unreadable ({exc})")
+                    continue
+                if got != want:
+                    problems.append(f"{name}: {got} rows, the manifest says {want}")
         from rmqarrow.store._dataset import DatasetCheck
 
         return DatasetCheck(self.path, problems)
 
     def info(self) -> dict[str, Any]:
-        """The dataset's manifest."""
-        from rmqarrow.converters.parquet.manifest import load_manifest_json
+        """The dataset's manifest (a Delta dataset's: its pinned run's record, with
+        ``delta``, the versions it pins, and ``versions``, those ``as_of`` takes)."""
+        from rmqarrow.converters.parquet.kind_dataset import read_kind_manifest
 
         self._check_open()
-        manifest = load_manifest_json(self.path)
-        if not isinstance(manifest, dict):
-            raise DatasetError(f"{self.path}: the manifest is not a JSON object")
-        return manifest
+        with self._reading():
+            manifest = read_kind_manifest(self.path, ROCKSDB_DATASET_FORMAT)
+        return {**manifest, "versions": self.versions()} if "delta" in manifest else manifest

@@ -212,7 +212,7 @@ def test_vacuum_dry_run_lists_and_deletes_nothing_then_old_versions_are_refused(
     info = _json(capsys, "info", str(ds), "--json")
     assert [v["readable"] for v in info["versions"]] == [False, True]
     status, _, err = run(capsys, "vacuum", str(history[0].store))
-    one_error(err, "a dataset of index files made by `rmqarrow export`")
+    one_error(err, "this takes a dataset made by `rmqarrow export`")
 
 
 def test_overwrite_is_one_more_version(
@@ -271,7 +271,7 @@ def test_convert_makes_a_manifest_dataset_delta(
     )
     assert _json(capsys, "convert", str(ds), "--json")["converted"] is False
     _, _, err = run(capsys, "convert", str(g.store))
-    one_error(err, "a dataset of index files made by `rmqarrow export`")
+    one_error(err, "this takes a dataset made by `rmqarrow export`")
 
 
 def test_open_as_of_pins_every_reader(

@@ -1,0 +1,100 @@
+"""What a tiered or a RocksDB dataset store shares with the index dataset's: versions
+(``as_of``), vacuum and conversion, all through the same functions
+(:mod:`rmqarrow.converters.parquet.to_delta`, :mod:`rmqarrow.converters.delta.run`)."""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+from typing import Any, Self
+
+from rmqarrow.errors import InvalidValueError
+
+__all__ = ["PinnedDataset", "kind_snapshot"]
+
+
+def kind_snapshot(path: Path, fmt: str, as_of: object) -> dict[str, Any]:
+    """The manifest of the ``fmt`` dataset at ``path`` as of a version or time of it
+    (refused for a dataset in the manifest layout, which keeps no versions)."""
+    from rmqarrow.converters.delta.layout import is_delta_dataset
+    from rmqarrow.converters.parquet.kind_dataset import read_kind_manifest
+    from rmqarrow.converters.parquet.manifest import delta_manifest, pinned_snapshot, snapshot_point
+    from rmqarrow.format.detect import PIN_TABLES
+
+    if not is_delta_dataset(path, PIN_TABLES[fmt]):
+        raise InvalidValueError(
+            f"{path}: a dataset in the manifest layout keeps no versions (as of {as_of}); "
+            "convert it to Delta tables (`rmqarrow convert`) to keep them"
+        )
+    manifest = delta_manifest(path, snapshot_point(as_of), PIN_TABLES[fmt])
+    with pinned_snapshot(path, manifest):
+        return read_kind_manifest(path, fmt)  # its format and counts checked
+
+
+class PinnedDataset:
+    """A mixin for a dataset store of the kind ``dataset_format``: opened ``as_of`` a
+    version, every verb reads that snapshot (inside ``with``, every reader of the
+    dataset does, the command line's engines too)."""
+
+    dataset_format: str = ""
+    path: Path
+
+    def _pin(self, as_of: object) -> None:
+        self._tokens: list[contextlib.AbstractContextManager[None]] = []
+        #: the snapshot every verb reads when opened ``as_of`` a version (read once, here)
+        self._snapshot: dict[str, Any] | None = None
+        if as_of is not None:
+            self._snapshot = kind_snapshot(self.path, self.dataset_format, as_of)
+
+    @property
+    def version(self) -> int | None:
+        """The version this store reads when opened ``as_of`` one (None: each call reads
+        the latest)."""
+        return None if self._snapshot is None else int(self._snapshot["delta"]["version"])
+
+    def _reading(self) -> contextlib.AbstractContextManager[None]:
+        """Where a verb reads: the pinned snapshot, or the latest (read by the verb)."""
+        from rmqarrow.converters.parquet.manifest import pinned_snapshot
+
+        if self._snapshot is None:
+            return contextlib.nullcontext()
+        return pinned_snapshot(self.path, self._snapshot)
+
+    def __enter__(self) -> Self:
+        reading = self._reading()
+        reading.__enter__()
+        self._tokens.append(reading)
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._tokens:
+            self._tokens.pop().__exit__(None, None, None)
+        super().__exit__(*exc_info)  # type: ignore[misc]
+
+    def versions(self) -> list[dict[str, Any]]:
+        """The versions a reader can open ``as_of``, oldest first (none for a dataset in
+        the manifest layout: :func:`rmqarrow.converters.parquet.manifest.dataset_versions`)."""
+        from rmqarrow.converters.parquet.manifest import dataset_versions
+
+        return dataset_versions(self.path)
+
+    def convert_to_delta(self, *, wait: bool | float = False) -> bool:
+        """Make this dataset's tables Delta tables in place, nothing rewritten; False when
+        they already are (:func:`rmqarrow.converters.parquet.to_delta.convert_to_delta`)."""
+        from rmqarrow.converters.parquet.to_delta import convert_to_delta
+
+        return convert_to_delta(self.path, wait=wait)
+
+    def vacuum(
+        self,
+        retention_hours: int | None = None,
+        *,
+        dry_run: bool = False,
+        wait: bool | float = False,
+        force: bool = False,
+    ) -> dict[str, list[str]]:
+        """Delete the parts no run within ``retention_hours`` reads; returns them by table
+        (:func:`rmqarrow.converters.parquet.to_delta.vacuum_dataset`)."""
+        from rmqarrow.converters.parquet.to_delta import vacuum_dataset
+
+        return vacuum_dataset(self.path, retention_hours, dry_run=dry_run, wait=wait, force=force)
