@@ -26,8 +26,10 @@ against and whether it meets its target; ``load`` is the 1-minute load average w
 step ended (the benchmarks share 2 cores with other work).  Where an export's time goes:
 ``after_write_s`` is its time after the last progress update before its end (about when
 the entries were written): the files table, the commit and, to ``s3://``, the upload of
-the parts; ``server_cpu_s`` the S3 server's CPU time during the export (it runs on the
-same cores).
+the parts; ``cpu_s`` the exporting process's CPU time (every thread's) and
+``server_cpu_s`` the S3 server's during the export (it runs on the same cores: with
+``os.cpu_count()`` cores an export to it cannot take less than the two CPU times over the
+cores, whatever overlaps).
 
 Run alone: ``python benchmarks/bench_delta.py [--full] [--reps N] [--workdir DIR]
 [--out FILE]`` (``--out``: a dated JSON record with the load and the command).
@@ -78,10 +80,13 @@ def _measured(fn: Callable[[], Any]) -> tuple[float, float, Any]:
     return seconds, rss_mb()[1], result
 
 
-def _export(store: Path, out: Path | str, **kw: Any) -> tuple[float, float, Any, float]:
-    """:func:`export_store` measured as :func:`_measured`, and the seconds until its last
-    progress update before the end: about when the entries were written, the rest being
-    the files table, the commit and (to ``s3://``) the upload."""
+def _export(
+    store: Path, out: Path | str, **kw: Any
+) -> tuple[float, float, Any, float, float | None]:
+    """:func:`export_store` measured as :func:`_measured`, the seconds until its last
+    progress update before the end (about when the entries were written, the rest being
+    the files table, the commit and, to ``s3://``, the upload) and this process's CPU
+    seconds meanwhile (every thread's)."""
     mark: dict[str, float] = {}
 
     def seen(update: Any) -> None:  # a rmqarrow ProgressUpdate
@@ -92,8 +97,11 @@ def _export(store: Path, out: Path | str, **kw: Any) -> tuple[float, float, Any,
         mark["start"] = time.perf_counter()
         return export_store(store, out, progress=seen, **kw)
 
+    cpu_before = _cpu_seconds(os.getpid())
     seconds, peak, manifest = _measured(go)
-    return seconds, peak, manifest, mark.get("written", mark["start"]) - mark["start"]
+    cpu_after = _cpu_seconds(os.getpid())
+    cpu = None if cpu_before is None or cpu_after is None else cpu_after - cpu_before
+    return seconds, peak, manifest, mark.get("written", mark["start"]) - mark["start"], cpu
 
 
 def _cpu_seconds(pid: int) -> float | None:
@@ -174,6 +182,7 @@ def _ratio_row(
     met: bool | None = None,
     after_write: float | None = None,
     server_cpu: float | None = None,
+    cpu: float | None = None,
     note: str = "",
 ) -> dict[str, Any]:
     r: dict[str, Any] = {
@@ -194,6 +203,8 @@ def _ratio_row(
     }
     if after_write is not None:
         r["after_write_s"] = round(after_write, 3)
+    if cpu is not None:
+        r["cpu_s"] = round(cpu, 1)
     if server_cpu is not None:
         r["server_cpu_s"] = round(server_cpu, 1)
     if runs is not None:
@@ -233,13 +244,16 @@ def run(
 
         times: list[float] = []
         rest: list[float] = []
+        cpus: list[float] = []
         size, peak_max = 0, 0.0
         for _ in range(reps):
             out = work / "ds-delta"
-            seconds, peak, manifest, written = _export(store, out, **geo)
+            seconds, peak, manifest, written, cpu = _export(store, out, **geo)
             if int(manifest["tables"]["entries"]["rows"]) != entries:
                 raise RuntimeError(f"delta export: {manifest['tables']} for {entries}")
             times.append(seconds)
+            if cpu is not None:
+                cpus.append(cpu)
             rest.append(seconds - written)
             size, peak_max = _local_bytes(out), max(peak_max, peak)
             shutil.rmtree(out)
@@ -254,6 +268,7 @@ def run(
                 peak_max,
                 runs=times,
                 after_write=statistics.median(rest),
+                cpu=statistics.median(cpus) if cpus else None,
                 note=f"median of {reps}",
             )
         )
@@ -332,7 +347,7 @@ def _s3_rows(
 
         whole = f"{bucket}/full"
         cpu_before = _cpu_seconds(server.pid)
-        seconds, peak, manifest, written = _export(store, whole, **geo)
+        seconds, peak, manifest, written, cpu = _export(store, whole, **geo)
         cpu_after = _cpu_seconds(server.pid)
         server_cpu = None if cpu_before is None or cpu_after is None else cpu_after - cpu_before
         if int(manifest["tables"]["entries"]["rows"]) != entries:
@@ -356,6 +371,7 @@ def _s3_rows(
                 met=time_ratio <= EXPORT_TARGET and size_ratio <= EXPORT_TARGET,
                 after_write=seconds - written,
                 server_cpu=server_cpu,
+                cpu=cpu,
                 note=f"one run; the export before growth took {t_before:.2f} s",
             ),
         )

@@ -48,13 +48,14 @@ def test_delta_benchmark_measures_local_and_s3_exports(tmp_path: Path) -> None:
     assert len(delta["runs"]) == 2 and delta["seconds"] == pytest.approx(
         sorted(delta["runs"])[0] / 2 + sorted(delta["runs"])[1] / 2, abs=2e-3
     )
+    assert delta["cpu_s"] > 0  # this process's CPU time, every thread's
     inc = by["delta incremental (+300 entries)"]
     assert inc["vs"] == "delta export (baseline)" and inc["met"] is (inc["time_ratio"] <= 0.1)
     assert inc["time_ratio"] == pytest.approx(inc["seconds"] / delta["seconds"], rel=0.01)
     # the incremental dataset holds more parts than one export: it is at least as big
     assert inc["bytes"] >= delta["bytes"]
     s3 = by["s3 delta export"]
-    assert s3["vs"] == "delta export (local)"
+    assert s3["vs"] == "delta export (local)" and s3["cpu_s"] > 0 and s3["server_cpu_s"] > 0
     assert s3["bytes"] == pytest.approx(delta["bytes"], rel=0.01)
     assert s3["size_ratio"] == pytest.approx(s3["bytes"] / delta["bytes"], abs=1e-4)
     assert s3["met"] is (

@@ -162,6 +162,7 @@ export_tiered(sys.argv[1], sys.argv[2], overwrite=True)
 """
 
 
+@pytest.mark.slow  # a real kill -9 at each step: the full suite's, not the fast tier's
 @pytest.mark.parametrize(
     "crash", ["export:manifest", "delta:replaced-parts", "delta:table", "delta:pinned"]
 )
