@@ -364,7 +364,7 @@ def _s3_rows(
                 nbytes,
                 peak,
                 runs=[seconds],
-                vs="delta export (local)",
+                vs="delta export (baseline)",
                 time_ratio=time_ratio,
                 size_ratio=size_ratio,
                 target=f"time and size <= {EXPORT_TARGET}x",

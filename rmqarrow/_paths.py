@@ -1,8 +1,9 @@
 """What a location the user names may be: a local path, or a dataset on object storage,
 written once.
 
-Native stores are mapped files and datasets of the manifest layout are written with
-rename, ``flock`` and directory ``fsync``; none of that exists on object storage.  A
+Native stores are mapped files and local datasets are published with rename, ``flock``
+and directory ``fsync``; none of that exists on object storage (datasets there are
+committed by delta-rs's conditional put).  A
 location such as ``s3://bucket/lake`` given to :class:`pathlib.Path` silently becomes the
 local folder ``./s3:/bucket/lake``, so every entry point that takes a location passes it
 through :func:`local_path` first: ``file://`` URIs become their path, any other

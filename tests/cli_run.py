@@ -79,7 +79,8 @@ def call(*args: str, env: Mapping[str, str | None] | None = None, cwd: Path | No
             try:
                 status = main(list(args))
             except SystemExit as exc:  # what a subprocess would have exited with
-                status = exc.code if isinstance(exc.code, int) else 1
+                code = exc.code
+                status = 0 if code is None else code if isinstance(code, int) else 1
             out.flush()
             err.flush()
     finally:

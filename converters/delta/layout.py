@@ -1,5 +1,5 @@
 """What makes a dataset a Delta one, told from its folders alone (no deltalake import:
-every reader asks this first, most datasets it asks about are in the manifest layout)."""
+every reader asks this first, whatever the dataset turns out to be)."""
 
 from __future__ import annotations
 

@@ -71,29 +71,40 @@ def recover(target: Path) -> list[str]:
 
 
 def check_replaceable(out: Path) -> None:
-    """``--overwrite`` replaces only an rmqarrow dataset (its manifest present), never
-    anything else (a folder of documents, a CommitLog, a store)."""
+    """``--overwrite`` replaces by a rename only a dataset of the older manifest layout
+    (of any kind), never anything else: a folder of documents, a CommitLog, a store, nor a
+    dataset of Delta tables, whose versions would go (an export of its own kind makes an
+    overwrite one more version of it; one of another kind is refused here)."""
+    from rmqarrow.converters.delta.layout import is_delta_dataset
     from rmqarrow.converters.parquet.manifest import FORMAT, MANIFEST_NAME
+
+    from rmqarrow.format.detect import ROCKSDB_DATASET_FORMAT, TIERED_DATASET_FORMAT
 
     if not out.exists() and not out.is_symlink():
         return
     what = "a file" if not out.is_dir() or out.is_symlink() else "a directory"
     if out.is_dir() and not out.is_symlink() and not any(out.iterdir()):
         return  # an empty directory: nothing to lose
+    if out.is_dir() and not out.is_symlink() and is_delta_dataset(out):
+        raise OutputExistsError(
+            f"{out}: a dataset of Delta tables of another kind than this export's; "
+            "overwrite=True would replace it and its versions: export to another folder, "
+            "or remove it yourself"
+        )
+    formats = (FORMAT, TIERED_DATASET_FORMAT, ROCKSDB_DATASET_FORMAT)
     try:
         ok = (
             out.is_dir()
             and not out.is_symlink()
             and json.loads((out / MANIFEST_NAME).read_text(encoding="utf-8")).get("format")
-            == FORMAT
+            in formats
         )
     except (OSError, ValueError, AttributeError, RecursionError):
         ok = False
     if not ok:
         raise OutputExistsError(
-            f"{out}: exists and is {what} that is not an rmqarrow dataset (no "
-            f"{MANIFEST_NAME}); overwrite=True replaces only a dataset: remove it yourself "
-            "or choose another output"
+            f"{out}: exists and is {what} that is not an rmqarrow dataset; overwrite=True "
+            "replaces only a dataset: remove it yourself or choose another output"
         )
 
 

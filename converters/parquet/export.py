@@ -662,11 +662,12 @@ def _export(
     infos: list[dict[str, Any]] = []
     rows = {"files": 0, "slots": 0, "entries": 0}
     bar = Progress(total, "export", "entries", callback=progress)
-    from rmqarrow.converters.delta.layout import is_delta_dataset
+    from rmqarrow.converters.delta.layout import PIN_TABLE, is_delta_dataset
 
     # a dataset of Delta tables overwritten is one more version of it (the older ones
-    # still read as_of them), never a folder replaced: it keeps its layout
-    replace = overwrite and is_delta_dataset(out_dir)
+    # still read as_of them), never a folder replaced; one of another kind is refused
+    # (atomic_dir's check)
+    replace = overwrite and is_delta_dataset(out_dir, PIN_TABLE)
     if replace:
         from rmqarrow.converters.parquet.to_delta import replacing
 

@@ -453,12 +453,6 @@ class _Run:
                 f"{exc}; an incremental export needs a dataset made by "
                 "`rmqarrow export`: export it whole first"
             ) from None
-        if not isinstance(self.manifest.get("parts"), list):
-            raise DatasetError(
-                f"{out}: the manifest lists no parts (an older export); "
-                "export it whole again (overwrite=True) before exporting "
-                "incrementally"
-            )
         self.run = int(self.manifest.get("run", 0)) + 1
         self.new_records: dict[str, dict[str, Any]] = {}
         self.superseded: set[str] = set()
@@ -712,7 +706,7 @@ class _Run:
 
         manifest["updated_by"] = f"rmqarrow {__version__} incremental export"
         # parts this run wrote and then merged (_compact) no version ever lists: gone now,
-        # or they would stay on disk for good, out of every snapshot and every vacuum's list
+        # not left on disk, in no snapshot, until a vacuum
         published = {str(r["path"]) for r in parts}
         for rel in sorted(set(self.new_records) - published):
             (self.out / rel).unlink(missing_ok=True)

@@ -251,8 +251,8 @@ def check_parts(
     ``full``, another whole-file checksum).  A manifest without ``parts`` (written before
     they were recorded), or no manifest at all (another writer's dataset, read by the
     engines as the layout allows), is not checked; ``import`` requires the manifest.
-    Parts an incremental run wrote but has not committed, or replaced and not yet
-    deleted, are no part of the dataset and not counted
+    Parts an incremental run wrote but has not committed (or, in the older layout,
+    replaced and not yet deleted) are no part of the dataset and not counted
     (:func:`rmqarrow.converters.parquet.parts.not_committed`)."""
     from rmqarrow.converters.delta.layout import is_delta_dataset
 

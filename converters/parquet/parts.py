@@ -2,13 +2,13 @@
 
 A table's parts are the ``*.parquet`` files anywhere below ``DATASET/TABLE/`` (exporters
 may nest them in subfolders); names starting with ``_`` or ``.`` are metadata or staging,
-never data.  The manifest is the commit point of an incremental export
-(:mod:`rmqarrow.converters.parquet.incremental`): a part it does not list that an
-incremental run wrote after it (``part-rRUN-...`` with RUN above the manifest's ``run``)
-or that it names as ``superseded`` (replaced, deleted once the switch is durable) is
-not part of the table, so readers see the dataset before a run or after it, never a
-mix.  A dataset of Delta tables (:mod:`rmqarrow.converters.delta`) is listed by its
-pinned snapshot instead: exactly the files of each table's pinned version.  The list
+never data.  In a dataset of the older manifest layout, which rmqarrow no longer writes,
+the manifest was the commit point of an incremental export: a part it does not list that
+an incremental run wrote after it (``part-rRUN-...`` with RUN above the manifest's
+``run``) or that it names as ``superseded`` is not part of the table, so readers see
+the dataset before a run or after it, never a mix.  A dataset of Delta tables
+(:mod:`rmqarrow.converters.delta`) is listed by its pinned snapshot instead: exactly the
+files of each table's pinned version.  The list
 is explicit, so readers never see a user's path as a glob pattern
 (and :func:`duckdb_literal` / :func:`hadoop_literal` keep the engines from globbing the
 names themselves); each part is checked to be a readable Parquet file (magic at both

@@ -153,7 +153,8 @@ def commit_replacement(
     names, then one run commits them and removes every part of the version before, which
     stays readable (``as_of``) until a vacuum.  The export takes the next run number, so
     its parts are named as that run's (``part-rRUN-...``): a kill before the commit
-    leaves them unpinned, and the next incremental run removes them as a killed run's;
+    leaves them unpinned, and the next incremental run removes them as a killed run's (a
+    vacuum, for a kind that has no incremental run);
     names of older versions, still on disk, are never reused.  ``manifest`` is updated
     (run and parts paths)."""
     from rmqarrow.converters.parquet.manifest import delta_manifest

@@ -165,11 +165,11 @@ def register(sub: Any) -> None:
     p = sub.add_parser(
         "convert",
         help="make an exported dataset's tables Delta tables, in place",
-        description="Convert a dataset exported in the manifest layout (_rmqarrow.json) to "
-        "Delta tables in place (preview): its parts are committed as they are and the "
-        "manifest is deleted last (killed, run it again to finish). From then on every "
-        "export --incremental run is a version, read back with --as-of. A dataset of "
-        "Delta tables is left as it is.",
+        description="Convert a dataset of the older manifest layout (_rmqarrow.json), which "
+        "rmqarrow no longer writes, to Delta tables in place: its parts are committed as "
+        "they are and the manifest is deleted last (killed, run it again to finish). "
+        "export --incremental needs it done; from then on every run is a version, read "
+        "back with --as-of. A dataset of Delta tables is left as it is.",
     )
     p.add_argument("dataset", type=location_arg, help="dataset directory made by rmqarrow export")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")

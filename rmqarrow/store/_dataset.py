@@ -115,6 +115,12 @@ class DatasetInfo:
         }
 
 
+def iso_versions(versions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Versions (:func:`rmqarrow.converters.parquet.manifest.dataset_versions`) with their
+    times (epoch ms) as ``info`` prints every time."""
+    return [{**v, "time": _iso_time(v["time"] / 1000)} for v in versions]
+
+
 def _iso_time(value: Any) -> str | None:
     """A manifest's time (ISO 8601 text, or Unix seconds) as ``info`` prints every time
     (ISO 8601 UTC, milliseconds); another writer's odd value as it is written."""
@@ -177,10 +183,7 @@ def _dataset_info(root: Path, manifest: dict[str, Any]) -> DatasetInfo:
         updated_at=_iso_time(updated),
         drift=source_drift(root, manifest=manifest),
         manifest=manifest,
-        versions=[
-            {**v, "time": _iso_time(v["time"] / 1000)}
-            for v in (dataset_versions(root) if delta else [])
-        ],
+        versions=iso_versions(dataset_versions(root) if delta else []),
     )
 
 
@@ -482,4 +485,6 @@ class TieredDatasetStore(PinnedDataset, ItemQueries):
         self._check_open()
         with self._reading():
             manifest = read_tiered_manifest(self.path)
-        return {**manifest, "versions": self.versions()} if "delta" in manifest else manifest
+        if "delta" not in manifest:
+            return manifest
+        return {**manifest, "versions": iso_versions(self.versions())}

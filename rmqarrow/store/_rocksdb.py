@@ -550,4 +550,8 @@ class RocksDBDatasetStore(PinnedDataset, _RocksDBSurface):
         self._check_open()
         with self._reading():
             manifest = read_kind_manifest(self.path, ROCKSDB_DATASET_FORMAT)
-        return {**manifest, "versions": self.versions()} if "delta" in manifest else manifest
+        from rmqarrow.store._dataset import iso_versions
+
+        if "delta" not in manifest:
+            return manifest
+        return {**manifest, "versions": iso_versions(self.versions())}

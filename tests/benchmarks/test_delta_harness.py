@@ -55,7 +55,7 @@ def test_delta_benchmark_measures_local_and_s3_exports(tmp_path: Path) -> None:
     # the incremental dataset holds more parts than one export: it is at least as big
     assert inc["bytes"] >= delta["bytes"]
     s3 = by["s3 delta export"]
-    assert s3["vs"] == "delta export (local)" and s3["cpu_s"] > 0 and s3["server_cpu_s"] > 0
+    assert s3["vs"] == "delta export (baseline)" and s3["cpu_s"] > 0 and s3["server_cpu_s"] > 0
     assert s3["bytes"] == pytest.approx(delta["bytes"], rel=0.01)
     assert s3["size_ratio"] == pytest.approx(s3["bytes"] / delta["bytes"], abs=1e-4)
     assert s3["met"] is (

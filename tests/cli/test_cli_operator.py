@@ -8,7 +8,10 @@ store, numbers and times paste back, no litter; plus the user mistakes tried bey
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -175,11 +178,29 @@ def test_spark_gateway_exit_names_the_cause_and_the_log(broker: Path, tmp_path: 
         "echo 'Error: Could not reserve enough space for object heap' >&2\nexit 1\n"
     )
     java.chmod(0o755)
-    env = {"JAVA_HOME": str(java.parent.parent), "PYSPARK_GATEWAY_PORT": None}
-    proc = call("sql", "--engine", "spark", str(broker / "index"), "SELECT 1", env=env)
-    assert proc.status == 1
+    # a process of its own: Spark keeps one session a process, and this one may hold a
+    # working session already (the spark tests'), which would never start the fake java
+    env = {**os.environ, "JAVA_HOME": str(java.parent.parent)}
+    env.pop("PYSPARK_GATEWAY_PORT", None)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "rmqarrow",
+            "sql",
+            "--engine",
+            "spark",
+            str(broker / "index"),
+            "SELECT 1",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert proc.returncode == 1
     line = one_error(
-        proc.err, "JAVA_GATEWAY_EXITED", "Could not reserve enough space", "Spark's log: "
+        proc.stderr, "JAVA_GATEWAY_EXITED", "Could not reserve enough space", "Spark's log: "
     )
     log = Path(line.rsplit("Spark's log: ", 1)[1].strip())
     assert log.is_file()  # kept, because it explains the failure
@@ -575,21 +596,57 @@ def test_failed_demo_removes_what_it_created(tmp_path: Path) -> None:
         "echo 'openjdk version \"17.0.2\"' >&2; exit 0; fi\nexit 1\n"
     )
     java.chmod(0o755)
-    env = {"JAVA_HOME": str(java.parent.parent), "PYSPARK_GATEWAY_PORT": None}
+    # a process of its own: Spark keeps one session a process, and this one may hold a
+    # working session already (the spark tests'), which would never start the fake java
+    env = {**os.environ, "JAVA_HOME": str(java.parent.parent)}
+    env.pop("PYSPARK_GATEWAY_PORT", None)
     out = tmp_path / "demo"
-    argv = ("demo", "--size", "small", "--engines", "native,spark", "--out", str(out))
-    proc = call(*argv, env=env)
-    assert proc.status == 1 and "Traceback" not in proc.err
-    one_error(proc.err, "Spark")
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "rmqarrow",
+            "demo",
+            "--size",
+            "small",
+            "--engines",
+            "native,spark",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    one_error(proc.stderr, "Spark")
     assert not out.exists()
-    log = proc.err.rsplit("Spark's log: ", 1)
+    log = proc.stderr.rsplit("Spark's log: ", 1)
     if len(log) == 2:
         Path(log[1].strip()).unlink(missing_ok=True)
     # an existing empty --out directory is kept, and left empty
     out.mkdir()
-    proc = call(*argv, env=env)
-    assert proc.status == 1 and out.is_dir() and not any(out.iterdir())
-    log = proc.err.rsplit("Spark's log: ", 1)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "rmqarrow",
+            "demo",
+            "--size",
+            "small",
+            "--engines",
+            "native,spark",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
+    assert proc.returncode == 1 and out.is_dir() and not any(out.iterdir())
+    log = proc.stderr.rsplit("Spark's log: ", 1)
     if len(log) == 2:
         Path(log[1].strip()).unlink(missing_ok=True)
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -21,8 +22,10 @@ from legacy_dataset import LEGACY, comparable, layout_files, manifest_layout
 from rmqarrow.converters.delta.layout import is_delta_dataset
 from rmqarrow.converters.delta.run import open_snapshot
 from rmqarrow.converters.parquet.rocksdb_export import ROCKSDB_TABLES, export_rocksdb
+from rmqarrow.converters.parquet.tiered_export import export_tiered
 from rmqarrow.converters.parquet.to_delta import convert_to_delta
 from rocksdb_golden_data import ALL_ROCKSDB, RocksDBSet
+from tiered_golden_data import ALL_TIERED
 
 import rmqarrow
 from rmqarrow.errors import InvalidValueError, OutputExistsError
@@ -30,6 +33,7 @@ from rmqarrow.format.detect import MANIFEST_NAME, ROCKSDB_DATASET_FORMAT, detect
 from rmqarrow.rocksdb._tsv import format_answer, read_expected, read_queries
 
 BASIC = next(s for s in ALL_ROCKSDB if s.name == "rocksdb_basic")
+TIERED = next(s for s in ALL_TIERED if s.name == "tiered_basic")
 EDGE = next(s for s in ALL_ROCKSDB if s.name == "rocksdb_edge")
 PIN = "rocksdb_records"
 
@@ -175,3 +179,19 @@ def test_spark_reads_the_pinned_run_not_the_folder(tmp_path: Path, spark: Any) -
     export_rocksdb(EDGE.db, ds, overwrite=True)  # both runs' parts are in the folder
     assert _golden(ds, EDGE, engine="spark")
     assert _golden(ds, BASIC, engine="spark", as_of=0)
+
+
+def test_overwrite_replaces_the_older_layout_and_refuses_another_kind(tmp_path: Path) -> None:
+    """``--overwrite`` of a RocksDB dataset of the older layout replaces it by Delta tables;
+    a dataset of Delta tables of another kind (a tiered one) is refused, untouched."""
+    old = tmp_path / "old"
+    shutil.copytree(LEGACY / "rocksdb_basic", old)
+    export_rocksdb(BASIC.db, old, overwrite=True)
+    assert is_delta_dataset(old, "rocksdb_records") and not (old / MANIFEST_NAME).exists()
+    assert _golden(old, BASIC)
+    other = tmp_path / "tiered-ds"
+    export_tiered(TIERED.dir / "unsealed.bin", other)
+    before = layout_files(other)
+    with pytest.raises(OutputExistsError, match="another kind"):
+        export_rocksdb(BASIC.db, other, overwrite=True)
+    assert layout_files(other) == before

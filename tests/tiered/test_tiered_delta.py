@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -16,6 +17,7 @@ import duckdb
 import pytest
 from cli_run import run
 from deltalake import DeltaTable
+from golden_data import golden_set
 from legacy_dataset import LEGACY, comparable, layout_files, manifest_layout
 from rmqarrow.converters.delta.layout import is_delta_dataset
 from rmqarrow.converters.delta.run import open_snapshot
@@ -30,6 +32,7 @@ from rmqarrow.format.detect import MANIFEST_NAME, TIERED_DATASET_FORMAT, detect
 
 BASIC = next(s for s in ALL_TIERED if s.name == "tiered_basic")
 PIN = "tiered_files"
+GOLDEN_INDEX = golden_set("rolling")
 
 
 def _rows(ds: Path, **open_args: object) -> dict[str, int]:
@@ -207,3 +210,21 @@ def test_spark_reads_the_pinned_run(tmp_path: Path, spark: object) -> None:
             got = store.answers(queries, engine="spark")
         want = answer_queries(BASIC.dir / f"{form}.bin", queries)
         assert shown(got) == shown(want), form
+
+
+def test_overwrite_replaces_the_older_layout_and_refuses_another_kind(tmp_path: Path) -> None:
+    """``--overwrite`` of a tiered dataset of the older layout replaces it by Delta tables;
+    a dataset of Delta tables of another kind is refused, nothing of it touched."""
+    old = tmp_path / "old"
+    shutil.copytree(LEGACY / "tiered_basic", old)
+    export_tiered(BASIC.dir / "unsealed.bin", old, overwrite=True)
+    assert is_delta_dataset(old, PIN) and not (old / MANIFEST_NAME).exists()
+    assert import_tiered(old, tmp_path / "out")[0].read_bytes() == (
+        (BASIC.dir / "unsealed.bin").read_bytes()
+    )
+    index = tmp_path / "index-ds"
+    rmqarrow.open(GOLDEN_INDEX.store_dir, hash_slot_num=16, index_num=32).export(index)
+    before = layout_files(index)
+    with pytest.raises(OutputExistsError, match="another kind"):
+        export_tiered(BASIC.dir / "unsealed.bin", index, overwrite=True)
+    assert layout_files(index) == before and is_delta_dataset(index, "files")
