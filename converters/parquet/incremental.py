@@ -437,6 +437,14 @@ class _Run:
         self.skip, self.prune, self.reexport = skip, prune, reexport
         from rmqarrow.converters.delta.layout import is_delta_dataset
 
+        from rmqarrow.format.detect import detect
+
+        found = detect(out)
+        if found.kind in ("tiered_dataset", "rocksdb_dataset"):
+            raise DatasetError(
+                f"{out}: {found.detail}; an incremental export brings a dataset of index "
+                "files up to date: export this store to another folder"
+            )
         # the run's manifest is the pinned run's record and the snapshot's parts, and its
         # switch a commit of the tables (_switch)
         if not is_delta_dataset(out) and (out / MANIFEST_NAME).exists():

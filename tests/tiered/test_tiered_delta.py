@@ -21,13 +21,14 @@ from golden_data import golden_set
 from legacy_dataset import LEGACY, comparable, layout_files, manifest_layout
 from rmqarrow.converters.delta.layout import is_delta_dataset
 from rmqarrow.converters.delta.run import open_snapshot
+from rmqarrow.converters.parquet.incremental import sync_store
 from rmqarrow.converters.parquet.tiered_export import TIERED_TABLES, export_tiered
 from rmqarrow.converters.parquet.tiered_import import import_tiered, read_tiered_manifest
 from rmqarrow.converters.parquet.to_delta import convert_to_delta
 from tiered_golden_data import ALL_TIERED
 
 import rmqarrow
-from rmqarrow.errors import InvalidValueError, OutputExistsError
+from rmqarrow.errors import DatasetError, InvalidValueError, OutputExistsError
 from rmqarrow.format.detect import MANIFEST_NAME, TIERED_DATASET_FORMAT, detect
 
 BASIC = next(s for s in ALL_TIERED if s.name == "tiered_basic")
@@ -160,6 +161,7 @@ def test_the_older_layout_reads_and_converts_in_place(
 
 _OVERWRITE = """
 import sys
+from rmqarrow.converters.parquet.incremental import sync_store
 from rmqarrow.converters.parquet.tiered_export import export_tiered
 export_tiered(sys.argv[1], sys.argv[2], overwrite=True)
 """
@@ -228,3 +230,8 @@ def test_overwrite_replaces_the_older_layout_and_refuses_another_kind(tmp_path: 
     with pytest.raises(OutputExistsError, match="another kind"):
         export_tiered(BASIC.dir / "unsealed.bin", index, overwrite=True)
     assert layout_files(index) == before and is_delta_dataset(index, "files")
+    # nor does an incremental export of index files take the tiered dataset
+    tiered = layout_files(old)
+    with pytest.raises(DatasetError, match="dataset of tiered files; an incremental export"):
+        sync_store(GOLDEN_INDEX.store_dir, old, hash_slot_num=16, index_num=32)
+    assert layout_files(old) == tiered
