@@ -374,6 +374,7 @@ commit_run(ds, changes, app=("killed", run), source={"run": run})
 """
 
 
+@pytest.mark.slow  # a real kill -9 at each step: the full suite's, not the fast tier's
 @pytest.mark.parametrize(
     "crash", ["delta:converged", "delta:table@1", "delta:table@2", "delta:pinned"]
 )

@@ -96,6 +96,7 @@ sync_store(sys.argv[1], sys.argv[2], hash_slot_num=int(sys.argv[3]), index_num=i
 """
 
 
+@pytest.mark.slow  # a real kill -9 at each step: the full suite's, not the fast tier's
 @pytest.mark.parametrize("crash", ["delta:table", "delta:pinned", "incremental:switch"])
 def test_an_incremental_run_killed_at_every_step_converges(tmp_path: Path, crash: str) -> None:
     g = build_generated(tmp_path / "g", MESSAGES)
@@ -270,6 +271,7 @@ export_store(sys.argv[1], sys.argv[2], overwrite=True, hash_slot_num=int(sys.arg
 """
 
 
+@pytest.mark.slow  # a real kill -9 at each step: the full suite's, not the fast tier's
 @pytest.mark.parametrize("crash", ["delta:replaced-parts", "delta:table", "delta:pinned"])
 def test_an_overwrite_killed_at_every_step_converges_and_keeps_history(
     tmp_path: Path, crash: str

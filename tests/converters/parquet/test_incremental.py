@@ -359,6 +359,7 @@ def test_every_file_of_a_shared_part_pruned(tmp_path: Path) -> None:
     _same_as_full(store, ds, tmp_path)
 
 
+@pytest.mark.slow  # many rounds (18 s): the full suite's, not the fast tier's
 def test_a_followed_file_keeps_few_parts(tmp_path: Path) -> None:
     """A file that grows a little every round keeps a logarithmic number of parts (its
     newest parts merged), not one a round, and the dataset stays the store's."""
