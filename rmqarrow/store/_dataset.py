@@ -6,14 +6,12 @@ for) and answer exactly as the native lookup over the exported files.
 
 from __future__ import annotations
 
-import contextlib
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any
 
-from rmqarrow._paths import ObjectLocation
 from rmqarrow._progress import ProgressCallback
 from rmqarrow.errors import DatasetError, UsageError
 from rmqarrow.format.detect import TIERED_DATASET_FORMAT
@@ -197,14 +195,11 @@ def _sql_engine(engine: str | None) -> str:
     return name
 
 
-class DatasetStore(OffsetQueries):
+class DatasetStore(PinnedDataset, OffsetQueries):
     """An exported dataset of ``IndexFile`` s (``files``, ``slots``, ``entries``)."""
 
     format = "index"
     tables = ("files", "slots", "entries", "messages")
-    #: where the dataset is when it is on object storage (``path`` is then the local copy
-    #: of its pinned run that readers read; what writes goes to this location)
-    remote: ObjectLocation | None = None
 
     def __init__(
         self,
@@ -214,49 +209,13 @@ class DatasetStore(OffsetQueries):
         *,
         as_of: object = None,
     ) -> None:
+        super().__init__(target, hash_slot_num, index_num)
+        self._pin(as_of)
+
+    def _read_snapshot(self, as_of: object) -> dict[str, Any]:
         from rmqarrow.converters.parquet.manifest import read_manifest, snapshot_point
 
-        super().__init__(target, hash_slot_num, index_num)
-        self._tokens: list[contextlib.AbstractContextManager[None]] = []
-        #: the snapshot every verb reads when opened ``as_of`` a version (read once, here)
-        self._snapshot: dict[str, Any] | None = None
-        if as_of is not None:
-            self._snapshot = read_manifest(self.path, as_of=snapshot_point(as_of))
-
-    @property
-    def version(self) -> int | None:
-        """The version this store reads when opened ``as_of`` one (None: each call reads
-        the latest)."""
-        return None if self._snapshot is None else int(self._snapshot["delta"]["version"])
-
-    def _reading(self) -> contextlib.AbstractContextManager[None]:
-        """Where a verb reads: the pinned snapshot, or the latest (read by the verb)."""
-        from rmqarrow.converters.parquet.manifest import pinned_snapshot
-
-        if self._snapshot is None:
-            return contextlib.nullcontext()
-        return pinned_snapshot(self.path, self._snapshot)
-
-    def __enter__(self) -> Self:
-        # inside ``with``, every reader of this dataset reads the pinned snapshot (the
-        # command line's engines too), not only this object's methods
-        reading = self._reading()
-        reading.__enter__()
-        self._tokens.append(reading)
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        if self._tokens:
-            self._tokens.pop().__exit__(None, None, None)
-        super().__exit__(*exc_info)
-
-    def versions(self) -> list[dict[str, Any]]:
-        """The versions of this dataset of Delta tables a reader can open ``as_of``,
-        oldest first (:func:`rmqarrow.converters.parquet.manifest.dataset_versions`)."""
-        from rmqarrow.converters.parquet.manifest import dataset_versions
-
-        self._check_open()
-        return dataset_versions(self.path)
+        return read_manifest(self.path, as_of=snapshot_point(as_of))
 
     def answers(
         self, queries: Sequence[Any], *, engine: str | None = None, master: str | None = None
@@ -342,35 +301,6 @@ class DatasetStore(OffsetQueries):
             return import_dataset(
                 self.path, out_dir, progress=progress, trust=trust, wait=wait, force=force
             )
-
-    def convert_to_delta(self, *, wait: bool | float = False) -> bool:
-        """Make this dataset's tables Delta tables in place (the parts committed as they
-        are, the manifest's record pinned, ``_rmqarrow.json`` deleted last; killed, the
-        next call finishes it); False when they already are
-        (:func:`rmqarrow.converters.parquet.to_delta.convert_to_delta`)."""
-        from rmqarrow.converters.parquet.to_delta import convert_to_delta
-
-        self._check_open()
-        if self.remote is not None:
-            return False  # a dataset on object storage is always in the Delta layout
-        return convert_to_delta(self.path, wait=wait)
-
-    def vacuum(
-        self,
-        retention_hours: int | None = None,
-        *,
-        dry_run: bool = False,
-        wait: bool | float = False,
-        force: bool = False,
-    ) -> dict[str, list[str]]:
-        """Delete the parts of this dataset of Delta tables that no run within
-        ``retention_hours`` (None: a week; under an hour only with ``force``) reads;
-        returns them by table (:func:`rmqarrow.converters.parquet.to_delta.vacuum_dataset`)."""
-        from rmqarrow.converters.parquet.to_delta import vacuum_dataset
-
-        self._check_open()
-        where = self.remote if self.remote is not None else self.path
-        return vacuum_dataset(where, retention_hours, dry_run=dry_run, wait=wait, force=force)
 
     def check(self, *, full: bool = False) -> DatasetCheck:
         """The parts against the manifest (names, sizes, footers; ``full``: checksums)."""

@@ -1,13 +1,14 @@
-"""What a tiered or a RocksDB dataset store shares with the index dataset's: versions
-(``as_of``), vacuum and conversion, all through the same functions
+"""What every dataset store shares, of index files, tiered files or a RocksDB index:
+versions (``as_of``), vacuum and conversion, all through the same functions
 (:mod:`rmqarrow.converters.parquet.to_delta`, :mod:`rmqarrow.converters.delta.run`)."""
 
 from __future__ import annotations
 
 import contextlib
 from pathlib import Path
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
+from rmqarrow._paths import ObjectLocation
 from rmqarrow.errors import InvalidValueError
 
 __all__ = ["PinnedDataset", "kind_snapshot"]
@@ -38,13 +39,24 @@ class PinnedDataset:
 
     dataset_format: str = ""
     path: Path
+    #: where the dataset is when it is on object storage (``path`` is then the local copy
+    #: of its pinned run that readers read; what writes goes to this location)
+    remote: ObjectLocation | None = None
+
+    if TYPE_CHECKING:  # the store's own (this mixin comes first in its bases)
+
+        def _check_open(self) -> None: ...
+
+    def _read_snapshot(self, as_of: object) -> dict[str, Any]:
+        """The manifest of the version or time ``as_of`` (checked: format and counts)."""
+        return kind_snapshot(self.path, self.dataset_format, as_of)
 
     def _pin(self, as_of: object) -> None:
         self._tokens: list[contextlib.AbstractContextManager[None]] = []
         #: the snapshot every verb reads when opened ``as_of`` a version (read once, here)
         self._snapshot: dict[str, Any] | None = None
         if as_of is not None:
-            self._snapshot = kind_snapshot(self.path, self.dataset_format, as_of)
+            self._snapshot = self._read_snapshot(as_of)
 
     @property
     def version(self) -> int | None:
@@ -61,6 +73,8 @@ class PinnedDataset:
         return pinned_snapshot(self.path, self._snapshot)
 
     def __enter__(self) -> Self:
+        # inside ``with``, every reader of this dataset reads the pinned snapshot (the
+        # command line's engines too), not only this object's methods
         reading = self._reading()
         reading.__enter__()
         self._tokens.append(reading)
@@ -76,13 +90,19 @@ class PinnedDataset:
         the manifest layout: :func:`rmqarrow.converters.parquet.manifest.dataset_versions`)."""
         from rmqarrow.converters.parquet.manifest import dataset_versions
 
+        self._check_open()
         return dataset_versions(self.path)
 
     def convert_to_delta(self, *, wait: bool | float = False) -> bool:
-        """Make this dataset's tables Delta tables in place, nothing rewritten; False when
-        they already are (:func:`rmqarrow.converters.parquet.to_delta.convert_to_delta`)."""
+        """Make this dataset's tables Delta tables in place (the parts committed as they
+        are, the manifest's record pinned, ``_rmqarrow.json`` deleted last; killed, the
+        next call finishes it); False when they already are
+        (:func:`rmqarrow.converters.parquet.to_delta.convert_to_delta`)."""
         from rmqarrow.converters.parquet.to_delta import convert_to_delta
 
+        self._check_open()
+        if self.remote is not None:
+            return False  # a dataset on object storage is always in the Delta layout
         return convert_to_delta(self.path, wait=wait)
 
     def vacuum(
@@ -93,8 +113,11 @@ class PinnedDataset:
         wait: bool | float = False,
         force: bool = False,
     ) -> dict[str, list[str]]:
-        """Delete the parts no run within ``retention_hours`` reads; returns them by table
-        (:func:`rmqarrow.converters.parquet.to_delta.vacuum_dataset`)."""
+        """Delete the parts of this dataset of Delta tables that no run within
+        ``retention_hours`` (None: a week; under an hour only with ``force``) reads;
+        returns them by table (:func:`rmqarrow.converters.parquet.to_delta.vacuum_dataset`)."""
         from rmqarrow.converters.parquet.to_delta import vacuum_dataset
 
-        return vacuum_dataset(self.path, retention_hours, dry_run=dry_run, wait=wait, force=force)
+        self._check_open()
+        where = self.remote if self.remote is not None else self.path
+        return vacuum_dataset(where, retention_hours, dry_run=dry_run, wait=wait, force=force)
