@@ -21,7 +21,7 @@ import contextlib
 import json
 import logging
 import os
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -110,14 +110,20 @@ def check_replaceable(out: Path) -> None:
 
 @contextlib.contextmanager
 def atomic_dir(
-    target: str | os.PathLike[str], *, overwrite: bool = False, wait: Wait = False
+    target: str | os.PathLike[str],
+    *,
+    overwrite: bool = False,
+    wait: Wait = False,
+    refuse: Callable[[Path], None] | None = None,
 ) -> Iterator[Path]:
     """Yield an empty temporary directory that becomes ``target`` when the block succeeds.
 
     Raises :class:`OutputExistsError` up front (and again at the end, should the target
     appear meanwhile) when ``target`` exists and ``overwrite`` is false; an existing empty
     directory is taken as the place to write (replaced by the output, nothing to lose).
-    The target's writer lock is held throughout (``wait``: see :func:`rmqarrow._lock.acquire`).
+    The target's writer lock is held throughout (``wait``: see :func:`rmqarrow._lock.acquire`);
+    ``refuse(target)``, when given, is called first under it, to refuse what no other
+    writer may change meanwhile.
     """
     out = local_path(target).absolute()
     check_output_place(out)
@@ -126,6 +132,8 @@ def atomic_dir(
         check_store_writable(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     with writer_lock(out, wait=wait):
+        if refuse is not None:
+            refuse(out)
         yield from _atomic_dir(out, overwrite)
 
 

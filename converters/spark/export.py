@@ -32,6 +32,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rmqarrow._lock import Wait
 from rmqarrow._paths import local_path
 from rmqarrow.errors import RmqArrowError, StoreNotFoundError, UsageError
 
@@ -164,6 +165,7 @@ def export_store(
     hash_slot_num: int | None = None,
     index_num: int | None = None,
     commitlog: str | os.PathLike[str] | None = None,
+    wait: Wait = False,
 ) -> None:
     """Export every index file of ``store_dir`` to the dataset ``out_dir`` on Spark.
 
@@ -175,7 +177,9 @@ def export_store(
     more version of it.
     ``commitlog`` (a broker's ``store/commitlog``) also writes the ``messages/`` table, a
     task and a part per CommitLog file (:mod:`rmqarrow.converters.spark.messages_export`),
-    recorded in the manifest as the local exporter does.
+    recorded in the manifest as the local exporter does.  ``out_dir``'s writer lock is
+    held from before anything about it is decided: another writer there refuses the export
+    in one line naming it, or is waited for with ``wait`` (True, or seconds).
     """
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -205,16 +209,20 @@ def export_store(
         raise StoreNotFoundError(f"{source}: no such store directory or index file")
     if commitlog is not None and not Path(commitlog).is_dir():
         raise StoreNotFoundError(f"{commitlog}: no such CommitLog directory")
-    if overwrite and is_delta_dataset(out_dir):
-        raise UsageError(
-            f"{out_dir}: a dataset of Delta tables; the spark exporter would replace it and "
-            "its versions: export with the local engine (one more version)"
-        )
     paths = source_paths(source)
     geometries = [geometry_of(p, hash_slot_num, index_num) for p in paths]
-    spark = get_spark(master, app_name="rmqarrow-export")
-    on_cluster = not is_local_master(spark.sparkContext.master)
-    with atomic_dir(out_dir, overwrite=overwrite) as tmp:
+
+    def refuse_delta(out: Path) -> None:
+        # decided under the lock: no other writer can make it Delta tables meanwhile
+        if overwrite and is_delta_dataset(out):
+            raise UsageError(
+                f"{out}: a dataset of Delta tables; the spark exporter would replace it "
+                "and its versions: export with the local engine (one more version)"
+            )
+
+    with atomic_dir(out_dir, overwrite=overwrite, wait=wait, refuse=refuse_delta) as tmp:
+        spark = get_spark(master, app_name="rmqarrow-export")
+        on_cluster = not is_local_master(spark.sparkContext.master)
         for sub in ("files", "slots", "entries"):
             (tmp / sub).mkdir()
         groups = plan_groups([entry_count(p) for p in paths])

@@ -494,6 +494,7 @@ class IndexStore(OffsetQueries):
                 hash_slot_num=g.hash_slot_num,
                 index_num=g.index_num,
                 commitlog=log,
+                wait=wait,
             )
             return read_manifest(dest)
         if engine != "local":
