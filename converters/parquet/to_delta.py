@@ -219,6 +219,8 @@ def convert_to_delta(dataset: str | os.PathLike[str], *, wait: Wait = False) -> 
             commit_manifest(root, manifest, CONVERT_APP)
         crash_point("convert:committed")
         Path(root / MANIFEST_NAME).unlink()
+        # the older writer's half-written record, left when it was killed: never the record
+        Path(root / f".{MANIFEST_NAME}.tmp").unlink(missing_ok=True)
         fsync_dir(root)
         _log.info("%s: converted to Delta tables", root)
     return True
