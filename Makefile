@@ -63,7 +63,7 @@ test: lint docs-build system-deps
 # docs' examples, nothing marked slow.  `make test` still runs every test.
 CHECK_TESTS := tests/test_golden_conformance.py tests/test_layering.py tests/format \
 	tests/kernels tests/index tests/commitlog tests/tiered tests/rocksdb tests/converters/arrow \
-	tests/converters/parquet tests/converters/duckdb tests/converters/delta tests/store \
+	tests/converters/parquet tests/converters/duckdb tests/converters/stats tests/converters/delta tests/store \
 	tests/cli tests/verify
 check: ruff typecheck
 	$(BIN)/python -m pytest -q -m "not spark and not cluster and not rocketmq and not slow" \
@@ -76,7 +76,7 @@ check: ruff typecheck
 # dev extra's pins.  Runs are recorded in benchmarks/results/lowest-*.json.
 LOWEST_VENV := build/venv-lowest
 LOWEST_TESTS := tests/format tests/index tests/converters/arrow tests/converters/parquet \
-	tests/converters/duckdb tests/test_golden_conformance.py
+	tests/converters/duckdb tests/converters/stats tests/test_golden_conformance.py
 test-lowest:
 	rm -rf $(LOWEST_VENV)
 	$(PYTHON) -m venv $(LOWEST_VENV)

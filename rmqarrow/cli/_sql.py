@@ -3,7 +3,7 @@
 ``sql TARGET [QUERY]`` runs one statement (or, without QUERY, every statement read from
 stdin, ``;``-terminated, as an interactive prompt on a terminal) over the ``files``,
 ``slots`` and ``entries`` views, with DuckDB (default; the lookup macros are registered)
-or Spark.  ``stats TARGET`` prints the analyses of :mod:`rmqarrow.converters.duckdb.stats`.  With
+or Spark.  ``stats TARGET`` prints the analyses of :mod:`rmqarrow.converters.stats.sql`.  With
 ``--commitlog DIR`` (a broker's ``store/commitlog``) both also get the ``messages`` view
 (a dataset exported with its messages has it without the option), and ``stats`` adds the
 check of the index against the log (:func:`rmqarrow.converters.duckdb.sql.check_against_log`;
@@ -682,7 +682,8 @@ def _run_stats(args: argparse.Namespace) -> int:
 
 
 def _stats(args: argparse.Namespace) -> int:
-    from rmqarrow.converters.duckdb import check_against_log, collect, connect
+    from rmqarrow.converters.duckdb import check_against_log, connect
+    from rmqarrow.converters.stats import collect
 
     between = None
     if args.between:
@@ -704,7 +705,7 @@ def _stats(args: argparse.Namespace) -> int:
                 )
             return rocksdb_stats(rocksdb, args)
     if args.html:  # refused now, not after the minutes a large store's stats take
-        from rmqarrow.converters.duckdb import html_target
+        from rmqarrow.converters.stats import html_target
 
         html_target(args.html, overwrite=args.overwrite)
     _target(args)
@@ -744,7 +745,7 @@ def _stats(args: argparse.Namespace) -> int:
         log_check = _spark_log_check(args)
     charts = []
     if args.plot:
-        from rmqarrow.converters.duckdb import write_charts
+        from rmqarrow.converters.stats import write_charts
 
         charts = [str(p) for p in write_charts(result, args.plot, overwrite=args.overwrite)]
     if args.html:
@@ -793,7 +794,7 @@ def _stats(args: argparse.Namespace) -> int:
 def _write_html(args: argparse.Namespace, result: Any, log_check: Any) -> str:
     """The report page of ``result``, with ``rmqarrow check``'s verdict as its banner."""
     import rmqarrow
-    from rmqarrow.converters.duckdb import write_html
+    from rmqarrow.converters.stats import write_html
 
     with rmqarrow.open(
         args.target, hash_slot_num=args.hash_slot_num, index_num=args.index_num

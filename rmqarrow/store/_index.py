@@ -121,7 +121,7 @@ class StoreCheck:
 
     def _repr_html_(self) -> str:
         """In a notebook: the banner of ``stats --html`` over one row per file."""
-        from rmqarrow.converters.duckdb.stats_html import render_check_html
+        from rmqarrow.converters.stats.html import render_check_html
 
         return render_check_html(self.to_dict())
 
@@ -144,7 +144,7 @@ class StoreInfo:
     def _repr_html_(self) -> str:
         """In a notebook: the check's banner (sizes and headers, plus chains unless
         ``info(chains=False)``) over one row per file, as ``stats --html`` shows it."""
-        from rmqarrow.converters.duckdb.stats_html import render_check_html
+        from rmqarrow.converters.stats.html import render_check_html
 
         check = StoreCheck(self.store, self.health, {}, None).to_dict()
         return render_check_html(check, self.files)

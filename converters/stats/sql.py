@@ -51,7 +51,7 @@ _log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     import duckdb
-    from rmqarrow.converters.parquet.stats_pass import Figures
+    from rmqarrow.converters.stats.streamed import Figures
 
 __all__ = [
     "CHAIN_CHECK_SQL",
@@ -114,7 +114,7 @@ ORDER BY file_name
 
 # The inputs of the two distributions: each file's slot count ``s`` and entries ``n``, and
 # how many slots (summed over files) hold each non-zero load.  The streamed figures of a
-# large dataset (rmqarrow.converters.parquet.stats_pass) register tables of these names and
+# large dataset (rmqarrow.converters.stats.streamed) register tables of these names and
 # run the same tails.
 _LOAD_INPUTS = """
 file_fill AS (
@@ -492,7 +492,7 @@ class IndexStats:
     def _repr_html_(self) -> str:
         """The ``stats --html`` page (without the fsck banner: no check was run), so a
         notebook shows the figures as the report does."""
-        from rmqarrow.converters.duckdb.stats_html import render_html
+        from rmqarrow.converters.stats.html import render_html
 
         return render_html(self, fragment=True)
 
@@ -574,7 +574,7 @@ def collect(
     """Run every analysis; ``between=(t1, t2)`` adds the key-less time-range scan.
 
     ``dataset``, the exported dataset ``con`` reads, lets the figures over every entry be
-    computed by :mod:`rmqarrow.converters.parquet.stats_pass` in memory that does not grow
+    computed by :mod:`rmqarrow.converters.stats.streamed` in memory that does not grow
     with the store (same figures; the statements above answer where its layout does not
     allow it).  DuckDB works within :data:`MEMORY_LIMIT` meanwhile (see
     :func:`bounded_memory`).
@@ -590,7 +590,7 @@ def collect(
             }
         figures = None
         if dataset is not None:
-            from rmqarrow.converters.parquet.stats_pass import scan
+            from rmqarrow.converters.stats.streamed import scan
 
             figures = scan(dataset, top=top, progress=progress)
         if figures is not None:

@@ -1,4 +1,4 @@
-"""PNG charts of :class:`rmqarrow.converters.duckdb.stats.IndexStats` (``rmqarrow stats --plot
+"""PNG charts of :class:`rmqarrow.converters.stats.sql.IndexStats` (``rmqarrow stats --plot
 DIR``).
 
 matplotlib is imported here only, lazily, and drawn through its Agg canvas directly
@@ -18,7 +18,7 @@ from rmqarrow._paths import local_path
 from rmqarrow.errors import OutputExistsError, UsageError
 
 if TYPE_CHECKING:
-    from rmqarrow.converters.duckdb.stats import IndexStats
+    from rmqarrow.converters.stats.sql import IndexStats
 
 __all__ = ["BARS_UP_TO", "CHARTS", "chart_figures", "refuse_data_folder", "write_charts"]
 
