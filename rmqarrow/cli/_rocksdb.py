@@ -329,7 +329,14 @@ def rocksdb_stats(store: Store, args: argparse.Namespace) -> int:
             parse_time(args.between[0], "--between"),
             parse_time(args.between[1], "--between"),
         )
-    sections = s.stats(top=args.top, between=between, limit=args.limit)
+    sections = s.stats(
+        top=args.top,
+        between=between,
+        limit=args.limit,
+        commitlog=args.commitlog,
+        engine=args.engine,
+        master=args.master,
+    )
     if args.json:
         print_document("stats.rocksdb", {name: t.to_pylist() for name, t in sections.items()})
         return 0

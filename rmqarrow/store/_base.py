@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from rmqarrow._closing import Closing
+from rmqarrow._progress import ProgressCallback
 from rmqarrow.errors import ClosedIndexError, InvalidValueError, UnsupportedOperationError
 from rmqarrow.format.detect import Target, describe
 from rmqarrow.format.java import JAVA_LONG_MAX
@@ -208,3 +209,20 @@ class Store(Closing):
     def info(self) -> Any:
         """Per file: header fields, geometry, fill, status (``.files``, ``.to_dict()``)."""
         self._unsupported("info", "open the index files themselves")
+
+    def stats(
+        self,
+        *,
+        top: int = 10,
+        between: tuple[int, int] | None = None,
+        limit: int = 20,
+        commitlog: str | os.PathLike[str] | None = None,
+        engine: str = "duckdb",
+        master: str | None = None,
+        progress: ProgressCallback | None = None,
+        with_check: bool = False,
+    ) -> Any:
+        """The figures of the index: ``top`` hottest keys, what was indexed ``between``
+        two times (ms; ``limit`` rows of it), and (with ``commitlog``) the index against
+        its log; each kind's result type renders them."""
+        self._unsupported("stats", "open the index files or their exported dataset")

@@ -31,6 +31,7 @@ from rmqarrow.index.indexfile import IndexFile
 from rmqarrow.index.service import IndexService, open_healthy
 from rmqarrow.store._base import DEFAULT_MAX_NUM, check_max_num
 from rmqarrow.store._queries import OffsetQueries, as_queries
+from rmqarrow.store._stats import StatsReport, StatsSource, index_stats
 
 if TYPE_CHECKING:
     import duckdb
@@ -638,6 +639,64 @@ class IndexStore(OffsetQueries):
             log = self.commitlog_dir
             _log.info("checking entries against the CommitLog in %s", log)
         return self._check(None if log is None else require_commitlog(log), chains)
+
+    def stats(
+        self,
+        *,
+        top: int = 10,
+        between: tuple[int, int] | None = None,
+        limit: int = 20,
+        commitlog: str | os.PathLike[str] | None = None,
+        engine: str = "duckdb",
+        master: str | None = None,
+        progress: ProgressCallback | None = None,
+        with_check: bool = False,
+    ) -> StatsReport:
+        """The index-health figures (:class:`rmqarrow.converters.stats.IndexStats`):
+        ``top`` hot keys and duplicates, and with ``between=(t1, t2)`` (ms) what was
+        indexed then, ``limit`` entries of it.  With ``commitlog`` (a broker root's own by
+        default, whose failure to read is then a warning) the index is checked against
+        the log, by DuckDB or ``engine="spark"`` (``master``).  A store above
+        :data:`~rmqarrow.store._stats.STATS_EXPORT_ABOVE` entries is read through a
+        temporary export, in memory flat in its size.  ``with_check``: the report also
+        carries :meth:`check`'s verdict on the files (no CommitLog)."""
+        self._check_open()
+        health = self.health()
+        if health.damaged:
+            raise UsageError(
+                f"{self.index_path}: {len(health.damaged)} damaged index file(s) ("
+                + ", ".join(f"{f.name}: {f.status}" for f in health.damaged[:5])
+                + "); the figures read every file: check the store, or look keys up "
+                "by query, which skips damaged files"
+            )
+        log, implicit = commitlog, False
+        if log is None and self.kind == "broker_root" and self.commitlog_dir is not None:
+            log, implicit = self.commitlog_dir, True
+            _log.info("using its CommitLog too: %s", log)
+        hash_slot_num, index_num = self.sql_geometry("SQL")
+        source = StatsSource(
+            self.index_path,
+            hash_slot_num,
+            index_num,
+            entries=sum(max(f.header.get("index_count", 1) - 1, 0) for f in health.files),
+            commitlog=None if log is None else require_commitlog(log),
+            commitlog_implicit=implicit,
+        )
+
+        def export(dest: Path, progress: ProgressCallback | None) -> object:
+            return self.export(dest, progress=progress)
+
+        return index_stats(
+            source,
+            export=export,
+            check=(lambda: self._check(None, True).to_dict()) if with_check else None,
+            top=top,
+            between=between,
+            limit=limit,
+            engine=engine,
+            master=master,
+            progress=progress,
+        )
 
     def _check(self, log_dir: Path | None, chains: bool) -> StoreCheck:
         from rmqarrow.verify.fsck import check_store

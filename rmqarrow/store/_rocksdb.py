@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rmqarrow._progress import ProgressCallback
 from rmqarrow.errors import DatasetError, UsageError
 from rmqarrow.format.detect import ROCKSDB_DATASET_FORMAT, Target
 from rmqarrow.format.java import JAVA_LONG_MAX
@@ -289,12 +290,33 @@ class _RocksDBSurface(Store):
         return result
 
     def stats(
-        self, *, top: int = 10, between: tuple[int, int] | None = None, limit: int = 20
+        self,
+        *,
+        top: int = 10,
+        between: tuple[int, int] | None = None,
+        limit: int = 20,
+        commitlog: str | os.PathLike[str] | None = None,
+        engine: str = "duckdb",
+        master: str | None = None,
+        progress: ProgressCallback | None = None,
+        with_check: bool = False,
     ) -> dict[str, pa.Table]:
         """Key-less questions in SQL (DuckDB): per hour, per topic, tags, hot keys, and
-        what was indexed in ``between``."""
+        what was indexed in ``between``, one table each by name.  No ``commitlog`` (the
+        records hold topic, keys and tags already), no other engine, no ``with_check``
+        (``check()`` is the RocksDB index's own)."""
         from rmqarrow.converters.duckdb.rocksdb import rocksdb_stats
 
+        self._check_open()
+        if commitlog is not None:
+            raise UsageError(
+                "a CommitLog adds the IndexFile's messages view; the RocksDB index's "
+                "records already hold topic, keys and tags"
+            )
+        if engine != "duckdb" or master is not None:
+            raise UsageError(f"the RocksDB index's figures are DuckDB's, got engine {engine!r}")
+        if with_check:
+            raise UsageError("with_check is the IndexFile figures'; check() this index instead")
         con = self.to_duckdb()
         try:
             return rocksdb_stats(con, top=top, between=between, limit=limit)

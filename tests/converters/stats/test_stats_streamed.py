@@ -330,7 +330,8 @@ def test_cli_exports_a_large_native_store_first(
 ) -> None:
     """Above STATS_EXPORT_ABOVE entries ``stats STORE`` reads a temporary export of the
     store (streamed passes), removed after; the figures are those of the store itself."""
-    from rmqarrow.cli import _sql, main
+    from rmqarrow.cli import main
+    from rmqarrow.store import _stats
 
     store, geometry = _repeating_store(tmp_path)
     geom = ["--hash-slot-num", str(geometry.hash_slot_num), "--index-num", str(geometry.index_num)]
@@ -349,8 +350,8 @@ def test_cli_exports_a_large_native_store_first(
     direct = capsys.readouterr()
     spill = tmp_path / "tmp"
     spill.mkdir()
-    monkeypatch.setattr(_sql, "STATS_EXPORT_ABOVE", 1_000)
-    monkeypatch.setattr(_sql.tempfile, "tempdir", str(spill))
+    monkeypatch.setattr(_stats, "STATS_EXPORT_ABOVE", 1_000)
+    monkeypatch.setattr(_stats.tempfile, "tempdir", str(spill))
     assert main(argv) == 0
     exported = capsys.readouterr()
     assert "exporting the store to a temporary dataset" in exported.err
