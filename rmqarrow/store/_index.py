@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import threading
@@ -13,8 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 from rmqarrow._paths import is_uri
 from rmqarrow._progress import ProgressCallback
+from rmqarrow.engines import ENGINES
 from rmqarrow.errors import CorruptIndexError, EngineUnavailableError, GeometryError, UsageError
-from rmqarrow.format.detect import Target, require_commitlog
+from rmqarrow.format.detect import Target, describe, detect, require_commitlog
 from rmqarrow.format.java import JAVA_LONG_MAX
 from rmqarrow.format.layout import Geometry, resolve_geometry
 from rmqarrow.format.queries import Query, note_spaced_keys
@@ -30,6 +32,7 @@ from rmqarrow.index.health import (
 from rmqarrow.index.indexfile import IndexFile
 from rmqarrow.index.service import IndexService, open_healthy
 from rmqarrow.store._base import DEFAULT_MAX_NUM, check_max_num
+from rmqarrow.store._dataset import DatasetStore
 from rmqarrow.store._queries import OffsetQueries, as_queries
 from rmqarrow.store._stats import StatsReport, StatsSource, index_stats
 
@@ -41,6 +44,7 @@ if TYPE_CHECKING:
 
     from rmqarrow.commitlog.resolve import ResolveResult
     from rmqarrow.converters.parquet.incremental import SyncResult
+    from rmqarrow.verify import VerifyReport
     from rmqarrow.verify.fsck import ChainReport
 
 __all__ = ["IndexStore", "StoreCheck", "StoreInfo", "refuse_unknown_geometry"]
@@ -697,6 +701,86 @@ class IndexStore(OffsetQueries):
             master=master,
             progress=progress,
         )
+
+    def verify(
+        self,
+        *,
+        dataset: str | os.PathLike[str] | None = None,
+        as_of: object = None,
+        engines: Sequence[str] | None = None,
+        queries: Sequence[Query] | None = None,
+        keys: Sequence[str] | None = None,
+        sample: int = 200,
+        seed: int = 0,
+        master: str | None = None,
+        chain_check: bool = True,
+    ) -> VerifyReport:
+        """Every engine checked against the native lookup on the same queries (``queries``,
+        or ``sample`` drawn with ``seed``, from ``keys`` when given); with ``dataset`` (its
+        version ``as_of``) the SQL engines answer from that export of this store.
+
+        ``engines`` None: native, DuckDB and Spark where it runs (an engine asked for by
+        name must run).  Damaged files are skipped by the native lookup and logged
+        (refused when the store was opened ``strict``); the SQL engines read every file,
+        so without a dataset they are left out, or refused when asked for by name."""
+        from rmqarrow.converters.parquet.manifest import one_snapshot
+        from rmqarrow.verify import verify
+
+        self._check_open()
+        explicit = engines is not None
+        chosen = list(engines) if engines is not None else list(ENGINES)
+        if dataset is not None:
+            what = describe(detect(dataset))
+            if detect(dataset).kind != "dataset":
+                raise UsageError(
+                    f"dataset={dataset}: not an exported dataset ({what}); export the store first"
+                )
+        elif as_of is not None:
+            raise UsageError("as_of reads an older version of the dataset: give dataset=")
+        health = self.health()
+        if health.damaged:
+            if self.strict:
+                raise CorruptIndexError(
+                    f"{len(health.damaged)} damaged index file(s), refused (strict=True): "
+                    + "; ".join(f.describe() for f in health.damaged)
+                )
+            for fh in health.damaged:
+                _log.warning("skipped damaged file %s", fh.describe())
+            sql = [e for e in chosen if e != "native"]
+            if sql and dataset is None:
+                if explicit:
+                    raise UsageError(
+                        f"{self.index_path}: damaged files; {', '.join(sql)} would read every "
+                        "file: verify against an export of the healthy files (dataset=) or "
+                        "open the store strict=True"
+                    )
+                _log.info(
+                    "leaving out %s: they read every file of the store, damaged ones too; "
+                    "give an export of it to compare them",
+                    ", ".join(sql),
+                )
+                chosen = ["native"]
+        if dataset is None:
+            reading: contextlib.AbstractContextManager[object] = contextlib.nullcontext()
+        elif as_of is None:
+            reading = one_snapshot(dataset)  # one run for every engine, however many reads
+        else:
+            reading = DatasetStore(detect(dataset), None, None, as_of=as_of)
+        with reading:
+            return verify(
+                self.index_path,
+                dataset=dataset,
+                engines=chosen,
+                queries=queries,
+                keys=keys,
+                sample=sample,
+                seed=seed,
+                master=master,
+                hash_slot_num=self.hash_slot_num,
+                index_num=self.index_num,
+                required=chosen if explicit else [e for e in chosen if e != "spark"],
+                chain_check=chain_check,
+            )
 
     def _check(self, log_dir: Path | None, chains: bool) -> StoreCheck:
         from rmqarrow.verify.fsck import check_store
