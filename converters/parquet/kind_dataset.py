@@ -79,9 +79,11 @@ def read_kind_manifest(
     if manifest is None and is_delta_dataset(root, PIN_TABLES[fmt]):
         where = root / PIN_TABLES[fmt] / "_delta_log"
         manifest = delta_manifest(root, pin_table=PIN_TABLES[fmt])
-    elif manifest is None and isinstance(root, ObjectLocation):
-        raise DatasetError(f"{root}: no Delta table {PIN_TABLES[fmt]}/ here: format is not {fmt!r}")
     elif manifest is None:
+        if isinstance(root, ObjectLocation):  # object storage holds Delta tables only
+            raise DatasetError(
+                f"{root}: no Delta table {PIN_TABLES[fmt]}/ here: format is not {fmt!r}"
+            )
         manifest = load_manifest_json(root)
     if not isinstance(manifest, dict) or manifest.get("format") != fmt:
         raise DatasetError(f"{where}: format is not {fmt!r}")
@@ -186,7 +188,7 @@ def export_kind(
     where = dataset_location(out)
     if isinstance(where, ObjectLocation):
         return _export_kind_remote(where, fmt, write, overwrite=overwrite)
-    target = local_path(out)
+    target = local_path(where)
     pin_table = PIN_TABLES[fmt]
     replace = overwrite and is_delta_dataset(target, pin_table)
     stage = (

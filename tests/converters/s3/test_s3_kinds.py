@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 from cli_run import Ran, call, one_error
 from golden_data import golden_set
 from rmqarrow.converters.delta.run import open_snapshot
