@@ -33,21 +33,21 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from rmqarrow.converters.delta.layout import LOG_DIR, is_delta_dataset, pin_table_of
+from rmqarrow.converters.delta.layout import LOG_DIR, PIN_TABLE, is_delta_dataset, pin_table_of
 from rmqarrow.converters.parquet.manifest import delta_manifest, pinned_manifest, snapshot_point
 
 from rmqarrow._crash import crash_point
 from rmqarrow._paths import ObjectLocation, dataset_location, storage_errors
 from rmqarrow.errors import CommitConflictError, DatasetError, OutputExistsError
-from rmqarrow.format.detect import PIN_TABLES
+from rmqarrow.format.detect import PIN_TABLES, ROCKSDB_DATASET_FORMAT, TIERED_DATASET_FORMAT
 
 __all__ = ["check_export_target", "copy_object", "local_snapshot", "publish_run"]
 
 #: What each kind's pin table says a dataset holds, as a refusal names it.
 _KIND_OF = {
-    PIN_TABLES["rmqarrow-dataset"]: "index files",
-    PIN_TABLES["rmqarrow-tiered-dataset"]: "tiered index files",
-    PIN_TABLES["rmqarrow-rocksdb-dataset"]: "a RocksDB message index",
+    PIN_TABLE: "index files",
+    PIN_TABLES[TIERED_DATASET_FORMAT]: "tiered index files",
+    PIN_TABLES[ROCKSDB_DATASET_FORMAT]: "a RocksDB message index",
 }
 
 
@@ -143,8 +143,9 @@ def remote_manifest(where: ObjectLocation, as_of: object = None) -> dict[str, An
         if pinned is not None:
             return pinned
     if not is_delta_dataset(where):
+        tables = ", ".join(f"{t}/" for t in _KIND_OF)
         raise DatasetError(
-            f"{where}: no dataset here (no Delta table {' or '.join(_KIND_OF)}/); export one "
+            f"{where}: no dataset here (no Delta table of a dataset: {tables}); export one "
             "with `rmqarrow export STORE URI`"
         )
     point = None if as_of is None else snapshot_point(as_of)
