@@ -141,6 +141,10 @@ def test_tiered_overwrite_on_s3_is_a_new_version_and_as_of_reads_the_old(
     assert _tiered_answers(uri, queries, "--as-of", "0") == _tiered_answers(str(local), queries)
     with rmqarrow.open(uri, as_of=0) as store:
         assert store.info()["source"]["files"][0]["file_name"] == "unsealed.bin"
+    # vacuumed, the old version is refused in one line naming the dataset as given
+    _ok("vacuum", uri, "--retention", "0", "--force")
+    err = call("import", uri, str(tmp_path / "gone"), "--as-of", "0").err
+    one_error(err, f"{uri}: version 0 was vacuumed", "the versions that can be read: 1")
 
 
 def test_rocksdb_export_to_s3_answers_as_the_local_one(s3_bucket: str, tmp_path: Path) -> None:
