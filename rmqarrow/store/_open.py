@@ -37,6 +37,9 @@ def open_store(
     tiered dataset.  The geometry is fitted from the files as every command does, unless
     ``hash_slot_num``/``index_num`` are given.  ``strict`` refuses a store with a damaged
     file instead of skipping it.  Anything else is refused in one line naming what it is.
+    An exported dataset of any kind (index files, tiered files, a RocksDB index) may be
+    on object storage (``s3://BUCKET/PREFIX``): the store of its kind then reads a local
+    copy of its pinned run, removed when the store is closed.
 
     A RocketMQ RocksDB message index (RIP-82: a RocksDB directory, or a broker store root
     holding ``rocksdbstore/``) opens as a :class:`~rmqarrow.store.RocksDBStore`, read-only
