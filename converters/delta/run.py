@@ -30,7 +30,6 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -233,10 +232,13 @@ class PinVersion:
     app: tuple[str, int] | None
 
 
-def pin_history(dataset: str | os.PathLike[str], *, pin_table: str = PIN_TABLE) -> list[PinVersion]:
-    """Every run pinned in ``dataset``, oldest first, as far back as the pin table's log
-    goes (versions without a pin, a restore's or a vacuum's, are no run and left out)."""
-    root = Path(dataset).absolute()
+def pin_history(
+    dataset: str | os.PathLike[str] | ObjectLocation, *, pin_table: str = PIN_TABLE
+) -> list[PinVersion]:
+    """Every run pinned in ``dataset`` (local, or on object storage), oldest first, as far
+    back as the pin table's log goes (versions without a pin, a restore's or a vacuum's,
+    are no run and left out)."""
+    root = dataset_location(dataset).absolute()
     latest = open_snapshot(root, pin_table=pin_table).versions[pin_table]
     out = []
     for version in range(latest + 1):

@@ -95,7 +95,6 @@ from rmqarrow.converters.arrow.scan import files_batch, repeated_string, source_
 from rmqarrow.converters.arrow.tables import geometry_of
 from rmqarrow.converters.parquet.atomic import atomic_dir
 from rmqarrow.converters.parquet.manifest import (
-    delta_manifest,
     new_manifest,
     part_record,
     part_records,
@@ -106,11 +105,10 @@ from rmqarrow.converters.schema import SCHEMAS
 
 from rmqarrow._crash import crash_point
 from rmqarrow._lock import Wait
-from rmqarrow._paths import ObjectLocation, dataset_location, local_path, storage_errors
+from rmqarrow._paths import ObjectLocation, dataset_location, local_path
 from rmqarrow._progress import Progress, ProgressCallback
 from rmqarrow._space import disk_full, is_disk_full
 from rmqarrow.errors import (
-    CommitConflictError,
     CorruptIndexError,
     DiskFullError,
     InvalidValueError,
@@ -771,80 +769,37 @@ def _export_remote(
     skip: Collection[str],
 ) -> dict[str, Any]:
     """Export to a dataset on object storage, which has no rename: the parts are written
-    locally by the same writer (in a temporary folder), copied under new names (the run's
-    token in each: no part of another run is ever overwritten) and committed as one
-    pinned run by delta-rs, whose conditional put lets one of two writers commit a
-    version and fails the other (:class:`CommitConflictError`, in one line).  A killed
-    export leaves only parts no commit references, which no reader lists.
-    ``overwrite``: the run replaces every table's parts (older versions stay readable
-    until a vacuum); without it an existing dataset is refused."""
+    locally by the same writer (in a temporary folder) and published as one pinned run
+    (:func:`rmqarrow.converters.parquet.remote.publish_run`, as every kind's export to
+    object storage is).  ``overwrite``: the run replaces every table's parts (older
+    versions stay readable until a vacuum); without it an existing dataset is refused, as
+    is one of another kind with it."""
     import tempfile
-    import uuid
 
-    from pyarrow import fs as pafs
-    from rmqarrow.converters.delta.layout import is_delta_dataset
-    from rmqarrow.converters.parquet.to_delta import commit_manifest
+    from rmqarrow.converters.delta.layout import PIN_TABLE
+    from rmqarrow.converters.parquet.remote import check_export_target, publish_run
 
-    if is_delta_dataset(out):
-        if not overwrite:
-            raise OutputExistsError(
-                f"{out}: a dataset is already there; pass overwrite (--overwrite) to replace "
-                "its tables in a new version, or export --incremental"
-            )
-    else:
-        foreign = [c.name for c in out.iterdir() if c.name not in (*SCHEMAS, "messages")]
-        if foreign:
-            raise OutputExistsError(
-                f"{out}: holds {foreign[0]!r} ({len(foreign)} such), which is not a dataset's; "
-                "export to an empty prefix"
-            )
-    token = uuid.uuid4().hex[:12]
-    fs, root = out.filesystem()
+    hint = ", or export --incremental"
+    check_export_target(out, PIN_TABLE, (*SCHEMAS, "messages"), overwrite=overwrite, hint=hint)
 
     def publish(tmp: Path, manifest: dict[str, Any]) -> None:
-        records = []
-        staged = list(manifest["parts"])
-        for record in staged:
-            local = str(record["path"])
-            table, _, name = local.partition("/")
-            stem, dot, ext = name.rpartition(".")
-            remote = f"{table}/{stem}-{token}{dot}{ext}"
-            with storage_errors(out / remote):
-                pafs.copy_files(
-                    str(tmp / local),
-                    f"{root}/{remote}",
-                    source_filesystem=pafs.LocalFileSystem(),
-                    destination_filesystem=fs,
-                )
-            crash_point("export:uploaded")
-            records.append({**record, "path": remote})
-        manifest["parts"] = records
-        # each file's own parts list (what an incremental run replaces) by the new names
-        renamed = {
-            str(old["path"]): str(new["path"]) for old, new in zip(staged, records, strict=True)
-        }
-        files = manifest["source"]["files"]
-        for i, f in enumerate(files):
-            if isinstance(f.get("parts"), list):
-                files[i] = {**f, "parts": sorted(renamed.get(str(p), str(p)) for p in f["parts"])}
-        # another export may have pinned a run while this one wrote: without overwrite it
-        # is not replaced, and a commit that found its run already there committed nothing
-        if not overwrite and is_delta_dataset(out):
-            raise OutputExistsError(
-                f"{out}: another export committed a dataset here while this one ran; its "
-                "parts are left for a vacuum: export --incremental, or pass overwrite "
-                "(--overwrite) to replace it in a new version"
-            )
-        if overwrite and is_delta_dataset(out):
-            # the next run number, as a local replacement takes: an incremental run after
-            # it must not take a number an earlier incremental run committed (its commit
-            # would be taken for that run's, already landed)
-            manifest["run"] = int(delta_manifest(out).get("run") or 0) + 1
-        if not commit_manifest(out, manifest, EXPORT_APP):
-            raise CommitConflictError(
-                f"{out}: another writer committed this run's version first; nothing of this "
-                "export is read (its parts are left for a vacuum): run it again"
-            )
+        def renamed(names: dict[str, str]) -> None:
+            # each file's own parts list (what an incremental run replaces) by the new names
+            files = manifest["source"]["files"]
+            for i, f in enumerate(files):
+                if isinstance(f.get("parts"), list):
+                    files[i] = {**f, "parts": sorted(names.get(str(p), str(p)) for p in f["parts"])}
+
+        publish_run(
+            out,
+            tmp,
+            manifest,
+            pin_table=PIN_TABLE,
+            overwrite=overwrite,
+            app=EXPORT_APP,
+            renamed=renamed,
+            hint=hint,
+        )
 
     with tempfile.TemporaryDirectory(prefix="rmqarrow-export-") as stage:
         return _export(

@@ -448,7 +448,9 @@ def pinned_manifest(dataset_dir: str | os.PathLike[str] | ObjectLocation) -> dic
     return pinned[1] if pinned is not None and pinned[0] == _key(dataset_dir) else None
 
 
-def dataset_versions(dataset_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
+def dataset_versions(
+    dataset_dir: str | os.PathLike[str] | ObjectLocation,
+) -> list[dict[str, Any]]:
     """The versions of a dataset of Delta tables a reader can ask for, oldest first:
     ``{"version", "time" (epoch ms), "app", "run", "readable"}``; ``readable`` is False
     for those a vacuum deleted files of (found by bisection: a vacuum keeps the newest
@@ -481,7 +483,7 @@ def dataset_versions(dataset_dir: str | os.PathLike[str]) -> list[dict[str, Any]
     ]
 
 
-def _vacuumed(root: Path, version: int, missing: list[str]) -> InvalidValueError:
+def _vacuumed(root: DatasetLocation, version: int, missing: list[str]) -> InvalidValueError:
     readable = [v["version"] for v in dataset_versions(root) if v["readable"]]
     kept = (
         (f"{readable[0]}" if len(readable) == 1 else f"{readable[0]} to {readable[-1]}")
@@ -519,7 +521,8 @@ def delta_manifest(
 
         missing = missing_files(snap)
         if missing:
-            raise _vacuumed(Path(str(dataset_dir)).absolute(), snap.version, missing)
+            # the dataset as the user named it (a URI stays one: never a local path)
+            raise _vacuumed(dataset_location(dataset_dir).absolute(), snap.version, missing)
     record = snap.pin.get("source")
     manifest: dict[str, Any] = dict(record) if isinstance(record, dict) else {}
     digests = manifest.pop("digests", None)

@@ -12,8 +12,8 @@ from rmqarrow.cli._output import (
     add_as_of_option,
     add_geometry_options,
     add_json_options,
+    dataset_arg,
     delta_layout,
-    path_arg,
     print_document,
     print_kv,
     print_table,
@@ -40,9 +40,9 @@ def register(sub: Any) -> None:
     )
     info.add_argument(
         "path",
-        type=path_arg,
+        type=dataset_arg,
         help="an index file, a store/index directory, a broker store root, tiered index "
-        "files, a RocksDB index or an exported dataset",
+        "files, a RocksDB index or an exported dataset (local or s3://)",
     )
     add_geometry_options(info)
     info.add_argument(

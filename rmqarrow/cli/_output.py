@@ -11,7 +11,7 @@ import argparse
 import contextlib
 import logging
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -372,7 +372,23 @@ def object_dataset_copy(
     if location is None or not is_uri(location):
         return location, as_of
     store = stack.enter_context(rmqarrow.open(location, as_of=as_of))
-    return str(store.path), None
+    copy = str(store.path)
+    stack.enter_context(_named_as(copy, str(location)))
+    return copy, None
+
+
+@contextlib.contextmanager
+def _named_as(copy: str, location: str) -> Iterator[None]:
+    """An error of the block that names the local copy ``copy`` names ``location``, the
+    dataset the user gave, instead (the copy is gone once the command ends)."""
+    from rmqarrow.errors import RmqArrowError
+
+    try:
+        yield
+    except RmqArrowError as exc:
+        if copy not in str(exc):
+            raise
+        raise type(exc)(str(exc).replace(copy, location)) from None
 
 
 def pinned_dataset(path: Any, as_of: str | None) -> Any:
