@@ -99,8 +99,8 @@ def build_versitygw() -> Path:
     go = shutil.which("go")
     if go is None:
         raise EngineUnavailableError(
-            f"building the S3 test server needs Go (1.25 or newer), and no `go` is on PATH; "
-            f"install Go, or run the tests against moto with RMQARROW_S3_SERVER=moto"
+            "building the S3 test server needs Go (1.25 or newer), and no `go` is on PATH; "
+            "install Go, or run the tests against moto with RMQARROW_S3_SERVER=moto"
         )
     binary.parent.mkdir(parents=True, exist_ok=True)
     # Built into a directory of its own and renamed into place: a build that is stopped
