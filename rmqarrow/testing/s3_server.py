@@ -192,11 +192,12 @@ def _answers(kind: str, port: int) -> bool:
             return False
     try:  # unsigned, so refused: the refusal names the gateway
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2) as reply:
-            return reply.headers.get("Server") == "VERSITYGW"
+            server = reply.headers.get("Server")
     except urllib.error.HTTPError as refused:
-        return refused.headers.get("Server") == "VERSITYGW"
+        server = refused.headers.get("Server")
     except OSError:
         return False
+    return bool(server == "VERSITYGW")
 
 
 def start_server(log: Path) -> tuple[S3Server, subprocess.Popen[bytes]]:
