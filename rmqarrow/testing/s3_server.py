@@ -8,8 +8,9 @@ Two servers can play it, each run as its own process and stopped by its pid:
   (:data:`VERSITYGW_VERSION`) by ``make s3-server`` (``python -m
   rmqarrow.testing.s3_server build``) into ``~/.cache/rmqarrow/versitygw/VERSION/``
   (``$RMQARROW_S3_CACHE`` instead of ``~/.cache/rmqarrow/versitygw``), and ``make test``
-  builds it first.  A cold build (empty module and build caches) took 236 s on this
-  project's 2-core machine, once per machine; a built binary is reused.
+  builds it first.  A cold build (empty module and build caches) takes about 138
+  CPU-seconds: 236 s wall on this project's 2-core machine at a 1-minute load up to 6.8,
+  379 s at 7.6-10.3; once per machine, as a built binary is reused.
 - ``moto``: moto's standalone server (``moto[server]``, pinned in the dev extra), a Python
   emulation of S3 that keeps the objects in its process's memory; the fallback where Go
   is missing.
