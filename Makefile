@@ -57,7 +57,8 @@ system-deps:
 # The real S3 server of the object-storage tests and the Delta benchmark: the Versity S3
 # Gateway at one pinned version, built from the Go module proxy into
 # ~/.cache/rmqarrow/versitygw/VERSION/ unless it is there (4-6 minutes cold on two
-# cores, once a machine); RMQARROW_S3_SERVER=moto skips it and runs moto instead.
+# cores, once a machine); RMQARROW_S3_SERVER=moto skips it and runs moto instead, as does
+# a machine without Go (with a warning).
 s3-server: $(STAMP)
 	$(BIN)/python -m rmqarrow.testing.s3_server build
 

@@ -245,7 +245,12 @@ def main(argv: list[str] | None = None) -> int:
         if os.environ.get("RMQARROW_S3_SERVER", "").strip().lower() == "moto":
             print("RMQARROW_S3_SERVER=moto: the gateway is not built")
             return 0
-        print(build_versitygw())
+        try:
+            print(build_versitygw())
+        except EngineUnavailableError as exc:
+            # the suite still runs, against moto: a machine without Go (or whose build
+            # failed) loses the real server, not the object-storage tests
+            print(f"warning: {exc}; the S3 tests run against moto", file=sys.stderr)
         return 0
     if args == ["which"]:
         print(chosen_server())
