@@ -321,14 +321,8 @@ def rocksdb_verify(store: Store, args: argparse.Namespace) -> int:
     return 0 if report.ok else 1
 
 
-def rocksdb_stats(store: Store, args: argparse.Namespace) -> int:
+def rocksdb_stats(store: Store, args: argparse.Namespace, between: tuple[int, int] | None) -> int:
     s = _rocksdb(store)
-    between = None
-    if args.between:
-        between = (
-            parse_time(args.between[0], "--between"),
-            parse_time(args.between[1], "--between"),
-        )
     sections = s.stats(
         top=args.top,
         between=between,

@@ -676,7 +676,7 @@ def _stats(args: argparse.Namespace) -> int:
                     "--plot and --html draw the IndexFile analyses; a RocksDB index's stats "
                     "print as tables (drop the option, or use --json)"
                 )
-            return rocksdb_stats(store, args)
+            return rocksdb_stats(store, args, between)
         if args.html:  # refused now, not after the minutes a large store's stats take
             from rmqarrow.converters.stats import html_target
 
