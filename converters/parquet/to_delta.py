@@ -185,6 +185,11 @@ def _kind_format(root: Path) -> str | None:
     return fmt if fmt in (TIERED_DATASET_FORMAT, ROCKSDB_DATASET_FORMAT) else None
 
 
+def _stale_record(root: Path) -> Path:
+    """The older writer's half-written record, left when it was killed: never the record."""
+    return root / f".{MANIFEST_NAME}.tmp"
+
+
 def convert_to_delta(dataset: str | os.PathLike[str], *, wait: Wait = False) -> bool:
     """Make ``dataset`` (manifest layout) a dataset of Delta tables; returns False when it
     already is one.  Refused (:class:`DatasetError`) when its parts are not the ones its
@@ -196,6 +201,7 @@ def convert_to_delta(dataset: str | os.PathLike[str], *, wait: Wait = False) -> 
     with writer_lock(root, wait=wait):
         recover(root)
         if is_delta_dataset(root):
+            _stale_record(root).unlink(missing_ok=True)  # a conversion killed after its commit
             return False
         fmt = _kind_format(root)
         if fmt is not None:
@@ -219,8 +225,7 @@ def convert_to_delta(dataset: str | os.PathLike[str], *, wait: Wait = False) -> 
             commit_manifest(root, manifest, CONVERT_APP)
         crash_point("convert:committed")
         Path(root / MANIFEST_NAME).unlink()
-        # the older writer's half-written record, left when it was killed: never the record
-        Path(root / f".{MANIFEST_NAME}.tmp").unlink(missing_ok=True)
+        _stale_record(root).unlink(missing_ok=True)
         fsync_dir(root)
         _log.info("%s: converted to Delta tables", root)
     return True

@@ -717,6 +717,7 @@ def _print_stats(report: StatsReport, args: argparse.Namespace) -> int:
         print_document("stats", doc)
         if result.time_range_note is not None:
             print(f"note: {result.time_range_note}", file=sys.stderr)
+        report.raise_for_log()  # the figures are out: then the log asked for fails the run
         return 0
     epoch = args.epoch
     _print_fields(result.summary, epoch)
@@ -746,6 +747,7 @@ def _print_stats(report: StatsReport, args: argparse.Namespace) -> int:
         _print_log_check(log_check, args.top, epoch)
     for c in charts:
         print(f"wrote {c}", file=sys.stderr)
+    report.raise_for_log()
     return 0
 
 

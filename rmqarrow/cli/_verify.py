@@ -122,8 +122,6 @@ def _verify(args: argparse.Namespace) -> int:
             f"--sample must be 1..{_MAX_SAMPLE:,}, got {args.sample}; for more, give the "
             "queries themselves with --queries"
         )
-    if args.queries is not None and args.keys is not None:
-        raise UsageError("--keys is for sampling; --queries gives the queries themselves")
     opened = rmqarrow.open(
         args.store,
         hash_slot_num=args.hash_slot_num,

@@ -225,4 +225,6 @@ class Store(Closing):
         """The figures of the index: ``top`` hottest keys, what was indexed ``between``
         two times (ms; ``limit`` rows of it), and (with ``commitlog``) the index against
         its log; each kind's result type renders them."""
-        self._unsupported("stats", "open the index files or their exported dataset")
+        self._unsupported(
+            "stats", "the figures are an IndexFile's or a RocksDB index's; query or scan this one"
+        )

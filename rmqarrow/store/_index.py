@@ -15,7 +15,13 @@ from typing import TYPE_CHECKING, Any
 from rmqarrow._paths import is_uri
 from rmqarrow._progress import ProgressCallback
 from rmqarrow.engines import ENGINES
-from rmqarrow.errors import CorruptIndexError, EngineUnavailableError, GeometryError, UsageError
+from rmqarrow.errors import (
+    CorruptIndexError,
+    EngineUnavailableError,
+    GeometryError,
+    InvalidValueError,
+    UsageError,
+)
 from rmqarrow.format.detect import Target, describe, detect, require_commitlog
 from rmqarrow.format.java import JAVA_LONG_MAX
 from rmqarrow.format.layout import Geometry, resolve_geometry
@@ -727,16 +733,26 @@ class IndexStore(OffsetQueries):
         from rmqarrow.verify import verify
 
         self._check_open()
+        if isinstance(sample, bool) or not isinstance(sample, int) or sample < 1:
+            raise InvalidValueError(f"sample must be an int >= 1, got {sample!r}")
+        if queries is not None and keys is not None:
+            raise UsageError(
+                "keys= are sampled from; queries= are the queries themselves: give one"
+            )
+        if isinstance(engines, str) or (
+            engines is not None and any(e not in ENGINES for e in engines)
+        ):
+            raise UsageError(f"engines must be a list of {', '.join(ENGINES)}, got {engines!r}")
         explicit = engines is not None
         chosen = list(engines) if engines is not None else list(ENGINES)
-        if dataset is not None:
-            what = describe(detect(dataset))
-            if detect(dataset).kind != "dataset":
-                raise UsageError(
-                    f"dataset={dataset}: not an exported dataset ({what}); export the store first"
-                )
-        elif as_of is not None:
-            raise UsageError("as_of reads an older version of the dataset: give dataset=")
+        target = None if dataset is None else detect(dataset)
+        if target is not None and target.kind != "dataset":
+            raise UsageError(
+                f"dataset={dataset}: not an exported dataset ({describe(target)}); export "
+                "the store first"
+            )
+        if target is None and as_of is not None:
+            raise UsageError(f"as_of={as_of} reads an older version of a dataset: give dataset=")
         health = self.health()
         if health.damaged:
             if self.strict:
@@ -751,12 +767,12 @@ class IndexStore(OffsetQueries):
                 if explicit:
                     raise UsageError(
                         f"{self.index_path}: damaged files; {', '.join(sql)} would read every "
-                        "file: verify against an export of the healthy files (dataset=) or "
-                        "open the store strict=True"
+                        "file: verify against an export of the healthy files (dataset=), or "
+                        "refuse damaged files (strict=True)"
                     )
                 _log.info(
                     "leaving out %s: they read every file of the store, damaged ones too; "
-                    "give an export of it to compare them",
+                    "compare them on an export of it (dataset=)",
                     ", ".join(sql),
                 )
                 chosen = ["native"]
@@ -765,7 +781,8 @@ class IndexStore(OffsetQueries):
         elif as_of is None:
             reading = one_snapshot(dataset)  # one run for every engine, however many reads
         else:
-            reading = DatasetStore(detect(dataset), None, None, as_of=as_of)
+            assert target is not None
+            reading = DatasetStore(target, None, None, as_of=as_of)
         with reading:
             return verify(
                 self.index_path,

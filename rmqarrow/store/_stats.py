@@ -11,7 +11,7 @@ import contextlib
 import logging
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -38,13 +38,22 @@ STATS_ENGINES = ("duckdb", "spark")
 class StatsReport:
     """What ``stats`` found: ``figures`` (every analysis), ``log_check`` (the index
     against the log, when one was given or came with the store root), and the store's
-    ``check`` verdict when asked for (the HTML page's banner)."""
+    ``check`` verdict when asked for (the HTML page's banner).
+
+    A CommitLog that could not be read leaves the figures whole: ``log_failure`` says
+    why, and ``log_error`` is the error when that log was asked for (``commitlog=``), which
+    :meth:`raise_for_log` raises (a store root's own log is only warned about)."""
 
     figures: IndexStats
     log_check: dict[str, Any] | None = None
-    #: the store root's own CommitLog could not be read (the figures are still whole)
     log_failure: str | None = None
     check: dict[str, Any] | None = None
+    log_error: RmqArrowError | None = field(default=None, compare=False, repr=False)
+
+    def raise_for_log(self) -> None:
+        """Raise the error of the CommitLog asked for, when it could not be read."""
+        if self.log_error is not None:
+            raise self.log_error
 
 
 @dataclass(frozen=True)
@@ -129,12 +138,16 @@ def index_stats(
             con.close()
     if spark_check:
         log_check = _spark_log_check(source, master, top)
-    if failure is not None and not source.commitlog_implicit:
-        raise failure
     note = None if failure is None else " ".join(str(failure).split())
-    if note is not None:
+    if note is not None and source.commitlog_implicit:
         _log.warning("the index was not checked against its CommitLog: %s", note)
-    return StatsReport(figures, log_check, note, None if check is None else check())
+    return StatsReport(
+        figures,
+        log_check,
+        note,
+        None if check is None else check(),
+        None if source.commitlog_implicit else failure,
+    )
 
 
 def _spark_log_check(source: StatsSource, master: str | None, top: int) -> dict[str, Any]:

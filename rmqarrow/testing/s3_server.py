@@ -83,6 +83,10 @@ class S3Server:
         return {**CREDENTIALS, "AWS_ENDPOINT_URL": self.endpoint}
 
 
+#: How long a cold build may take (about 4 minutes on two cores) before it is given up.
+BUILD_TIMEOUT_S = 900
+
+
 def versitygw_binary() -> Path:
     """Where the built gateway is: ``$RMQARROW_S3_CACHE/VERSION/versitygw``, by default
     under ``~/.cache/rmqarrow/versitygw``."""
@@ -110,7 +114,13 @@ def build_versitygw() -> Path:
         env = {**os.environ, "GOBIN": scratch, "GOTOOLCHAIN": "local"}
         cmd = [go, "install", "-trimpath", "-ldflags", "-s -w"]
         cmd.append(f"{_VERSITYGW_PACKAGE}@{VERSITYGW_VERSION}")
-        done = subprocess.run(cmd, env=env, check=False)
+        try:
+            done = subprocess.run(cmd, env=env, check=False, timeout=BUILD_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            raise EngineUnavailableError(
+                f"`{' '.join(cmd)}` took over {BUILD_TIMEOUT_S} s (a slow or blocked module "
+                "proxy?) and was stopped; run it again, or choose moto"
+            ) from None
         built = Path(scratch) / "versitygw"
         if done.returncode != 0 or not built.is_file():
             raise EngineUnavailableError(
@@ -173,13 +183,18 @@ def _command(kind: str, port: int, log: Path) -> tuple[list[str], dict[str, str]
         )
     data = log.parent / f"{log.stem}-data"
     data.mkdir(parents=True, exist_ok=True)
+    # object metadata in files of its own, not in extended attributes, which a tmpfs of an
+    # older kernel refuses
+    meta = log.parent / f"{log.stem}-meta"
+    meta.mkdir(parents=True, exist_ok=True)
     env = {
         **os.environ,
         "ROOT_ACCESS_KEY_ID": CREDENTIALS["AWS_ACCESS_KEY_ID"],
         "ROOT_SECRET_ACCESS_KEY": CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
         "VGW_REGION": CREDENTIALS["AWS_REGION"],
     }
-    return [str(binary), "--port", f"127.0.0.1:{port}", "--quiet", "posix", str(data)], env
+    cmd = [str(binary), "--port", f"127.0.0.1:{port}", "--quiet", "posix"]
+    return [*cmd, "--sidecar", str(meta), str(data)], env
 
 
 def _answers(kind: str, port: int) -> bool:

@@ -10,7 +10,7 @@ import pytest
 from golden_data import golden_set
 
 import rmqarrow
-from rmqarrow.errors import CorruptIndexError, UsageError
+from rmqarrow.errors import CorruptIndexError, InvalidValueError, UsageError
 
 G = golden_set("rolling")
 GEO = {"hash_slot_num": G.hash_slot_num, "index_num": G.index_num}
@@ -39,7 +39,9 @@ def test_a_dataset_must_be_one(tmp_path: Path) -> None:
     with rmqarrow.open(G.store_dir, **GEO) as store:
         with pytest.raises(UsageError, match="not an exported dataset"):
             store.verify(dataset=G.store_dir)
-        with pytest.raises(UsageError, match="as_of reads an older version of the dataset"):
+        with pytest.raises(
+            UsageError, match="as_of=0 reads an older version of a dataset: give dataset="
+        ):
             store.verify(as_of=0)
 
 
@@ -60,3 +62,20 @@ def test_damaged_files_leave_the_sql_engines_out_unless_asked_for(
         pytest.raises(CorruptIndexError, match=r"refused \(strict=True\)"),
     ):
         strict.verify()
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"sample": 0}, InvalidValueError, "sample must be an int >= 1, got 0"),
+        ({"sample": True}, InvalidValueError, "sample must be an int >= 1"),
+        ({"queries": [], "keys": ["T#k"]}, UsageError, "give one"),
+        ({"engines": "native,duckdb"}, UsageError, "engines must be a list"),
+        ({"engines": ["native", "presto"]}, UsageError, "engines must be a list"),
+    ],
+)
+def test_bad_arguments_are_refused_before_anything_runs(
+    kwargs: dict[str, object], error: type[Exception], match: str
+) -> None:
+    with rmqarrow.open(G.store_dir, **GEO) as store, pytest.raises(error, match=match):
+        store.verify(**kwargs)  # type: ignore[arg-type]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -116,8 +117,16 @@ def test_another_writer_refuses_or_is_waited_for(spark: Any, tmp_path: Path) -> 
         for overwrite in (False, True):
             with pytest.raises(StoreLockedError, match=f"after waiting 0.2 s: pid {holder.pid}"):
                 spark_export.export_store(g.store_dir, out, overwrite=overwrite, wait=0.2, **kw)
+        # waited for: the holder lets go a second later, then the export decides (Delta
+        # tables are not replaced by a rename), under the lock it took
+        assert holder.stdin is not None
+        threading.Timer(1.0, holder.stdin.close).start()
+        with pytest.raises(UsageError, match="export with the local engine"):
+            spark_export.export_store(g.store_dir, out, overwrite=True, wait=60, **kw)
+        assert holder.wait(timeout=60) == 0
     finally:
-        holder.communicate("", timeout=60)
+        if holder.poll() is None:
+            holder.communicate("", timeout=60)
     assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*")) == before
     assert [p.name for p in tmp_path.iterdir()] == ["out"]
 
