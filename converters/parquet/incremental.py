@@ -58,7 +58,6 @@ from rmqarrow.converters.arrow.messages import MESSAGES_SCHEMA, write_messages_p
 from rmqarrow.converters.arrow.scan import files_batch, repeated_string, source_paths
 from rmqarrow.converters.arrow.tables import geometry_of
 from rmqarrow.converters.delta.layout import is_delta_dataset
-from rmqarrow.converters.delta.run import converge
 from rmqarrow.converters.parquet.atomic import recover
 from rmqarrow.converters.parquet.export import (
     ENTRIES_ORDER,
@@ -473,6 +472,9 @@ class _Run:
         (:func:`rmqarrow.converters.delta.run.converge`): a run killed or failed between
         its table commits and its pin left versions naming these parts, which a plain
         Delta reader of the latest version would otherwise find missing."""
+        # the Delta engine loads on first use: deltalake's library must not map for native stores
+        from rmqarrow.converters.delta.run import converge
+
         converge(self.out)
         present = [
             p.relative_to(self.out).as_posix()

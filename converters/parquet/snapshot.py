@@ -18,7 +18,6 @@ from typing import Any
 
 import pyarrow as pa
 from rmqarrow.converters.delta.layout import is_delta_dataset, pin_table_of
-from rmqarrow.converters.delta.run import missing_files, open_snapshot, pin_history
 
 from rmqarrow._paths import ObjectLocation, dataset_location
 from rmqarrow.errors import InvalidValueError
@@ -80,6 +79,9 @@ def dataset_versions(dataset_dir: str | os.PathLike[str]) -> list[dict[str, Any]
     ``{"version", "time" (epoch ms), "app", "run", "readable"}``; ``readable`` is False
     for those a vacuum deleted files of (found by bisection: a vacuum keeps the newest
     runs).  A dataset in the manifest layout has none: []."""
+    # the Delta engine loads on first use: deltalake's library must not map for native stores
+    from rmqarrow.converters.delta.run import missing_files, open_snapshot, pin_history
+
     if not is_delta_dataset(dataset_dir):
         return []
 
@@ -131,6 +133,9 @@ def delta_manifest(
     never mixes two runs, whatever a writer commits meanwhile.  ``pin_table``: the
     dataset kind's pin table (None: the one there, :func:`~rmqarrow.converters.delta.
     layout.pin_table_of`)."""
+    # the Delta engine loads on first use: deltalake's library must not map for native stores
+    from rmqarrow.converters.delta.run import missing_files, open_snapshot
+
     pin = pin_table_of(dataset_dir) if pin_table is None else pin_table
     snap = open_snapshot(dataset_dir, as_of=as_of, pin_table=pin)
     if as_of is not None and snap.version != open_snapshot(dataset_dir, pin_table=pin).version:

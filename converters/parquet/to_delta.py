@@ -24,9 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from deltalake import DeltaTable
 from rmqarrow.converters.delta.layout import PIN_TABLE, is_delta_dataset, pin_table_of
-from rmqarrow.converters.delta.run import TableChange, commit_run, vacuum
 from rmqarrow.converters.parquet.atomic import recover
 from rmqarrow.converters.parquet.kind_dataset import listed_manifest, read_kind_manifest
 from rmqarrow.converters.parquet.manifest import (
@@ -103,6 +101,10 @@ def commit_manifest(
     (:class:`~rmqarrow.errors.CommitConflictError`: its changes are of an older run).
     ``pin_table``: the table whose commit pins the run (the dataset kind's:
     :data:`~rmqarrow.format.detect.PIN_TABLES`)."""
+    # the Delta engine loads on first use: deltalake's library must not map for native stores
+    from deltalake import DeltaTable
+    from rmqarrow.converters.delta.run import TableChange, commit_run
+
     after = {str(r["path"]) for r in manifest["parts"]}
     if not any(p.startswith(f"{pin_table}/") for p in after):
         raise DatasetError(f"{root}: the manifest lists no part of {pin_table}/; export it again")
@@ -244,6 +246,9 @@ def vacuum_dataset(
     :data:`DEFAULT_RETENTION_HOURS`; under :data:`MIN_RETENTION_HOURS` only with ``force``,
     since a reader still on an older run (a DuckDB view, a Spark plan, a ``sql`` prompt)
     would lose its files mid-query.  See :func:`rmqarrow.converters.delta.run.vacuum`."""
+    # the Delta engine loads on first use: deltalake's library must not map for native stores
+    from rmqarrow.converters.delta.run import vacuum
+
     if retention_hours is not None and retention_hours < MIN_RETENTION_HOURS and not force:
         raise InvalidValueError(
             f"retention_hours {retention_hours} is under {MIN_RETENTION_HOURS}: readers still "

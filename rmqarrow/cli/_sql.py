@@ -23,7 +23,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+import pyarrow as pa
+
+import rmqarrow
 from rmqarrow._text import json_line, json_text, table_lines
+from rmqarrow.cli._datasets import object_dataset_copy, pinned_dataset
 from rmqarrow.cli._output import (
     add_as_of_option,
     add_geometry_options,
@@ -32,8 +36,6 @@ from rmqarrow.cli._output import (
     dataset_arg,
     human_times,
     location_arg,
-    object_dataset_copy,
-    pinned_dataset,
     print_document,
     print_kv,
     print_table,
@@ -41,8 +43,10 @@ from rmqarrow.cli._output import (
 )
 from rmqarrow.cli._rocksdb import add_index_option, open_options, rocksdb_stats
 from rmqarrow.cli._schemas import document
+from rmqarrow.commitlog import require_commitlog
 from rmqarrow.errors import EngineUnavailableError, RmqArrowError, UsageError, WriteRefusedError
-from rmqarrow.format.times import format_time
+from rmqarrow.format.times import format_time, parse_time
+from rmqarrow.store import DatasetStore, IndexStore
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -429,7 +433,6 @@ def _prompt(run: Runner, args: argparse.Namespace) -> int:
         try:
             if statement == ".tables":
                 # printed as a statement's rows are, so --csv/--json/--jsonl hold here too
-                import pyarrow as pa
 
                 names = pa.table({"name": _views(run)})
                 _print_result(
@@ -457,8 +460,6 @@ def _prompt(run: Runner, args: argparse.Namespace) -> int:
 def _rocksdb_store(args: argparse.Namespace) -> Store | None:
     """The target opened when it is a RocksDB message index (its views: rocksdb_records,
     rocksdb_bookkeeping), else None (closed again: the IndexFile paths open it their way)."""
-    import rmqarrow
-
     store = rmqarrow.open(
         args.target,
         hash_slot_num=args.hash_slot_num,
@@ -589,9 +590,6 @@ def _save(args: argparse.Namespace) -> int:
 def _target(args: argparse.Namespace) -> None:
     """Resolve ``target`` (a broker root -> its index/) and ``--commitlog`` (a broker root ->
     its commitlog/); the wrong kind of input gets one line saying what it is."""
-    import rmqarrow
-    from rmqarrow.store import DatasetStore, IndexStore
-
     store = rmqarrow.open(args.target, hash_slot_num=args.hash_slot_num, index_num=args.index_num)
     with store:
         args.is_dataset = isinstance(store, DatasetStore)
@@ -624,8 +622,6 @@ def _target(args: argparse.Namespace) -> None:
         else:
             raise UsageError(f"{args.target}: {store.description}")
     if args.commitlog is not None:
-        from rmqarrow.commitlog import require_commitlog
-
         args.commitlog = str(require_commitlog(args.commitlog))
 
 
@@ -654,7 +650,6 @@ def _stats_dataset(args: argparse.Namespace, stack: contextlib.ExitStack) -> str
     entries = getattr(args, "entries", 0)
     if entries <= STATS_EXPORT_ABOVE:
         return None
-    import rmqarrow
 
     spill = stack.enter_context(tempfile.TemporaryDirectory(prefix="rmqarrow-stats-"))
     print(
@@ -686,8 +681,6 @@ def _stats(args: argparse.Namespace) -> int:
 
     between = None
     if args.between:
-        from rmqarrow.format.times import parse_time
-
         between = (
             parse_time(args.between[0], "--between"),
             parse_time(args.between[1], "--between"),
@@ -792,7 +785,6 @@ def _stats(args: argparse.Namespace) -> int:
 
 def _write_html(args: argparse.Namespace, result: Any, log_check: Any) -> str:
     """The report page of ``result``, with ``rmqarrow check``'s verdict as its banner."""
-    import rmqarrow
     from rmqarrow.converters.duckdb import write_html
 
     with rmqarrow.open(

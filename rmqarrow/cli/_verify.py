@@ -8,14 +8,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import rmqarrow
+from rmqarrow.cli._datasets import object_dataset_copy, pinned_dataset
 from rmqarrow.cli._output import (
     add_as_of_option,
     add_geometry_options,
     add_spark_options,
     dataset_arg,
-    object_dataset_copy,
     path_arg,
-    pinned_dataset,
     print_document,
 )
 from rmqarrow.cli._rocksdb import (
@@ -24,7 +24,13 @@ from rmqarrow.cli._rocksdb import (
     open_options,
     rocksdb_verify,
 )
-from rmqarrow.errors import CorruptIndexError, UsageError
+from rmqarrow.cli._tiered import tiered_verify
+from rmqarrow.engines import parse_engines
+from rmqarrow.errors import CorruptIndexError, RmqArrowError, UsageError
+from rmqarrow.format.queries import unescape_text
+from rmqarrow.format.query_file import read_lines_file, read_query_file
+from rmqarrow.store import DatasetStore, IndexStore, TieredStore
+from rmqarrow.verify import format_report, verify
 
 __all__ = ["register"]
 
@@ -91,9 +97,6 @@ def register(sub: Any) -> None:
 
 def read_keys(path: Path, escaped: bool) -> list[str]:
     """Full index keys, one a line (blank lines skipped)."""
-    from rmqarrow.format.queries import unescape_text
-    from rmqarrow.format.query_file import read_lines_file
-
     lines = read_lines_file(path, "keys file")
     if not lines:
         raise UsageError(f"{path}: no keys in the file (one full index key topic#key a line)")
@@ -105,10 +108,6 @@ _MAX_SAMPLE = 1_000_000
 
 
 def _check_dataset_option(path: Path) -> None:
-    import rmqarrow
-    from rmqarrow.errors import RmqArrowError
-    from rmqarrow.store import DatasetStore
-
     try:
         with rmqarrow.open(path) as ds:
             if isinstance(ds, DatasetStore):
@@ -129,13 +128,6 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    import rmqarrow
-    from rmqarrow.cli._tiered import tiered_verify
-    from rmqarrow.engines import parse_engines
-    from rmqarrow.format.query_file import read_query_file
-    from rmqarrow.store import DatasetStore, IndexStore, TieredStore
-    from rmqarrow.verify import format_report, verify
-
     opened = rmqarrow.open(
         args.store, hash_slot_num=args.hash_slot_num, index_num=args.index_num, **open_options(args)
     )
