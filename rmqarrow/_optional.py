@@ -62,7 +62,6 @@ def compiled_kernels(module: str) -> ModuleType | None:
             except (OSError, MemoryError) as exc:
                 # llvmlite cannot map its library under a tight ulimit -v: it says "could
                 # not find/load shared object file"; the numpy kernels give the same answers
-
                 logging.getLogger(__name__).info(
                     "numba could not load (%s) under %s: using the numpy kernels (same answers)",
                     library_note(exc),

@@ -203,7 +203,6 @@ def convert_to_delta(dataset: str | os.PathLike[str], *, wait: Wait = False) -> 
         fmt = _kind_format(root)
         if fmt is not None:
             # a tiered or RocksDB dataset: its manifest lists no parts, its folders do
-
             manifest = listed_manifest(root, read_kind_manifest(root, fmt), fmt)
             commit_manifest(root, manifest, CONVERT_APP, pin_table=PIN_TABLES[fmt])
         else:

@@ -433,7 +433,6 @@ def _prompt(run: Runner, args: argparse.Namespace) -> int:
         try:
             if statement == ".tables":
                 # printed as a statement's rows are, so --csv/--json/--jsonl hold here too
-
                 names = pa.table({"name": _views(run)})
                 _print_result(
                     pa.RecordBatchReader.from_batches(names.schema, names.to_batches()),
