@@ -27,14 +27,18 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
+import pyarrow.dataset as pads
 from deltalake import CommitProperties, DeltaTable
 from deltalake.exceptions import CommitFailedError, DeltaError
+from pyarrow import fs as pafs
+from rmqarrow.converters.arrow.messages import MESSAGES_SCHEMA
 from rmqarrow.converters.delta.commit import commit_table, live_files, table_version
 from rmqarrow.converters.delta.layout import META_KEY, PIN_TABLE
 from rmqarrow.converters.schema import ROCKSDB_SCHEMAS, SCHEMAS, TIERED_SCHEMAS
@@ -74,8 +78,6 @@ _PIN_LOOKBACK = 64
 def table_schema(table: str) -> pa.Schema:
     """The published schema of ``table`` (every rmqarrow table, messages included)."""
     if table == "messages":
-        from rmqarrow.converters.arrow.messages import MESSAGES_SCHEMA
-
         return MESSAGES_SCHEMA
     for schemas in (SCHEMAS, TIERED_SCHEMAS, ROCKSDB_SCHEMAS):
         if table in schemas:
@@ -129,8 +131,6 @@ class Snapshot:
     def dataset(self, table: str) -> pads.Dataset:
         """``table`` as a pyarrow Dataset over :meth:`files`, in its published schema
         (not Delta's type mapping: readers get the exact Arrow types of the export)."""
-        import pyarrow.dataset as pads
-
         return pads.dataset(self.files(table), schema=table_schema(table), format="parquet")
 
 
@@ -258,8 +258,6 @@ def _gone(path: str) -> bool:
     """Whether a data file a snapshot lists is gone (local, or on object storage)."""
     where = dataset_location(path.removeprefix("file://"))
     if isinstance(where, ObjectLocation):
-        from pyarrow import fs as pafs
-
         fs, inner = where.filesystem()
         return bool(fs.get_file_info(inner).type == pafs.FileType.NotFound)
     return not where.is_file()
@@ -459,8 +457,6 @@ def vacuum(
     offers); parts never committed (a killed run's) go once older than the retention,
     younger ones may be a running writer's.  Hold the dataset's writer lock.
     """
-    import time
-
     if retention_hours < 0:
         raise InvalidValueError(f"retention_hours must be 0 or more, got {retention_hours}")
     root = dataset_location(dataset).absolute()

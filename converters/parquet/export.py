@@ -80,6 +80,7 @@ from __future__ import annotations
 
 import logging
 import os
+import tempfile
 import threading
 from collections import deque
 from collections.abc import Callable, Collection, Iterator, Sequence
@@ -91,8 +92,10 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+from rmqarrow.converters.arrow.messages import write_messages_parquet
 from rmqarrow.converters.arrow.scan import files_batch, repeated_string, source_paths
 from rmqarrow.converters.arrow.tables import geometry_of
+from rmqarrow.converters.delta.layout import PIN_TABLE, is_delta_dataset
 from rmqarrow.converters.parquet.atomic import atomic_dir
 from rmqarrow.converters.parquet.manifest import (
     new_manifest,
@@ -101,6 +104,8 @@ from rmqarrow.converters.parquet.manifest import (
     read_manifest,
     source_file_info,
 )
+from rmqarrow.converters.parquet.remote import check_export_target, publish_run
+from rmqarrow.converters.parquet.to_delta import commit_manifest, commit_replacement, replacing
 from rmqarrow.converters.schema import SCHEMAS
 
 from rmqarrow._crash import crash_point
@@ -108,6 +113,7 @@ from rmqarrow._lock import Wait
 from rmqarrow._paths import ObjectLocation, dataset_location, local_path
 from rmqarrow._progress import Progress, ProgressCallback
 from rmqarrow._space import disk_full, is_disk_full
+from rmqarrow._version import __version__
 from rmqarrow.errors import (
     CorruptIndexError,
     DiskFullError,
@@ -660,15 +666,12 @@ def _export(
     infos: list[dict[str, Any]] = []
     rows = {"files": 0, "slots": 0, "entries": 0}
     bar = Progress(total, "export", "entries", callback=progress)
-    from rmqarrow.converters.delta.layout import PIN_TABLE, is_delta_dataset
 
     # a dataset of Delta tables overwritten is one more version of it (the older ones
     # still read as_of them), never a folder replaced; one of another kind is refused
     # (atomic_dir's check)
     replace = overwrite and is_delta_dataset(out_dir, PIN_TABLE)
     if replace:
-        from rmqarrow.converters.parquet.to_delta import replacing
-
         stage = replacing(out_dir.absolute(), wait=wait)
     else:
         stage = atomic_dir(out_dir, overwrite=overwrite, wait=wait)
@@ -724,12 +727,9 @@ def _export(
         rows["files"] = sum(b.num_rows for b in file_batches)
         messages: dict[str, Any] | None = None
         if commitlog is not None:
-            from rmqarrow.converters.arrow.messages import write_messages_parquet
-
             (tmp / "messages").mkdir()
             n = write_messages_parquet(commitlog, tmp / "messages" / "part-00000.parquet")
             messages = {"rows": n, "commitlog": str(Path(commitlog).absolute())}
-        from rmqarrow._version import __version__
 
         manifest = new_manifest(
             source,
@@ -748,12 +748,8 @@ def _export(
         if finish is not None:  # the caller publishes the staged run (object storage)
             finish(tmp, manifest)
         elif replace:
-            from rmqarrow.converters.parquet.to_delta import commit_replacement
-
             commit_replacement(out_dir.absolute(), tmp, manifest, EXPORT_APP)
         else:
-            from rmqarrow.converters.parquet.to_delta import commit_manifest
-
             commit_manifest(tmp, manifest, EXPORT_APP)
     return manifest
 
@@ -774,11 +770,6 @@ def _export_remote(
     object storage is).  ``overwrite``: the run replaces every table's parts (older
     versions stay readable until a vacuum); without it an existing dataset is refused, as
     is one of another kind with it."""
-    import tempfile
-
-    from rmqarrow.converters.delta.layout import PIN_TABLE
-    from rmqarrow.converters.parquet.remote import check_export_target, publish_run
-
     hint = ", or export --incremental"
     check_export_target(out, PIN_TABLE, (*SCHEMAS, "messages"), overwrite=overwrite, hint=hint)
 

@@ -27,14 +27,45 @@ from __future__ import annotations
 
 import argparse
 import os
+import socket
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import pyarrow as pa
+import pyarrow.parquet as pq
+from rmqarrow.converters.arrow.scan import files_batch, source_paths
+from rmqarrow.converters.arrow.tables import geometry_of
+from rmqarrow.converters.delta.layout import is_delta_dataset
+from rmqarrow.converters.parquet.atomic import atomic_dir
+from rmqarrow.converters.parquet.export import (
+    ENTRIES_ORDER,
+    EXPORT_APP,
+    PARQUET_OPTIONS,
+    ROW_GROUP_ROWS,
+    check_exportable,
+    entry_count,
+    export_file_entries,
+    export_file_slots,
+    parquet_writer,
+    plan_groups,
+    snapshot,
+    write_group,
+)
+from rmqarrow.converters.parquet.manifest import new_manifest, part_records, source_file_info
+from rmqarrow.converters.parquet.to_delta import commit_manifest
+from rmqarrow.converters.schema import SCHEMAS
+from rmqarrow.converters.spark.errors import spark_errors
+from rmqarrow.converters.spark.session import get_spark, is_local_master
+
+from rmqarrow import errors
 from rmqarrow._lock import Wait
 from rmqarrow._paths import local_path
+from rmqarrow._progress import Progress
+from rmqarrow._version import __version__
 from rmqarrow.errors import RmqArrowError, StoreNotFoundError, UsageError
+from rmqarrow.format.layout import Geometry, check_header, map_regions
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -49,19 +80,6 @@ def _export_one(task: tuple[int, list[tuple[str, int, int]], str, bool]) -> dict
     Returns their ``files`` rows, manifest entries and row counts, or the rmqarrow error
     it hit (class name and message) so the driver can raise the same error.
     """
-    from rmqarrow.converters.arrow.scan import files_batch
-    from rmqarrow.converters.parquet.export import (
-        check_exportable,
-        export_file_entries,
-        export_file_slots,
-        snapshot,
-        write_group,
-    )
-    from rmqarrow.converters.parquet.manifest import source_file_info
-
-    from rmqarrow._progress import Progress
-    from rmqarrow.format.layout import Geometry, check_header, map_regions
-
     rank, files, tmp_text, on_cluster = task
     paths, tmp = [Path(t) for t, _, _ in files], Path(tmp_text)
     part = f"part-{rank:05d}.parquet"
@@ -114,10 +132,6 @@ def on_executor(exc: RmqArrowError) -> str:
     A Python worker runs in its executor's working directory, which on a standalone
     cluster is ``<worker dir>/<app-id>/<executor-id>`` and holds the executor's log.
     """
-    import socket
-
-    from rmqarrow.errors import StoreNotFoundError
-
     cwd = os.getcwd()
     where = f" (on the executor at {socket.gethostname()}, log {cwd}/stderr)"
     if isinstance(exc, StoreNotFoundError):
@@ -130,8 +144,6 @@ def on_executor(exc: RmqArrowError) -> str:
 
 
 def raise_task_error(result: dict[str, Any]) -> None:
-    from rmqarrow import errors
-
     cls = getattr(errors, str(result["error"]), RmqArrowError)
     if not (isinstance(cls, type) and issubclass(cls, RmqArrowError)):
         cls = RmqArrowError
@@ -143,8 +155,6 @@ def run_tasks(
 ) -> list[dict[str, Any]]:
     """``fn`` over ``work``, one Spark task an item; a task's reported error is raised
     here as its own rmqarrow error class (Spark's own failures in one line)."""
-    from rmqarrow.converters.spark.errors import spark_errors
-
     results: list[dict[str, Any]] = []
     if work:
         rdd = spark.sparkContext.parallelize(list(work), len(work))
@@ -181,28 +191,6 @@ def export_store(
     held from before anything about it is decided: another writer there refuses the export
     in one line naming it, or is waited for with ``wait`` (True, or seconds).
     """
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-    from rmqarrow.converters.arrow.scan import source_paths
-    from rmqarrow.converters.arrow.tables import geometry_of
-    from rmqarrow.converters.delta.layout import is_delta_dataset
-    from rmqarrow.converters.parquet.atomic import atomic_dir
-    from rmqarrow.converters.parquet.export import (
-        ENTRIES_ORDER,
-        EXPORT_APP,
-        PARQUET_OPTIONS,
-        ROW_GROUP_ROWS,
-        entry_count,
-        parquet_writer,
-        plan_groups,
-    )
-    from rmqarrow.converters.parquet.manifest import new_manifest
-    from rmqarrow.converters.parquet.to_delta import commit_manifest
-    from rmqarrow.converters.schema import SCHEMAS
-    from rmqarrow.converters.spark.session import get_spark, is_local_master
-
-    from rmqarrow._version import __version__
-
     source = Path(store_dir).absolute()  # executors resolve paths in their own work dirs
     out_dir = local_path(out_dir).absolute()
     if not source.exists():
@@ -269,7 +257,6 @@ def export_store(
             from rmqarrow.converters.spark.messages_export import write_messages_parts
 
             manifest["tables"]["messages"] = write_messages_parts(spark, commitlog, tmp, on_cluster)
-        from rmqarrow.converters.parquet.manifest import part_records
 
         manifest["parts"] = part_records(tmp)  # every reader checks the parts against it
         commit_manifest(tmp, manifest, EXPORT_APP)

@@ -43,9 +43,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
+from rmqarrow.converters.duckdb.lazy import statement_error
+from rmqarrow.converters.duckdb.sql import EXPECTED_KEY_TEXTS_SQL
+from rmqarrow.converters.stats.html import render_html
+from rmqarrow.converters.stats.streamed import scan
 
 from rmqarrow._progress import ProgressCallback
 from rmqarrow.errors import InvalidValueError, RmqArrowError
+from rmqarrow.format.times import format_time
+from rmqarrow.kernels.hashing import index_key_hashes
 
 _log = logging.getLogger(__name__)
 
@@ -349,7 +355,6 @@ def _named_or_none(con: duckdb.DuckDBPyConnection, hot: pa.Table) -> pa.Table | 
     CommitLog: the check against the log, which reads every message, is what reports
     that, in one line); the names are a convenience, the figures stand."""
     import duckdb
-    from rmqarrow.converters.duckdb.lazy import statement_error
 
     try:
         return named_hot_keys(con, hot)
@@ -368,9 +373,6 @@ def named_hot_keys(con: duckdb.DuckDBPyConnection, hot: pa.Table) -> pa.Table | 
     space-separated, when keys share a hash; null when none is found.  None when ``con``
     has no ``messages`` (no CommitLog): the hashes are all there is."""
     import duckdb
-    from rmqarrow.converters.duckdb.sql import EXPECTED_KEY_TEXTS_SQL
-
-    from rmqarrow.kernels.hashing import index_key_hashes
 
     try:
         con.execute("SELECT 1 FROM messages LIMIT 0")
@@ -457,7 +459,6 @@ class IndexStats:
             return None
         if self.time_range_summary.num_rows:
             return None
-        from rmqarrow.format.times import format_time
 
         t1, t2 = self.time_range
         first, last = self.summary.get("first_store_ms"), self.summary.get("last_store_ms")
@@ -492,8 +493,6 @@ class IndexStats:
     def _repr_html_(self) -> str:
         """The ``stats --html`` page (without the fsck banner: no check was run), so a
         notebook shows the figures as the report does."""
-        from rmqarrow.converters.stats.html import render_html
-
         return render_html(self, fragment=True)
 
 
@@ -590,8 +589,6 @@ def collect(
             }
         figures = None
         if dataset is not None:
-            from rmqarrow.converters.stats.streamed import scan
-
             figures = scan(dataset, top=top, progress=progress)
         if figures is not None:
             result = _from_figures(con, figures, extra)

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import rmqarrow
 from rmqarrow.cli._output import (
     add_as_of_option,
     add_geometry_options,
@@ -58,8 +59,6 @@ def register(sub: Any) -> None:
 
 
 def cmd_info(args: argparse.Namespace) -> int:
-    import rmqarrow
-
     store = rmqarrow.open(
         args.path,
         hash_slot_num=args.hash_slot_num,

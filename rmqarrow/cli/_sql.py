@@ -22,7 +22,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+import pyarrow as pa
+
+import rmqarrow
 from rmqarrow._text import json_line, json_text, table_lines
+from rmqarrow.cli._datasets import object_dataset_copy, pinned_dataset
 from rmqarrow.cli._output import (
     add_as_of_option,
     add_geometry_options,
@@ -31,8 +35,6 @@ from rmqarrow.cli._output import (
     dataset_arg,
     human_times,
     location_arg,
-    object_dataset_copy,
-    pinned_dataset,
     print_document,
     print_kv,
     print_table,
@@ -40,8 +42,10 @@ from rmqarrow.cli._output import (
 )
 from rmqarrow.cli._rocksdb import add_index_option, open_options, rocksdb_stats
 from rmqarrow.cli._schemas import document
+from rmqarrow.commitlog import require_commitlog
 from rmqarrow.errors import EngineUnavailableError, RmqArrowError, UsageError, WriteRefusedError
-from rmqarrow.format.times import format_time
+from rmqarrow.format.times import format_time, parse_time
+from rmqarrow.store import DatasetStore, IndexStore
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -423,8 +427,6 @@ def _prompt(run: Runner, args: argparse.Namespace) -> int:
         try:
             if statement == ".tables":
                 # printed as a statement's rows are, so --csv/--json/--jsonl hold here too
-                import pyarrow as pa
-
                 names = pa.table({"name": _views(run)})
                 _print_result(
                     pa.RecordBatchReader.from_batches(names.schema, names.to_batches()),
@@ -451,8 +453,6 @@ def _prompt(run: Runner, args: argparse.Namespace) -> int:
 def _rocksdb_store(args: argparse.Namespace) -> Store | None:
     """The target opened when it is a RocksDB message index (its views: rocksdb_records,
     rocksdb_bookkeeping), else None (closed again: the IndexFile paths open it their way)."""
-    import rmqarrow
-
     store = rmqarrow.open(
         args.target,
         hash_slot_num=args.hash_slot_num,
@@ -583,9 +583,6 @@ def _save(args: argparse.Namespace) -> int:
 def _target(args: argparse.Namespace) -> None:
     """Resolve ``target`` (a broker root -> its index/) and ``--commitlog`` (a broker root ->
     its commitlog/); the wrong kind of input gets one line saying what it is."""
-    import rmqarrow
-    from rmqarrow.store import DatasetStore, IndexStore
-
     store = rmqarrow.open(args.target, hash_slot_num=args.hash_slot_num, index_num=args.index_num)
     with store:
         args.is_dataset = isinstance(store, DatasetStore)
@@ -618,8 +615,6 @@ def _target(args: argparse.Namespace) -> None:
         else:
             raise UsageError(f"{args.target}: {store.description}")
     if args.commitlog is not None:
-        from rmqarrow.commitlog import require_commitlog
-
         args.commitlog = str(require_commitlog(args.commitlog))
 
 
@@ -651,12 +646,8 @@ def _run_stats(args: argparse.Namespace) -> int:
 
 
 def _stats(args: argparse.Namespace) -> int:
-    import rmqarrow
-
     between = None
     if args.between:
-        from rmqarrow.format.times import parse_time
-
         between = (
             parse_time(args.between[0], "--between"),
             parse_time(args.between[1], "--between"),

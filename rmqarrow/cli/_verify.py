@@ -7,12 +7,13 @@ import contextlib
 from pathlib import Path
 from typing import Any
 
+import rmqarrow
+from rmqarrow.cli._datasets import object_dataset_copy
 from rmqarrow.cli._output import (
     add_as_of_option,
     add_geometry_options,
     add_spark_options,
     dataset_arg,
-    object_dataset_copy,
     path_arg,
     print_document,
 )
@@ -22,7 +23,13 @@ from rmqarrow.cli._rocksdb import (
     open_options,
     rocksdb_verify,
 )
+from rmqarrow.cli._tiered import tiered_verify
+from rmqarrow.engines import parse_engines
 from rmqarrow.errors import UsageError
+from rmqarrow.format.queries import unescape_text
+from rmqarrow.format.query_file import read_lines_file, read_query_file
+from rmqarrow.store import DatasetStore, IndexStore, TieredStore
+from rmqarrow.verify import format_report
 
 __all__ = ["register"]
 
@@ -89,9 +96,6 @@ def register(sub: Any) -> None:
 
 def read_keys(path: Path, escaped: bool) -> list[str]:
     """Full index keys, one a line (blank lines skipped)."""
-    from rmqarrow.format.queries import unescape_text
-    from rmqarrow.format.query_file import read_lines_file
-
     lines = read_lines_file(path, "keys file")
     if not lines:
         raise UsageError(f"{path}: no keys in the file (one full index key topic#key a line)")
@@ -110,13 +114,6 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    import rmqarrow
-    from rmqarrow.cli._tiered import tiered_verify
-    from rmqarrow.engines import parse_engines
-    from rmqarrow.format.query_file import read_query_file
-    from rmqarrow.store import DatasetStore, IndexStore, TieredStore
-    from rmqarrow.verify import format_report
-
     if not 1 <= args.sample <= _MAX_SAMPLE:
         raise UsageError(
             f"--sample must be 1..{_MAX_SAMPLE:,}, got {args.sample}; for more, give the "

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from rmqarrow._closing import Closing
 from rmqarrow._progress import ProgressCallback
+from rmqarrow.converters.arrow.messages import MESSAGES_SCHEMA
+from rmqarrow.converters.schema import ROCKSDB_SCHEMAS, SCHEMAS, TIERED_SCHEMAS
 from rmqarrow.errors import ClosedIndexError, InvalidValueError, UnsupportedOperationError
 from rmqarrow.format.detect import Target, describe
 from rmqarrow.format.java import JAVA_LONG_MAX
@@ -38,11 +40,7 @@ def check_max_num(max_num: object) -> int:
 def _table_columns(table: str) -> tuple[str, ...]:
     """The columns every kind's ``table`` has (the schemas its scans are written in), or
     nothing for a table no schema names."""
-    from rmqarrow.converters.schema import ROCKSDB_SCHEMAS, SCHEMAS, TIERED_SCHEMAS
-
     if table == "messages":
-        from rmqarrow.converters.arrow.messages import MESSAGES_SCHEMA
-
         return tuple(MESSAGES_SCHEMA.names)
     schema = {**SCHEMAS, **TIERED_SCHEMAS, **ROCKSDB_SCHEMAS}.get(table)
     return () if schema is None else tuple(schema.names)
