@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from rmqarrow.converters.parquet.export import export_store
-from rmqarrow.converters.parquet.kind_dataset import KIND_TABLES, kind_files, read_kind_manifest
+from rmqarrow.converters.parquet.kind_read import KIND_TABLES, kind_files, read_kind_manifest
 from rmqarrow.converters.parquet.manifest import read_manifest
 
 from rmqarrow.format.detect import MANIFEST_NAME

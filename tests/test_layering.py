@@ -423,18 +423,6 @@ LAZY_BOUNDARIES: dict[tuple[str, str], str] = {
         "pyarrow reads once as it starts; one helper, _pyarrow_fs, is the boundary"
     ),
 }
-#: TEMPORARY: files another change is rewriting now; their function-level imports are
-#: judged once it has merged (then empty this set).
-UNDER_REWRITE: set[str] = {
-    "rmqarrow/store/_open.py",
-    "rmqarrow/store/_kind.py",
-    "rmqarrow/store/_index.py",
-    "rmqarrow/store/_dataset.py",
-    "converters/parquet/kind_dataset.py",
-    "converters/parquet/remote.py",
-    "rmqarrow/testing/s3_server.py",
-    "converters/spark/cluster.py",
-}
 
 
 def _within(module: str, prefix: str) -> bool:
@@ -492,16 +480,10 @@ def test_imports_are_at_module_top() -> None:
     problems = []
     for top in ("rmqarrow", "converters"):
         for path in sorted((ROOT / top).rglob("*.py")):
-            if path.relative_to(ROOT).as_posix() in UNDER_REWRITE:
-                continue
             problems += lazy_problems(
                 module_name(path), path.read_text(), path.name == "__init__.py"
             )
     assert problems == []
-
-
-def test_under_rewrite_names_files_that_exist() -> None:
-    assert all((ROOT / rel).is_file() for rel in UNDER_REWRITE)
 
 
 @pytest.mark.parametrize(

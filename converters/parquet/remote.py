@@ -33,8 +33,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from pyarrow import fs as pafs
 from rmqarrow.converters.delta.layout import LOG_DIR, PIN_TABLE, is_delta_dataset, pin_table_of
 from rmqarrow.converters.parquet.manifest import delta_manifest, pinned_manifest, snapshot_point
+from rmqarrow.converters.parquet.to_delta import commit_manifest
 
 from rmqarrow._crash import crash_point
 from rmqarrow._paths import ObjectLocation, dataset_location, storage_errors
@@ -54,7 +56,6 @@ _KIND_OF = {
 def copy_object(src: ObjectLocation, dest: Path) -> None:
     """The object ``src`` copied to the local file ``dest`` (its folder made);
     :class:`DatasetError` in one line when it cannot be read (gone: vacuumed, deleted)."""
-    from pyarrow import fs as pafs
 
     fs, key = src.filesystem()
     dest.parent.mkdir(parents=True, exist_ok=True)
@@ -210,8 +211,6 @@ def publish_run(
     readable until a vacuum); without it a dataset committed meanwhile is refused, as is
     one of another kind with it (:func:`check_export_target` refused them up front;
     ``hint`` as there)."""
-    from pyarrow import fs as pafs
-    from rmqarrow.converters.parquet.to_delta import commit_manifest
 
     token = uuid.uuid4().hex[:12]
     fs, root = out.filesystem()

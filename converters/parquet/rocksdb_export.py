@@ -32,9 +32,9 @@ from rmqarrow.converters.arrow.rocksdb import (
     records_batches,
     rocksdb_tables,
 )
-from rmqarrow.converters.parquet.kind_dataset import (
+from rmqarrow.converters.parquet.kind_dataset import export_kind
+from rmqarrow.converters.parquet.kind_read import (
     KIND_TABLES,
-    export_kind,
     kind_files,
     kind_table,
     read_kind_manifest,

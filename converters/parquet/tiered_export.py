@@ -23,7 +23,8 @@ from typing import Any
 
 import pyarrow.parquet as pq
 from rmqarrow.converters.arrow.tiered import TieredTables, tiered_tables
-from rmqarrow.converters.parquet.kind_dataset import KIND_TABLES, export_kind
+from rmqarrow.converters.parquet.kind_dataset import export_kind
+from rmqarrow.converters.parquet.kind_read import KIND_TABLES
 from rmqarrow.converters.schema import TIERED_SCHEMA_VERSION
 
 from rmqarrow._lock import Wait

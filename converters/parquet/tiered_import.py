@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from rmqarrow.converters.arrow.tiered import TieredTables, file_bytes, tiered_tables
 from rmqarrow.converters.parquet.atomic import move_files_no_replace
-from rmqarrow.converters.parquet.kind_dataset import kind_table, read_kind_manifest
+from rmqarrow.converters.parquet.kind_read import kind_table, read_kind_manifest
 from rmqarrow.converters.parquet.tiered_export import TIERED_FORMAT, TIERED_TABLES
 
 from rmqarrow._broker import check_store_writable

@@ -26,7 +26,7 @@ from typing import Any
 
 from rmqarrow.converters.delta.layout import PIN_TABLE, is_delta_dataset, pin_table_of
 from rmqarrow.converters.parquet.atomic import recover
-from rmqarrow.converters.parquet.kind_dataset import listed_manifest, read_kind_manifest
+from rmqarrow.converters.parquet.kind_read import listed_manifest, read_kind_manifest
 from rmqarrow.converters.parquet.manifest import (
     MANIFEST_NAME,
     check_parts,

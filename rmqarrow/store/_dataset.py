@@ -6,16 +6,37 @@ for) and answer exactly as the native lookup over the exported files.
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import pyarrow.dataset as pads
+
 from rmqarrow._progress import ProgressCallback
+from rmqarrow.converters.parquet.dataset import open_dataset
+from rmqarrow.converters.parquet.importer import import_dataset
+from rmqarrow.converters.parquet.manifest import (
+    MANIFEST_NAME,
+    check_parts,
+    dataset_versions,
+    read_manifest,
+    snapshot_point,
+    source_drift,
+)
+from rmqarrow.converters.parquet.parts import table_parts
+from rmqarrow.converters.parquet.tiered_import import (
+    import_tiered,
+    read_tiered_dataset,
+    read_tiered_manifest,
+)
+from rmqarrow.engines import answer_with_engine
 from rmqarrow.errors import DatasetError, UsageError
 from rmqarrow.format.detect import TIERED_DATASET_FORMAT, require_commitlog
 from rmqarrow.format.queries import note_spaced_keys
+from rmqarrow.format.times import format_time
 from rmqarrow.store._kind import PinnedDataset
 from rmqarrow.store._queries import ItemQueries, OffsetQueries, as_queries
 from rmqarrow.store._stats import StatsReport, StatsSource, index_stats
@@ -123,9 +144,6 @@ def iso_versions(versions: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def _iso_time(value: Any) -> str | None:
     """A manifest's time (ISO 8601 text, or Unix seconds) as ``info`` prints every time
     (ISO 8601 UTC, milliseconds); another writer's odd value as it is written."""
-    import datetime as dt
-
-    from rmqarrow.format.times import format_time
 
     if value is None:
         return None
@@ -142,8 +160,6 @@ def _iso_time(value: Any) -> str | None:
 
 def _dataset_info(root: Path, manifest: dict[str, Any]) -> DatasetInfo:
     """The figures of :class:`DatasetInfo` from one manifest (one snapshot)."""
-    from rmqarrow.converters.parquet.manifest import dataset_versions, source_drift
-    from rmqarrow.converters.parquet.parts import table_parts
 
     listed = manifest.get("parts")
     tables: dict[str, dict[str, int]] = {}
@@ -214,14 +230,12 @@ class DatasetStore(PinnedDataset, OffsetQueries):
         self._pin(as_of)
 
     def _read_snapshot(self, as_of: object) -> dict[str, Any]:
-        from rmqarrow.converters.parquet.manifest import read_manifest, snapshot_point
 
         return read_manifest(self.path, as_of=snapshot_point(as_of))
 
     def answers(
         self, queries: Sequence[Any], *, engine: str | None = None, master: str | None = None
     ) -> list[list[int]]:
-        from rmqarrow.engines import answer_with_engine
 
         self._check_open()
         qs = as_queries(queries)
@@ -237,7 +251,6 @@ class DatasetStore(PinnedDataset, OffsetQueries):
         columns: list[str] | None = None,
         filter: pads.Expression | None = None,
     ) -> pa.RecordBatchReader:
-        from rmqarrow.converters.parquet.dataset import open_dataset
 
         self._check_open()
         self._check_table(table, columns)
@@ -270,8 +283,6 @@ class DatasetStore(PinnedDataset, OffsetQueries):
         current at that version or time of ``files``); a dataset in the manifest layout
         keeps no versions and refuses ``as_of``.  Without ``as_of``, the version this store
         was opened at, else the latest."""
-        from rmqarrow.converters.parquet.manifest import read_manifest, snapshot_point
-        from rmqarrow.converters.parquet.parts import table_parts
 
         self._check_open()
         self._check_table(table, None)
@@ -293,7 +304,6 @@ class DatasetStore(PinnedDataset, OffsetQueries):
     ) -> list[Path]:
         """Byte-identical index files under ``out_dir`` (never replacing one); a store a
         RocketMQ broker is running on is refused (``force``: see :func:`rmqarrow.build`)."""
-        from rmqarrow.converters.parquet.importer import import_dataset
 
         self._check_open()
         if options:
@@ -305,7 +315,6 @@ class DatasetStore(PinnedDataset, OffsetQueries):
 
     def check(self, *, full: bool = False) -> DatasetCheck:
         """The parts against the manifest (names, sizes, footers; ``full``: checksums)."""
-        from rmqarrow.converters.parquet.manifest import check_parts, read_manifest
 
         self._check_open()
         try:
@@ -356,7 +365,6 @@ class DatasetStore(PinnedDataset, OffsetQueries):
         """What the dataset holds (layout, run and Delta versions, rows and parts per
         table), its source as recorded, and whether that store now has files or entries
         the dataset lacks (headers only; ``.manifest`` is the record itself)."""
-        from rmqarrow.converters.parquet.manifest import MANIFEST_NAME, read_manifest
 
         self._check_open()
         with self._reading():
@@ -397,7 +405,6 @@ class TieredDatasetStore(PinnedDataset, ItemQueries):
         exact: bool = False,
         master: str | None = None,
     ) -> list[Any]:
-        from rmqarrow.engines import answer_with_engine
 
         self._check_open()
         with self._reading():
@@ -417,9 +424,6 @@ class TieredDatasetStore(PinnedDataset, ItemQueries):
         columns: list[str] | None = None,
         filter: pads.Expression | None = None,
     ) -> pa.RecordBatchReader:
-        import pyarrow.dataset as pads
-
-        from rmqarrow.converters.parquet.tiered_import import read_tiered_dataset
 
         self._check_open()
         self._check_table(table, columns)
@@ -437,7 +441,6 @@ class TieredDatasetStore(PinnedDataset, ItemQueries):
     ) -> list[Path]:
         """Byte-identical tiered files under ``out_dir`` (``force``: see
         :meth:`DatasetStore.import_files`)."""
-        from rmqarrow.converters.parquet.tiered_import import import_tiered
 
         self._check_open()
         if options:
@@ -448,7 +451,6 @@ class TieredDatasetStore(PinnedDataset, ItemQueries):
     def info(self) -> dict[str, Any]:
         """The manifest (a Delta dataset's: its pinned run's record, with ``delta``, the
         versions it pins, and ``versions``, those ``as_of`` takes)."""
-        from rmqarrow.converters.parquet.tiered_import import read_tiered_manifest
 
         self._check_open()
         with self._reading():

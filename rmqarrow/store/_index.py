@@ -14,7 +14,12 @@ from typing import TYPE_CHECKING, Any
 
 from rmqarrow._paths import is_uri
 from rmqarrow._progress import ProgressCallback
-from rmqarrow.engines import ENGINES
+from rmqarrow.commitlog import mode_for, resolve
+from rmqarrow.converters.arrow.scan import store_scanner
+from rmqarrow.converters.parquet.export import export_store
+from rmqarrow.converters.parquet.incremental import follow_store, sync_store
+from rmqarrow.converters.parquet.manifest import one_snapshot, read_manifest
+from rmqarrow.engines import ENGINES, answer_with_engine
 from rmqarrow.errors import (
     CorruptIndexError,
     EngineUnavailableError,
@@ -41,6 +46,9 @@ from rmqarrow.store._base import DEFAULT_MAX_NUM, check_max_num
 from rmqarrow.store._dataset import DatasetStore
 from rmqarrow.store._queries import OffsetQueries, as_queries
 from rmqarrow.store._stats import StatsReport, StatsSource, index_stats
+from rmqarrow.verify import verify
+from rmqarrow.verify.explain import explain_query
+from rmqarrow.verify.fsck import check_store
 
 if TYPE_CHECKING:
     import duckdb
@@ -335,8 +343,6 @@ class IndexStore(OffsetQueries):
             with self._reading() as (service, files):
                 answers = service.answers(qs, files=files)
         else:
-            from rmqarrow.engines import answer_with_engine
-
             s, n = self.sql_geometry(name)
             answers = answer_with_engine(
                 name, self.index_path, qs, master=master, hash_slot_num=s, index_num=n
@@ -363,7 +369,6 @@ class IndexStore(OffsetQueries):
         self, queries: Sequence[Any], *, commitlog: str | os.PathLike[str] | None = None
     ) -> list[str]:
         """:meth:`explain` for many queries, one block of lines each."""
-        from rmqarrow.verify.explain import explain_query
 
         log = None if commitlog is None else require_commitlog(commitlog)
         lines: list[str] = []
@@ -385,7 +390,6 @@ class IndexStore(OffsetQueries):
         the messages whose topic and KEYS/UNIQ_KEY (``index_type="T"``: whose TAGS) really
         match: the hash false positives RocketMQ's lookup returns are dropped.  Each offset
         is read once."""
-        from rmqarrow.commitlog import mode_for, resolve
 
         mode = mode_for(index_type)
         log = commitlog if commitlog is not None else self.commitlog_dir
@@ -404,7 +408,6 @@ class IndexStore(OffsetQueries):
         filter: pads.Expression | None = None,
     ) -> pa.RecordBatchReader:
         """``files``, ``slots`` or ``entries`` of every healthy file, oldest first."""
-        from rmqarrow.converters.arrow.scan import store_scanner
 
         self._check_table(table, columns)
         g = self.health().geometry
@@ -484,8 +487,6 @@ class IndexStore(OffsetQueries):
                 "the local engine"
             )
         if engine == "spark":
-            from rmqarrow.converters.parquet.manifest import read_manifest
-
             try:
                 from rmqarrow.converters.spark.export import export_store as spark_export
             except ModuleNotFoundError as exc:
@@ -512,7 +513,6 @@ class IndexStore(OffsetQueries):
             raise UsageError(f"unknown export engine {engine!r}; choose from local, spark")
         if master is not None:
             raise UsageError("master needs engine='spark'")
-        from rmqarrow.converters.parquet.export import export_store
 
         names = [f.name for f in damaged if f.skipped_by_readers]
         try:
@@ -561,7 +561,6 @@ class IndexStore(OffsetQueries):
         written again when the run changed the dataset (or it is missing), so it stays
         current; a file rmqarrow did not write is refused before the run.  Returns what
         changed (:class:`rmqarrow.converters.parquet.incremental.SyncResult`)."""
-        from rmqarrow.converters.parquet.incremental import sync_store
 
         self._check_open()
         _check_duckdb_file(duckdb_file, dest)
@@ -590,7 +589,6 @@ class IndexStore(OffsetQueries):
         the loop ends (set ``stop`` from a signal handler to end it between rounds).
         ``duckdb_file``: refreshed after each round that changed the dataset, as
         :meth:`sync` does."""
-        from rmqarrow.converters.parquet.incremental import follow_store
 
         self._check_open()
         if not interval > 0:
@@ -729,8 +727,6 @@ class IndexStore(OffsetQueries):
         name must run).  Damaged files are skipped by the native lookup and logged
         (refused when the store was opened ``strict``); the SQL engines read every file,
         so without a dataset they are left out, or refused when asked for by name."""
-        from rmqarrow.converters.parquet.manifest import one_snapshot
-        from rmqarrow.verify import verify
 
         self._check_open()
         if isinstance(sample, bool) or not isinstance(sample, int) or sample < 1:
@@ -800,7 +796,6 @@ class IndexStore(OffsetQueries):
             )
 
     def _check(self, log_dir: Path | None, chains: bool) -> StoreCheck:
-        from rmqarrow.verify.fsck import check_store
 
         if not chains:
             return StoreCheck(self.index_path, self.health(), {}, None)

@@ -9,7 +9,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
 from rmqarrow._paths import ObjectLocation
+from rmqarrow.converters.delta.layout import is_delta_dataset
+from rmqarrow.converters.parquet.kind_dataset import read_kind_manifest
+from rmqarrow.converters.parquet.manifest import (
+    dataset_versions,
+    delta_manifest,
+    pinned_snapshot,
+    snapshot_point,
+)
+from rmqarrow.converters.parquet.to_delta import convert_to_delta, vacuum_dataset
 from rmqarrow.errors import InvalidValueError
+from rmqarrow.format.detect import PIN_TABLES
 
 __all__ = ["PinnedDataset", "kind_snapshot"]
 
@@ -17,10 +27,6 @@ __all__ = ["PinnedDataset", "kind_snapshot"]
 def kind_snapshot(path: Path, fmt: str, as_of: object) -> dict[str, Any]:
     """The manifest of the ``fmt`` dataset at ``path`` as of a version or time of it
     (refused for a dataset in the manifest layout, which keeps no versions)."""
-    from rmqarrow.converters.delta.layout import is_delta_dataset
-    from rmqarrow.converters.parquet.kind_dataset import read_kind_manifest
-    from rmqarrow.converters.parquet.manifest import delta_manifest, pinned_snapshot, snapshot_point
-    from rmqarrow.format.detect import PIN_TABLES
 
     if not is_delta_dataset(path, PIN_TABLES[fmt]):
         raise InvalidValueError(
@@ -66,7 +72,6 @@ class PinnedDataset:
 
     def _reading(self) -> contextlib.AbstractContextManager[None]:
         """Where a verb reads: the pinned snapshot, or the latest (read by the verb)."""
-        from rmqarrow.converters.parquet.manifest import pinned_snapshot
 
         if self._snapshot is None:
             return contextlib.nullcontext()
@@ -88,7 +93,6 @@ class PinnedDataset:
     def versions(self) -> list[dict[str, Any]]:
         """The versions a reader can open ``as_of``, oldest first (none for a dataset in
         the manifest layout: :func:`rmqarrow.converters.parquet.manifest.dataset_versions`)."""
-        from rmqarrow.converters.parquet.manifest import dataset_versions
 
         self._check_open()
         return dataset_versions(self.path)
@@ -98,7 +102,6 @@ class PinnedDataset:
         are, the manifest's record pinned, ``_rmqarrow.json`` deleted last; killed, the
         next call finishes it); False when they already are
         (:func:`rmqarrow.converters.parquet.to_delta.convert_to_delta`)."""
-        from rmqarrow.converters.parquet.to_delta import convert_to_delta
 
         self._check_open()
         if self.remote is not None:
@@ -116,7 +119,6 @@ class PinnedDataset:
         """Delete the parts of this dataset of Delta tables that no run within
         ``retention_hours`` (None: a week; under an hour only with ``force``) reads;
         returns them by table (:func:`rmqarrow.converters.parquet.to_delta.vacuum_dataset`)."""
-        from rmqarrow.converters.parquet.to_delta import vacuum_dataset
 
         self._check_open()
         where = self.remote if self.remote is not None else self.path

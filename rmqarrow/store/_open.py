@@ -6,6 +6,7 @@ import os
 from contextlib import ExitStack
 
 from rmqarrow._paths import ObjectLocation, dataset_location, is_uri
+from rmqarrow.converters.parquet.remote import local_snapshot
 from rmqarrow.errors import InvalidValueError, StoreNotFoundError, UsageError
 from rmqarrow.format.detect import DATASET_KINDS, Target, describe, detect, require_index_store
 from rmqarrow.store._base import Store
@@ -110,7 +111,6 @@ def _object_dataset(
     pinned run (of the run pinned ``as_of`` a version or time, when given): the store of
     its kind, as :func:`open_store` opens the same dataset on local disk, which reads the
     copy and writes (vacuum) to ``where``."""
-    from rmqarrow.converters.parquet.remote import local_snapshot
 
     stack = ExitStack()
     try:

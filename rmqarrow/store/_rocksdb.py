@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 
 from rmqarrow._memory import duckdb_settings
 from rmqarrow._progress import ProgressCallback
-from rmqarrow.converters.parquet.kind_dataset import kind_files, read_kind_manifest
+from rmqarrow.converters.parquet.kind_read import kind_files, read_kind_manifest
 from rmqarrow.converters.parquet.rocksdb_export import export_rocksdb, rocksdb_source_tables
 from rmqarrow.engines import answer_with_engine
 from rmqarrow.errors import DatasetError, EngineUnavailableError, UsageError

@@ -25,6 +25,7 @@ usual AWS settings (:meth:`S3Server.env`), the ones rmqarrow, pyarrow and delta-
 
 from __future__ import annotations
 
+import ctypes
 import os
 import shutil
 import signal
@@ -153,7 +154,6 @@ def _die_with_parent_hook() -> Callable[[], None] | None:
     threads may call nothing that takes a lock (an import, ``dlopen``)."""
     if sys.platform != "linux":
         return None
-    import ctypes
 
     prctl = ctypes.CDLL(None, use_errno=True).prctl
     pr_set_pdeathsig = 1

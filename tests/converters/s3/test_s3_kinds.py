@@ -12,7 +12,7 @@ from pathlib import Path
 from cli_run import Ran, call, one_error
 from golden_data import golden_set
 from rmqarrow.converters.delta.run import open_snapshot
-from rmqarrow.converters.parquet.kind_dataset import read_kind_manifest
+from rmqarrow.converters.parquet.kind_read import read_kind_manifest
 from rmqarrow.converters.parquet.rocksdb_export import ROCKSDB_TABLES
 from rmqarrow.converters.parquet.tiered_export import TIERED_TABLES
 from rocksdb_golden_data import ALL_ROCKSDB, RocksDBSet
