@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Self
 
 from rmqarrow._paths import ObjectLocation
 from rmqarrow.converters.delta.layout import is_delta_dataset
-from rmqarrow.converters.parquet.kind_dataset import read_kind_manifest
+from rmqarrow.converters.parquet.kind_read import read_kind_manifest
 from rmqarrow.converters.parquet.manifest import (
     dataset_versions,
     delta_manifest,
