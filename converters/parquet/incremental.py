@@ -314,9 +314,9 @@ def _skipped_now(store_dir: str | os.PathLike[str], options: dict[str, Any]) -> 
     """The files a round leaves out: those readers skip now (a file being born is
     skipped while it is, and exported once it is whole; the first round's list, made by
     the caller, would leave it out for good)."""
-    from rmqarrow.index.health import scan_store
+    from rmqarrow.index.health import store_health
 
-    health = scan_store(store_dir, options.get("hash_slot_num"), options.get("index_num"))
+    health = store_health(store_dir, options.get("hash_slot_num"), options.get("index_num"))
     names = [f.name for f in health.files if f.skipped_by_readers]
     for name in sorted(set(names) - set(options.get("skip", ()))):
         _log.info("%s: left out of this round (damaged, or not yet written whole)", name)

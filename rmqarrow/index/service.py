@@ -431,13 +431,13 @@ def open_healthy(
     """A read-only, loaded service over a store's **healthy** files.
 
     The geometry is fitted as :func:`store_geometry` does; files that are truncated, of
-    another size or with an impossible header (:func:`rmqarrow.index.health.scan_store`)
+    another size or with an impossible header (:func:`rmqarrow.index.health.store_health`)
     are left out and listed in the service's ``skipped``.  ``strict=True`` raises
     :class:`CorruptIndexError` naming every damaged file instead.
     """
-    from rmqarrow.index.health import scan_store
+    from rmqarrow.index.health import store_health
 
-    health = scan_store(store_dir, hash_slot_num, index_num)
+    health = store_health(store_dir, hash_slot_num, index_num)
     if strict and health.damaged:
         raise CorruptIndexError(
             f"{len(health.damaged)} damaged index file(s), refused (strict=True): "

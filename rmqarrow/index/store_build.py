@@ -216,10 +216,10 @@ def _build_into(
 def _refuse_damaged(store: Path, hash_slot_num: int | None, index_num: int | None) -> None:
     """A store with a file of the wrong size or an impossible header is not appended to:
     the build would extend or roll from a file it cannot trust.  One line says what to do."""
-    from rmqarrow.index.health import scan_store
+    from rmqarrow.index.health import store_health
 
     damaged = [
-        f for f in scan_store(store, hash_slot_num, index_num).damaged if f.skipped_by_readers
+        f for f in store_health(store, hash_slot_num, index_num).damaged if f.skipped_by_readers
     ]
     if damaged:
         raise CorruptIndexError(

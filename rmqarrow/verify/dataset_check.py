@@ -32,7 +32,7 @@ from rmqarrow.converters.parquet.parts import split_by_file, table_parts
 from rmqarrow.format.layout import map_regions
 from rmqarrow.index.indexfile import IndexFile
 
-__all__ = ["DatasetCheck", "check_dataset"]
+__all__ = ["DatasetSourceCheck", "check_dataset"]
 
 _TABLES = ("files", "slots", "entries")
 _HEADER_FIELDS = (
@@ -46,8 +46,10 @@ _HEADER_FIELDS = (
 
 
 @dataclass
-class DatasetCheck:
-    """The outcome of :func:`check_dataset`; ``ok`` when ``problems`` is empty."""
+class DatasetSourceCheck:
+    """The outcome of :func:`check_dataset`, a dataset against the store it came from (not
+    :class:`rmqarrow.store.DatasetCheck`, its parts against its own manifest); ``ok`` when
+    ``problems`` and ``stale`` are empty."""
 
     dataset: str
     files_checked: int = 0
@@ -193,7 +195,7 @@ def check_dataset(
     *,
     sample: int = 200,
     seed: int = 0,
-) -> DatasetCheck:
+) -> DatasetSourceCheck:
     """Compare ``dataset`` with the native ``files`` of ``store`` (oldest first).
 
     A part that cannot be read (damaged pages behind a valid footer) is a problem of the
@@ -207,7 +209,7 @@ def check_dataset(
         from rmqarrow.converters.parquet.manifest import check_parts
         from rmqarrow.errors import DatasetError
 
-        check = DatasetCheck(str(Path(dataset)))
+        check = DatasetSourceCheck(str(Path(dataset)))
         try:
             check_parts(dataset, full=True)
         except DatasetError as bad:
@@ -224,12 +226,12 @@ def _check_dataset(
     *,
     sample: int,
     seed: int,
-) -> DatasetCheck:
+) -> DatasetSourceCheck:
 
     from rmqarrow.errors import DatasetError
 
     root = Path(dataset)
-    check = DatasetCheck(str(root))
+    check = DatasetSourceCheck(str(root))
     try:
         from rmqarrow.converters.parquet.manifest import stale_reasons
 
@@ -337,7 +339,7 @@ def _check_dataset(
 
 
 def _compare_slots(
-    check: DatasetCheck, slots: _TableIndex, name: str, used: np.ndarray, heads: np.ndarray
+    check: DatasetSourceCheck, slots: _TableIndex, name: str, used: np.ndarray, heads: np.ndarray
 ) -> None:
     """Every slots row of a file against the native slot heads."""
 
