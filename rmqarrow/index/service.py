@@ -12,7 +12,6 @@ import logging
 import os
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -32,7 +31,7 @@ from rmqarrow.format.hashing import check_query_key, index_key_hash
 from rmqarrow.format.java import JAVA_LONG_MAX
 from rmqarrow.format.layout import Geometry
 from rmqarrow.format.naming import free_file_name, list_index_files
-from rmqarrow.format.queries import Query, as_queries
+from rmqarrow.format.queries import Query, QueryOffsetResult, as_queries
 from rmqarrow.format.records import MessageRecord, index_keys, is_rollback
 from rmqarrow.index.indexfile import IndexFile
 from rmqarrow.kernels import lookup as _lookup
@@ -54,15 +53,6 @@ __all__ = [
 ]
 
 DEFAULT_MAX_MSGS_NUM_BATCH = 64
-
-
-@dataclass(frozen=True)
-class QueryOffsetResult:
-    """``QueryOffsetResult``: the offsets found and the newest file's end markers."""
-
-    phy_offsets: list[int] = field(default_factory=list)
-    index_last_update_timestamp: int = 0
-    index_last_update_phy_offset: int = 0
 
 
 def query_files(
