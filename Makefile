@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo check test test-lowest system-deps lint ruff typecheck docs docs-build bench bench-full bench-anchor clean cluster-start cluster-stop
+.PHONY: setup demo check test test-lowest system-deps s3-server lint ruff typecheck docs docs-build bench bench-full bench-anchor clean cluster-start cluster-stop
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -54,7 +54,15 @@ system-deps:
 		$$sudo apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq $$missing >/dev/null; }
 
-test: lint docs-build system-deps
+# The real S3 server of the object-storage tests and the Delta benchmark: the Versity S3
+# Gateway at one pinned version, built from the Go module proxy into
+# ~/.cache/rmqarrow/versitygw/VERSION/ unless it is there (4-6 minutes cold on two
+# cores, once a machine); RMQARROW_S3_SERVER=moto skips it and runs moto instead, as does
+# a machine without Go (with a warning).
+s3-server: $(STAMP)
+	$(BIN)/python -m rmqarrow.testing.s3_server build
+
+test: lint docs-build system-deps s3-server
 	$(BIN)/python -m pytest
 
 # The fast tier, for every change (a few minutes on two cores): ruff, mypy, and the tests of
@@ -63,7 +71,7 @@ test: lint docs-build system-deps
 # docs' examples, nothing marked slow.  `make test` still runs every test.
 CHECK_TESTS := tests/test_golden_conformance.py tests/test_layering.py tests/format \
 	tests/kernels tests/index tests/commitlog tests/tiered tests/rocksdb tests/converters/arrow \
-	tests/converters/parquet tests/converters/duckdb tests/converters/delta tests/store \
+	tests/converters/parquet tests/converters/duckdb tests/converters/stats tests/converters/delta tests/store \
 	tests/cli tests/verify
 check: ruff typecheck
 	$(BIN)/python -m pytest -q -m "not spark and not cluster and not rocketmq and not slow" \
@@ -76,7 +84,7 @@ check: ruff typecheck
 # dev extra's pins.  Runs are recorded in benchmarks/results/lowest-*.json.
 LOWEST_VENV := build/venv-lowest
 LOWEST_TESTS := tests/format tests/index tests/converters/arrow tests/converters/parquet \
-	tests/converters/duckdb tests/test_golden_conformance.py
+	tests/converters/duckdb tests/converters/stats tests/test_golden_conformance.py
 test-lowest:
 	rm -rf $(LOWEST_VENV)
 	$(PYTHON) -m venv $(LOWEST_VENV)

@@ -13,9 +13,11 @@ A store of 6 full files (``--full``: RocketMQ's default geometry, 5,000,000 x 20
   last ``GROW`` entries (1,000,000; quick: 20,000: its header's count set back, which is
   how a live broker's file looks between two puts), then brought up to the grown store by
   :func:`sync_store`, against the Delta export's median;
-- ``s3 delta export`` / ``s3 delta incremental``: the same two to ``s3://`` on a local
-  moto server (:mod:`rmqarrow.testing.s3_server`) that this benchmark starts and kills by
-  its pid.  moto keeps objects in its process's memory: a full run holds about 3 GB there.
+- ``s3 delta export`` / ``s3 delta incremental``: the same two to ``s3://`` on a local S3
+  server (:mod:`rmqarrow.testing.s3_server`: the Versity S3 Gateway when ``make s3-server``
+  built it, else moto) that this benchmark starts and kills by its pid.  The gateway keeps
+  the objects on disk in the run's work directory, moto in its process's memory: a full
+  run holds about 3 GB there.  Each row's ``server`` names the one that ran.
   An incremental run that the library refuses for a URI is recorded as refused, with its
   one-line message.
 
@@ -126,15 +128,27 @@ def _s3_bytes(server: S3Server, uri: str) -> int:
 
 
 def _s3_delete(server: S3Server, uri: str) -> None:
-    """Drop a dataset from the server (moto holds it in memory)."""
+    """Drop a dataset from the server (moto holds it in memory, the gateway on disk).
+    Objects first, then the directories deepest first: the gateway's posix backend keeps a
+    directory for each prefix and refuses to delete one that still holds anything, which
+    a single recursive delete, sending the prefixes in the same batch as their objects,
+    runs into."""
     from pyarrow import fs
 
-    fs.S3FileSystem(endpoint_override=server.endpoint).delete_dir(uri.removeprefix("s3://"))
+    s3 = fs.S3FileSystem(endpoint_override=server.endpoint)
+    root = uri.removeprefix("s3://")
+    infos = s3.get_file_info(fs.FileSelector(root, recursive=True))
+    for info in infos:
+        if info.type == fs.FileType.File:
+            s3.delete_file(info.path)
+    dirs = [i.path for i in infos if i.type == fs.FileType.Directory]
+    for path in [*sorted(dirs, key=lambda p: p.count("/"), reverse=True), root]:
+        s3.delete_dir(path)
 
 
 @contextmanager
 def _s3(workdir: Path) -> Iterator[tuple[S3Server, str]]:
-    """A moto server of this run and a new bucket on it, the AWS settings pointing at it
+    """An S3 server of this run and a new bucket on it, the AWS settings pointing at it
     in this process's environment meanwhile; the server is killed by its pid after."""
     from pyarrow import fs
 
@@ -315,7 +329,7 @@ def _s3_rows(
     t_delta: float,
     size: int,
 ) -> list[dict[str, Any]]:
-    """The export and the incremental run to ``s3://`` on a local moto server."""
+    """The export and the incremental run to ``s3://`` on a local S3 server."""
     rows: list[dict[str, Any]] = []
     with _s3(work) as (server, bucket):
         inc = f"{bucket}/incremental"
@@ -392,6 +406,8 @@ def _s3_rows(
                 )
             )
         _s3_delete(server, whole)
+    for row in rows:
+        row["server"] = server.kind
     return rows
 
 

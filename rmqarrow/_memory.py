@@ -8,7 +8,13 @@ module reads the limit and words those failures as what they are.
 
 from __future__ import annotations
 
+import ctypes
+import errno
 import os
+import re
+import sys
+
+from rmqarrow.errors import MemoryLimitError
 
 __all__ = [
     "address_space_limit",
@@ -83,8 +89,6 @@ def fit_allocators() -> None:
     line calls it first); later, it moves the default pool for what is allocated from
     then on.  A pool the user chose (``ARROW_DEFAULT_MEMORY_POOL``) is kept.
     """
-    import sys
-
     if address_space_limit() is None or "ARROW_DEFAULT_MEMORY_POOL" in os.environ:
         return
     os.environ["ARROW_DEFAULT_MEMORY_POOL"] = "system"
@@ -97,8 +101,6 @@ def library_note(exc: BaseException) -> str:
     """What a shared library failing to load under the limit says, in a few words:
     ``libllvmlite.so cannot be mapped`` (llvmlite's own text runs on over several
     sentences about what else it could mean)."""
-    import re
-
     found = re.search(r"([\w.+-]+\.so(?:\.[\d.]+)?)", str(exc))
     return f"{found.group(1) if found else 'its shared library'} cannot be mapped"
 
@@ -120,8 +122,6 @@ def _cap_malloc_arenas() -> None:
     not count, and DuckDB aborts (exit 127) where the same command passed on a quiet
     one.  Two arenas bound that; elsewhere (other C libraries) nothing is changed.
     """
-    import ctypes
-
     try:
         libc = ctypes.CDLL(None)
         libc.mallopt(ctypes.c_int(_M_ARENA_MAX), ctypes.c_int(2))
@@ -149,8 +149,6 @@ def duckdb_settings(threads: int | None = None) -> DuckDBConfig:
     used = _mapped_now() or 0
     free = max(limit - used, 0)
     if used and free < _DUCKDB_MIN_FREE and not _duckdb_started:
-        from rmqarrow.errors import MemoryLimitError
-
         raise MemoryLimitError(
             f"DuckDB needs about {_DUCKDB_MIN_FREE >> 20} MiB of address space to start; "
             f"{describe_limit(limit)} leaves {free >> 20} MiB after loading: raise the "
@@ -178,10 +176,6 @@ def memory_error(exc: BaseException, what: str = "the command") -> MemoryError |
     """``exc`` as one :class:`~rmqarrow.errors.MemoryLimitError` line when it is memory
     running out (a ``MemoryError``, DuckDB's ``OutOfMemoryException``, a shared library
     that cannot be mapped under ``ulimit -v``, ``ENOMEM``); None for anything else."""
-    import errno
-
-    from rmqarrow.errors import MemoryLimitError
-
     if isinstance(exc, MemoryLimitError):
         return exc
     text = " ".join(str(exc).split()).lower()

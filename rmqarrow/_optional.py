@@ -14,6 +14,7 @@ import logging
 import os
 from types import ModuleType
 
+from rmqarrow._memory import describe_limit, library_note
 from rmqarrow.errors import EngineUnavailableError
 
 __all__ = ["compiled_kernels", "numba_enabled", "require", "reset_compiled"]
@@ -61,8 +62,6 @@ def compiled_kernels(module: str) -> ModuleType | None:
             except (OSError, MemoryError) as exc:
                 # llvmlite cannot map its library under a tight ulimit -v: it says "could
                 # not find/load shared object file"; the numpy kernels give the same answers
-                from rmqarrow._memory import describe_limit, library_note
-
                 logging.getLogger(__name__).info(
                     "numba could not load (%s) under %s: using the numpy kernels (same answers)",
                     library_note(exc),

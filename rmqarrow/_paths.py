@@ -137,29 +137,21 @@ class ObjectLocation:
 
     def is_dir(self) -> bool:
         """Whether any object lies under this prefix (object storage has no folders)."""
-        from pyarrow import fs as pafs
-
-        return bool(self._info().type == pafs.FileType.Directory)
+        return bool(self._info().type == _pyarrow_fs().FileType.Directory)
 
     def is_file(self) -> bool:
         """Whether an object has exactly this key."""
-        from pyarrow import fs as pafs
-
-        return bool(self._info().type == pafs.FileType.File)
+        return bool(self._info().type == _pyarrow_fs().FileType.File)
 
     def exists(self) -> bool:
         """Whether an object or a prefix of objects is here."""
-        from pyarrow import fs as pafs
-
-        return bool(self._info().type != pafs.FileType.NotFound)
+        return bool(self._info().type != _pyarrow_fs().FileType.NotFound)
 
     def iterdir(self) -> Iterator[ObjectLocation]:
         """What lies directly under this prefix (objects and prefixes)."""
-        from pyarrow import fs as pafs
-
         fs, path = self.filesystem()
         with storage_errors(self):
-            infos = fs.get_file_info(pafs.FileSelector(path, allow_not_found=True))
+            infos = fs.get_file_info(_pyarrow_fs().FileSelector(path, allow_not_found=True))
         for info in sorted(infos, key=lambda i: str(i.path)):
             yield self / str(info.base_name)
 
@@ -208,11 +200,18 @@ def storage_errors(where: object, *, missing_ok: bool = False) -> Iterator[None]
 DatasetLocation = Path | ObjectLocation
 
 
-def _filesystem(uri: str) -> tuple[pafs.FileSystem, str]:
+def _pyarrow_fs() -> Any:
+    """``pyarrow.fs``, imported on first use: the command line imports this module before
+    it sizes pyarrow's allocator (:func:`rmqarrow._memory.fit_allocators`, read once when
+    pyarrow starts), so pyarrow must not load with it.  The one lazy import of the module."""
     from pyarrow import fs as pafs
 
+    return pafs
+
+
+def _filesystem(uri: str) -> tuple[pafs.FileSystem, str]:
     try:
-        fs, path = pafs.FileSystem.from_uri(uri)
+        fs, path = _pyarrow_fs().FileSystem.from_uri(uri)
     except (ValueError, OSError) as exc:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise UnsupportedLocationError(

@@ -1,19 +1,38 @@
-"""The S3 server fixtures of the object-storage tests: one real moto server a session
-(:mod:`rmqarrow.testing.s3_server`, shared with the benchmarks), and each test a bucket of
-its own with the usual AWS settings in its environment, the ones rmqarrow, pyarrow and
-delta-rs read.
+"""The S3 server fixtures of the object-storage tests: one real S3 server a session
+(:mod:`rmqarrow.testing.s3_server`, shared with the benchmarks: the Versity S3 Gateway when
+built, else moto), and each test a bucket of its own with the usual AWS settings in its
+environment, the ones rmqarrow, pyarrow and delta-rs read.  pytest's header names the
+server.
 """
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import Iterator
 
 import pytest
 
-from rmqarrow.testing.s3_server import S3Server, start_server, stop_server
+from rmqarrow.testing.s3_server import (
+    VERSITYGW_VERSION,
+    S3Server,
+    chosen_server,
+    start_server,
+    stop_server,
+    versitygw_binary,
+)
 
-__all__ = ["s3_bucket", "s3_server"]
+__all__ = ["pytest_report_header", "s3_bucket", "s3_server"]
+
+
+def pytest_report_header() -> str:
+    """Which S3 server the object-storage tests run against."""
+    kind = chosen_server()
+    if kind == "versitygw":
+        return f"S3 test server: versitygw {VERSITYGW_VERSION} ({versitygw_binary()})"
+    if os.environ.get("RMQARROW_S3_SERVER"):
+        return "S3 test server: moto (RMQARROW_S3_SERVER)"
+    return "S3 test server: moto (the Versity S3 Gateway is not built: make s3-server)"
 
 
 @pytest.fixture(scope="session")

@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 from rmqarrow.converters.schema import SCHEMA_VERSION
 
 from rmqarrow.commitlog import MAGIC_V1, CommitLogReader
@@ -184,8 +185,6 @@ def write_messages_parquet(
     removes its partial file.  ``start_offset``/``end_offset`` limit it to some files
     (the Spark exporter writes one part per CommitLog file).
     """
-    import pyarrow.parquet as pq
-
     out = Path(out_path)
     try:
         sink = open(out, "xb")  # noqa: SIM115 - closed below

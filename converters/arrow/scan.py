@@ -29,10 +29,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.dataset as pads
 from rmqarrow.converters.arrow.tables import geometry_of
 from rmqarrow.converters.schema import SCHEMAS
 
-from rmqarrow.errors import InvalidValueError
+from rmqarrow.errors import InvalidValueError, StoreNotFoundError
 from rmqarrow.format.layout import MappedIndex, check_header, map_regions
 from rmqarrow.format.naming import list_index_files
 
@@ -204,8 +205,6 @@ def scan_file(
     """A reader over one table of one native index file."""
     p = Path(path)
     if not p.is_file():
-        from rmqarrow.errors import StoreNotFoundError
-
         raise StoreNotFoundError(f"{p}: no such index file")
     return _reader([p], table, hash_slot_num, index_num, batch_rows)
 
@@ -236,8 +235,6 @@ def store_scanner(
     """A one-shot :class:`pyarrow.dataset.Scanner` over :func:`scan_store` (projection and
     filter pushed into the stream), e.g. ``store_scanner(d, "entries",
     filter=pc.field("key_hash") == h).to_table()``."""
-    import pyarrow.dataset as pads
-
     reader = scan_store(
         store_dir, table, hash_slot_num=hash_slot_num, index_num=index_num, batch_rows=batch_rows
     )

@@ -27,15 +27,18 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
+import pyarrow.dataset as pads
 from deltalake import CommitProperties, DeltaTable
 from deltalake.exceptions import CommitFailedError, DeltaError
+from pyarrow import fs as pafs
+from rmqarrow.converters.arrow.messages import MESSAGES_SCHEMA
 from rmqarrow.converters.delta.commit import commit_table, live_files, table_version
 from rmqarrow.converters.delta.layout import META_KEY, PIN_TABLE
 from rmqarrow.converters.schema import ROCKSDB_SCHEMAS, SCHEMAS, TIERED_SCHEMAS
@@ -75,8 +78,6 @@ _PIN_LOOKBACK = 64
 def table_schema(table: str) -> pa.Schema:
     """The published schema of ``table`` (every rmqarrow table, messages included)."""
     if table == "messages":
-        from rmqarrow.converters.arrow.messages import MESSAGES_SCHEMA
-
         return MESSAGES_SCHEMA
     for schemas in (SCHEMAS, TIERED_SCHEMAS, ROCKSDB_SCHEMAS):
         if table in schemas:
@@ -130,8 +131,6 @@ class Snapshot:
     def dataset(self, table: str) -> pads.Dataset:
         """``table`` as a pyarrow Dataset over :meth:`files`, in its published schema
         (not Delta's type mapping: readers get the exact Arrow types of the export)."""
-        import pyarrow.dataset as pads
-
         return pads.dataset(self.files(table), schema=table_schema(table), format="parquet")
 
 
@@ -233,10 +232,13 @@ class PinVersion:
     app: tuple[str, int] | None
 
 
-def pin_history(dataset: str | os.PathLike[str], *, pin_table: str = PIN_TABLE) -> list[PinVersion]:
-    """Every run pinned in ``dataset``, oldest first, as far back as the pin table's log
-    goes (versions without a pin, a restore's or a vacuum's, are no run and left out)."""
-    root = Path(dataset).absolute()
+def pin_history(
+    dataset: str | os.PathLike[str] | ObjectLocation, *, pin_table: str = PIN_TABLE
+) -> list[PinVersion]:
+    """Every run pinned in ``dataset`` (local, or on object storage), oldest first, as far
+    back as the pin table's log goes (versions without a pin, a restore's or a vacuum's,
+    are no run and left out)."""
+    root = dataset_location(dataset).absolute()
     latest = open_snapshot(root, pin_table=pin_table).versions[pin_table]
     out = []
     for version in range(latest + 1):
@@ -256,8 +258,6 @@ def _gone(path: str) -> bool:
     """Whether a data file a snapshot lists is gone (local, or on object storage)."""
     where = dataset_location(path.removeprefix("file://"))
     if isinstance(where, ObjectLocation):
-        from pyarrow import fs as pafs
-
         fs, inner = where.filesystem()
         return bool(fs.get_file_info(inner).type == pafs.FileType.NotFound)
     return not where.is_file()
@@ -457,8 +457,6 @@ def vacuum(
     offers); parts never committed (a killed run's) go once older than the retention,
     younger ones may be a running writer's.  Hold the dataset's writer lock.
     """
-    import time
-
     if retention_hours < 0:
         raise InvalidValueError(f"retention_hours must be 0 or more, got {retention_hours}")
     root = dataset_location(dataset).absolute()

@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import os
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,12 +36,14 @@ from rmqarrow.converters.duckdb.footer_facts import entry_facts
 from rmqarrow.converters.duckdb.lazy import files_rows
 from rmqarrow.converters.duckdb.sql import ENTRY_COLUMNS, entry_owners, file_ranks
 from rmqarrow.converters.duckdb.walk import HASH_MACROS_SQL, LOOKUP_MACROS_SQL
+from rmqarrow.converters.parquet.manifest import check_parts, trusted
 from rmqarrow.converters.parquet.parts import duckdb_literal, manifest_or_none, table_parts
 
 from rmqarrow._memory import duckdb_settings
 from rmqarrow._staging import fsync_dir, remove_path, sibling, stale_siblings
 from rmqarrow._version import __version__
 from rmqarrow.errors import DatasetError, OutputExistsError, UsageError
+from rmqarrow.format.detect import require_index_source
 
 if TYPE_CHECKING:
     import duckdb
@@ -95,8 +98,6 @@ def _file_list(paths: list[str]) -> str:
 
 def refresh_command(dataset: Path, out: Path) -> str:
     """The command that writes ``out`` again over the dataset's newest snapshot."""
-    import shlex
-
     return f"rmqarrow sql {shlex.quote(str(dataset))} --save {shlex.quote(str(out))}"
 
 
@@ -157,9 +158,6 @@ def save_database(
     function wrote it, or with ``overwrite``.  Calling it again refreshes the file.
     """
     import duckdb
-    from rmqarrow.converters.parquet.manifest import check_parts, trusted
-
-    from rmqarrow.format.detect import require_index_source
 
     source = require_index_source(dataset)
     if source.kind != "dataset":

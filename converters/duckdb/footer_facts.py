@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 __all__ = ["FACTS_SCHEMA", "entry_facts"]
 
@@ -28,8 +29,6 @@ FACTS_SCHEMA = pa.schema(
 def _part_minima(path: str) -> tuple[int, int] | bool | None:
     """(min store_timestamp, min time_diff) of one part; False without rows; None when a
     row group has no exact statistics."""
-    import pyarrow.parquet as pq
-
     meta = pq.ParquetFile(path).metadata
     names = meta.schema.names
     columns = [names.index(c) for c in ("store_timestamp", "time_diff")]

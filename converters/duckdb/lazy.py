@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
+from rmqarrow.converters.arrow.messages import MESSAGES_SCHEMA, messages_reader
 from rmqarrow.converters.arrow.scan import decode_entries, files_batch, repeated_string
 from rmqarrow.converters.arrow.tables import geometry_of
 from rmqarrow.converters.schema import SCHEMAS
@@ -352,8 +353,6 @@ def attach_messages(con: duckdb.DuckDBPyConnection, commitlog: str | os.PathLike
     a wrong folder) the problem is said once as a note and the view stays, failing with
     the same line only in the statements that read it.
     """
-    from rmqarrow.converters.arrow.messages import MESSAGES_SCHEMA, messages_reader
-
     try:
         messages_reader(commitlog).close()
     except RmqArrowError as exc:

@@ -42,6 +42,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
+from rmqarrow.converters.arrow.scan import scan_store
+from rmqarrow.converters.arrow.tables import geometry_of
 from rmqarrow.converters.duckdb.footer_facts import entry_facts
 from rmqarrow.converters.duckdb.lazy import (
     BATCH_ROWS,
@@ -54,6 +57,7 @@ from rmqarrow.converters.duckdb.lazy import (
     native_views,
     statement_error,
 )
+from rmqarrow.converters.duckdb.native import attach_slots
 from rmqarrow.converters.duckdb.walk import HASH_MACROS_SQL, LOOKUP_COLUMNS, LOOKUP_MACROS_SQL
 from rmqarrow.converters.log_check_sql import (
     CHECK_DANGLING_SQL,
@@ -63,12 +67,13 @@ from rmqarrow.converters.log_check_sql import (
     expected_key_texts_sql,
     log_check_figures,
 )
-from rmqarrow.converters.parquet.manifest import one_snapshot
+from rmqarrow.converters.parquet.manifest import check_parts, one_snapshot, trusted
 from rmqarrow.converters.parquet.parts import duckdb_literal, single_file_name, table_parts
 from rmqarrow.converters.schema import SCHEMAS
 
 from rmqarrow._memory import duckdb_settings
 from rmqarrow.errors import (
+    CorruptIndexError,
     DatasetError,
     EngineError,
     InvalidKeyError,
@@ -78,10 +83,11 @@ from rmqarrow.errors import (
     UsageError,
     WriteRefusedError,
 )
+from rmqarrow.format.detect import require_index_source
 from rmqarrow.format.hashing import check_query_key
 from rmqarrow.format.java import JAVA_LONG_MAX
-from rmqarrow.format.layout import StoreSnapshot
-from rmqarrow.format.naming import java_name_order
+from rmqarrow.format.layout import StoreSnapshot, check_header, map_regions
+from rmqarrow.format.naming import java_name_order, list_index_files
 from rmqarrow.format.queries import Query
 from rmqarrow.kernels.hashing import index_key_hashes
 
@@ -147,8 +153,6 @@ def _attach_dataset(con: duckdb.DuckDBPyConnection, root: Path) -> None:
     (:func:`_attach_owned_entries`) and never reads the ``file_name`` strings; otherwise it
     joins the names to their ranks.
     """
-    from rmqarrow.converters.parquet.manifest import check_parts, trusted
-
     if not trusted():  # parts added, missing or changed since export: refused, never half-read
         check_parts(root)
     for table in TABLES:
@@ -257,12 +261,6 @@ def _attach_store(
     Entries get their file's rank as they load, so lookups join on an int.
     """
     import duckdb
-    from rmqarrow.converters.arrow.scan import scan_store
-    from rmqarrow.converters.arrow.tables import geometry_of
-
-    from rmqarrow.errors import CorruptIndexError
-    from rmqarrow.format.layout import check_header, map_regions
-    from rmqarrow.format.naming import list_index_files
 
     paths = [root] if root.is_file() else list_index_files(root)
     # Check every file up front, so a bad one raises its own error rather than a DuckDB
@@ -308,8 +306,6 @@ def _attach_lazy_store(
     index_num: int | None,
 ) -> None:
     """The native store as lazy tables of one pinned snapshot, ``_rmq_files`` included."""
-    from rmqarrow.format.naming import list_index_files
-
     names = [root.name] if root.is_file() else [p.name for p in list_index_files(root)]
     ranks = file_ranks(names)
 
@@ -407,8 +403,6 @@ def connect(
     """
     import duckdb
 
-    from rmqarrow.format.detect import require_index_source
-
     source = require_index_source(target)
     root = source.path if source.kind == "dataset" else source.index_path
     kind = "dataset" if source.kind == "dataset" else "store"
@@ -499,10 +493,6 @@ def connect_for_queries(
     (headers pinned by file name) reads exactly those files as of those headers.
     """
     import duckdb
-    from rmqarrow.converters.duckdb.native import attach_slots
-
-    from rmqarrow.format.detect import require_index_source
-    from rmqarrow.format.naming import list_index_files
 
     source = require_index_source(target)
     if source.kind == "dataset":
@@ -766,8 +756,6 @@ def queries_table(queries: pa.Table | Sequence[Query]) -> pa.Table:
     if "key" in names:
         keys: Any = queries.column("key")
         if "topic" in names:
-            import pyarrow.compute as pc
-
             keys = pc.binary_join_element_wise(
                 queries.column("topic").cast(pa.large_string()),
                 keys.cast(pa.large_string()),
@@ -787,12 +775,9 @@ def queries_table(queries: pa.Table | Sequence[Query]) -> pa.Table:
     def column(name: str, default: int) -> pa.Array:
         if name not in names:
             return pa.array(np.full(n, default, dtype=np.int64))
-        import pyarrow.compute as pc
 
         col = queries.column(name).cast(pa.int64())
         return pc.fill_null(col, default).combine_chunks()
-
-    import pyarrow.compute as pc
 
     query_id = (
         queries.column("query_id").cast(pa.int64()).combine_chunks()
@@ -853,8 +838,6 @@ def answer_queries(
     headers pinned by file name, :meth:`rmqarrow.IndexFile.pin`) answers as of it.
     """
     import duckdb
-
-    from rmqarrow.format.detect import require_index_source
 
     qs = list(queries)
     source = dataset if dataset is not None else target

@@ -21,9 +21,12 @@ import contextlib
 import json
 import logging
 import os
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 from typing import Any
+
+from rmqarrow.converters.delta.layout import is_delta_dataset
+from rmqarrow.converters.parquet.manifest import FORMAT, MANIFEST_NAME
 
 from rmqarrow._broker import broker_state, check_store_writable
 from rmqarrow._crash import crash_point
@@ -37,6 +40,12 @@ from rmqarrow._staging import (
     stale_siblings,
 )
 from rmqarrow.errors import OutputExistsError
+from rmqarrow.format.detect import (
+    DATASET_KINDS,
+    ROCKSDB_DATASET_FORMAT,
+    TIERED_DATASET_FORMAT,
+    detect,
+)
 
 __all__ = [
     "atomic_dir",
@@ -75,11 +84,6 @@ def check_replaceable(out: Path) -> None:
     (of any kind), never anything else: a folder of documents, a CommitLog, a store, nor a
     dataset of Delta tables, whose versions would go (an export of its own kind makes an
     overwrite one more version of it; one of another kind is refused here)."""
-    from rmqarrow.converters.delta.layout import is_delta_dataset
-    from rmqarrow.converters.parquet.manifest import FORMAT, MANIFEST_NAME
-
-    from rmqarrow.format.detect import ROCKSDB_DATASET_FORMAT, TIERED_DATASET_FORMAT
-
     if not out.exists() and not out.is_symlink():
         return
     what = "a file" if not out.is_dir() or out.is_symlink() else "a directory"
@@ -110,14 +114,20 @@ def check_replaceable(out: Path) -> None:
 
 @contextlib.contextmanager
 def atomic_dir(
-    target: str | os.PathLike[str], *, overwrite: bool = False, wait: Wait = False
+    target: str | os.PathLike[str],
+    *,
+    overwrite: bool = False,
+    wait: Wait = False,
+    refuse: Callable[[Path], None] | None = None,
 ) -> Iterator[Path]:
     """Yield an empty temporary directory that becomes ``target`` when the block succeeds.
 
     Raises :class:`OutputExistsError` up front (and again at the end, should the target
     appear meanwhile) when ``target`` exists and ``overwrite`` is false; an existing empty
     directory is taken as the place to write (replaced by the output, nothing to lose).
-    The target's writer lock is held throughout (``wait``: see :func:`rmqarrow._lock.acquire`).
+    The target's writer lock is held throughout (``wait``: see :func:`rmqarrow._lock.acquire`);
+    ``refuse(target)``, when given, is called first under it, to refuse what no other
+    writer may change meanwhile.
     """
     out = local_path(target).absolute()
     check_output_place(out)
@@ -126,6 +136,8 @@ def atomic_dir(
         check_store_writable(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     with writer_lock(out, wait=wait):
+        if refuse is not None:
+            refuse(out)
         yield from _atomic_dir(out, overwrite)
 
 
@@ -133,8 +145,6 @@ def _atomic_dir(out: Path, overwrite: bool) -> Generator[Path, None, None]:
     if out.parent.is_dir():
         recover(out)
     if out.exists() and not overwrite and not _empty_dir(out):
-        from rmqarrow.format.detect import DATASET_KINDS, detect
-
         if detect(out).kind not in DATASET_KINDS:
             check_replaceable(out)  # anything but a dataset: refused, saying what it is
         raise OutputExistsError(f"{out}: already exists; pass overwrite=True to replace it")

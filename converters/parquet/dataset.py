@@ -14,12 +14,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
+import pyarrow.dataset as pads
+import pyarrow.parquet as pq
+from rmqarrow.converters.arrow.messages import MESSAGES_SCHEMA
 from rmqarrow.converters.arrow.tables import IndexTables
 from rmqarrow.converters.parquet.importer import list_parts
 from rmqarrow.converters.parquet.manifest import one_snapshot, read_manifest
+from rmqarrow.converters.parquet.parts import table_parts
 from rmqarrow.converters.schema import SCHEMAS
 
 from rmqarrow.errors import DatasetError, InvalidValueError, StoreNotFoundError
+from rmqarrow.format.naming import java_name_order
 
 if TYPE_CHECKING:
     import pyarrow.dataset as pads
@@ -40,8 +45,6 @@ def present_tables(dataset_dir: str | os.PathLike[str]) -> list[str]:
 
 def _schema(table: str) -> pa.Schema:
     if table == "messages":
-        from rmqarrow.converters.arrow.messages import MESSAGES_SCHEMA
-
         return MESSAGES_SCHEMA
     return SCHEMAS[table]
 
@@ -49,9 +52,6 @@ def _schema(table: str) -> pa.Schema:
 def _message_parts(d: Path) -> list[Path]:
     """The parts of ``messages``, each checked to hold its schema (the columns of
     :mod:`rmqarrow.converters.arrow.messages`)."""
-    import pyarrow.parquet as pq
-    from rmqarrow.converters.parquet.parts import table_parts
-
     want = [(f.name, f.type) for f in _schema("messages")]
     parts = table_parts(d, "messages")
     for p in parts:
@@ -70,8 +70,6 @@ def _message_parts(d: Path) -> list[Path]:
 def open_dataset(dataset_dir: str | os.PathLike[str], table: str) -> pads.Dataset:
     """One table of a dataset (``files``, ``slots``, ``entries``, or ``messages`` when it
     was exported with a CommitLog) as a pyarrow Dataset."""
-    import pyarrow.dataset as pads
-
     d = Path(dataset_dir)
     if not d.is_dir():
         raise StoreNotFoundError(f"{d}: no such dataset directory")
@@ -95,8 +93,6 @@ def open_dataset(dataset_dir: str | os.PathLike[str], table: str) -> pads.Datase
 def read_dataset(dataset_dir: str | os.PathLike[str]) -> IndexTables:
     """All three tables, files in Java name order, slots/entries in file then slot/position
     order (the order of :func:`rmqarrow.converters.arrow.tables.store_tables`)."""
-    from rmqarrow.format.naming import java_name_order
-
     with one_snapshot(dataset_dir):  # the three tables of one run
         files = open_dataset(dataset_dir, "files").to_table()
         slots = open_dataset(dataset_dir, "slots").to_table()

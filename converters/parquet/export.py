@@ -80,6 +80,7 @@ from __future__ import annotations
 
 import logging
 import os
+import tempfile
 import threading
 from collections import deque
 from collections.abc import Callable, Collection, Iterator, Sequence
@@ -91,26 +92,29 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+from rmqarrow.converters.arrow.messages import write_messages_parquet
 from rmqarrow.converters.arrow.scan import files_batch, repeated_string, source_paths
 from rmqarrow.converters.arrow.tables import geometry_of
+from rmqarrow.converters.delta.layout import PIN_TABLE, is_delta_dataset
 from rmqarrow.converters.parquet.atomic import atomic_dir
 from rmqarrow.converters.parquet.manifest import (
-    delta_manifest,
     new_manifest,
     part_record,
     part_records,
     read_manifest,
     source_file_info,
 )
+from rmqarrow.converters.parquet.remote import check_export_target, publish_run
+from rmqarrow.converters.parquet.to_delta import commit_manifest, commit_replacement, replacing
 from rmqarrow.converters.schema import SCHEMAS
 
 from rmqarrow._crash import crash_point
 from rmqarrow._lock import Wait
-from rmqarrow._paths import ObjectLocation, dataset_location, local_path, storage_errors
+from rmqarrow._paths import ObjectLocation, dataset_location, local_path
 from rmqarrow._progress import Progress, ProgressCallback
 from rmqarrow._space import disk_full, is_disk_full
+from rmqarrow._version import __version__
 from rmqarrow.errors import (
-    CommitConflictError,
     CorruptIndexError,
     DiskFullError,
     InvalidValueError,
@@ -662,15 +666,12 @@ def _export(
     infos: list[dict[str, Any]] = []
     rows = {"files": 0, "slots": 0, "entries": 0}
     bar = Progress(total, "export", "entries", callback=progress)
-    from rmqarrow.converters.delta.layout import PIN_TABLE, is_delta_dataset
 
     # a dataset of Delta tables overwritten is one more version of it (the older ones
     # still read as_of them), never a folder replaced; one of another kind is refused
     # (atomic_dir's check)
     replace = overwrite and is_delta_dataset(out_dir, PIN_TABLE)
     if replace:
-        from rmqarrow.converters.parquet.to_delta import replacing
-
         stage = replacing(out_dir.absolute(), wait=wait)
     else:
         stage = atomic_dir(out_dir, overwrite=overwrite, wait=wait)
@@ -726,12 +727,9 @@ def _export(
         rows["files"] = sum(b.num_rows for b in file_batches)
         messages: dict[str, Any] | None = None
         if commitlog is not None:
-            from rmqarrow.converters.arrow.messages import write_messages_parquet
-
             (tmp / "messages").mkdir()
             n = write_messages_parquet(commitlog, tmp / "messages" / "part-00000.parquet")
             messages = {"rows": n, "commitlog": str(Path(commitlog).absolute())}
-        from rmqarrow._version import __version__
 
         manifest = new_manifest(
             source,
@@ -750,12 +748,8 @@ def _export(
         if finish is not None:  # the caller publishes the staged run (object storage)
             finish(tmp, manifest)
         elif replace:
-            from rmqarrow.converters.parquet.to_delta import commit_replacement
-
             commit_replacement(out_dir.absolute(), tmp, manifest, EXPORT_APP)
         else:
-            from rmqarrow.converters.parquet.to_delta import commit_manifest
-
             commit_manifest(tmp, manifest, EXPORT_APP)
     return manifest
 
@@ -771,80 +765,32 @@ def _export_remote(
     skip: Collection[str],
 ) -> dict[str, Any]:
     """Export to a dataset on object storage, which has no rename: the parts are written
-    locally by the same writer (in a temporary folder), copied under new names (the run's
-    token in each: no part of another run is ever overwritten) and committed as one
-    pinned run by delta-rs, whose conditional put lets one of two writers commit a
-    version and fails the other (:class:`CommitConflictError`, in one line).  A killed
-    export leaves only parts no commit references, which no reader lists.
-    ``overwrite``: the run replaces every table's parts (older versions stay readable
-    until a vacuum); without it an existing dataset is refused."""
-    import tempfile
-    import uuid
-
-    from pyarrow import fs as pafs
-    from rmqarrow.converters.delta.layout import is_delta_dataset
-    from rmqarrow.converters.parquet.to_delta import commit_manifest
-
-    if is_delta_dataset(out):
-        if not overwrite:
-            raise OutputExistsError(
-                f"{out}: a dataset is already there; pass overwrite (--overwrite) to replace "
-                "its tables in a new version, or export --incremental"
-            )
-    else:
-        foreign = [c.name for c in out.iterdir() if c.name not in (*SCHEMAS, "messages")]
-        if foreign:
-            raise OutputExistsError(
-                f"{out}: holds {foreign[0]!r} ({len(foreign)} such), which is not a dataset's; "
-                "export to an empty prefix"
-            )
-    token = uuid.uuid4().hex[:12]
-    fs, root = out.filesystem()
+    locally by the same writer (in a temporary folder) and published as one pinned run
+    (:func:`rmqarrow.converters.parquet.remote.publish_run`, as every kind's export to
+    object storage is).  ``overwrite``: the run replaces every table's parts (older
+    versions stay readable until a vacuum); without it an existing dataset is refused, as
+    is one of another kind with it."""
+    hint = ", or export --incremental"
+    check_export_target(out, PIN_TABLE, (*SCHEMAS, "messages"), overwrite=overwrite, hint=hint)
 
     def publish(tmp: Path, manifest: dict[str, Any]) -> None:
-        records = []
-        staged = list(manifest["parts"])
-        for record in staged:
-            local = str(record["path"])
-            table, _, name = local.partition("/")
-            stem, dot, ext = name.rpartition(".")
-            remote = f"{table}/{stem}-{token}{dot}{ext}"
-            with storage_errors(out / remote):
-                pafs.copy_files(
-                    str(tmp / local),
-                    f"{root}/{remote}",
-                    source_filesystem=pafs.LocalFileSystem(),
-                    destination_filesystem=fs,
-                )
-            crash_point("export:uploaded")
-            records.append({**record, "path": remote})
-        manifest["parts"] = records
-        # each file's own parts list (what an incremental run replaces) by the new names
-        renamed = {
-            str(old["path"]): str(new["path"]) for old, new in zip(staged, records, strict=True)
-        }
-        files = manifest["source"]["files"]
-        for i, f in enumerate(files):
-            if isinstance(f.get("parts"), list):
-                files[i] = {**f, "parts": sorted(renamed.get(str(p), str(p)) for p in f["parts"])}
-        # another export may have pinned a run while this one wrote: without overwrite it
-        # is not replaced, and a commit that found its run already there committed nothing
-        if not overwrite and is_delta_dataset(out):
-            raise OutputExistsError(
-                f"{out}: another export committed a dataset here while this one ran; its "
-                "parts are left for a vacuum: export --incremental, or pass overwrite "
-                "(--overwrite) to replace it in a new version"
-            )
-        if overwrite and is_delta_dataset(out):
-            # the next run number, as a local replacement takes: an incremental run after
-            # it must not take a number an earlier incremental run committed (its commit
-            # would be taken for that run's, already landed)
-            manifest["run"] = int(delta_manifest(out).get("run") or 0) + 1
-        if not commit_manifest(out, manifest, EXPORT_APP):
-            raise CommitConflictError(
-                f"{out}: another writer committed this run's version first; nothing of this "
-                "export is read (its parts are left for a vacuum): run it again"
-            )
+        def renamed(names: dict[str, str]) -> None:
+            # each file's own parts list (what an incremental run replaces) by the new names
+            files = manifest["source"]["files"]
+            for i, f in enumerate(files):
+                if isinstance(f.get("parts"), list):
+                    files[i] = {**f, "parts": sorted(names.get(str(p), str(p)) for p in f["parts"])}
+
+        publish_run(
+            out,
+            tmp,
+            manifest,
+            pin_table=PIN_TABLE,
+            overwrite=overwrite,
+            app=EXPORT_APP,
+            renamed=renamed,
+            hint=hint,
+        )
 
     with tempfile.TemporaryDirectory(prefix="rmqarrow-export-") as stage:
         return _export(

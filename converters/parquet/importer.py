@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import struct
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,8 +69,10 @@ from rmqarrow.errors import (
     StoreNotFoundError,
     UsageError,
 )
+from rmqarrow.format.detect import detect
 from rmqarrow.format.layout import ENTRY_DTYPE, SLOT_DTYPE, Geometry, map_regions
-from rmqarrow.format.naming import java_name_order
+from rmqarrow.format.naming import java_name_order, list_index_files
+from rmqarrow.index.service import store_geometry
 
 __all__ = ["import_dataset", "list_parts"]
 
@@ -346,11 +349,6 @@ def _unknown_names(parts: list[Path], table: str, known: set[str]) -> list[str]:
 def _store_ranges(out: Path) -> tuple[list[tuple[str, int, int, int]], Geometry | None]:
     """The store's index files with entries: (name, size, begin and end CommitLog offset),
     and the geometry its file sizes fit (None for a store of no index file)."""
-    import struct
-
-    from rmqarrow.format.naming import list_index_files
-    from rmqarrow.index.service import store_geometry
-
     paths = list_index_files(out)
     if not paths:
         return [], None
@@ -459,8 +457,6 @@ _NOT_A_PLACE = {
 def _check_import_place(out_dir: str | os.PathLike[str]) -> None:
     """Index files go into a new, empty or index directory: never next to a broker's
     commitlog/, inside a dataset (an overwrite would delete them) or among CommitLog files."""
-    from rmqarrow.format.detect import detect
-
     t = detect(out_dir)
     if t.kind in _NOT_A_PLACE:
         raise UsageError(f"{out_dir}: {_NOT_A_PLACE[t.kind]}")

@@ -43,6 +43,7 @@ import logging
 import os
 import threading
 import time
+import uuid
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,8 +53,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+from pyarrow import fs as pafs
+from rmqarrow.converters.arrow.messages import MESSAGES_SCHEMA, write_messages_parquet
 from rmqarrow.converters.arrow.scan import files_batch, repeated_string, source_paths
 from rmqarrow.converters.arrow.tables import geometry_of
+from rmqarrow.converters.delta.layout import is_delta_dataset
 from rmqarrow.converters.parquet.atomic import recover
 from rmqarrow.converters.parquet.export import (
     ENTRIES_ORDER,
@@ -75,6 +79,8 @@ from rmqarrow.converters.parquet.manifest import (
     source_file_info,
 )
 from rmqarrow.converters.parquet.parts import RUN_PART, not_committed, single_file_name
+from rmqarrow.converters.parquet.remote import copy_object, local_snapshot
+from rmqarrow.converters.parquet.to_delta import commit_manifest
 from rmqarrow.converters.schema import SCHEMAS
 
 from rmqarrow._crash import crash_point
@@ -83,14 +89,24 @@ from rmqarrow._paths import ObjectLocation, dataset_location, local_path, storag
 from rmqarrow._progress import Progress
 from rmqarrow._space import disk_full, is_disk_full
 from rmqarrow._staging import fsync_dir
+from rmqarrow._version import __version__
+from rmqarrow.commitlog import list_commitlog_files
 from rmqarrow.errors import (
     CommitConflictError,
     DatasetError,
     DiskFullError,
+    InvalidValueError,
+    LockFileError,
+    OutputExistsError,
+    RmqArrowError,
     StoreChangedError,
+    StoreLockedError,
     StoreNotFoundError,
+    StoreWentBackwardsError,
 )
+from rmqarrow.format.detect import detect
 from rmqarrow.format.layout import HEADER_DTYPE, MappedIndex, check_header, map_regions
+from rmqarrow.index.health import store_health
 
 __all__ = ["RETRY_FIRST", "RETRY_MAX", "SyncResult", "follow_store", "heals", "sync_store"]
 
@@ -236,9 +252,6 @@ def _sync_remote(
     tables, a vacuum deletes the parts); a writer that pinned meanwhile makes this one
     fail with :class:`CommitConflictError`, nothing of it read.  A missing dataset is
     exported whole."""
-    from rmqarrow.converters.delta.layout import is_delta_dataset
-    from rmqarrow.converters.parquet.remote import local_snapshot
-
     if not is_delta_dataset(out):
         manifest = export_store(
             source,
@@ -314,8 +327,6 @@ def _skipped_now(store_dir: str | os.PathLike[str], options: dict[str, Any]) -> 
     """The files a round leaves out: those readers skip now (a file being born is
     skipped while it is, and exported once it is whole; the first round's list, made by
     the caller, would leave it out for good)."""
-    from rmqarrow.index.health import store_health
-
     health = store_health(store_dir, options.get("hash_slot_num"), options.get("index_num"))
     names = [f.name for f in health.files if f.skipped_by_readers]
     for name in sorted(set(names) - set(options.get("skip", ()))):
@@ -337,15 +348,6 @@ def heals(exc: BaseException) -> bool:
     (:class:`StoreChangedError`, :class:`StoreWentBackwardsError`), a dataset that is not
     one, a missing store, a lock another writer holds past ``wait``, no permission, or
     an error that is no :class:`RmqArrowError` nor :class:`OSError` (a bug)."""
-    from rmqarrow.errors import (
-        InvalidValueError,
-        LockFileError,
-        OutputExistsError,
-        RmqArrowError,
-        StoreLockedError,
-        StoreWentBackwardsError,
-    )
-
     final = (
         InvalidValueError,
         DatasetError,
@@ -435,9 +437,6 @@ class _Run:
         self.source, self.out = source, out
         self.hash_slot_num, self.index_num = hash_slot_num, index_num
         self.skip, self.prune, self.reexport = skip, prune, reexport
-        from rmqarrow.converters.delta.layout import is_delta_dataset
-
-        from rmqarrow.format.detect import detect
 
         found = detect(out)
         if found.kind in ("tiered_dataset", "rocksdb_dataset"):
@@ -473,6 +472,7 @@ class _Run:
         (:func:`rmqarrow.converters.delta.run.converge`): a run killed or failed between
         its table commits and its pin left versions naming these parts, which a plain
         Delta reader of the latest version would otherwise find missing."""
+        # the Delta engine loads on first use: deltalake's library must not map for native stores
         from rmqarrow.converters.delta.run import converge
 
         converge(self.out)
@@ -710,7 +710,6 @@ class _Run:
         manifest["tables"] = tables
         manifest["run"] = self.run
         manifest["updated_at"] = time.time()
-        from rmqarrow._version import __version__
 
         manifest["updated_by"] = f"rmqarrow {__version__} incremental export"
         # parts this run wrote and then merged (_compact) no version ever lists: gone now,
@@ -750,8 +749,6 @@ class _Run:
         :func:`rmqarrow.converters.delta.run.commit_run`).  The removed parts stay on disk
         for readers of older versions until a vacuum; a run killed before its pin is undone
         by the next one."""
-        from rmqarrow.converters.parquet.to_delta import commit_manifest
-
         commit_manifest(self.out, manifest, DELTA_APP, self.run)
 
     def _part(self, rel: str) -> Path:
@@ -871,8 +868,6 @@ class _Run:
         """The rows of the parts ``rels`` of ``table`` as one new part, in the order
         readers find them fastest (by file, then slot and position; messages by offset)."""
         if table == "messages":
-            from rmqarrow.converters.arrow.messages import MESSAGES_SCHEMA
-
             schema, order = MESSAGES_SCHEMA, [("physical_offset", "ascending")]
         else:
             schema = SCHEMAS[table]
@@ -985,10 +980,6 @@ class _Run:
     def _messages(self, commitlog: Path) -> tuple[int, int]:
         """Append the messages past ``tables.messages.next_offset`` as one new part; drop
         those of deleted CommitLog files when pruning.  The rows written and dropped."""
-        from rmqarrow.converters.arrow.messages import write_messages_parquet
-
-        from rmqarrow.commitlog import list_commitlog_files
-
         info = self.manifest["tables"].get("messages")
         msg_rels = [
             str(r["path"]) for r in self.manifest["parts"] if str(r["path"]).startswith("messages/")
@@ -1059,19 +1050,12 @@ class _RemoteRun(_Run):
     def _part(self, rel: str) -> Path:
         """The part, copied on first use: the copy of the run holds its log only (most
         parts a run never reads: only those it rewrites, merges or reads offsets from)."""
-        from rmqarrow.converters.parquet.remote import copy_object
-
         path = self.out / rel
         if not path.exists():
             copy_object(self.remote / rel, path)
         return path
 
     def _switch(self, manifest: dict[str, Any]) -> None:
-        import uuid
-
-        from pyarrow import fs as pafs
-        from rmqarrow.converters.parquet.to_delta import commit_manifest
-
         token = uuid.uuid4().hex[:12]
         fs, root = self.remote.filesystem()
         old = {str(r["path"]) for r in self.manifest["parts"]}

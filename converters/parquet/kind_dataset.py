@@ -28,7 +28,7 @@ from rmqarrow.converters.schema import (
 
 from rmqarrow._crash import crash_point
 from rmqarrow._lock import Wait
-from rmqarrow._paths import local_path
+from rmqarrow._paths import ObjectLocation, dataset_location, local_path
 from rmqarrow.errors import DatasetError
 from rmqarrow.format.detect import (
     MANIFEST_NAME,
@@ -58,11 +58,14 @@ _SCHEMA_VERSIONS = {
 _SCHEMAS = {**TIERED_SCHEMAS, **ROCKSDB_SCHEMAS}
 
 
-def read_kind_manifest(dataset: str | os.PathLike[str], fmt: str) -> dict[str, Any]:
-    """The manifest of the ``fmt`` dataset at ``dataset``: the one a reader pinned
-    (:func:`~rmqarrow.converters.parquet.manifest.pinned_snapshot`), the pinned run's
-    record (Delta), or ``_rmqarrow.json`` (the older layout); checked for its format,
-    schema version and row counts.  :class:`DatasetError` when it is not one."""
+def read_kind_manifest(
+    dataset: str | os.PathLike[str] | ObjectLocation, fmt: str
+) -> dict[str, Any]:
+    """The manifest of the ``fmt`` dataset at ``dataset`` (local, or on object storage):
+    the one a reader pinned (:func:`~rmqarrow.converters.parquet.manifest.pinned_snapshot`),
+    the pinned run's record (Delta), or ``_rmqarrow.json`` (the older layout, local only);
+    checked for its format, schema version and row counts.  :class:`DatasetError` when it
+    is not one."""
     from rmqarrow.converters.delta.layout import is_delta_dataset
     from rmqarrow.converters.parquet.manifest import (
         delta_manifest,
@@ -70,13 +73,17 @@ def read_kind_manifest(dataset: str | os.PathLike[str], fmt: str) -> dict[str, A
         pinned_manifest,
     )
 
-    root = Path(dataset)
-    where: Path = root / MANIFEST_NAME
+    root = dataset_location(dataset)
+    where = root / MANIFEST_NAME
     manifest: Any = pinned_manifest(root)
     if manifest is None and is_delta_dataset(root, PIN_TABLES[fmt]):
         where = root / PIN_TABLES[fmt] / "_delta_log"
         manifest = delta_manifest(root, pin_table=PIN_TABLES[fmt])
     elif manifest is None:
+        if isinstance(root, ObjectLocation):  # object storage holds Delta tables only
+            raise DatasetError(
+                f"{root}: no Delta table {PIN_TABLES[fmt]}/ here: format is not {fmt!r}"
+            )
         manifest = load_manifest_json(root)
     if not isinstance(manifest, dict) or manifest.get("format") != fmt:
         raise DatasetError(f"{where}: format is not {fmt!r}")
@@ -146,7 +153,7 @@ def listed_manifest(root: Path, manifest: dict[str, Any], fmt: str) -> dict[str,
 
 
 def export_kind(
-    out: str | os.PathLike[str],
+    out: str | os.PathLike[str] | ObjectLocation,
     fmt: str,
     write: Callable[[Path], dict[str, Any]],
     *,
@@ -163,18 +170,25 @@ def export_kind(
     removes every part of the one before
     (:func:`~rmqarrow.converters.parquet.to_delta.commit_replacement`: killed at any step,
     readers read the old run or the new, and the next writer restores what no pin holds).
-    A dataset of the older layout overwritten is replaced by one rename, as it was."""
+    A dataset of the older layout overwritten is replaced by one rename, as it was.
+
+    ``out`` may be a URI of object storage (:func:`rmqarrow._paths.dataset_location`): the
+    run is staged in a local temporary folder and published as an index dataset's is
+    (:func:`~rmqarrow.converters.parquet.remote.publish_run`; no writer lock there, a
+    concurrent writer's commit fails one of the two)."""
     from rmqarrow.converters.delta.layout import is_delta_dataset
     from rmqarrow.converters.parquet.atomic import atomic_dir
     from rmqarrow.converters.parquet.export import EXPORT_APP
-    from rmqarrow.converters.parquet.manifest import part_record
     from rmqarrow.converters.parquet.to_delta import (
         commit_manifest,
         commit_replacement,
         replacing,
     )
 
-    target = local_path(out)
+    where = dataset_location(out)
+    if isinstance(where, ObjectLocation):
+        return _export_kind_remote(where, fmt, write, overwrite=overwrite)
+    target = local_path(where)
     pin_table = PIN_TABLES[fmt]
     replace = overwrite and is_delta_dataset(target, pin_table)
     stage = (
@@ -183,15 +197,45 @@ def export_kind(
         else atomic_dir(target, overwrite=overwrite, wait=wait)
     )
     with stage as tmp:
-        manifest = write(tmp)
-        manifest["parts"] = [
-            part_record(tmp, p)
-            for table in KIND_TABLES[fmt]
-            for p in sorted((tmp / table).glob("*.parquet"))
-        ]
-        crash_point("export:manifest")
+        manifest = _staged_manifest(tmp, fmt, write)
         if replace:
             commit_replacement(target.absolute(), tmp, manifest, EXPORT_APP, pin_table=pin_table)
         else:
             commit_manifest(tmp, manifest, EXPORT_APP, pin_table=pin_table)
     return read_kind_manifest(target, fmt)
+
+
+def _staged_manifest(
+    tmp: Path, fmt: str, write: Callable[[Path], dict[str, Any]]
+) -> dict[str, Any]:
+    """The run ``write`` stages in ``tmp``, and its manifest with the parts listed."""
+    from rmqarrow.converters.parquet.manifest import part_record
+
+    manifest = write(tmp)
+    manifest["parts"] = [
+        part_record(tmp, p)
+        for table in KIND_TABLES[fmt]
+        for p in sorted((tmp / table).glob("*.parquet"))
+    ]
+    crash_point("export:manifest")
+    return manifest
+
+
+def _export_kind_remote(
+    out: ObjectLocation, fmt: str, write: Callable[[Path], dict[str, Any]], *, overwrite: bool
+) -> dict[str, Any]:
+    """:func:`export_kind` to object storage: what may not be replaced is refused before
+    anything is written, the run staged locally, then published."""
+    import tempfile
+
+    from rmqarrow.converters.parquet.export import EXPORT_APP
+    from rmqarrow.converters.parquet.remote import check_export_target, publish_run
+
+    pin_table = PIN_TABLES[fmt]
+    check_export_target(out, pin_table, KIND_TABLES[fmt], overwrite=overwrite)
+    with tempfile.TemporaryDirectory(prefix="rmqarrow-export-") as stage:
+        tmp = Path(stage) / "dataset"
+        tmp.mkdir()
+        manifest = _staged_manifest(tmp, fmt, write)
+        publish_run(out, tmp, manifest, pin_table=pin_table, overwrite=overwrite, app=EXPORT_APP)
+    return read_kind_manifest(out, fmt)

@@ -48,17 +48,33 @@ import hashlib
 import json
 import os
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+from rmqarrow.converters.delta.layout import LOG_DIR, PIN_TABLE, is_delta_dataset
+from rmqarrow.converters.parquet.parts import table_parts
+from rmqarrow.converters.parquet.snapshot import (
+    TRUST_ENV,
+    dataset_versions,
+    delta_manifest,
+    pinned_manifest,
+    pinned_snapshot,
+    trusted,
+)
 from rmqarrow.converters.schema import SCHEMA_VERSION
 
 from rmqarrow._paths import DatasetLocation, ObjectLocation, dataset_location
 from rmqarrow.errors import DatasetError, InvalidValueError, UsageError
 from rmqarrow.format.detect import MANIFEST_NAME
+from rmqarrow.format.layout import HEADER_DTYPE, HEADER_SIZE
+from rmqarrow.format.naming import list_index_files
+from rmqarrow.format.times import as_epoch_ms
 
 __all__ = [
     "FORMAT",
@@ -109,10 +125,6 @@ def source_file_info(
 def _header_identity(path: Path) -> dict[str, int]:
     """The header fields that never change once a file has entries: a file whose
     identity differs from the recorded one was replaced, not appended to."""
-    import numpy as np
-
-    from rmqarrow.format.layout import HEADER_DTYPE, HEADER_SIZE
-
     raw = _header_bytes(path)
     if len(raw) < HEADER_SIZE:
         return {}
@@ -124,8 +136,6 @@ def _header_identity(path: Path) -> dict[str, int]:
 
 
 def _header_bytes(path: Path) -> bytes:
-    from rmqarrow.format.layout import HEADER_SIZE
-
     with open(path, "rb") as fh:
         return fh.read(HEADER_SIZE)
 
@@ -159,9 +169,6 @@ def new_manifest(
     return manifest
 
 
-#: Set to 1 to skip :func:`check_parts` in DuckDB, Spark, ``sql`` and ``query`` (the
-#: command line's ``--trust-dataset`` where a command has it).
-TRUST_ENV = "RMQARROW_TRUST_DATASET"
 _TABLE_DIRS = ("files", "slots", "entries", "messages")
 _FOOTER_MAX = 1 << 26  # a footer larger than 64 MiB is no rmqarrow dataset's
 
@@ -183,8 +190,6 @@ def _footer_digest(path: Path, size: int) -> str:
 
 def _data_parts(dataset_dir: Path, manifest: dict[str, Any] | None = None) -> list[Path]:
     """Every data part (absolute paths), listed by ``manifest`` when given."""
-    from rmqarrow.converters.parquet.parts import table_parts
-
     out: list[Path] = []
     for table in _TABLE_DIRS:
         if (dataset_dir / table).is_dir():
@@ -196,8 +201,6 @@ def part_record(dataset_dir: Path, part: Path) -> dict[str, Any]:
     """The ``parts`` record of one data part (path, rows, size, footer and whole-file
     sha256).  A writer computes it as soon as the part is closed, while its bytes are
     still in the page cache (and on the writer's thread, beside the others)."""
-    import pyarrow.parquet as pq
-
     size = part.stat().st_size
     with open(part, "rb") as fh:
         digest = hashlib.file_digest(fh, "sha256").hexdigest()
@@ -227,7 +230,6 @@ def part_records(
 def _whole_digests(parts: dict[str, Path]) -> dict[str, str | OSError]:
     """sha256 of each part (or the error reading it), two parts at a time: hashlib
     releases the GIL, so a large dataset hashes on both cores."""
-    from concurrent.futures import ThreadPoolExecutor
 
     def digest(p: Path) -> str | OSError:
         try:
@@ -254,8 +256,6 @@ def check_parts(
     Parts an incremental run wrote but has not committed (or, in the older layout,
     replaced and not yet deleted) are no part of the dataset and not counted
     (:func:`rmqarrow.converters.parquet.parts.not_committed`)."""
-    from rmqarrow.converters.delta.layout import is_delta_dataset
-
     root = Path(dataset_dir).absolute()
     if manifest is None:
         if not (root / MANIFEST_NAME).exists() and not is_delta_dataset(root):
@@ -323,9 +323,6 @@ def check_parts(
 
 def _same_rows(part: Path, rows: int, hint: str) -> None:
     """Refuse a part whose footer counts other rows than its record."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
     try:
         have = pq.ParquetFile(part).metadata.num_rows
     except pa.ArrowException as exc:
@@ -334,11 +331,6 @@ def _same_rows(part: Path, rows: int, hint: str) -> None:
         raise DatasetError(
             f"{part}: {have} rows, the dataset's table says {rows}: changed since export{hint}"
         )
-
-
-def trusted() -> bool:
-    """True when the environment asks to skip :func:`check_parts` (``TRUST_ENV``)."""
-    return os.environ.get(TRUST_ENV, "") not in ("", "0")
 
 
 def load_manifest_json(dataset_dir: str | os.PathLike[str]) -> Any:
@@ -370,8 +362,6 @@ def snapshot_point(as_of: object) -> int | _dt.datetime:
     (or its digits) is a version unless it is large enough to be epoch milliseconds;
     anything else is a time as every time option takes it
     (:func:`rmqarrow.format.times.as_epoch_ms`: ISO 8601, local zone when none given)."""
-    from rmqarrow.format.times import as_epoch_ms
-
     value: object = as_of
     if isinstance(as_of, str) and as_of.strip().replace("_", "").isdigit():
         value = int(as_of.strip().replace("_", ""))
@@ -390,33 +380,6 @@ def snapshot_point(as_of: object) -> int | _dt.datetime:
     if ms < 0:
         raise InvalidValueError(f"as_of {as_of}: a version is 0 or more")
     return _dt.datetime.fromtimestamp(ms / 1000, _dt.UTC)
-
-
-#: The snapshot a reader pinned (:func:`pinned_snapshot`): (dataset folder, manifest).
-_PINNED: ContextVar[tuple[str, dict[str, Any]] | None] = ContextVar(
-    "rmqarrow_pinned_snapshot", default=None
-)
-
-
-def _key(dataset_dir: str | os.PathLike[str] | ObjectLocation) -> str:
-    where = dataset_location(dataset_dir)
-    return str(where) if isinstance(where, ObjectLocation) else os.path.abspath(where)
-
-
-@contextmanager
-def pinned_snapshot(
-    dataset_dir: str | os.PathLike[str] | ObjectLocation, manifest: dict[str, Any]
-) -> Iterator[None]:
-    """Within this block (this thread), every reader of ``dataset_dir`` that reads its
-    latest manifest (:func:`read_manifest` without ``as_of``, and so the parts lists of
-    :func:`rmqarrow.converters.parquet.parts.table_parts`, DuckDB's views, Spark's tables,
-    scans, import, verify and stats) reads ``manifest`` instead: the snapshot a
-    :class:`~rmqarrow.store.DatasetStore` opened ``as_of`` a version pins, read once."""
-    token = _PINNED.set((_key(dataset_dir), manifest))
-    try:
-        yield
-    finally:
-        _PINNED.reset(token)
 
 
 @contextmanager
@@ -442,112 +405,6 @@ def one_snapshot(dataset_dir: str | os.PathLike[str]) -> Iterator[dict[str, Any]
         yield manifest
 
 
-def pinned_manifest(dataset_dir: str | os.PathLike[str] | ObjectLocation) -> dict[str, Any] | None:
-    """The manifest :func:`pinned_snapshot` pins for ``dataset_dir`` here, or None."""
-    pinned = _PINNED.get()
-    return pinned[1] if pinned is not None and pinned[0] == _key(dataset_dir) else None
-
-
-def dataset_versions(dataset_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """The versions of a dataset of Delta tables a reader can ask for, oldest first:
-    ``{"version", "time" (epoch ms), "app", "run", "readable"}``; ``readable`` is False
-    for those a vacuum deleted files of (found by bisection: a vacuum keeps the newest
-    runs).  A dataset in the manifest layout has none: []."""
-    from rmqarrow.converters.delta.layout import is_delta_dataset
-
-    if not is_delta_dataset(dataset_dir):
-        return []
-    from rmqarrow.converters.delta.layout import pin_table_of
-    from rmqarrow.converters.delta.run import missing_files, open_snapshot, pin_history
-
-    pin_table = pin_table_of(dataset_dir)
-    pins = pin_history(dataset_dir, pin_table=pin_table)
-    lo, hi = 0, len(pins) - 1  # the latest is readable (its files are never vacuumed)
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if missing_files(open_snapshot(dataset_dir, as_of=pins[mid].version, pin_table=pin_table)):
-            lo = mid + 1
-        else:
-            hi = mid
-    return [
-        {
-            "version": p.version,
-            "time": p.timestamp,
-            "app": None if p.app is None else p.app[0],
-            "run": None if p.app is None else p.app[1],
-            "readable": i >= lo,
-        }
-        for i, p in enumerate(pins)
-    ]
-
-
-def _vacuumed(root: Path, version: int, missing: list[str]) -> InvalidValueError:
-    readable = [v["version"] for v in dataset_versions(root) if v["readable"]]
-    kept = (
-        (f"{readable[0]}" if len(readable) == 1 else f"{readable[0]} to {readable[-1]}")
-        if readable
-        else "none"
-    )
-    return InvalidValueError(
-        f"{root}: version {version} was vacuumed ({len(missing)} of its files are deleted, "
-        f"e.g. {missing[0]}); the versions that can be read: {kept}"
-    )
-
-
-def delta_manifest(
-    dataset_dir: str | os.PathLike[str] | ObjectLocation,
-    as_of: int | _dt.datetime | None = None,
-    pin_table: str | None = None,
-) -> dict[str, Any]:
-    """The manifest of a dataset in the Delta layout: the pinned run's record (the pin's
-    ``source``: what a manifest holds but its parts) with ``parts`` read from the tables
-    at the pinned versions (path, rows, size; the checksums Delta does not record come
-    from the record's ``digests``, when the run recorded them) and ``delta``, the pin
-    table's version and every table's.  One snapshot: a reader that lists the
-    parts of each table by it (:func:`rmqarrow.converters.parquet.parts.table_parts`)
-    never mixes two runs, whatever a writer commits meanwhile.  ``pin_table``: the
-    dataset kind's pin table (None: the one there, :func:`~rmqarrow.converters.delta.
-    layout.pin_table_of`)."""
-    import pyarrow as pa
-    from rmqarrow.converters.delta.layout import pin_table_of
-    from rmqarrow.converters.delta.run import open_snapshot
-
-    pin = pin_table_of(dataset_dir) if pin_table is None else pin_table
-    snap = open_snapshot(dataset_dir, as_of=as_of, pin_table=pin)
-    if as_of is not None and snap.version != open_snapshot(dataset_dir, pin_table=pin).version:
-        from rmqarrow.converters.delta.run import missing_files
-
-        missing = missing_files(snap)
-        if missing:
-            raise _vacuumed(Path(str(dataset_dir)).absolute(), snap.version, missing)
-    record = snap.pin.get("source")
-    manifest: dict[str, Any] = dict(record) if isinstance(record, dict) else {}
-    digests = manifest.pop("digests", None)
-    digests = digests if isinstance(digests, dict) else {}
-    parts = []
-    for table in sorted(snap.versions):
-        actions = pa.table(snap.delta_table(table).get_add_actions(flatten=True))
-        for path, size, rows in zip(
-            actions.column("path").to_pylist(),
-            actions.column("size_bytes").to_pylist(),
-            actions.column("num_records").to_pylist(),
-            strict=True,
-        ):
-            rel = f"{table}/{path}"
-            sums = digests.get(rel)
-            parts.append(
-                {
-                    "path": rel,
-                    "rows": rows,
-                    "size": size,
-                    **(sums if isinstance(sums, dict) else {}),
-                }
-            )
-    manifest["parts"] = sorted(parts, key=lambda r: str(r["path"]))
-    manifest["delta"] = {"version": snap.version, "versions": dict(snap.versions)}
-    return manifest
-
-
 def read_manifest(
     dataset_dir: str | os.PathLike[str] | ObjectLocation, *, as_of: int | _dt.datetime | None = None
 ) -> dict[str, Any]:
@@ -556,8 +413,6 @@ def read_manifest(
     A dataset in the Delta layout has no manifest file: its manifest is the one its
     pinned run recorded (:func:`delta_manifest`; ``as_of`` a version or time of it).
     ``as_of`` on a dataset in the manifest layout is refused: it keeps no versions."""
-    from rmqarrow.converters.delta.layout import LOG_DIR, PIN_TABLE, is_delta_dataset
-
     where = dataset_location(dataset_dir)
     path: DatasetLocation = where / MANIFEST_NAME
     pinned = pinned_manifest(where) if as_of is None else None
@@ -646,8 +501,6 @@ def source_drift(
     before headers were recorded is compared by the header's ``indexCount``.)  Only
     headers are read.
     """
-    from rmqarrow.format.naming import list_index_files
-
     if manifest is None:
         manifest = read_manifest(dataset_dir)
     src = Path(store) if store is not None else Path(manifest["source"]["path"])
@@ -708,10 +561,6 @@ def _recorded_identity(rec: dict[str, Any]) -> dict[str, int]:
 
 def _header_entries(raw: bytes) -> int:
     """Entries an index file's header counts (``indexCount`` - 1; 0 for a short one)."""
-    import numpy as np
-
-    from rmqarrow.format.layout import HEADER_DTYPE, HEADER_SIZE
-
     if len(raw) < HEADER_SIZE:
         return 0
     return max(int(np.frombuffer(raw, dtype=HEADER_DTYPE, count=1)["index_count"][0]) - 1, 0)
@@ -719,8 +568,6 @@ def _header_entries(raw: bytes) -> int:
 
 def _header_change(raw: bytes, rec: dict[str, Any]) -> str | None:
     """What differs between a file's header bytes now and at export (None: nothing)."""
-    from rmqarrow.format.layout import HEADER_SIZE
-
     if len(raw) < HEADER_SIZE:
         return f"{len(raw)} header bytes"
     count = _header_entries(raw) + 1

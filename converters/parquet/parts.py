@@ -25,6 +25,13 @@ import re
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+from rmqarrow.converters.delta.layout import is_delta_dataset
+from rmqarrow.converters.parquet.snapshot import delta_manifest, pinned_manifest, trusted
+
 from rmqarrow.errors import DatasetError
 
 __all__ = [
@@ -76,7 +83,6 @@ def table_parts(
         if manifest is not None and "delta" in manifest:
             parts = _committed(root, table, manifest)
             gone = [p for p in parts if not p.exists()]
-            from rmqarrow.converters.parquet.manifest import trusted
 
             if gone and trusted():  # read anyway, as asked: what is left of the run
                 _log.warning("%s: %d part(s) of the pinned run missing, skipped", root, len(gone))
@@ -116,15 +122,10 @@ def manifest_or_none(root: Path) -> dict[str, Any] | None:
     read is then one the listing leaves out), or None when there is none usable.  A
     Delta dataset's is its pinned snapshot's, and must be readable: listing its folders
     instead would count removed parts."""
-    from rmqarrow.converters.delta.layout import is_delta_dataset
-    from rmqarrow.converters.parquet.manifest import pinned_manifest
-
     pinned = pinned_manifest(root)
     if pinned is not None:  # a reader's pinned snapshot (an older version)
         return pinned
     if is_delta_dataset(root):
-        from rmqarrow.converters.parquet.manifest import delta_manifest
-
         return delta_manifest(root)
     try:
         manifest = json.loads((root / _MANIFEST).read_text(encoding="utf-8"))
@@ -198,9 +199,6 @@ def single_file_name(path: str | os.PathLike[str]) -> str | None:
     """The one ``file_name`` a Parquet part holds, read from its row-group statistics;
     None when they cannot prove it (no column, missing or truncated statistics, several
     names, an unreadable footer): callers then read the names themselves."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
     try:
         meta = pq.ParquetFile(path).metadata
         index = meta.schema.names.index("file_name")
@@ -241,8 +239,6 @@ class FileRows:
     """
 
     def __init__(self, parts: list[Path], keep: int = 2) -> None:
-        import pyarrow.parquet as pq
-
         self.own: dict[str, list[Path]] = {}
         self._shared: list[tuple[str | None, str | None, Path, int]] = []
         for p in parts:
@@ -274,8 +270,6 @@ class FileRows:
         return out
 
     def _load(self, path: Path) -> dict[str, Any]:
-        import pyarrow.parquet as pq
-
         split = split_by_file(pq.read_table(path))
         while len(self._split) >= self._keep:
             self._split.pop(next(iter(self._split)))
@@ -286,9 +280,6 @@ class FileRows:
 def split_by_file(table: Any) -> dict[str, Any]:
     """The rows of a table with a ``file_name`` column, by file name (a slice where the
     file's rows are contiguous, as exporters write them; a copy otherwise)."""
-    import numpy as np
-    import pyarrow.compute as pc
-
     names = pc.dictionary_encode(table.column("file_name")).combine_chunks()
     codes = names.indices.to_numpy(zero_copy_only=False)
     order = np.argsort(codes, kind="stable")
@@ -304,9 +295,6 @@ def split_by_file(table: Any) -> dict[str, Any]:
 def _name_range(path: Path) -> tuple[str | None, str | None]:
     """The least and greatest ``file_name`` of a part by its statistics (None where they
     cannot prove a bound)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
     try:
         meta = pq.ParquetFile(path).metadata
         index = meta.schema.names.index("file_name")

@@ -45,6 +45,7 @@ from rmqarrow.converters.schema import (
 )
 
 from rmqarrow._lock import Wait
+from rmqarrow._version import __version__
 from rmqarrow.format.detect import ROCKSDB_DATASET_FORMAT, detect
 from rmqarrow.rocksdb import RocksDBIndex
 
@@ -74,8 +75,6 @@ def export_rocksdb(
     ``overwrite`` a new version of an existing one); the manifest.
 
     ``progress`` is called with the records written so far after every batch."""
-    from rmqarrow._version import __version__
-
     started = time.perf_counter()
     with RocksDBIndex.open(source) as index:
 

@@ -27,6 +27,7 @@ from rmqarrow.converters.parquet.kind_dataset import KIND_TABLES, export_kind
 from rmqarrow.converters.schema import TIERED_SCHEMA_VERSION
 
 from rmqarrow._lock import Wait
+from rmqarrow._version import __version__
 from rmqarrow.format.detect import TIERED_DATASET_FORMAT
 
 __all__ = ["TIERED_FORMAT", "TIERED_TABLES", "export_tiered", "write_tiered_dataset"]
@@ -38,8 +39,6 @@ TIERED_TABLES = KIND_TABLES[TIERED_DATASET_FORMAT]
 def write_tiered_dataset(tables: TieredTables, out: Path, source: Path) -> dict[str, Any]:
     """Write the parts of ``tables`` into the (empty) folder ``out``; returns the
     manifest but its parts list."""
-    from rmqarrow._version import __version__
-
     by_name = {
         "tiered_files": tables.files,
         "tiered_slots": tables.slots,

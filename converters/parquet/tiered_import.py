@@ -28,6 +28,7 @@ from rmqarrow._broker import check_store_writable
 from rmqarrow._lock import Wait, writer_lock
 from rmqarrow._paths import local_path
 from rmqarrow.errors import DatasetError, OutputExistsError, StoreNotFoundError
+from rmqarrow.format.detect import detect
 
 __all__ = [
     "import_tiered",
@@ -138,8 +139,6 @@ def tiered_source_tables(
 ) -> tuple[TieredTables, bool]:
     """The tables of a tiered dataset, file or folder, and whether it is a store (several
     files: a folder, or a dataset exported from one)."""
-    from rmqarrow.format.detect import detect
-
     src = Path(source)
     if detect(src).kind == "tiered_dataset":
         files, slots, items = read_tiered_dataset(src)

@@ -26,7 +26,14 @@ from typing import Any
 
 from rmqarrow.converters.delta.layout import PIN_TABLE, is_delta_dataset, pin_table_of
 from rmqarrow.converters.parquet.atomic import recover
-from rmqarrow.converters.parquet.manifest import MANIFEST_NAME, check_parts, read_manifest
+from rmqarrow.converters.parquet.kind_dataset import listed_manifest, read_kind_manifest
+from rmqarrow.converters.parquet.manifest import (
+    MANIFEST_NAME,
+    check_parts,
+    delta_manifest,
+    load_manifest_json,
+    read_manifest,
+)
 
 from rmqarrow._crash import crash_point
 from rmqarrow._lock import Wait, writer_lock
@@ -94,9 +101,9 @@ def commit_manifest(
     (:class:`~rmqarrow.errors.CommitConflictError`: its changes are of an older run).
     ``pin_table``: the table whose commit pins the run (the dataset kind's:
     :data:`~rmqarrow.format.detect.PIN_TABLES`)."""
+    # the Delta engine loads on first use: deltalake's library must not map for native stores
     from deltalake import DeltaTable
     from rmqarrow.converters.delta.run import TableChange, commit_run
-    from rmqarrow.converters.parquet.manifest import delta_manifest
 
     after = {str(r["path"]) for r in manifest["parts"]}
     if not any(p.startswith(f"{pin_table}/") for p in after):
@@ -157,8 +164,6 @@ def commit_replacement(
     vacuum, for a kind that has no incremental run);
     names of older versions, still on disk, are never reused.  ``manifest`` is updated
     (run and parts paths)."""
-    from rmqarrow.converters.parquet.manifest import delta_manifest
-
     pinned = delta_manifest(out, pin_table=pin_table)
     run = int(pinned.get("run") or 0) + 1
     parts = []
@@ -178,11 +183,14 @@ def commit_replacement(
 
 def _kind_format(root: Path) -> str | None:
     """The format of a tiered or RocksDB dataset's manifest at ``root`` (None: another)."""
-    from rmqarrow.converters.parquet.manifest import load_manifest_json
-
     manifest = load_manifest_json(root)
     fmt = manifest.get("format") if isinstance(manifest, dict) else None
     return fmt if fmt in (TIERED_DATASET_FORMAT, ROCKSDB_DATASET_FORMAT) else None
+
+
+def _stale_record(root: Path) -> Path:
+    """The older writer's half-written record, left when it was killed: never the record."""
+    return root / f".{MANIFEST_NAME}.tmp"
 
 
 def convert_to_delta(dataset: str | os.PathLike[str], *, wait: Wait = False) -> bool:
@@ -196,15 +204,11 @@ def convert_to_delta(dataset: str | os.PathLike[str], *, wait: Wait = False) -> 
     with writer_lock(root, wait=wait):
         recover(root)
         if is_delta_dataset(root):
+            _stale_record(root).unlink(missing_ok=True)  # a conversion killed after its commit
             return False
         fmt = _kind_format(root)
         if fmt is not None:
             # a tiered or RocksDB dataset: its manifest lists no parts, its folders do
-            from rmqarrow.converters.parquet.kind_dataset import (
-                listed_manifest,
-                read_kind_manifest,
-            )
-
             manifest = listed_manifest(root, read_kind_manifest(root, fmt), fmt)
             commit_manifest(root, manifest, CONVERT_APP, pin_table=PIN_TABLES[fmt])
         else:
@@ -219,6 +223,7 @@ def convert_to_delta(dataset: str | os.PathLike[str], *, wait: Wait = False) -> 
             commit_manifest(root, manifest, CONVERT_APP)
         crash_point("convert:committed")
         Path(root / MANIFEST_NAME).unlink()
+        _stale_record(root).unlink(missing_ok=True)
         fsync_dir(root)
         _log.info("%s: converted to Delta tables", root)
     return True
@@ -247,6 +252,7 @@ def vacuum_dataset(
     :data:`DEFAULT_RETENTION_HOURS`; under :data:`MIN_RETENTION_HOURS` only with ``force``,
     since a reader still on an older run (a DuckDB view, a Spark plan, a ``sql`` prompt)
     would lose its files mid-query.  See :func:`rmqarrow.converters.delta.run.vacuum`."""
+    # the Delta engine loads on first use: deltalake's library must not map for native stores
     from rmqarrow.converters.delta.run import vacuum
 
     if retention_hours is not None and retention_hours < MIN_RETENTION_HOURS and not force:

@@ -22,10 +22,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
+from rmqarrow.converters.arrow.messages import MESSAGES_SCHEMA, messages_batches
 from rmqarrow.converters.spark.options import parse
 from rmqarrow.converters.spark.paths import LOG_FORMAT, LOG_FORMAT_ALIAS, commitlog_dir_of
 from rmqarrow.converters.spark.session import check_pyspark
 
+from rmqarrow.commitlog.index_records import (
+    DEFAULT_BATCH_ROWS,
+    INDEX_RECORDS_SCHEMA,
+    index_record_batches,
+)
+from rmqarrow.commitlog.reader import CommitLogReader
 from rmqarrow.errors import InvalidValueError, StoreNotFoundError
 
 check_pyspark()
@@ -67,12 +74,8 @@ FileTask = tuple[str, int, int, int, str, int]
 
 def table_schema(table: str) -> pa.Schema:
     if table == "messages":
-        from rmqarrow.converters.arrow.messages import MESSAGES_SCHEMA
-
         return MESSAGES_SCHEMA
     if table == "index_records":
-        from rmqarrow.commitlog.index_records import INDEX_RECORDS_SCHEMA
-
         return INDEX_RECORDS_SCHEMA
     raise InvalidValueError(f"option table={table!r}: expected one of {', '.join(TABLES)}")
 
@@ -120,9 +123,6 @@ def file_tasks(
     mapped_file_size: int | None = None,
 ) -> list[FileTask]:
     """One task per CommitLog file holding data at or after ``start_offset``, in log order."""
-    from rmqarrow.commitlog.index_records import DEFAULT_BATCH_ROWS
-    from rmqarrow.commitlog.reader import CommitLogReader
-
     table_schema(table)
     path = Path(commitlog_dir).absolute()  # executors resolve paths in their own work dirs
     if not path.is_dir():
@@ -138,15 +138,11 @@ def file_tasks(
 
 def file_batches(task: FileTask) -> Iterator[pa.RecordBatch]:
     """The batches of one task's file, in log order, by the single-process decoder."""
-    from rmqarrow.commitlog.index_records import index_record_batches
-    from rmqarrow.commitlog.reader import CommitLogReader
-
     path, start, end, size, table, rows = task
     reader = CommitLogReader(path, mapped_file_size=size)
     if table == "index_records":
         yield from index_record_batches(reader, start_offset=start, batch_rows=rows, end_offset=end)
         return
-    from rmqarrow.converters.arrow.messages import messages_batches
 
     yield from messages_batches(reader, start_offset=start, batch_rows=rows, end_offset=end)
 

@@ -19,6 +19,9 @@ import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from deltalake import CommitProperties, DeltaTable, Transaction, write_deltalake
+from deltalake.exceptions import TableNotFoundError
+
 from rmqarrow.errors import InvalidValueError
 
 __all__ = ["committed_batch", "delta_batch_writer"]
@@ -33,9 +36,6 @@ def committed_batch(
 ) -> int | None:
     """The last batch id ``app_id`` committed to the Delta table at ``path``; None when
     it committed none (or there is no table yet)."""
-    from deltalake import DeltaTable
-    from deltalake.exceptions import TableNotFoundError
-
     try:
         table = DeltaTable(os.fspath(path), storage_options=dict(storage_options or {}))
     except TableNotFoundError:
@@ -67,8 +67,6 @@ def delta_batch_writer(
     options = dict(storage_options or {})
 
     def write(batch: Any, batch_id: int) -> None:
-        from deltalake import CommitProperties, Transaction, write_deltalake
-
         done = committed_batch(target, app_id, options)
         if done is not None and batch_id <= done:
             # a warning, not a note: a replay happens once after a crash, while a new

@@ -27,13 +27,45 @@ from __future__ import annotations
 
 import argparse
 import os
+import socket
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import pyarrow as pa
+import pyarrow.parquet as pq
+from rmqarrow.converters.arrow.scan import files_batch, source_paths
+from rmqarrow.converters.arrow.tables import geometry_of
+from rmqarrow.converters.delta.layout import is_delta_dataset
+from rmqarrow.converters.parquet.atomic import atomic_dir
+from rmqarrow.converters.parquet.export import (
+    ENTRIES_ORDER,
+    EXPORT_APP,
+    PARQUET_OPTIONS,
+    ROW_GROUP_ROWS,
+    check_exportable,
+    entry_count,
+    export_file_entries,
+    export_file_slots,
+    parquet_writer,
+    plan_groups,
+    snapshot,
+    write_group,
+)
+from rmqarrow.converters.parquet.manifest import new_manifest, part_records, source_file_info
+from rmqarrow.converters.parquet.to_delta import commit_manifest
+from rmqarrow.converters.schema import SCHEMAS
+from rmqarrow.converters.spark.errors import spark_errors
+from rmqarrow.converters.spark.session import get_spark, is_local_master
+
+from rmqarrow import errors
+from rmqarrow._lock import Wait
 from rmqarrow._paths import local_path
+from rmqarrow._progress import Progress
+from rmqarrow._version import __version__
 from rmqarrow.errors import RmqArrowError, StoreNotFoundError, UsageError
+from rmqarrow.format.layout import Geometry, check_header, map_regions
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -48,19 +80,6 @@ def _export_one(task: tuple[int, list[tuple[str, int, int]], str, bool]) -> dict
     Returns their ``files`` rows, manifest entries and row counts, or the rmqarrow error
     it hit (class name and message) so the driver can raise the same error.
     """
-    from rmqarrow.converters.arrow.scan import files_batch
-    from rmqarrow.converters.parquet.export import (
-        check_exportable,
-        export_file_entries,
-        export_file_slots,
-        snapshot,
-        write_group,
-    )
-    from rmqarrow.converters.parquet.manifest import source_file_info
-
-    from rmqarrow._progress import Progress
-    from rmqarrow.format.layout import Geometry, check_header, map_regions
-
     rank, files, tmp_text, on_cluster = task
     paths, tmp = [Path(t) for t, _, _ in files], Path(tmp_text)
     part = f"part-{rank:05d}.parquet"
@@ -113,10 +132,6 @@ def on_executor(exc: RmqArrowError) -> str:
     A Python worker runs in its executor's working directory, which on a standalone
     cluster is ``<worker dir>/<app-id>/<executor-id>`` and holds the executor's log.
     """
-    import socket
-
-    from rmqarrow.errors import StoreNotFoundError
-
     cwd = os.getcwd()
     where = f" (on the executor at {socket.gethostname()}, log {cwd}/stderr)"
     if isinstance(exc, StoreNotFoundError):
@@ -129,8 +144,6 @@ def on_executor(exc: RmqArrowError) -> str:
 
 
 def raise_task_error(result: dict[str, Any]) -> None:
-    from rmqarrow import errors
-
     cls = getattr(errors, str(result["error"]), RmqArrowError)
     if not (isinstance(cls, type) and issubclass(cls, RmqArrowError)):
         cls = RmqArrowError
@@ -142,8 +155,6 @@ def run_tasks(
 ) -> list[dict[str, Any]]:
     """``fn`` over ``work``, one Spark task an item; a task's reported error is raised
     here as its own rmqarrow error class (Spark's own failures in one line)."""
-    from rmqarrow.converters.spark.errors import spark_errors
-
     results: list[dict[str, Any]] = []
     if work:
         rdd = spark.sparkContext.parallelize(list(work), len(work))
@@ -164,6 +175,7 @@ def export_store(
     hash_slot_num: int | None = None,
     index_num: int | None = None,
     commitlog: str | os.PathLike[str] | None = None,
+    wait: Wait = False,
 ) -> None:
     """Export every index file of ``store_dir`` to the dataset ``out_dir`` on Spark.
 
@@ -175,46 +187,30 @@ def export_store(
     more version of it.
     ``commitlog`` (a broker's ``store/commitlog``) also writes the ``messages/`` table, a
     task and a part per CommitLog file (:mod:`rmqarrow.converters.spark.messages_export`),
-    recorded in the manifest as the local exporter does.
+    recorded in the manifest as the local exporter does.  ``out_dir``'s writer lock is
+    held from before anything about it is decided: another writer there refuses the export
+    in one line naming it, or is waited for with ``wait`` (True, or seconds).
     """
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-    from rmqarrow.converters.arrow.scan import source_paths
-    from rmqarrow.converters.arrow.tables import geometry_of
-    from rmqarrow.converters.delta.layout import is_delta_dataset
-    from rmqarrow.converters.parquet.atomic import atomic_dir
-    from rmqarrow.converters.parquet.export import (
-        ENTRIES_ORDER,
-        EXPORT_APP,
-        PARQUET_OPTIONS,
-        ROW_GROUP_ROWS,
-        entry_count,
-        parquet_writer,
-        plan_groups,
-    )
-    from rmqarrow.converters.parquet.manifest import new_manifest
-    from rmqarrow.converters.parquet.to_delta import commit_manifest
-    from rmqarrow.converters.schema import SCHEMAS
-    from rmqarrow.converters.spark.session import get_spark, is_local_master
-
-    from rmqarrow._version import __version__
-
     source = Path(store_dir).absolute()  # executors resolve paths in their own work dirs
     out_dir = local_path(out_dir).absolute()
     if not source.exists():
         raise StoreNotFoundError(f"{source}: no such store directory or index file")
     if commitlog is not None and not Path(commitlog).is_dir():
         raise StoreNotFoundError(f"{commitlog}: no such CommitLog directory")
-    if overwrite and is_delta_dataset(out_dir):
-        raise UsageError(
-            f"{out_dir}: a dataset of Delta tables; the spark exporter would replace it and "
-            "its versions: export with the local engine (one more version)"
-        )
     paths = source_paths(source)
     geometries = [geometry_of(p, hash_slot_num, index_num) for p in paths]
-    spark = get_spark(master, app_name="rmqarrow-export")
-    on_cluster = not is_local_master(spark.sparkContext.master)
-    with atomic_dir(out_dir, overwrite=overwrite) as tmp:
+
+    def refuse_delta(out: Path) -> None:
+        # decided under the lock: no other writer can make it Delta tables meanwhile
+        if overwrite and is_delta_dataset(out):
+            raise UsageError(
+                f"{out}: a dataset of Delta tables; the spark exporter would replace it "
+                "and its versions: export with the local engine (one more version)"
+            )
+
+    with atomic_dir(out_dir, overwrite=overwrite, wait=wait, refuse=refuse_delta) as tmp:
+        spark = get_spark(master, app_name="rmqarrow-export")
+        on_cluster = not is_local_master(spark.sparkContext.master)
         for sub in ("files", "slots", "entries"):
             (tmp / sub).mkdir()
         groups = plan_groups([entry_count(p) for p in paths])
@@ -261,7 +257,6 @@ def export_store(
             from rmqarrow.converters.spark.messages_export import write_messages_parts
 
             manifest["tables"]["messages"] = write_messages_parts(spark, commitlog, tmp, on_cluster)
-        from rmqarrow.converters.parquet.manifest import part_records
 
         manifest["parts"] = part_records(tmp)  # every reader checks the parts against it
         commit_manifest(tmp, manifest, EXPORT_APP)

@@ -20,6 +20,7 @@ from rmqarrow.converters.log_check_sql import (
     expected_key_texts_sql,
     log_check_figures,
 )
+from rmqarrow.converters.spark.errors import spark_errors
 from rmqarrow.converters.spark.sql import jvm_key_hash
 from rmqarrow.converters.spark.tables import MESSAGES_VIEW
 
@@ -34,8 +35,6 @@ __all__ = ["check_against_log"]
 def check_against_log(spark: SparkSession, *, examples: int = 5) -> dict[str, Any]:
     """Check the session's ``entries`` against its ``messages`` view; the figures and up
     to ``examples`` rows of each problem, as the DuckDB check returns them."""
-    from rmqarrow.converters.spark.errors import spark_errors
-
     if examples < 0:
         raise InvalidValueError(f"examples must be >= 0, got {examples}")
     if not spark.catalog.tableExists(MESSAGES_VIEW):

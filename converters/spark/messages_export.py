@@ -13,7 +13,10 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import pyarrow.parquet as pq
+from rmqarrow.converters.arrow.messages import MESSAGES_SCHEMA, write_messages_parquet
 from rmqarrow.converters.spark.commitlog import FileTask, file_tasks
+from rmqarrow.converters.spark.export import on_executor, run_tasks
 
 from rmqarrow.errors import RmqArrowError
 
@@ -25,9 +28,6 @@ __all__ = ["write_messages_parts"]
 
 def _write_part(task: tuple[int, FileTask, str, bool]) -> dict[str, Any]:
     """Spark task: one CommitLog file's messages as one part; its row count or its error."""
-    from rmqarrow.converters.arrow.messages import write_messages_parquet
-    from rmqarrow.converters.spark.export import on_executor
-
     rank, (path, start, end, _size, _table, rows), out_text, on_cluster = task
     out = Path(out_text) / f"part-{rank:05d}.parquet"
     try:
@@ -43,10 +43,6 @@ def write_messages_parts(
 ) -> dict[str, Any]:
     """Write ``out_dir/messages/`` from ``commitlog`` on Spark; the manifest's entry for it
     (``{"rows": n, "commitlog": absolute path}``, as the local exporter records it)."""
-    import pyarrow.parquet as pq
-    from rmqarrow.converters.arrow.messages import MESSAGES_SCHEMA
-    from rmqarrow.converters.spark.export import run_tasks
-
     log = Path(commitlog).absolute()
     tasks = file_tasks(log, "messages")
     target = out_dir / "messages"

@@ -23,6 +23,9 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 from rmqarrow.converters.spark.commitlog import FileTask, file_batches, file_tasks
+from rmqarrow.converters.spark.errors import spark_errors
+
+from rmqarrow.commitlog.index_records import INDEX_RECORDS_SCHEMA
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -55,10 +58,6 @@ def ordered_index_records(
     batch_rows=...)``; damage raises the same :class:`~rmqarrow.errors.CommitLogError`
     (with the executor that met it) after the batches before it.
     """
-    from rmqarrow.converters.spark.errors import spark_errors
-
-    from rmqarrow.commitlog.index_records import INDEX_RECORDS_SCHEMA
-
     tasks = file_tasks(
         commitlog_dir, "index_records", start_offset=start_offset, batch_rows=batch_rows
     )

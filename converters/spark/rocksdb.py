@@ -22,6 +22,7 @@ from rmqarrow.converters.parquet.rocksdb_export import (
     rocksdb_dataset_files,
     rocksdb_source_tables,
 )
+from rmqarrow.converters.spark.session import get_spark
 
 from rmqarrow.format.detect import detect
 from rmqarrow.rocksdb import (
@@ -83,8 +84,6 @@ def answer_queries(
     master: str | None = None,
 ) -> list[QueryOffsetResult | None]:
     """RocketMQ's ``queryOffset`` answer per query, computed by Spark SQL."""
-    from rmqarrow.converters.spark.session import get_spark
-
     spark = get_spark(master)
     prefix = f"q{uuid.uuid4().hex[:12]}_"
     tables = register_rocksdb(spark, Path(source), prefix=prefix)

@@ -30,6 +30,8 @@ for ``conf``/``py_files``/``ship`` (the CLI's ``--conf``, ``--py-files``, ``--no
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import logging
 import os
 import re
@@ -40,8 +42,10 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rmqarrow.converters.spark.ship import SHIP_CONF, package_zip, ship_enabled
+
 from rmqarrow._optional import require
-from rmqarrow.errors import EngineUnavailableError
+from rmqarrow.errors import EngineError, EngineUnavailableError, StoreNotFoundError, UsageError
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -191,8 +195,6 @@ def _remove_log_at_exit() -> None:
 
 def _register_log_cleanup() -> None:
     if not _log_state["registered"]:
-        import atexit
-
         atexit.register(_remove_log_at_exit)
         _log_state["registered"] = True
 
@@ -222,8 +224,6 @@ _MASTER_RE = re.compile(
 def check_master(master: str | None) -> None:
     """Refuse a master URL Spark cannot parse, before a JVM is started for it."""
     if master is not None and not _MASTER_RE.match(master):
-        from rmqarrow.errors import UsageError
-
         raise UsageError(
             f"--master {master!r}: not a Spark master URL; expected local[*], local[N], "
             "spark://HOST:PORT, yarn or k8s://..."
@@ -254,8 +254,6 @@ def _log_error_line(path: Path | None) -> str:
 def spark_error(exc: BaseException) -> Exception:
     """An :class:`~rmqarrow.errors.EngineError` for a pyspark/py4j exception: Spark's own
     first line, and the path of the JVM log (kept for the report)."""
-    from rmqarrow.errors import EngineError
-
     log = keep_jvm_log()
     where = f"; Spark's log: {log}" if log is not None else ""
     name = type(exc).__name__
@@ -268,8 +266,6 @@ def spark_error(exc: BaseException) -> Exception:
     if name in ("Py4JNetworkError", "ConnectionRefusedError"):
         return EngineError(f"lost the connection to Spark's JVM ({text}){where}")
     if name == "Py4JJavaError":
-        import contextlib
-
         # the Java exception's own message, not py4j's "An error occurred while..."; the
         # JVM may be gone, then py4j's line stays
         with contextlib.suppress(Exception):
@@ -297,8 +293,6 @@ def configure(
     session :func:`get_spark` returns; ``ship=False`` turns off shipping rmqarrow;
     ``ui=True`` starts Spark's web UI (off by default).
     """
-    from rmqarrow.errors import StoreNotFoundError
-
     files: list[str] = []
     for raw in py_files or []:
         for item in (x for x in str(raw).split(",") if x):
@@ -348,8 +342,6 @@ def is_local_master(master: str | None) -> bool:
 
 def _add_py_files(spark: SparkSession, settings: dict[str, str], ship: bool | None) -> None:
     """addPyFile the rmqarrow zip (non-local masters) and the configured py files, once."""
-    from rmqarrow.converters.spark.ship import SHIP_CONF, package_zip, ship_enabled
-
     sc = spark.sparkContext
     done = _SHIPPED.setdefault(id(sc), set())
     wanted: list[str] = []

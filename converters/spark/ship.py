@@ -17,9 +17,12 @@ Turned off by ``spark.rmqarrow.ship=false`` (Spark conf), ``RMQARROW_SPARK_SHIP=
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import os
 import zipfile
 from pathlib import Path
+
+from rmqarrow._version import __version__
 
 __all__ = ["SHIP_CONF", "SHIP_ENV", "package_zip", "ship_enabled"]
 
@@ -39,8 +42,6 @@ def ship_enabled(conf_value: str | None, explicit: bool | None = None) -> bool:
 
 
 def _locations(package: str) -> list[str]:
-    import importlib.util
-
     spec = importlib.util.find_spec(package)
     return list(spec.submodule_search_locations or []) if spec is not None else []
 
@@ -70,8 +71,6 @@ def _cache_dir() -> Path:
 
 def package_zip(cache_dir: str | os.PathLike[str] | None = None) -> Path:
     """The zip of the running rmqarrow (built now if the cache has none for this code)."""
-    from rmqarrow._version import __version__
-
     sources = _sources()
     digest = hashlib.sha256()
     for name, path in sources:

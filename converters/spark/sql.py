@@ -35,7 +35,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
-from rmqarrow.converters.spark.session import spark_error
+import pyarrow.compute as pc
+from rmqarrow.converters.spark.batches import piece_batches, plan_pieces
+from rmqarrow.converters.spark.pushdown import Pushdown
+from rmqarrow.converters.spark.session import get_spark, spark_error
 from rmqarrow.converters.spark.tables import (
     Target,
     file_order,
@@ -46,6 +49,7 @@ from rmqarrow.converters.spark.tables import (
 )
 
 from rmqarrow.errors import DatasetError, InvalidValueError
+from rmqarrow.format.detect import require_index_source
 from rmqarrow.format.hashing import check_query_key
 from rmqarrow.format.java import JAVA_LONG_MAX
 from rmqarrow.format.queries import Query
@@ -257,8 +261,6 @@ def _driver_chains(
     the pairs' files only), done where the files' headers were just read: a key query then
     costs Spark's start-up and one small SQL job, not a data source job.
     """
-    from rmqarrow.converters.spark.batches import piece_batches, plan_pieces
-    from rmqarrow.converters.spark.pushdown import Pushdown
     from rmqarrow.converters.spark.source import spark_arrow_schema
 
     slots = frozenset(int(s) for s in pairs.column("slot").to_pylist())
@@ -322,8 +324,6 @@ def jvm_key_hash(key: Column | str) -> Column:
 
 def _hash_arrow_array(keys: pa.Array) -> pa.Array:
     """index_key_hashes over an Arrow string array; nulls stay null."""
-    import pyarrow.compute as pc
-
     if len(keys) == 0:
         return pa.array([], pa.int32())
     hashes = index_key_hashes(pc.fill_null(keys, ""))
@@ -413,10 +413,6 @@ def answer_queries(
     ``target`` is a Parquet dataset directory or a native store directory; same contract
     as :func:`rmqarrow.answer_queries` (newest file first, no batch cap).
     """
-    from rmqarrow.converters.spark.session import get_spark
-
-    from rmqarrow.format.detect import require_index_source
-
     qs = list(queries)
     for q in qs:
         check_query_key(q.key)  # a str, and no byte that is not UTF-8
@@ -460,8 +456,6 @@ def sql(
     index_num: int | None = None,
 ) -> pa.Table:
     """Run one Spark SQL statement over the ``files``/``slots``/``entries`` of ``target``."""
-    from rmqarrow.converters.spark.session import get_spark
-
     spark = get_spark(master)
     register_tables(spark, target, hash_slot_num=hash_slot_num, index_num=index_num)
     result: pa.Table = spark.sql(query).toArrow()

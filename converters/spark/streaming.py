@@ -41,6 +41,7 @@ earliest, -1 for latest: files it does not name start at their first entry),
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 from collections.abc import Iterator, Mapping, Sequence
@@ -48,8 +49,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
-from rmqarrow.converters.spark.batches import DEFAULT_BATCH_ROWS, DEFAULT_PIECE_ROWS, Piece
+from rmqarrow.converters.arrow.messages import messages_batches
+from rmqarrow.converters.arrow.tables import geometry_of
+from rmqarrow.converters.spark.batches import (
+    DEFAULT_BATCH_ROWS,
+    DEFAULT_PIECE_ROWS,
+    Piece,
+    piece_batches,
+)
 from rmqarrow.converters.spark.options import parse
 from rmqarrow.converters.spark.paths import (
     INDEX_FORMAT,
@@ -60,6 +69,8 @@ from rmqarrow.converters.spark.paths import (
 from rmqarrow.converters.spark.session import check_pyspark
 
 from rmqarrow.commitlog import CommitLogReader, bounded_reader, complete_end_offset
+from rmqarrow.commitlog.index_records import DEFAULT_BATCH_ROWS as LOG_BATCH_ROWS
+from rmqarrow.commitlog.index_records import index_record_batches
 from rmqarrow.errors import (
     DataLossError,
     InvalidValueError,
@@ -68,8 +79,19 @@ from rmqarrow.errors import (
     StoreWentBackwardsError,
     UsageError,
 )
+from rmqarrow.format.layout import (
+    ENTRY_DTYPE,
+    HEADER_DTYPE,
+    HEADER_SIZE,
+    INDEX_SIZE,
+    check_header,
+    check_size,
+    resolve_geometry,
+)
+from rmqarrow.format.naming import list_index_files
 
 check_pyspark()
+
 
 from pyspark.sql.datasource import (  # noqa: E402 - after the clear error above
     DataSourceStreamReader,
@@ -114,8 +136,6 @@ _log = logging.getLogger(__name__)
 def _starting(raw: str | None, fmt: str, per_file: bool) -> str | dict[str, int]:
     """``startingOffsets``: ``earliest`` (the default), ``latest``, or (``per_file``) a JSON
     object of index file name -> entries already read (-2: earliest, -1: latest)."""
-    import json
-
     text = (raw or "earliest").strip()
     if text.lower() in ("earliest", "latest"):
         return text.lower()
@@ -158,18 +178,6 @@ def _file_state(path: Path, hash_slot_num: int | None, index_num: int | None) ->
     """The header and the first entry's offset, read with two small reads: every trigger
     looks at every file, and mapping each one cost more than the reads (a store of
     thousands of files)."""
-    import numpy as np
-
-    from rmqarrow.format.layout import (
-        ENTRY_DTYPE,
-        HEADER_DTYPE,
-        HEADER_SIZE,
-        INDEX_SIZE,
-        check_header,
-        check_size,
-        resolve_geometry,
-    )
-
     fd = os.open(path, os.O_RDONLY)
     try:
         size = os.fstat(fd).st_size
@@ -199,8 +207,6 @@ def index_offsets(
 
     A file of size 0 is one the broker is creating this instant: left for the next look.
     """
-    from rmqarrow.format.naming import list_index_files
-
     root = Path(store_dir)
     if root.is_file():
         paths = [root]
@@ -360,8 +366,6 @@ class IndexStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return {"files": files}
 
     def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> Sequence[InputPartition]:
-        from rmqarrow.converters.arrow.tables import geometry_of
-
         begun, files = _files_offset(start), _files_offset(end)
         _check_forward(self.path, begun, files)
         parts: list[InputPartition] = []
@@ -396,7 +400,6 @@ class IndexStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return parts
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        from rmqarrow.converters.spark.batches import piece_batches
         from rmqarrow.converters.spark.source import spark_arrow_schema
 
         piece: Piece = partition.value
@@ -523,7 +526,6 @@ class CommitLogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
         lo, hi = int(start["offset"]), int(end["offset"])
         if hi <= lo:
             return []
-        from rmqarrow.commitlog.index_records import DEFAULT_BATCH_ROWS as LOG_BATCH_ROWS
 
         log = self._log()
         self._check_lost(lo, log)
@@ -543,14 +545,10 @@ class CommitLogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
         task: _LogRange = partition.value
         reader = bounded_reader(task.path, task.stop, mapped_file_size=task.mapped_file_size)
         if task.table == "index_records":
-            from rmqarrow.commitlog.index_records import index_record_batches
-
             batches = index_record_batches(
                 reader, start_offset=task.start, batch_rows=task.batch_rows, end_offset=task.stop
             )
         else:
-            from rmqarrow.converters.arrow.messages import messages_batches
-
             batches = messages_batches(
                 reader, start_offset=task.start, batch_rows=task.batch_rows, end_offset=task.stop
             )

@@ -20,15 +20,20 @@ from __future__ import annotations
 
 import contextlib
 import os
+import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
-from rmqarrow.converters.parquet.manifest import one_snapshot
+import pyarrow.parquet as pq
+from rmqarrow.converters.arrow.messages import MESSAGES_SCHEMA
+from rmqarrow.converters.parquet.manifest import check_parts, one_snapshot, trusted
 from rmqarrow.converters.parquet.parts import hadoop_literal, table_parts
 from rmqarrow.converters.schema import SCHEMAS
+from rmqarrow.converters.spark.batches import piece_batches, plan_pieces
 
 from rmqarrow.errors import InvalidValueError
+from rmqarrow.format.detect import require_index_source
 from rmqarrow.format.naming import java_name_order
 
 if TYPE_CHECKING:
@@ -95,8 +100,6 @@ def register_messages(spark: SparkSession, kind: str, root: Path, commitlog: Tar
 
         df = messages_frame(spark, commitlog)  # decoded by the executors, a task a file
     elif kind == "dataset" and (root / "messages").is_dir():
-        from rmqarrow.converters.arrow.messages import MESSAGES_SCHEMA
-
         parts = [hadoop_literal(p) for p in table_parts(root, "messages")]
         df = spark.read.parquet(*parts).select(*MESSAGES_SCHEMA.names)
     else:
@@ -115,8 +118,6 @@ def register_views(
     commitlog: Target | None = None,
 ) -> tuple[str, pa.Table]:
     """:func:`register_tables`; also returns the newest-first files table it registered."""
-    from rmqarrow.format.detect import require_index_source
-
     source = require_index_source(target)
     kind = "dataset" if source.kind == "dataset" else "store"
     # executors resolve paths in their own work dirs
@@ -135,8 +136,6 @@ def _register_views(
 ) -> tuple[str, pa.Table]:
     frames: dict[str, DataFrame] = {}
     if kind == "dataset":
-        from rmqarrow.converters.parquet.manifest import check_parts, trusted
-
         if not trusted():  # parts added, missing or changed since export: refused
             check_parts(root)
         for table in TABLES:
@@ -172,12 +171,9 @@ def files_on_driver(
 ) -> pa.Table:
     """The ``files`` table read on the driver (one row a file: no Spark job needed)."""
     if kind == "dataset":
-        import pyarrow.parquet as pq
-
         return pa.concat_tables(
             [pq.read_table(p, schema=SCHEMAS["files"]) for p in table_parts(root, "files")]
         )
-    from rmqarrow.converters.spark.batches import piece_batches, plan_pieces
 
     batches = [
         batch
@@ -214,8 +210,6 @@ FILE_ORDER_SCHEMA = pa.schema(
 def register_file_order(spark: SparkSession, files: pa.Table) -> pa.Table:
     """:func:`file_order` as a small local view, which the lookup joins instead of
     ``files``."""
-    import uuid
-
     order = file_order(files)
     previous = spark.conf.get(_FILE_ORDER_CONF, None)
     name = f"{FILE_ORDER_VIEW}_{uuid.uuid4().hex[:12]}"

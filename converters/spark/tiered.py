@@ -15,6 +15,7 @@ from pathlib import Path
 import pyarrow as pa
 from rmqarrow.converters.arrow.tiered_lookup import TIERED_LOOKUP_SQL, assemble, lookup_relations
 from rmqarrow.converters.parquet.tiered_import import tiered_source_tables
+from rmqarrow.converters.spark.session import get_spark
 
 from rmqarrow.tiered import TieredAnswer
 
@@ -31,8 +32,6 @@ def answer_queries(
     index_num: int | None = None,
 ) -> list[TieredAnswer]:
     """Answer ``(topic, key, max_count, begin, end)`` queries with Spark SQL."""
-    from rmqarrow.converters.spark.session import get_spark
-
     tables, store = tiered_source_tables(Path(source), hash_slot_num, index_num)
     inp = lookup_relations(tables, queries, exact=exact, store=store)
     spark = get_spark(master)

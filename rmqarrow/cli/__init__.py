@@ -9,14 +9,18 @@ engines only inside their command functions, so ``rmqarrow --help`` stays instan
 
 from __future__ import annotations
 
+import _thread
 import argparse
+import difflib
 import os
 import re
 import sys
 import traceback
 from collections.abc import Callable, Sequence
+from importlib import import_module
 from typing import Any, NoReturn
 
+from rmqarrow import __version__
 from rmqarrow._memory import fit_allocators, memory_error
 from rmqarrow.cli._output import apply_spark_options, install_log_handler
 from rmqarrow.errors import RmqArrowError, UsageError
@@ -123,17 +127,11 @@ _NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
 
 
 def _close_match(word: str, candidates: list[str]) -> str | None:
-    import difflib
-
     matches = difflib.get_close_matches(word, candidates, n=1, cutoff=0.6)
     return matches[0] if matches else None
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from importlib import import_module
-
-    from rmqarrow import __version__
-
     parser = _Parser(
         prog="rmqarrow",
         description="RocketMQ IndexFile tools: inspect, query, build, convert, verify.",
@@ -264,8 +262,6 @@ def _interrupt_again(hook: Callable[[Any], object]) -> Callable[[Any], None]:
 
     def handle(unraisable: Any) -> None:
         if isinstance(unraisable.exc_value, KeyboardInterrupt):
-            import _thread
-
             _thread.interrupt_main()
             return
         hook(unraisable)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+import rmqarrow
 from rmqarrow.cli._output import (
     add_force_option,
     add_geometry_options,
@@ -85,8 +86,6 @@ def register(sub: Any) -> None:
 
 def cmd_build(args: argparse.Namespace) -> int:
     """Build (or resume) a store through :func:`rmqarrow.build` and print its summary."""
-    import rmqarrow
-
     if args.start_offset < 0:
         raise UsageError(
             f"--start-offset must be a CommitLog offset >= 0, got {args.start_offset}; "

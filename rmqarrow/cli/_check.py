@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
+import rmqarrow
 from rmqarrow.cli._output import add_geometry_options, path_arg, print_document, print_table
 from rmqarrow.cli._rocksdb import add_index_option, open_options, rocksdb_check
 from rmqarrow.errors import UsageError
@@ -47,8 +48,6 @@ def register(sub: Any) -> None:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    import rmqarrow
-
     store = rmqarrow.open(
         args.store, hash_slot_num=args.hash_slot_num, index_num=args.index_num, **open_options(args)
     )

@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import rmqarrow
 from rmqarrow._text import json_line
 from rmqarrow.cli._output import (
     add_as_of_option,
@@ -36,7 +37,15 @@ from rmqarrow.cli._output import (
 )
 from rmqarrow.cli._rocksdb import add_index_option, open_options, rocksdb_export
 from rmqarrow.cli._schemas import document
+from rmqarrow.cli._tiered import tiered_export, tiered_import
 from rmqarrow.errors import UsageError
+from rmqarrow.store import (
+    DatasetStore,
+    IndexStore,
+    RocksDBDatasetStore,
+    TieredDatasetStore,
+    TieredStore,
+)
 
 __all__ = ["register"]
 
@@ -207,10 +216,6 @@ def register(sub: Any) -> None:
 
 
 def _export(args: argparse.Namespace) -> int:
-    import rmqarrow
-    from rmqarrow.cli._tiered import tiered_export
-    from rmqarrow.store import IndexStore, TieredStore
-
     _check_sync_options(args)
     store = rmqarrow.open(
         args.store,
@@ -334,10 +339,6 @@ def _sync(store: Any, args: argparse.Namespace) -> int:
 
 
 def _import(args: argparse.Namespace) -> int:
-    import rmqarrow
-    from rmqarrow.cli._tiered import tiered_import
-    from rmqarrow.store import DatasetStore, TieredDatasetStore
-
     store = rmqarrow.open(args.dataset, as_of=args.as_of)
     with store:
         if isinstance(store, TieredDatasetStore):
@@ -375,9 +376,6 @@ def _import(args: argparse.Namespace) -> int:
 def _dataset(path: str) -> Any:
     """The exported dataset at ``path`` (of index files, tiered files or a RocksDB index);
     anything else refused in one line."""
-    import rmqarrow
-    from rmqarrow.store import DatasetStore, RocksDBDatasetStore, TieredDatasetStore
-
     store = rmqarrow.open(path)
     if not isinstance(store, DatasetStore | TieredDatasetStore | RocksDBDatasetStore):
         raise UsageError(

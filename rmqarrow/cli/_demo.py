@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
 from rmqarrow.cli._output import add_spark_options, path_arg, print_document
-from rmqarrow.errors import InvalidValueError, UsageError
+from rmqarrow.demo import DOCS_WORKSPACE, make_docs_workspace, message_count, run_demo
+from rmqarrow.engines import parse_engines
+from rmqarrow.errors import EngineUnavailableError, InvalidValueError, UsageError
 
 __all__ = ["register", "spark_unavailable"]
 
@@ -25,8 +28,6 @@ DEFAULTS: dict[str, object] = {
 
 def spark_unavailable() -> str | None:
     """Why Spark cannot run here (pyspark or Java missing), or None when it can."""
-    from rmqarrow.errors import EngineUnavailableError
-
     try:
         from rmqarrow.converters.spark import check_java, check_pyspark
 
@@ -81,8 +82,6 @@ def register(sub: Any) -> None:
 
 
 def cmd_docs_workspace(args: argparse.Namespace) -> int:
-    from rmqarrow.demo import DOCS_WORKSPACE, make_docs_workspace
-
     changed = [
         f"--{name}"
         for name in ("size", "engines", "seed", "master")
@@ -108,8 +107,6 @@ def cmd_docs_workspace(args: argparse.Namespace) -> int:
 def cmd_demo(args: argparse.Namespace) -> int:
     if args.docs_workspace is not None:
         return cmd_docs_workspace(args)
-    from rmqarrow.demo import run_demo
-    from rmqarrow.engines import parse_engines
 
     engines = parse_engines(args.engines)
     if "native" not in engines:
@@ -119,7 +116,6 @@ def cmd_demo(args: argparse.Namespace) -> int:
         if reason is not None:
             print(f"note: leaving Spark out: {reason}", file=sys.stderr)
             engines.remove("spark")
-    from rmqarrow.demo import message_count
 
     try:  # a bad --size is refused before a directory is made, as a mistake on the line
         message_count(args.size)
@@ -141,8 +137,6 @@ def cmd_demo(args: argparse.Namespace) -> int:
         )
     except BaseException:
         if args.out is None:  # the temporary directory made above: remove it too
-            import shutil
-
             shutil.rmtree(out, ignore_errors=True)
         raise
     if args.json:

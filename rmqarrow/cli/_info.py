@@ -8,12 +8,13 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import rmqarrow
 from rmqarrow.cli._output import (
     add_as_of_option,
     add_geometry_options,
     add_json_options,
+    dataset_arg,
     delta_layout,
-    path_arg,
     print_document,
     print_kv,
     print_table,
@@ -40,9 +41,9 @@ def register(sub: Any) -> None:
     )
     info.add_argument(
         "path",
-        type=path_arg,
+        type=dataset_arg,
         help="an index file, a store/index directory, a broker store root, tiered index "
-        "files, a RocksDB index or an exported dataset",
+        "files, a RocksDB index or an exported dataset (local or s3://)",
     )
     add_geometry_options(info)
     info.add_argument(
@@ -58,8 +59,6 @@ def register(sub: Any) -> None:
 
 
 def cmd_info(args: argparse.Namespace) -> int:
-    import rmqarrow
-
     store = rmqarrow.open(
         args.path,
         hash_slot_num=args.hash_slot_num,

@@ -8,17 +8,20 @@ or ``warning:``, each said once) and :func:`progress_bar` draws a tqdm bar on a 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import logging
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from rmqarrow._paths import dataset_location, is_uri, local_path
+from tqdm import tqdm
+
+from rmqarrow._paths import dataset_location, local_path
 from rmqarrow._progress import ProgressCallback, ProgressUpdate
 from rmqarrow._text import json_line, print_json, print_kv, print_table
 from rmqarrow.cli._schemas import document
+from rmqarrow.errors import UsageError
+from rmqarrow.format.times import format_time
 
 __all__ = [
     "add_force_option",
@@ -33,7 +36,6 @@ __all__ = [
     "install_log_handler",
     "location_arg",
     "name_list",
-    "object_dataset_copy",
     "path_arg",
     "print_document",
     "print_json",
@@ -96,7 +98,6 @@ def progress_bar() -> ProgressCallback | None:
     terminal (None otherwise, so piped output stays clean)."""
     if not sys.stderr.isatty():
         return None
-    from tqdm import tqdm
 
     bars: dict[str, Any] = {}
 
@@ -243,8 +244,6 @@ def check_spark_options(args: Any) -> None:
     ]
     engine = getattr(args, "engine", None)
     if engine != "spark" and given:
-        from rmqarrow.errors import UsageError
-
         raise UsageError(
             f"{', '.join(given)} need{'s' if len(given) == 1 else ''} --engine spark "
             f"(got --engine {engine}); add --engine spark or drop "
@@ -264,7 +263,6 @@ def apply_spark_options(args: Any) -> None:
     ui = bool(getattr(args, "spark_ui", False))
     if not (confs or files or no_ship or ui):
         return
-    from rmqarrow.errors import UsageError
 
     conf: dict[str, str] = {}
     for item in confs:
@@ -335,8 +333,6 @@ def human_times(
     """A table's epoch-millisecond columns in ISO 8601 UTC, as ``info`` shows times
     (:func:`~rmqarrow.format.times.format_time`), renamed ``..._time``; unchanged with
     ``epoch`` (``--epoch``).  JSON keeps the numbers."""
-    from rmqarrow.format.times import format_time
-
     times = [i for i, c in enumerate(columns) if _is_time(c)]
     if epoch or not times:
         return columns, rows
@@ -358,39 +354,6 @@ def add_as_of_option(parser: Any, what: str = "the dataset") -> None:
         "lists them) or time (the run current then: ISO 8601, e.g. 2026-01-15T10:20:30Z, "
         "local zone when none given, or epoch ms); a dataset of Delta tables only",
     )
-
-
-def object_dataset_copy(
-    location: Any, as_of: str | None, stack: contextlib.ExitStack
-) -> tuple[Any, str | None]:
-    """``location`` and ``as_of`` as the commands below read them: a dataset on object
-    storage is opened once (``rmqarrow.open``: a local copy of its pinned run, removed when
-    ``stack`` closes) and becomes that copy, read as its latest (the copy's logs end at the
-    version asked for), so every step reads the same run; anything else is as given."""
-    import rmqarrow
-
-    if location is None or not is_uri(location):
-        return location, as_of
-    store = stack.enter_context(rmqarrow.open(location, as_of=as_of))
-    return str(store.path), None
-
-
-def pinned_dataset(path: Any, as_of: str | None) -> Any:
-    """A context in which every reader of the dataset ``path`` reads it ``as_of`` that
-    version (the store opened so, entered), or its latest run read once (a command that
-    reads it twice, as ``stats`` does, never pairs two runs); nothing for a store."""
-    import contextlib
-
-    import rmqarrow
-
-    if path is None:
-        return contextlib.nullcontext()
-    if as_of is None:
-        from rmqarrow.converters import one_snapshot
-
-        return one_snapshot(path)
-
-    return rmqarrow.open(path, as_of=as_of)
 
 
 def print_versions(versions: list[dict[str, Any]]) -> None:

@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
+import rmqarrow
 from rmqarrow.cli._output import (
     add_as_of_option,
     add_geometry_options,
@@ -23,12 +24,15 @@ from rmqarrow.cli._rocksdb import (
     rocksdb_query,
 )
 from rmqarrow.cli._tiered import tiered_query
+from rmqarrow.commitlog import format_message
 from rmqarrow.engines import ENGINES
 from rmqarrow.errors import UsageError
 from rmqarrow.format.java import JAVA_LONG_MAX
 from rmqarrow.format.queries import Query, escape_text
+from rmqarrow.format.query_file import read_query_file
 from rmqarrow.format.records import TAG_INDEX_TYPE, query_index_key, tag_query_note
 from rmqarrow.format.times import TIME_HELP, check_range, parse_time
+from rmqarrow.store import DatasetStore, IndexStore
 
 if TYPE_CHECKING:
     from rmqarrow.store import IndexStore
@@ -118,8 +122,6 @@ def _queries_from_args(args: argparse.Namespace) -> tuple[list[Query], bool]:
     end = parse_time(args.end, "--end")
     check_range(begin, end, ("--begin", "--end"))
     if args.queries is not None:
-        from rmqarrow.format.query_file import read_query_file
-
         queries = read_query_file(
             args.queries, max_num=args.max_num, begin=begin, end=end, escaped=args.escaped
         )
@@ -164,9 +166,6 @@ def _checked_options(args: argparse.Namespace) -> None:
 
 
 def cmd_query(args: argparse.Namespace) -> int:
-    import rmqarrow
-    from rmqarrow.store import DatasetStore, IndexStore
-
     if args.topic is not None and not args.topic.strip():
         # an unset shell variable, most likely: every kind would look up "#KEY" and find nothing
         raise UsageError(
@@ -284,8 +283,6 @@ def _topic_hint(args: argparse.Namespace, empty: list[Query]) -> None:
 def _print_resolved(
     store: IndexStore, args: argparse.Namespace, q: Query, offsets: list[int]
 ) -> int:
-    from rmqarrow.commitlog import format_message
-
     # the key as given (for --type T, the tags), not the index key looked up
     topic, key, _ = _topic_and_key(args.topic, args.key)
     # a key repeated in KEYS is indexed once per occurrence: each message is read once

@@ -23,6 +23,8 @@ from rmqarrow.cli._output import (
     print_table,
     print_versions,
 )
+from rmqarrow.commitlog import require_commitlog
+from rmqarrow.engines import parse_engines
 from rmqarrow.errors import UsageError
 from rmqarrow.format.times import parse_time
 from rmqarrow.rocksdb import (
@@ -30,6 +32,7 @@ from rmqarrow.rocksdb import (
     DEFAULT_MAX_QUERY_DAYS,
     QueryOffsetResult,
     RocksDBQuery,
+    build_from_commitlog,
     read_queries,
 )
 from rmqarrow.store import RocksDBDatasetStore, RocksDBStore, Store
@@ -281,8 +284,6 @@ def rocksdb_export(store: Store, args: argparse.Namespace) -> int:
 
 
 def rocksdb_verify(store: Store, args: argparse.Namespace) -> int:
-    from rmqarrow.engines import parse_engines
-
     s = _rocksdb(store)
     engines = parse_engines(args.engines)
     explicit = args.engines != "native,duckdb,spark"
@@ -321,15 +322,16 @@ def rocksdb_verify(store: Store, args: argparse.Namespace) -> int:
     return 0 if report.ok else 1
 
 
-def rocksdb_stats(store: Store, args: argparse.Namespace) -> int:
+def rocksdb_stats(store: Store, args: argparse.Namespace, between: tuple[int, int] | None) -> int:
     s = _rocksdb(store)
-    between = None
-    if args.between:
-        between = (
-            parse_time(args.between[0], "--between"),
-            parse_time(args.between[1], "--between"),
-        )
-    sections = s.stats(top=args.top, between=between, limit=args.limit)
+    sections = s.stats(
+        top=args.top,
+        between=between,
+        limit=args.limit,
+        commitlog=args.commitlog,
+        engine=args.engine,
+        master=args.master,
+    )
     if args.json:
         print_document("stats.rocksdb", {name: t.to_pylist() for name, t in sections.items()})
         return 0
@@ -343,9 +345,6 @@ def rocksdb_build(args: argparse.Namespace) -> int:
     """``rmqarrow build STORE --from-commitlog DIR --index rocksdb``: a new RocksDB index as
     the broker's ``buildIndex`` writes it (``STORE/rocksdbstore`` when STORE is a broker
     store root, else STORE itself)."""
-    from rmqarrow.commitlog import require_commitlog
-    from rmqarrow.rocksdb import build_from_commitlog
-
     if args.from_commitlog is None:
         raise UsageError("--index rocksdb builds from --from-commitlog DIR")
     if args.engine != "local" or args.start_offset or args.start_timestamp or args.checkpoint:

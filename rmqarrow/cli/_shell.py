@@ -7,6 +7,7 @@ import argparse
 import sys
 from typing import Any
 
+from rmqarrow.cli import build_parser
 from rmqarrow.cli._shellgen import SHELLS, completion_script, man_page
 
 __all__ = ["register"]
@@ -40,8 +41,6 @@ def register(sub: Any) -> None:
 
 
 def _parser() -> argparse.ArgumentParser:
-    from rmqarrow.cli import build_parser
-
     return build_parser()
 
 

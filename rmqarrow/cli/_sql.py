@@ -3,7 +3,7 @@
 ``sql TARGET [QUERY]`` runs one statement (or, without QUERY, every statement read from
 stdin, ``;``-terminated, as an interactive prompt on a terminal) over the ``files``,
 ``slots`` and ``entries`` views, with DuckDB (default; the lookup macros are registered)
-or Spark.  ``stats TARGET`` prints the analyses of :mod:`rmqarrow.converters.duckdb.stats`.  With
+or Spark.  ``stats TARGET`` prints the analyses of :mod:`rmqarrow.converters.stats.sql`.  With
 ``--commitlog DIR`` (a broker's ``store/commitlog``) both also get the ``messages`` view
 (a dataset exported with its messages has it without the option), and ``stats`` adds the
 check of the index against the log (:func:`rmqarrow.converters.duckdb.sql.check_against_log`;
@@ -17,13 +17,16 @@ import contextlib
 import csv
 import logging
 import sys
-import tempfile
 import textwrap
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+import pyarrow as pa
+
+import rmqarrow
 from rmqarrow._text import json_line, json_text, table_lines
+from rmqarrow.cli._datasets import object_dataset_copy, pinned_dataset
 from rmqarrow.cli._output import (
     add_as_of_option,
     add_geometry_options,
@@ -32,8 +35,6 @@ from rmqarrow.cli._output import (
     dataset_arg,
     human_times,
     location_arg,
-    object_dataset_copy,
-    pinned_dataset,
     print_document,
     print_kv,
     print_table,
@@ -41,23 +42,20 @@ from rmqarrow.cli._output import (
 )
 from rmqarrow.cli._rocksdb import add_index_option, open_options, rocksdb_stats
 from rmqarrow.cli._schemas import document
+from rmqarrow.commitlog import require_commitlog
 from rmqarrow.errors import EngineUnavailableError, RmqArrowError, UsageError, WriteRefusedError
-from rmqarrow.format.times import format_time
+from rmqarrow.format.times import format_time, parse_time
+from rmqarrow.store import DatasetStore, IndexStore
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from rmqarrow.store import Store
+    from rmqarrow.store import StatsReport, Store
 
 __all__ = ["register"]
 
 #: Largest --top/--limit: rows printed to a terminal, not a dump (use sql for that).
 _MAX_ROWS = 1_000_000
-
-#: A native store with more entries than this is exported to a temporary dataset before
-#: ``stats``: DuckDB would otherwise hold every entry (about 8 GB in six full files), where
-#: the dataset's streamed passes keep memory flat in the store's size.
-STATS_EXPORT_ABOVE = 8 << 20
 
 PROMPT = "rmqarrow> "
 
@@ -429,8 +427,6 @@ def _prompt(run: Runner, args: argparse.Namespace) -> int:
         try:
             if statement == ".tables":
                 # printed as a statement's rows are, so --csv/--json/--jsonl hold here too
-                import pyarrow as pa
-
                 names = pa.table({"name": _views(run)})
                 _print_result(
                     pa.RecordBatchReader.from_batches(names.schema, names.to_batches()),
@@ -457,8 +453,6 @@ def _prompt(run: Runner, args: argparse.Namespace) -> int:
 def _rocksdb_store(args: argparse.Namespace) -> Store | None:
     """The target opened when it is a RocksDB message index (its views: rocksdb_records,
     rocksdb_bookkeeping), else None (closed again: the IndexFile paths open it their way)."""
-    import rmqarrow
-
     store = rmqarrow.open(
         args.target,
         hash_slot_num=args.hash_slot_num,
@@ -589,9 +583,6 @@ def _save(args: argparse.Namespace) -> int:
 def _target(args: argparse.Namespace) -> None:
     """Resolve ``target`` (a broker root -> its index/) and ``--commitlog`` (a broker root ->
     its commitlog/); the wrong kind of input gets one line saying what it is."""
-    import rmqarrow
-    from rmqarrow.store import DatasetStore, IndexStore
-
     store = rmqarrow.open(args.target, hash_slot_num=args.hash_slot_num, index_num=args.index_num)
     with store:
         args.is_dataset = isinstance(store, DatasetStore)
@@ -624,8 +615,6 @@ def _target(args: argparse.Namespace) -> None:
         else:
             raise UsageError(f"{args.target}: {store.description}")
     if args.commitlog is not None:
-        from rmqarrow.commitlog import require_commitlog
-
         args.commitlog = str(require_commitlog(args.commitlog))
 
 
@@ -645,31 +634,6 @@ def _print_fields(fields: dict[str, Any], epoch: bool) -> None:
     print_kv(dict(zip(names, rows[0], strict=True)))
 
 
-def _stats_dataset(args: argparse.Namespace, stack: contextlib.ExitStack) -> str | None:
-    """The dataset ``stats`` reads in bounded passes: the target itself, or for a native
-    store above :data:`STATS_EXPORT_ABOVE` entries an export of it into a temporary
-    directory (removed when ``stack`` closes); None: DuckDB loads the small store."""
-    if args.is_dataset:
-        return str(args.target)
-    entries = getattr(args, "entries", 0)
-    if entries <= STATS_EXPORT_ABOVE:
-        return None
-    import rmqarrow
-
-    spill = stack.enter_context(tempfile.TemporaryDirectory(prefix="rmqarrow-stats-"))
-    print(
-        f"note: {entries:,} entries: exporting the store to a temporary dataset in {spill} "
-        "first (removed after), so memory stays flat in the store's size",
-        file=sys.stderr,
-    )
-    dataset = str(Path(spill) / "dataset")
-    with rmqarrow.open(
-        args.target, hash_slot_num=args.hash_slot_num, index_num=args.index_num
-    ) as store:
-        store.export(dataset, progress=progress_bar())
-    return dataset
-
-
 def _run_stats(args: argparse.Namespace) -> int:
     if not (0 <= args.top <= _MAX_ROWS and 0 <= args.limit <= _MAX_ROWS):
         raise UsageError(
@@ -682,73 +646,59 @@ def _run_stats(args: argparse.Namespace) -> int:
 
 
 def _stats(args: argparse.Namespace) -> int:
-    from rmqarrow.converters.duckdb import check_against_log, collect, connect
-
     between = None
     if args.between:
-        from rmqarrow.format.times import parse_time
-
         between = (
             parse_time(args.between[0], "--between"),
             parse_time(args.between[1], "--between"),
         )
         if between[0] > between[1]:
             raise UsageError(f"--between {between[0]} {between[1]}: the first time is later")
-    rocksdb = _rocksdb_store(args)
-    if rocksdb is not None:
-        with rocksdb:
+    store = rmqarrow.open(
+        args.target,
+        hash_slot_num=args.hash_slot_num,
+        index_num=args.index_num,
+        **open_options(args),
+    )
+    with store:
+        if store.format == "rocksdb":
             if args.plot or args.html:
                 raise UsageError(
                     "--plot and --html draw the IndexFile analyses; a RocksDB index's stats "
                     "print as tables (drop the option, or use --json)"
                 )
-            return rocksdb_stats(rocksdb, args)
-    if args.html:  # refused now, not after the minutes a large store's stats take
-        from rmqarrow.converters.duckdb import html_target
+            return rocksdb_stats(store, args, between)
+        if args.html:  # refused now, not after the minutes a large store's stats take
+            from rmqarrow.converters.stats import html_target
 
-        html_target(args.html, overwrite=args.overwrite)
-    _target(args)
-    if args.engine == "spark" and args.commitlog is None:
-        raise UsageError(
-            "--engine spark checks the index against the log: give --commitlog "
-            "DIR (the other analyses are DuckDB's)"
+            html_target(args.html, overwrite=args.overwrite)
+        report = store.stats(
+            top=args.top,
+            between=between,
+            limit=args.limit,
+            commitlog=args.commitlog,
+            engine=args.engine,
+            master=args.master,
+            progress=progress_bar(),
+            with_check=bool(args.html),
         )
-    spark_check = args.engine == "spark"
-    log_failure: RmqArrowError | None = None
-    with contextlib.ExitStack() as stack:
-        dataset = _stats_dataset(args, stack)
-        con = connect(
-            args.target if dataset is None else dataset,
-            hash_slot_num=args.hash_slot_num,
-            index_num=args.index_num,
-            commitlog=None if spark_check else args.commitlog,
-        )
-        try:
-            result = collect(
-                con,
-                top=args.top,
-                between=between,
-                limit=args.limit,
-                dataset=dataset,
-                progress=progress_bar(),
-            )
-            log_check = None
-            if args.commitlog and not spark_check:
-                try:
-                    log_check = check_against_log(con, examples=args.top)
-                except RmqArrowError as exc:  # a damaged log: the index analyses still print
-                    log_failure = exc
-        finally:
-            con.close()
-    if spark_check:
-        log_check = _spark_log_check(args)
+    return _print_stats(report, args)
+
+
+def _print_stats(report: StatsReport, args: argparse.Namespace) -> int:
+    result, log_check = report.figures, report.log_check
     charts = []
     if args.plot:
-        from rmqarrow.converters.duckdb import write_charts
+        from rmqarrow.converters.stats import write_charts
 
         charts = [str(p) for p in write_charts(result, args.plot, overwrite=args.overwrite)]
     if args.html:
-        charts.append(_write_html(args, result, log_check))
+        from rmqarrow.converters.stats import write_html
+
+        page = write_html(
+            result, args.html, check=report.check, log_check=log_check, overwrite=args.overwrite
+        )
+        charts.append(str(page))
     if args.json:
         doc = result.to_json()
         if charts:
@@ -758,7 +708,8 @@ def _stats(args: argparse.Namespace) -> int:
         print_document("stats", doc)
         if result.time_range_note is not None:
             print(f"note: {result.time_range_note}", file=sys.stderr)
-        return _log_failure(args, log_failure)
+        report.raise_for_log()  # the figures are out: then the log asked for fails the run
+        return 0
     epoch = args.epoch
     _print_fields(result.summary, epoch)
     _section("files: time coverage and fill", result.files, epoch)
@@ -787,52 +738,8 @@ def _stats(args: argparse.Namespace) -> int:
         _print_log_check(log_check, args.top, epoch)
     for c in charts:
         print(f"wrote {c}", file=sys.stderr)
-    return _log_failure(args, log_failure)
-
-
-def _write_html(args: argparse.Namespace, result: Any, log_check: Any) -> str:
-    """The report page of ``result``, with ``rmqarrow check``'s verdict as its banner."""
-    import rmqarrow
-    from rmqarrow.converters.duckdb import write_html
-
-    with rmqarrow.open(
-        args.target, hash_slot_num=args.hash_slot_num, index_num=args.index_num
-    ) as store:
-        check = store.check().to_dict()
-    path = write_html(result, args.html, check=check, log_check=log_check, overwrite=args.overwrite)
-    return str(path)
-
-
-def _log_failure(args: argparse.Namespace, failure: RmqArrowError | None) -> int:
-    """After the index analyses: a CommitLog that could not be read fails the command
-    when it was asked for (--commitlog), and is a warning when it came with a store root."""
-    if failure is None:
-        return 0
-    if not getattr(args, "commitlog_implicit", False):
-        raise failure
-    logging.getLogger("rmqarrow").warning(
-        "the index was not checked against its CommitLog: %s", " ".join(str(failure).split())
-    )
+    report.raise_for_log()
     return 0
-
-
-def _spark_log_check(args: argparse.Namespace) -> dict[str, Any]:
-    """The check against the log computed in Spark (same figures as DuckDB's)."""
-    try:
-        from rmqarrow.converters.spark import check_against_log, get_spark, register_tables
-    except ImportError as exc:
-        raise EngineUnavailableError(
-            f"--engine spark needs pyspark ({exc}); pip install 'rmqarrow[spark]'"
-        ) from None
-    spark = get_spark(args.master, app_name="rmqarrow-stats")
-    register_tables(
-        spark,
-        args.target,
-        hash_slot_num=args.hash_slot_num,
-        index_num=args.index_num,
-        commitlog=args.commitlog,
-    )
-    return check_against_log(spark, examples=args.top)
 
 
 def _print_log_check(check: dict[str, Any], top: int, epoch: bool) -> None:

@@ -16,9 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from rmqarrow.cli._output import name_list, print_document, print_kv, print_table
+from rmqarrow.engines import parse_engines
 from rmqarrow.errors import TieredReadError, UsageError
-from rmqarrow.format.times import format_time
+from rmqarrow.format.queries import read_queries_tsv
+from rmqarrow.format.times import format_time, parse_time
 from rmqarrow.store import Store, TieredDatasetStore, TieredStore
+from rmqarrow.verify import format_tiered_report, verify_tiered
 
 __all__ = ["tiered_export", "tiered_import", "tiered_query", "tiered_verify"]
 
@@ -31,9 +34,6 @@ def _split(full: str) -> tuple[str, str]:
 
 
 def _queries(args: argparse.Namespace) -> tuple[list[tuple[str, str, int, int, int]], bool]:
-    from rmqarrow.format.queries import read_queries_tsv
-    from rmqarrow.format.times import parse_time
-
     if args.queries is not None:
         qs = read_queries_tsv(args.queries, escaped=args.escaped)
         return [(*_split(q.key), q.max_num, q.begin, q.end) for q in qs], True
@@ -199,10 +199,6 @@ def tiered_import(store: TieredDatasetStore, args: argparse.Namespace) -> int:
 
 def tiered_verify(store: TieredStore, args: argparse.Namespace) -> int:
     """``rmqarrow verify`` on tiered files: DuckDB/Spark against the native tiered lookup."""
-    from rmqarrow.engines import parse_engines
-    from rmqarrow.format.queries import read_queries_tsv
-    from rmqarrow.verify import format_tiered_report, verify_tiered
-
     engines = parse_engines(args.engines)
     queries = None
     if args.queries is not None:

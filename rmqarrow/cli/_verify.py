@@ -4,18 +4,17 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import sys
 from pathlib import Path
 from typing import Any
 
+import rmqarrow
+from rmqarrow.cli._datasets import object_dataset_copy
 from rmqarrow.cli._output import (
     add_as_of_option,
     add_geometry_options,
     add_spark_options,
     dataset_arg,
-    object_dataset_copy,
     path_arg,
-    pinned_dataset,
     print_document,
 )
 from rmqarrow.cli._rocksdb import (
@@ -24,7 +23,13 @@ from rmqarrow.cli._rocksdb import (
     open_options,
     rocksdb_verify,
 )
-from rmqarrow.errors import CorruptIndexError, UsageError
+from rmqarrow.cli._tiered import tiered_verify
+from rmqarrow.engines import parse_engines
+from rmqarrow.errors import UsageError
+from rmqarrow.format.queries import unescape_text
+from rmqarrow.format.query_file import read_lines_file, read_query_file
+from rmqarrow.store import DatasetStore, IndexStore, TieredStore
+from rmqarrow.verify import format_report
 
 __all__ = ["register"]
 
@@ -91,9 +96,6 @@ def register(sub: Any) -> None:
 
 def read_keys(path: Path, escaped: bool) -> list[str]:
     """Full index keys, one a line (blank lines skipped)."""
-    from rmqarrow.format.queries import unescape_text
-    from rmqarrow.format.query_file import read_lines_file
-
     lines = read_lines_file(path, "keys file")
     if not lines:
         raise UsageError(f"{path}: no keys in the file (one full index key topic#key a line)")
@@ -104,23 +106,6 @@ def read_keys(path: Path, escaped: bool) -> list[str]:
 _MAX_SAMPLE = 1_000_000
 
 
-def _check_dataset_option(path: Path) -> None:
-    import rmqarrow
-    from rmqarrow.errors import RmqArrowError
-    from rmqarrow.store import DatasetStore
-
-    try:
-        with rmqarrow.open(path) as ds:
-            if isinstance(ds, DatasetStore):
-                return
-            what = ds.description
-    except RmqArrowError as exc:
-        what = str(exc)
-    raise UsageError(
-        f"--dataset {path}: not an exported dataset ({what}); make one with `rmqarrow export`"
-    )
-
-
 def cmd_verify(args: argparse.Namespace) -> int:
     with contextlib.ExitStack() as stack:
         # a --dataset on object storage: one local copy of its run, read by every step
@@ -129,15 +114,17 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    import rmqarrow
-    from rmqarrow.cli._tiered import tiered_verify
-    from rmqarrow.engines import parse_engines
-    from rmqarrow.format.query_file import read_query_file
-    from rmqarrow.store import DatasetStore, IndexStore, TieredStore
-    from rmqarrow.verify import format_report, verify
-
+    if not 1 <= args.sample <= _MAX_SAMPLE:
+        raise UsageError(
+            f"--sample must be 1..{_MAX_SAMPLE:,}, got {args.sample}; for more, give the "
+            "queries themselves with --queries"
+        )
     opened = rmqarrow.open(
-        args.store, hash_slot_num=args.hash_slot_num, index_num=args.index_num, **open_options(args)
+        args.store,
+        hash_slot_num=args.hash_slot_num,
+        index_num=args.index_num,
+        strict=args.strict,
+        **open_options(args),
     )
     with opened:
         if opened.format == "rocksdb":
@@ -151,59 +138,17 @@ def _verify(args: argparse.Namespace) -> int:
             )
         if not isinstance(opened, IndexStore):
             raise UsageError(f"{args.store}: {opened.description}")
-        health = opened.health()
-    store = opened.index_path
-    engines = parse_engines(args.engines)
-    if not 1 <= args.sample <= _MAX_SAMPLE:
-        raise UsageError(
-            f"--sample must be 1..{_MAX_SAMPLE:,}, got {args.sample}; for more, give the "
-            "queries themselves with --queries"
-        )
-    if args.queries is not None and args.keys is not None:
-        raise UsageError("--keys is for sampling; --queries gives the queries themselves")
-    queries = None
-    if args.queries is not None:
-        queries = read_query_file(args.queries, escaped=args.escaped)
-    keys = read_keys(args.keys, args.escaped) if args.keys is not None else None
-    explicit = args.engines != DEFAULT_ENGINES
-    if args.dataset is not None:
-        _check_dataset_option(args.dataset)
-    elif args.as_of is not None:
-        raise UsageError("--as-of reads an older version of the --dataset: give --dataset")
-    if health.damaged:
-        if args.strict:
-            raise CorruptIndexError(
-                f"{len(health.damaged)} damaged index file(s), refused (--strict): "
-                + "; ".join(f.describe() for f in health.damaged)
-            )
-        for fh in health.damaged:
-            print(f"warning: skipped damaged file {fh.describe()}", file=sys.stderr)
-        sql = [e for e in engines if e != "native"]
-        if sql and args.dataset is None:
-            if explicit:
-                raise UsageError(
-                    f"{store}: damaged files; {', '.join(sql)} would read every file: verify "
-                    "against an export of the healthy files (--dataset) or use --strict"
-                )
-            print(
-                f"note: leaving out {', '.join(sql)}: they read every file of the store, "
-                "damaged ones too; pass --dataset to compare them",
-                file=sys.stderr,
-            )
-            engines = ["native"]
-    with pinned_dataset(args.dataset, args.as_of):
-        report = verify(
-            store,
+        report = opened.verify(
             dataset=args.dataset,
-            engines=engines,
-            queries=queries,
-            keys=keys,
+            as_of=args.as_of,
+            engines=None if args.engines == DEFAULT_ENGINES else parse_engines(args.engines),
+            queries=None
+            if args.queries is None
+            else read_query_file(args.queries, escaped=args.escaped),
+            keys=None if args.keys is None else read_keys(args.keys, args.escaped),
             sample=args.sample,
             seed=args.seed,
             master=args.master,
-            hash_slot_num=args.hash_slot_num,
-            index_num=args.index_num,
-            required=engines if explicit else [e for e in engines if e != "spark"],
             chain_check=not args.no_chain_check,
         )
     if args.json:

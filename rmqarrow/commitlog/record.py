@@ -30,6 +30,7 @@ from rmqarrow.commitlog._layout import (
 )
 from rmqarrow.commitlog._walk import Buf
 from rmqarrow.commitlog.compression import Compression, compression_of, inflate
+from rmqarrow.errors import CommitLogError
 
 __all__ = ["Record", "parse_record"]
 
@@ -139,8 +140,6 @@ class Record(NamedTuple):
             f.seek(self.body_position)
             body = f.read(self.body_length)
         if len(body) != self.body_length:
-            from rmqarrow.errors import CommitLogError
-
             raise CommitLogError(
                 f"{self.path}: body of the record at physical offset {self.physical_offset} "
                 f"is cut short ({len(body)} of {self.body_length} bytes)"

@@ -5,9 +5,13 @@ Keys and times reach SQL only as bound parameters (``?`` in DuckDB, ``:name`` in
 
 from __future__ import annotations
 
+import datetime as dt
+import io
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from rmqarrow._text import print_table
 
 __all__ = ["DUCKDB_QUESTIONS", "SPARK_QUESTIONS", "ask_duckdb", "ask_spark"]
 
@@ -72,10 +76,6 @@ def _show_sql(echo: Echo, sql: str) -> None:
 
 
 def _show_table(echo: Echo, table: Any, limit: int = 12) -> None:
-    import io
-
-    from rmqarrow._text import print_table
-
     rows = table.slice(0, limit).to_pylist()
     cols = table.column_names
     buf = io.StringIO()
@@ -88,8 +88,6 @@ def _show_table(echo: Echo, table: Any, limit: int = 12) -> None:
 
 def ask_duckdb(dataset: Path, key: str, minute_ms: int, echo: Echo) -> list[dict[str, Any]]:
     """Ask :data:`DUCKDB_QUESTIONS` over the dataset; returns what was asked and found."""
-    import datetime as dt
-
     from rmqarrow.converters.duckdb.sql import connect
 
     minute = dt.datetime.fromtimestamp(minute_ms / 1000, dt.UTC).strftime("%H:%M UTC")

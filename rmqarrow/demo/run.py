@@ -15,15 +15,35 @@
 
 from __future__ import annotations
 
+import datetime as dt
+import io
+import shutil
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from rmqarrow._text import print_table
+from rmqarrow.commitlog import CommitLogWriter, Message, index_records
+from rmqarrow.converters.parquet.export import export_store
+from rmqarrow.demo.questions import ask_duckdb, ask_spark
+from rmqarrow.engines import answer_with_engine
 from rmqarrow.errors import InvalidValueError, OutputExistsError
 from rmqarrow.format.java import JAVA_LONG_MAX
 from rmqarrow.format.queries import Query
+from rmqarrow.format.records import MessageRecord, index_keys, is_rollback
+from rmqarrow.index.service import IndexService, open_healthy
+from rmqarrow.kernels.hashing import index_key_hashes
+from rmqarrow.testing.stream import demo_messages
+from rmqarrow.verify import format_report, verify
+from rmqarrow.verify.diagnose import explain, set_answer, trace_query
+from rmqarrow.verify.sampling import shadowed_entries
 
 __all__ = [
     "SIZES",
@@ -103,8 +123,6 @@ def demo_geometry(messages: int) -> tuple[int, int]:
 
 
 def _iso(ms: int) -> str:
-    import datetime as dt
-
     return dt.datetime.fromtimestamp(ms / 1000, dt.UTC).isoformat(timespec="milliseconds")
 
 
@@ -113,9 +131,6 @@ def _step(echo: Echo, n: int, title: str) -> None:
 
 
 def write_demo_commitlog(out: Path, n: int, seed: int) -> tuple[Path, int]:
-    from rmqarrow.commitlog import CommitLogWriter, Message
-    from rmqarrow.testing.stream import demo_messages
-
     commitlog = out / "commitlog"
     mapped = max(64 << 10, 1 << (max(n * 300 // 3, 1).bit_length()))  # ~3 files
     late = 0
@@ -138,17 +153,11 @@ def write_demo_commitlog(out: Path, n: int, seed: int) -> tuple[Path, int]:
 
 
 def read_index_records(commitlog: Path) -> Any:
-    import pyarrow as pa
-
-    from rmqarrow.commitlog import index_records
-
     return pa.Table.from_batches(list(index_records(commitlog)))
 
 
 def index_keys_of(records: Any) -> list[str]:
     """Every full index key of the stream, in order of first appearance."""
-    from rmqarrow.format.records import MessageRecord, index_keys, is_rollback
-
     keys: dict[str, None] = {}
     for r in records.to_pylist():
         if is_rollback(r["sys_flag"]):
@@ -160,8 +169,6 @@ def index_keys_of(records: Any) -> list[str]:
 
 def _featured_key(records: Any) -> str:
     """An order key indexed under several topics (orders, payments, shipping)."""
-    from collections import Counter
-
     seen: Counter[str] = Counter()
     for r in records.to_pylist():
         if r["keys"] and not r["sys_flag"] & 0x8:
@@ -174,12 +181,6 @@ def _featured_key(records: Any) -> str:
 
 def find_semantics_case(files: Sequence[Any], keys: list[str]) -> Query | None:
     """A query on which the native walk and a plain "hash and time" filter disagree."""
-    import numpy as np
-
-    from rmqarrow.kernels.hashing import index_key_hashes
-    from rmqarrow.verify.diagnose import set_answer, trace_query
-    from rmqarrow.verify.sampling import shadowed_entries
-
     by_hash = dict(zip(index_key_hashes(keys).tolist(), keys, strict=True)) if keys else {}
     rng = np.random.default_rng(0)
     for h, begin, _t in shadowed_entries(files, 200, rng):
@@ -232,8 +233,6 @@ def claim_new_dir(out: Path, why: str) -> bool:
 
 def remove_created(out: Path, created: bool) -> None:
     """Undo a failed demo: everything inside ``out`` (it was empty), and ``out`` if new."""
-    import shutil
-
     for child in list(out.iterdir()) if out.is_dir() else []:
         if child.is_dir() and not child.is_symlink():
             shutil.rmtree(child, ignore_errors=True)
@@ -252,9 +251,6 @@ def _run_demo(
     seed: int,
     echo: Echo,
 ) -> DemoResult:
-    from rmqarrow.index.service import IndexService, open_healthy
-    from rmqarrow.verify import verify
-
     hsn, inum = demo_geometry(n)
     spark = "spark" in engines
     times: dict[str, float] = {}
@@ -263,7 +259,6 @@ def _run_demo(
     _step(echo, 1, "A message stream, written as a real CommitLog")
     commitlog, late = write_demo_commitlog(out, n, seed)
     records = read_index_records(commitlog)
-    import pyarrow.parquet as pq
 
     pq.write_table(records, out / "records.parquet")
     keys = index_keys_of(records)
@@ -302,7 +297,6 @@ def _run_demo(
 
         _step(echo, 3, "Exported to Parquet")
         t = time.monotonic()
-        from rmqarrow.converters.parquet.export import export_store
 
         dataset = out / "dataset"
         manifest = export_store(store, dataset, hash_slot_num=hsn, index_num=inum)
@@ -322,7 +316,6 @@ def _run_demo(
         _step(echo, 4, "Questions in DuckDB (over the Parquet dataset)")
         if "duckdb" in engines:
             t = time.monotonic()
-            from rmqarrow.demo.questions import ask_duckdb
 
             result.questions += ask_duckdb(dataset, featured, minute, echo)
             times["duckdb"] = time.monotonic() - t
@@ -331,7 +324,6 @@ def _run_demo(
         _step(echo, 5, "Questions in Spark SQL (over the same dataset)")
         if spark:
             t = time.monotonic()
-            from rmqarrow.demo.questions import ask_spark
 
             result.questions += ask_spark(dataset, featured, master, echo)
             times["spark"] = time.monotonic() - t
@@ -344,8 +336,6 @@ def _run_demo(
         if case is None:
             echo("  (no out-of-order entry shadows a key in this stream; try a larger --size)")
         else:
-            from rmqarrow.verify.diagnose import explain, set_answer, trace_query
-
             trace = trace_query(files, case)
             naive = set_answer(trace)
             echo(
@@ -384,9 +374,6 @@ def _run_demo(
         hash_slot_num=hsn,
         index_num=inum,
     )
-    import io
-
-    from rmqarrow.verify import format_report
 
     buf = io.StringIO()
     format_report(report, buf)
@@ -407,7 +394,6 @@ def _run_demo(
         "store": str(store),
         "dataset": str(dataset),
     }
-    from rmqarrow._text import print_table
 
     buf = io.StringIO()
     print_table(
@@ -451,8 +437,6 @@ def _engine_answers(
     hsn: int,
     inum: int,
 ) -> dict[str, list[int]]:
-    from rmqarrow.engines import answer_with_engine
-
     answers = {}
     for name in engines:
         ds = None if name == "native" else dataset

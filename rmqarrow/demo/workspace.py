@@ -15,6 +15,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.csv as pacsv
+
+from rmqarrow.commitlog import CommitLogWriter, Message, index_records
+from rmqarrow.converters.parquet.export import export_store
+from rmqarrow.demo.run import claim_new_dir, remove_created
+from rmqarrow.index.service import IndexService
+
 __all__ = [
     "DOCS_WORKSPACE",
     "HASH_SLOT_NUM",
@@ -54,8 +62,6 @@ def make_docs_workspace(root: str | Path) -> dict[str, Path]:
     Ctrl-C) removes what it wrote, and ``root`` too when it made it; a directory that
     holds anything is refused before a byte is written.
     """
-    from rmqarrow.demo.run import claim_new_dir, remove_created
-
     root = Path(root)
     created = claim_new_dir(root, "the docs workspace is written into a new directory")
     try:
@@ -67,13 +73,6 @@ def make_docs_workspace(root: str | Path) -> dict[str, Path]:
 
 
 def _write(root: Path) -> None:
-    import pyarrow as pa
-    import pyarrow.csv as pacsv
-
-    from rmqarrow.commitlog import CommitLogWriter, Message, index_records
-    from rmqarrow.converters.parquet.export import export_store
-    from rmqarrow.index.service import IndexService
-
     store = root / "store"
     commitlog = store / "commitlog"
     with CommitLogWriter(commitlog, mapped_file_size=256 * 1024) as w:

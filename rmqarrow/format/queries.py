@@ -18,6 +18,7 @@ from typing import NamedTuple
 from rmqarrow.errors import InvalidKeyError, InvalidValueError
 from rmqarrow.format.java import JAVA_LONG_MAX
 from rmqarrow.format.records import KEY_SEPARATOR
+from rmqarrow.format.text_file import read_text_file, source_name
 from rmqarrow.format.times import as_epoch_ms
 
 __all__ = [
@@ -96,8 +97,6 @@ def escape_text(text: str) -> str:
 
 def read_queries_tsv(path: str | os.PathLike[str], escaped: bool = False) -> list[Query]:
     """Parse a queries file; a malformed line raises an error naming its line number."""
-    from rmqarrow.format.query_file import read_text_file, source_name
-
     queries = []
     text = read_text_file(path, "queries file")
     path = source_name(path)

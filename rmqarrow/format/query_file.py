@@ -14,14 +14,12 @@ nothing would look like an index that holds nothing.
 
 from __future__ import annotations
 
-import logging
 import os
-import sys
-from pathlib import Path
 
-from rmqarrow.errors import InvalidValueError, StoreNotFoundError, UsageError
+from rmqarrow.errors import InvalidValueError, UsageError
 from rmqarrow.format.java import JAVA_LONG_MAX
 from rmqarrow.format.queries import Query, unescape_text
+from rmqarrow.format.text_file import STDIN, read_text_file, source_name
 from rmqarrow.format.times import parse_time
 
 __all__ = ["STDIN", "read_lines_file", "read_query_file", "read_text_file"]
@@ -29,50 +27,10 @@ __all__ = ["STDIN", "read_lines_file", "read_query_file", "read_text_file"]
 _HEADER_WORDS = {"key", "index_key", "max_num", "maxnum", "begin", "end", "topic#key"}
 
 
-#: The path that names standard input (``--queries -``, as tools read a file from a pipe).
-STDIN = "-"
-
-
-def source_name(path: str | os.PathLike[str]) -> str:
-    """``path`` as an error message names it (``stdin`` for :data:`STDIN`)."""
-    return "stdin" if os.fspath(path) == STDIN else os.fspath(path)
-
-
-def read_text_file(path: str | os.PathLike[str], what: str) -> str:
-    """The UTF-8 text of a list file people give (queries, keys), or of standard input for
-    :data:`STDIN`, with one clear error for a missing, directory, Parquet or binary file."""
-    return _read_text(Path(path), what)
-
-
-def _read_text(path: Path, what: str) -> str:
-    if os.fspath(path) == STDIN:
-        if sys.stdin.isatty():  # typed by hand: say how it ends, rather than seem to hang
-            logging.getLogger("rmqarrow").info(
-                "reading the %s from stdin, one a line; end it with Ctrl-D", what
-            )
-        return _decoded(sys.stdin.buffer.read(), "stdin", what)
-    if not path.exists():
-        raise StoreNotFoundError(f"{path}: no such {what}")
-    if path.is_dir():
-        raise UsageError(f"{path}: a directory; expected a {what} (a text file)")
-    return _decoded(path.read_bytes(), str(path), what)
-
-
-def _decoded(raw: bytes, path: str, what: str) -> str:
-    if raw[:4] == b"PAR1":
-        raise UsageError(f"{path}: a Parquet file; expected a {what} (tab-separated text)")
-    if b"\x00" in raw[:4096]:
-        raise UsageError(f"{path}: binary data; expected a {what} (tab-separated text)")
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise UsageError(f"{path}: not UTF-8 text (byte {exc.start}); expected a {what}") from None
-
-
 def read_lines_file(path: str | os.PathLike[str], what: str = "keys file") -> list[str]:
     """The non-empty lines of a text file, with a clear error for a missing, directory,
     Parquet or binary file."""
-    return [line.rstrip("\r") for line in _read_text(Path(path), what).split("\n") if line.strip()]
+    return [line.rstrip("\r") for line in read_text_file(path, what).split("\n") if line.strip()]
 
 
 def read_query_file(
@@ -85,7 +43,7 @@ def read_query_file(
 ) -> list[Query]:
     """Queries from a 1-4 column TSV (see the module docstring); errors name the line."""
     p = source_name(path)
-    text = _read_text(Path(path), "queries file")
+    text = read_text_file(path, "queries file")
     queries: list[Query] = []
     header: tuple[int, list[str]] | None = None  # the line taken for a header
     for lineno, line in enumerate(text.split("\n"), start=1):

@@ -12,19 +12,19 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.csv as pcsv
+import pyarrow.parquet as pq
+
 from rmqarrow.errors import DatasetError, StoreNotFoundError, UsageError
+from rmqarrow.format.records import RECORD_COLUMNS
+from rmqarrow.index.build import check_record_values
 
 __all__ = ["bad_record", "read_record_batches", "validate_record_file"]
 
 
 def read_record_batches(source: Path, batch_rows: int) -> tuple[Any, int | None]:
     """Batches of message records from Parquet or CSV, and the row count when known."""
-    import pyarrow as pa
-    import pyarrow.csv as pcsv
-    import pyarrow.parquet as pq
-
-    from rmqarrow.format.records import RECORD_COLUMNS
-
     if source.is_dir():
         # a CommitLog (or a broker root) is the usual directory given here by mistake
         raise UsageError(
@@ -86,8 +86,6 @@ def read_record_batches(source: Path, batch_rows: int) -> tuple[Any, int | None]
             ) from None
 
     def normalise() -> Any:
-        from rmqarrow.index.build import check_record_values
-
         row = 1  # the input's record number of the batch's first row, as the check names it
         for batch in checked():
             cols = []
@@ -115,8 +113,6 @@ def read_record_batches(source: Path, batch_rows: int) -> tuple[Any, int | None]
 def validate_record_file(source: Path, batch_rows: int) -> None:
     """Read every input record once, writing nothing: a bad value anywhere fails here,
     before a store that already exists is touched."""
-    import pyarrow as pa
-
     try:
         batches, _ = read_record_batches(source, batch_rows)
         for _ in batches:

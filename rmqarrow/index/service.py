@@ -33,7 +33,10 @@ from rmqarrow.format.layout import Geometry
 from rmqarrow.format.naming import free_file_name, list_index_files
 from rmqarrow.format.queries import Query, QueryOffsetResult, as_queries
 from rmqarrow.format.records import MessageRecord, index_keys, is_rollback
+from rmqarrow.index.build import build_index_batch
+from rmqarrow.index.health import fit_geometry, store_health
 from rmqarrow.index.indexfile import IndexFile
+from rmqarrow.index.salvage import salvage_file
 from rmqarrow.kernels import lookup as _lookup
 from rmqarrow.kernels.walk import walk_chain
 
@@ -187,8 +190,6 @@ class IndexService(Closing):
                         f"{path}: recovery would change the store; open writable"
                     )
                 if salvage:
-                    from rmqarrow.index.salvage import salvage_file
-
                     if salvage_file(path, self.geometry, cutoff):
                         self.files.append(
                             IndexFile.open(path, *self._geom(), writable=True, force=self.force)
@@ -274,8 +275,6 @@ class IndexService(Closing):
 
     def build_index_batch(self, records: pa.Table | pa.RecordBatch) -> None:
         """Bulk :meth:`build_index` over a table of records (columns of ``RECORD_COLUMNS``)."""
-        from rmqarrow.index.build import build_index_batch
-
         self._check_open()
         build_index_batch(self, records)
 
@@ -404,8 +403,6 @@ def store_geometry(
     fit_geometry`): the geometry most files fit, RocketMQ's defaults or the 1:4 ratio, so a
     truncated newest file never decides it.
     """
-    from rmqarrow.index.health import fit_geometry
-
     p = Path(store_dir)
     files = [p] if p.is_file() else list_index_files(p)
     return fit_geometry([f.stat().st_size for f in files], hash_slot_num, index_num, files)
@@ -425,8 +422,6 @@ def open_healthy(
     are left out and listed in the service's ``skipped``.  ``strict=True`` raises
     :class:`CorruptIndexError` naming every damaged file instead.
     """
-    from rmqarrow.index.health import store_health
-
     health = store_health(store_dir, hash_slot_num, index_num)
     if strict and health.damaged:
         raise CorruptIndexError(

@@ -21,15 +21,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import pyarrow.compute as pc
 
 from rmqarrow._broker import check_store_writable
 from rmqarrow._lock import Wait, writer_lock
 from rmqarrow._paths import local_path
 from rmqarrow._progress import Progress, ProgressCallback
 from rmqarrow._space import disk_full, is_disk_full
-from rmqarrow._staging import remove_path, sibling, stale_siblings
+from rmqarrow._staging import check_output_place, remove_path, sibling, stale_siblings
 from rmqarrow.errors import CorruptIndexError, DiskFullError, UsageError
 from rmqarrow.format.detect import detect
+from rmqarrow.index.health import store_health
+from rmqarrow.index.service import IndexService
+from rmqarrow.kernels.expand import expand_keys, record_columns
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -146,8 +150,6 @@ def _locked_build(
         raise UsageError(f"{store}: exists and is not a directory; give a store directory")
     fresh = not final.exists() or not any(final.iterdir())
     if fresh:
-        from rmqarrow._staging import check_output_place
-
         check_output_place(final)
     target = sibling(final, "build") if fresh else final
     try:
@@ -182,8 +184,6 @@ def _build_into(
     force: bool,
     replay: bool,
 ) -> BuildSummary:
-    from rmqarrow.index.service import IndexService
-
     if store.is_dir():  # a new store is staged in a folder made by the first file
         _refuse_damaged(store, hash_slot_num, index_num)
     # no counts given: a store's own files decide them (RocketMQ's defaults for a new one)
@@ -216,8 +216,6 @@ def _build_into(
 def _refuse_damaged(store: Path, hash_slot_num: int | None, index_num: int | None) -> None:
     """A store with a file of the wrong size or an impossible header is not appended to:
     the build would extend or roll from a file it cannot trust.  One line says what to do."""
-    from rmqarrow.index.health import store_health
-
     damaged = [
         f for f in store_health(store, hash_slot_num, index_num).damaged if f.skipped_by_readers
     ]
@@ -255,10 +253,6 @@ class _Resume:
     def cut(self, batch: pa.RecordBatch | pa.Table) -> pa.RecordBatch | pa.Table:
         """``batch`` without the record at ``end`` when the store holds all its keys (the
         guard skips the records below it)."""
-        import pyarrow.compute as pc
-
-        from rmqarrow.kernels.expand import expand_keys, record_columns
-
         offsets = batch.column("commit_log_offset")
         at = pc.equal(offsets, self.end)
         if batch.num_rows == 0 or not pc.any(at).as_py():

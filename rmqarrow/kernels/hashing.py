@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pyarrow as pa
 
-from rmqarrow.errors import InvalidKeyError, InvalidValueError
+from rmqarrow.errors import EngineUnavailableError, InvalidKeyError, InvalidValueError
 from rmqarrow.format.hashing import check_key
 from rmqarrow.kernels import _compiled as _kernels
 
@@ -136,8 +136,6 @@ def index_key_hashes(
     arr = key_array(keys)
     module = _kernels.compiled() if kernel in (None, "numba") else None
     if kernel == "numba" and module is None:
-        from rmqarrow.errors import EngineUnavailableError
-
         raise EngineUnavailableError("the numba kernel needs numba: pip install rmqarrow[fast]")
     if kernel not in (None, "numba", "numpy"):
         raise InvalidValueError(f"kernel must be 'numba' or 'numpy', got {kernel!r}")

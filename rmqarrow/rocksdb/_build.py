@@ -19,6 +19,7 @@ from pathlib import Path
 
 from rmqarrow._broker import check_store_writable
 from rmqarrow._paths import local_path
+from rmqarrow.commitlog import CommitLogReader
 from rmqarrow.errors import OutputExistsError
 from rmqarrow.rocksdb._index import RocksDBIndex
 
@@ -60,8 +61,6 @@ def build_from_commitlog(
     A ``dest`` in the store of a running RocketMQ broker is refused
     (:func:`rmqarrow._broker.check_store_writable`; ``force`` only for a copy whose
     ``abort`` is left without a ``lock`` file)."""
-    from rmqarrow.commitlog import CommitLogReader
-
     out = local_path(dest)
     check_store_writable(out, force=force)
     if out.exists() and any(out.iterdir()):

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rmqarrow.commitlog import CommitLogReader
 from rmqarrow.rocksdb._index import RocksDBIndex
 from rmqarrow.rocksdb._layout import (
     BOOKKEEPING_KEYS,
@@ -188,8 +189,6 @@ def _bookkeeping(index: RocksDBIndex, result: RocksDBCheck) -> None:
 
 
 def _against_commitlog(result: RocksDBCheck, commitlog: Path, hours: list[int]) -> None:
-    from rmqarrow.commitlog import CommitLogReader
-
     first = last = None
     for r in CommitLogReader(commitlog, lenient=True).records():
         t = r.store_timestamp

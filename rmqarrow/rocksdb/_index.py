@@ -12,6 +12,7 @@ from typing import Any
 from rmqarrow._closing import Closing
 from rmqarrow.errors import ClosedIndexError, InvalidValueError, ReadOnlyIndexError
 from rmqarrow.rocksdb._db import Shadow, create_db, open_shadow, resolve_db_dir, rocksdict_module
+from rmqarrow.rocksdb._explain import explain_query
 from rmqarrow.rocksdb._layout import (
     BOOKKEEPING_KEYS,
     DEFAULT_CF,
@@ -272,8 +273,6 @@ class RocksDBIndex(Closing):
     def explain(self, q: RocksDBQuery, *, now: int | None = None) -> list[str]:
         """Lines saying why :meth:`answer` gives what it gives (an empty answer above all:
         a refused window, no such bucket, the type fallback, the cap)."""
-        from rmqarrow.rocksdb._explain import explain_query
-
         return explain_query(
             _IterSource(self._live()),
             q,

@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 import pyarrow as pa
 
-from rmqarrow.rocksdb._layout import HOUR_MS, LONG, java_utf8
+from rmqarrow.rocksdb._layout import HOUR_MS, LONG, java_utf8, long_bytes
 from rmqarrow.rocksdb._walk import Search
 
 __all__ = [
@@ -106,8 +106,6 @@ def split_hits(n: int, rows: list[tuple[int, int]]) -> list[list[int]]:
 def bookkeeping_getter(table: pa.Table) -> Callable[[bytes], bytes | None]:
     """``get`` for :func:`~rmqarrow.rocksdb._walk.bookkeeping` over an exported
     ``rocksdb_bookkeeping`` table (a null value reads as unreadable, as its bytes were)."""
-    from rmqarrow.rocksdb._layout import long_bytes
-
     values = {r["name"].encode(): r["value"] for r in table.to_pylist()}
 
     def get(name: bytes) -> bytes | None:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from rmqarrow.errors import InvalidValueError
 from rmqarrow.format.queries import unescape_text
+from rmqarrow.format.text_file import read_text_file, source_name
 from rmqarrow.rocksdb._walk import QueryOffsetResult, RocksDBQuery
 
 __all__ = [
@@ -44,8 +45,6 @@ def _text(field: str) -> str | None:
 
 
 def _lines(path: str | os.PathLike[str], width: int) -> list[list[str]]:
-    from rmqarrow.format.query_file import read_text_file, source_name
-
     out = []
     text = read_text_file(path, "TSV file")  # a --queries file may be stdin ("-")
     path = source_name(path)

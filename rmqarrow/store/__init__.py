@@ -3,9 +3,9 @@
 ``rmqarrow.open(path)`` recognises index files, a broker store root, an exported dataset,
 tiered files and RocketMQ's RocksDB message index (RIP-82), and returns a :class:`Store`
 whose methods are the same for every kind that supports them: ``query``, ``query_many``,
-``scan``, ``to_duckdb``, ``to_spark``, ``export``, ``check``, ``info`` (what a kind cannot
-do raises :class:`~rmqarrow.errors.UnsupportedOperationError`).  :func:`build` writes a store from
-records or a CommitLog, crash-safe.
+``scan``, ``to_duckdb``, ``to_spark``, ``export``, ``check``, ``info``, ``stats`` (what a
+kind cannot do raises :class:`~rmqarrow.errors.UnsupportedOperationError`).  :func:`build`
+writes a store from records or a CommitLog, crash-safe.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from rmqarrow.store._dataset import DatasetCheck, DatasetInfo, DatasetStore, Tie
 from rmqarrow.store._index import IndexStore, StoreCheck, StoreInfo
 from rmqarrow.store._open import open_store
 from rmqarrow.store._rocksdb import RocksDBDatasetStore, RocksDBStore, RocksDBVerify
+from rmqarrow.store._stats import StatsReport
 from rmqarrow.store._tiered import TieredStore
 
 __all__ = [
@@ -26,6 +27,7 @@ __all__ = [
     "RocksDBDatasetStore",
     "RocksDBStore",
     "RocksDBVerify",
+    "StatsReport",
     "Store",
     "StoreCheck",
     "StoreInfo",

@@ -9,6 +9,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from rmqarrow._closing import Closing
+from rmqarrow._progress import ProgressCallback
+from rmqarrow.converters.arrow.messages import MESSAGES_SCHEMA
+from rmqarrow.converters.schema import ROCKSDB_SCHEMAS, SCHEMAS, TIERED_SCHEMAS
 from rmqarrow.errors import ClosedIndexError, InvalidValueError, UnsupportedOperationError
 from rmqarrow.format.detect import Target, describe
 from rmqarrow.format.java import JAVA_LONG_MAX
@@ -37,11 +40,7 @@ def check_max_num(max_num: object) -> int:
 def _table_columns(table: str) -> tuple[str, ...]:
     """The columns every kind's ``table`` has (the schemas its scans are written in), or
     nothing for a table no schema names."""
-    from rmqarrow.converters.schema import ROCKSDB_SCHEMAS, SCHEMAS, TIERED_SCHEMAS
-
     if table == "messages":
-        from rmqarrow.converters.arrow.messages import MESSAGES_SCHEMA
-
         return tuple(MESSAGES_SCHEMA.names)
     schema = {**SCHEMAS, **TIERED_SCHEMAS, **ROCKSDB_SCHEMAS}.get(table)
     return () if schema is None else tuple(schema.names)
@@ -208,3 +207,22 @@ class Store(Closing):
     def info(self) -> Any:
         """Per file: header fields, geometry, fill, status (``.files``, ``.to_dict()``)."""
         self._unsupported("info", "open the index files themselves")
+
+    def stats(
+        self,
+        *,
+        top: int = 10,
+        between: tuple[int, int] | None = None,
+        limit: int = 20,
+        commitlog: str | os.PathLike[str] | None = None,
+        engine: str = "duckdb",
+        master: str | None = None,
+        progress: ProgressCallback | None = None,
+        with_check: bool = False,
+    ) -> Any:
+        """The figures of the index: ``top`` hottest keys, what was indexed ``between``
+        two times (ms; ``limit`` rows of it), and (with ``commitlog``) the index against
+        its log; each kind's result type renders them."""
+        self._unsupported(
+            "stats", "the figures are an IndexFile's or a RocksDB index's; query or scan this one"
+        )

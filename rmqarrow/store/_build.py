@@ -7,9 +7,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import pyarrow as pa
+
 from rmqarrow._broker import check_store_writable
 from rmqarrow._lock import Wait
 from rmqarrow._progress import ProgressCallback
+from rmqarrow.commitlog import CommitLogReader, index_records
 from rmqarrow.errors import UsageError
 from rmqarrow.format.detect import require_commitlog
 from rmqarrow.format.records import DEFAULT_ROCKETMQ_VERSION, indexes_tags
@@ -36,7 +39,6 @@ def _commitlog_batches(
             spark, commitlog, start_offset=start, batch_rows=batch_rows
         )
         return
-    from rmqarrow.commitlog import index_records
 
     yield from index_records(commitlog, start_offset=start, batch_rows=batch_rows, tags=tags)
 
@@ -132,7 +134,6 @@ def build(
         if target.is_dir() and any(target.iterdir()):
             validate_record_file(source, batch_rows)  # never half-append a bad file
         batches, total = read_record_batches(source, batch_rows)
-        import pyarrow as pa
 
         try:
             return build_store(
@@ -152,8 +153,6 @@ def build(
     log = require_commitlog(commitlog)
     start = start_offset
     if start_timestamp is not None:
-        from rmqarrow.commitlog import CommitLogReader
-
         start = CommitLogReader(log).recover_start_offset(start_timestamp)
     return build_store(
         store,

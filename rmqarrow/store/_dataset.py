@@ -14,10 +14,11 @@ from typing import TYPE_CHECKING, Any
 
 from rmqarrow._progress import ProgressCallback
 from rmqarrow.errors import DatasetError, UsageError
-from rmqarrow.format.detect import TIERED_DATASET_FORMAT
+from rmqarrow.format.detect import TIERED_DATASET_FORMAT, require_commitlog
 from rmqarrow.format.queries import note_spaced_keys
 from rmqarrow.store._kind import PinnedDataset
 from rmqarrow.store._queries import ItemQueries, OffsetQueries, as_queries
+from rmqarrow.store._stats import StatsReport, StatsSource, index_stats
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -313,6 +314,43 @@ class DatasetStore(PinnedDataset, OffsetQueries):
         except DatasetError as exc:
             return DatasetCheck(self.path, [str(exc)])
         return DatasetCheck(self.path)
+
+    def stats(
+        self,
+        *,
+        top: int = 10,
+        between: tuple[int, int] | None = None,
+        limit: int = 20,
+        commitlog: str | os.PathLike[str] | None = None,
+        engine: str = "duckdb",
+        master: str | None = None,
+        progress: ProgressCallback | None = None,
+        with_check: bool = False,
+    ) -> StatsReport:
+        """The index-health figures, as :meth:`rmqarrow.store.IndexStore.stats` computes
+        them, over the dataset in bounded passes (its ``messages`` table, when exported
+        with it, or ``commitlog``, for the check against the log); ``with_check``: the
+        report also carries :meth:`check`'s verdict."""
+        self._check_open()
+        source = StatsSource(
+            self.path,
+            self.hash_slot_num,
+            self.index_num,
+            commitlog=None if commitlog is None else require_commitlog(commitlog),
+        )
+
+        with self._reading():
+            return index_stats(
+                source,
+                export=None,
+                check=(lambda: self.check().to_dict()) if with_check else None,
+                top=top,
+                between=between,
+                limit=limit,
+                engine=engine,
+                master=master,
+                progress=progress,
+            )
 
     def info(self) -> DatasetInfo:
         """What the dataset holds (layout, run and Delta versions, rows and parts per

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import threading
@@ -13,8 +14,15 @@ from typing import TYPE_CHECKING, Any
 
 from rmqarrow._paths import is_uri
 from rmqarrow._progress import ProgressCallback
-from rmqarrow.errors import CorruptIndexError, EngineUnavailableError, GeometryError, UsageError
-from rmqarrow.format.detect import Target, require_commitlog
+from rmqarrow.engines import ENGINES
+from rmqarrow.errors import (
+    CorruptIndexError,
+    EngineUnavailableError,
+    GeometryError,
+    InvalidValueError,
+    UsageError,
+)
+from rmqarrow.format.detect import Target, describe, detect, require_commitlog
 from rmqarrow.format.java import JAVA_LONG_MAX
 from rmqarrow.format.layout import Geometry, resolve_geometry
 from rmqarrow.format.queries import Query, note_spaced_keys
@@ -30,7 +38,9 @@ from rmqarrow.index.health import (
 from rmqarrow.index.indexfile import IndexFile
 from rmqarrow.index.service import IndexService, open_healthy
 from rmqarrow.store._base import DEFAULT_MAX_NUM, check_max_num
+from rmqarrow.store._dataset import DatasetStore
 from rmqarrow.store._queries import OffsetQueries, as_queries
+from rmqarrow.store._stats import StatsReport, StatsSource, index_stats
 
 if TYPE_CHECKING:
     import duckdb
@@ -40,6 +50,7 @@ if TYPE_CHECKING:
 
     from rmqarrow.commitlog.resolve import ResolveResult
     from rmqarrow.converters.parquet.incremental import SyncResult
+    from rmqarrow.verify import VerifyReport
     from rmqarrow.verify.fsck import ChainReport
 
 __all__ = ["IndexStore", "StoreCheck", "StoreInfo", "refuse_unknown_geometry"]
@@ -121,7 +132,7 @@ class StoreCheck:
 
     def _repr_html_(self) -> str:
         """In a notebook: the banner of ``stats --html`` over one row per file."""
-        from rmqarrow.converters.duckdb.stats_html import render_check_html
+        from rmqarrow.converters.stats.html import render_check_html
 
         return render_check_html(self.to_dict())
 
@@ -144,7 +155,7 @@ class StoreInfo:
     def _repr_html_(self) -> str:
         """In a notebook: the check's banner (sizes and headers, plus chains unless
         ``info(chains=False)``) over one row per file, as ``stats --html`` shows it."""
-        from rmqarrow.converters.duckdb.stats_html import render_check_html
+        from rmqarrow.converters.stats.html import render_check_html
 
         check = StoreCheck(self.store, self.health, {}, None).to_dict()
         return render_check_html(check, self.files)
@@ -494,6 +505,7 @@ class IndexStore(OffsetQueries):
                 hash_slot_num=g.hash_slot_num,
                 index_num=g.index_num,
                 commitlog=log,
+                wait=wait,
             )
             return read_manifest(dest)
         if engine != "local":
@@ -637,6 +649,155 @@ class IndexStore(OffsetQueries):
             log = self.commitlog_dir
             _log.info("checking entries against the CommitLog in %s", log)
         return self._check(None if log is None else require_commitlog(log), chains)
+
+    def stats(
+        self,
+        *,
+        top: int = 10,
+        between: tuple[int, int] | None = None,
+        limit: int = 20,
+        commitlog: str | os.PathLike[str] | None = None,
+        engine: str = "duckdb",
+        master: str | None = None,
+        progress: ProgressCallback | None = None,
+        with_check: bool = False,
+    ) -> StatsReport:
+        """The index-health figures (:class:`rmqarrow.converters.stats.IndexStats`):
+        ``top`` hot keys and duplicates, and with ``between=(t1, t2)`` (ms) what was
+        indexed then, ``limit`` entries of it.  With ``commitlog`` (a broker root's own by
+        default, whose failure to read is then a warning) the index is checked against
+        the log, by DuckDB or ``engine="spark"`` (``master``).  A store above
+        :data:`~rmqarrow.store._stats.STATS_EXPORT_ABOVE` entries is read through a
+        temporary export, in memory flat in its size.  ``with_check``: the report also
+        carries :meth:`check`'s verdict on the files (no CommitLog)."""
+        self._check_open()
+        health = self.health()
+        if health.damaged:
+            raise UsageError(
+                f"{self.index_path}: {len(health.damaged)} damaged index file(s) ("
+                + ", ".join(f"{f.name}: {f.status}" for f in health.damaged[:5])
+                + "); the figures read every file: check the store, or look keys up "
+                "by query, which skips damaged files"
+            )
+        log, implicit = commitlog, False
+        if log is None and self.kind == "broker_root" and self.commitlog_dir is not None:
+            log, implicit = self.commitlog_dir, True
+            _log.info("using its CommitLog too: %s", log)
+        hash_slot_num, index_num = self.sql_geometry("SQL")
+        source = StatsSource(
+            self.index_path,
+            hash_slot_num,
+            index_num,
+            entries=sum(max(f.header.get("index_count", 1) - 1, 0) for f in health.files),
+            commitlog=None if log is None else require_commitlog(log),
+            commitlog_implicit=implicit,
+        )
+
+        def export(dest: Path, progress: ProgressCallback | None) -> object:
+            return self.export(dest, progress=progress)
+
+        return index_stats(
+            source,
+            export=export,
+            check=(lambda: self._check(None, True).to_dict()) if with_check else None,
+            top=top,
+            between=between,
+            limit=limit,
+            engine=engine,
+            master=master,
+            progress=progress,
+        )
+
+    def verify(
+        self,
+        *,
+        dataset: str | os.PathLike[str] | None = None,
+        as_of: object = None,
+        engines: Sequence[str] | None = None,
+        queries: Sequence[Query] | None = None,
+        keys: Sequence[str] | None = None,
+        sample: int = 200,
+        seed: int = 0,
+        master: str | None = None,
+        chain_check: bool = True,
+    ) -> VerifyReport:
+        """Every engine checked against the native lookup on the same queries (``queries``,
+        or ``sample`` drawn with ``seed``, from ``keys`` when given); with ``dataset`` (its
+        version ``as_of``) the SQL engines answer from that export of this store.
+
+        ``engines`` None: native, DuckDB and Spark where it runs (an engine asked for by
+        name must run).  Damaged files are skipped by the native lookup and logged
+        (refused when the store was opened ``strict``); the SQL engines read every file,
+        so without a dataset they are left out, or refused when asked for by name."""
+        from rmqarrow.converters.parquet.manifest import one_snapshot
+        from rmqarrow.verify import verify
+
+        self._check_open()
+        if isinstance(sample, bool) or not isinstance(sample, int) or sample < 1:
+            raise InvalidValueError(f"sample must be an int >= 1, got {sample!r}")
+        if queries is not None and keys is not None:
+            raise UsageError(
+                "keys= are sampled from; queries= are the queries themselves: give one"
+            )
+        if isinstance(engines, str) or (
+            engines is not None and any(e not in ENGINES for e in engines)
+        ):
+            raise UsageError(f"engines must be a list of {', '.join(ENGINES)}, got {engines!r}")
+        explicit = engines is not None
+        chosen = list(engines) if engines is not None else list(ENGINES)
+        target = None if dataset is None else detect(dataset)
+        if target is not None and target.kind != "dataset":
+            raise UsageError(
+                f"dataset={dataset}: not an exported dataset ({describe(target)}); export "
+                "the store first"
+            )
+        if target is None and as_of is not None:
+            raise UsageError(f"as_of={as_of} reads an older version of a dataset: give dataset=")
+        health = self.health()
+        if health.damaged:
+            if self.strict:
+                raise CorruptIndexError(
+                    f"{len(health.damaged)} damaged index file(s), refused (strict=True): "
+                    + "; ".join(f.describe() for f in health.damaged)
+                )
+            for fh in health.damaged:
+                _log.warning("skipped damaged file %s", fh.describe())
+            sql = [e for e in chosen if e != "native"]
+            if sql and dataset is None:
+                if explicit:
+                    raise UsageError(
+                        f"{self.index_path}: damaged files; {', '.join(sql)} would read every "
+                        "file: verify against an export of the healthy files (dataset=), or "
+                        "refuse damaged files (strict=True)"
+                    )
+                _log.info(
+                    "leaving out %s: they read every file of the store, damaged ones too; "
+                    "compare them on an export of it (dataset=)",
+                    ", ".join(sql),
+                )
+                chosen = ["native"]
+        if dataset is None:
+            reading: contextlib.AbstractContextManager[object] = contextlib.nullcontext()
+        elif as_of is None:
+            reading = one_snapshot(dataset)  # one run for every engine, however many reads
+        else:
+            assert target is not None
+            reading = DatasetStore(target, None, None, as_of=as_of)
+        with reading:
+            return verify(
+                self.index_path,
+                dataset=dataset,
+                engines=chosen,
+                queries=queries,
+                keys=keys,
+                sample=sample,
+                seed=seed,
+                master=master,
+                hash_slot_num=self.hash_slot_num,
+                index_num=self.index_num,
+                required=chosen if explicit else [e for e in chosen if e != "spark"],
+                chain_check=chain_check,
+            )
 
     def _check(self, log_dir: Path | None, chains: bool) -> StoreCheck:
         from rmqarrow.verify.fsck import check_store

@@ -11,6 +11,7 @@ from rmqarrow.format.detect import DATASET_KINDS, Target, describe, detect, requ
 from rmqarrow.store._base import Store
 from rmqarrow.store._dataset import DatasetStore, TieredDatasetStore
 from rmqarrow.store._index import IndexStore
+from rmqarrow.store._kind import PinnedDataset
 from rmqarrow.store._rocksdb import RocksDBDatasetStore, RocksDBStore
 from rmqarrow.store._tiered import TieredStore
 
@@ -36,6 +37,9 @@ def open_store(
     tiered dataset.  The geometry is fitted from the files as every command does, unless
     ``hash_slot_num``/``index_num`` are given.  ``strict`` refuses a store with a damaged
     file instead of skipping it.  Anything else is refused in one line naming what it is.
+    An exported dataset of any kind (index files, tiered files, a RocksDB index) may be
+    on object storage (``s3://BUCKET/PREFIX``): the store of its kind then reads a local
+    copy of its pinned run, removed when the store is closed.
 
     A RocketMQ RocksDB message index (RIP-82: a RocksDB directory, or a broker store root
     holding ``rocksdbstore/``) opens as a :class:`~rmqarrow.store.RocksDBStore`, read-only
@@ -54,21 +58,21 @@ def open_store(
         raise UsageError(f"index must be 'indexfile' or 'rocksdb', got {index!r}")
     if not isinstance(path, str | os.PathLike):
         raise InvalidValueError(f"path must be a str or a path, got {type(path).__name__}")
+    rocksdb_options = {
+        k: v
+        for k, v in (("max_msgs_num_batch", max_msgs_num_batch), ("max_query_days", max_query_days))
+        if v is not None
+    }
     if is_uri(path):
         where = dataset_location(path)  # any scheme but object storage's refused
         if isinstance(where, ObjectLocation):
-            return _object_dataset(where, as_of)
+            return _object_dataset(where, as_of, rocksdb_options)
     target = detect(path)
     if as_of is not None and target.kind not in (*DATASET_KINDS, "missing"):
         raise InvalidValueError(
             f"{target.path}: {describe(target)}; as_of reads an older version of an "
             "exported dataset of Delta tables"
         )
-    rocksdb_options = {
-        k: v
-        for k, v in (("max_msgs_num_batch", max_msgs_num_batch), ("max_query_days", max_query_days))
-        if v is not None
-    }
     if target.kind == "rocksdb_dataset":
         return RocksDBDatasetStore(target, **rocksdb_options, as_of=as_of)
     if target.kind == "rocksdb" or (index == "rocksdb" and target.rocksdb_dir is not None):
@@ -99,18 +103,28 @@ def open_store(
     )
 
 
-def _object_dataset(where: ObjectLocation, as_of: object = None) -> Store:
-    """The dataset at ``where`` (object storage), over a local copy of its pinned run (of
-    the run pinned ``as_of`` a version or time, when given)."""
+def _object_dataset(
+    where: ObjectLocation, as_of: object = None, rocksdb_options: dict[str, int] | None = None
+) -> Store:
+    """The dataset of any kind at ``where`` (object storage), over a local copy of its
+    pinned run (of the run pinned ``as_of`` a version or time, when given): the store of
+    its kind, as :func:`open_store` opens the same dataset on local disk, which reads the
+    copy and writes (vacuum) to ``where``."""
     from rmqarrow.converters.parquet.remote import local_snapshot
 
     stack = ExitStack()
     try:
         local = stack.enter_context(local_snapshot(where, as_of))
         target = detect(local)
-        if target.kind != "dataset":
+        store: PinnedDataset
+        if target.kind == "tiered_dataset":
+            store = TieredDatasetStore(target, None, None)
+        elif target.kind == "rocksdb_dataset":
+            store = RocksDBDatasetStore(target, **(rocksdb_options or {}))
+        elif target.kind == "dataset":
+            store = DatasetStore(target, None, None)
+        else:
             raise UsageError(f"{where}: {describe(target)}; expected an exported dataset")
-        store = DatasetStore(target, None, None)
     except BaseException:
         stack.close()
         raise

@@ -4,15 +4,25 @@
 from __future__ import annotations
 
 import os
+import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rmqarrow.errors import DatasetError, UsageError
+import pyarrow as pa
+import pyarrow.dataset as pads
+import pyarrow.parquet as pq
+
+from rmqarrow._memory import duckdb_settings
+from rmqarrow._progress import ProgressCallback
+from rmqarrow.converters.parquet.kind_dataset import kind_files, read_kind_manifest
+from rmqarrow.converters.parquet.rocksdb_export import export_rocksdb, rocksdb_source_tables
+from rmqarrow.engines import answer_with_engine
+from rmqarrow.errors import DatasetError, EngineUnavailableError, UsageError
 from rmqarrow.format.detect import ROCKSDB_DATASET_FORMAT, Target
 from rmqarrow.format.java import JAVA_LONG_MAX
-from rmqarrow.format.times import as_epoch_ms
+from rmqarrow.format.times import as_epoch_ms, format_time
 from rmqarrow.rocksdb import (
     BOOKKEEPING_KEYS,
     DEFAULT_MAX_MSGS_NUM_BATCH,
@@ -24,6 +34,7 @@ from rmqarrow.rocksdb import (
     check_rocksdb,
 )
 from rmqarrow.store._base import DEFAULT_MAX_NUM, Store, check_max_num
+from rmqarrow.store._dataset import DatasetCheck, iso_versions
 from rmqarrow.store._kind import PinnedDataset
 
 if TYPE_CHECKING:
@@ -60,8 +71,6 @@ def as_rocksdb_queries(queries: Sequence[Any]) -> list[RocksDBQuery]:
 
 
 def _result_rows(qs: list[RocksDBQuery], answers: Sequence[QueryOffsetResult | None]) -> pa.Table:
-    import pyarrow as pa
-
     rows: dict[str, list[Any]] = {
         "query": [],
         "topic": [],
@@ -129,8 +138,6 @@ class _RocksDBSurface(Store):
         now: int | None = None,
     ) -> list[QueryOffsetResult | None]:
         """RocketMQ's ``queryOffset`` answer per query (None where it returns null)."""
-        from rmqarrow.engines import answer_with_engine
-
         self._check_open()
         name = engine or self._default_engine()
         if name == "native" and self._default_engine() != "native":
@@ -200,8 +207,6 @@ class _RocksDBSurface(Store):
         """``n`` queries drawn from the records (seeded): every type, the hour of the record
         or a window of several hours, untyped ones (the K -> U fallback), paged ones, and a
         miss per ten."""
-        import random
-
         t = self._tables().records
         rows = t.select(["hour", "topic", "type", "key", "uniq_key", "offset"]).to_pylist()
         rows = [r for r in rows if r["type"] is not None and r["hour"] and r["hour"] > 0]
@@ -243,9 +248,6 @@ class _RocksDBSurface(Store):
         """The same queries through every engine, each answer compared with the
         reference's; an engine that cannot run (no pyspark, no Java) is skipped unless
         ``required``.  ``dataset``: the SQL engines read that export instead."""
-        from rmqarrow.engines import answer_with_engine
-        from rmqarrow.errors import EngineUnavailableError
-
         qs = (
             as_rocksdb_queries(queries)
             if queries is not None
@@ -289,12 +291,33 @@ class _RocksDBSurface(Store):
         return result
 
     def stats(
-        self, *, top: int = 10, between: tuple[int, int] | None = None, limit: int = 20
+        self,
+        *,
+        top: int = 10,
+        between: tuple[int, int] | None = None,
+        limit: int = 20,
+        commitlog: str | os.PathLike[str] | None = None,
+        engine: str = "duckdb",
+        master: str | None = None,
+        progress: ProgressCallback | None = None,
+        with_check: bool = False,
     ) -> dict[str, pa.Table]:
         """Key-less questions in SQL (DuckDB): per hour, per topic, tags, hot keys, and
-        what was indexed in ``between``."""
+        what was indexed in ``between``, one table each by name.  No ``commitlog`` (the
+        records hold topic, keys and tags already), no other engine, no ``with_check``
+        (``check()`` is the RocksDB index's own)."""
         from rmqarrow.converters.duckdb.rocksdb import rocksdb_stats
 
+        self._check_open()
+        if commitlog is not None:
+            raise UsageError(
+                "a CommitLog adds the IndexFile's messages view; the RocksDB index's "
+                "records already hold topic, keys and tags"
+            )
+        if engine != "duckdb" or master is not None:
+            raise UsageError(f"the RocksDB index's figures are DuckDB's, got engine {engine!r}")
+        if with_check:
+            raise UsageError("with_check is the IndexFile figures'; check() this index instead")
         con = self.to_duckdb()
         try:
             return rocksdb_stats(con, top=top, between=between, limit=limit)
@@ -302,16 +325,12 @@ class _RocksDBSurface(Store):
             con.close()
 
     def _tables(self) -> RocksDBTables:
-        from rmqarrow.converters.parquet.rocksdb_export import rocksdb_source_tables
-
         self._check_open()
         return rocksdb_source_tables(self._source())
 
     def scan(
         self, table: str, *, columns: list[str] | None = None, filter: pads.Expression | None = None
     ) -> pa.RecordBatchReader:
-        import pyarrow.dataset as pads
-
         self._check_table(table, columns)
         t = self._tables()
         data = t.records if table == "rocksdb_records" else t.bookkeeping
@@ -321,7 +340,6 @@ class _RocksDBSurface(Store):
         """Views ``rocksdb_records`` and ``rocksdb_bookkeeping`` on ``con`` (or new)."""
         import duckdb
 
-        from rmqarrow._memory import duckdb_settings
         from rmqarrow.converters.duckdb.rocksdb import register_rocksdb
 
         connection = con if con is not None else duckdb.connect(config=duckdb_settings())
@@ -408,8 +426,6 @@ class RocksDBStore(_RocksDBSurface):
         **options: Any,
     ) -> dict[str, Any]:
         """A RocksDB-index dataset at ``dest``; returns its manifest."""
-        from rmqarrow.converters.parquet.rocksdb_export import export_rocksdb
-
         self._check_open()
         if engine != "local" or set(options) - {"progress", "batch_rows"}:
             raise UsageError(
@@ -445,8 +461,6 @@ class RocksDBStore(_RocksDBSurface):
     def info(self) -> dict[str, Any]:
         """Families, bookkeeping, the first and last hour bucket, the estimated record
         count (RocksDB's own estimate: no scan) and the files."""
-        from rmqarrow.format.times import format_time
-
         with self.open_index() as index:
             first = next((k for k, _ in index.iter_pairs() if k not in BOOKKEEPING_KEYS), None)
             last = index.last_record_key()
@@ -518,10 +532,6 @@ class RocksDBDatasetStore(PinnedDataset, _RocksDBSurface):
 
     def check(self) -> Any:
         """Each table's rows against the manifest (the pinned run's, of a Delta dataset)."""
-        import pyarrow.parquet as pq
-
-        from rmqarrow.converters.parquet.kind_dataset import kind_files, read_kind_manifest
-
         self._check_open()
         with self._reading():
             manifest = read_kind_manifest(self.path, ROCKSDB_DATASET_FORMAT)
@@ -538,19 +548,15 @@ class RocksDBDatasetStore(PinnedDataset, _RocksDBSurface):
                     continue
                 if got != want:
                     problems.append(f"{name}: {got} rows, the manifest says {want}")
-        from rmqarrow.store._dataset import DatasetCheck
 
         return DatasetCheck(self.path, problems)
 
     def info(self) -> dict[str, Any]:
         """The dataset's manifest (a Delta dataset's: its pinned run's record, with
         ``delta``, the versions it pins, and ``versions``, those ``as_of`` takes)."""
-        from rmqarrow.converters.parquet.kind_dataset import read_kind_manifest
-
         self._check_open()
         with self._reading():
             manifest = read_kind_manifest(self.path, ROCKSDB_DATASET_FORMAT)
-        from rmqarrow.store._dataset import iso_versions
 
         if "delta" not in manifest:
             return manifest

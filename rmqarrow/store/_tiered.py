@@ -7,6 +7,12 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import pyarrow.dataset as pads
+
+from rmqarrow._memory import duckdb_settings
+from rmqarrow.converters.arrow.tiered import tiered_tables
+from rmqarrow.converters.parquet.tiered_export import export_tiered
+from rmqarrow.engines import answer_with_engine
 from rmqarrow.errors import TieredReadError, UsageError
 from rmqarrow.format.tiered_layout import COMPACT_ITEM_SIZE, items_position
 from rmqarrow.format.times import format_time
@@ -85,8 +91,6 @@ class TieredStore(ItemQueries):
         master: str | None = None,
     ) -> list[Any]:
         """Per ``(topic, key, max_count, begin, end)``: the items, or RocketMQ's read error."""
-        from rmqarrow.engines import answer_with_engine
-
         self._check_open()
         return answer_with_engine(
             engine or "native",
@@ -133,8 +137,6 @@ class TieredStore(ItemQueries):
         )
 
     def _tables(self) -> TieredTables:
-        from rmqarrow.converters.arrow.tiered import tiered_tables
-
         self._check_open()
         return tiered_tables(self.path, self.hash_slot_num, self.index_num)
 
@@ -145,8 +147,6 @@ class TieredStore(ItemQueries):
         columns: list[str] | None = None,
         filter: pads.Expression | None = None,
     ) -> pa.RecordBatchReader:
-        import pyarrow.dataset as pads
-
         self._check_table(table, columns)
         t = self._tables()
         data = {"tiered_files": t.files, "tiered_slots": t.slots, "tiered_items": t.items}
@@ -155,8 +155,6 @@ class TieredStore(ItemQueries):
     def to_duckdb(self, con: duckdb.DuckDBPyConnection | None = None) -> duckdb.DuckDBPyConnection:
         """Tables ``tiered_files``, ``tiered_slots``, ``tiered_items`` on ``con`` (or new)."""
         import duckdb
-
-        from rmqarrow._memory import duckdb_settings
 
         t = self._tables()
         connection = con if con is not None else duckdb.connect(config=duckdb_settings())
@@ -192,8 +190,6 @@ class TieredStore(ItemQueries):
         **options: Any,
     ) -> dict[str, Any]:
         """A tiered dataset at ``dest`` (local engine only); returns its manifest."""
-        from rmqarrow.converters.parquet.tiered_export import export_tiered
-
         self._check_open()
         if engine != "local" or options.get("commitlog") or set(options) - {"commitlog"}:
             raise UsageError("tiered files export with the local engine only, without a CommitLog")

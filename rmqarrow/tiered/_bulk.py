@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from rmqarrow.format.tiered_layout import HEADER_SIZE, ITEM_DTYPE, SLOT_SIZE, items_position
+from rmqarrow.kernels.hashing import index_key_hashes
 
 from ._args import check_int, check_long, check_text
 from ._local_query import walk_local
@@ -27,8 +28,6 @@ __all__ = ["checked_queries", "key_hashes", "slot_positions", "walk_local_many"]
 
 def key_hashes(topics: Sequence[str], keys: Sequence[str]) -> np.ndarray:
     """Rules 1-2 over many (topic, key) pairs, as int64 (``MIN_VALUE`` stays negative)."""
-    from rmqarrow.kernels.hashing import index_key_hashes  # pyarrow: only when asked
-
     texts = [f"{t}#{k}" for t, k in zip(topics, keys, strict=True)]
     if not texts:
         return np.empty(0, np.int64)

@@ -26,9 +26,16 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as pads
+import pyarrow.parquet as pq
 
-from rmqarrow.converters.parquet.manifest import one_snapshot
+from rmqarrow.converters.arrow.scan import decode_entries
+from rmqarrow.converters.parquet.manifest import check_parts, one_snapshot, stale_reasons
 from rmqarrow.converters.parquet.parts import split_by_file, table_parts
+from rmqarrow.converters.schema import SCHEMAS
+from rmqarrow.errors import DatasetError
 from rmqarrow.format.layout import map_regions
 from rmqarrow.index.indexfile import IndexFile
 
@@ -73,8 +80,6 @@ class DatasetSourceCheck:
 
 
 def _table_dataset(root: Path, table: str) -> Any:
-    import pyarrow.dataset as pads
-
     return pads.dataset([str(p) for p in table_parts(root, table)], format="parquet")
 
 
@@ -105,12 +110,6 @@ class _TableIndex:
         picked with a mask, not a filter expression (whose planning costs a millisecond
         a call: most of a check of 10,000 small files).
         """
-        import pyarrow as pa
-        import pyarrow.compute as pc
-        import pyarrow.parquet as pq
-
-        from rmqarrow.converters.schema import SCHEMAS
-
         schema = SCHEMAS[self.table]
         tables = []
         for part in self.parts.get(name, []):
@@ -161,9 +160,6 @@ def _counts(root: Path, table: str) -> _TableIndex:
     statistics have min = max (every row group an exporter writes: one native file a
     part) is counted from the footer; any other is read, that column only.  Reading every
     row's name instead took a third of a six-file verify and grew with the store."""
-    import pyarrow.compute as pc
-    import pyarrow.parquet as pq
-
     index = _TableIndex(table)
     for path in table_parts(root, table):
         part = str(path)
@@ -200,15 +196,10 @@ def check_dataset(
 
     A part that cannot be read (damaged pages behind a valid footer) is a problem of the
     check, never a traceback."""
-    import pyarrow as pa
-
     try:
         with one_snapshot(dataset):  # one run's tables, whatever a writer commits meanwhile
             return _check_dataset(dataset, store, files, sample=sample, seed=seed)
     except (pa.ArrowException, OSError) as exc:
-        from rmqarrow.converters.parquet.manifest import check_parts
-        from rmqarrow.errors import DatasetError
-
         check = DatasetSourceCheck(str(Path(dataset)))
         try:
             check_parts(dataset, full=True)
@@ -228,19 +219,13 @@ def _check_dataset(
     seed: int,
 ) -> DatasetSourceCheck:
 
-    from rmqarrow.errors import DatasetError
-
     root = Path(dataset)
     check = DatasetSourceCheck(str(root))
     try:
-        from rmqarrow.converters.parquet.manifest import stale_reasons
-
         check.stale = stale_reasons(root, store)
     except DatasetError as exc:
         check.problems.append(f"manifest: {exc}")
     try:  # every part listed in the manifest, unchanged, and no other: copies are refused
-        from rmqarrow.converters.parquet.manifest import check_parts
-
         check_parts(root, full=True)
     except DatasetError as exc:
         check.problems.append(f"parts: {exc}")
@@ -249,7 +234,6 @@ def _check_dataset(
     except DatasetError as exc:
         check.problems.append(str(exc))
         return check
-    from rmqarrow.converters.schema import SCHEMAS
 
     for t, ds in tables.items():
         columns = [(f.name, str(f.type)) for f in SCHEMAS[t]]
@@ -300,7 +284,6 @@ def _check_dataset(
             if n == 0:
                 continue
             positions = np.unique(rng.integers(1, n + 1, size=min(per_file, n)))
-            from rmqarrow.converters.arrow.scan import decode_entries
 
             want_cols = decode_entries(
                 m.entries[positions], 0, f.begin_timestamp, f.geometry.hash_slot_num
@@ -363,6 +346,4 @@ def _compare_slots(
 
 
 def pa_array(values: np.ndarray) -> Any:
-    import pyarrow as pa
-
     return pa.array(values.astype(np.int32))

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from rmqarrow.commitlog import resolve
 from rmqarrow.format.layout import map_regions
 from rmqarrow.format.queries import Query
 from rmqarrow.format.times import format_time
@@ -134,8 +135,6 @@ def explain_query(
             "(maxMsgsNumBatch); rmqarrow applies no such cap"
         )
     if commitlog is not None and trace.answer and "#" in q.key:
-        from rmqarrow.commitlog import resolve
-
         topic, _, key = q.key.partition("#")
         result = resolve(Path(commitlog), topic, key, list(dict.fromkeys(trace.answer)))
         if result.dropped:

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from rmqarrow.commitlog import CommitLogReader, CommitLogWarning
 from rmqarrow.format.layout import map_regions
 from rmqarrow.index.health import (
     READ_AS_ROCKETMQ,
@@ -167,8 +168,6 @@ class _Log:
 def _read_log(commitlog: Path) -> tuple[_Log, list[FileHealth]]:
     """The CommitLog's message offsets, and one finding per damaged spot (the reader's
     warnings are turned into these findings, never shown raw)."""
-    from rmqarrow.commitlog import CommitLogReader, CommitLogWarning
-
     reader = CommitLogReader(commitlog, lenient=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", CommitLogWarning)

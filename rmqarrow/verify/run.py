@@ -19,6 +19,7 @@ Whole files are also scanned for damaged chains (:func:`rmqarrow.verify.diagnose
 from __future__ import annotations
 
 import os
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -493,8 +494,6 @@ def print_engine_table(engines: Sequence[EngineResult], compared: str, out: Any)
 
 def format_report(report: VerifyReport, out: Any = None, *, max_mismatches: int = 50) -> None:
     """Print the agreement table, every mismatch (up to ``max_mismatches``) and the checks."""
-    import sys
-
     out = out or sys.stdout
     print(f"store: {report.store}", file=out)
     if report.dataset:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import random
+import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -265,8 +266,6 @@ def format_tiered_report(
     report: TieredVerifyReport, out: Any = None, *, max_mismatches: int = 50
 ) -> None:
     """The agreement table, the mismatches and the form differences, as text."""
-    import sys
-
     out = out or sys.stdout
     print(f"tiered target: {report.target}", file=out)
     if report.dataset:

@@ -1,7 +1,8 @@
 """The Delta benchmark (benchmarks/bench_delta.py) on tiny files: every step runs (the
-local exports, the incremental run, a real moto S3 server started and killed by the
-harness), each row's ratio is taken against the row it names, and the store
-is left as it grew.  No timing is judged here: the figures are the benchmark's."""
+local exports, the incremental run, a real S3 server started and killed by the harness,
+the one rmqarrow.testing.s3_server chooses), each row's ratio is taken against the row it
+names, and the store is left as it grew.  No timing is judged here: the figures are the
+benchmark's."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import pytest
 
 from rmqarrow import Geometry
 from rmqarrow.format.layout import HEADER_DTYPE
+from rmqarrow.testing.s3_server import chosen_server
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCHMARKS = ROOT / "benchmarks"
@@ -59,6 +61,7 @@ def test_delta_benchmark_measures_local_and_s3_exports(tmp_path: Path) -> None:
     # the incremental dataset holds more parts than one export: it is at least as big
     assert inc["bytes"] >= delta["bytes"]
     s3 = by["s3 delta export"]
+    assert {by[v].get("server") for v in by if v.startswith("s3 ")} == {chosen_server()}
     assert s3["vs"] == "delta export (baseline)" and s3["cpu_s"] > 0 and s3["server_cpu_s"] > 0
     assert s3["bytes"] == pytest.approx(delta["bytes"], rel=0.01)
     assert s3["size_ratio"] == pytest.approx(s3["bytes"] / delta["bytes"], abs=1e-4)

@@ -122,6 +122,7 @@ def test_engine_spark_dispatches_lazily(
             "hash_slot_num": golden.hash_slot_num,
             "index_num": golden.index_num,
             "commitlog": None,
+            "wait": False,
         }
     ]
     assert json.loads(capsys.readouterr().out)["engine"] == "spark"

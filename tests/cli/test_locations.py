@@ -45,7 +45,7 @@ COMMANDS = [
     ["stats", "{store}", "--plot", "s3://bucket/charts"],
     ["stats", "{store}", "--html", "s3://bucket/report.html"],
     ["export", "{store}", "ds2", "--commitlog", "s3://bucket/commitlog"],
-    ["info", "s3://bucket/lake"],
+    ["info", "gs://bucket/lake"],
     ["check", "s3://bucket/lake"],
     ["verify", "{store}", "--dataset", "abfs://container/lake"],
     ["verify", "s3://bucket/lake"],

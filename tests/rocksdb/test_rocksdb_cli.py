@@ -118,6 +118,11 @@ def test_build_check_export_sql(capsys: pytest.CaptureFixture[str], tmp_path: Pa
     status, _, err = run(capsys, "stats", str(root), "--html", str(report))
     assert status == 2 and not report.exists()
     assert "a RocksDB index's stats print as tables" in err and len(err.splitlines()) == 1
+    # nor is a CommitLog or another engine ignored: the records hold what a log would add
+    status, _, err = run(capsys, "stats", str(root), "--commitlog", str(root / "commitlog"))
+    assert status == 2 and "records already hold topic, keys and tags" in err
+    status, _, err = run(capsys, "stats", str(root), "--engine", "spark")
+    assert status == 2 and "figures are DuckDB's, got engine 'spark'" in err
     status, out, _ = run(
         capsys,
         "verify",

@@ -141,8 +141,9 @@ def test_stats_bad_time(capsys: pytest.CaptureFixture[str]) -> None:
 def test_plots_never_touch_pyplot_or_a_display(tmp_path: Path) -> None:
     code = (
         "import sys\n"
-        "from rmqarrow.converters.duckdb import sql as duckdb_sql, stats\n"
-        "from rmqarrow.converters.duckdb.stats_plot import write_charts\n"
+        "from rmqarrow.converters.duckdb import sql as duckdb_sql\n"
+        "from rmqarrow.converters.stats import sql as stats\n"
+        "from rmqarrow.converters.stats.plot import write_charts\n"
         f"c = duckdb_sql.connect({str(G.store_dir)!r}, hash_slot_num=7, index_num=64)\n"
         f"write_charts(stats.collect(c), {str(tmp_path)!r})\n"
         "assert 'matplotlib.pyplot' not in sys.modules\n"

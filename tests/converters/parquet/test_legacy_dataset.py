@@ -56,8 +56,11 @@ def test_converted_in_place_then_exported_incrementally(tmp_path: Path) -> None:
     with pytest.raises(DatasetError, match="older manifest layout"):
         sync_store(GOLDEN.store_dir, ds, **geo)
     assert not is_delta_dataset(ds)  # refused before anything was written
+    # what the older writer left when killed while replacing its record
+    (ds / "._rmqarrow.json.tmp").write_text('{"format": "rmqarrow-')
     assert convert_to_delta(ds)
     assert is_delta_dataset(ds)
+    assert not list(ds.glob("*rmqarrow.json*"))  # neither record nor half of one stays
     # nothing rewritten: the same parts, now committed
     assert {p.relative_to(ds): p.read_bytes() for p in ds.rglob("*.parquet")} == parts
     assert answer_queries(ds, GOLDEN.queries) == GOLDEN.expected

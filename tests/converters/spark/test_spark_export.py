@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ from rmqarrow.converters.schema import SCHEMAS
 from rmqarrow.converters.spark import export as spark_export
 from rmqarrow.converters.spark import sql as spark_sql
 
-from rmqarrow.errors import CorruptIndexError, OutputExistsError, UsageError
+from rmqarrow.errors import CorruptIndexError, OutputExistsError, StoreLockedError, UsageError
 
 pytestmark = pytest.mark.spark
 
@@ -86,6 +87,48 @@ def test_never_overwrites_without_flag(spark: Any, tmp_path: Path) -> None:
     assert is_delta_dataset(out)
     assert read_manifest(out)["tables"]["entries"]["rows"] == len(g.puts)
     assert [p.name for p in tmp_path.iterdir()] == ["out"]  # no temp dirs left
+
+
+_HOLDER = """
+import sys
+from pathlib import Path
+from rmqarrow._lock import writer_lock
+with writer_lock(Path(sys.argv[1])):
+    print("held", flush=True)
+    sys.stdin.read()
+"""
+
+
+def test_another_writer_refuses_or_is_waited_for(spark: Any, tmp_path: Path) -> None:
+    g = golden_set("time")
+    kw = {"hash_slot_num": g.hash_slot_num, "index_num": g.index_num}
+    out = tmp_path / "out"
+    spark_export.export_store(g.store_dir, out, **kw)
+    before = sorted(p.relative_to(out).as_posix() for p in out.rglob("*"))
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _HOLDER, str(out)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        # the lock is asked for before the Delta check: a second writer is named either way
+        for overwrite in (False, True):
+            with pytest.raises(StoreLockedError, match=f"after waiting 0.2 s: pid {holder.pid}"):
+                spark_export.export_store(g.store_dir, out, overwrite=overwrite, wait=0.2, **kw)
+        # waited for: the holder lets go a second later, then the export decides (Delta
+        # tables are not replaced by a rename), under the lock it took
+        assert holder.stdin is not None
+        threading.Timer(1.0, holder.stdin.close).start()
+        with pytest.raises(UsageError, match="export with the local engine"):
+            spark_export.export_store(g.store_dir, out, overwrite=True, wait=60, **kw)
+        assert holder.wait(timeout=60) == 0
+    finally:
+        if holder.poll() is None:
+            holder.communicate("", timeout=60)
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*")) == before
+    assert [p.name for p in tmp_path.iterdir()] == ["out"]
 
 
 def test_task_error_is_raised_as_rmqarrow_error(spark: Any, tmp_path: Path) -> None:

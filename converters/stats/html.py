@@ -1,4 +1,4 @@
-"""One self-contained HTML page of :class:`rmqarrow.converters.duckdb.stats.IndexStats`
+"""One self-contained HTML page of :class:`rmqarrow.converters.stats.sql.IndexStats`
 (``rmqarrow stats --html FILE``, and ``IndexStats._repr_html_`` in a notebook).
 
 The page is a renderer of the same stats object the text and JSON output print: nothing
@@ -22,12 +22,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rmqarrow.converters.stats.plot import refuse_data_folder
+
 from rmqarrow._paths import local_path
 from rmqarrow._staging import fsync_dir, remove_path, sibling, stale_siblings
 from rmqarrow.errors import OutputExistsError, UsageError
 
 if TYPE_CHECKING:
-    from rmqarrow.converters.duckdb.stats import IndexStats
+    from rmqarrow.converters.stats.sql import IndexStats
 
 __all__ = ["html_target", "render_check_html", "render_html", "write_html"]
 
@@ -525,8 +527,6 @@ def _file_depth(stats: IndexStats, files: list[dict[str, Any]]) -> str:
 def html_target(path: str | os.PathLike[str], *, overwrite: bool = False) -> Path:
     """Where :func:`write_html` would write ``path``, or the one-line refusal it would
     raise: callers ask first, before the minutes the stats of a large store take."""
-    from rmqarrow.converters.duckdb.stats_plot import refuse_data_folder
-
     out = local_path(path)
     if out.is_dir():
         raise UsageError(f"{out}: a directory; --html takes a file name (e.g. {out}/stats.html)")

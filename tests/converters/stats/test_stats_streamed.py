@@ -1,7 +1,7 @@
 """The streamed stats figures of a dataset equal the SQL statements' on the same dataset.
 
 ``stats.collect(con, dataset=...)`` computes the figures over every entry in bounded
-passes (:mod:`rmqarrow.converters.parquet.stats_pass`); without ``dataset`` every figure
+passes (:mod:`rmqarrow.converters.stats.streamed`); without ``dataset`` every figure
 is its SQL statement.  Both run here on the same exported datasets, including ones that
 force several slot ranges and spilled offset buckets, and damaged parts.
 """
@@ -21,11 +21,11 @@ import pytest
 from golden_data import golden_set
 from legacy_dataset import legacy_layout
 from rmqarrow.converters.duckdb import sql as duckdb_sql
-from rmqarrow.converters.duckdb import stats
 from rmqarrow.converters.parquet import export as export_mod
-from rmqarrow.converters.parquet import stats_pass
 from rmqarrow.converters.parquet.export import export_store
 from rmqarrow.converters.parquet.parts import duckdb_literal, table_parts
+from rmqarrow.converters.stats import sql as stats
+from rmqarrow.converters.stats import streamed as passes
 
 import rmqarrow
 from rmqarrow.errors import DiskFullError
@@ -51,7 +51,7 @@ def test_shared_parts_answered_by_sql_alike(
     monkeypatch.setattr(export_mod, "GROUP_ENTRIES", GROUPED)
     shared = _export(store, tmp_path / "shared", Geometry(64, 256))
     assert len(table_parts(shared, "entries")) == 2  # four small files together, the newest
-    assert stats_pass.scan(shared) is None
+    assert passes.scan(shared) is None
     by_sql = stats.collect(duckdb_sql.connect(shared), dataset=shared)
     streamed = stats.collect(duckdb_sql.connect(own), dataset=own)
     for field in ("summary", "files", "slot_load", "chain_depth", "hot_keys", "chain_check"):
@@ -78,7 +78,7 @@ def _same(a: Any, b: Any) -> None:
 
 
 def _both(con: duckdb.DuckDBPyConnection, dataset: Path, top: int = 10) -> None:
-    figures = stats_pass.scan(dataset, top=top)
+    figures = passes.scan(dataset, top=top)
     assert figures is not None, "the exporter's layout must take the streamed passes"
     streamed = stats.collect(con, dataset=dataset, top=top)
     by_sql = stats.collect(con, top=top)
@@ -108,8 +108,8 @@ def _export(store: Path, out: Path, geometry: Geometry | None = None) -> Path:
 @pytest.fixture
 def small_ranges(monkeypatch: pytest.MonkeyPatch) -> None:
     """Several slot ranges and spilled offset buckets on a small dataset."""
-    monkeypatch.setattr(stats_pass, "CHUNK_ROWS", 700)
-    monkeypatch.setattr(stats_pass, "BUCKET_ROWS", 900)
+    monkeypatch.setattr(passes, "CHUNK_ROWS", 700)
+    monkeypatch.setattr(passes, "BUCKET_ROWS", 900)
 
 
 @pytest.mark.parametrize("name", ["collisions", "commitlog_store1", "random_public", "rolling"])
@@ -154,7 +154,7 @@ def test_several_ranges_and_spilled_buckets(small_ranges: None, tmp_path: Path) 
     ds = _export(store, tmp_path / "ds", geometry)
     spill = tmp_path / "spill"
     spill.mkdir()
-    assert stats_pass.scan(ds, spill_dir=spill) is not None
+    assert passes.scan(ds, spill_dir=spill) is not None
     assert list(spill.iterdir()) == []  # the buckets' directory is gone
     with duckdb_sql.connect(ds) as con:
         for top in (0, 1, 7, 1000):
@@ -174,7 +174,7 @@ def test_a_file_in_several_parts_takes_the_streamed_passes(
     one = sorted(store.iterdir())[1]  # the 1,999-entry file alone
     ds = _export(one, tmp_path / "ds", geometry)
     assert len(table_parts(ds, "entries")) == 2
-    assert stats_pass.scan(ds) is not None
+    assert passes.scan(ds) is not None
     with duckdb_sql.connect(ds) as con:
         _both(con, ds, top=25)
 
@@ -255,7 +255,7 @@ def test_a_slot_not_of_its_key_hash_leaves_the_figures_to_sql(tmp_path: Path) ->
         c["slot"][0] = (c["slot"][0] + 1) % 64
 
     _rewrite(table_parts(ds, "entries")[0], wrong_slot)
-    assert stats_pass.scan(ds) is None
+    assert passes.scan(ds) is None
     con = _views(ds)
     try:
         streamed = stats.collect(con, dataset=ds)
@@ -279,7 +279,7 @@ def test_files_of_different_slot_counts_leave_the_figures_to_sql(tmp_path: Path)
         t = pq.read_table(table_parts(tmp_path / "ds-b", table)[0])
         names = pa.array(["20991231000000000"] * t.num_rows, pa.string())
         pq.write_table(t.set_column(0, t.schema.field(0), names), ds / table / "part-09999.parquet")
-    assert stats_pass.scan(ds) is None
+    assert passes.scan(ds) is None
     con = _views(ds)
     try:
         _same(stats.collect(con, dataset=ds).summary, stats.summary(con))
@@ -295,14 +295,14 @@ def test_too_little_temporary_space_is_one_clear_error(
     ds = _export(store, tmp_path / "ds", geometry)
     spill = tmp_path / "spill"
     spill.mkdir()
-    real = stats_pass.shutil.disk_usage
+    real = passes.shutil.disk_usage
 
     def tiny(path: Any) -> Any:
         return real(path)._replace(free=1_000)
 
-    monkeypatch.setattr(stats_pass.shutil, "disk_usage", tiny)
+    monkeypatch.setattr(passes.shutil, "disk_usage", tiny)
     with pytest.raises(DiskFullError, match=r"stats needs [\d,]+ bytes of temporary space"):
-        stats_pass.scan(ds, spill_dir=spill)
+        passes.scan(ds, spill_dir=spill)
     assert list(spill.iterdir()) == []
 
 
@@ -310,7 +310,7 @@ def test_too_little_temporary_space_is_one_clear_error(
 def test_out_of_order_counts_block_by_block(
     positions: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(stats_pass, "_BLOCK", 7)
+    monkeypatch.setattr(passes, "_BLOCK", 7)
     rng = np.random.default_rng(5)
     n = 200
     position = {
@@ -322,7 +322,7 @@ def test_out_of_order_counts_block_by_block(
     order = np.argsort(position, kind="stable")
     ordered = stamp[order]
     want = sum(int(ordered[i] < ordered[:i].max()) for i in range(1, n))
-    assert stats_pass._out_of_order(position, stamp) == want
+    assert passes._out_of_order(position, stamp) == want
 
 
 def test_cli_exports_a_large_native_store_first(
@@ -330,7 +330,8 @@ def test_cli_exports_a_large_native_store_first(
 ) -> None:
     """Above STATS_EXPORT_ABOVE entries ``stats STORE`` reads a temporary export of the
     store (streamed passes), removed after; the figures are those of the store itself."""
-    from rmqarrow.cli import _sql, main
+    from rmqarrow.cli import main
+    from rmqarrow.store import _stats
 
     store, geometry = _repeating_store(tmp_path)
     geom = ["--hash-slot-num", str(geometry.hash_slot_num), "--index-num", str(geometry.index_num)]
@@ -349,8 +350,8 @@ def test_cli_exports_a_large_native_store_first(
     direct = capsys.readouterr()
     spill = tmp_path / "tmp"
     spill.mkdir()
-    monkeypatch.setattr(_sql, "STATS_EXPORT_ABOVE", 1_000)
-    monkeypatch.setattr(_sql.tempfile, "tempdir", str(spill))
+    monkeypatch.setattr(_stats, "STATS_EXPORT_ABOVE", 1_000)
+    monkeypatch.setattr(_stats.tempfile, "tempdir", str(spill))
     assert main(argv) == 0
     exported = capsys.readouterr()
     assert "exporting the store to a temporary dataset" in exported.err
@@ -371,4 +372,4 @@ def test_an_unreadable_part_is_one_clear_error(tmp_path: Path) -> None:
     data[4:4_000] = b"\xff" * 3_996  # the first pages, footer intact
     part.write_bytes(bytes(data))
     with pytest.raises(DatasetError, match="a part cannot be read"):
-        stats_pass.scan(ds)
+        passes.scan(ds)

@@ -1,4 +1,4 @@
-"""PNG charts of :class:`rmqarrow.converters.duckdb.stats.IndexStats` (``rmqarrow stats --plot
+"""PNG charts of :class:`rmqarrow.converters.stats.sql.IndexStats` (``rmqarrow stats --plot
 DIR``).
 
 matplotlib is imported here only, lazily, and drawn through its Agg canvas directly
@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING, Any
 from rmqarrow._optional import require
 from rmqarrow._paths import local_path
 from rmqarrow.errors import OutputExistsError, UsageError
+from rmqarrow.format.detect import DATASET_KINDS, KIND_NAMES, detect
 
 if TYPE_CHECKING:
-    from rmqarrow.converters.duckdb.stats import IndexStats
+    from rmqarrow.converters.stats.sql import IndexStats
 
 __all__ = ["BARS_UP_TO", "CHARTS", "chart_figures", "refuse_data_folder", "write_charts"]
 
@@ -169,8 +170,6 @@ def refuse_data_folder(folder: Path, what: str) -> None:
     """Refuse ``folder`` as the place for ``what`` when it is a store, a CommitLog or a
     dataset: RocketMQ's load opens every entry of an index directory, and a dataset's
     readers take what its tables hold."""
-    from rmqarrow.format.detect import DATASET_KINDS, KIND_NAMES, detect
-
     # the folder itself, and the folders above it that are datasets (their folders below
     # are theirs too: detected by their own record, a manifest or a Delta log): a table folder of a
     # Delta dataset would lose the file to a vacuum (it deletes what its log does not name)

@@ -9,9 +9,10 @@ from typing import Any
 
 import pytest
 from golden_data import golden_set
-from rmqarrow.converters.duckdb import collect, connect
-from rmqarrow.converters.duckdb.stats import IndexStats
-from rmqarrow.converters.duckdb.stats_plot import BARS_UP_TO, chart_figures, write_charts
+from rmqarrow.converters.duckdb import connect
+from rmqarrow.converters.stats import collect
+from rmqarrow.converters.stats.plot import BARS_UP_TO, chart_figures, write_charts
+from rmqarrow.converters.stats.sql import IndexStats
 
 from rmqarrow.format.layout import Geometry
 from rmqarrow.testing import write_random_store

@@ -13,7 +13,7 @@ import pytest
 from golden_data import golden_set
 from rmqarrow.converters.arrow.tables import IndexTables, store_tables
 from rmqarrow.converters.duckdb import sql as duckdb_sql
-from rmqarrow.converters.duckdb import stats
+from rmqarrow.converters.stats import sql as stats
 
 import rmqarrow
 
@@ -204,7 +204,7 @@ def test_chain_check_is_clean_on_golden_and_flags_damage(
 def test_stats_run_within_a_memory_bound_and_restore_the_connection() -> None:
     """collect's bound: DuckDB spills beyond it; a lower limit stays; settings come back."""
     import duckdb
-    from rmqarrow.converters.duckdb.stats import bounded_memory
+    from rmqarrow.converters.stats.sql import bounded_memory
 
     from rmqarrow.errors import InvalidValueError
 
@@ -231,7 +231,7 @@ def test_memory_bound_ends_cleanly_after_spilling() -> None:
     """DuckDB will not leave a temporary directory it has spilled to: the block still
     ends without error (a six-file ``stats`` failed there after its last figure)."""
     import duckdb
-    from rmqarrow.converters.duckdb.stats import bounded_memory
+    from rmqarrow.converters.stats.sql import bounded_memory
 
     con = duckdb.connect()
     con.execute("SET enable_progress_bar = false")

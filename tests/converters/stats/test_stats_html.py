@@ -15,9 +15,10 @@ import pytest
 from cli_run import one_error, run
 from golden_data import golden_set
 from rmqarrow.converters.arrow.tables import store_tables
-from rmqarrow.converters.duckdb import collect, connect, render_html, write_html
-from rmqarrow.converters.duckdb.stats import IndexStats
+from rmqarrow.converters.duckdb import connect
 from rmqarrow.converters.parquet.export import export_store
+from rmqarrow.converters.stats import collect, render_html, write_html
+from rmqarrow.converters.stats.sql import IndexStats
 
 import rmqarrow
 from rmqarrow.format.layout import Geometry, map_regions

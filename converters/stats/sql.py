@@ -43,15 +43,21 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
+from rmqarrow.converters.duckdb.lazy import statement_error
+from rmqarrow.converters.duckdb.sql import EXPECTED_KEY_TEXTS_SQL
+from rmqarrow.converters.stats.html import render_html
+from rmqarrow.converters.stats.streamed import scan
 
 from rmqarrow._progress import ProgressCallback
 from rmqarrow.errors import InvalidValueError, RmqArrowError
+from rmqarrow.format.times import format_time
+from rmqarrow.kernels.hashing import index_key_hashes
 
 _log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     import duckdb
-    from rmqarrow.converters.parquet.stats_pass import Figures
+    from rmqarrow.converters.stats.streamed import Figures
 
 __all__ = [
     "CHAIN_CHECK_SQL",
@@ -114,7 +120,7 @@ ORDER BY file_name
 
 # The inputs of the two distributions: each file's slot count ``s`` and entries ``n``, and
 # how many slots (summed over files) hold each non-zero load.  The streamed figures of a
-# large dataset (rmqarrow.converters.parquet.stats_pass) register tables of these names and
+# large dataset (rmqarrow.converters.stats.streamed) register tables of these names and
 # run the same tails.
 _LOAD_INPUTS = """
 file_fill AS (
@@ -349,7 +355,6 @@ def _named_or_none(con: duckdb.DuckDBPyConnection, hot: pa.Table) -> pa.Table | 
     CommitLog: the check against the log, which reads every message, is what reports
     that, in one line); the names are a convenience, the figures stand."""
     import duckdb
-    from rmqarrow.converters.duckdb.lazy import statement_error
 
     try:
         return named_hot_keys(con, hot)
@@ -368,9 +373,6 @@ def named_hot_keys(con: duckdb.DuckDBPyConnection, hot: pa.Table) -> pa.Table | 
     space-separated, when keys share a hash; null when none is found.  None when ``con``
     has no ``messages`` (no CommitLog): the hashes are all there is."""
     import duckdb
-    from rmqarrow.converters.duckdb.sql import EXPECTED_KEY_TEXTS_SQL
-
-    from rmqarrow.kernels.hashing import index_key_hashes
 
     try:
         con.execute("SELECT 1 FROM messages LIMIT 0")
@@ -457,7 +459,6 @@ class IndexStats:
             return None
         if self.time_range_summary.num_rows:
             return None
-        from rmqarrow.format.times import format_time
 
         t1, t2 = self.time_range
         first, last = self.summary.get("first_store_ms"), self.summary.get("last_store_ms")
@@ -492,8 +493,6 @@ class IndexStats:
     def _repr_html_(self) -> str:
         """The ``stats --html`` page (without the fsck banner: no check was run), so a
         notebook shows the figures as the report does."""
-        from rmqarrow.converters.duckdb.stats_html import render_html
-
         return render_html(self, fragment=True)
 
 
@@ -574,7 +573,7 @@ def collect(
     """Run every analysis; ``between=(t1, t2)`` adds the key-less time-range scan.
 
     ``dataset``, the exported dataset ``con`` reads, lets the figures over every entry be
-    computed by :mod:`rmqarrow.converters.parquet.stats_pass` in memory that does not grow
+    computed by :mod:`rmqarrow.converters.stats.streamed` in memory that does not grow
     with the store (same figures; the statements above answer where its layout does not
     allow it).  DuckDB works within :data:`MEMORY_LIMIT` meanwhile (see
     :func:`bounded_memory`).
@@ -590,8 +589,6 @@ def collect(
             }
         figures = None
         if dataset is not None:
-            from rmqarrow.converters.parquet.stats_pass import scan
-
             figures = scan(dataset, top=top, progress=progress)
         if figures is not None:
             result = _from_figures(con, figures, extra)

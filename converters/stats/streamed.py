@@ -1,6 +1,6 @@
 """The index-health figures of an exported dataset, computed in bounded memory.
 
-``rmqarrow stats`` states its figures as DuckDB SQL (:mod:`rmqarrow.converters.duckdb.stats`).
+``rmqarrow stats`` states its figures as DuckDB SQL (:mod:`rmqarrow.converters.stats.sql`).
 Over many full files the statements that need every entry at once (windows over each
 file's positions, group-bys over every key hash and every offset) spill and slow down
 faster than the store grows.  The exporter's layout lets the same figures be computed in
@@ -89,7 +89,7 @@ _CHUNK_COLUMNS = [
 
 @dataclass(frozen=True)
 class Figures:
-    """What the passes found; :mod:`rmqarrow.converters.duckdb.stats` turns it into the same
+    """What the passes found; :mod:`rmqarrow.converters.stats.sql` turns it into the same
     tables its SQL gives."""
 
     files: int

@@ -9,8 +9,8 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 from rmqarrow.converters.duckdb import sql as duckdb_sql
-from rmqarrow.converters.duckdb import stats
-from rmqarrow.converters.duckdb.stats_html import render_html
+from rmqarrow.converters.stats import sql as stats
+from rmqarrow.converters.stats.html import render_html
 
 import rmqarrow
 from rmqarrow.demo import make_docs_workspace
