@@ -108,13 +108,14 @@ bench-anchor: $(STAMP)
 	$(BIN)/python benchmarks/bench_anchor.py $(if $(RELEASE),--release "$(RELEASE)") \
 		$(if $(ROCKETMQ),--rocketmq "$(ROCKETMQ)") $(ARGS)
 
-# A Spark standalone test cluster on 127.0.0.1 (pip pyspark's spark-daemon.sh); see README.
+# A Spark standalone test cluster on 127.0.0.1 (pip pyspark's spark-daemon.sh), started by the
+# cluster tests' own launcher; see docs/spark.md.
 CLUSTER_DIR ?= build/spark-cluster
 cluster-start: $(STAMP)
-	$(BIN)/python -m rmqarrow.converters.spark.cluster start --dir $(CLUSTER_DIR)
+	$(BIN)/python tests/cluster/launcher.py start --dir $(CLUSTER_DIR)
 
 cluster-stop: $(STAMP)
-	$(BIN)/python -m rmqarrow.converters.spark.cluster stop --dir $(CLUSTER_DIR)
+	$(BIN)/python tests/cluster/launcher.py stop --dir $(CLUSTER_DIR)
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

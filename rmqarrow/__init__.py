@@ -48,10 +48,10 @@ if TYPE_CHECKING:
     from rmqarrow.format.checkpoint import StoreCheckpoint
     from rmqarrow.format.hashing import index_key_hash, java_string_hash
     from rmqarrow.format.layout import DEFAULT_HASH_SLOT_NUM, DEFAULT_INDEX_NUM, Geometry
-    from rmqarrow.format.queries import Query
+    from rmqarrow.format.queries import Query, QueryOffsetResult
     from rmqarrow.format.records import MessageRecord
     from rmqarrow.index.indexfile import IndexFile
-    from rmqarrow.index.service import IndexService, QueryOffsetResult, answer_queries
+    from rmqarrow.index.service import IndexService, answer_queries
     from rmqarrow.kernels.hashing import index_key_hashes
     from rmqarrow.store import Store, build
     from rmqarrow.store import open_store as open
@@ -72,7 +72,7 @@ _getattr, _ = lazy_attributes(
         "MessageRecord": "format.records",
         "IndexFile": "index.indexfile",
         "IndexService": "index.service",
-        "QueryOffsetResult": "index.service",
+        "QueryOffsetResult": "format.queries",
         "answer_queries": "index.service",
         "index_key_hashes": "kernels.hashing",
         "Store": "store",

@@ -212,7 +212,7 @@ def test_every_module_is_in_a_layer() -> None:
     [
         ("rmqarrow.format.layout", "from rmqarrow.index.indexfile import IndexFile", "upward"),
         ("rmqarrow.verify.run", "from rmqarrow.cli._output import print_table", "leaf"),
-        ("rmqarrow.cli._info", "from rmqarrow.index.health import scan_store", "public API"),
+        ("rmqarrow.cli._info", "from rmqarrow.index.health import store_health", "public API"),
         ("rmqarrow.converters.duckdb.sql", "import rmqarrow.converters.spark.sql", "never"),
         ("rmqarrow.index.service", "from rmqarrow.kernels._numba import java_hashes", "private"),
         ("rmqarrow.verify.run", "from converters.parquet import export", "rmqarrow.converters"),

@@ -59,7 +59,7 @@ from rmqarrow.converters.duckdb.lazy import (
 )
 from rmqarrow.converters.duckdb.native import attach_slots
 from rmqarrow.converters.duckdb.walk import HASH_MACROS_SQL, LOOKUP_COLUMNS, LOOKUP_MACROS_SQL
-from rmqarrow.converters.log_check import (
+from rmqarrow.converters.log_check_sql import (
     CHECK_DANGLING_SQL,
     CHECK_MISSING_SQL,
     EXPECTED_KEYS_VIEW,
@@ -655,7 +655,7 @@ def run_statement(
 # --- the index against the log --------------------------------------------------------
 
 #: The keys ``IndexService.buildIndex`` puts for each message of the ``messages`` view
-#: (:func:`rmqarrow.converters.log_check.expected_key_texts_sql`, shared with Spark).
+#: (:func:`rmqarrow.converters.log_check_sql.expected_key_texts_sql`, shared with Spark).
 EXPECTED_KEY_TEXTS_SQL = expected_key_texts_sql("unnest")
 
 #: The same with each key's hash computed in SQL (the form to run by hand);

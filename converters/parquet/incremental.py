@@ -106,7 +106,7 @@ from rmqarrow.errors import (
 )
 from rmqarrow.format.detect import detect
 from rmqarrow.format.layout import HEADER_DTYPE, MappedIndex, check_header, map_regions
-from rmqarrow.index.health import scan_store
+from rmqarrow.index.health import store_health
 
 __all__ = ["RETRY_FIRST", "RETRY_MAX", "SyncResult", "follow_store", "heals", "sync_store"]
 
@@ -327,7 +327,7 @@ def _skipped_now(store_dir: str | os.PathLike[str], options: dict[str, Any]) -> 
     """The files a round leaves out: those readers skip now (a file being born is
     skipped while it is, and exported once it is whole; the first round's list, made by
     the caller, would leave it out for good)."""
-    health = scan_store(store_dir, options.get("hash_slot_num"), options.get("index_num"))
+    health = store_health(store_dir, options.get("hash_slot_num"), options.get("index_num"))
     names = [f.name for f in health.files if f.skipped_by_readers]
     for name in sorted(set(names) - set(options.get("skip", ()))):
         _log.info("%s: left out of this round (damaged, or not yet written whole)", name)

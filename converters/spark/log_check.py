@@ -1,7 +1,7 @@
 """The index checked against its CommitLog in Spark: the ``dangling``/``missing`` figures.
 
 The Spark form of :func:`rmqarrow.converters.duckdb.sql.check_against_log`: the same
-statements (:mod:`rmqarrow.converters.log_check`) over the session's ``entries`` and
+statements (:mod:`rmqarrow.converters.log_check_sql`) over the session's ``entries`` and
 ``messages`` views (:func:`rmqarrow.converters.spark.tables.register_tables` with
 ``commitlog=``, the log decoded by the executors, a task per file), so the figures are
 DuckDB's.  Everything runs in Spark: the expected keys are hashed in the JVM
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from rmqarrow.converters.log_check import (
+from rmqarrow.converters.log_check_sql import (
     EXPECTED_KEYS_VIEW,
     LOG_FACTS_SQL,
     expected_key_texts_sql,

@@ -369,7 +369,7 @@ def _named_or_none(con: duckdb.DuckDBPyConnection, hot: pa.Table) -> pa.Table | 
 def named_hot_keys(con: duckdb.DuckDBPyConnection, hot: pa.Table) -> pa.Table | None:
     """``hot`` with a ``name`` column: the ``TOPIC#KEY`` texts of each hash, read from the
     messages at a few of its offsets by the rule the index is built with
-    (:func:`rmqarrow.converters.log_check.expected_key_texts_sql`); several, sorted and
+    (:func:`rmqarrow.converters.log_check_sql.expected_key_texts_sql`); several, sorted and
     space-separated, when keys share a hash; null when none is found.  None when ``con``
     has no ``messages`` (no CommitLog): the hashes are all there is."""
     import duckdb

@@ -115,8 +115,8 @@ def _answer_doc(q: RocksDBQuery, a: QueryOffsetResult | None) -> dict[str, Any]:
         **doc,
         "result": "ok",
         "phy_offsets": a.phy_offsets,
-        "last_update_timestamp": a.last_update_timestamp,
-        "last_update_phy_offset": a.last_update_phy_offset,
+        "last_update_timestamp": a.index_last_update_timestamp,
+        "last_update_phy_offset": a.index_last_update_phy_offset,
     }
 
 
@@ -124,7 +124,7 @@ def _one_line(a: QueryOffsetResult | None) -> str:
     if a is None:
         return "null"
     offsets = "NULL" if a.phy_offsets is None else ",".join(str(o) for o in a.phy_offsets)
-    return f"ok\t{offsets}\t{a.last_update_timestamp}\t{a.last_update_phy_offset}"
+    return f"ok\t{offsets}\t{a.index_last_update_timestamp}\t{a.index_last_update_phy_offset}"
 
 
 def rocksdb_info(store: Store, args: argparse.Namespace) -> int:
@@ -201,8 +201,8 @@ def rocksdb_query(store: Store, args: argparse.Namespace) -> int:
         print_table([[o] for o in a.phy_offsets], ["phy_offset"])
         print(
             f"\n{len(a.phy_offsets)} offsets for {q.topic!r} / {q.key!r}; index last "
-            f"updated at store time {a.last_update_timestamp}, offset "
-            f"{a.last_update_phy_offset}"
+            f"updated at store time {a.index_last_update_timestamp}, offset "
+            f"{a.index_last_update_phy_offset}"
         )
     if explained:
         print("\nexplain:")

@@ -66,7 +66,7 @@ from rmqarrow.commitlog.resolve import (
 from rmqarrow.commitlog.tail import bounded_reader, complete_end_offset
 from rmqarrow.commitlog.writer import (
     DEFAULT_MAPPED_FILE_SIZE,
-    AppendResult,
+    AppendMessageResult,
     CommitLogWriter,
     Message,
     encode_record,
@@ -94,7 +94,7 @@ __all__ = [
     "SYSFLAG_TRANSACTION_NOT_TYPE",
     "SYSFLAG_TRANSACTION_PREPARED",
     "SYSFLAG_TRANSACTION_ROLLBACK",
-    "AppendResult",
+    "AppendMessageResult",
     "CommitLogFile",
     "CommitLogProblem",
     "CommitLogReader",

@@ -55,7 +55,7 @@ from rmqarrow.errors import CommitLogError, InvalidValueError, OutputExistsError
 __all__ = [
     "DEFAULT_MAPPED_FILE_SIZE",
     "DEFAULT_MAX_MESSAGE_SIZE",
-    "AppendResult",
+    "AppendMessageResult",
     "CommitLogWriter",
     "Message",
     "encode_record",
@@ -196,8 +196,9 @@ def encode_record(message: Message, physical_offset: int) -> bytes:
 
 
 @dataclass(frozen=True)
-class AppendResult:
-    """Where an appended record went."""
+class AppendMessageResult:
+    """Where an appended record went (RocketMQ's ``AppendMessageResult``: offset and size;
+    not the tiered index's put status, :class:`rmqarrow.tiered.AppendResult`)."""
 
     physical_offset: int
     total_size: int
@@ -286,7 +287,7 @@ class CommitLogWriter(Closing):
         out.close()
         self._out = None
 
-    def append(self, message: Message | Mapping[str, Any]) -> AppendResult:
+    def append(self, message: Message | Mapping[str, Any]) -> AppendMessageResult:
         """Append one message (a :class:`Message` or a dict of its fields)."""
         msg = message if isinstance(message, Message) else Message(**message)
         record = encode_record(msg, 0)
@@ -312,7 +313,7 @@ class CommitLogWriter(Closing):
         self._pos += len(record)
         if len(self._pending) >= _FLUSH_BYTES:
             self._flush()
-        return AppendResult(offset, len(record), self.files[-1])
+        return AppendMessageResult(offset, len(record), self.files[-1])
 
     def extend(self, messages: Iterable[Message | Mapping[str, Any]]) -> None:
         """Append every message in order."""

@@ -12,6 +12,7 @@ import logging
 import os
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from rmqarrow.errors import InvalidKeyError, InvalidValueError
@@ -22,6 +23,7 @@ from rmqarrow.format.times import as_epoch_ms
 
 __all__ = [
     "Query",
+    "QueryOffsetResult",
     "as_queries",
     "escape_text",
     "format_answers",
@@ -38,6 +40,22 @@ class Query(NamedTuple):
     max_num: int
     begin: int = 0
     end: int = JAVA_LONG_MAX
+
+
+@dataclass(frozen=True)
+class QueryOffsetResult:
+    """RocketMQ's ``QueryOffsetResult``, what ``queryOffset`` answers, for the native index
+    (``IndexService``) and the RocksDB index alike: the physical offsets found and the
+    index's last update (the store timestamp and CommitLog offset it records).
+
+    ``phy_offsets`` None is RocketMQ's null list, which only the RocksDB index returns
+    (its bookkeeping values missing).  The tiered index answers with ``IndexItem`` lists
+    instead, as RocketMQ's tiered ``queryAsync`` does.
+    """
+
+    phy_offsets: list[int] | None = field(default_factory=list)
+    index_last_update_timestamp: int = 0
+    index_last_update_phy_offset: int = 0
 
 
 _ESCAPES = {"\\": "\\", "t": "\t", "n": "\n", "r": "\r"}

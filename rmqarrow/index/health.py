@@ -2,7 +2,7 @@
 
 A crash leaves the newest index file truncated, a disk error a garbage header.  RocketMQ
 would refuse such a store; an operator after the crash wants the rest answered.
-:func:`scan_store` reads only sizes and the 40-byte headers (nothing is mapped) and gives
+:func:`store_health` reads only sizes and the 40-byte headers (nothing is mapped) and gives
 every file a status:
 
 * ``ok``
@@ -69,11 +69,11 @@ __all__ = [
     "StoreHealth",
     "confirms_geometry",
     "expired_during_run",
+    "file_health",
     "fit_geometry",
     "header_problems",
     "healthy_index_files",
-    "scan_file",
-    "scan_store",
+    "store_health",
 ]
 
 OK = "ok"
@@ -250,7 +250,7 @@ def _read_header(path: Path) -> np.ndarray:
     return np.frombuffer(raw, dtype=HEADER_DTYPE, count=1)
 
 
-def scan_file(path: Path, geometry: Geometry, common_size: int | None = None) -> FileHealth:
+def file_health(path: Path, geometry: Geometry, common_size: int | None = None) -> FileHealth:
     """Size and header sanity of one file against the store geometry.
 
     ``common_size`` is the size most of the store's files share: a file of that size that
@@ -355,7 +355,7 @@ def header_problems(h: dict[str, int]) -> tuple[list[str], list[str]]:
     return bad, misread
 
 
-def scan_store(
+def store_health(
     store: str | os.PathLike[str],
     hash_slot_num: int | None = None,
     index_num: int | None = None,
@@ -384,7 +384,7 @@ def scan_store(
     files = []
     for q in paths:
         try:
-            files.append(scan_file(q, geometry, common))
+            files.append(file_health(q, geometry, common))
         except FileNotFoundError:
             if q == p:
                 raise
@@ -455,5 +455,5 @@ def healthy_index_files(
 ) -> tuple[Geometry, list[Path], list[FileHealth]]:
     """What a reader of a possibly damaged store uses: the fitted geometry, the healthy
     files (oldest first) and the damaged ones it must name (``export`` calls this)."""
-    health = scan_store(store, hash_slot_num, index_num)
+    health = store_health(store, hash_slot_num, index_num)
     return health.geometry, [f.path for f in health.healthy], health.damaged

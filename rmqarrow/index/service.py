@@ -12,7 +12,6 @@ import logging
 import os
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -32,10 +31,10 @@ from rmqarrow.format.hashing import check_query_key, index_key_hash
 from rmqarrow.format.java import JAVA_LONG_MAX
 from rmqarrow.format.layout import Geometry
 from rmqarrow.format.naming import free_file_name, list_index_files
-from rmqarrow.format.queries import Query, as_queries
+from rmqarrow.format.queries import Query, QueryOffsetResult, as_queries
 from rmqarrow.format.records import MessageRecord, index_keys, is_rollback
 from rmqarrow.index.build import build_index_batch
-from rmqarrow.index.health import fit_geometry, scan_store
+from rmqarrow.index.health import fit_geometry, store_health
 from rmqarrow.index.indexfile import IndexFile
 from rmqarrow.index.salvage import salvage_file
 from rmqarrow.kernels import lookup as _lookup
@@ -57,15 +56,6 @@ __all__ = [
 ]
 
 DEFAULT_MAX_MSGS_NUM_BATCH = 64
-
-
-@dataclass(frozen=True)
-class QueryOffsetResult:
-    """``QueryOffsetResult``: the offsets found and the newest file's end markers."""
-
-    phy_offsets: list[int] = field(default_factory=list)
-    index_last_update_timestamp: int = 0
-    index_last_update_phy_offset: int = 0
 
 
 def query_files(
@@ -428,11 +418,11 @@ def open_healthy(
     """A read-only, loaded service over a store's **healthy** files.
 
     The geometry is fitted as :func:`store_geometry` does; files that are truncated, of
-    another size or with an impossible header (:func:`rmqarrow.index.health.scan_store`)
+    another size or with an impossible header (:func:`rmqarrow.index.health.store_health`)
     are left out and listed in the service's ``skipped``.  ``strict=True`` raises
     :class:`CorruptIndexError` naming every damaged file instead.
     """
-    health = scan_store(store_dir, hash_slot_num, index_num)
+    health = store_health(store_dir, hash_slot_num, index_num)
     if strict and health.damaged:
         raise CorruptIndexError(
             f"{len(health.damaged)} damaged index file(s), refused (strict=True): "

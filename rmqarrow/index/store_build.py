@@ -31,7 +31,7 @@ from rmqarrow._space import disk_full, is_disk_full
 from rmqarrow._staging import check_output_place, remove_path, sibling, stale_siblings
 from rmqarrow.errors import CorruptIndexError, DiskFullError, UsageError
 from rmqarrow.format.detect import detect
-from rmqarrow.index.health import scan_store
+from rmqarrow.index.health import store_health
 from rmqarrow.index.service import IndexService
 from rmqarrow.kernels.expand import expand_keys, record_columns
 
@@ -217,7 +217,7 @@ def _refuse_damaged(store: Path, hash_slot_num: int | None, index_num: int | Non
     """A store with a file of the wrong size or an impossible header is not appended to:
     the build would extend or roll from a file it cannot trust.  One line says what to do."""
     damaged = [
-        f for f in scan_store(store, hash_slot_num, index_num).damaged if f.skipped_by_readers
+        f for f in store_health(store, hash_slot_num, index_num).damaged if f.skipped_by_readers
     ]
     if damaged:
         raise CorruptIndexError(

@@ -122,8 +122,8 @@ def format_answer(answer: QueryOffsetResult | None) -> list[str]:
         "ok",
         listed,
         count,
-        str(answer.last_update_timestamp),
-        str(answer.last_update_phy_offset),
+        str(answer.index_last_update_timestamp),
+        str(answer.index_last_update_phy_offset),
     ]
 
 

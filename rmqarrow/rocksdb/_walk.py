@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from rmqarrow.format.java import JAVA_LONG_MAX
+from rmqarrow.format.queries import QueryOffsetResult
 from rmqarrow.rocksdb._layout import (
     INDEX_TYPES,
     LAST_OFFSET_PY,
@@ -48,15 +49,6 @@ class KeySource(Protocol):
         ...
 
     def get(self, key: bytes) -> bytes | None: ...
-
-
-@dataclass(frozen=True)
-class QueryOffsetResult:
-    """RocketMQ's ``QueryOffsetResult``: ``phy_offsets`` None is its null list."""
-
-    phy_offsets: list[int] | None
-    last_update_timestamp: int
-    last_update_phy_offset: int
 
 
 @dataclass(frozen=True)

@@ -37,8 +37,8 @@ from rmqarrow.index.health import (
     StoreHealth,
     confirms_geometry,
     expired_during_run,
-    scan_file,
-    scan_store,
+    file_health,
+    store_health,
 )
 from rmqarrow.index.indexfile import IndexFile
 from rmqarrow.index.service import IndexService, open_healthy
@@ -276,7 +276,7 @@ class IndexStore(OffsetQueries):
             service.files.remove(f)
             self._retired.append(f)  # another lookup may be walking it: closed when idle
             try:
-                fh = None if size is None else scan_file(f.path, g)
+                fh = None if size is None else file_health(f.path, g)
             except FileNotFoundError:  # cut short, then expired before the scan
                 fh = None
             if fh is None:
@@ -315,7 +315,7 @@ class IndexStore(OffsetQueries):
     def health(self) -> StoreHealth:
         """Each file's size and header status (no chain walk)."""
         self._check_open()
-        return scan_store(self.index_path, self.hash_slot_num, self.index_num)
+        return store_health(self.index_path, self.hash_slot_num, self.index_num)
 
     def sql_geometry(self, engine: str) -> tuple[int, int]:
         """The fitted geometry for an engine that reads every file, refusing damaged ones."""

@@ -39,7 +39,7 @@ from rmqarrow.errors import DatasetError
 from rmqarrow.format.layout import map_regions
 from rmqarrow.index.indexfile import IndexFile
 
-__all__ = ["DatasetCheck", "check_dataset"]
+__all__ = ["DatasetSourceCheck", "check_dataset"]
 
 _TABLES = ("files", "slots", "entries")
 _HEADER_FIELDS = (
@@ -53,8 +53,10 @@ _HEADER_FIELDS = (
 
 
 @dataclass
-class DatasetCheck:
-    """The outcome of :func:`check_dataset`; ``ok`` when ``problems`` is empty."""
+class DatasetSourceCheck:
+    """The outcome of :func:`check_dataset`, a dataset against the store it came from (not
+    :class:`rmqarrow.store.DatasetCheck`, its parts against its own manifest); ``ok`` when
+    ``problems`` and ``stale`` are empty."""
 
     dataset: str
     files_checked: int = 0
@@ -189,7 +191,7 @@ def check_dataset(
     *,
     sample: int = 200,
     seed: int = 0,
-) -> DatasetCheck:
+) -> DatasetSourceCheck:
     """Compare ``dataset`` with the native ``files`` of ``store`` (oldest first).
 
     A part that cannot be read (damaged pages behind a valid footer) is a problem of the
@@ -198,7 +200,7 @@ def check_dataset(
         with one_snapshot(dataset):  # one run's tables, whatever a writer commits meanwhile
             return _check_dataset(dataset, store, files, sample=sample, seed=seed)
     except (pa.ArrowException, OSError) as exc:
-        check = DatasetCheck(str(Path(dataset)))
+        check = DatasetSourceCheck(str(Path(dataset)))
         try:
             check_parts(dataset, full=True)
         except DatasetError as bad:
@@ -215,10 +217,10 @@ def _check_dataset(
     *,
     sample: int,
     seed: int,
-) -> DatasetCheck:
+) -> DatasetSourceCheck:
 
     root = Path(dataset)
-    check = DatasetCheck(str(root))
+    check = DatasetSourceCheck(str(root))
     try:
         check.stale = stale_reasons(root, store)
     except DatasetError as exc:
@@ -320,7 +322,7 @@ def _check_dataset(
 
 
 def _compare_slots(
-    check: DatasetCheck, slots: _TableIndex, name: str, used: np.ndarray, heads: np.ndarray
+    check: DatasetSourceCheck, slots: _TableIndex, name: str, used: np.ndarray, heads: np.ndarray
 ) -> None:
     """Every slots row of a file against the native slot heads."""
 

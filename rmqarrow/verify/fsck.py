@@ -32,7 +32,7 @@ from rmqarrow.index.health import (
     FileHealth,
     StoreHealth,
     expired_during_run,
-    scan_store,
+    store_health,
 )
 from rmqarrow.index.indexfile import IndexFile
 from rmqarrow.kernels.put import uncommitted_entries
@@ -261,7 +261,7 @@ def check_store(
     commitlog: str | os.PathLike[str] | None = None,
 ) -> tuple[StoreHealth, dict[str, ChainReport]]:
     """Every file's health, chain checks included (per healthy file name)."""
-    health = scan_store(store, hash_slot_num, index_num)
+    health = store_health(store, hash_slot_num, index_num)
     log, log_findings = _read_log(Path(commitlog)) if commitlog is not None else (None, [])
     reports: dict[str, ChainReport] = {}
     g = health.geometry

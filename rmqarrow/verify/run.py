@@ -42,7 +42,7 @@ from rmqarrow.index.health import expired_during_run
 from rmqarrow.index.indexfile import IndexFile
 from rmqarrow.index.service import IndexService, open_healthy
 from rmqarrow.kernels.lookup import answer_queries
-from rmqarrow.verify.dataset_check import DatasetCheck, check_dataset
+from rmqarrow.verify.dataset_check import DatasetSourceCheck, check_dataset
 from rmqarrow.verify.diagnose import ChainDamage, check_chains, explain, trace_query
 from rmqarrow.verify.sampling import sample_queries
 
@@ -125,7 +125,7 @@ class VerifyReport:
     engines: list[EngineResult]
     mismatches: list[Mismatch]
     chain_damage: list[ChainDamage]
-    dataset_check: DatasetCheck | None
+    dataset_check: DatasetSourceCheck | None
     seconds: float = 0.0
     #: files of the snapshot the broker expired (deleted) during the run: left out
     expired: list[str] = field(default_factory=list)

@@ -1,10 +1,10 @@
 """The test cluster: one standalone master and two workers on 127.0.0.1 for the session.
 
-Started with pip-pyspark's ``spark-daemon.sh`` through
-:mod:`rmqarrow.converters.spark.cluster` (1 core and 1 GB per worker, logs, pids and
-work dirs under a temporary directory) and stopped at the end of the session, also
-when tests fail.  Drivers run as subprocesses (``cluster_driver.py``): this process
-may already hold the local ``spark`` session, and one JVM holds one SparkContext.
+Started with pip-pyspark's ``spark-daemon.sh`` through ``launcher.py`` beside this file
+(1 core and 1 GB per worker, logs, pids and work dirs under a temporary directory) and
+stopped at the end of the session, also when tests fail.  Drivers run as subprocesses
+(``cluster_driver.py``): this process may already hold the local ``spark`` session, and
+one JVM holds one SparkContext.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ GOLDEN = HERE.parent / "golden"
 
 @pytest.fixture(scope="session")
 def spark_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    from rmqarrow.converters.spark.cluster import start_cluster, stop_cluster
+    from cluster.launcher import start_cluster, stop_cluster
 
     cluster = start_cluster(
         tmp_path_factory.mktemp("spark-cluster"), workers=2, cores=1, memory="1g"

@@ -24,11 +24,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from cluster.conftest import GOLDEN, run_driver
+from cluster.launcher import executor_logs
 from golden_data import golden_set
 from rmqarrow.converters.arrow.tables import store_tables
 from rmqarrow.converters.parquet import export
 from rmqarrow.converters.parquet.manifest import read_manifest
-from rmqarrow.converters.spark.cluster import executor_logs
 
 from rmqarrow.engines import answer_with_engine
 from rmqarrow.format.java import JAVA_LONG_MAX

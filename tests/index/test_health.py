@@ -8,7 +8,7 @@ import pytest
 
 from rmqarrow.errors import CorruptIndexError
 from rmqarrow.format.layout import Geometry
-from rmqarrow.index.health import fit_geometry, healthy_index_files, scan_store
+from rmqarrow.index.health import fit_geometry, healthy_index_files, store_health
 from rmqarrow.index.service import open_healthy
 from rmqarrow.testing.stores import write_random_store
 
@@ -21,7 +21,7 @@ def store(tmp_path: Path) -> list[Path]:
 
 def test_healthy_store(tmp_path: Path) -> None:
     store(tmp_path)
-    h = scan_store(tmp_path / "s")
+    h = store_health(tmp_path / "s")
     assert h.ok and h.geometry == G and len(h.files) == 4
 
 
@@ -29,7 +29,7 @@ def test_truncated_newest_is_left_out_and_geometry_from_the_rest(tmp_path: Path)
     paths = store(tmp_path)
     with open(paths[-1], "r+b") as fh:
         fh.truncate(Geometry(2, 8).file_size)  # a size that fits the 1:4 ratio by itself
-    h = scan_store(tmp_path / "s")
+    h = store_health(tmp_path / "s")
     assert h.geometry == G
     assert [f.status for f in h.files] == ["ok", "ok", "ok", "truncated"]
     geometry, healthy, damaged = healthy_index_files(tmp_path / "s")
@@ -44,9 +44,9 @@ def test_truncated_newest_is_left_out_and_geometry_from_the_rest(tmp_path: Path)
 
 def test_same_odd_size_everywhere_is_wrong_geometry(tmp_path: Path) -> None:
     paths = write_random_store(tmp_path / "s", Geometry(10, 30), [20, 20], seed=1)
-    h = scan_store(tmp_path / "s")
+    h = store_health(tmp_path / "s")
     assert {f.status for f in h.files} == {"wrong geometry"}
-    h = scan_store(tmp_path / "s", 10, 30)
+    h = store_health(tmp_path / "s", 10, 30)
     assert h.ok and [f.path for f in h.files] == paths
 
 
@@ -55,7 +55,7 @@ def test_bad_header(tmp_path: Path) -> None:
     with open(paths[1], "r+b") as fh:
         fh.seek(32)
         fh.write((1000).to_bytes(4, "big"))  # hashSlotCount beyond the slots
-    h = scan_store(tmp_path / "s")
+    h = store_health(tmp_path / "s")
     assert [f.status for f in h.files] == ["ok", "bad header", "ok", "ok"]
 
 
@@ -72,7 +72,7 @@ def test_random_store_names_stay_17_digits_and_in_time_order(tmp_path: Path) -> 
     names = [p.name for p in paths]
     assert all(len(n) == 17 and n.isdigit() for n in names)
     assert names == sorted(names)
-    h = scan_store(tmp_path / "s")
+    h = store_health(tmp_path / "s")
     assert h.ok, [f.describe() for f in h.damaged][:3]
 
 
@@ -124,4 +124,4 @@ def test_check_names_a_file_out_of_name_order(
 def test_a_store_in_time_order_is_not_flagged(tmp_path: Path) -> None:
     d, moved = _misnamed_store(tmp_path)
     moved.rename(d / "20231114221320002")
-    assert scan_store(d).ok
+    assert store_health(d).ok

@@ -43,7 +43,7 @@ def test_reading_while_a_writer_holds_it(live_db: tuple[Path, Writer]) -> None:
         pairs = r.pairs()
         assert len(pairs) == 50 * 2 + 40 + 2  # the unflushed writes come from the WAL copy
         answer = r.query_offset("T", "k3", 64, T0, T0 + HOUR, "K")
-        assert answer is not None and answer.last_update_phy_offset == 89 * 100
+        assert answer is not None and answer.index_last_update_phy_offset == 89 * 100
     assert snapshot(db) == before
     assert lock_holders(db) == {writer.proc.pid}
     writer.send("w 10")  # the writer goes on undisturbed

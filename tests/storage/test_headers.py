@@ -14,7 +14,7 @@ import pytest
 from rmqarrow.format.java import JAVA_LONG_MAX, JAVA_LONG_MIN
 from rmqarrow.format.naming import is_index_file_name, list_index_files, stray_entries
 from rmqarrow.format.records import MessageRecord
-from rmqarrow.index.health import scan_store
+from rmqarrow.index.health import store_health
 from rmqarrow.index.service import IndexService, open_healthy
 from rmqarrow.verify.fsck import check_store, damage_summary
 
@@ -59,7 +59,7 @@ def test_impossible_header_values_are_bad_headers(
     the other files (a reader that took the file as RocketMQ does would lose them)."""
     files = _store(tmp_path / "s")
     _set(files[1], field, value)
-    health = scan_store(tmp_path / "s")
+    health = store_health(tmp_path / "s")
     assert [f.status for f in health.files] == ["ok", "bad header", "ok", "ok"]
     assert says in health.files[1].detail
     assert health.files[1].skipped_by_readers and not health.ok
@@ -77,7 +77,7 @@ def test_begin_after_end_is_flagged_and_still_read(tmp_path: Path) -> None:
     full, narrow = _answer(tmp_path / "s"), _answer(tmp_path / "s", T0 + 60_000, T0 + 90_000)
     assert narrow  # entries of the second file lie in that range
     _set(files[1], 0, end + 1_000_000)
-    health = scan_store(tmp_path / "s")
+    health = store_health(tmp_path / "s")
     assert [f.status for f in health.files] == ["ok", "misread header", "ok", "ok"]
     assert "start before its begin and end after its end" in health.files[1].detail
     assert not health.files[1].skipped_by_readers and not health.ok
@@ -96,7 +96,7 @@ def test_offsets_out_of_order_are_flagged_and_still_read(tmp_path: Path) -> None
     files = _store(tmp_path / "s")
     full = _answer(tmp_path / "s")
     _set(files[1], 16, 10**12)
-    health = scan_store(tmp_path / "s")
+    health = store_health(tmp_path / "s")
     assert [f.status for f in health.files] == ["ok", "misread header", "ok", "ok"]
     assert "beginPhyOffset 1000000000000 after endPhyOffset" in health.files[1].detail
     assert not health.files[1].skipped_by_readers

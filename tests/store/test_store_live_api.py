@@ -96,7 +96,7 @@ def test_a_file_cut_short_then_expired_before_its_scan_is_left_out_as_expired(
 
     d = _store(tmp_path / "s", files=2)
     newest = d / "20231114221320001"
-    real_scan = _index.scan_file
+    real_scan = _index.file_health
 
     def broker_expires_it_first(path: Path, *args: object) -> object:
         path.unlink()  # the broker's expiry, between the size check and the scan
@@ -105,7 +105,7 @@ def test_a_file_cut_short_then_expired_before_its_scan_is_left_out_as_expired(
     with rmqarrow.open(d, hash_slot_num=SLOTS, index_num=INDEX) as s:
         assert s.query("T", "k", max_num=100)[:1] == [2049]
         os.truncate(newest, 1000)
-        monkeypatch.setattr(_index, "scan_file", broker_expires_it_first)
+        monkeypatch.setattr(_index, "file_health", broker_expires_it_first)
         with caplog.at_level(logging.INFO, logger="rmqarrow"):
             assert s.query("T", "k", max_num=100) == WANT
         assert str(newest) in caplog.text and "skipped damaged" not in caplog.text

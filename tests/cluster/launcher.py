@@ -6,13 +6,14 @@ own log, pid and work directory under one base directory, on free loopback ports
 waits until every worker has registered with the master.  It is what the ``cluster``
 tests use and what ``make cluster-start`` / ``make cluster-stop`` run::
 
-    python -m rmqarrow.converters.spark.cluster start --dir /tmp/rmq-cluster
-    python -m rmqarrow.converters.spark.cluster status --dir /tmp/rmq-cluster
-    python -m rmqarrow.converters.spark.cluster stop --dir /tmp/rmq-cluster
+    python tests/cluster/launcher.py start --dir /tmp/rmq-cluster
+    python tests/cluster/launcher.py status --dir /tmp/rmq-cluster
+    python tests/cluster/launcher.py stop --dir /tmp/rmq-cluster
 
 ``start`` prints the master URL (also written to ``DIR/master-url``).  Executors write
 their logs under ``DIR/work/worker-N/<app-id>/<executor-id>/stderr``.  Only loopback
-addresses are ever used: this is a test cluster, not a deployment tool.
+addresses are ever used: this is a test cluster, not a deployment tool, which is why it
+lives with the tests and is not shipped in the package.
 """
 
 from __future__ import annotations
@@ -119,7 +120,7 @@ class Cluster:
         except (OSError, ValueError):
             raise RmqArrowError(
                 f"{path}: no test cluster state here ({_STATE} missing or unreadable); "
-                f"start one with `python -m rmqarrow.converters.spark.cluster start --dir {path}`"
+                f"start one with `python tests/cluster/launcher.py start --dir {path}`"
             ) from None
         return cls(path, **state)
 
@@ -253,9 +254,9 @@ def executor_logs(cluster: Cluster, app_id: str | None = None) -> dict[int, list
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m rmqarrow.converters.spark.cluster start|stop|status --dir DIR``."""
+    """``python tests/cluster/launcher.py start|stop|status --dir DIR``."""
     parser = argparse.ArgumentParser(
-        prog="python -m rmqarrow.converters.spark.cluster",
+        prog="python tests/cluster/launcher.py",
         description="Start or stop a Spark standalone test cluster on 127.0.0.1.",
     )
     parser.add_argument("action", choices=("start", "stop", "status"))
@@ -279,7 +280,7 @@ def main(argv: list[str] | None = None) -> int:
             print(cluster.master_url)
             print(
                 f"# master UI http://{HOST}:{cluster.webui_port}; logs {cluster.log_dir}; "
-                f"stop: python -m rmqarrow.converters.spark.cluster stop --dir {args.dir}",
+                f"stop: python tests/cluster/launcher.py stop --dir {args.dir}",
                 file=sys.stderr,
             )
         elif args.action == "stop":
