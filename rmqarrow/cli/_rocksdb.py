@@ -14,7 +14,7 @@ import argparse
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rmqarrow.cli._output import (
     delta_layout,
@@ -37,16 +37,19 @@ from rmqarrow.rocksdb import (
 )
 from rmqarrow.store import RocksDBDatasetStore, RocksDBStore, Store
 
+if TYPE_CHECKING:
+    import pyarrow as pa
+
 __all__ = [
     "add_index_option",
     "add_rocksdb_options",
     "open_options",
+    "print_rocksdb_stats",
     "rocksdb_build",
     "rocksdb_check",
     "rocksdb_export",
     "rocksdb_info",
     "rocksdb_query",
-    "rocksdb_stats",
     "rocksdb_verify",
 ]
 
@@ -322,16 +325,8 @@ def rocksdb_verify(store: Store, args: argparse.Namespace) -> int:
     return 0 if report.ok else 1
 
 
-def rocksdb_stats(store: Store, args: argparse.Namespace, between: tuple[int, int] | None) -> int:
-    s = _rocksdb(store)
-    sections = s.stats(
-        top=args.top,
-        between=between,
-        limit=args.limit,
-        commitlog=args.commitlog,
-        engine=args.engine,
-        master=args.master,
-    )
+def print_rocksdb_stats(sections: dict[str, pa.Table], args: argparse.Namespace) -> int:
+    """``rmqarrow stats`` of a RocksDB index: each of its tables, by name."""
     if args.json:
         print_document("stats.rocksdb", {name: t.to_pylist() for name, t in sections.items()})
         return 0

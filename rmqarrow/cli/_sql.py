@@ -40,7 +40,7 @@ from rmqarrow.cli._output import (
     print_table,
     progress_bar,
 )
-from rmqarrow.cli._rocksdb import add_index_option, open_options, rocksdb_stats
+from rmqarrow.cli._rocksdb import add_index_option, open_options, print_rocksdb_stats
 from rmqarrow.cli._schemas import document
 from rmqarrow.commitlog import require_commitlog
 from rmqarrow.errors import EngineUnavailableError, RmqArrowError, UsageError, WriteRefusedError
@@ -661,13 +661,11 @@ def _stats(args: argparse.Namespace) -> int:
         **open_options(args),
     )
     with store:
-        if store.format == "rocksdb":
-            if args.plot or args.html:
-                raise UsageError(
-                    "--plot and --html draw the IndexFile analyses; a RocksDB index's stats "
-                    "print as tables (drop the option, or use --json)"
-                )
-            return rocksdb_stats(store, args, between)
+        if store.format == "rocksdb" and (args.plot or args.html):
+            raise UsageError(
+                "--plot and --html draw the IndexFile analyses; a RocksDB index's stats "
+                "print as tables (drop the option, or use --json)"
+            )
         if args.html:  # refused now, not after the minutes a large store's stats take
             from rmqarrow.converters.stats import html_target
 
@@ -682,6 +680,8 @@ def _stats(args: argparse.Namespace) -> int:
             progress=progress_bar(),
             with_check=bool(args.html),
         )
+    if isinstance(report, dict):  # a RocksDB index's: its tables by name
+        return print_rocksdb_stats(report, args)
     return _print_stats(report, args)
 
 
