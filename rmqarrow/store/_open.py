@@ -67,7 +67,7 @@ def open_store(
     if is_uri(path):
         where = dataset_location(path)  # any scheme but object storage's refused
         if isinstance(where, ObjectLocation):
-            return _object_dataset(where, as_of, rocksdb_options)
+            return _object_dataset(where, as_of, rocksdb_options, index)
     target = detect(path)
     if as_of is not None and target.kind not in (*DATASET_KINDS, "missing"):
         raise InvalidValueError(
@@ -105,7 +105,10 @@ def open_store(
 
 
 def _object_dataset(
-    where: ObjectLocation, as_of: object = None, rocksdb_options: dict[str, int] | None = None
+    where: ObjectLocation,
+    as_of: object = None,
+    rocksdb_options: dict[str, int] | None = None,
+    index: str | None = None,
 ) -> Store:
     """The dataset of any kind at ``where`` (object storage), over a local copy of its
     pinned run (of the run pinned ``as_of`` a version or time, when given): the store of
@@ -117,6 +120,11 @@ def _object_dataset(
         local = stack.enter_context(local_snapshot(where, as_of))
         target = detect(local)
         store: PinnedDataset
+        if index == "rocksdb" and target.kind != "rocksdb_dataset":
+            raise UsageError(
+                f"{where}: no RocksDB message index here (expected a RocksDB index's "
+                f"dataset); it is {describe(target)}"
+            )
         if target.kind == "tiered_dataset":
             store = TieredDatasetStore(target, None, None)
         elif target.kind == "rocksdb_dataset":

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from cli_run import Ran, call, one_error
 from golden_data import golden_set
 from rmqarrow.converters.delta.run import open_snapshot
@@ -20,6 +21,7 @@ from tiered_golden_data import ALL_TIERED, unescape
 
 import rmqarrow
 from rmqarrow._paths import dataset_location
+from rmqarrow.errors import UsageError
 from rmqarrow.format.detect import ROCKSDB_DATASET_FORMAT, TIERED_DATASET_FORMAT
 from rmqarrow.rocksdb._tsv import format_answer, read_expected, read_queries
 
@@ -116,6 +118,11 @@ def test_tiered_export_to_s3_imports_and_answers_as_the_local_one(
         assert rows == {t: here.scan(t).read_all() for t in TIERED_TABLES}
         assert store.info()["tables"] == here.info()["tables"]
         assert [v["version"] for v in store.versions()] == [0]
+    # asked for the RocksDB index, a tiered dataset on s3:// is refused as on disk
+    with pytest.raises(UsageError, match="no RocksDB message index here"):
+        rmqarrow.open(uri, index="rocksdb")
+    with pytest.raises(UsageError, match="no RocksDB message index here"):
+        rmqarrow.open(local, index="rocksdb")
 
 
 def test_tiered_overwrite_on_s3_is_a_new_version_and_as_of_reads_the_old(
