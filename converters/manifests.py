@@ -35,6 +35,8 @@ from rmqarrow.format.detect import ROCKSDB_DATASET_FORMAT, TIERED_DATASET_FORMAT
 
 __all__ = [
     "INDEX_DATASET_FORMAT",
+    "MANIFEST_CLASSES",
+    "AnyManifest",
     "DatasetManifest",
     "DeltaInfo",
     "IndexSource",
@@ -48,13 +50,14 @@ __all__ = [
     "TieredManifest",
     "TieredSource",
     "TieredSourceFile",
+    "manifest_of",
 ]
 
 #: The ``format`` of an index files dataset's manifest.
 INDEX_DATASET_FORMAT = "rmqarrow-dataset"
 
 #: What a reader of a damaged manifest can do about it.
-_REMEDY = "the manifest is damaged or not rmqarrow's: export the dataset again"
+_REMEDY = "re-export the dataset (the manifest is damaged, or another tool's)"
 
 #: The fields every record has besides its keys: the order read and the keys not known.
 _BOOKKEEPING = frozenset({"key_order", "extra"})
@@ -96,7 +99,8 @@ def _found(value: object) -> str:
 
 def _wrong(where: str, key: str, tp: Any, value: object) -> DatasetError:
     return DatasetError(
-        f"{where}: manifest key {key!r}: expected {_expected(tp)}, found {_found(value)}; {_REMEDY}"
+        f"{where}: malformed manifest: key {key!r}: expected {_expected(tp)}, found "
+        f"{_found(value)}; {_REMEDY}"
     )
 
 
@@ -127,11 +131,12 @@ def _check(value: object, tp: Any, where: str, key: str) -> Any:
             return tuple(_check(v, args[0], where, f"{key}[{i}]") for i, v in enumerate(value))
         if len(value) != len(args):
             raise DatasetError(
-                f"{where}: manifest key {key!r}: expected a list of {len(args)}, found "
+                f"{where}: malformed manifest: key {key!r}: expected a list of {len(args)}, found "
                 f"{_found(value)}; {_REMEDY}"
             )
         return tuple(
-            _check(v, a, where, f"{key}[{i}]") for i, (v, a) in enumerate(zip(value, args))
+            _check(v, a, where, f"{key}[{i}]")
+            for i, (v, a) in enumerate(zip(value, args, strict=True))
         )
     if origin in (Mapping, dict):
         if not isinstance(value, dict):
@@ -200,7 +205,8 @@ class _Record:
             if key:
                 raise _wrong(place, key, cls, data)
             raise DatasetError(
-                f"{place}: expected the {cls._what} as an object, found {_found(data)}; {_REMEDY}"
+                f"{place}: malformed {cls._what}: expected an object, found {_found(data)}; "
+                f"{_REMEDY}"
             )
         known = _keys_of(cls)
         values: dict[str, Any] = {}
@@ -210,8 +216,8 @@ class _Record:
                 values[name] = _check(data[name], tp, place, path)
             elif not _optional(tp):
                 raise DatasetError(
-                    f"{place}: manifest key {path!r} is missing (expected {_expected(tp)}); "
-                    f"{_REMEDY}"
+                    f"{place}: malformed manifest: key {path!r} is missing (expected "
+                    f"{_expected(tp)}); {_REMEDY}"
                 )
         extra = {k: v for k, v in data.items() if k not in known}
         return cls(**values, key_order=tuple(data), extra=extra)
@@ -278,6 +284,14 @@ class RunPin(_Record):
     app: tuple[str, int] | None = None
     source: Mapping[str, Any] | None = None
 
+    @classmethod
+    def of_commit(cls, entry: object, where: str | os.PathLike[str] = "") -> RunPin | None:
+        """The pin a commit's rmqarrow entry holds, or None when it holds none (a
+        vacuum's commit, a restore's: no ``versions``)."""
+        if not (isinstance(entry, dict) and isinstance(entry.get("versions"), dict)):
+            return None
+        return cls.from_dict(entry, where)
+
 
 @dataclass(frozen=True, kw_only=True)
 class _Manifest(_Record):
@@ -304,8 +318,8 @@ class _Manifest(_Record):
         entry = self.tables.get(table)
         if entry is None:
             raise DatasetError(
-                f"{where or 'manifest'}: manifest key 'tables.{table}' is missing (expected "
-                f"an object); {_REMEDY}"
+                f"{where or 'manifest'}: malformed manifest: key 'tables.{table}' is missing "
+                f"(expected an object); {_REMEDY}"
             )
         return entry.rows
 
@@ -410,3 +424,18 @@ class RocksDBManifest(_Manifest):
 
 #: A tiered or RocksDB dataset's manifest.
 KindManifest = TieredManifest | RocksDBManifest
+#: Any dataset kind's manifest.
+AnyManifest = DatasetManifest | TieredManifest | RocksDBManifest
+
+#: Each kind's manifest class, by the format its manifest declares.
+MANIFEST_CLASSES: dict[str, type[AnyManifest]] = {
+    c.FORMAT: c for c in (DatasetManifest, TieredManifest, RocksDBManifest)
+}
+
+
+def manifest_of(raw: object, where: str | os.PathLike[str] = "") -> AnyManifest | None:
+    """The typed manifest of the JSON object ``raw`` by the format it declares (None: no
+    format rmqarrow writes); :class:`DatasetError` when it declares one and is malformed."""
+    fmt = raw.get("format") if isinstance(raw, dict) else None
+    cls = MANIFEST_CLASSES.get(fmt) if isinstance(fmt, str) else None
+    return None if cls is None else cls.from_dict(raw, where)

@@ -41,6 +41,7 @@ from pyarrow import fs as pafs
 from rmqarrow.converters.arrow.messages import MESSAGES_SCHEMA
 from rmqarrow.converters.delta.commit import commit_table, live_files, table_version
 from rmqarrow.converters.delta.layout import META_KEY, PIN_TABLE
+from rmqarrow.converters.manifests import RunPin
 from rmqarrow.converters.schema import ROCKSDB_SCHEMAS, SCHEMAS, TIERED_SCHEMAS
 
 from rmqarrow._crash import crash_point
@@ -103,8 +104,8 @@ class Snapshot:
     version: int
     #: every table's pinned version
     versions: Mapping[str, int]
-    #: the pin's ``commitInfo`` entry (versions, run, app transaction, source ...)
-    pin: Mapping[str, Any] = field(default_factory=dict)
+    #: the pin's ``commitInfo`` entry (versions, app transaction, the run's record)
+    pin: RunPin = field(default_factory=lambda: RunPin(versions={}))
 
     def delta_table(self, table: str) -> DeltaTable:
         """``table`` at its pinned version."""
@@ -154,14 +155,19 @@ def _commit_info(table_dir: DatasetLocation, version: int) -> dict[str, Any]:
     return {}
 
 
-def _pin_of(table_dir: DatasetLocation, version: int) -> dict[str, Any] | None:
+def _pin_of(table_dir: DatasetLocation, version: int) -> RunPin | None:
     """The newest run pin at or below ``version`` (commits without one, such as a
     vacuum's, change no file list and are looked past), or None when there is none."""
     for v in range(version, max(version - _PIN_LOOKBACK, -1), -1):
-        pin = _commit_info(table_dir, v).get(META_KEY)
-        if isinstance(pin, dict) and isinstance(pin.get("versions"), dict):
+        pin = RunPin.of_commit(_commit_info(table_dir, v).get(META_KEY), _log_entry(table_dir, v))
+        if pin is not None:
             return pin
     return None
+
+
+def _log_entry(table_dir: DatasetLocation, version: int) -> str:
+    """The log entry of ``version``, as an error about its pin names it."""
+    return str(table_dir / "_delta_log" / f"{version:020d}.json")
 
 
 def open_snapshot(
@@ -214,7 +220,7 @@ def open_snapshot(
             f"{uri}: version {version} and the {_PIN_LOOKBACK} before it name no run; "
             "not committed by rmqarrow"
         )
-    versions = {str(t): int(v) for t, v in pin["versions"].items()}
+    versions = dict(pin.versions)
     versions[pin_table] = version
     return Snapshot(root, version, versions, pin)
 
@@ -245,12 +251,10 @@ def pin_history(
         if not (root / pin_table / "_delta_log" / f"{version:020d}.json").is_file():
             continue  # cleaned up after a checkpoint: that version cannot be read
         info = _commit_info(root / pin_table, version)
-        pin = info.get(META_KEY)
-        if not (isinstance(pin, dict) and isinstance(pin.get("versions"), dict)):
+        pin = RunPin.of_commit(info.get(META_KEY), _log_entry(root / pin_table, version))
+        if pin is None:
             continue
-        app = pin.get("app")
-        named = (str(app[0]), int(app[1])) if isinstance(app, list) and len(app) == 2 else None
-        out.append(PinVersion(version, int(info.get("timestamp", 0)), named))
+        out.append(PinVersion(version, int(info.get("timestamp", 0)), pin.app))
     return out
 
 
@@ -408,14 +412,14 @@ def commit_run(
         )
         crash_point("delta:table")
     own = changes.get(pin_table, TableChange())
-    pin = {"versions": versions, "app": [app[0], app[1]], "source": dict(source or {})}
+    pin = RunPin(versions=versions, app=(app[0], app[1]), source=dict(source or {}))
     version = commit_table(
         root / pin_table,
         table_schema(pin_table),
         add=own.add,
         remove=own.remove,
         base_version=base_pin,
-        metadata={META_KEY: pin},
+        metadata={META_KEY: pin.to_dict()},
         app=app,
     )
     crash_point("delta:pinned")
@@ -432,10 +436,10 @@ def _kept_pins(root: DatasetLocation, pin_table: str, horizon_ms: int) -> dict[s
         if superseded_at is not None and superseded_at < horizon_ms:
             break
         info = _commit_info(root / pin_table, version)
-        pin = info.get(META_KEY)
-        if isinstance(pin, dict) and isinstance(pin.get("versions"), dict):
-            for table, v in pin["versions"].items():
-                kept.setdefault(str(table), set()).add(int(v))
+        pin = RunPin.of_commit(info.get(META_KEY), _log_entry(root / pin_table, version))
+        if pin is not None:
+            for table, v in pin.versions.items():
+                kept.setdefault(table, set()).add(v)
         superseded_at = int(info.get("timestamp", 0))
     return kept
 

@@ -58,6 +58,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 from rmqarrow.converters.delta.layout import LOG_DIR, PIN_TABLE, is_delta_dataset
+from rmqarrow.converters.manifests import (
+    AnyManifest,
+    DatasetManifest,
+    IndexSourceFile,
+    manifest_of,
+)
 from rmqarrow.converters.parquet.parts import table_parts
 from rmqarrow.converters.parquet.snapshot import (
     TRUST_ENV,
@@ -83,7 +89,10 @@ __all__ = [
     "TRUST_ENV",
     "AsOf",
     "SourceDrift",
+    "as_dataset_manifest",
     "check_parts",
+    "checked_manifest",
+    "dataset_manifest",
     "dataset_versions",
     "delta_manifest",
     "load_manifest_json",
@@ -188,7 +197,7 @@ def _footer_digest(path: Path, size: int) -> str:
         return hashlib.sha256(fh.read(length) + tail).hexdigest()
 
 
-def _data_parts(dataset_dir: Path, manifest: dict[str, Any] | None = None) -> list[Path]:
+def _data_parts(dataset_dir: Path, manifest: AnyManifest | None = None) -> list[Path]:
     """Every data part (absolute paths), listed by ``manifest`` when given."""
     out: list[Path] = []
     for table in _TABLE_DIRS:
@@ -244,7 +253,7 @@ def _whole_digests(parts: dict[str, Path]) -> dict[str, str | OSError]:
 
 def check_parts(
     dataset_dir: str | os.PathLike[str],
-    manifest: dict[str, Any] | None = None,
+    manifest: AnyManifest | dict[str, Any] | None = None,
     *,
     full: bool = False,
 ) -> None:
@@ -257,20 +266,23 @@ def check_parts(
     replaced and not yet deleted) are no part of the dataset and not counted
     (:func:`rmqarrow.converters.parquet.parts.not_committed`)."""
     root = Path(dataset_dir).absolute()
+    typed: AnyManifest | None
     if manifest is None:
         if not (root / MANIFEST_NAME).exists() and not is_delta_dataset(root):
             return  # another writer's dataset: no manifest to check against
-        manifest = read_manifest(root)
-    listed = manifest.get("parts")
-    if listed is None:
+        typed = dataset_manifest(root)
+    elif isinstance(manifest, dict):
+        typed = manifest_of(manifest, root / MANIFEST_NAME)
+        if typed is None:
+            raise DatasetError(f"{root / MANIFEST_NAME}: format is not {FORMAT!r}")
+    else:
+        typed = manifest
+    if typed.parts is None:
         return
-    try:
-        want = {str(r["path"]): r for r in listed}
-    except (KeyError, TypeError) as exc:
-        raise DatasetError(f"{root / MANIFEST_NAME}: malformed parts list ({exc!r})") from None
+    want = {r.path: r for r in typed.parts}
     # the parts as this manifest sees them: one snapshot, whatever a writer switches
-    have = {p.relative_to(root).as_posix(): p for p in _data_parts(root, manifest)}
-    if "delta" in manifest:
+    have = {p.relative_to(root).as_posix(): p for p in _data_parts(root, typed)}
+    if typed.delta is not None:
         # a Delta run lists its parts: those on disk beside them (replaced by later runs,
         # a killed run's) are no part of it, and one it lists may be gone
         have = {rel: p for rel, p in have.items() if p.exists()}
@@ -287,38 +299,33 @@ def check_parts(
             f"{root}: part {missing[0]} listed in the manifest is missing "
             f"({len(missing)} missing){hint}"
         )
-    recorded = {rel: p for rel, p in have.items() if "sha256" in want[rel]}
+    recorded = {rel: p for rel, p in have.items() if want[rel].sha256 is not None}
     digests = _whole_digests(recorded) if full else {}
     for rel, p in have.items():
         rec = want[rel]
         try:
             size = p.stat().st_size
-            if size != rec["size"]:
+            if size != rec.size:
                 raise DatasetError(
-                    f"{p}: {size} bytes, the manifest says {rec['size']}: changed since "
-                    f"export{hint}"
+                    f"{p}: {size} bytes, the manifest says {rec.size}: changed since export{hint}"
                 )
-            if "footer_sha256" not in rec:
+            if rec.footer_sha256 is None:
                 # a Delta table's part: its add action records the rows, not the footer
-                _same_rows(p, int(rec["rows"]), hint)
-            elif _footer_digest(p, size) != rec["footer_sha256"]:
+                _same_rows(p, rec.rows, hint)
+            elif _footer_digest(p, size) != rec.footer_sha256:
                 raise DatasetError(
                     f"{p}: Parquet footer differs from the manifest's: changed since export{hint}"
                 )
-            if full and "sha256" in rec:
+            if full and rec.sha256 is not None:
                 digest = digests[rel]
                 if isinstance(digest, OSError):
                     raise digest
-                if digest != rec["sha256"]:
+                if digest != rec.sha256:
                     raise DatasetError(
                         f"{p}: checksum differs from the manifest's: changed since export{hint}"
                     )
         except OSError as exc:
             raise DatasetError(f"{p}: unreadable: {exc.strerror or exc}") from None
-        except (KeyError, TypeError) as exc:
-            raise DatasetError(
-                f"{root / MANIFEST_NAME}: malformed parts entry for {rel} ({exc!r})"
-            ) from None
 
 
 def _same_rows(part: Path, rows: int, hint: str) -> None:
@@ -408,7 +415,16 @@ def one_snapshot(dataset_dir: str | os.PathLike[str]) -> Iterator[dict[str, Any]
 def read_manifest(
     dataset_dir: str | os.PathLike[str] | ObjectLocation, *, as_of: int | _dt.datetime | None = None
 ) -> dict[str, Any]:
-    """The manifest of a dataset; :class:`DatasetError` when missing, unreadable or foreign.
+    """The manifest of a dataset as JSON holds it (:func:`dataset_manifest`, the typed
+    record, as a dict); :class:`DatasetError` when missing, unreadable or foreign."""
+    return dataset_manifest(dataset_dir, as_of=as_of).to_dict()
+
+
+def dataset_manifest(
+    dataset_dir: str | os.PathLike[str] | ObjectLocation, *, as_of: int | _dt.datetime | None = None
+) -> DatasetManifest:
+    """The manifest of a dataset, every key checked; :class:`DatasetError` when missing,
+    unreadable, foreign or malformed (naming the key, what it should be and what it is).
 
     A dataset in the Delta layout has no manifest file: its manifest is the one its
     pinned run recorded (:func:`delta_manifest`; ``as_of`` a version or time of it).
@@ -417,7 +433,7 @@ def read_manifest(
     path: DatasetLocation = where / MANIFEST_NAME
     pinned = pinned_manifest(where) if as_of is None else None
     if pinned is not None:
-        return pinned
+        return checked_manifest(pinned, path)
     if is_delta_dataset(where):
         path = where / PIN_TABLE / LOG_DIR
         manifest: Any = delta_manifest(where, as_of)
@@ -433,25 +449,36 @@ def read_manifest(
         )
     else:
         manifest = load_manifest_json(where)
-    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+    return checked_manifest(manifest, path)
+
+
+def checked_manifest(raw: object, path: object) -> DatasetManifest:
+    """The index dataset manifest ``raw`` (parsed JSON), checked: its format, schema and
+    layout versions, every key it has, the rows of the three index tables.  ``path``:
+    where it was read, as an error names it."""
+    fmt = raw.get("format") if isinstance(raw, dict) else None
+    if fmt != FORMAT:
         raise DatasetError(f"{path}: format is not {FORMAT!r}")
-    if manifest.get("schema_version") != SCHEMA_VERSION:
+    manifest = DatasetManifest.from_dict(raw, str(path))
+    if manifest.schema_version != SCHEMA_VERSION:
         raise DatasetError(
-            f"{path}: schema_version {manifest.get('schema_version')!r}, "
-            f"expected {SCHEMA_VERSION!r}"
+            f"{path}: schema_version {manifest.schema_version!r}, expected {SCHEMA_VERSION!r}"
         )
-    if manifest.get("layout_version") != LAYOUT_VERSION:
+    if manifest.layout_version != LAYOUT_VERSION:
         raise DatasetError(
-            f"{path}: layout_version {manifest.get('layout_version')!r}, expected {LAYOUT_VERSION}"
+            f"{path}: layout_version {manifest.layout_version!r}, expected {LAYOUT_VERSION}"
         )
-    try:
-        for f in manifest["source"]["files"]:
-            str(f["file_name"])
-        for t in ("files", "slots", "entries"):
-            int(manifest["tables"][t]["rows"])
-    except (KeyError, TypeError, ValueError) as exc:
-        raise DatasetError(f"{path}: malformed manifest ({exc!r} missing or wrong)") from None
+    for t in ("files", "slots", "entries"):
+        manifest.rows(t, str(path))
     return manifest
+
+
+def as_dataset_manifest(
+    manifest: DatasetManifest | dict[str, Any], where: object = ""
+) -> DatasetManifest:
+    """``manifest`` typed: a caller outside the library may still hand over the dict
+    :func:`read_manifest` gives."""
+    return manifest if isinstance(manifest, DatasetManifest) else checked_manifest(manifest, where)
 
 
 @dataclass(frozen=True)
@@ -490,7 +517,7 @@ class SourceDrift:
 def source_drift(
     dataset_dir: str | os.PathLike[str],
     store: str | os.PathLike[str] | None = None,
-    manifest: dict[str, Any] | None = None,
+    manifest: DatasetManifest | dict[str, Any] | None = None,
 ) -> SourceDrift:
     """How the dataset's store differs now from what the dataset recorded at export.
 
@@ -501,11 +528,14 @@ def source_drift(
     before headers were recorded is compared by the header's ``indexCount``.)  Only
     headers are read.
     """
-    if manifest is None:
-        manifest = read_manifest(dataset_dir)
-    src = Path(store) if store is not None else Path(manifest["source"]["path"])
+    typed = (
+        dataset_manifest(dataset_dir)
+        if manifest is None
+        else as_dataset_manifest(manifest, Path(dataset_dir) / MANIFEST_NAME)
+    )
+    src = Path(store) if store is not None else Path(typed.source.path)
     recorded = {
-        f["file_name"]: f for f in manifest["source"]["files"] if not f.get("deleted_in_store")
+        f.file_name: f for f in typed.source.files if not f.deleted_in_store
     }  # kept on purpose: not stale
     if src.is_file():
         current = {src.name: src}
@@ -529,8 +559,8 @@ def source_drift(
             continue
         size = current[name].stat().st_size
         why = None
-        if size != rec["size"]:
-            why = f"size {size}, dataset has {rec['size']}"
+        if size != rec.size:
+            why = f"size {size}, dataset has {rec.size}"
         else:
             change = _header_change(raw, rec)
             why = None if change is None else f"modified since export ({change})"
@@ -540,7 +570,7 @@ def source_drift(
         reasons.append(f"{name}: {why}")
         identity = _recorded_identity(rec)
         if not identity or _header_identity(current[name]) == identity:
-            missing += max(entries - max(int(rec.get("index_count", 1)) - 1, 0), 0)
+            missing += max(entries - max(_count(rec) - 1, 0), 0)
         else:  # another file under the same name: none of its entries are the dataset's
             missing += entries
     return SourceDrift(str(src), True, added, gone, changed, store_entries, missing, reasons)
@@ -554,9 +584,15 @@ def stale_reasons(
     return source_drift(dataset_dir, store).reasons
 
 
-def _recorded_identity(rec: dict[str, Any]) -> dict[str, int]:
+def _recorded_identity(rec: IndexSourceFile) -> dict[str, int]:
     """The header identity a file record holds (empty when it predates identities)."""
-    return {k: int(rec[k]) for k in ("begin_timestamp", "begin_phy_offset") if k in rec}
+    identity = {"begin_timestamp": rec.begin_timestamp, "begin_phy_offset": rec.begin_phy_offset}
+    return {k: v for k, v in identity.items() if v is not None}
+
+
+def _count(rec: IndexSourceFile) -> int:
+    """The ``indexCount`` a file record holds (1, no entries, when it holds none)."""
+    return 1 if rec.index_count is None else rec.index_count
 
 
 def _header_entries(raw: bytes) -> int:
@@ -566,16 +602,15 @@ def _header_entries(raw: bytes) -> int:
     return max(int(np.frombuffer(raw, dtype=HEADER_DTYPE, count=1)["index_count"][0]) - 1, 0)
 
 
-def _header_change(raw: bytes, rec: dict[str, Any]) -> str | None:
+def _header_change(raw: bytes, rec: IndexSourceFile) -> str | None:
     """What differs between a file's header bytes now and at export (None: nothing)."""
     if len(raw) < HEADER_SIZE:
         return f"{len(raw)} header bytes"
     count = _header_entries(raw) + 1
-    recorded = rec.get("header_sha256")
-    if recorded is None:
-        same = count == max(int(rec.get("index_count", 1)), 1)
+    if rec.header_sha256 is None:
+        same = count == max(_count(rec), 1)
     else:
-        same = hashlib.sha256(raw).hexdigest() == recorded
+        same = hashlib.sha256(raw).hexdigest() == rec.header_sha256
     if same:
         return None
-    return f"header differs: indexCount {count}, dataset has {rec.get('index_count')}"
+    return f"header differs: indexCount {count}, dataset has {rec.index_count}"

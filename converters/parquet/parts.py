@@ -30,6 +30,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from rmqarrow.converters.delta.layout import is_delta_dataset
+from rmqarrow.converters.manifests import (
+    AnyManifest,
+    DatasetManifest,
+    RocksDBManifest,
+    TieredManifest,
+    manifest_of,
+)
 from rmqarrow.converters.parquet.snapshot import delta_manifest, pinned_manifest, trusted
 
 from rmqarrow.errors import DatasetError
@@ -60,7 +67,7 @@ def _is_data(path: Path, table_dir: Path) -> bool:
 def table_parts(
     dataset_dir: str | os.PathLike[str],
     table: str,
-    manifest: dict[str, Any] | None = None,
+    manifest: AnyManifest | dict[str, Any] | None = None,
 ) -> list[Path]:
     """Sorted data files of ``table`` (absolute paths: a view made of them still reads
     them after the process changes directory); :class:`DatasetError` when the table has
@@ -78,10 +85,9 @@ def table_parts(
             f"{directory}: missing; a dataset has the directories files/, slots/ and entries/"
         )
     try:
-        if manifest is None:
-            manifest = manifest_or_none(root)
-        if manifest is not None and "delta" in manifest:
-            parts = _committed(root, table, manifest)
+        typed = _typed(root, manifest_or_none(root) if manifest is None else manifest)
+        if typed is not None and typed.delta is not None:
+            parts = _committed(root, table, typed)
             gone = [p for p in parts if not p.exists()]
 
             if gone and trusted():  # read anyway, as asked: what is left of the run
@@ -98,8 +104,8 @@ def table_parts(
             parts = sorted(p for p in directory.rglob("*.parquet") if _is_data(p, directory))
     except OSError as exc:
         raise DatasetError(f"{directory}: cannot list: {exc.strerror or exc}") from None
-    if manifest is not None and "delta" not in manifest:
-        hidden = not_committed(manifest, [p.relative_to(root).as_posix() for p in parts])
+    if typed is not None and typed.delta is None:
+        hidden = not_committed(typed, [p.relative_to(root).as_posix() for p in parts])
         parts = [p for p in parts if p.relative_to(root).as_posix() not in hidden]
     if not parts:
         raise DatasetError(f"{directory}: no .parquet files; not a complete dataset")
@@ -108,13 +114,20 @@ def table_parts(
     return parts
 
 
-def _committed(root: Path, table: str, manifest: dict[str, Any]) -> list[Path]:
+def _typed(root: Path, manifest: AnyManifest | dict[str, Any] | None) -> AnyManifest | None:
+    """``manifest`` typed (None: none, or another writer's, whose format rmqarrow does not
+    write: its folders are listed as they are); a malformed one of rmqarrow's formats is
+    a :class:`DatasetError`."""
+    if manifest is None or isinstance(manifest, DatasetManifest | TieredManifest | RocksDBManifest):
+        return manifest
+    return manifest_of(manifest, root / _MANIFEST)
+
+
+def _committed(root: Path, table: str, manifest: AnyManifest) -> list[Path]:
     """The parts of ``table`` a Delta dataset's manifest lists: its pinned version's
     files (its folder also holds files removed by later versions, and a killed run's)."""
     prefix = f"{table}/"
-    return sorted(
-        root / str(r["path"]) for r in manifest["parts"] if str(r["path"]).startswith(prefix)
-    )
+    return sorted(root / r.path for r in manifest.parts or () if r.path.startswith(prefix))
 
 
 def manifest_or_none(root: Path) -> dict[str, Any] | None:
@@ -134,19 +147,15 @@ def manifest_or_none(root: Path) -> dict[str, Any] | None:
     return manifest if isinstance(manifest, dict) else None
 
 
-def not_committed(manifest: dict[str, Any], rel_paths: list[str]) -> set[str]:
+def not_committed(manifest: AnyManifest, rel_paths: list[str]) -> set[str]:
     """Those of ``rel_paths`` (dataset-relative, "/"-separated) that ``manifest`` does not
     list and knows to be no part of it: written by a later (running or killed)
     incremental run, or superseded by its own run and not yet deleted."""
-    listed = manifest.get("parts")
-    if not isinstance(listed, list):
+    if manifest.parts is None:
         return set()
-    try:
-        want = {str(r["path"]) for r in listed}
-        run = int(manifest.get("run", 0))
-        superseded = {str(p) for p in manifest.get("superseded", [])}
-    except (KeyError, TypeError, ValueError):
-        return set()
+    want = {r.path for r in manifest.parts}
+    run = manifest.run_count
+    superseded = set(manifest.superseded or ()) if isinstance(manifest, DatasetManifest) else set()
     out = set()
     for rel in rel_paths:
         if rel in want:

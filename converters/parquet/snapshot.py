@@ -17,6 +17,7 @@ from typing import Any
 
 import pyarrow as pa
 from rmqarrow.converters.delta.layout import is_delta_dataset, pin_table_of
+from rmqarrow.converters.manifests import DeltaInfo
 
 from rmqarrow._paths import DatasetLocation, ObjectLocation, dataset_location
 from rmqarrow.errors import InvalidValueError
@@ -144,8 +145,7 @@ def delta_manifest(
         if missing:
             # the dataset as the user named it (a URI stays one: never a local path)
             raise _vacuumed(dataset_location(dataset_dir).absolute(), snap.version, missing)
-    record = snap.pin.get("source")
-    manifest: dict[str, Any] = dict(record) if isinstance(record, dict) else {}
+    manifest: dict[str, Any] = dict(snap.pin.source or {})
     digests = manifest.pop("digests", None)
     digests = digests if isinstance(digests, dict) else {}
     parts = []
@@ -167,6 +167,9 @@ def delta_manifest(
                     **(sums if isinstance(sums, dict) else {}),
                 }
             )
-    manifest["parts"] = sorted(parts, key=lambda r: str(r["path"]))
-    manifest["delta"] = {"version": snap.version, "versions": dict(snap.versions)}
-    return manifest
+    delta = DeltaInfo(version=snap.version, versions=dict(snap.versions))
+    return {
+        **manifest,
+        "parts": sorted(parts, key=lambda r: str(r["path"])),
+        "delta": delta.to_dict(),
+    }

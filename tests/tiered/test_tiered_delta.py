@@ -55,7 +55,7 @@ def test_export_is_delta_tables_and_imports_byte_for_byte(tmp_path: Path) -> Non
     assert manifest["format"] == TIERED_DATASET_FORMAT and "delta" in manifest
     snap = open_snapshot(ds, pin_table=PIN)
     assert set(snap.versions) == set(TIERED_TABLES)
-    assert snap.pin["source"]["format"] == TIERED_DATASET_FORMAT
+    assert snap.pin.source["format"] == TIERED_DATASET_FORMAT
     for t in TIERED_TABLES:
         assert DeltaTable(str(ds / t)).version() == 0, t
     assert (

@@ -298,7 +298,7 @@ def test_the_pin_reads_one_run_while_a_writer_commits(
     seen = set()
     while writer.poll() is None or not seen:
         snap = open_snapshot(ds)
-        run = int(snap.pin["source"].get("run", 0))
+        run = int(snap.pin.source.get("run", 0))
         files = [Path(f).name for f in snap.files("files")]
         entries = [Path(f).name for f in snap.files("entries")]
         # each table as that one run left it: its files part, its entries parts
@@ -306,7 +306,7 @@ def test_the_pin_reads_one_run_while_a_writer_commits(
         assert len(entries) == base + run
         seen.add(run)
     assert writer.wait() == 0
-    assert open_snapshot(ds).pin["source"]["run"] == n
+    assert open_snapshot(ds).pin.source["run"] == n
     assert len(seen) >= 2  # the reader saw the writer's runs land, not only the end
 
 
@@ -393,7 +393,7 @@ def test_a_run_killed_at_every_step_is_all_or_nothing(
     assert done.returncode == -signal.SIGKILL
     after = open_snapshot(ds)
     landed = crash == "delta:pinned"
-    assert after.pin["source"].get("run", 0) == (1 if landed else 0)
+    assert after.pin.source.get("run", 0) == (1 if landed else 0)
     for t in TABLES:  # the old run whole, or the new one whole
         names = {Path(f).name for f in after.files(t)}
         old = {Path(f).name for f in before.files(t)}
@@ -406,7 +406,7 @@ def test_a_run_killed_at_every_step_is_all_or_nothing(
     run = 2 if landed else 1
     subprocess.run([sys.executable, "-c", _RUN, str(ds), str(run)], check=True, timeout=300)
     final = open_snapshot(ds)
-    assert final.pin["source"]["run"] == run
+    assert final.pin.source["run"] == run
     for t in TABLES:
         pinned = set(final.files(t))
         assert set(DeltaTable(str(ds / t)).file_uris()) == pinned, t  # no orphan left visible
