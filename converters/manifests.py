@@ -22,12 +22,10 @@ original lacked comes after the others.
 
 from __future__ import annotations
 
-import os
 import types
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from functools import cache
 from typing import Any, ClassVar, Self
 
 from rmqarrow.errors import DatasetError
@@ -50,6 +48,7 @@ __all__ = [
     "TieredManifest",
     "TieredSource",
     "TieredSourceFile",
+    "as_manifest",
     "manifest_of",
 ]
 
@@ -168,11 +167,18 @@ def _plain(value: object) -> Any:
     return value
 
 
-@cache
+#: Each record class's keys (:func:`_keys_of`), worked out once.
+_KEYS: dict[type, dict[str, Any]] = {}
+
+
 def _keys_of(cls: type[_Record]) -> dict[str, Any]:
     """The JSON keys a record class knows, in declaration order, with their types."""
-    hints = typing.get_type_hints(cls)
-    return {f.name: hints[f.name] for f in fields(cls) if f.name not in _BOOKKEEPING}
+    known = _KEYS.get(cls)
+    if known is None:
+        hints = typing.get_type_hints(cls)
+        known = {f.name: hints[f.name] for f in fields(cls) if f.name not in _BOOKKEEPING}
+        _KEYS[cls] = known
+    return known
 
 
 def _optional(tp: Any) -> bool:
@@ -196,7 +202,7 @@ class _Record:
     _what: ClassVar[str] = "manifest"
 
     @classmethod
-    def from_dict(cls, data: object, where: str | os.PathLike[str] = "", key: str = "") -> Self:
+    def from_dict(cls, data: object, where: object = "", key: str = "") -> Self:
         """The record of the JSON object ``data``, every known key checked.  ``where``: the
         dataset (or manifest file) an error names; ``key``: where ``data`` sits in the
         manifest (empty: it is the manifest)."""
@@ -244,10 +250,12 @@ class _Record:
 @dataclass(frozen=True, kw_only=True)
 class TableRows(_Record):
     """One table's entry of ``tables``: its rows (and, for ``messages``, the commit log
-    they were read from)."""
+    they were read from and where the next run reads on)."""
 
     rows: int
     commitlog: str | None = None
+    #: ``messages`` of an incremental dataset: the CommitLog offset its next run reads from
+    next_offset: int | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -285,7 +293,7 @@ class RunPin(_Record):
     source: Mapping[str, Any] | None = None
 
     @classmethod
-    def of_commit(cls, entry: object, where: str | os.PathLike[str] = "") -> RunPin | None:
+    def of_commit(cls, entry: object, where: object = "") -> RunPin | None:
         """The pin a commit's rmqarrow entry holds, or None when it holds none (a
         vacuum's commit, a restore's: no ``versions``)."""
         if not (isinstance(entry, dict) and isinstance(entry.get("versions"), dict)):
@@ -312,7 +320,7 @@ class _Manifest(_Record):
     updated_by: str | None = None
     delta: DeltaInfo | None = None
 
-    def rows(self, table: str, where: str | os.PathLike[str] = "") -> int:
+    def rows(self, table: str, where: object = "") -> int:
         """The rows ``tables`` records for ``table``; :class:`DatasetError` when it records
         none."""
         entry = self.tables.get(table)
@@ -340,10 +348,11 @@ class IndexSourceFile(_Record):
 
     file_name: str
     size: int
-    mtime_ns: int | None = None
-    hash_slot_num: int | None = None
-    index_num: int | None = None
-    index_count: int | None = None
+    mtime_ns: int
+    hash_slot_num: int
+    index_num: int
+    #: the header's ``indexCount``: entries + 1
+    index_count: int
     #: sha256 of the file's header bytes
     header_sha256: str | None = None
     #: the header's identity, fixed once the file has entries
@@ -433,7 +442,22 @@ MANIFEST_CLASSES: dict[str, type[AnyManifest]] = {
 }
 
 
-def manifest_of(raw: object, where: str | os.PathLike[str] = "") -> AnyManifest | None:
+def as_manifest(manifest: AnyManifest | Mapping[str, Any], where: object = "") -> AnyManifest:
+    """``manifest`` typed: the record itself, or the JSON object (a writer's, or one a
+    caller holds as a dict) read by its format; :class:`DatasetError` when it declares
+    none rmqarrow writes, or is malformed."""
+    if isinstance(manifest, DatasetManifest | TieredManifest | RocksDBManifest):
+        return manifest
+    typed = manifest_of(dict(manifest), where)
+    if typed is None:
+        raise DatasetError(
+            f"{where or 'manifest'}: format {manifest.get('format')!r} is not one of "
+            f"{', '.join(map(repr, MANIFEST_CLASSES))}; {_REMEDY}"
+        )
+    return typed
+
+
+def manifest_of(raw: object, where: object = "") -> AnyManifest | None:
     """The typed manifest of the JSON object ``raw`` by the format it declares (None: no
     format rmqarrow writes); :class:`DatasetError` when it declares one and is malformed."""
     fmt = raw.get("format") if isinstance(raw, dict) else None

@@ -45,7 +45,7 @@ import threading
 import time
 import uuid
 from collections.abc import Collection, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +58,7 @@ from rmqarrow.converters.arrow.messages import MESSAGES_SCHEMA, write_messages_p
 from rmqarrow.converters.arrow.scan import files_batch, repeated_string, source_paths
 from rmqarrow.converters.arrow.tables import geometry_of
 from rmqarrow.converters.delta.layout import is_delta_dataset
+from rmqarrow.converters.manifests import IndexSourceFile, TableRows
 from rmqarrow.converters.parquet.atomic import recover
 from rmqarrow.converters.parquet.export import (
     ENTRIES_ORDER,
@@ -74,8 +75,9 @@ from rmqarrow.converters.parquet.export import (
 )
 from rmqarrow.converters.parquet.manifest import (
     MANIFEST_NAME,
+    as_dataset_manifest,
+    dataset_manifest,
     part_record,
-    read_manifest,
     source_file_info,
 )
 from rmqarrow.converters.parquet.parts import RUN_PART, not_committed, single_file_name
@@ -197,16 +199,7 @@ def sync_store(
             skip=skip,
             wait=wait,
         )
-        names = [f["file_name"] for f in manifest["source"]["files"]]
-        return SyncResult(
-            str(out),
-            added=names,
-            entries=manifest["tables"]["entries"]["rows"],
-            messages=manifest["tables"].get("messages", {}).get("rows", 0),
-            seconds=time.perf_counter() - start,
-            full=True,
-            changed=True,
-        )
+        return _exported_whole(str(out), manifest, time.perf_counter() - start)
     try:
         with writer_lock(out, wait=wait):
             recover(out)
@@ -230,6 +223,21 @@ def sync_store(
             raise disk_full(out, None, OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))) from None
         raise
     return SyncResult(**{**result.__dict__, "seconds": time.perf_counter() - start})
+
+
+def _exported_whole(out: str, exported: dict[str, Any], seconds: float = 0.0) -> SyncResult:
+    """What a sync that found no dataset, and so exported the store whole, did."""
+    manifest = as_dataset_manifest(exported, out)
+    messages = manifest.tables.get("messages")
+    return SyncResult(
+        out,
+        added=[f.file_name for f in manifest.source.files],
+        entries=manifest.rows("entries", out),
+        messages=0 if messages is None else messages.rows,
+        seconds=seconds,
+        full=True,
+        changed=True,
+    )
 
 
 def _sync_remote(
@@ -261,14 +269,7 @@ def _sync_remote(
             commitlog=commitlog,
             skip=skip,
         )
-        return SyncResult(
-            str(out),
-            added=[f["file_name"] for f in manifest["source"]["files"]],
-            entries=manifest["tables"]["entries"]["rows"],
-            messages=manifest["tables"].get("messages", {}).get("rows", 0),
-            full=True,
-            changed=True,
-        )
+        return _exported_whole(str(out), manifest)
     with local_snapshot(out, parts=False) as local:
         run = _RemoteRun(source, local, hash_slot_num, index_num, skip, prune, reexport)
         run.remote = out
@@ -381,7 +382,7 @@ def _part_order(rel: str) -> tuple[int, str]:
     return (int(m.group(1)) if m else 0, rel)
 
 
-def _same_header(path: Path, rec: dict[str, Any]) -> bool:
+def _same_header(path: Path, rec: IndexSourceFile) -> bool:
     """True when the file's header is byte for byte the one exported (its count too):
     nothing to export for it."""
     with open(path, "rb") as fh:
@@ -389,9 +390,7 @@ def _same_header(path: Path, rec: dict[str, Any]) -> bool:
     if len(raw) != HEADER_DTYPE.itemsize:
         return False
     count = max(int(np.frombuffer(raw, dtype=HEADER_DTYPE, count=1)["index_count"][0]), 1)
-    return count == max(int(rec["index_count"]), 1) and hashlib.sha256(raw).hexdigest() == rec.get(
-        "header_sha256"
-    )
+    return count == max(rec.index_count, 1) and hashlib.sha256(raw).hexdigest() == rec.header_sha256
 
 
 def _parts_next_offset(parts: list[Path]) -> int | None:
@@ -454,13 +453,13 @@ class _Run:
                 "incrementally"
             )
         try:
-            self.manifest = read_manifest(out)
+            self.manifest = dataset_manifest(out)
         except DatasetError as exc:
             raise DatasetError(
                 f"{exc}; an incremental export needs a dataset made by "
                 "`rmqarrow export`: export it whole first"
             ) from None
-        self.run = int(self.manifest.get("run", 0)) + 1
+        self.run = self.manifest.run_count + 1
         self.new_records: dict[str, dict[str, Any]] = {}
         self.superseded: set[str] = set()
         self.switched = False
@@ -509,18 +508,18 @@ class _Run:
         """Each recorded file's ``slots`` and ``entries`` parts."""
         owned: dict[str, list[str]] = {}
         unknown = []
-        listed = {str(r["path"]) for r in self.manifest["parts"]}
-        for f in self.manifest["source"]["files"]:
+        listed = {r.path for r in self.manifest.parts or ()}
+        for f in self.manifest.source.files:
             # a list naming parts the dataset does not hold (an export to object storage
             # that recorded them by their staged names): told from the parts instead
-            if isinstance(f.get("parts"), list) and {str(p) for p in f["parts"]} <= listed:
-                owned[f["file_name"]] = [str(p) for p in f["parts"]]
+            if f.parts is not None and set(f.parts) <= listed:
+                owned[f.file_name] = list(f.parts)
             else:
-                unknown.append(f["file_name"])
+                unknown.append(f.file_name)
         if unknown:  # a full export's manifest: the parts' statistics name their file
             wanted = set(unknown)
-            for rec in self.manifest["parts"]:
-                rel = str(rec["path"])
+            for rec in self.manifest.parts or ():
+                rel = rec.path
                 if rel.split("/", 1)[0] not in ("slots", "entries"):
                     continue
                 name = single_file_name(self._part(rel))
@@ -529,11 +528,11 @@ class _Run:
         return owned
 
     # -- the run -----------------------------------------------------------------------
-    def _check_same_store(self, paths: list[Path], recorded: dict[str, dict[str, Any]]) -> None:
+    def _check_same_store(self, paths: list[Path], recorded: dict[str, IndexSourceFile]) -> None:
         """Refuse a store that is not the dataset's: another geometry, or (from another
         path) none of the dataset's files; merging it would mix two stores in one
         dataset, which ``import`` would then write out as one index directory."""
-        geometries = {(int(f["hash_slot_num"]), int(f["index_num"])) for f in recorded.values()}
+        geometries = {(f.hash_slot_num, f.index_num) for f in recorded.values()}
         if paths and geometries:
             g = geometry_of(paths[0], self.hash_slot_num, self.index_num)
             if (g.hash_slot_num, g.index_num) not in geometries:
@@ -543,7 +542,7 @@ class _Run:
                     f"entries, but the dataset {self.out} holds {s} x {n}: it was exported "
                     "from another store; export this one to a new dataset"
                 )
-        exported_from = str(self.manifest["source"].get("path", ""))
+        exported_from = self.manifest.source.path
         same_path = (
             Path(exported_from).resolve() == self.source.resolve() if exported_from else True
         )
@@ -556,7 +555,7 @@ class _Run:
 
     def sync(self, commitlog: Path | None) -> SyncResult:
         self._remove_leftovers()
-        recorded = {f["file_name"]: f for f in self.manifest["source"]["files"]}
+        recorded = {f.file_name: f for f in self.manifest.source.files}
         owned = self._owned_parts()
         listed = source_paths(self.source)
         # a damaged file left out is still in the store: not deleted, kept as exported
@@ -634,7 +633,7 @@ class _Run:
                 stem = f"part-r{self.run:06d}-{index:05d}"
                 if state == "grown":
                     assert rec is not None
-                    old = max(int(rec["index_count"]), 1)
+                    old = max(rec.index_count, 1)
                     written = [self._slots_part(m, stem)]
                     drop(p.name, [r for r in owned.get(p.name, []) if r.startswith("slots/")])
                     kept = [r for r in owned.get(p.name, []) if not r.startswith("slots/")]
@@ -662,7 +661,7 @@ class _Run:
                 mapped.close()
         flush()
         deleted = [n for n in recorded if n not in present]
-        newly_deleted = [n for n in deleted if not recorded[n].get("deleted_in_store")]
+        newly_deleted = [n for n in deleted if not recorded[n].deleted_in_store]
         pruned = deleted if self.prune else []
         for name in pruned:
             drop(name, owned.get(name, []))
@@ -679,14 +678,14 @@ class _Run:
         self._files_part(rows, set(pruned))
         # the new manifest
         files_list = []
-        for f in self.manifest["source"]["files"]:
-            name = f["file_name"]
+        for rec in self.manifest.source.files:
+            name = rec.file_name
             if name in pruned:
                 continue
             if name in infos:
                 continue
-            f = dict(f)
-            if name in owned and "parts" not in f:
+            f = rec.to_dict()
+            if name in owned and rec.parts is None:
                 f["parts"] = sorted(owned[name])
             if name not in present:
                 f["deleted_in_store"] = True
@@ -696,22 +695,26 @@ class _Run:
             if isinstance(f.get("parts"), list):
                 f["parts"] = sorted({renamed.get(str(r), str(r)) for r in f["parts"]})
         files_list.sort(key=lambda f: str(f["file_name"]))
-        old_parts = [r for r in self.manifest["parts"] if r["path"] not in self.superseded]
+        old_parts = [
+            r.to_dict() for r in self.manifest.parts or () if r.path not in self.superseded
+        ]
         parts = sorted(old_parts + list(self.new_records.values()), key=lambda r: r["path"])
         parts = self._compact(parts, files_list, paths[-1].name if paths else None)
-        manifest = dict(self.manifest)
-        manifest["source"] = {**self.manifest["source"], "files": files_list}
-        manifest["parts"] = parts
-        tables = dict(manifest["tables"])
+        tables = {t: r.to_dict() for t, r in self.manifest.tables.items()}
         for t in _TABLES:
             if t in tables or t != "messages":
                 n = sum(int(r["rows"]) for r in parts if r["path"].startswith(f"{t}/"))
                 tables[t] = {**tables.get(t, {}), "rows": n}
-        manifest["tables"] = tables
-        manifest["run"] = self.run
-        manifest["updated_at"] = time.time()
-
-        manifest["updated_by"] = f"rmqarrow {__version__} incremental export"
+        # the old record with what this run changed (a key it had keeps its place)
+        manifest = {
+            **self.manifest.to_dict(),
+            "source": {**self.manifest.source.to_dict(), "files": files_list},
+            "parts": parts,
+            "tables": tables,
+            "run": self.run,
+            "updated_at": time.time(),
+            "updated_by": f"rmqarrow {__version__} incremental export",
+        }
         # parts this run wrote and then merged (_compact) no version ever lists: gone now,
         # not left on disk, in no snapshot, until a vacuum
         published = {str(r["path"]) for r in parts}
@@ -755,22 +758,24 @@ class _Run:
         """A part of the dataset (``rel``: its path in the manifest) to read."""
         return self.out / rel
 
-    def _state(self, p: Path, m: MappedIndex, rec: dict[str, Any] | None, count: int) -> str:
+    def _state(self, p: Path, m: MappedIndex, rec: IndexSourceFile | None, count: int) -> str:
         """new / unchanged / grown / reexport for one store file (or refuse it)."""
         if rec is None:
             return "new"
-        old = max(int(rec["index_count"]), 1)
+        old = max(rec.index_count, 1)
         h = m.header[0]
         ident = {
             "begin_timestamp": int(h["begin_timestamp"]),
             "begin_phy_offset": int(h["begin_phy_offset"]),
         }
-        same = old <= 1 or all(rec.get(k, v) == v for k, v in ident.items())
+        had = {"begin_timestamp": rec.begin_timestamp, "begin_phy_offset": rec.begin_phy_offset}
+        # a record without the identity (an older export's) takes the file's
+        same = old <= 1 or all(had[k] in (None, v) for k, v in ident.items())
         if same and count == old:
             # the same entries; a header read torn at the last run (end time written, the
             # count not yet) is put right: its files row and slots rewritten
             digest = hashlib.sha256(m.header.tobytes()).hexdigest()
-            return "unchanged" if digest == rec.get("header_sha256") else "grown"
+            return "unchanged" if digest == rec.header_sha256 else "grown"
         if same and count > old:
             return "grown"
         why = (
@@ -778,7 +783,7 @@ class _Run:
             if same
             else f"begins at timestamp {ident['begin_timestamp']} / offset "
             f"{ident['begin_phy_offset']}, the dataset's copy at "
-            f"{rec.get('begin_timestamp')} / {rec.get('begin_phy_offset')} (replaced)"
+            f"{rec.begin_timestamp} / {rec.begin_phy_offset} (replaced)"
         )
         if not self.reexport:
             raise StoreChangedError(
@@ -911,7 +916,7 @@ class _Run:
         size from newest to oldest, a file keeps a logarithmic number of them, and each
         entry is rewritten a logarithmic number of times.
         """
-        rows = {str(r["path"]): int(r["rows"]) for r in self.manifest["parts"]}
+        rows = {r.path: r.rows for r in self.manifest.parts or ()}
         merged, take = new_rows, []
         for rel in sorted(mine, key=_part_order, reverse=True):
             size = rows.get(rel)
@@ -960,9 +965,7 @@ class _Run:
     def _files_part(self, rows: dict[str, pa.RecordBatch], pruned: set[str]) -> str:
         """The ``files`` table as one new part: the old rows of files neither changed nor
         pruned, and the changed files' new rows; the old parts superseded."""
-        old_rels = [
-            str(r["path"]) for r in self.manifest["parts"] if str(r["path"]).startswith("files/")
-        ]
+        old_rels = [r.path for r in self.manifest.parts or () if r.path.startswith("files/")]
         old = pa.concat_tables(
             [SCHEMAS["files"].empty_table()]
             + [pq.read_table(self._part(rel), schema=SCHEMAS["files"]) for rel in old_rels]
@@ -980,14 +983,12 @@ class _Run:
     def _messages(self, commitlog: Path) -> tuple[int, int]:
         """Append the messages past ``tables.messages.next_offset`` as one new part; drop
         those of deleted CommitLog files when pruning.  The rows written and dropped."""
-        info = self.manifest["tables"].get("messages")
-        msg_rels = [
-            str(r["path"]) for r in self.manifest["parts"] if str(r["path"]).startswith("messages/")
-        ]
-        if info is not None and "next_offset" not in info:
+        info = self.manifest.tables.get("messages")
+        msg_rels = [r.path for r in self.manifest.parts or () if r.path.startswith("messages/")]
+        if info is not None and info.next_offset is None:
             found = _parts_next_offset([self._part(r) for r in msg_rels])
-            info = {**info, "next_offset": found or 0}
-        start = int(info["next_offset"]) if info is not None else 0
+            info = replace(info, next_offset=found or 0)
+        start = 0 if info is None else (info.next_offset or 0)
         files = list_commitlog_files(commitlog)
         first = files[0].start_offset if files else 0
         if start < first and info is not None:
@@ -1011,15 +1012,15 @@ class _Run:
             pruned_rows = self._prune_messages(msg_rels, first)
         if written or pruned_rows or info is None:
             nxt = _parts_next_offset([path]) if n else start
-            self.manifest["tables"] = {
-                **self.manifest["tables"],
-                "messages": {
-                    **(info or {}),
-                    "rows": 0,
-                    "commitlog": str(commitlog.absolute()),
-                    "next_offset": nxt,
-                },
-            }
+            log = str(commitlog.absolute())
+            messages = (
+                TableRows(rows=0, commitlog=log, next_offset=nxt)
+                if info is None
+                else replace(info, rows=0, commitlog=log, next_offset=nxt)
+            )
+            self.manifest = replace(
+                self.manifest, tables={**self.manifest.tables, "messages": messages}
+            )
         return n, pruned_rows
 
     def _prune_messages(self, rels: list[str], first: int) -> int:
@@ -1058,7 +1059,7 @@ class _RemoteRun(_Run):
     def _switch(self, manifest: dict[str, Any]) -> None:
         token = uuid.uuid4().hex[:12]
         fs, root = self.remote.filesystem()
-        old = {str(r["path"]) for r in self.manifest["parts"]}
+        old = {r.path for r in self.manifest.parts or ()}
         renamed: dict[str, str] = {}
         for record in manifest["parts"]:
             rel = str(record["path"])
@@ -1085,7 +1086,7 @@ class _RemoteRun(_Run):
                 f = {**f, "parts": sorted(renamed.get(str(p), str(p)) for p in f["parts"])}
             files.append(f)
         manifest["source"] = {**manifest["source"], "files": files}
-        pinned = int(self.manifest["delta"]["version"])
+        pinned = self.manifest.delta_version
         if not commit_manifest(self.remote, manifest, DELTA_APP, self.run, expect_pin=pinned):
             raise CommitConflictError(
                 f"{self.remote}: another writer committed run {self.run} first; nothing of "

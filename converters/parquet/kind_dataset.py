@@ -80,12 +80,13 @@ def _staged_manifest(
     tmp: Path, fmt: str, write: Callable[[Path], dict[str, Any]]
 ) -> dict[str, Any]:
     """The run ``write`` stages in ``tmp``, and its manifest with the parts listed."""
-    manifest = write(tmp)
-    manifest["parts"] = [
+    written = write(tmp)  # the parts first: their records are read from the files
+    parts = [
         part_record(tmp, p)
         for table in KIND_TABLES[fmt]
         for p in sorted((tmp / table).glob("*.parquet"))
     ]
+    manifest = {**written, "parts": parts}
     crash_point("export:manifest")
     return manifest
 

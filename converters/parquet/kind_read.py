@@ -8,12 +8,14 @@ manifest layout.  Below both the writer (:mod:`.kind_dataset`) and the conversio
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 from rmqarrow.converters.delta.layout import is_delta_dataset
+from rmqarrow.converters.manifests import KindManifest, PartRecord, RocksDBManifest, TieredManifest
 from rmqarrow.converters.parquet.manifest import (
     delta_manifest,
     load_manifest_json,
@@ -37,7 +39,15 @@ from rmqarrow.format.detect import (
     TIERED_DATASET_FORMAT,
 )
 
-__all__ = ["KIND_TABLES", "kind_files", "kind_table", "listed_manifest", "read_kind_manifest"]
+__all__ = [
+    "KIND_TABLES",
+    "checked_kind_manifest",
+    "kind_files",
+    "kind_manifest",
+    "kind_table",
+    "listed_manifest",
+    "read_kind_manifest",
+]
 
 #: Each kind's tables, the pin table first.
 KIND_TABLES = {
@@ -49,16 +59,26 @@ _SCHEMA_VERSIONS = {
     ROCKSDB_DATASET_FORMAT: ROCKSDB_SCHEMA_VERSION,
 }
 _SCHEMAS = {**TIERED_SCHEMAS, **ROCKSDB_SCHEMAS}
+_CLASSES: dict[str, type[KindManifest]] = {
+    TIERED_DATASET_FORMAT: TieredManifest,
+    ROCKSDB_DATASET_FORMAT: RocksDBManifest,
+}
 
 
 def read_kind_manifest(
     dataset: str | os.PathLike[str] | ObjectLocation, fmt: str
 ) -> dict[str, Any]:
+    """The manifest of the ``fmt`` dataset at ``dataset`` as JSON holds it
+    (:func:`kind_manifest` as a dict)."""
+    return kind_manifest(dataset, fmt).to_dict()
+
+
+def kind_manifest(dataset: str | os.PathLike[str] | ObjectLocation, fmt: str) -> KindManifest:
     """The manifest of the ``fmt`` dataset at ``dataset`` (local, or on object storage):
     the one a reader pinned (:func:`~rmqarrow.converters.parquet.manifest.pinned_snapshot`),
     the pinned run's record (Delta), or ``_rmqarrow.json`` (the older layout, local only);
-    checked for its format, schema version and row counts.  :class:`DatasetError` when it
-    is not one."""
+    checked for its format, schema version, every key and row counts.  :class:`DatasetError`
+    when it is not one."""
     root = dataset_location(dataset)
     where = root / MANIFEST_NAME
     manifest: Any = pinned_manifest(root)
@@ -71,29 +91,36 @@ def read_kind_manifest(
                 f"{root}: no Delta table {PIN_TABLES[fmt]}/ here: format is not {fmt!r}"
             )
         manifest = load_manifest_json(root)
-    if not isinstance(manifest, dict) or manifest.get("format") != fmt:
+    return checked_kind_manifest(manifest, fmt, where)
+
+
+def checked_kind_manifest(raw: object, fmt: str, where: object) -> KindManifest:
+    """The ``fmt`` manifest ``raw`` (parsed JSON) typed and checked: its format, schema
+    version, every key, each table's rows.  ``where``: what an error names."""
+    fmt_read = raw.get("format") if isinstance(raw, dict) else None
+    if fmt_read != fmt or fmt not in _CLASSES:
         raise DatasetError(f"{where}: format is not {fmt!r}")
+    manifest = _CLASSES[fmt].from_dict(raw, str(where))
     want = _SCHEMA_VERSIONS[fmt]
-    if manifest.get("schema_version") != want:
+    if manifest.schema_version != want:
         raise DatasetError(
-            f"{where}: schema_version {manifest.get('schema_version')!r}, expected {want!r}; "
+            f"{where}: schema_version {manifest.schema_version!r}, expected {want!r}; "
             "export it again"
         )
-    try:
-        for t in KIND_TABLES[fmt]:
-            int(manifest["tables"][t]["rows"])
-    except (KeyError, TypeError, ValueError) as exc:
-        raise DatasetError(f"{where}: malformed manifest ({exc!r} missing or wrong)") from None
+    for t in KIND_TABLES[fmt]:
+        manifest.rows(t, str(where))
     return manifest
 
 
-def kind_files(dataset: str | os.PathLike[str], table: str, manifest: dict[str, Any]) -> list[Path]:
+def kind_files(
+    dataset: str | os.PathLike[str], table: str, manifest: KindManifest | dict[str, Any]
+) -> list[Path]:
     """The data files of ``table`` as ``manifest`` (:func:`read_kind_manifest`) has them,
     absolute and sorted: what DuckDB, Spark or pyarrow read to get exactly the table."""
     return table_parts(dataset, table, manifest)
 
 
-def kind_table(dataset: str | os.PathLike[str], table: str, manifest: dict[str, Any]) -> pa.Table:
+def kind_table(dataset: str | os.PathLike[str], table: str, manifest: KindManifest) -> pa.Table:
     """``table`` read whole, in its published schema, its rows checked against
     ``manifest``'s count."""
     schema = _SCHEMAS[table]
@@ -110,25 +137,27 @@ def kind_table(dataset: str | os.PathLike[str], table: str, manifest: dict[str, 
             )
         pieces.append(t.cast(schema))
     out = pa.concat_tables(pieces)
-    want = int(manifest["tables"][table]["rows"])
+    want = manifest.rows(table, dataset)
     if out.num_rows != want:
         raise DatasetError(f"{Path(dataset) / table}: {out.num_rows} rows, manifest says {want}")
     return out
 
 
-def listed_manifest(root: Path, manifest: dict[str, Any], fmt: str) -> dict[str, Any]:
+def listed_manifest(root: Path, manifest: KindManifest, fmt: str) -> KindManifest:
     """``manifest`` (the older layout's, which lists no parts) with the parts of its table
     folders listed (:func:`~rmqarrow.converters.parquet.manifest.part_record`), each
     table's rows checked against its count: what a conversion commits, nothing rewritten."""
-    parts = []
+    parts: list[PartRecord] = []
     for table in KIND_TABLES[fmt]:
-        records = [part_record(root, p) for p in kind_files(root, table, manifest)]
-        rows = sum(int(r["rows"]) for r in records)
-        want = int(manifest["tables"][table]["rows"])
+        records = [
+            PartRecord.from_dict(part_record(root, p)) for p in kind_files(root, table, manifest)
+        ]
+        rows = sum(r.rows for r in records)
+        want = manifest.rows(table, root)
         if rows != want:
             raise DatasetError(
                 f"{root / table}: {rows} rows, the manifest says {want}; nothing converted: "
                 "export it again"
             )
         parts += records
-    return {**manifest, "parts": parts}
+    return replace(manifest, parts=tuple(parts))

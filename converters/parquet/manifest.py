@@ -570,7 +570,7 @@ def source_drift(
         reasons.append(f"{name}: {why}")
         identity = _recorded_identity(rec)
         if not identity or _header_identity(current[name]) == identity:
-            missing += max(entries - max(_count(rec) - 1, 0), 0)
+            missing += max(entries - max(rec.index_count - 1, 0), 0)
         else:  # another file under the same name: none of its entries are the dataset's
             missing += entries
     return SourceDrift(str(src), True, added, gone, changed, store_entries, missing, reasons)
@@ -590,11 +590,6 @@ def _recorded_identity(rec: IndexSourceFile) -> dict[str, int]:
     return {k: v for k, v in identity.items() if v is not None}
 
 
-def _count(rec: IndexSourceFile) -> int:
-    """The ``indexCount`` a file record holds (1, no entries, when it holds none)."""
-    return 1 if rec.index_count is None else rec.index_count
-
-
 def _header_entries(raw: bytes) -> int:
     """Entries an index file's header counts (``indexCount`` - 1; 0 for a short one)."""
     if len(raw) < HEADER_SIZE:
@@ -608,7 +603,7 @@ def _header_change(raw: bytes, rec: IndexSourceFile) -> str | None:
         return f"{len(raw)} header bytes"
     count = _header_entries(raw) + 1
     if rec.header_sha256 is None:
-        same = count == max(_count(rec), 1)
+        same = count == max(rec.index_count, 1)
     else:
         same = hashlib.sha256(raw).hexdigest() == rec.header_sha256
     if same:

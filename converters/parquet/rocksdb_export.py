@@ -36,8 +36,8 @@ from rmqarrow.converters.parquet.kind_dataset import export_kind
 from rmqarrow.converters.parquet.kind_read import (
     KIND_TABLES,
     kind_files,
+    kind_manifest,
     kind_table,
-    read_kind_manifest,
 )
 from rmqarrow.converters.schema import (
     ROCKSDB_RECORDS_SCHEMA,
@@ -113,14 +113,14 @@ def export_rocksdb(
 def read_rocksdb_dataset(path: Path) -> RocksDBTables:
     """Both tables of an exported dataset, as its pinned run (or its manifest) has them
     (checked: format, schema version, rows)."""
-    manifest = read_kind_manifest(path, ROCKSDB_DATASET_FORMAT)
+    manifest = kind_manifest(path, ROCKSDB_DATASET_FORMAT)
     return RocksDBTables(*(kind_table(path, t, manifest) for t in ROCKSDB_TABLES))
 
 
 def rocksdb_dataset_files(path: Path) -> tuple[list[Path], pa.Table]:
     """The records table's data files (what an engine reads itself) and the bookkeeping
     table, both of one snapshot of the dataset at ``path``."""
-    manifest = read_kind_manifest(path, ROCKSDB_DATASET_FORMAT)
+    manifest = kind_manifest(path, ROCKSDB_DATASET_FORMAT)
     return (
         kind_files(path, "rocksdb_records", manifest),
         kind_table(path, "rocksdb_bookkeeping", manifest),

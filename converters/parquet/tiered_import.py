@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from rmqarrow.converters.arrow.tiered import TieredTables, file_bytes, tiered_tables
 from rmqarrow.converters.parquet.atomic import move_files_no_replace
-from rmqarrow.converters.parquet.kind_read import kind_table, read_kind_manifest
+from rmqarrow.converters.parquet.kind_read import kind_manifest, kind_table, read_kind_manifest
 from rmqarrow.converters.parquet.tiered_export import TIERED_FORMAT, TIERED_TABLES
 
 from rmqarrow._broker import check_store_writable
@@ -50,7 +50,7 @@ def read_tiered_dataset(dataset_dir: str | os.PathLike[str]) -> tuple[pa.Table, 
     src = Path(dataset_dir)
     if not src.is_dir():
         raise StoreNotFoundError(f"{src}: no such dataset directory")
-    manifest = read_tiered_manifest(src)
+    manifest = kind_manifest(src, TIERED_FORMAT)
     return tuple(kind_table(src, t, manifest) for t in TIERED_TABLES)
 
 

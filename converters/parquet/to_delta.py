@@ -21,18 +21,20 @@ import logging
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from rmqarrow.converters.delta.layout import PIN_TABLE, is_delta_dataset, pin_table_of
+from rmqarrow.converters.manifests import AnyManifest, as_manifest
 from rmqarrow.converters.parquet.atomic import recover
-from rmqarrow.converters.parquet.kind_read import listed_manifest, read_kind_manifest
+from rmqarrow.converters.parquet.kind_read import kind_manifest, listed_manifest
 from rmqarrow.converters.parquet.manifest import (
     MANIFEST_NAME,
     check_parts,
+    dataset_manifest,
     delta_manifest,
     load_manifest_json,
-    read_manifest,
 )
 
 from rmqarrow._crash import crash_point
@@ -67,16 +69,19 @@ _NOT_RECORDED = ("parts", "superseded", "delta", "digests")
 DIGESTS = ("footer_sha256", "sha256")
 
 
-def run_record(manifest: dict[str, Any]) -> dict[str, Any]:
+def run_record(manifest: AnyManifest | dict[str, Any]) -> dict[str, Any]:
     """What a run's pin records of a dataset (its ``source``): the manifest's keys but
     the parts lists, and each part's checksums (``digests``, by path), so a part changed
     in place is refused as in the manifest layout."""
-    record = {k: v for k, v in manifest.items() if k not in _NOT_RECORDED}
-    digests = {
-        str(r["path"]): {k: r[k] for k in DIGESTS if k in r}
-        for r in manifest.get("parts") or []
-        if any(k in r for k in DIGESTS)
-    }
+    typed = as_manifest(manifest)
+    record = {k: v for k, v in typed.to_dict().items() if k not in _NOT_RECORDED}
+    digests = {}
+    for r in typed.parts or ():
+        sums = {
+            k: v for k, v in zip(DIGESTS, (r.footer_sha256, r.sha256), strict=True) if v is not None
+        }
+        if sums:
+            digests[r.path] = sums
     if digests:
         record["digests"] = digests
     return record
@@ -84,7 +89,7 @@ def run_record(manifest: dict[str, Any]) -> dict[str, Any]:
 
 def commit_manifest(
     root: DatasetLocation,
-    manifest: dict[str, Any],
+    manifest: AnyManifest | dict[str, Any],
     app: str,
     version: int | None = None,
     *,
@@ -105,17 +110,18 @@ def commit_manifest(
     from deltalake import DeltaTable
     from rmqarrow.converters.delta.run import TableChange, commit_run
 
-    after = {str(r["path"]) for r in manifest["parts"]}
+    typed = as_manifest(manifest, root)
+    after = {r.path for r in typed.parts or ()}
     if not any(p.startswith(f"{pin_table}/") for p in after):
         raise DatasetError(f"{root}: the manifest lists no part of {pin_table}/; export it again")
     before: set[str] = set()
     next_version = 0
     if DeltaTable.is_deltatable(str(root / pin_table)):
-        pinned = delta_manifest(root, pin_table=pin_table)
-        before = {str(r["path"]) for r in pinned["parts"]}
-        if before == after and run_record(pinned) == run_record(manifest):
+        pinned = as_manifest(delta_manifest(root, pin_table=pin_table), root / pin_table)
+        before = {r.path for r in pinned.parts or ()}
+        if before == after and run_record(pinned) == run_record(typed):
             return False
-        next_version = int(pinned["delta"]["version"]) + 1
+        next_version = (pinned.delta_version or 0) + 1
     changes: dict[str, TableChange] = {}
     for table in sorted({p.split("/", 1)[0] for p in before | after}):
         add = [root / p for p in sorted(after - before) if p.startswith(f"{table}/")]
@@ -127,7 +133,7 @@ def commit_manifest(
         root,
         changes,
         app=(app, run),
-        source=run_record(manifest),
+        source=run_record(typed),
         expect_pin=expect_pin,
         pin_table=pin_table,
     )
@@ -164,20 +170,19 @@ def commit_replacement(
     vacuum, for a kind that has no incremental run);
     names of older versions, still on disk, are never reused.  ``manifest`` is updated
     (run and parts paths)."""
-    pinned = delta_manifest(out, pin_table=pin_table)
-    run = int(pinned.get("run") or 0) + 1
+    run = as_manifest(delta_manifest(out, pin_table=pin_table), out).run_count + 1
+    staged_parts = as_manifest(manifest, staged).parts or ()
     parts = []
-    for record in manifest["parts"]:
-        table, name = str(record["path"]).split("/", 1)
+    for record in staged_parts:
+        table, name = record.path.split("/", 1)
         new = f"{table}/part-r{run:06d}-{name.removeprefix('part-')}"
         (out / table).mkdir(exist_ok=True)
-        os.replace(staged / str(record["path"]), out / new)
-        parts.append({**record, "path": new})
-    for table in {str(r["path"]).split("/", 1)[0] for r in parts}:
+        os.replace(staged / record.path, out / new)
+        parts.append(replace(record, path=new).to_dict())
+    for table in {r.path.split("/", 1)[0] for r in staged_parts}:
         fsync_dir(out / table)
     crash_point("delta:replaced-parts")
-    manifest["run"] = run
-    manifest["parts"] = parts
+    manifest.update(run=run, parts=parts)  # the caller's record: what it returns
     commit_manifest(out, manifest, app, pin_table=pin_table)
 
 
@@ -209,12 +214,11 @@ def convert_to_delta(dataset: str | os.PathLike[str], *, wait: Wait = False) -> 
         fmt = _kind_format(root)
         if fmt is not None:
             # a tiered or RocksDB dataset: its manifest lists no parts, its folders do
-            manifest = listed_manifest(root, read_kind_manifest(root, fmt), fmt)
-            commit_manifest(root, manifest, CONVERT_APP, pin_table=PIN_TABLES[fmt])
+            listed = listed_manifest(root, kind_manifest(root, fmt), fmt)
+            commit_manifest(root, listed, CONVERT_APP, pin_table=PIN_TABLES[fmt])
         else:
-            manifest = read_manifest(root)
-            listed = manifest.get("parts")
-            if not isinstance(listed, list):
+            manifest = dataset_manifest(root)
+            if manifest.parts is None:
                 raise DatasetError(
                     f"{root}: the manifest lists no parts (an older export); export it whole "
                     "again (--overwrite), then convert"

@@ -16,13 +16,14 @@ from typing import TYPE_CHECKING, Any
 import pyarrow.dataset as pads
 
 from rmqarrow._progress import ProgressCallback
+from rmqarrow.converters.manifests import AnyManifest, DatasetManifest
 from rmqarrow.converters.parquet.dataset import open_dataset
 from rmqarrow.converters.parquet.importer import import_dataset
 from rmqarrow.converters.parquet.manifest import (
     MANIFEST_NAME,
     check_parts,
+    dataset_manifest,
     dataset_versions,
-    read_manifest,
     snapshot_point,
     source_drift,
 )
@@ -158,47 +159,45 @@ def _iso_time(value: Any) -> str | None:
         return str(value)
 
 
-def _dataset_info(root: Path, manifest: dict[str, Any]) -> DatasetInfo:
+def _dataset_info(root: Path, manifest: DatasetManifest) -> DatasetInfo:
     """The figures of :class:`DatasetInfo` from one manifest (one snapshot)."""
 
-    listed = manifest.get("parts")
     tables: dict[str, dict[str, int]] = {}
     rank = {t: i for i, t in enumerate(DatasetStore.tables)}
-    recorded = sorted(manifest["tables"].items(), key=lambda kv: rank.get(kv[0], len(rank)))
+    recorded = sorted(manifest.tables.items(), key=lambda kv: rank.get(kv[0], len(rank)))
     for table, record in recorded:
-        if isinstance(listed, list):
-            parts = sum(1 for r in listed if str(r["path"]).split("/", 1)[0] == table)
+        if manifest.parts is not None:
+            parts = sum(1 for r in manifest.parts if r.path.split("/", 1)[0] == table)
         else:  # a manifest written before parts were recorded: the parts readers read
             parts = len(table_parts(root, table, manifest)) if (root / table).is_dir() else 0
-        tables[str(table)] = {"rows": int(record["rows"]), "parts": parts}
-    delta = manifest.get("delta") or {}
+        tables[table] = {"rows": record.rows, "parts": parts}
+    delta = manifest.delta
     files = [
         {
-            "file_name": str(f["file_name"]),
-            "entries": max(int(f.get("index_count", 1)) - 1, 0),
-            "size": f.get("size"),
-            "deleted_in_store": bool(f.get("deleted_in_store", False)),
+            "file_name": f.file_name,
+            "entries": max(f.index_count - 1, 0),
+            "size": f.size,
+            "deleted_in_store": bool(f.deleted_in_store),
         }
-        for f in manifest["source"]["files"]
+        for f in manifest.source.files
     ]
-    updated, created = manifest.get("updated_at"), manifest.get("created_at")
-    messages = manifest["tables"].get("messages") or {}
+    messages = manifest.tables.get("messages")
     return DatasetInfo(
         dataset=root,
-        layout="delta" if delta else "manifest",
-        run=int(manifest.get("run") or 0),
-        delta_version=None if not delta else int(delta["version"]),
-        table_versions={str(t): int(v) for t, v in (delta.get("versions") or {}).items()},
+        layout="manifest" if delta is None else "delta",
+        run=manifest.run_count,
+        delta_version=None if delta is None else delta.version,
+        table_versions={} if delta is None else dict(delta.versions),
         tables=tables,
-        source=str(manifest["source"]["path"]),
+        source=manifest.source.path,
         source_files=files,
-        commitlog=messages.get("commitlog"),
-        writer=manifest.get("writer"),
-        created_at=_iso_time(created),
-        updated_at=_iso_time(updated),
+        commitlog=None if messages is None else messages.commitlog,
+        writer=manifest.writer,
+        created_at=_iso_time(manifest.created_at),
+        updated_at=_iso_time(manifest.updated_at),
         drift=source_drift(root, manifest=manifest),
-        manifest=manifest,
-        versions=iso_versions(dataset_versions(root) if delta else []),
+        manifest=manifest.to_dict(),
+        versions=iso_versions([] if delta is None else dataset_versions(root)),
     )
 
 
@@ -229,9 +228,9 @@ class DatasetStore(PinnedDataset, OffsetQueries):
         super().__init__(target, hash_slot_num, index_num)
         self._pin(as_of)
 
-    def _read_snapshot(self, as_of: object) -> dict[str, Any]:
+    def _read_snapshot(self, as_of: object) -> DatasetManifest:
 
-        return read_manifest(self.path, as_of=snapshot_point(as_of))
+        return dataset_manifest(self.path, as_of=snapshot_point(as_of))
 
     def answers(
         self, queries: Sequence[Any], *, engine: str | None = None, master: str | None = None
@@ -286,10 +285,11 @@ class DatasetStore(PinnedDataset, OffsetQueries):
 
         self._check_open()
         self._check_table(table, None)
+        manifest: AnyManifest
         if as_of is not None:
-            manifest = read_manifest(self.path, as_of=snapshot_point(as_of))
+            manifest = dataset_manifest(self.path, as_of=snapshot_point(as_of))
         else:
-            manifest = self._snapshot or read_manifest(self.path)
+            manifest = self._manifest or dataset_manifest(self.path)
         return table_parts(self.path, table, manifest)
 
     def import_files(
@@ -319,7 +319,7 @@ class DatasetStore(PinnedDataset, OffsetQueries):
         self._check_open()
         try:
             with self._reading():
-                check_parts(self.path, read_manifest(self.path), full=full)
+                check_parts(self.path, dataset_manifest(self.path), full=full)
         except DatasetError as exc:
             return DatasetCheck(self.path, [str(exc)])
         return DatasetCheck(self.path)
@@ -368,7 +368,7 @@ class DatasetStore(PinnedDataset, OffsetQueries):
 
         self._check_open()
         with self._reading():
-            manifest = read_manifest(self.path)
+            manifest = dataset_manifest(self.path)
         try:
             return _dataset_info(self.path.absolute(), manifest)
         except (KeyError, TypeError, ValueError) as exc:  # another writer's odd record

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any, Self
 
 from rmqarrow._paths import ObjectLocation
 from rmqarrow.converters.delta.layout import is_delta_dataset
-from rmqarrow.converters.parquet.kind_read import read_kind_manifest
+from rmqarrow.converters.manifests import AnyManifest, KindManifest
+from rmqarrow.converters.parquet.kind_read import kind_manifest
 from rmqarrow.converters.parquet.manifest import (
     dataset_versions,
     delta_manifest,
@@ -24,7 +25,7 @@ from rmqarrow.format.detect import PIN_TABLES
 __all__ = ["PinnedDataset", "kind_snapshot"]
 
 
-def kind_snapshot(path: Path, fmt: str, as_of: object) -> dict[str, Any]:
+def kind_snapshot(path: Path, fmt: str, as_of: object) -> KindManifest:
     """The manifest of the ``fmt`` dataset at ``path`` as of a version or time of it
     (refused for a dataset in the manifest layout, which keeps no versions)."""
 
@@ -35,7 +36,7 @@ def kind_snapshot(path: Path, fmt: str, as_of: object) -> dict[str, Any]:
         )
     manifest = delta_manifest(path, snapshot_point(as_of), PIN_TABLES[fmt])
     with pinned_snapshot(path, manifest):
-        return read_kind_manifest(path, fmt)  # its format and counts checked
+        return kind_manifest(path, fmt)  # its format, keys and counts checked
 
 
 class PinnedDataset:
@@ -53,22 +54,25 @@ class PinnedDataset:
 
         def _check_open(self) -> None: ...
 
-    def _read_snapshot(self, as_of: object) -> dict[str, Any]:
-        """The manifest of the version or time ``as_of`` (checked: format and counts)."""
+    def _read_snapshot(self, as_of: object) -> AnyManifest:
+        """The manifest of the version or time ``as_of`` (checked: format, keys, counts)."""
         return kind_snapshot(self.path, self.dataset_format, as_of)
 
     def _pin(self, as_of: object) -> None:
         self._tokens: list[contextlib.AbstractContextManager[None]] = []
-        #: the snapshot every verb reads when opened ``as_of`` a version (read once, here)
+        #: the snapshot every verb reads when opened ``as_of`` a version (read once, here),
+        #: and the same as JSON holds it, which every reader of the dataset is pinned to
+        self._manifest: AnyManifest | None = None
         self._snapshot: dict[str, Any] | None = None
         if as_of is not None:
-            self._snapshot = self._read_snapshot(as_of)
+            self._manifest = self._read_snapshot(as_of)
+            self._snapshot = self._manifest.to_dict()
 
     @property
     def version(self) -> int | None:
         """The version this store reads when opened ``as_of`` one (None: each call reads
         the latest)."""
-        return None if self._snapshot is None else int(self._snapshot["delta"]["version"])
+        return None if self._manifest is None else self._manifest.delta_version
 
     def _reading(self) -> contextlib.AbstractContextManager[None]:
         """Where a verb reads: the pinned snapshot, or the latest (read by the verb)."""

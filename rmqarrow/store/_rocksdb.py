@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 
 from rmqarrow._memory import duckdb_settings
 from rmqarrow._progress import ProgressCallback
-from rmqarrow.converters.parquet.kind_read import kind_files, read_kind_manifest
+from rmqarrow.converters.parquet.kind_read import kind_files, kind_manifest
 from rmqarrow.converters.parquet.rocksdb_export import export_rocksdb, rocksdb_source_tables
 from rmqarrow.engines import answer_with_engine
 from rmqarrow.errors import DatasetError, EngineUnavailableError, UsageError
@@ -534,10 +534,10 @@ class RocksDBDatasetStore(PinnedDataset, _RocksDBSurface):
         """Each table's rows against the manifest (the pinned run's, of a Delta dataset)."""
         self._check_open()
         with self._reading():
-            manifest = read_kind_manifest(self.path, ROCKSDB_DATASET_FORMAT)
+            manifest = kind_manifest(self.path, ROCKSDB_DATASET_FORMAT)
             problems = []
             for name in _TABLES:
-                want = manifest["tables"][name]["rows"]
+                want = manifest.rows(name, self.path)
                 try:
                     got = sum(
                         pq.ParquetFile(p).metadata.num_rows
@@ -556,8 +556,8 @@ class RocksDBDatasetStore(PinnedDataset, _RocksDBSurface):
         ``delta``, the versions it pins, and ``versions``, those ``as_of`` takes)."""
         self._check_open()
         with self._reading():
-            manifest = read_kind_manifest(self.path, ROCKSDB_DATASET_FORMAT)
+            manifest = kind_manifest(self.path, ROCKSDB_DATASET_FORMAT)
 
-        if "delta" not in manifest:
-            return manifest
-        return {**manifest, "versions": iso_versions(self.versions())}
+        if manifest.delta is None:
+            return manifest.to_dict()
+        return {**manifest.to_dict(), "versions": iso_versions(self.versions())}
