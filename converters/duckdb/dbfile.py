@@ -36,6 +36,7 @@ from rmqarrow.converters.duckdb.footer_facts import entry_facts
 from rmqarrow.converters.duckdb.lazy import files_rows
 from rmqarrow.converters.duckdb.sql import ENTRY_COLUMNS, entry_owners, file_ranks
 from rmqarrow.converters.duckdb.walk import HASH_MACROS_SQL, LOOKUP_MACROS_SQL
+from rmqarrow.converters.manifests import manifest_of
 from rmqarrow.converters.parquet.manifest import check_parts, trusted
 from rmqarrow.converters.parquet.parts import duckdb_literal, manifest_or_none, table_parts
 
@@ -168,15 +169,16 @@ def save_database(
     root = Path(source.path).absolute()
     target = Path(out).absolute()
     replaced = check_target(target, overwrite=overwrite)
-    manifest = manifest_or_none(root)
+    found = manifest_or_none(root)
+    # another writer's dataset (a format rmqarrow does not write): no manifest to go by
+    manifest = None if found is None else manifest_of(found, root)
     if manifest is not None and not trusted():
         check_parts(root, manifest)
     tables = ["files", "slots", "entries"]
     if (root / "messages").is_dir():
         tables.append("messages")
     parts = {t: [str(p) for p in table_parts(root, t, manifest)] for t in tables}
-    delta = manifest.get("delta") if manifest is not None else None
-    version = int(delta["version"]) if isinstance(delta, dict) else None
+    version = None if manifest is None else manifest.delta_version
     for stale in stale_siblings(target, _TAG):
         _remove_database(stale)
     staged = sibling(target, _TAG)

@@ -739,11 +739,10 @@ def _export(
             extra={
                 "entries_order": list(ENTRIES_ORDER),
                 "parquet": {"row_group_rows": ROW_GROUP_ROWS, **PARQUET_OPTIONS},
+                "parts": part_records(tmp, known),
             },
+            messages=messages,
         )
-        if messages is not None:
-            manifest["tables"]["messages"] = messages
-        manifest["parts"] = part_records(tmp, known)
         crash_point("export:manifest")
         if finish is not None:  # the caller publishes the staged run (object storage)
             finish(tmp, manifest)

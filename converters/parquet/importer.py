@@ -43,13 +43,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as pads
 import pyarrow.parquet as pq
+from rmqarrow.converters.manifests import DatasetManifest
 from rmqarrow.converters.parquet.atomic import (
     atomic_dir,
     place_journaled,
     recover,
     settle_import,
 )
-from rmqarrow.converters.parquet.manifest import check_parts, read_manifest
+from rmqarrow.converters.parquet.manifest import check_parts, dataset_manifest
 from rmqarrow.converters.parquet.parts import FileRows, table_parts
 from rmqarrow.converters.schema import SCHEMAS
 
@@ -98,7 +99,9 @@ class _FileRow:
         return max(self.header["index_count"], 1) - 1
 
 
-def list_parts(dataset_dir: Path, table: str, manifest: dict[str, Any] | None = None) -> list[Path]:
+def list_parts(
+    dataset_dir: Path, table: str, manifest: DatasetManifest | dict[str, Any] | None = None
+) -> list[Path]:
     """The Parquet parts of one table (as ``manifest`` lists them: the one snapshot the
     caller read), each checked to hold the table's exact schema."""
     parts = table_parts(dataset_dir, table, manifest)
@@ -159,7 +162,7 @@ def _safe_name(name: str, where: Path) -> None:
         raise DatasetError(f"{where}: file_name {name!r} is not a safe index file name")
 
 
-def _read_files(dataset_dir: Path, manifest: dict[str, Any]) -> list[_FileRow]:
+def _read_files(dataset_dir: Path, manifest: DatasetManifest) -> list[_FileRow]:
     parts = list_parts(dataset_dir, "files", manifest)
     table = pa.Table.from_batches(list(_batches(parts, "files")), schema=SCHEMAS["files"])
     where = dataset_dir / "files"
@@ -190,7 +193,7 @@ def _read_files(dataset_dir: Path, manifest: dict[str, Any]) -> list[_FileRow]:
                 f"expected 0..{geometry.hash_slot_num}"
             )
         rows[name] = row
-    listed = [f["file_name"] for f in manifest["source"]["files"]]
+    listed = [f.file_name for f in manifest.source.files]
     missing = [n for n in listed if n not in rows]
     if missing:
         raise DatasetError(
@@ -203,11 +206,11 @@ def _read_files(dataset_dir: Path, manifest: dict[str, Any]) -> list[_FileRow]:
 
 
 def _check_counts(
-    dataset_dir: Path, manifest: dict[str, Any], parts: dict[str, list[Path]]
+    dataset_dir: Path, manifest: DatasetManifest, parts: dict[str, list[Path]]
 ) -> None:
     for table, files in parts.items():
         found = sum(pq.ParquetFile(p).metadata.num_rows for p in files)
-        want = int(manifest["tables"][table]["rows"])
+        want = manifest.rows(table, dataset_dir)
         if found != want:
             raise DatasetError(
                 f"{dataset_dir / table}: {found} rows, the manifest says {want}; "
@@ -427,7 +430,7 @@ def import_dataset(
     src = Path(dataset_dir)
     if not src.is_dir():
         raise StoreNotFoundError(f"{src}: no such dataset directory")
-    manifest = read_manifest(src)
+    manifest = dataset_manifest(src)
     if not trust:
         check_parts(src, manifest, full=True)
     files = _read_files(src, manifest)
@@ -465,7 +468,7 @@ def _check_import_place(out_dir: str | os.PathLike[str]) -> None:
 def _import_locked(
     src: Path,
     out: Path,
-    manifest: dict[str, Any],
+    manifest: DatasetManifest,
     files: list[_FileRow],
     parts: dict[str, list[Path]],
     parts_of: Callable[[str], dict[str, list[Path | pa.Table]]],
@@ -492,7 +495,7 @@ def _import_locked(
                 totals["slots"] += s
                 totals["entries"] += e
         for table in ("slots", "entries"):
-            want = int(manifest["tables"][table]["rows"])
+            want = manifest.rows(table, src)
             if totals[table] != want:
                 unknown = _unknown_names(parts[table], table, {f.name for f in files})
                 raise DatasetError(
@@ -502,10 +505,10 @@ def _import_locked(
                     else f"{src / table}: {totals[table]} rows belong to the files, "
                     f"manifest says {want}"
                 )
-        mtimes = {x["file_name"]: x.get("mtime_ns") for x in manifest["source"]["files"]}
+        mtimes = {x.file_name: x.mtime_ns for x in manifest.source.files}
         for f in files:
             mtime = mtimes.get(f.name)
-            if isinstance(mtime, int) and mtime >= 0:  # the source file's, when recorded
+            if mtime is not None and mtime >= 0:  # the source file's, when recorded
                 os.utime(staging / f.name, ns=(mtime, mtime))
 
     try:

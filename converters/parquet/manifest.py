@@ -163,8 +163,13 @@ def new_manifest(
     *,
     writer: str,
     extra: dict[str, Any] | None = None,
+    messages: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """A manifest for a dataset of ``source`` (a store dir or one file)."""
+    """A manifest for a dataset of ``source`` (a store dir or one file); ``messages``: the
+    ``tables`` entry of the messages table, when the dataset holds one."""
+    tables: dict[str, Any] = {t: {"rows": int(rows[t])} for t in ("files", "slots", "entries")}
+    if messages is not None:
+        tables["messages"] = messages
     manifest: dict[str, Any] = {
         "format": FORMAT,
         "layout_version": LAYOUT_VERSION,
@@ -172,7 +177,7 @@ def new_manifest(
         "writer": writer,
         "created_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "source": {"path": str(Path(source).absolute()), "files": files},
-        "tables": {t: {"rows": int(rows[t])} for t in ("files", "slots", "entries")},
+        "tables": tables,
     }
     manifest.update(extra or {})
     return manifest

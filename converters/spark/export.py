@@ -242,6 +242,12 @@ def export_store(
             "slots": sum(int(r["slots"]) for r in results),
             "entries": sum(int(r["entries"]) for r in results),
         }
+        messages = None
+        if commitlog is not None:
+            from rmqarrow.converters.spark.messages_export import write_messages_parts
+
+            messages = write_messages_parts(spark, commitlog, tmp, on_cluster)
+
         manifest = new_manifest(
             source,
             [info for r in results for info in r["infos"]],
@@ -251,14 +257,11 @@ def export_store(
             extra={
                 "entries_order": list(ENTRIES_ORDER),
                 "parquet": {"row_group_rows": ROW_GROUP_ROWS, **PARQUET_OPTIONS},
+                # every reader checks the parts against it
+                "parts": part_records(tmp),
             },
+            messages=messages,
         )
-        if commitlog is not None:
-            from rmqarrow.converters.spark.messages_export import write_messages_parts
-
-            manifest["tables"]["messages"] = write_messages_parts(spark, commitlog, tmp, on_cluster)
-
-        manifest["parts"] = part_records(tmp)  # every reader checks the parts against it
         commit_manifest(tmp, manifest, EXPORT_APP)
 
 

@@ -32,6 +32,7 @@ import pyarrow.parquet as pq
 from rmqarrow._text import print_table
 from rmqarrow.commitlog import CommitLogWriter, Message, index_records
 from rmqarrow.converters.parquet.export import export_store
+from rmqarrow.converters.parquet.manifest import as_dataset_manifest
 from rmqarrow.demo.questions import ask_duckdb, ask_spark
 from rmqarrow.engines import answer_with_engine
 from rmqarrow.errors import InvalidValueError, OutputExistsError
@@ -300,7 +301,7 @@ def _run_demo(
 
         dataset = out / "dataset"
         manifest = export_store(store, dataset, hash_slot_num=hsn, index_num=inum)
-        rows = {k: v["rows"] for k, v in manifest["tables"].items()}
+        rows = {k: v.rows for k, v in as_dataset_manifest(manifest, dataset).tables.items()}
         echo(f"  rmqarrow export {store} {dataset} --hash-slot-num {hsn} --index-num {inum}")
         echo(
             f"  tables: files {rows['files']:,} rows, slots {rows['slots']:,}, "
