@@ -30,11 +30,13 @@ import tempfile
 import uuid
 from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from pyarrow import fs as pafs
 from rmqarrow.converters.delta.layout import LOG_DIR, PIN_TABLE, is_delta_dataset, pin_table_of
+from rmqarrow.converters.manifests import as_manifest
 from rmqarrow.converters.parquet.manifest import delta_manifest, pinned_manifest, snapshot_point
 from rmqarrow.converters.parquet.to_delta import commit_manifest
 
@@ -122,16 +124,16 @@ def local_snapshot(
     if not isinstance(where, ObjectLocation):
         yield where
         return
-    manifest = remote_manifest(where, as_of)
-    versions = {str(t): int(v) for t, v in manifest["delta"]["versions"].items()}
+    manifest = as_manifest(remote_manifest(where, as_of), where)
+    versions = {} if manifest.delta is None else dict(manifest.delta.versions)
     with tempfile.TemporaryDirectory(prefix="rmqarrow-snapshot-") as tmp:
         root = Path(tmp) / where.name
         for table, version in sorted(versions.items()):
             log = where / table / LOG_DIR
             for name in _log_names(log, version):
                 copy_object(log / name, root / table / LOG_DIR / name)
-        for record in manifest["parts"] if parts else []:
-            copy_object(where / str(record["path"]), root / str(record["path"]))
+        for record in manifest.parts or () if parts else ():
+            copy_object(where / record.path, root / record.path)
         yield root
 
 
@@ -215,9 +217,9 @@ def publish_run(
     token = uuid.uuid4().hex[:12]
     fs, root = out.filesystem()
     records = []
-    staged = list(manifest["parts"])
+    staged = as_manifest(manifest, tmp).parts or ()
     for record in staged:
-        local = str(record["path"])
+        local = record.path
         table, _, name = local.partition("/")
         stem, dot, ext = name.rpartition(".")
         remote = f"{table}/{stem}-{token}{dot}{ext}"
@@ -229,12 +231,10 @@ def publish_run(
                 destination_filesystem=fs,
             )
         crash_point("export:uploaded")
-        records.append({**record, "path": remote})
-    manifest["parts"] = records
+        records.append(replace(record, path=remote))
+    manifest["parts"] = [r.to_dict() for r in records]  # the caller's record, as published
     if renamed is not None:
-        renamed(
-            {str(old["path"]): str(new["path"]) for old, new in zip(staged, records, strict=True)}
-        )
+        renamed({old.path: new.path for old, new in zip(staged, records, strict=True)})
     # another export may have pinned a run while this one wrote: without overwrite it
     # is not replaced (a commit that found its run already there committed nothing), nor
     # with it when it is of another kind
@@ -252,7 +252,8 @@ def publish_run(
         # the next run number, as a local replacement takes: an incremental run after
         # it must not take a number an earlier incremental run committed (its commit
         # would be taken for that run's, already landed)
-        manifest["run"] = int(delta_manifest(out, pin_table=pin_table).get("run") or 0) + 1
+        pinned = as_manifest(delta_manifest(out, pin_table=pin_table), out)
+        manifest["run"] = pinned.run_count + 1
     if not commit_manifest(out, manifest, app, pin_table=pin_table):
         raise CommitConflictError(
             f"{out}: another writer committed this run's version first; nothing of this "

@@ -182,7 +182,9 @@ def commit_replacement(
     for table in {r.path.split("/", 1)[0] for r in staged_parts}:
         fsync_dir(out / table)
     crash_point("delta:replaced-parts")
-    manifest.update(run=run, parts=parts)  # the caller's record: what it returns
+    # the caller's record, which it returns: the run and the parts as committed
+    manifest["run"] = run
+    manifest["parts"] = parts
     commit_manifest(out, manifest, app, pin_table=pin_table)
 
 
