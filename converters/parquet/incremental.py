@@ -1060,9 +1060,10 @@ class _RemoteRun(_Run):
         token = uuid.uuid4().hex[:12]
         fs, root = self.remote.filesystem()
         old = {r.path for r in self.manifest.parts or ()}
+        run = as_dataset_manifest(manifest, self.out)
         renamed: dict[str, str] = {}
-        for record in manifest["parts"]:
-            rel = str(record["path"])
+        for record in run.parts or ():
+            rel = record.path
             if rel in old:
                 continue
             table, _, name = rel.partition("/")
@@ -1077,17 +1078,19 @@ class _RemoteRun(_Run):
                 )
             crash_point("incremental:uploaded")
             renamed[rel] = remote
-        manifest["parts"] = [
-            {**r, "path": renamed.get(str(r["path"]), str(r["path"]))} for r in manifest["parts"]
-        ]
-        files = []
-        for f in manifest["source"]["files"]:
-            if isinstance(f.get("parts"), list):
-                f = {**f, "parts": sorted(renamed.get(str(p), str(p)) for p in f["parts"])}
-            files.append(f)
-        manifest["source"] = {**manifest["source"], "files": files}
+        files = tuple(
+            f
+            if f.parts is None
+            else replace(f, parts=tuple(sorted(renamed.get(p, p) for p in f.parts)))
+            for f in run.source.files
+        )
+        run = replace(
+            run,
+            parts=tuple(replace(r, path=renamed.get(r.path, r.path)) for r in run.parts or ()),
+            source=replace(run.source, files=files),
+        )
         pinned = self.manifest.delta_version
-        if not commit_manifest(self.remote, manifest, DELTA_APP, self.run, expect_pin=pinned):
+        if not commit_manifest(self.remote, run, DELTA_APP, self.run, expect_pin=pinned):
             raise CommitConflictError(
                 f"{self.remote}: another writer committed run {self.run} first; nothing of "
                 "this incremental export is read (its parts are left for a vacuum): run it "
