@@ -41,6 +41,7 @@ __all__ = [
     "IndexSourceFile",
     "KindManifest",
     "PartRecord",
+    "PartsListing",
     "RocksDBManifest",
     "RocksDBSource",
     "RunPin",
@@ -429,6 +430,29 @@ class RocksDBManifest(_Manifest):
     bookkeeping: Mapping[str, Any] | None = None
     #: how long the export took
     seconds: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class PartsListing(_Record):
+    """What listing a table's parts needs of a Delta dataset's record that names no
+    format rmqarrow writes (a run another tool, or a test, pinned): the parts, the run,
+    the versions pinned."""
+
+    _what: ClassVar[str] = "run record"
+
+    parts: tuple[PartRecord, ...] | None = None
+    run: int | None = None
+    delta: DeltaInfo | None = None
+
+    @property
+    def run_count(self) -> int:
+        """How many runs updated the dataset since export (0: none)."""
+        return self.run or 0
+
+    @property
+    def delta_version(self) -> int | None:
+        """The pin table's version the record was read at (None: no Delta dataset)."""
+        return None if self.delta is None else self.delta.version
 
 
 #: A tiered or RocksDB dataset's manifest.

@@ -36,7 +36,6 @@ from rmqarrow.converters.duckdb.footer_facts import entry_facts
 from rmqarrow.converters.duckdb.lazy import files_rows
 from rmqarrow.converters.duckdb.sql import ENTRY_COLUMNS, entry_owners, file_ranks
 from rmqarrow.converters.duckdb.walk import HASH_MACROS_SQL, LOOKUP_MACROS_SQL
-from rmqarrow.converters.manifests import manifest_of
 from rmqarrow.converters.parquet.manifest import check_parts, trusted
 from rmqarrow.converters.parquet.parts import duckdb_literal, manifest_or_none, table_parts
 
@@ -169,9 +168,7 @@ def save_database(
     root = Path(source.path).absolute()
     target = Path(out).absolute()
     replaced = check_target(target, overwrite=overwrite)
-    found = manifest_or_none(root)
-    # another writer's dataset (a format rmqarrow does not write): no manifest to go by
-    manifest = None if found is None else manifest_of(found, root)
+    manifest = manifest_or_none(root)
     if manifest is not None and not trusted():
         check_parts(root, manifest)
     tables = ["files", "slots", "entries"]

@@ -62,6 +62,7 @@ from rmqarrow.converters.manifests import (
     AnyManifest,
     DatasetManifest,
     IndexSourceFile,
+    PartsListing,
     manifest_of,
 )
 from rmqarrow.converters.parquet.parts import table_parts
@@ -202,7 +203,9 @@ def _footer_digest(path: Path, size: int) -> str:
         return hashlib.sha256(fh.read(length) + tail).hexdigest()
 
 
-def _data_parts(dataset_dir: Path, manifest: AnyManifest | None = None) -> list[Path]:
+def _data_parts(
+    dataset_dir: Path, manifest: AnyManifest | PartsListing | None = None
+) -> list[Path]:
     """Every data part (absolute paths), listed by ``manifest`` when given."""
     out: list[Path] = []
     for table in _TABLE_DIRS:
@@ -258,7 +261,7 @@ def _whole_digests(parts: dict[str, Path]) -> dict[str, str | OSError]:
 
 def check_parts(
     dataset_dir: str | os.PathLike[str],
-    manifest: AnyManifest | dict[str, Any] | None = None,
+    manifest: AnyManifest | PartsListing | dict[str, Any] | None = None,
     *,
     full: bool = False,
 ) -> None:
@@ -271,7 +274,7 @@ def check_parts(
     replaced and not yet deleted) are no part of the dataset and not counted
     (:func:`rmqarrow.converters.parquet.parts.not_committed`)."""
     root = Path(dataset_dir).absolute()
-    typed: AnyManifest | None
+    typed: AnyManifest | PartsListing | None
     if manifest is None:
         if not (root / MANIFEST_NAME).exists() and not is_delta_dataset(root):
             return  # another writer's dataset: no manifest to check against

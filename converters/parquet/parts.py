@@ -33,8 +33,7 @@ from rmqarrow.converters.delta.layout import is_delta_dataset
 from rmqarrow.converters.manifests import (
     AnyManifest,
     DatasetManifest,
-    RocksDBManifest,
-    TieredManifest,
+    PartsListing,
     manifest_of,
 )
 from rmqarrow.converters.parquet.snapshot import delta_manifest, pinned_manifest, trusted
@@ -67,7 +66,7 @@ def _is_data(path: Path, table_dir: Path) -> bool:
 def table_parts(
     dataset_dir: str | os.PathLike[str],
     table: str,
-    manifest: AnyManifest | dict[str, Any] | None = None,
+    manifest: AnyManifest | PartsListing | dict[str, Any] | None = None,
 ) -> list[Path]:
     """Sorted data files of ``table`` (absolute paths: a view made of them still reads
     them after the process changes directory); :class:`DatasetError` when the table has
@@ -85,7 +84,7 @@ def table_parts(
             f"{directory}: missing; a dataset has the directories files/, slots/ and entries/"
         )
     try:
-        typed = _typed(root, manifest_or_none(root) if manifest is None else manifest)
+        typed = manifest_or_none(root) if manifest is None else _typed(root, manifest)
         if typed is not None and typed.delta is not None:
             parts = _committed(root, table, typed)
             gone = [p for p in parts if not p.exists()]
@@ -114,40 +113,45 @@ def table_parts(
     return parts
 
 
-def _typed(root: Path, manifest: AnyManifest | dict[str, Any] | None) -> AnyManifest | None:
+def _typed(
+    root: Path, manifest: AnyManifest | PartsListing | dict[str, Any] | None
+) -> AnyManifest | PartsListing | None:
     """``manifest`` typed (None: none, or another writer's, whose format rmqarrow does not
-    write: its folders are listed as they are); a malformed one of rmqarrow's formats is
-    a :class:`DatasetError`."""
-    if manifest is None or isinstance(manifest, DatasetManifest | TieredManifest | RocksDBManifest):
+    write: its folders are listed as they are, unless it is a Delta dataset's record,
+    whose pinned parts are listed); a malformed one is a :class:`DatasetError`."""
+    if not isinstance(manifest, dict):
         return manifest
-    return manifest_of(manifest, root / _MANIFEST)
+    typed = manifest_of(manifest, root / _MANIFEST)
+    if typed is None and "delta" in manifest:
+        return PartsListing.from_dict(manifest, root)
+    return typed
 
 
-def _committed(root: Path, table: str, manifest: AnyManifest) -> list[Path]:
+def _committed(root: Path, table: str, manifest: AnyManifest | PartsListing) -> list[Path]:
     """The parts of ``table`` a Delta dataset's manifest lists: its pinned version's
     files (its folder also holds files removed by later versions, and a killed run's)."""
     prefix = f"{table}/"
     return sorted(root / r.path for r in manifest.parts or () if r.path.startswith(prefix))
 
 
-def manifest_or_none(root: Path) -> dict[str, Any] | None:
-    """The manifest (read before the directory is listed: a part committed after this
-    read is then one the listing leaves out), or None when there is none usable.  A
+def manifest_or_none(root: Path) -> AnyManifest | PartsListing | None:
+    """The manifest, typed (read before the directory is listed: a part committed after
+    this read is then one the listing leaves out), or None when there is none usable.  A
     Delta dataset's is its pinned snapshot's, and must be readable: listing its folders
     instead would count removed parts."""
     pinned = pinned_manifest(root)
     if pinned is not None:  # a reader's pinned snapshot (an older version)
-        return pinned
+        return _typed(root, pinned)
     if is_delta_dataset(root):
-        return delta_manifest(root)
+        return _typed(root, delta_manifest(root))
     try:
         manifest = json.loads((root / _MANIFEST).read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError):
         return None
-    return manifest if isinstance(manifest, dict) else None
+    return _typed(root, manifest) if isinstance(manifest, dict) else None
 
 
-def not_committed(manifest: AnyManifest, rel_paths: list[str]) -> set[str]:
+def not_committed(manifest: AnyManifest | PartsListing, rel_paths: list[str]) -> set[str]:
     """Those of ``rel_paths`` (dataset-relative, "/"-separated) that ``manifest`` does not
     list and knows to be no part of it: written by a later (running or killed)
     incremental run, or superseded by its own run and not yet deleted."""
