@@ -63,9 +63,8 @@ from rmqarrow.converters.manifests import (
     DatasetManifest,
     IndexSourceFile,
     PartsListing,
-    manifest_of,
 )
-from rmqarrow.converters.parquet.parts import table_parts
+from rmqarrow.converters.parquet.parts import table_parts, typed_manifest
 from rmqarrow.converters.parquet.snapshot import (
     TRUST_ENV,
     dataset_versions,
@@ -279,13 +278,9 @@ def check_parts(
         if not (root / MANIFEST_NAME).exists() and not is_delta_dataset(root):
             return  # another writer's dataset: no manifest to check against
         typed = dataset_manifest(root)
-    elif isinstance(manifest, dict):
-        typed = manifest_of(manifest, root / MANIFEST_NAME)
-        if typed is None:
-            raise DatasetError(f"{root / MANIFEST_NAME}: format is not {FORMAT!r}")
     else:
-        typed = manifest
-    if typed.parts is None:
+        typed = typed_manifest(root, manifest)
+    if typed is None or typed.parts is None:
         return
     want = {r.path: r for r in typed.parts}
     # the parts as this manifest sees them: one snapshot, whatever a writer switches

@@ -50,6 +50,7 @@ __all__ = [
     "single_file_name",
     "split_by_file",
     "table_parts",
+    "typed_manifest",
 ]
 
 #: Name of a part written by incremental run N: ``part-rNNNNNN-...parquet``.
@@ -84,7 +85,7 @@ def table_parts(
             f"{directory}: missing; a dataset has the directories files/, slots/ and entries/"
         )
     try:
-        typed = manifest_or_none(root) if manifest is None else _typed(root, manifest)
+        typed = manifest_or_none(root) if manifest is None else typed_manifest(root, manifest)
         if typed is not None and typed.delta is not None:
             parts = _committed(root, table, typed)
             gone = [p for p in parts if not p.exists()]
@@ -113,7 +114,7 @@ def table_parts(
     return parts
 
 
-def _typed(
+def typed_manifest(
     root: Path, manifest: AnyManifest | PartsListing | dict[str, Any] | None
 ) -> AnyManifest | PartsListing | None:
     """``manifest`` typed (None: none, or another writer's, whose format rmqarrow does not
@@ -141,14 +142,14 @@ def manifest_or_none(root: Path) -> AnyManifest | PartsListing | None:
     instead would count removed parts."""
     pinned = pinned_manifest(root)
     if pinned is not None:  # a reader's pinned snapshot (an older version)
-        return _typed(root, pinned)
+        return typed_manifest(root, pinned)
     if is_delta_dataset(root):
-        return _typed(root, delta_manifest(root))
+        return typed_manifest(root, delta_manifest(root))
     try:
         manifest = json.loads((root / _MANIFEST).read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError):
         return None
-    return _typed(root, manifest) if isinstance(manifest, dict) else None
+    return typed_manifest(root, manifest) if isinstance(manifest, dict) else None
 
 
 def not_committed(manifest: AnyManifest | PartsListing, rel_paths: list[str]) -> set[str]:
