@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 from rmqarrow._lazy import lazy_attributes
 from rmqarrow._version import __version__
+from rmqarrow._vocab import Engine, Format, Kind, Verb, Writer
 from rmqarrow.errors import (
     ClosedIndexError,
     CommitLogError,
@@ -100,14 +101,17 @@ __all__ = [
     "CommitLogError",
     "CorruptIndexError",
     "DatasetError",
+    "Engine",
     "EngineError",
     "EngineUnavailableError",
+    "Format",
     "Geometry",
     "GeometryError",
     "IndexFile",
     "IndexService",
     "InvalidKeyError",
     "InvalidValueError",
+    "Kind",
     "MessageRecord",
     "OutputExistsError",
     "Query",
@@ -119,6 +123,8 @@ __all__ = [
     "StoreNotFoundError",
     "UnsupportedOperationError",
     "UsageError",
+    "Verb",
+    "Writer",
     "__version__",
     "answer_queries",
     "build",

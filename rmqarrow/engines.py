@@ -20,6 +20,7 @@ from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from rmqarrow._vocab import Engine, Format
 from rmqarrow.errors import EngineUnavailableError, UsageError
 from rmqarrow.format.hashing import check_query_key
 from rmqarrow.format.queries import Query, as_queries
@@ -33,6 +34,8 @@ __all__ = [
     "ENGINES",
     "FORMATS",
     "SNAPSHOT_ENGINES",
+    "Engine",
+    "Format",
     "IndexEngine",
     "RocksDBEngine",
     "TieredEngine",
@@ -41,8 +44,8 @@ __all__ = [
     "parse_engines",
 ]
 
-FORMATS = ("index", "tiered", "rocksdb")
-ENGINES = ("native", "duckdb", "spark")
+FORMATS = tuple(Format)
+ENGINES = tuple(Engine)
 
 #: (format, engine) -> "module:function" following that format's engine contract
 _REGISTRY: dict[tuple[str, str], str] = {

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow.dataset as pads
 
 from rmqarrow._progress import ProgressCallback
+from rmqarrow._vocab import Format, Verb
 from rmqarrow.converters.parquet.dataset import open_dataset
 from rmqarrow.converters.parquet.importer import import_dataset
 from rmqarrow.converters.parquet.manifest import (
@@ -215,7 +216,24 @@ def _sql_engine(engine: str | None) -> str:
 class DatasetStore(PinnedDataset, OffsetQueries):
     """An exported dataset of ``IndexFile`` s (``files``, ``slots``, ``entries``)."""
 
-    format = "index"
+    verbs = frozenset(
+        {
+            Verb.QUERY,
+            Verb.QUERY_MANY,
+            Verb.SCAN,
+            Verb.TO_DUCKDB,
+            Verb.TO_SPARK,
+            Verb.IMPORT_FILES,
+            Verb.CHECK,
+            Verb.INFO,
+            Verb.STATS,
+            Verb.VERSIONS,
+            Verb.CONVERT_TO_DELTA,
+            Verb.VACUUM,
+        }
+    )
+
+    format = Format.INDEX
     tables = ("files", "slots", "entries", "messages")
 
     def __init__(
@@ -382,7 +400,20 @@ class TieredDatasetStore(PinnedDataset, ItemQueries):
     """An exported dataset of tiered files (``tiered_files``, ``tiered_slots``,
     ``tiered_items``); opened ``as_of`` a version, every verb reads that one."""
 
-    format = "tiered"
+    verbs = frozenset(
+        {
+            Verb.QUERY,
+            Verb.QUERY_MANY,
+            Verb.SCAN,
+            Verb.IMPORT_FILES,
+            Verb.INFO,
+            Verb.VERSIONS,
+            Verb.CONVERT_TO_DELTA,
+            Verb.VACUUM,
+        }
+    )
+
+    format = Format.TIERED
     tables = ("tiered_files", "tiered_slots", "tiered_items")
     dataset_format = TIERED_DATASET_FORMAT
 

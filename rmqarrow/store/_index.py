@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from rmqarrow._paths import is_uri
 from rmqarrow._progress import ProgressCallback
+from rmqarrow._vocab import Format, Verb
 from rmqarrow.commitlog import mode_for, resolve
 from rmqarrow.converters.arrow.scan import store_scanner
 from rmqarrow.converters.parquet.export import export_store
@@ -201,7 +202,24 @@ class IndexStore(OffsetQueries):
     """RocketMQ ``IndexFile`` s, read-only: lookups skip damaged files (logged) unless
     ``strict``, as ``rmqarrow query`` does."""
 
-    format = "index"
+    verbs = frozenset(
+        {
+            Verb.QUERY,
+            Verb.QUERY_MANY,
+            Verb.SCAN,
+            Verb.TO_DUCKDB,
+            Verb.TO_SPARK,
+            Verb.EXPORT,
+            Verb.SYNC,
+            Verb.FOLLOW,
+            Verb.CHECK,
+            Verb.INFO,
+            Verb.STATS,
+            Verb.VERIFY,
+        }
+    )
+
+    format = Format.INDEX
     tables = ("files", "slots", "entries")
 
     def __init__(

@@ -16,6 +16,7 @@ import pyarrow.parquet as pq
 
 from rmqarrow._memory import duckdb_settings
 from rmqarrow._progress import ProgressCallback
+from rmqarrow._vocab import Format, Verb
 from rmqarrow.converters.parquet.kind_read import kind_files, read_kind_manifest
 from rmqarrow.converters.parquet.rocksdb_export import export_rocksdb, rocksdb_source_tables
 from rmqarrow.engines import answer_with_engine
@@ -109,7 +110,7 @@ def _result_rows(qs: list[RocksDBQuery], answers: Sequence[QueryOffsetResult | N
 class _RocksDBSurface(Store):
     """What the database and its dataset share: queries with RocketMQ's answers."""
 
-    format = "rocksdb"
+    format = Format.ROCKSDB
     tables = _TABLES
 
     def __init__(
@@ -234,7 +235,7 @@ class _RocksDBSurface(Store):
                 )
         return out
 
-    def verify(
+    def verify(  # type: ignore[override]  # its own parameters until verify is one verb
         self,
         *,
         engines: Sequence[str] = ("native", "duckdb", "spark"),
@@ -395,6 +396,21 @@ class RocksDBStore(_RocksDBSurface):
     """The database, read-only through a shadow (the broker's directory is never written,
     locked or renamed, also while the broker runs)."""
 
+    verbs = frozenset(
+        {
+            Verb.QUERY,
+            Verb.QUERY_MANY,
+            Verb.SCAN,
+            Verb.TO_DUCKDB,
+            Verb.TO_SPARK,
+            Verb.EXPORT,
+            Verb.CHECK,
+            Verb.INFO,
+            Verb.STATS,
+            Verb.VERIFY,
+        }
+    )
+
     @property
     def db_path(self) -> Path:
         """The database directory (a broker root's ``rocksdbstore/``)."""
@@ -492,6 +508,23 @@ class RocksDBStore(_RocksDBSurface):
 class RocksDBDatasetStore(PinnedDataset, _RocksDBSurface):
     """An exported dataset of a RocksDB index: lookups in SQL (DuckDB unless Spark); opened
     ``as_of`` a version, every verb reads that one."""
+
+    verbs = frozenset(
+        {
+            Verb.QUERY,
+            Verb.QUERY_MANY,
+            Verb.SCAN,
+            Verb.TO_DUCKDB,
+            Verb.TO_SPARK,
+            Verb.CHECK,
+            Verb.INFO,
+            Verb.STATS,
+            Verb.VERIFY,
+            Verb.VERSIONS,
+            Verb.CONVERT_TO_DELTA,
+            Verb.VACUUM,
+        }
+    )
 
     dataset_format = ROCKSDB_DATASET_FORMAT
 
