@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from rmqarrow.store._base import Store
 from rmqarrow.store._build import build
+from rmqarrow.store._capabilities import Capability, capabilities
 from rmqarrow.store._dataset import DatasetCheck, DatasetInfo, DatasetStore, TieredDatasetStore
 from rmqarrow.store._index import IndexStore, StoreCheck, StoreInfo
 from rmqarrow.store._open import open_store
@@ -20,6 +21,7 @@ from rmqarrow.store._stats import StatsReport
 from rmqarrow.store._tiered import TieredStore
 
 __all__ = [
+    "Capability",
     "DatasetCheck",
     "DatasetInfo",
     "DatasetStore",
@@ -34,5 +36,6 @@ __all__ = [
     "TieredDatasetStore",
     "TieredStore",
     "build",
+    "capabilities",
     "open_store",
 ]

@@ -11,7 +11,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 import pyarrow.dataset as pads
 
@@ -38,6 +38,7 @@ from rmqarrow.errors import DatasetError, UsageError
 from rmqarrow.format.detect import TIERED_DATASET_FORMAT, require_commitlog
 from rmqarrow.format.queries import note_spaced_keys
 from rmqarrow.format.times import format_time
+from rmqarrow.store._base import OpenOptions
 from rmqarrow.store._kind import PinnedDataset
 from rmqarrow.store._queries import ItemQueries, OffsetQueries, as_queries
 from rmqarrow.store._stats import StatsReport, StatsSource, index_stats
@@ -236,6 +237,12 @@ class DatasetStore(PinnedDataset, OffsetQueries):
     format = Format.INDEX
     tables = ("files", "slots", "entries", "messages")
 
+    @classmethod
+    def opened(cls, target: Target, options: OpenOptions) -> Self:
+        """The dataset at ``target``, pinned ``as_of`` when given (it states its own
+        geometry)."""
+        return cls(target, None, None, as_of=options.as_of)
+
     def __init__(
         self,
         target: Target,
@@ -416,6 +423,12 @@ class TieredDatasetStore(PinnedDataset, ItemQueries):
     format = Format.TIERED
     tables = ("tiered_files", "tiered_slots", "tiered_items")
     dataset_format = TIERED_DATASET_FORMAT
+
+    @classmethod
+    def opened(cls, target: Target, options: OpenOptions) -> Self:
+        """The dataset at ``target``, pinned ``as_of`` when given (it states its own
+        geometry)."""
+        return cls(target, None, None, as_of=options.as_of)
 
     def __init__(
         self,

@@ -8,7 +8,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 import pyarrow as pa
 import pyarrow.dataset as pads
@@ -34,7 +34,7 @@ from rmqarrow.rocksdb import (
     RocksDBQuery,
     check_rocksdb,
 )
-from rmqarrow.store._base import DEFAULT_MAX_NUM, Store, check_max_num
+from rmqarrow.store._base import DEFAULT_MAX_NUM, OpenOptions, Store, check_max_num
 from rmqarrow.store._dataset import DatasetCheck, iso_versions
 from rmqarrow.store._kind import PinnedDataset
 
@@ -411,6 +411,11 @@ class RocksDBStore(_RocksDBSurface):
         }
     )
 
+    @classmethod
+    def opened(cls, target: Target, options: OpenOptions) -> Self:
+        """The RocksDB index ``target`` holds (a RocksDB directory or a broker root's)."""
+        return cls(target, **options.rocksdb)
+
     @property
     def db_path(self) -> Path:
         """The database directory (a broker root's ``rocksdbstore/``)."""
@@ -527,6 +532,11 @@ class RocksDBDatasetStore(PinnedDataset, _RocksDBSurface):
     )
 
     dataset_format = ROCKSDB_DATASET_FORMAT
+
+    @classmethod
+    def opened(cls, target: Target, options: OpenOptions) -> Self:
+        """The exported RocksDB index at ``target``, pinned ``as_of`` when given."""
+        return cls(target, **options.rocksdb, as_of=options.as_of)
 
     def __init__(
         self,
