@@ -4,15 +4,19 @@ front door, engines and capability matrix as RocketMQ's own formats."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
+import jsonschema
 import pytest
+from cli_run import run
 from toy_format import PLUGIN
 from toy_format.layout import write
 
 import rmqarrow
 from rmqarrow import FormatPlugin, Kind, Source, Verb
+from rmqarrow.cli._schemas import command_schema
 from rmqarrow.engines import answer_with_engine
 from rmqarrow.errors import UnsupportedOperationError, UsageError
 from rmqarrow.store import capabilities
@@ -101,3 +105,16 @@ def test_a_clashing_or_builtin_registration_is_refused() -> None:
     with pytest.raises(UsageError, match="expected 'module:attribute'"):
         FormatPlugin("bad", "x", native={"bad_file": "no_colon"})
     assert [p.name for p in rmqarrow.format_plugins()] == ["index", "tiered", "rocksdb"]
+
+
+@pytest.mark.usefixtures("toy")
+def test_the_formats_command_lists_it(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run(capsys, "formats", "--json")
+    assert status == 0
+    doc = json.loads(out)
+    jsonschema.validate(doc, command_schema("formats"))
+    assert [(r["format"], r["source"]) for r in doc["formats"]][-1] == ("toy", "native")
+    status, out, _ = run(capsys, "formats")
+    assert status == 0
+    assert "toy      native   toy_file" in out
+    assert "  toy native       query scan info" in out
