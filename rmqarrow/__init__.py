@@ -24,8 +24,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from rmqarrow._formats import FormatPlugin, format_plugins, register_format, unregister_format
 from rmqarrow._lazy import lazy_attributes
 from rmqarrow._version import __version__
+from rmqarrow._vocab import Engine, Format, Kind, Source, Verb, Writer
 from rmqarrow.errors import (
     ClosedIndexError,
     CommitLogError,
@@ -100,30 +102,40 @@ __all__ = [
     "CommitLogError",
     "CorruptIndexError",
     "DatasetError",
+    "Engine",
     "EngineError",
     "EngineUnavailableError",
+    "Format",
+    "FormatPlugin",
     "Geometry",
     "GeometryError",
     "IndexFile",
     "IndexService",
     "InvalidKeyError",
     "InvalidValueError",
+    "Kind",
     "MessageRecord",
     "OutputExistsError",
     "Query",
     "QueryOffsetResult",
     "ReadOnlyIndexError",
     "RmqArrowError",
+    "Source",
     "Store",
     "StoreCheckpoint",
     "StoreNotFoundError",
     "UnsupportedOperationError",
     "UsageError",
+    "Verb",
+    "Writer",
     "__version__",
     "answer_queries",
     "build",
+    "format_plugins",
     "index_key_hash",
     "index_key_hashes",
     "java_string_hash",
     "open",
+    "register_format",
+    "unregister_format",
 ]

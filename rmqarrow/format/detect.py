@@ -32,8 +32,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from rmqarrow._formats import known_kinds, plugin_for_kind, sniff
 from rmqarrow._paths import local_path
 from rmqarrow._store_folders import ROCKSDB_DIR_NAMES
+from rmqarrow._vocab import DATASET_KINDS, INDEX_KINDS, Format, Kind
 from rmqarrow.errors import DatasetError, StoreNotFoundError, UsageError
 from rmqarrow.format import tiered_layout as tl
 from rmqarrow.format.layout import DEFAULT_HASH_SLOT_NUM, HEADER_SIZE, Geometry
@@ -57,21 +59,7 @@ __all__ = [
     "require_index_store",
 ]
 
-KINDS = (
-    "index_file",
-    "index_dir",
-    "broker_root",
-    "commitlog_dir",
-    "dataset",
-    "tiered",
-    "tiered_dataset",
-    "rocksdb",
-    "rocksdb_dataset",
-    "empty_dir",
-    "other_file",
-    "other_dir",
-    "missing",
-)
+KINDS = tuple(Kind)
 
 _log = logging.getLogger(__name__)
 
@@ -87,8 +75,6 @@ MANIFEST_NAME = "_rmqarrow.json"
 TIERED_DATASET_FORMAT = "rmqarrow-tiered-dataset"
 #: The format an exported RocksDB-index dataset's manifest states.
 ROCKSDB_DATASET_FORMAT = "rmqarrow-rocksdb-dataset"
-#: The kinds that are datasets rmqarrow exported (of each index format).
-DATASET_KINDS = ("dataset", "tiered_dataset", "rocksdb_dataset")
 #: Each dataset format's pin table: a Delta table whose commit finishes a run and pins
 #: the versions of the others (:mod:`rmqarrow.converters.delta.run`).
 PIN_TABLES = {
@@ -97,15 +83,15 @@ PIN_TABLES = {
     ROCKSDB_DATASET_FORMAT: "rocksdb_records",
 }
 #: Formats of the kinds: which family of readers and engines a path belongs to.
-_FORMATS = {
-    "index_file": "index",
-    "index_dir": "index",
-    "broker_root": "index",
-    "dataset": "index",
-    "tiered": "tiered",
-    "tiered_dataset": "tiered",
-    "rocksdb": "rocksdb",
-    "rocksdb_dataset": "rocksdb",
+_FORMATS: dict[str, Format] = {
+    Kind.INDEX_FILE: Format.INDEX,
+    Kind.INDEX_DIR: Format.INDEX,
+    Kind.BROKER_ROOT: Format.INDEX,
+    Kind.DATASET: Format.INDEX,
+    Kind.TIERED: Format.TIERED,
+    Kind.TIERED_DATASET: Format.TIERED,
+    Kind.ROCKSDB: Format.ROCKSDB,
+    Kind.ROCKSDB_DATASET: Format.ROCKSDB,
 }
 
 
@@ -113,7 +99,7 @@ _FORMATS = {
 class Target:
     """A detected path: its kind, and for a broker root the parts inside it."""
 
-    kind: str
+    kind: str  # a Kind, or the kind a registered format adds
     path: Path
     index_dir: Path | None = None  # the index directory to read (broker root or index dir)
     commitlog_dir: Path | None = None  # the CommitLog directory (broker root or itself)
@@ -121,10 +107,18 @@ class Target:
     form: TieredForm | None = None  # for kind "tiered": which file form, or which folder
     rocksdb_dir: Path | None = None  # the RocksDB index database (kind rocksdb, broker root)
 
+    def __post_init__(self) -> None:
+        # text from a caller (a kind's name) becomes the member, and an unknown one fails here
+        if self.kind not in Kind.__members__.values():
+            if self.kind not in set(known_kinds()):
+                raise ValueError(f"{self.kind!r} is not a kind of path any format reads")
+            return  # a kind a registered format adds: its own name
+        object.__setattr__(self, "kind", Kind(self.kind))
+
     @property
     def is_index(self) -> bool:
         """Native index files (one, a directory of them, or a broker root's ``index/``)."""
-        return self.kind in ("index_file", "index_dir", "broker_root")
+        return self.kind in INDEX_KINDS
 
     @property
     def is_dataset(self) -> bool:
@@ -135,7 +129,11 @@ class Target:
     def format(self) -> str | None:
         """``"index"`` (RocketMQ's IndexFile), ``"tiered"`` (RIP-65), ``"rocksdb"`` (RIP-82),
         or None for the rest."""
-        return _FORMATS.get(self.kind)
+        known = _FORMATS.get(self.kind)
+        if known is not None:
+            return known
+        plugin = plugin_for_kind(self.kind)
+        return None if plugin is None else plugin.name
 
     @property
     def index_path(self) -> Path:
@@ -169,45 +167,45 @@ def _tiered_form(head: bytes, size: int) -> TieredForm | None:
     return "compacted" if tl.compacted_slot_num(head, size) is not None else "unsealed"
 
 
-def _file_kind(p: Path) -> tuple[str, str, TieredForm | None]:
+def _file_kind(p: Path) -> tuple[Kind, str, TieredForm | None]:
     """``index_file``, ``tiered`` or ``other_file`` for a regular file, from its bytes."""
     try:
         size = p.stat().st_size
         with open(p, "rb") as fh:
             head = fh.read(max(HEADER_SIZE, tl.HEADER_SIZE + tl.SLOT_SIZE))
     except OSError as exc:
-        return "other_file", f"unreadable ({exc.strerror or exc})", None
+        return Kind.OTHER_FILE, f"unreadable ({exc.strerror or exc})", None
     form = _tiered_form(head, size)
     if form is not None:
-        return "tiered", f"a tiered IndexStoreFile ({form})", form
+        return Kind.TIERED, f"a tiered IndexStoreFile ({form})", form
     kind, detail = _classic_file_kind(p, head[:HEADER_SIZE], size)
     return kind, detail, None
 
 
-def _classic_file_kind(p: Path, head: bytes, size: int) -> tuple[str, str]:
+def _classic_file_kind(p: Path, head: bytes, size: int) -> tuple[Kind, str]:
     """``index_file`` or ``other_file`` for a file that is not tiered."""
     if size < HEADER_SIZE:
         if _is_index_name(p.name):  # a crash can cut an index file this short
-            return "index_file", f"named like an index file, {size} bytes"
-        return "other_file", f"{size} bytes, shorter than an index file header"
+            return Kind.INDEX_FILE, f"named like an index file, {size} bytes"
+        return Kind.OTHER_FILE, f"{size} bytes, shorter than an index file header"
     if head[:4] == b"PAR1":
-        return "other_file", "a Parquet file"
+        return Kind.OTHER_FILE, "a Parquet file"
     if _is_commitlog_name(p.name):
-        return "other_file", "a CommitLog file (its directory is the broker's store/commitlog)"
+        return Kind.OTHER_FILE, "a CommitLog file (its directory is the broker's store/commitlog)"
     if b"\0" not in head:  # an index header (big-endian ms times, offsets) holds zero bytes
         try:
             head.decode("utf-8")
-            return "other_file", "a text file"
+            return Kind.OTHER_FILE, "a text file"
         except UnicodeDecodeError:
             pass
     if _is_index_name(p.name):
-        return "index_file", "named like an index file"
+        return Kind.INDEX_FILE, "named like an index file"
     sized = size == Geometry().file_size or Geometry.for_size_default_ratio(size) is not None
     # by size alone only with a header that can be one: its first byte is the top byte of
     # a big-endian begin timestamp in ms, 0 for every file RocketMQ writes (and for one it
     # never wrote); a picture, an archive or a PDF of that size starts with its magic bytes
     if sized and head[0] == 0:
-        return "index_file", "sized like an index file"
+        return Kind.INDEX_FILE, "sized like an index file"
     begin_ts, end_ts, begin_off, end_off, slots, count = struct.unpack(">qqqqii", head)
     if (
         begin_ts >= 0
@@ -217,8 +215,8 @@ def _classic_file_kind(p: Path, head: bytes, size: int) -> tuple[str, str]:
         and 0 <= slots <= DEFAULT_HASH_SLOT_NUM
         and 1 <= count <= size // 20
     ):
-        return "index_file", "holds a plausible index file header"
-    return "other_file", "no index header, unknown size"
+        return Kind.INDEX_FILE, "holds a plausible index file header"
+    return Kind.OTHER_FILE, "no index header, unknown size"
 
 
 def _manifest_format(p: Path) -> str | None:
@@ -285,48 +283,58 @@ def _rocksdb_in(p: Path) -> Path | None:
 
 def detect(target: str | os.PathLike[str]) -> Target:
     """Classify ``target`` (never raises for an existing or missing path; a URI other
-    than ``file://`` is refused, see :func:`rmqarrow._paths.local_path`)."""
+    than ``file://`` is refused, see :func:`rmqarrow._paths.local_path`).  What no
+    built-in format holds is offered to the registered formats' detectors."""
     p = local_path(target)
+    found = _detect(p)
+    if found.kind in (Kind.OTHER_FILE, Kind.OTHER_DIR):
+        sniffed = sniff(p)
+        if sniffed is not None:
+            return Target(sniffed[0], p, detail=sniffed[1])
+    return found
+
+
+def _detect(p: Path) -> Target:
     if not p.exists():
-        return Target("missing", p, detail="no such file or directory")
+        return Target(Kind.MISSING, p, detail="no such file or directory")
     if p.is_file():
         kind, detail, form = _file_kind(p)
         return Target(kind, p, detail=detail, form=form)
     if not p.is_dir():
-        return Target("other_file", p, detail="not a regular file or directory")
+        return Target(Kind.OTHER_FILE, p, detail="not a regular file or directory")
     children = _visible(p)
     names = {c.name for c in children}
     manifest = _manifest_format(p) if MANIFEST_NAME in names else None
     if manifest == TIERED_DATASET_FORMAT or (
         manifest is None and _is_delta_table(p / PIN_TABLES[TIERED_DATASET_FORMAT])
     ):
-        return Target("tiered_dataset", p, detail="an exported Parquet dataset of tiered files")
+        return Target(Kind.TIERED_DATASET, p, detail="an exported Parquet dataset of tiered files")
     if manifest == ROCKSDB_DATASET_FORMAT or (
         manifest is None and _is_delta_table(p / PIN_TABLES[ROCKSDB_DATASET_FORMAT])
     ):
         return Target(
-            "rocksdb_dataset", p, detail="an exported Parquet dataset of a RocksDB message index"
+            Kind.ROCKSDB_DATASET, p, detail="an exported Parquet dataset of a RocksDB message index"
         )
     if _is_rocksdb_dir(p):
-        return Target("rocksdb", p, rocksdb_dir=p, detail="a RocksDB message index (RIP-82)")
+        return Target(Kind.ROCKSDB, p, rocksdb_dir=p, detail="a RocksDB message index (RIP-82)")
     rocksdb = _rocksdb_in(p)
     if rocksdb is not None and not (p / "index").is_dir():
         commitlog = p / "commitlog"
         return Target(
-            "rocksdb",
+            Kind.ROCKSDB,
             p,
             rocksdb_dir=rocksdb,
             commitlog_dir=commitlog if commitlog.is_dir() else None,
             detail=f"a broker store root with a RocksDB message index ({rocksdb.name}/)",
         )
     if MANIFEST_NAME in names or any((p / t).is_dir() for t in _DATASET_TABLES):
-        return Target("dataset", p, detail="an exported Parquet dataset")
+        return Target(Kind.DATASET, p, detail="an exported Parquet dataset")
     if (p / "index").is_dir() and (
         (p / "commitlog").is_dir() or names & {"checkpoint", "abort", "config", "consumequeue"}
     ):
         commitlog = p / "commitlog"
         return Target(
-            "broker_root",
+            Kind.BROKER_ROOT,
             p,
             index_dir=p / "index",
             commitlog_dir=commitlog if commitlog.is_dir() else None,
@@ -335,7 +343,7 @@ def detect(target: str | os.PathLike[str]) -> Target:
         )
     if (p / "commitlog").is_dir() and not any(_is_index_name(n) for n in names):
         return Target(
-            "broker_root",
+            Kind.BROKER_ROOT,
             p,
             commitlog_dir=p / "commitlog",
             detail="a broker store root without an index/ directory",
@@ -344,32 +352,32 @@ def detect(target: str | os.PathLike[str]) -> Target:
     if any(_is_commitlog_name(c.name) for c in files) and not any(
         _is_index_name(c.name) for c in files
     ):
-        return Target("commitlog_dir", p, commitlog_dir=p, detail="a CommitLog directory")
+        return Target(Kind.COMMITLOG_DIR, p, commitlog_dir=p, detail="a CommitLog directory")
     if not children:
         hint = _tiered_hint(p)  # an emptied tiered_index_file/: a tiered broker's clean stop
         if hint is not None:
-            return Target("other_dir", p, detail=hint)
-        return Target("empty_dir", p, detail="an empty directory")
+            return Target(Kind.OTHER_DIR, p, detail=hint)
+        return Target(Kind.EMPTY_DIR, p, detail="an empty directory")
     if not any(_is_index_name(c.name) for c in files):
         form = _tiered_folder(p, children)
         if form is not None:
-            return Target("tiered", p, detail=f"tiered IndexStoreFiles ({form})", form=form)
+            return Target(Kind.TIERED, p, detail=f"tiered IndexStoreFiles ({form})", form=form)
     kinds = {_file_kind(c)[0] for c in files[:64]}
     if "index_file" in kinds or any(_is_index_name(c.name) for c in files):
-        return Target("index_dir", p, index_dir=p, detail="a directory of index files")
+        return Target(Kind.INDEX_DIR, p, index_dir=p, detail="a directory of index files")
     if not files:
         if (p / "index").is_dir():  # a store root copied without its commitlog/
             return Target(
-                "other_dir",
+                Kind.OTHER_DIR,
                 p,
                 detail=f"it holds an index/ folder but no commitlog/: pass {p / 'index'} "
                 "to read its index files",
             )
         hint = _tiered_hint(p)
         if hint is not None:
-            return Target("other_dir", p, detail=hint)
-        return Target("other_dir", p, detail="a directory with no files (only folders)")
-    return Target("other_dir", p, detail="a directory without index files")
+            return Target(Kind.OTHER_DIR, p, detail=hint)
+        return Target(Kind.OTHER_DIR, p, detail="a directory with no files (only folders)")
+    return Target(Kind.OTHER_DIR, p, detail="a directory without index files")
 
 
 #: where uploaded index segments sit below the POSIX backend's folders, from

@@ -5,11 +5,13 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, ClassVar, NoReturn, Self
 
 from rmqarrow._closing import Closing
 from rmqarrow._progress import ProgressCallback
+from rmqarrow._vocab import Format, Verb
 from rmqarrow.converters.arrow.messages import MESSAGES_SCHEMA
 from rmqarrow.converters.schema import ROCKSDB_SCHEMAS, SCHEMAS, TIERED_SCHEMAS
 from rmqarrow.errors import ClosedIndexError, InvalidValueError, UnsupportedOperationError
@@ -22,7 +24,7 @@ if TYPE_CHECKING:
     import pyarrow.dataset as pads
     from pyspark.sql import SparkSession
 
-__all__ = ["DEFAULT_MAX_NUM", "Store", "check_max_num"]
+__all__ = ["DEFAULT_MAX_NUM", "OpenOptions", "Store", "check_max_num"]
 
 _log = logging.getLogger("rmqarrow.store")
 
@@ -46,6 +48,19 @@ def _table_columns(table: str) -> tuple[str, ...]:
     return () if schema is None else tuple(schema.names)
 
 
+@dataclass(frozen=True)
+class OpenOptions:
+    """What :func:`rmqarrow.open` was given beyond the path; each kind of store takes
+    the ones it uses (:meth:`Store.opened`)."""
+
+    hash_slot_num: int | None = None
+    index_num: int | None = None
+    strict: bool = False
+    as_of: object = None
+    #: the RocksDB index's ``max_msgs_num_batch`` and ``max_query_days`` when given
+    rocksdb: dict[str, int] = field(default_factory=dict)
+
+
 class Store(Closing):
     """A path opened by :func:`rmqarrow.open`: the same methods for every kind.
 
@@ -53,10 +68,14 @@ class Store(Closing):
     :class:`~rmqarrow.errors.UnsupportedOperationError` naming the kind and what to use.
     """
 
-    #: "index" (RocketMQ's IndexFile) or "tiered" (RIP-65 IndexStoreFile)
-    format: str = "index"
+    #: the index format this store holds
+    format: Format = Format.INDEX
     #: the tables :meth:`scan` reads
     tables: tuple[str, ...] = ()
+    #: what this kind answers (every other verb raises
+    #: :class:`~rmqarrow.errors.UnsupportedOperationError`); declared by each kind, and
+    #: held to the methods it implements by the test suite
+    verbs: ClassVar[frozenset[Verb]] = frozenset()
 
     def __init__(self, target: Target, hash_slot_num: int | None, index_num: int | None) -> None:
         self.target = target
@@ -65,6 +84,11 @@ class Store(Closing):
         self._closed = False
         #: run once by :meth:`close` (a dataset on object storage: its local snapshot)
         self._cleanup: Callable[[], object] | None = None
+
+    @classmethod
+    def opened(cls, target: Target, options: OpenOptions) -> Self:
+        """This kind of store over the detected ``target``, with the options it uses."""
+        return cls(target, options.hash_slot_num, options.index_num)
 
     @property
     def path(self) -> Path:
@@ -90,6 +114,10 @@ class Store(Closing):
         cleanup, self._cleanup = self._cleanup, None
         if cleanup is not None:
             cleanup()
+
+    def supports(self, verb: Verb | str) -> bool:
+        """Whether this store answers ``verb`` (a :class:`~rmqarrow.Verb` or its name)."""
+        return verb in self.verbs
 
     def __repr__(self) -> str:
         state = " closed" if self._closed else ""
@@ -226,3 +254,39 @@ class Store(Closing):
         self._unsupported(
             "stats", "the figures are an IndexFile's or a RocksDB index's; query or scan this one"
         )
+
+    def verify(
+        self,
+        *,
+        dataset: str | os.PathLike[str] | None = None,
+        as_of: object = None,
+        engines: Sequence[str] | None = None,
+        queries: Sequence[Any] | None = None,
+        keys: Sequence[str] | None = None,
+        sample: int = 200,
+        seed: int = 0,
+        master: str | None = None,
+        chain_check: bool = True,
+    ) -> Any:
+        """The same queries through every engine, each answer compared with the native
+        lookup's (RocketMQ's IndexFiles and RocksDB index)."""
+        self._unsupported("verify", "verify the index files or RocksDB index it came from")
+
+    def versions(self) -> list[dict[str, Any]]:
+        """The versions of an exported dataset a reader can open ``as_of``."""
+        self._unsupported("versions", "only an exported dataset keeps versions")
+
+    def convert_to_delta(self, *, wait: bool | float = False) -> bool:
+        """Make an exported dataset's tables Delta tables in place."""
+        self._unsupported("convert_to_delta", "only an exported dataset is converted")
+
+    def vacuum(
+        self,
+        retention_hours: int | None = None,
+        *,
+        dry_run: bool = False,
+        wait: bool | float = False,
+        force: bool = False,
+    ) -> dict[str, list[str]]:
+        """Delete the parts of an exported dataset that no recent version reads."""
+        self._unsupported("vacuum", "only an exported dataset of Delta tables is vacuumed")

@@ -11,11 +11,12 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 import pyarrow.dataset as pads
 
 from rmqarrow._progress import ProgressCallback
+from rmqarrow._vocab import Format, Verb
 from rmqarrow.converters.manifests import AnyManifest, DatasetManifest
 from rmqarrow.converters.parquet.dataset import open_dataset
 from rmqarrow.converters.parquet.importer import import_dataset
@@ -38,6 +39,7 @@ from rmqarrow.errors import DatasetError, UsageError
 from rmqarrow.format.detect import TIERED_DATASET_FORMAT, require_commitlog
 from rmqarrow.format.queries import note_spaced_keys
 from rmqarrow.format.times import format_time
+from rmqarrow.store._base import OpenOptions
 from rmqarrow.store._kind import PinnedDataset
 from rmqarrow.store._queries import ItemQueries, OffsetQueries, as_queries
 from rmqarrow.store._stats import StatsReport, StatsSource, index_stats
@@ -214,8 +216,31 @@ def _sql_engine(engine: str | None) -> str:
 class DatasetStore(PinnedDataset, OffsetQueries):
     """An exported dataset of ``IndexFile`` s (``files``, ``slots``, ``entries``)."""
 
-    format = "index"
+    verbs = frozenset(
+        {
+            Verb.QUERY,
+            Verb.QUERY_MANY,
+            Verb.SCAN,
+            Verb.TO_DUCKDB,
+            Verb.TO_SPARK,
+            Verb.IMPORT_FILES,
+            Verb.CHECK,
+            Verb.INFO,
+            Verb.STATS,
+            Verb.VERSIONS,
+            Verb.CONVERT_TO_DELTA,
+            Verb.VACUUM,
+        }
+    )
+
+    format = Format.INDEX
     tables = ("files", "slots", "entries", "messages")
+
+    @classmethod
+    def opened(cls, target: Target, options: OpenOptions) -> Self:
+        """The dataset at ``target``, pinned ``as_of`` when given (it states its own
+        geometry)."""
+        return cls(target, None, None, as_of=options.as_of)
 
     def __init__(
         self,
@@ -382,9 +407,28 @@ class TieredDatasetStore(PinnedDataset, ItemQueries):
     """An exported dataset of tiered files (``tiered_files``, ``tiered_slots``,
     ``tiered_items``); opened ``as_of`` a version, every verb reads that one."""
 
-    format = "tiered"
+    verbs = frozenset(
+        {
+            Verb.QUERY,
+            Verb.QUERY_MANY,
+            Verb.SCAN,
+            Verb.IMPORT_FILES,
+            Verb.INFO,
+            Verb.VERSIONS,
+            Verb.CONVERT_TO_DELTA,
+            Verb.VACUUM,
+        }
+    )
+
+    format = Format.TIERED
     tables = ("tiered_files", "tiered_slots", "tiered_items")
     dataset_format = TIERED_DATASET_FORMAT
+
+    @classmethod
+    def opened(cls, target: Target, options: OpenOptions) -> Self:
+        """The dataset at ``target``, pinned ``as_of`` when given (it states its own
+        geometry)."""
+        return cls(target, None, None, as_of=options.as_of)
 
     def __init__(
         self,

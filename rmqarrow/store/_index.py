@@ -10,10 +10,11 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 from rmqarrow._paths import is_uri
 from rmqarrow._progress import ProgressCallback
+from rmqarrow._vocab import Format, Verb
 from rmqarrow.commitlog import mode_for, resolve
 from rmqarrow.converters.arrow.scan import store_scanner
 from rmqarrow.converters.parquet.export import export_store
@@ -27,7 +28,7 @@ from rmqarrow.errors import (
     InvalidValueError,
     UsageError,
 )
-from rmqarrow.format.detect import Target, describe, detect, require_commitlog
+from rmqarrow.format.detect import Target, describe, detect, require_commitlog, require_index_store
 from rmqarrow.format.java import JAVA_LONG_MAX
 from rmqarrow.format.layout import Geometry, resolve_geometry
 from rmqarrow.format.queries import Query, note_spaced_keys
@@ -42,7 +43,7 @@ from rmqarrow.index.health import (
 )
 from rmqarrow.index.indexfile import IndexFile
 from rmqarrow.index.service import IndexService, open_healthy
-from rmqarrow.store._base import DEFAULT_MAX_NUM, check_max_num
+from rmqarrow.store._base import DEFAULT_MAX_NUM, OpenOptions, check_max_num
 from rmqarrow.store._dataset import DatasetStore
 from rmqarrow.store._queries import OffsetQueries, as_queries
 from rmqarrow.store._stats import StatsReport, StatsSource, index_stats
@@ -201,8 +202,36 @@ class IndexStore(OffsetQueries):
     """RocketMQ ``IndexFile`` s, read-only: lookups skip damaged files (logged) unless
     ``strict``, as ``rmqarrow query`` does."""
 
-    format = "index"
+    verbs = frozenset(
+        {
+            Verb.QUERY,
+            Verb.QUERY_MANY,
+            Verb.SCAN,
+            Verb.TO_DUCKDB,
+            Verb.TO_SPARK,
+            Verb.EXPORT,
+            Verb.SYNC,
+            Verb.FOLLOW,
+            Verb.CHECK,
+            Verb.INFO,
+            Verb.STATS,
+            Verb.VERIFY,
+        }
+    )
+
+    format = Format.INDEX
     tables = ("files", "slots", "entries")
+
+    @classmethod
+    def opened(cls, target: Target, options: OpenOptions) -> Self:
+        """The IndexFiles ``target`` holds (a broker root needs a non-empty ``index/``),
+        damaged ones refused with ``strict``."""
+        return cls(
+            require_index_store(target.path),
+            options.hash_slot_num,
+            options.index_num,
+            strict=options.strict,
+        )
 
     def __init__(
         self,

@@ -7,6 +7,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from rmqarrow._vocab import Format
 from rmqarrow.errors import TieredReadError
 from rmqarrow.format.hashing import check_query_key
 from rmqarrow.format.java import JAVA_LONG_MAX
@@ -147,7 +148,7 @@ class OffsetQueries(Store):
 class ItemQueries(Store):
     """``query`` and ``query_many`` of the tiered kinds, from their ``answers``."""
 
-    format = "tiered"
+    format = Format.TIERED
 
     def answers(
         self,

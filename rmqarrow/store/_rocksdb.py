@@ -8,7 +8,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 import pyarrow as pa
 import pyarrow.dataset as pads
@@ -16,6 +16,7 @@ import pyarrow.parquet as pq
 
 from rmqarrow._memory import duckdb_settings
 from rmqarrow._progress import ProgressCallback
+from rmqarrow._vocab import Format, Verb
 from rmqarrow.converters.parquet.kind_read import kind_files, kind_manifest
 from rmqarrow.converters.parquet.rocksdb_export import export_rocksdb, rocksdb_source_tables
 from rmqarrow.engines import answer_with_engine
@@ -33,7 +34,7 @@ from rmqarrow.rocksdb import (
     RocksDBQuery,
     check_rocksdb,
 )
-from rmqarrow.store._base import DEFAULT_MAX_NUM, Store, check_max_num
+from rmqarrow.store._base import DEFAULT_MAX_NUM, OpenOptions, Store, check_max_num
 from rmqarrow.store._dataset import DatasetCheck, iso_versions
 from rmqarrow.store._kind import PinnedDataset
 
@@ -109,7 +110,7 @@ def _result_rows(qs: list[RocksDBQuery], answers: Sequence[QueryOffsetResult | N
 class _RocksDBSurface(Store):
     """What the database and its dataset share: queries with RocketMQ's answers."""
 
-    format = "rocksdb"
+    format = Format.ROCKSDB
     tables = _TABLES
 
     def __init__(
@@ -234,7 +235,7 @@ class _RocksDBSurface(Store):
                 )
         return out
 
-    def verify(
+    def verify(  # type: ignore[override]  # its own parameters until verify is one verb
         self,
         *,
         engines: Sequence[str] = ("native", "duckdb", "spark"),
@@ -395,6 +396,26 @@ class RocksDBStore(_RocksDBSurface):
     """The database, read-only through a shadow (the broker's directory is never written,
     locked or renamed, also while the broker runs)."""
 
+    verbs = frozenset(
+        {
+            Verb.QUERY,
+            Verb.QUERY_MANY,
+            Verb.SCAN,
+            Verb.TO_DUCKDB,
+            Verb.TO_SPARK,
+            Verb.EXPORT,
+            Verb.CHECK,
+            Verb.INFO,
+            Verb.STATS,
+            Verb.VERIFY,
+        }
+    )
+
+    @classmethod
+    def opened(cls, target: Target, options: OpenOptions) -> Self:
+        """The RocksDB index ``target`` holds (a RocksDB directory or a broker root's)."""
+        return cls(target, **options.rocksdb)
+
     @property
     def db_path(self) -> Path:
         """The database directory (a broker root's ``rocksdbstore/``)."""
@@ -493,7 +514,29 @@ class RocksDBDatasetStore(PinnedDataset, _RocksDBSurface):
     """An exported dataset of a RocksDB index: lookups in SQL (DuckDB unless Spark); opened
     ``as_of`` a version, every verb reads that one."""
 
+    verbs = frozenset(
+        {
+            Verb.QUERY,
+            Verb.QUERY_MANY,
+            Verb.SCAN,
+            Verb.TO_DUCKDB,
+            Verb.TO_SPARK,
+            Verb.CHECK,
+            Verb.INFO,
+            Verb.STATS,
+            Verb.VERIFY,
+            Verb.VERSIONS,
+            Verb.CONVERT_TO_DELTA,
+            Verb.VACUUM,
+        }
+    )
+
     dataset_format = ROCKSDB_DATASET_FORMAT
+
+    @classmethod
+    def opened(cls, target: Target, options: OpenOptions) -> Self:
+        """The exported RocksDB index at ``target``, pinned ``as_of`` when given."""
+        return cls(target, **options.rocksdb, as_of=options.as_of)
 
     def __init__(
         self,

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow.dataset as pads
 
 from rmqarrow._memory import duckdb_settings
+from rmqarrow._vocab import Format, Verb
 from rmqarrow.converters.arrow.tiered import tiered_tables
 from rmqarrow.converters.parquet.tiered_export import export_tiered
 from rmqarrow.engines import answer_with_engine
@@ -79,7 +80,20 @@ def tiered_file_info(f: TieredIndexFile | CompactedIndexFile, note: str | None) 
 class TieredStore(ItemQueries):
     """Tiered index files, read-only; lookups follow RocketMQ's tiered ``queryAsync``."""
 
-    format = "tiered"
+    verbs = frozenset(
+        {
+            Verb.QUERY,
+            Verb.QUERY_MANY,
+            Verb.SCAN,
+            Verb.TO_DUCKDB,
+            Verb.TO_SPARK,
+            Verb.EXPORT,
+            Verb.CHECK,
+            Verb.INFO,
+        }
+    )
+
+    format = Format.TIERED
     tables = ("tiered_files", "tiered_slots", "tiered_items")
 
     def answers(
