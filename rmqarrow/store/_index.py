@@ -57,7 +57,7 @@ if TYPE_CHECKING:
     import pyarrow.dataset as pads
     from pyspark.sql import SparkSession
 
-    from rmqarrow.commitlog.resolve import ResolveResult
+    from rmqarrow.commitlog.resolution import ResolveResult
     from rmqarrow.converters.parquet.incremental import SyncResult
     from rmqarrow.verify import VerifyReport
     from rmqarrow.verify.fsck import ChainReport

@@ -11,8 +11,8 @@ from rmqarrow._lazy import lazy_attributes
 if TYPE_CHECKING:
     from rmqarrow.verify.fsck import damage_summary
     from rmqarrow.verify.run import (
-        Engine,
         EngineResult,
+        EngineUnderTest,
         Mismatch,
         VerifyReport,
         format_report,
@@ -21,8 +21,8 @@ if TYPE_CHECKING:
     from rmqarrow.verify.tiered import TieredVerifyReport, format_tiered_report, verify_tiered
 
 __all__ = [
-    "Engine",
     "EngineResult",
+    "EngineUnderTest",
     "Mismatch",
     "TieredVerifyReport",
     "VerifyReport",
@@ -37,7 +37,7 @@ __all__ = [
 __getattr__, __dir__ = lazy_attributes(
     __name__,
     {
-        "Engine": "run",
+        "EngineUnderTest": "run",
         "EngineResult": "run",
         "Mismatch": "run",
         "TieredVerifyReport": "tiered",
