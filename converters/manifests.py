@@ -17,7 +17,8 @@ it through these frozen dataclasses rather than through string keys:
 what was found); ``to_dict`` gives back the same JSON object, keys in the order read and
 keys it does not know kept, so a manifest read and written again is byte-identical.  A
 record built with :func:`dataclasses.replace` keeps that order; a key it sets that the
-original lacked comes after the others.
+original lacked comes after the others (and a key read and set to None is written as null,
+not dropped).
 """
 
 from __future__ import annotations
