@@ -1,7 +1,7 @@
 """The command line on RocketMQ's RocksDB message index (RIP-82).
 
-``info``, ``query``, ``check``, ``export``, ``verify``, ``sql``, ``stats`` and ``build``
-render a RocksDB index here when :func:`rmqarrow.open` says the path is one (a RocksDB
+``query``, ``export``, ``sql`` and ``build`` render a RocksDB index here when
+:func:`rmqarrow.open` says the path is one (a RocksDB
 directory, a broker store root holding ``rocksdbstore/``, ``--index rocksdb`` on a root that
 also has ``index/``, or an exported dataset of one).  The database is always read through
 a read-only shadow: the broker's directory is never written or locked.  Each function
@@ -17,14 +17,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rmqarrow.cli._output import (
-    delta_layout,
     print_document,
     print_kv,
     print_table,
-    print_versions,
 )
 from rmqarrow.commitlog import require_commitlog
-from rmqarrow.engines import parse_engines
 from rmqarrow.errors import UsageError
 from rmqarrow.format.times import parse_time
 from rmqarrow.rocksdb import (
@@ -38,19 +35,15 @@ from rmqarrow.rocksdb import (
 from rmqarrow.store import RocksDBDatasetStore, RocksDBStore, Store
 
 if TYPE_CHECKING:
-    import pyarrow as pa
+    pass
 
 __all__ = [
     "add_index_option",
     "add_rocksdb_options",
     "open_options",
-    "print_rocksdb_stats",
     "rocksdb_build",
-    "rocksdb_check",
     "rocksdb_export",
-    "rocksdb_info",
     "rocksdb_query",
-    "rocksdb_verify",
 ]
 
 
@@ -130,20 +123,6 @@ def _one_line(a: QueryOffsetResult | None) -> str:
     return f"ok\t{offsets}\t{a.index_last_update_timestamp}\t{a.index_last_update_phy_offset}"
 
 
-def rocksdb_info(store: Store, args: argparse.Namespace) -> int:
-    """``rmqarrow info`` on a RocksDB index (or its dataset's manifest)."""
-    info = _rocksdb(store).info()
-    if args.json:
-        print_document("info.rocksdb", info, args)
-    elif isinstance(store, RocksDBDatasetStore):
-        shown = {k: v for k, v in info.items() if k not in ("delta", "versions", "parts")}
-        print_kv({"layout": delta_layout(info), **shown})
-        print_versions(info.get("versions") or [])
-    else:
-        print_kv(info)
-    return 0
-
-
 def _queries(args: argparse.Namespace) -> tuple[list[RocksDBQuery], bool]:
     if args.queries is not None:
         return read_queries(args.queries), True
@@ -214,54 +193,6 @@ def rocksdb_query(store: Store, args: argparse.Namespace) -> int:
     return 0
 
 
-def rocksdb_check(store: Store, args: argparse.Namespace) -> int:
-    s = _rocksdb(store)
-    if not isinstance(s, RocksDBStore):
-        result = s.check()
-        if args.json:
-            print_document("check.rocksdb-dataset", result.to_dict())
-        else:
-            print("\n".join(result.problems) or "the dataset matches its manifest")
-        return 0 if result.ok else 1
-    check = s.check(commitlog=args.commitlog)
-    if args.json:
-        print_document("check.rocksdb", check.to_dict())
-        return 0 if check.ok else 1
-    doc = check.to_dict()
-    print_kv(
-        {
-            k: doc[k]
-            for k in (
-                "path",
-                "records",
-                "hours",
-                "first_hour",
-                "last_hour",
-                "max_offset",
-                "last_offset_py",
-                "max_store_time",
-                "last_store_timestamp",
-                "commitlog_span",
-            )
-        }
-    )
-    if check.findings:
-        print()
-        print_table(
-            [
-                [f.kind, "error" if f.error else "warning", f.key[:48], f.detail]
-                for f in check.findings
-            ],
-            ["kind", "severity", "key", "detail"],
-        )
-        shown = len(check.findings)
-        total = sum(check.counts.values())
-        if total > shown:
-            print(f"({total - shown} more findings: counts {check.counts})")
-    print("\n" + ("healthy" if check.ok else f"problems: {check.counts}"))
-    return 0 if check.ok else 1
-
-
 def rocksdb_export(store: Store, args: argparse.Namespace) -> int:
     s = _rocksdb(store)
     if not isinstance(s, RocksDBStore):
@@ -283,56 +214,6 @@ def rocksdb_export(store: Store, args: argparse.Namespace) -> int:
         print_document("export.rocksdb", summary)
     else:
         print_kv(summary)
-    return 0
-
-
-def rocksdb_verify(store: Store, args: argparse.Namespace) -> int:
-    s = _rocksdb(store)
-    engines = parse_engines(args.engines)
-    explicit = args.engines != "native,duckdb,spark"
-    queries = read_queries(args.queries) if args.queries is not None else None
-    report = s.verify(
-        engines=engines,
-        queries=queries,
-        sample=args.sample,
-        seed=args.seed,
-        master=args.master,
-        dataset=args.dataset,
-        required=engines if explicit else [e for e in engines if e != "spark"],
-    )
-    if args.json:
-        print_document("verify.rocksdb", report.to_dict())
-        return 0 if report.ok else 1
-    print_table(
-        [[e, report.queries, n, report.queries - n] for e, n in report.agree.items()],
-        ["engine", "queries", "agree", "differ"],
-    )
-    for name, why in report.skipped.items():
-        print(f"skipped {name}: {why}")
-    for m in report.mismatches[:20]:
-        print(
-            f"mismatch {m['engine']} query {m['query']} ({m['topic']!r}, {m['key']!r}): "
-            f"{m['got']} instead of {m['expected']}"
-        )
-    print(
-        "\n"
-        + (
-            "every engine agrees with " + report.reference
-            if report.ok
-            else f"{len(report.mismatches)} answers differ"
-        )
-    )
-    return 0 if report.ok else 1
-
-
-def print_rocksdb_stats(sections: dict[str, pa.Table], args: argparse.Namespace) -> int:
-    """``rmqarrow stats`` of a RocksDB index: each of its tables, by name."""
-    if args.json:
-        print_document("stats.rocksdb", {name: t.to_pylist() for name, t in sections.items()})
-        return 0
-    for name, table in sections.items():
-        print(f"\n{name}")
-        print_table([list(r.values()) for r in table.to_pylist()], table.column_names)
     return 0
 
 

@@ -382,6 +382,12 @@ SHAPES: dict[str, Shape] = {
             closed=False,
         ),
         Shape(
+            "check.dataset",
+            "check of an exported dataset: its parts against its manifest (exit status 1 "
+            "when ok is false)",
+            {"dataset": STR, "ok": BOOL, "problems": _list(STR)},
+        ),
+        Shape(
             "check.rocksdb-dataset",
             "check of a dataset exported from a RocksDB index",
             {"ok": BOOL},

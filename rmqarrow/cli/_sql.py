@@ -33,24 +33,23 @@ from rmqarrow.cli._output import (
     add_json_options,
     add_spark_options,
     dataset_arg,
-    human_times,
     location_arg,
     print_document,
-    print_kv,
     print_table,
     progress_bar,
 )
-from rmqarrow.cli._rocksdb import add_index_option, open_options, print_rocksdb_stats
+from rmqarrow.cli._render import render
+from rmqarrow.cli._rocksdb import add_index_option, open_options
 from rmqarrow.cli._schemas import document
 from rmqarrow.commitlog import require_commitlog
 from rmqarrow.errors import EngineUnavailableError, RmqArrowError, UsageError, WriteRefusedError
-from rmqarrow.format.times import format_time, parse_time
+from rmqarrow.format.times import parse_time
 from rmqarrow.store import DatasetStore, IndexStore
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from rmqarrow.store import StatsReport, Store
+    from rmqarrow.store import Store
 
 __all__ = ["register"]
 
@@ -618,22 +617,6 @@ def _target(args: argparse.Namespace) -> None:
         args.commitlog = str(require_commitlog(args.commitlog))
 
 
-def _section(title: str, table: pa.Table, epoch: bool) -> None:
-    print(f"\n{title}")
-    _print_rows([list(r.values()) for r in table.to_pylist()], table.column_names, epoch)
-
-
-def _print_rows(rows: list[list[Any]], columns: list[str], epoch: bool) -> None:
-    columns, rows = human_times(columns, rows, epoch)
-    print_table(rows, columns)
-
-
-def _print_fields(fields: dict[str, Any], epoch: bool) -> None:
-    """A ``field value`` table, its times as :func:`human_times` shows them."""
-    names, rows = human_times(list(fields), [list(fields.values())], epoch)
-    print_kv(dict(zip(names, rows[0], strict=True)))
-
-
 def _run_stats(args: argparse.Namespace) -> int:
     if not (0 <= args.top <= _MAX_ROWS and 0 <= args.limit <= _MAX_ROWS):
         raise UsageError(
@@ -661,11 +644,6 @@ def _stats(args: argparse.Namespace) -> int:
         **open_options(args),
     )
     with store:
-        if store.format == "rocksdb" and (args.plot or args.html):
-            raise UsageError(
-                "--plot and --html draw the IndexFile analyses; a RocksDB index's stats "
-                "print as tables (drop the option, or use --json)"
-            )
         if args.html:  # refused now, not after the minutes a large store's stats take
             from rmqarrow.converters.stats import html_target
 
@@ -678,75 +656,6 @@ def _stats(args: argparse.Namespace) -> int:
             engine=args.engine,
             master=args.master,
             progress=progress_bar(),
-            with_check=bool(args.html),
+            with_check=bool(args.html),  # the page shows the check's verdict
         )
-    if isinstance(report, dict):  # a RocksDB index's: its tables by name
-        return print_rocksdb_stats(report, args)
-    return _print_stats(report, args)
-
-
-def _print_stats(report: StatsReport, args: argparse.Namespace) -> int:
-    result, log_check = report.figures, report.log_check
-    charts = []
-    if args.plot:
-        from rmqarrow.converters.stats import write_charts
-
-        charts = [str(p) for p in write_charts(result, args.plot, overwrite=args.overwrite)]
-    if args.html:
-        from rmqarrow.converters.stats import write_html
-
-        page = write_html(
-            result, args.html, check=report.check, log_check=log_check, overwrite=args.overwrite
-        )
-        charts.append(str(page))
-    if args.json:
-        doc = result.to_json()
-        if charts:
-            doc["charts"] = charts
-        if log_check is not None:
-            doc["log_check"] = log_check
-        print_document("stats", doc)
-        if result.time_range_note is not None:
-            print(f"note: {result.time_range_note}", file=sys.stderr)
-        report.raise_for_log()  # the figures are out: then the log asked for fails the run
-        return 0
-    epoch = args.epoch
-    _print_fields(result.summary, epoch)
-    _section("files: time coverage and fill", result.files, epoch)
-    _section("slot load (slots holding k entries) vs Poisson", result.slot_load, epoch)
-    _section(
-        "chain depth (entries a lookup reads to reach each entry) vs Poisson",
-        result.chain_depth,
-        epoch,
-    )
-    _section(f"hottest key hashes (top {args.top})", result.hot_keys, epoch)
-    print("\nduplicated offsets")
-    print_kv(result.duplicates_summary)
-    if result.duplicates.num_rows:
-        _section(f"most duplicated offsets (top {args.top})", result.duplicates, epoch)
-    print("\nchain consistency (all 0 in files RocketMQ wrote; the SQL lookup assumes it)")
-    print_kv(result.chain_check)
-    if result.time_range is not None:
-        assert result.time_range_summary is not None and result.time_range_entries is not None
-        t1, t2 = result.time_range
-        span = f"{t1} and {t2} ms" if epoch else f"{format_time(t1)} and {format_time(t2)}"
-        _section(f"indexed between {span}, per file", result.time_range_summary, epoch)
-        _section(f"first {args.limit} entries in that range", result.time_range_entries, epoch)
-    if result.time_range_note is not None:
-        print(f"note: {result.time_range_note}", file=sys.stderr)
-    if log_check is not None:
-        _print_log_check(log_check, args.top, epoch)
-    for c in charts:
-        print(f"wrote {c}", file=sys.stderr)
-    report.raise_for_log()
-    return 0
-
-
-def _print_log_check(check: dict[str, Any], top: int, epoch: bool) -> None:
-    print("\nindex against the log (dangling entries, missing keys: 0 when built from it)")
-    print_kv({k: v for k, v in check.items() if not k.endswith("_examples")})
-    for name in ("dangling", "missing"):
-        rows = check[f"{name}_examples"]
-        if rows:
-            print(f"\nfirst {top} {name}")
-            _print_rows([list(r.values()) for r in rows], list(rows[0]), epoch)
+    return render(report, args)

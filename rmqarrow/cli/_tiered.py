@@ -1,10 +1,10 @@
 """The command line on RocketMQ tiered index files (RIP-65 ``IndexStoreFile``, both forms).
 
-``query``, ``export``, ``import`` and ``verify`` render a tiered store here when
-:func:`rmqarrow.open` says the path is tiered (a local or uploaded file, a
-``tiered_index_file/`` folder, a segment folder, or a tiered dataset); ``info`` and
-``check`` render theirs in their own modules.  Each function takes the opened store and the
-parsed arguments of its command and returns the exit status.
+``query``, ``export`` and ``import`` render a tiered store here when :func:`rmqarrow.open`
+says the path is tiered (a local or uploaded file, a ``tiered_index_file/`` folder, a
+segment folder, or a tiered dataset); ``info``, ``check`` and ``verify`` render theirs with
+:mod:`rmqarrow.cli._render`.  Each function takes the opened store and the parsed
+arguments of its command and returns the exit status.
 """
 
 from __future__ import annotations
@@ -16,14 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from rmqarrow.cli._output import name_list, print_document, print_kv, print_table
-from rmqarrow.engines import parse_engines
 from rmqarrow.errors import TieredReadError, UsageError
 from rmqarrow.format.queries import read_queries_tsv
 from rmqarrow.format.times import format_time, parse_time
 from rmqarrow.store import Store, TieredDatasetStore, TieredStore
-from rmqarrow.verify import format_tiered_report, verify_tiered
 
-__all__ = ["tiered_export", "tiered_import", "tiered_query", "tiered_verify"]
+__all__ = ["tiered_export", "tiered_import", "tiered_query"]
 
 
 def _split(full: str) -> tuple[str, str]:
@@ -154,7 +152,7 @@ def tiered_query(store: Store, args: argparse.Namespace) -> int:
     return 0
 
 
-# -- export / import / verify ----------------------------------------------------------------
+# -- export / import ----------------------------------------------------------------
 
 
 def tiered_export(store: TieredStore, args: argparse.Namespace) -> int:
@@ -195,33 +193,3 @@ def tiered_import(store: TieredDatasetStore, args: argparse.Namespace) -> int:
     else:
         print_kv({**summary, "names": name_list(names)})
     return 0
-
-
-def tiered_verify(store: TieredStore, args: argparse.Namespace) -> int:
-    """``rmqarrow verify`` on tiered files: DuckDB/Spark against the native tiered lookup."""
-    engines = parse_engines(args.engines)
-    queries = None
-    if args.queries is not None:
-        queries = [
-            (*_split(q.key), q.max_num, q.begin, q.end)
-            for q in read_queries_tsv(args.queries, escaped=args.escaped)
-        ]
-    explicit = args.engines != "native,duckdb,spark"
-    report = verify_tiered(
-        store.path,
-        engines=engines,
-        queries=queries,
-        sample=args.sample,
-        seed=args.seed,
-        dataset=args.dataset,
-        exact=bool(getattr(args, "exact", False)),
-        master=args.master,
-        hash_slot_num=args.hash_slot_num,
-        index_num=args.index_num,
-        required=engines if explicit else [e for e in engines if e != "spark"],
-    )
-    if args.json:
-        print_document("verify.tiered", report.to_dict())
-    else:
-        format_tiered_report(report)
-    return 0 if report.ok else 1

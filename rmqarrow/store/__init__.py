@@ -12,26 +12,46 @@ from __future__ import annotations
 
 from rmqarrow.store._base import Store
 from rmqarrow.store._build import build
-from rmqarrow.store._dataset import DatasetCheck, DatasetInfo, DatasetStore, TieredDatasetStore
+from rmqarrow.store._dataset import (
+    DatasetCheck,
+    DatasetInfo,
+    DatasetStore,
+    TieredDatasetInfo,
+    TieredDatasetStore,
+)
 from rmqarrow.store._index import IndexStore, StoreCheck, StoreInfo
 from rmqarrow.store._open import open_store
-from rmqarrow.store._rocksdb import RocksDBDatasetStore, RocksDBStore, RocksDBVerify
+from rmqarrow.store._rocksdb import (
+    RocksDBDatasetCheck,
+    RocksDBDatasetInfo,
+    RocksDBDatasetStore,
+    RocksDBInfo,
+    RocksDBStats,
+    RocksDBStore,
+    RocksDBVerify,
+)
 from rmqarrow.store._stats import StatsReport
-from rmqarrow.store._tiered import TieredStore
+from rmqarrow.store._tiered import TieredInfo, TieredStore
 
 __all__ = [
     "DatasetCheck",
     "DatasetInfo",
     "DatasetStore",
     "IndexStore",
+    "RocksDBDatasetCheck",
+    "RocksDBDatasetInfo",
     "RocksDBDatasetStore",
+    "RocksDBInfo",
+    "RocksDBStats",
     "RocksDBStore",
     "RocksDBVerify",
     "StatsReport",
     "Store",
     "StoreCheck",
     "StoreInfo",
+    "TieredDatasetInfo",
     "TieredDatasetStore",
+    "TieredInfo",
     "TieredStore",
     "build",
     "open_store",

@@ -16,6 +16,7 @@ from rmqarrow.converters.schema import ROCKSDB_SCHEMAS, SCHEMAS, TIERED_SCHEMAS
 from rmqarrow.errors import ClosedIndexError, InvalidValueError, UnsupportedOperationError
 from rmqarrow.format.detect import Target, describe
 from rmqarrow.format.java import JAVA_LONG_MAX
+from rmqarrow.format.query_file import read_query_file
 
 if TYPE_CHECKING:
     import duckdb
@@ -62,6 +63,9 @@ class Store(Closing):
     #: :class:`~rmqarrow.errors.UnsupportedOperationError`); declared by each kind, and
     #: held to the methods it implements by the test suite
     verbs: ClassVar[frozenset[Verb]] = frozenset()
+    #: what to use instead of a verb this kind does not answer, where it says more than
+    #: the surface's general advice (the refusal names the path and the kind either way)
+    instead: ClassVar[dict[Verb, str]] = {}
 
     def __init__(self, target: Target, hash_slot_num: int | None, index_num: int | None) -> None:
         self.target = target
@@ -114,6 +118,16 @@ class Store(Closing):
         raise UnsupportedOperationError(
             f"{self.path}: {what} is not available for {self.target.detail or self.kind}; {instead}"
         )
+
+    def _refuse(self, verb: Verb, instead: str) -> NoReturn:
+        """``verb`` refused, with this kind's own advice when it declares one."""
+        self._unsupported(verb.value, self.instead.get(verb, instead))
+
+    def read_queries(self, path: str | os.PathLike[str], *, escaped: bool = False) -> list[Any]:
+        """The queries of a TSV file (``-``: stdin) in the form this kind's lookups take
+        (RocketMQ's IndexFiles: ``key[<TAB>max_num[<TAB>begin[<TAB>end]]]``, a header line
+        allowed); ``escaped``: the keys are written escaped."""
+        return read_query_file(path, escaped=escaped)
 
     def _check_table(self, table: str, columns: object = None) -> None:
         if columns is not None and (
@@ -209,13 +223,17 @@ class Store(Closing):
         """Rebuild the index files of an exported dataset under ``out_dir``."""
         self._unsupported("import_files", "only an exported dataset is imported")
 
-    def check(self) -> Any:
-        """Every file checked (sizes, headers, chains); ``.ok`` and ``.to_dict()``."""
-        self._unsupported("check", "check the index files it was exported from")
+    def check(self, *, commitlog: str | os.PathLike[str] | None = None) -> Any:
+        """Every file checked (sizes, headers, chains); ``.ok`` and ``.to_dict()``.  With
+        ``commitlog`` (the kinds whose entries point into one), also the entries pointing
+        at no message."""
+        self._refuse(Verb.CHECK, "check the index files it was exported from")
 
-    def info(self) -> Any:
-        """Per file: header fields, geometry, fill, status (``.files``, ``.to_dict()``)."""
-        self._unsupported("info", "open the index files themselves")
+    def info(self, *, chains: bool = True) -> Any:
+        """Per file: header fields, geometry, fill, status (``.to_dict()``); ``chains=False``
+        skips the scan of IndexFiles' chains for damage (the other kinds' figures read no
+        chains either way)."""
+        self._refuse(Verb.INFO, "open the index files themselves")
 
     def stats(
         self,
@@ -232,8 +250,9 @@ class Store(Closing):
         """The figures of the index: ``top`` hottest keys, what was indexed ``between``
         two times (ms; ``limit`` rows of it), and (with ``commitlog``) the index against
         its log; each kind's result type renders them."""
-        self._unsupported(
-            "stats", "the figures are an IndexFile's or a RocksDB index's; query or scan this one"
+        self._refuse(
+            Verb.STATS,
+            "the figures are an IndexFile's or a RocksDB index's; query or scan this one",
         )
 
     def verify(
@@ -250,8 +269,13 @@ class Store(Closing):
         chain_check: bool = True,
     ) -> Any:
         """The same queries through every engine, each answer compared with the native
-        lookup's (RocketMQ's IndexFiles and RocksDB index)."""
-        self._unsupported("verify", "verify the index files or RocksDB index it came from")
+        lookup's: ``queries`` (as :meth:`read_queries` reads them), or ``sample`` drawn
+        with ``seed`` (from ``keys``, full index keys, where the kind samples keys); with
+        ``dataset`` (its version ``as_of``) the SQL engines answer from that export.
+
+        ``engines`` None: native, DuckDB and Spark where it runs; an engine named must
+        run.  ``chain_check=False`` skips the scan of IndexFiles for damaged chains."""
+        self._refuse(Verb.VERIFY, "verify the index files or RocksDB index it came from")
 
     def versions(self) -> list[dict[str, Any]]:
         """The versions of an exported dataset a reader can open ``as_of``."""

@@ -11,7 +11,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import pyarrow.dataset as pads
 
@@ -53,7 +53,23 @@ if TYPE_CHECKING:
     from rmqarrow.converters.parquet.manifest import SourceDrift
     from rmqarrow.format.detect import Target
 
-__all__ = ["DatasetCheck", "DatasetInfo", "DatasetStore", "TieredDatasetStore"]
+__all__ = [
+    "DatasetCheck",
+    "DatasetInfo",
+    "DatasetStore",
+    "TieredDatasetInfo",
+    "TieredDatasetStore",
+    "refuse_commitlog",
+]
+
+
+def refuse_commitlog(commitlog: object, what: str) -> None:
+    """A CommitLog given to the check of a kind whose entries it cannot check, refused."""
+    if commitlog is not None:
+        raise UsageError(
+            f"commitlog={commitlog}: {what} is checked on its own; only RocketMQ's IndexFiles "
+            "and RocksDB index are checked against a CommitLog"
+        )
 
 
 @dataclass(frozen=True)
@@ -134,6 +150,24 @@ class DatasetInfo:
             "drift": self.drift.to_dict(),
             "versions": [dict(v) for v in self.versions],
         }
+
+
+@dataclass(frozen=True)
+class TieredDatasetInfo:
+    """The result of :meth:`TieredDatasetStore.info`: the dataset's manifest (a Delta
+    dataset's: its pinned run's record, with ``delta``, the versions it pins, and
+    ``versions``, those ``as_of`` takes)."""
+
+    dataset: Path
+    manifest: dict[str, Any]
+
+    @property
+    def versions(self) -> list[dict[str, Any]]:
+        """The versions a reader can open ``as_of`` (none in the manifest layout)."""
+        return list(self.manifest.get("versions") or [])
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.manifest)
 
 
 def iso_versions(versions: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -235,6 +269,10 @@ class DatasetStore(PinnedDataset, OffsetQueries):
 
     format = Format.INDEX
     tables = ("files", "slots", "entries", "messages")
+    instead: ClassVar[dict[Verb, str]] = {
+        Verb.VERIFY: "verify needs the native store as the reference: verify the store it "
+        "was exported from, with this dataset as dataset= (--dataset)",
+    }
 
     def __init__(
         self,
@@ -331,10 +369,13 @@ class DatasetStore(PinnedDataset, OffsetQueries):
                 self.path, out_dir, progress=progress, trust=trust, wait=wait, force=force
             )
 
-    def check(self, *, full: bool = False) -> DatasetCheck:
+    def check(
+        self, *, commitlog: str | os.PathLike[str] | None = None, full: bool = False
+    ) -> DatasetCheck:
         """The parts against the manifest (names, sizes, footers; ``full``: checksums)."""
 
         self._check_open()
+        refuse_commitlog(commitlog, "an exported dataset")
         try:
             with self._reading():
                 check_parts(self.path, read_manifest(self.path), full=full)
@@ -379,7 +420,7 @@ class DatasetStore(PinnedDataset, OffsetQueries):
                 progress=progress,
             )
 
-    def info(self) -> DatasetInfo:
+    def info(self, *, chains: bool = True) -> DatasetInfo:
         """What the dataset holds (layout, run and Delta versions, rows and parts per
         table), its source as recorded, and whether that store now has files or entries
         the dataset lacks (headers only; ``.manifest`` is the record itself)."""
@@ -416,6 +457,11 @@ class TieredDatasetStore(PinnedDataset, ItemQueries):
     format = Format.TIERED
     tables = ("tiered_files", "tiered_slots", "tiered_items")
     dataset_format = TIERED_DATASET_FORMAT
+    instead: ClassVar[dict[Verb, str]] = {
+        Verb.VERIFY: "verify needs the native tiered files as the reference: verify the "
+        "files it was exported from, with this dataset as dataset= (--dataset)",
+        Verb.CHECK: "check the tiered files it was exported from (import_files() rebuilds them)",
+    }
 
     def __init__(
         self,
@@ -479,13 +525,13 @@ class TieredDatasetStore(PinnedDataset, ItemQueries):
         with self._reading():
             return import_tiered(self.path, out_dir, wait=wait, force=force)
 
-    def info(self) -> dict[str, Any]:
+    def info(self, *, chains: bool = True) -> TieredDatasetInfo:
         """The manifest (a Delta dataset's: its pinned run's record, with ``delta``, the
         versions it pins, and ``versions``, those ``as_of`` takes)."""
 
         self._check_open()
         with self._reading():
             manifest = read_tiered_manifest(self.path)
-        if "delta" not in manifest:
-            return manifest
-        return {**manifest, "versions": iso_versions(self.versions())}
+        if "delta" in manifest:
+            manifest = {**manifest, "versions": iso_versions(self.versions())}
+        return TieredDatasetInfo(self.path, manifest)

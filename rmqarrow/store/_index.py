@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from rmqarrow._paths import is_uri
 from rmqarrow._progress import ProgressCallback
-from rmqarrow._vocab import Format, Verb
+from rmqarrow._vocab import Format, Kind, Verb
 from rmqarrow.commitlog import mode_for, resolve
 from rmqarrow.converters.arrow.scan import store_scanner
 from rmqarrow.converters.parquet.export import export_store
@@ -153,6 +153,8 @@ class StoreInfo:
     store: Path
     health: StoreHealth
     files: list[dict[str, Any]]
+    #: the path opened is one index file (not a directory of them)
+    one_file: bool = False
 
     @property
     def ok(self) -> bool:
@@ -850,7 +852,7 @@ class IndexStore(OffsetQueries):
                         info[k.replace("timestamp", "time")] = format_time(fh.header[k])
             info["skipped_by_readers"] = fh.skipped_by_readers
             infos.append(info)
-        return StoreInfo(self.index_path, health, infos)
+        return StoreInfo(self.index_path, health, infos, one_file=self.kind == Kind.INDEX_FILE)
 
     def close(self) -> None:
         with self._idle:

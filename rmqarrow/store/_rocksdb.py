@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +19,7 @@ from rmqarrow._progress import ProgressCallback
 from rmqarrow._vocab import Format, Verb
 from rmqarrow.converters.parquet.kind_read import kind_files, read_kind_manifest
 from rmqarrow.converters.parquet.rocksdb_export import export_rocksdb, rocksdb_source_tables
-from rmqarrow.engines import answer_with_engine
+from rmqarrow.engines import ENGINES, answer_with_engine
 from rmqarrow.errors import DatasetError, EngineUnavailableError, UsageError
 from rmqarrow.format.detect import ROCKSDB_DATASET_FORMAT, Target
 from rmqarrow.format.java import JAVA_LONG_MAX
@@ -33,9 +33,10 @@ from rmqarrow.rocksdb import (
     RocksDBIndex,
     RocksDBQuery,
     check_rocksdb,
+    read_queries,
 )
 from rmqarrow.store._base import DEFAULT_MAX_NUM, Store, check_max_num
-from rmqarrow.store._dataset import DatasetCheck, iso_versions
+from rmqarrow.store._dataset import DatasetCheck, iso_versions, refuse_commitlog
 from rmqarrow.store._kind import PinnedDataset
 
 if TYPE_CHECKING:
@@ -46,7 +47,16 @@ if TYPE_CHECKING:
 
     from rmqarrow.converters.arrow.rocksdb import RocksDBTables
 
-__all__ = ["RocksDBDatasetStore", "RocksDBStore", "RocksDBVerify", "as_rocksdb_queries"]
+__all__ = [
+    "RocksDBDatasetCheck",
+    "RocksDBDatasetInfo",
+    "RocksDBDatasetStore",
+    "RocksDBInfo",
+    "RocksDBStats",
+    "RocksDBStore",
+    "RocksDBVerify",
+    "as_rocksdb_queries",
+]
 
 _TABLES = ("rocksdb_records", "rocksdb_bookkeeping")
 
@@ -235,26 +245,56 @@ class _RocksDBSurface(Store):
                 )
         return out
 
-    def verify(  # type: ignore[override]  # its own parameters until verify is one verb
+    def read_queries(self, path: str | os.PathLike[str], *, escaped: bool = False) -> list[Any]:
+        """The queries of a TSV file ``topic, key, index_type, max_num, begin, end,
+        last_key`` (:func:`rmqarrow.rocksdb.read_queries`; its own escapes, whatever
+        ``escaped``)."""
+        return list(read_queries(path))
+
+    def verify(
         self,
         *,
-        engines: Sequence[str] = ("native", "duckdb", "spark"),
+        dataset: str | os.PathLike[str] | None = None,
+        as_of: object = None,
+        engines: Sequence[str] | None = None,
         queries: Sequence[Any] | None = None,
+        keys: Sequence[str] | None = None,
         sample: int = 200,
         seed: int = 0,
         master: str | None = None,
-        required: Sequence[str] = ("native", "duckdb"),
-        dataset: str | os.PathLike[str] | None = None,
+        chain_check: bool = True,
     ) -> RocksDBVerify:
         """The same queries through every engine, each answer compared with the
-        reference's; an engine that cannot run (no pyspark, no Java) is skipped unless
-        ``required``.  ``dataset``: the SQL engines read that export instead."""
+        reference's (native on the database, the first engine on a dataset): ``queries``
+        (:class:`RocksDBQuery` s or tuples), or ``sample`` drawn from the records with
+        ``seed``.  ``engines`` None: every engine that runs (Spark is skipped when it
+        cannot start, e.g. no pyspark or no Java); an engine named must run.
+        ``dataset``: the SQL engines read that export instead."""
+        self._check_open()
+        if keys is not None:
+            raise UsageError(
+                "keys= are the IndexFiles' sampling source; a RocksDB index's queries are "
+                "sampled from its records: give queries= to choose them"
+            )
+        if not chain_check:
+            raise UsageError(
+                "chain_check=False skips the IndexFiles' chain scan; a RocksDB index has no "
+                "hash chains: drop it (check() reads its records)"
+            )
+        if as_of is not None:
+            raise UsageError(
+                f"as_of={as_of}: a RocksDB index's dataset= is compared at its latest "
+                "version; open an older one with rmqarrow.open(dataset, as_of=...) and query it"
+            )
+        explicit = engines is not None
+        chosen = list(engines) if engines is not None else [str(e) for e in ENGINES]
+        required = chosen if explicit else [e for e in chosen if e != "spark"]
         qs = (
             as_rocksdb_queries(queries)
             if queries is not None
             else self.sample_queries(sample, seed=seed)
         )
-        names = [e for e in engines if not (e == "native" and self._default_engine() != "native")]
+        names = [e for e in chosen if not (e == "native" and self._default_engine() != "native")]
         if not names:
             raise UsageError("no engine to compare: a dataset is read by duckdb and spark")
         reference = names[0]
@@ -302,7 +342,7 @@ class _RocksDBSurface(Store):
         master: str | None = None,
         progress: ProgressCallback | None = None,
         with_check: bool = False,
-    ) -> dict[str, pa.Table]:
+    ) -> RocksDBStats:
         """Key-less questions in SQL (DuckDB): per hour, per topic, tags, hot keys, and
         what was indexed in ``between``, one table each by name.  No ``commitlog`` (the
         records hold topic, keys and tags already), no other engine, no ``with_check``
@@ -318,10 +358,13 @@ class _RocksDBSurface(Store):
         if engine != "duckdb" or master is not None:
             raise UsageError(f"the RocksDB index's figures are DuckDB's, got engine {engine!r}")
         if with_check:
-            raise UsageError("with_check is the IndexFile figures'; check() this index instead")
+            raise UsageError(
+                "with_check adds check()'s verdict to the IndexFile figures' page; a RocksDB "
+                "index's stats print as tables: check() this index instead"
+            )
         con = self.to_duckdb()
         try:
-            return rocksdb_stats(con, top=top, between=between, limit=limit)
+            return RocksDBStats(rocksdb_stats(con, top=top, between=between, limit=limit))
         finally:
             con.close()
 
@@ -382,6 +425,66 @@ class RocksDBVerify:
             "mismatches": list(self.mismatches),
             "skipped": dict(self.skipped),
         }
+
+
+@dataclass(frozen=True)
+class RocksDBStats:
+    """The result of a RocksDB index's ``stats()``: its figures as tables, by name (per
+    hour, per topic, tags, hot keys, and what was indexed in the window asked for)."""
+
+    tables: dict[str, pa.Table]
+
+    def to_dict(self) -> dict[str, list[dict[str, Any]]]:
+        return {name: t.to_pylist() for name, t in self.tables.items()}
+
+
+@dataclass(frozen=True)
+class RocksDBInfo:
+    """The result of :meth:`RocksDBStore.info`: families, bookkeeping, the first and last
+    hour bucket, RocksDB's own record estimate (no scan) and the files."""
+
+    path: str
+    format: str
+    column_families: list[str]
+    estimated_records: int | None
+    first_hour: int | None
+    first_hour_time: str | None
+    last_hour: int | None
+    last_hour_time: str | None
+    last_offset_py: int | None
+    last_store_timestamp: int | None
+    last_store_time: str | None
+    files: int
+    bytes: int
+    max_msgs_num_batch: int
+    max_query_days: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class RocksDBDatasetInfo:
+    """The result of :meth:`RocksDBDatasetStore.info`: the dataset's manifest (a Delta
+    dataset's: its pinned run's record, with ``delta``, the versions it pins, and
+    ``versions``, those ``as_of`` takes)."""
+
+    dataset: Path
+    manifest: dict[str, Any]
+
+    @property
+    def versions(self) -> list[dict[str, Any]]:
+        """The versions a reader can open ``as_of`` (none in the manifest layout)."""
+        return list(self.manifest.get("versions") or [])
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.manifest)
+
+
+@dataclass(frozen=True)
+class RocksDBDatasetCheck(DatasetCheck):
+    """The result of :meth:`RocksDBDatasetStore.check`: each table's rows against the
+    manifest."""
 
 
 def _describe(a: QueryOffsetResult | None) -> str:
@@ -474,7 +577,7 @@ class RocksDBStore(_RocksDBSurface):
         cl = commitlog if commitlog is not None else self.target.commitlog_dir
         return check_rocksdb(self.db_path, commitlog=cl)
 
-    def info(self) -> dict[str, Any]:
+    def info(self, *, chains: bool = True) -> RocksDBInfo:
         """Families, bookkeeping, the first and last hour bucket, the estimated record
         count (RocksDB's own estimate: no scan) and the files."""
         with self.open_index() as index:
@@ -486,23 +589,23 @@ class RocksDBStore(_RocksDBSurface):
         first_hour = int.from_bytes(first[:8], "big", signed=True) if first else None
         last_hour = int.from_bytes(last[:8], "big", signed=True) if last else None
         files = sorted(self.db_path.iterdir())
-        return {
-            "path": str(self.db_path),
-            "format": "RocketMQ RocksDB message index (RIP-82)",
-            "column_families": families,
-            "estimated_records": estimate,
-            "first_hour": first_hour,
-            "first_hour_time": format_time(first_hour) if first_hour is not None else None,
-            "last_hour": last_hour,
-            "last_hour_time": format_time(last_hour) if last_hour is not None else None,
-            "last_offset_py": lop,
-            "last_store_timestamp": lst,
-            "last_store_time": format_time(lst) if lst else None,
-            "files": len(files),
-            "bytes": sum(f.stat().st_size for f in files if f.is_file()),
-            "max_msgs_num_batch": self.max_msgs_num_batch,
-            "max_query_days": self.max_query_days,
-        }
+        return RocksDBInfo(
+            path=str(self.db_path),
+            format="RocketMQ RocksDB message index (RIP-82)",
+            column_families=families,
+            estimated_records=estimate,
+            first_hour=first_hour,
+            first_hour_time=format_time(first_hour) if first_hour is not None else None,
+            last_hour=last_hour,
+            last_hour_time=format_time(last_hour) if last_hour is not None else None,
+            last_offset_py=lop,
+            last_store_timestamp=lst,
+            last_store_time=format_time(lst) if lst else None,
+            files=len(files),
+            bytes=sum(f.stat().st_size for f in files if f.is_file()),
+            max_msgs_num_batch=self.max_msgs_num_batch,
+            max_query_days=self.max_query_days,
+        )
 
 
 class RocksDBDatasetStore(PinnedDataset, _RocksDBSurface):
@@ -563,9 +666,10 @@ class RocksDBDatasetStore(PinnedDataset, _RocksDBSurface):
         with self._reading():
             return super().to_spark(spark)
 
-    def check(self) -> Any:
+    def check(self, *, commitlog: str | os.PathLike[str] | None = None) -> RocksDBDatasetCheck:
         """Each table's rows against the manifest (the pinned run's, of a Delta dataset)."""
         self._check_open()
+        refuse_commitlog(commitlog, "an exported dataset")
         with self._reading():
             manifest = read_kind_manifest(self.path, ROCKSDB_DATASET_FORMAT)
             problems = []
@@ -582,15 +686,15 @@ class RocksDBDatasetStore(PinnedDataset, _RocksDBSurface):
                 if got != want:
                     problems.append(f"{name}: {got} rows, the manifest says {want}")
 
-        return DatasetCheck(self.path, problems)
+        return RocksDBDatasetCheck(self.path, problems)
 
-    def info(self) -> dict[str, Any]:
+    def info(self, *, chains: bool = True) -> RocksDBDatasetInfo:
         """The dataset's manifest (a Delta dataset's: its pinned run's record, with
         ``delta``, the versions it pins, and ``versions``, those ``as_of`` takes)."""
         self._check_open()
         with self._reading():
             manifest = read_kind_manifest(self.path, ROCKSDB_DATASET_FORMAT)
 
-        if "delta" not in manifest:
-            return manifest
-        return {**manifest, "versions": iso_versions(self.versions())}
+        if "delta" in manifest:
+            manifest = {**manifest, "versions": iso_versions(self.versions())}
+        return RocksDBDatasetInfo(self.path, manifest)
