@@ -164,7 +164,10 @@ def _one_line(exc: BaseException, flags: dict[str, str] | None = None) -> str:
 
 #: Library parameters a command spells otherwise (``rmqarrow.build(records=...)`` is
 #: ``build --from``); any other parameter is the option of its own name.
-_PARAMETER_FLAGS = {"build": {"records": "--from", "commitlog": "--from-commitlog"}}
+_PARAMETER_FLAGS = {
+    "build": {"records": "--from", "commitlog": "--from-commitlog"},
+    "stats": {"with_check": "--html"},  # the page is what asks for the check's verdict
+}
 
 
 def _command_flags(parser: argparse.ArgumentParser, command: str) -> dict[str, str]:

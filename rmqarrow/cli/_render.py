@@ -446,6 +446,11 @@ def _rocksdb_verify(report: RocksDBVerify, args: argparse.Namespace) -> int:
 @render.register
 def _rocksdb_stats(result: RocksDBStats, args: argparse.Namespace) -> int:
     """``stats`` of a RocksDB index: each of its tables, by name."""
+    if args.plot:
+        raise UsageError(
+            "--plot draws the IndexFile analyses; a RocksDB index's stats print as tables "
+            "(drop the option, or use --json)"
+        )
     if args.json:
         print_document("stats.rocksdb", result.to_dict())
         return 0

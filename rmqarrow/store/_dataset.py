@@ -271,7 +271,7 @@ class DatasetStore(PinnedDataset, OffsetQueries):
     tables = ("files", "slots", "entries", "messages")
     instead: ClassVar[dict[Verb, str]] = {
         Verb.VERIFY: "verify needs the native store as the reference: verify the store it "
-        "was exported from, with this dataset as dataset= (--dataset)",
+        "was exported from, with this dataset as dataset=",
     }
 
     def __init__(
@@ -459,7 +459,7 @@ class TieredDatasetStore(PinnedDataset, ItemQueries):
     dataset_format = TIERED_DATASET_FORMAT
     instead: ClassVar[dict[Verb, str]] = {
         Verb.VERIFY: "verify needs the native tiered files as the reference: verify the "
-        "files it was exported from, with this dataset as dataset= (--dataset)",
+        "files it was exported from, with this dataset as dataset=",
         Verb.CHECK: "check the tiered files it was exported from (import_files() rebuilds them)",
     }
 

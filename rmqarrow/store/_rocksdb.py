@@ -359,8 +359,9 @@ class _RocksDBSurface(Store):
             raise UsageError(f"the RocksDB index's figures are DuckDB's, got engine {engine!r}")
         if with_check:
             raise UsageError(
-                "with_check adds check()'s verdict to the IndexFile figures' page; a RocksDB "
-                "index's stats print as tables: check() this index instead"
+                "with_check=True draws the IndexFile figures' page with check()'s verdict; a "
+                "RocksDB index's stats print as tables: drop it, and check() this index for "
+                "its verdict"
             )
         con = self.to_duckdb()
         try:
