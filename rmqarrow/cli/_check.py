@@ -26,7 +26,10 @@ def register(sub: Any) -> None:
         ),
     )
     p.add_argument(
-        "store", type=path_arg, help="store/index directory, one index file, or a broker store root"
+        "store",
+        type=path_arg,
+        help="store/index directory, one index file, a broker store root, tiered index "
+        "files, a RocksDB index, or an exported dataset (its parts against its manifest)",
     )
     p.add_argument(
         "--commitlog",

@@ -13,7 +13,12 @@ from rmqarrow._progress import ProgressCallback
 from rmqarrow._vocab import Format, Verb
 from rmqarrow.converters.arrow.messages import MESSAGES_SCHEMA
 from rmqarrow.converters.schema import ROCKSDB_SCHEMAS, SCHEMAS, TIERED_SCHEMAS
-from rmqarrow.errors import ClosedIndexError, InvalidValueError, UnsupportedOperationError
+from rmqarrow.errors import (
+    ClosedIndexError,
+    InvalidValueError,
+    UnsupportedOperationError,
+    UsageError,
+)
 from rmqarrow.format.detect import Target, describe
 from rmqarrow.format.java import JAVA_LONG_MAX
 from rmqarrow.format.query_file import read_query_file
@@ -24,7 +29,7 @@ if TYPE_CHECKING:
     import pyarrow.dataset as pads
     from pyspark.sql import SparkSession
 
-__all__ = ["DEFAULT_MAX_NUM", "Store", "check_max_num"]
+__all__ = ["DEFAULT_MAX_NUM", "Store", "check_max_num", "refuse_commitlog"]
 
 _log = logging.getLogger("rmqarrow.store")
 
@@ -37,6 +42,15 @@ def check_max_num(max_num: object) -> int:
     if isinstance(max_num, bool) or not isinstance(max_num, int) or max_num < 0:
         raise InvalidValueError(f"max_num must be an int >= 0, got {max_num!r}")
     return max_num
+
+
+def refuse_commitlog(commitlog: object, what: str) -> None:
+    """A CommitLog given to the check of a kind whose entries it cannot check, refused."""
+    if commitlog is not None:
+        raise UsageError(
+            f"commitlog={commitlog}: {what} is checked on its own; only RocketMQ's IndexFiles "
+            "and RocksDB index are checked against a CommitLog"
+        )
 
 
 def _table_columns(table: str) -> tuple[str, ...]:

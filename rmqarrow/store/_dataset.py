@@ -38,9 +38,11 @@ from rmqarrow.errors import DatasetError, UsageError
 from rmqarrow.format.detect import TIERED_DATASET_FORMAT, require_commitlog
 from rmqarrow.format.queries import note_spaced_keys
 from rmqarrow.format.times import format_time
+from rmqarrow.store._base import refuse_commitlog
 from rmqarrow.store._kind import PinnedDataset
 from rmqarrow.store._queries import ItemQueries, OffsetQueries, as_queries
 from rmqarrow.store._stats import StatsReport, StatsSource, index_stats
+from rmqarrow.store._tiered import read_tiered_queries
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -59,17 +61,7 @@ __all__ = [
     "DatasetStore",
     "TieredDatasetInfo",
     "TieredDatasetStore",
-    "refuse_commitlog",
 ]
-
-
-def refuse_commitlog(commitlog: object, what: str) -> None:
-    """A CommitLog given to the check of a kind whose entries it cannot check, refused."""
-    if commitlog is not None:
-        raise UsageError(
-            f"commitlog={commitlog}: {what} is checked on its own; only RocketMQ's IndexFiles "
-            "and RocksDB index are checked against a CommitLog"
-        )
 
 
 @dataclass(frozen=True)
@@ -473,6 +465,11 @@ class TieredDatasetStore(PinnedDataset, ItemQueries):
     ) -> None:
         super().__init__(target, hash_slot_num, index_num)
         self._pin(as_of)
+
+    def read_queries(self, path: str | os.PathLike[str], *, escaped: bool = False) -> list[Any]:
+        """The queries of a TSV file with full keys ``topic#key``, as the tiered files'
+        (:meth:`TieredStore.read_queries`)."""
+        return read_tiered_queries(path, escaped=escaped)
 
     def answers(
         self,

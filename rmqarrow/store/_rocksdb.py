@@ -35,8 +35,8 @@ from rmqarrow.rocksdb import (
     check_rocksdb,
     read_queries,
 )
-from rmqarrow.store._base import DEFAULT_MAX_NUM, Store, check_max_num
-from rmqarrow.store._dataset import DatasetCheck, iso_versions, refuse_commitlog
+from rmqarrow.store._base import DEFAULT_MAX_NUM, Store, check_max_num, refuse_commitlog
+from rmqarrow.store._dataset import DatasetCheck, iso_versions
 from rmqarrow.store._kind import PinnedDataset
 
 if TYPE_CHECKING:

@@ -20,7 +20,7 @@ from rmqarrow.errors import TieredReadError, UsageError
 from rmqarrow.format.queries import Query, read_queries_tsv
 from rmqarrow.format.tiered_layout import COMPACT_ITEM_SIZE, items_position
 from rmqarrow.format.times import format_time
-from rmqarrow.store._dataset import refuse_commitlog
+from rmqarrow.store._base import refuse_commitlog
 from rmqarrow.store._queries import ItemQueries
 from rmqarrow.tiered import (
     END_MAGIC,
@@ -43,7 +43,13 @@ if TYPE_CHECKING:
 
     from rmqarrow.converters.arrow.tiered import TieredTables
 
-__all__ = ["TieredInfo", "TieredStore", "split_tiered_key", "tiered_file_info"]
+__all__ = [
+    "TieredInfo",
+    "TieredStore",
+    "read_tiered_queries",
+    "split_tiered_key",
+    "tiered_file_info",
+]
 
 #: Local files up to this size get the "once uploaded" note (it compacts them in memory).
 _NOTE_LIMIT = 256 << 20
@@ -110,6 +116,12 @@ def split_tiered_key(full: str) -> tuple[str, str]:
     if not sep:
         raise UsageError(f"tiered index keys are topic#key (or --topic with --key); got {full!r}")
     return topic, key
+
+
+def read_tiered_queries(path: str | os.PathLike[str], *, escaped: bool = False) -> list[Any]:
+    """The queries of a TSV file ``key<TAB>max_num<TAB>begin<TAB>end`` with full keys
+    ``topic#key``, as ``(topic, key, max_count, begin, end)``."""
+    return _as_tiered_queries(read_queries_tsv(path, escaped=escaped))
 
 
 def _as_tiered_queries(queries: Sequence[Any]) -> list[tuple[Any, ...]]:
@@ -281,7 +293,7 @@ class TieredStore(ItemQueries):
     def read_queries(self, path: str | os.PathLike[str], *, escaped: bool = False) -> list[Any]:
         """The queries of a TSV file ``key<TAB>max_num<TAB>begin<TAB>end`` with full keys
         ``topic#key``, as ``(topic, key, max_count, begin, end)``."""
-        return _as_tiered_queries(read_queries_tsv(path, escaped=escaped))
+        return read_tiered_queries(path, escaped=escaped)
 
     def verify(
         self,

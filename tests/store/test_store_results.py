@@ -135,6 +135,9 @@ def test_tiered_dataset_info_is_its_manifest(tmp_path: Path) -> None:
         assert isinstance(info, TieredDatasetInfo)
         assert [v["version"] for v in info.versions] == [0]
         assert info.to_dict() == info.manifest and info.manifest["tables"]["tiered_files"]
+        tsv = tmp_path / "q.tsv"
+        tsv.write_text("TopicTest#key-00\t32\t0\t9\n")
+        assert ds.read_queries(tsv) == [("TopicTest", "key-00", 32, 0, 9)]  # as the files'
         with pytest.raises(UnsupportedOperationError, match="verify needs the native tiered"):
             ds.verify()
         with pytest.raises(UnsupportedOperationError, match="check the tiered files"):
