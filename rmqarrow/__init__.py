@@ -24,9 +24,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from rmqarrow._formats import FormatPlugin, format_plugins, register_format, unregister_format
 from rmqarrow._lazy import lazy_attributes
 from rmqarrow._version import __version__
-from rmqarrow._vocab import Engine, Format, Kind, Verb, Writer
+from rmqarrow._vocab import Engine, Format, Kind, Source, Verb, Writer
 from rmqarrow.errors import (
     ClosedIndexError,
     CommitLogError,
@@ -105,6 +106,7 @@ __all__ = [
     "EngineError",
     "EngineUnavailableError",
     "Format",
+    "FormatPlugin",
     "Geometry",
     "GeometryError",
     "IndexFile",
@@ -118,6 +120,7 @@ __all__ = [
     "QueryOffsetResult",
     "ReadOnlyIndexError",
     "RmqArrowError",
+    "Source",
     "Store",
     "StoreCheckpoint",
     "StoreNotFoundError",
@@ -128,8 +131,11 @@ __all__ = [
     "__version__",
     "answer_queries",
     "build",
+    "format_plugins",
     "index_key_hash",
     "index_key_hashes",
     "java_string_hash",
     "open",
+    "register_format",
+    "unregister_format",
 ]

@@ -18,13 +18,15 @@ def lazy_attributes(
     package: str, names: Mapping[str, str]
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """``__getattr__`` and ``__dir__`` for ``package``: ``names`` maps each public name to
-    the submodule (relative to ``package``) that defines it."""
+    the submodule (relative to ``package``, or absolute ``rmqarrow.…``) that defines it."""
 
     def getattr_(name: str) -> Any:
         module = names.get(name)
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        return getattr(import_module(f"{package}.{module}"), name)
+        # a name a package re-exports from elsewhere in rmqarrow is given absolute
+        where = module if module.startswith("rmqarrow.") else f"{package}.{module}"
+        return getattr(import_module(where), name)
 
     def dir_() -> list[str]:
         return sorted(names)

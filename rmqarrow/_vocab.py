@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-__all__ = ["DATASET_KINDS", "INDEX_KINDS", "Engine", "Format", "Kind", "Verb", "Writer"]
+__all__ = ["DATASET_KINDS", "INDEX_KINDS", "Engine", "Format", "Kind", "Source", "Verb", "Writer"]
 
 
 class Format(StrEnum):
@@ -27,6 +27,14 @@ class Engine(StrEnum):
     NATIVE = "native"
     DUCKDB = "duckdb"
     SPARK = "spark"
+
+
+class Source(StrEnum):
+    """Where a format's entries are read from: its own files, or a dataset rmqarrow
+    exported of them (which the SQL engines read; the native lookup reads the files)."""
+
+    NATIVE = "native"
+    DATASET = "dataset"
 
 
 class Writer(StrEnum):

@@ -20,6 +20,7 @@ from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from rmqarrow._formats import plugin_named
 from rmqarrow._vocab import Engine, Format
 from rmqarrow.errors import EngineUnavailableError, UsageError
 from rmqarrow.format.hashing import check_query_key
@@ -46,19 +47,6 @@ __all__ = [
 
 FORMATS = tuple(Format)
 ENGINES = tuple(Engine)
-
-#: (format, engine) -> "module:function" following that format's engine contract
-_REGISTRY: dict[tuple[str, str], str] = {
-    ("index", "native"): "rmqarrow.index.service:answer_queries",
-    ("index", "duckdb"): "rmqarrow.converters.duckdb.sql:answer_queries",
-    ("index", "spark"): "rmqarrow.converters.spark.sql:answer_queries",
-    ("tiered", "native"): "rmqarrow.tiered:answer_queries",
-    ("tiered", "duckdb"): "rmqarrow.converters.duckdb.tiered:answer_queries",
-    ("tiered", "spark"): "rmqarrow.converters.spark.tiered:answer_queries",
-    ("rocksdb", "native"): "rmqarrow.rocksdb:answer_queries",
-    ("rocksdb", "duckdb"): "rmqarrow.converters.duckdb.rocksdb:answer_queries",
-    ("rocksdb", "spark"): "rmqarrow.converters.spark.rocksdb:answer_queries",
-}
 
 
 #: (format, engine) pairs that answer as of pinned headers (``snapshot=``)
@@ -130,11 +118,14 @@ def get_engine(fmt: str, engine: str) -> Callable[..., list[Any]]:
     An unknown name is a :class:`UsageError`; an engine whose package is not installed
     (pyspark for ``spark``) an :class:`EngineUnavailableError` naming the extra to install.
     """
-    if fmt not in FORMATS:
-        raise UsageError(f"unknown index format {fmt!r}; choose from {', '.join(FORMATS)}")
+    plugin = plugin_named(fmt)
     if engine not in ENGINES:
         raise UsageError(f"unknown engine {engine!r}; choose from {', '.join(ENGINES)}")
-    module_name, _, attr = _REGISTRY[(fmt, engine)].partition(":")
+    if engine not in plugin.engines:
+        raise UsageError(
+            f"the {fmt} format has no {engine} engine; choose from {', '.join(plugin.engines)}"
+        )
+    module_name, _, attr = plugin.engines[engine].partition(":")
     try:
         module = import_module(module_name)
     except ModuleNotFoundError as exc:

@@ -50,7 +50,15 @@ RIVALS = [{"rmqarrow.converters.duckdb", "rmqarrow.converters.spark"}]
 #: the API facade: re-exports from below, imported by nothing inside the package
 FACADE = "rmqarrow"
 #: packages whose ``__init__`` only names (lazily) what their submodules define
-FACADES = {FACADE, "rmqarrow.converters"}
+FACADES = {
+    FACADE,
+    "rmqarrow.converters",
+    "rmqarrow.store",
+    "rmqarrow.verify",
+    "rmqarrow.commitlog",
+    "rmqarrow.rocksdb",
+    "rmqarrow.demo",
+}
 #: what the CLI may import besides itself: the package facades and the documented modules
 #: (queries, times and Java numbers it parses; the text renderer, progress updates and
 #: memory-limit wording it shows; what a location may be).  Everything else it reaches

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 import duckdb
 import pyarrow as pa
 from rmqarrow.converters.arrow.rocksdb import RocksDBTables
+from rmqarrow.converters.duckdb.runner import fetch_arrow, registered
 from rmqarrow.converters.parquet.rocksdb_export import rocksdb_source_tables
 
 from rmqarrow._memory import duckdb_settings
@@ -40,12 +41,9 @@ def register_rocksdb(con: duckdb.DuckDBPyConnection, tables: RocksDBTables) -> N
 
 
 def _run_many(con: duckdb.DuckDBPyConnection, plans: list[Search]) -> list[list[int]]:
-    con.register("rocksdb_searches", searches_table(plans))
-    try:
-        sql = search_sql("rocksdb_records", "rocksdb_searches", lambda c: f'"{c}"')
-        result: pa.Table = con.sql(sql).to_arrow_table()
-    finally:
-        con.unregister("rocksdb_searches")
+    with registered(con, {"rocksdb_searches": searches_table(plans)}, fresh=True) as names:
+        sql = search_sql("rocksdb_records", names["rocksdb_searches"], lambda c: f'"{c}"')
+        result = fetch_arrow(con, sql)
     rows = zip(
         result.column("sid").to_pylist(), result.column("phy_offset").to_pylist(), strict=True
     )

@@ -58,6 +58,7 @@ from rmqarrow.converters.duckdb.lazy import (
     statement_error,
 )
 from rmqarrow.converters.duckdb.native import attach_slots
+from rmqarrow.converters.duckdb.runner import engine_failure, fetch_arrow, registered
 from rmqarrow.converters.duckdb.walk import HASH_MACROS_SQL, LOOKUP_COLUMNS, LOOKUP_MACROS_SQL
 from rmqarrow.converters.log_check_sql import (
     CHECK_DANGLING_SQL,
@@ -75,7 +76,6 @@ from rmqarrow._memory import duckdb_settings
 from rmqarrow.errors import (
     CorruptIndexError,
     DatasetError,
-    EngineError,
     InvalidKeyError,
     InvalidValueError,
     RmqArrowError,
@@ -282,20 +282,18 @@ def _attach_store(
         stream = scan_store(root, name, hash_slot_num=hash_slot_num, index_num=index_num)
         reader = LazyTable(SCHEMAS[name], functools.partial(iter, stream))
         source = f"_rmq_stream_{name}"
-        con.register(source, reader)
         try:
-            con.execute(
-                f"CREATE OR REPLACE TEMP TABLE _rmq_native_{name} AS "
-                + loads[name].format(src=source)
-            )
+            with registered(con, {source: reader}):
+                con.execute(
+                    f"CREATE OR REPLACE TEMP TABLE _rmq_native_{name} AS "
+                    + loads[name].format(src=source)
+                )
         except duckdb.Error as exc:
             found = statement_error(exc)  # what the scan hit, or DuckDB's line
             if isinstance(found, RmqArrowError | KeyboardInterrupt):
                 raise found from None
             text = " ".join(str(found).split())
             raise CorruptIndexError(f"{root}: reading the {name} table failed: {text}") from None
-        finally:
-            con.unregister(source)
     native_views(con)
 
 
@@ -517,21 +515,6 @@ def connect_for_queries(
     return con
 
 
-def _failure(exc: BaseException) -> BaseException:
-    """A failed statement as one error: what a lazy table hit (an rmqarrow error, a
-    Ctrl-C), else DuckDB's own line as an :class:`EngineError`."""
-    import duckdb
-
-    found = statement_error(exc)
-    if isinstance(found, RmqArrowError | KeyboardInterrupt):
-        return found
-    # a RuntimeError or OSError not quoting a DuckDB "... Error: " is not DuckDB's
-    foreign = isinstance(exc, RuntimeError | OSError) and not isinstance(exc, duckdb.Error)
-    if foreign and "Error: " not in str(exc):
-        return exc
-    return EngineError(f"DuckDB: {' '.join(str(found).split())}")
-
-
 #: What ``run_statement(read_only=True)`` runs, by DuckDB's own statement type: queries
 #: (``SELECT``, ``WITH``, ``DESCRIBE``, ``SHOW``, ``FROM ...``), ``EXPLAIN``, ``PRAGMA`` and
 #: ``CALL`` (DuckDB's table functions), and the statements that change only the
@@ -586,7 +569,7 @@ def writing_statement(con: duckdb.DuckDBPyConnection, query: str) -> str | None:
     try:
         statements = con.extract_statements(query)
     except duckdb.Error as exc:
-        raise _failure(exc) from None
+        raise engine_failure(exc) from None
     for statement in statements:
         kind = statement.type.name
         if kind not in READING_STATEMENTS:
@@ -641,13 +624,13 @@ def run_statement(
             return None
         reader = rel.to_arrow_reader(batch_rows)
     except (duckdb.Error, pa.ArrowException, RuntimeError, OSError) as exc:
-        raise _failure(exc) from None
+        raise engine_failure(exc) from None
 
     def batches() -> Iterator[pa.RecordBatch]:
         try:
             yield from reader
         except (duckdb.Error, pa.ArrowException, RuntimeError, OSError) as exc:
-            raise _failure(exc) from None
+            raise engine_failure(exc) from None
 
     return pa.RecordBatchReader.from_batches(reader.schema, batches())
 
@@ -694,7 +677,7 @@ def check_against_log(con: duckdb.DuckDBPyConnection, *, examples: int = 5) -> d
     try:
         return _check_against_log(con, examples)
     except (duckdb.Error, pa.ArrowException) as exc:  # a damaged log: its own line
-        raise _failure(exc) from None
+        raise engine_failure(exc) from None
 
 
 def _check_against_log(con: duckdb.DuckDBPyConnection, examples: int) -> dict[str, Any]:
@@ -703,21 +686,17 @@ def _check_against_log(con: duckdb.DuckDBPyConnection, examples: int) -> dict[st
     expected = texts.append_column(
         "key_hash", pa.array(index_key_hashes(texts.column("key")), pa.int32())
     )
-    con.register(EXPECTED_KEYS_VIEW, expected)
-    try:
 
-        def count(sql: str) -> int:
-            return int(con.sql(f"SELECT count(*) FROM ({sql})").fetchall()[0][0])
+    def count(sql: str) -> int:
+        return int(con.sql(f"SELECT count(*) FROM ({sql})").fetchall()[0][0])
 
-        def first(sql: str) -> list[dict[str, Any]]:
-            rows: list[dict[str, Any]] = con.sql(sql).limit(examples).to_arrow_table().to_pylist()
-            return rows
+    def first(sql: str) -> list[dict[str, Any]]:
+        rows: list[dict[str, Any]] = con.sql(sql).limit(examples).to_arrow_table().to_pylist()
+        return rows
 
+    with registered(con, {EXPECTED_KEYS_VIEW: expected}):
         facts = con.sql(LOG_FACTS_SQL).fetchall()[0]
-        result = log_check_figures(facts, count, first)
-    finally:
-        con.unregister(EXPECTED_KEYS_VIEW)
-    return result
+        return log_check_figures(facts, count, first)
 
 
 # --- bulk lookups from Python ---------------------------------------------------------
@@ -801,23 +780,14 @@ def queries_table(queries: pa.Table | Sequence[Query]) -> pa.Table:
     )
 
 
-_QUERIES_VIEW = "_rmq_queries"
-
-
 def lookup_table(con: duckdb.DuckDBPyConnection, queries: pa.Table | Sequence[Query]) -> pa.Table:
     """Every match of every query in one statement, as an Arrow table.
 
     Columns: ``query_id``, then :data:`LOOKUP_COLUMNS`; sorted by query and ordinal.
     """
-    table = queries_table(queries)
-    con.register(_QUERIES_VIEW, table)
-    try:
-        result: pa.Table = con.sql(
-            "SELECT * FROM index_lookups(?)", params=[_QUERIES_VIEW]
-        ).to_arrow_table()
-    finally:
-        con.unregister(_QUERIES_VIEW)
-    return result
+    # a name of this call's own: the macro takes it as a parameter
+    with registered(con, {"queries": queries_table(queries)}, fresh=True) as names:
+        return fetch_arrow(con, "SELECT * FROM index_lookups(?)", [names["queries"]])
 
 
 def answer_queries(

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 import duckdb
 import pyarrow as pa
 from rmqarrow.converters.arrow.tiered_lookup import TIERED_LOOKUP_SQL, assemble, lookup_relations
+from rmqarrow.converters.duckdb.runner import run_arrow
 from rmqarrow.converters.parquet.tiered_import import tiered_source_tables
 
 from rmqarrow._memory import duckdb_settings
@@ -27,14 +28,7 @@ __all__ = ["answer_queries", "lookup_rows"]
 
 def lookup_rows(con: duckdb.DuckDBPyConnection, relations: dict[str, pa.Table]) -> pa.Table:
     """Register ``relations`` on ``con`` and run the lookup SQL."""
-    for name, table in relations.items():
-        con.register(name, table)
-    try:
-        result: pa.Table = con.sql(TIERED_LOOKUP_SQL).to_arrow_table()
-    finally:
-        for name in relations:
-            con.unregister(name)
-    return result
+    return run_arrow(con, TIERED_LOOKUP_SQL, inputs=relations)
 
 
 def answer_queries(

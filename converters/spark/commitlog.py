@@ -27,7 +27,7 @@ from rmqarrow.converters.spark.options import parse
 from rmqarrow.converters.spark.paths import LOG_FORMAT, LOG_FORMAT_ALIAS, commitlog_dir_of
 from rmqarrow.converters.spark.session import check_pyspark
 
-from rmqarrow.commitlog.index_records import (
+from rmqarrow.commitlog.index_arrow import (
     DEFAULT_BATCH_ROWS,
     INDEX_RECORDS_SCHEMA,
     index_record_batches,

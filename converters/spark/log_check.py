@@ -21,6 +21,7 @@ from rmqarrow.converters.log_check_sql import (
     log_check_figures,
 )
 from rmqarrow.converters.spark.errors import spark_errors
+from rmqarrow.converters.spark.runner import temp_views
 from rmqarrow.converters.spark.sql import jvm_key_hash
 from rmqarrow.converters.spark.tables import MESSAGES_VIEW
 
@@ -45,12 +46,6 @@ def check_against_log(spark: SparkSession, *, examples: int = 5) -> dict[str, An
     texts = spark.sql(expected_key_texts_sql("explode"))
     # reflect (the JVM hash) is non-deterministic to Spark: a projection of its own, kept
     expected = texts.select("physical_offset", "key", jvm_key_hash("key").alias("key_hash"))
-    expected.createOrReplaceTempView(EXPECTED_KEYS_VIEW)
-    # every figure reads these: decode the log and the index once (on the executors)
-    cached = [v for v in ("entries", MESSAGES_VIEW) if not spark.catalog.isCached(v)]
-    cached.append(EXPECTED_KEYS_VIEW)
-    for view in cached:
-        spark.catalog.cacheTable(view)
 
     def count(sql: str) -> int:
         return int(spark.sql(f"SELECT count(*) AS n FROM ({sql})").collect()[0][0])
@@ -58,11 +53,16 @@ def check_against_log(spark: SparkSession, *, examples: int = 5) -> dict[str, An
     def first(sql: str) -> list[dict[str, Any]]:
         return [row.asDict() for row in spark.sql(sql).limit(examples).collect()]
 
-    try:
-        with spark_errors(spark.sparkContext.applicationId):
-            facts = spark.sql(LOG_FACTS_SQL).collect()[0]
-            return log_check_figures(facts, count, first)
-    finally:
+    with temp_views(spark, {EXPECTED_KEYS_VIEW: expected}):
+        # every figure reads these: decode the log and the index once (on the executors)
+        cached = [v for v in ("entries", MESSAGES_VIEW) if not spark.catalog.isCached(v)]
+        cached.append(EXPECTED_KEYS_VIEW)
         for view in cached:
-            spark.catalog.uncacheTable(view)
-        spark.catalog.dropTempView(EXPECTED_KEYS_VIEW)
+            spark.catalog.cacheTable(view)
+        try:
+            with spark_errors(spark.sparkContext.applicationId):
+                facts = spark.sql(LOG_FACTS_SQL).collect()[0]
+                return log_check_figures(facts, count, first)
+        finally:
+            for view in cached:
+                spark.catalog.uncacheTable(view)

@@ -25,7 +25,7 @@ import pyarrow as pa
 from rmqarrow.converters.spark.commitlog import FileTask, file_batches, file_tasks
 from rmqarrow.converters.spark.errors import spark_errors
 
-from rmqarrow.commitlog.index_records import INDEX_RECORDS_SCHEMA
+from rmqarrow.commitlog.index_arrow import INDEX_RECORDS_SCHEMA
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -22,6 +22,7 @@ from rmqarrow.converters.parquet.rocksdb_export import (
     rocksdb_dataset_files,
     rocksdb_source_tables,
 )
+from rmqarrow.converters.spark.runner import as_frame, run_arrow, temp_views
 from rmqarrow.converters.spark.session import get_spark
 
 from rmqarrow.format.detect import detect
@@ -45,29 +46,32 @@ def register_rocksdb(
     spark: Any, source: Path, tables: RocksDBTables | None = None, prefix: str = ""
 ) -> RocksDBTables:
     """Temporary views ``{prefix}rocksdb_records`` and ``{prefix}rocksdb_bookkeeping``."""
+    views, got = _views(spark, source, tables)
+    for name, value in views.items():
+        as_frame(spark, value).createOrReplaceTempView(f"{prefix}{name}")
+    return got
+
+
+def _views(
+    spark: Any, source: Path, tables: RocksDBTables | None = None
+) -> tuple[dict[str, Any], RocksDBTables]:
+    """The ``rocksdb_records`` and ``rocksdb_bookkeeping`` relations, and the tables read."""
     if detect(source).kind == "rocksdb_dataset":
         # the files of one snapshot (the pinned run's), never the folder: a Delta table's
         # folder also holds the parts of older versions
         files, book = rocksdb_dataset_files(source)
-        spark.read.parquet(*(hadoop_literal(f) for f in files)).createOrReplaceTempView(
-            f"{prefix}rocksdb_records"
-        )
+        records = spark.read.parquet(*(hadoop_literal(f) for f in files))
         got = RocksDBTables(pa.table({}), book)
     else:
         got = tables if tables is not None else rocksdb_source_tables(source)
-        spark.createDataFrame(got.records).createOrReplaceTempView(f"{prefix}rocksdb_records")
-    spark.createDataFrame(got.bookkeeping).createOrReplaceTempView(f"{prefix}rocksdb_bookkeeping")
-    return got
+        records = got.records
+    return {"rocksdb_records": records, "rocksdb_bookkeeping": got.bookkeeping}, got
 
 
 def _run_many(spark: Any, prefix: str, plans: list[Search]) -> list[list[int]]:
     name = f"{prefix}rocksdb_searches"
-    spark.createDataFrame(searches_table(plans)).createOrReplaceTempView(name)
-    try:
-        sql = search_sql(f"{prefix}rocksdb_records", name, lambda c: f"`{c}`")
-        result: pa.Table = spark.sql(sql).toArrow()
-    finally:
-        spark.catalog.dropTempView(name)
+    sql = search_sql(f"{prefix}rocksdb_records", name, lambda c: f"`{c}`")
+    result = run_arrow(spark, sql, inputs={name: searches_table(plans)})
     rows = zip(
         result.column("sid").to_pylist(), result.column("phy_offset").to_pylist(), strict=True
     )
@@ -86,8 +90,8 @@ def answer_queries(
     """RocketMQ's ``queryOffset`` answer per query, computed by Spark SQL."""
     spark = get_spark(master)
     prefix = f"q{uuid.uuid4().hex[:12]}_"
-    tables = register_rocksdb(spark, Path(source), prefix=prefix)
-    try:
+    views, tables = _views(spark, Path(source))
+    with temp_views(spark, {f"{prefix}{name}": value for name, value in views.items()}):
         return answer_batched(
             list(queries),
             bookkeeping_getter(tables.bookkeeping),
@@ -96,6 +100,3 @@ def answer_queries(
             max_query_days=max_query_days,
             now=now,
         )
-    finally:
-        for t in ("rocksdb_records", "rocksdb_bookkeeping"):
-            spark.catalog.dropTempView(f"{prefix}{t}")

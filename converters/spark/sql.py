@@ -38,6 +38,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from rmqarrow.converters.spark.batches import piece_batches, plan_pieces
 from rmqarrow.converters.spark.pushdown import Pushdown
+from rmqarrow.converters.spark.runner import temp_views
 from rmqarrow.converters.spark.session import get_spark, spark_error
 from rmqarrow.converters.spark.tables import (
     Target,
@@ -248,14 +249,13 @@ _WANTED_VIEW = "_rmq_wanted_entries"
 
 
 def _driver_chains(
-    spark: SparkSession,
     root: Path,
     pairs: pa.Table,
     hash_slot_num: int | None,
     index_num: int | None,
-) -> str | None:
-    """The entries on the pairs' slot chains, read on the driver, as a view; None when the
-    pairs name more than :data:`MAX_DRIVER_SLOTS` slots.
+) -> pa.Table | None:
+    """The entries on the pairs' slot chains, read on the driver; None when the pairs name
+    more than :data:`MAX_DRIVER_SLOTS` slots.
 
     The same reads as the data source's pushdown (slot head, then ``prev_index`` links, in
     the pairs' files only), done where the files' headers were just read: a key query then
@@ -276,13 +276,11 @@ def _driver_chains(
         )
         for batch in piece_batches(piece, schema=schema)
     ]
-    table = pa.Table.from_batches(batches, schema=schema)
-    spark.createDataFrame(table).createOrReplaceTempView(_WANTED_VIEW)
-    return _WANTED_VIEW
+    return pa.Table.from_batches(batches, schema=schema)
 
 
-def _pushed_chains(spark: SparkSession, pairs: pa.Table) -> str:
-    """A view of the ``entries`` view limited to the (file, slot) pairs the walk joins.
+def _pushed_chains(spark: SparkSession, pairs: pa.Table) -> DataFrame | None:
+    """The ``entries`` view limited to the (file, slot) pairs the walk joins.
 
     The walk's join on ``file_name`` and ``slot`` is no filter Spark can hand to the
     ``rocketmq_index`` source (its values come from another relation), so without this the
@@ -290,22 +288,21 @@ def _pushed_chains(spark: SparkSession, pairs: pa.Table) -> str:
     Naming the files and slots as literal ``IN`` lists (built as Column expressions, never
     as SQL text) lets the source read only those slots' chains
     (:mod:`rmqarrow.converters.spark.pushdown`); the join still pairs each file with its
-    own slots, so the answer is the same.  Returns the view's name, or ``entries`` when
-    the pairs name too many slots for chains to pay.
+    own slots, so the answer is the same.  None (read ``entries`` whole) when the pairs
+    name too many slots for chains to pay.
     """
     from pyspark.sql import functions as F
 
     names = sorted(set(pairs.column("file_name").to_pylist()))
     slots = sorted({int(s) for s in pairs.column("slot").to_pylist()})
     if len(slots) > MAX_PUSHED_SLOTS:
-        return "entries"
+        return None
     if not names:  # no file to search: an empty relation, no task at all
         slots = []
-    wanted = spark.table("entries").where(
+    wanted: DataFrame = spark.table("entries").where(
         F.col("file_name").isin(names) & F.col("slot").isin(slots)
     )
-    wanted.createOrReplaceTempView(_WANTED_VIEW)
-    return _WANTED_VIEW
+    return wanted
 
 
 def jvm_key_hash(key: Column | str) -> Column:
@@ -418,7 +415,7 @@ def answer_queries(
         check_query_key(q.key)  # a str, and no byte that is not UTF-8
     spark = get_spark(master)
     source = require_index_source(target)
-    entries: str | None = None
+    wanted: pa.Table | DataFrame | None = None
     if source.kind != "dataset" and qs:
         # a store: the files' headers and the queried slots' chains, read on the driver;
         # the session's views stay as they were (registering them starts the data source,
@@ -426,21 +423,21 @@ def answer_queries(
         root = source.index_path.absolute()
         files = file_order(files_on_driver("store", root, hash_slot_num, index_num))
         pairs = _local_pairs(files, qs)
-        entries = _driver_chains(spark, root, pairs, hash_slot_num, index_num)
-    if entries is None:
+        wanted = _driver_chains(root, pairs, hash_slot_num, index_num)
+    if wanted is None:
         kind, files = register_views(spark, target, hash_slot_num, index_num)
         if not qs:
             return []
         pairs = _local_pairs(files, qs)
-        entries = _pushed_chains(spark, pairs) if kind == "store" else "entries"
-    try:
-        spark.createDataFrame(pairs).createOrReplaceTempView(_PAIRS_VIEW)
-        walk = _WALK_SQL.format(qf=f"SELECT * FROM {_PAIRS_VIEW}", entries=entries)
+        wanted = _pushed_chains(spark, pairs) if kind == "store" else None
+    # this call's own views; no later query sees them
+    inputs = {_PAIRS_VIEW: pairs} if wanted is None else {_PAIRS_VIEW: pairs, _WANTED_VIEW: wanted}
+    with temp_views(spark, inputs):
+        walk = _WALK_SQL.format(
+            qf=f"SELECT * FROM {_PAIRS_VIEW}", entries="entries" if wanted is None else _WANTED_VIEW
+        )
         result = spark.sql(walk).select("qid", "ordinal", "phy_offset")
         table = result.toArrow().sort_by([("qid", "ascending"), ("ordinal", "ascending")])
-    finally:
-        for view in (_PAIRS_VIEW, _WANTED_VIEW):  # this call's own; no later query sees them
-            spark.catalog.dropTempView(view)
     ids = table.column("qid").to_numpy()
     offsets = table.column("phy_offset").to_numpy()
     bounds = np.searchsorted(ids, np.arange(len(qs) + 1))

@@ -69,8 +69,8 @@ from rmqarrow.converters.spark.paths import (
 from rmqarrow.converters.spark.session import check_pyspark
 
 from rmqarrow.commitlog import CommitLogReader, bounded_reader, complete_end_offset
-from rmqarrow.commitlog.index_records import DEFAULT_BATCH_ROWS as LOG_BATCH_ROWS
-from rmqarrow.commitlog.index_records import index_record_batches
+from rmqarrow.commitlog.index_arrow import DEFAULT_BATCH_ROWS as LOG_BATCH_ROWS
+from rmqarrow.commitlog.index_arrow import index_record_batches
 from rmqarrow.errors import (
     DataLossError,
     InvalidValueError,

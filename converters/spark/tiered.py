@@ -12,9 +12,9 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-import pyarrow as pa
 from rmqarrow.converters.arrow.tiered_lookup import TIERED_LOOKUP_SQL, assemble, lookup_relations
 from rmqarrow.converters.parquet.tiered_import import tiered_source_tables
+from rmqarrow.converters.spark.runner import run_arrow
 from rmqarrow.converters.spark.session import get_spark
 
 from rmqarrow.tiered import TieredAnswer
@@ -34,12 +34,5 @@ def answer_queries(
     """Answer ``(topic, key, max_count, begin, end)`` queries with Spark SQL."""
     tables, store = tiered_source_tables(Path(source), hash_slot_num, index_num)
     inp = lookup_relations(tables, queries, exact=exact, store=store)
-    spark = get_spark(master)
-    for name, table in inp.relations.items():
-        spark.createDataFrame(table).createOrReplaceTempView(name)
-    try:
-        rows: pa.Table = spark.sql(TIERED_LOOKUP_SQL).toArrow()
-    finally:
-        for name in inp.relations:
-            spark.catalog.dropTempView(name)
+    rows = run_arrow(get_spark(master), TIERED_LOOKUP_SQL, inputs=inp.relations)
     return assemble(inp, rows)

@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 from rmqarrow.converters.duckdb.lazy import statement_error
+from rmqarrow.converters.duckdb.runner import fetch_arrow, registered, run_arrow
 from rmqarrow.converters.duckdb.sql import EXPECTED_KEY_TEXTS_SQL
 from rmqarrow.converters.stats.html import render_html
 from rmqarrow.converters.stats.streamed import scan
@@ -296,8 +297,7 @@ SELECT (SELECT count(*) FROM per_offset) AS distinct_offsets,
 
 
 def _table(con: duckdb.DuckDBPyConnection, sql: str, **params: Any) -> pa.Table:
-    result: pa.Table = con.sql(sql, params=params or None).to_arrow_table()
-    return result
+    return fetch_arrow(con, sql, params or None)
 
 
 def _row(con: duckdb.DuckDBPyConnection, sql: str, **params: Any) -> dict[str, Any]:
@@ -387,12 +387,8 @@ def named_hot_keys(con: duckdb.DuckDBPyConnection, hot: pa.Table) -> pa.Table | 
             "SELECT * FROM messages WHERE list_contains($offsets, physical_offset)",
             offsets=offsets.column("phy_offset").to_pylist(),
         )
-        scratch = duckdb.connect()
-        try:
-            scratch.register("messages", sample)
-            texts = scratch.sql(EXPECTED_KEY_TEXTS_SQL).to_arrow_table()
-        finally:
-            scratch.close()
+        with duckdb.connect() as scratch:
+            texts = run_arrow(scratch, EXPECTED_KEY_TEXTS_SQL, inputs={"messages": sample})
         keys = texts.column("key")
         for key, h in zip(keys.to_pylist(), index_key_hashes(keys).tolist(), strict=True):
             if int(h) in names:
@@ -624,15 +620,10 @@ def _from_figures(
         "file_fill": figures.file_fill,
         "load_slots": figures.load_slots,
     }
-    for name, table in inputs.items():
-        con.register(name, table)
-    try:
+    with registered(con, inputs):
         files = _table(con, _FILES_TAIL)
         loads = _table(con, f"WITH {_SLOT_LOAD_TAIL}")
         depths = _table(con, f"WITH {_CHAIN_DEPTH_TAIL}")
-    finally:
-        for name in inputs:
-            con.unregister(name)
     return IndexStats(
         summary={
             "files": figures.files,

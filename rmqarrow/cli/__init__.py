@@ -37,6 +37,7 @@ _COMMAND_MODULES = (
     "_verify",
     "_demo",
     "_schema",
+    "_formats",
     "_shell",
 )
 _DEBUG_ENV = "RMQARROW_DEBUG"

@@ -505,6 +505,25 @@ SHAPES: dict[str, Shape] = {
             {},
             closed=False,
         ),
+        Shape(
+            "formats",
+            "formats: each index format read from each source, its verbs and engines",
+            {
+                "formats": _list(
+                    _obj(
+                        {
+                            "format": STR,
+                            "source": {"enum": ["native", "dataset"]},
+                            "kinds": _list(STR),
+                            "store": STR,
+                            "verbs": _list(STR),
+                            "engines": _list(STR),
+                        }
+                    )
+                )
+            },
+            rows="formats",
+        ),
         Shape("verify", "verify of index files (exit status 1 when ok is false)", _VERIFY),
         Shape("verify.tiered", "verify of tiered files", {"ok": BOOL}, closed=False),
         Shape("verify.rocksdb", "verify of a RocksDB index", {"ok": BOOL}, closed=False),

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from rmqarrow._formats import known_kinds, plugin_for_kind, sniff
 from rmqarrow._paths import local_path
 from rmqarrow._store_folders import ROCKSDB_DIR_NAMES
 from rmqarrow._vocab import DATASET_KINDS, INDEX_KINDS, Format, Kind
@@ -82,7 +83,7 @@ PIN_TABLES = {
     ROCKSDB_DATASET_FORMAT: "rocksdb_records",
 }
 #: Formats of the kinds: which family of readers and engines a path belongs to.
-_FORMATS = {
+_FORMATS: dict[str, Format] = {
     Kind.INDEX_FILE: Format.INDEX,
     Kind.INDEX_DIR: Format.INDEX,
     Kind.BROKER_ROOT: Format.INDEX,
@@ -98,7 +99,7 @@ _FORMATS = {
 class Target:
     """A detected path: its kind, and for a broker root the parts inside it."""
 
-    kind: Kind
+    kind: str  # a Kind, or the kind a registered format adds
     path: Path
     index_dir: Path | None = None  # the index directory to read (broker root or index dir)
     commitlog_dir: Path | None = None  # the CommitLog directory (broker root or itself)
@@ -108,6 +109,10 @@ class Target:
 
     def __post_init__(self) -> None:
         # text from a caller (a kind's name) becomes the member, and an unknown one fails here
+        if self.kind not in Kind.__members__.values():
+            if self.kind not in set(known_kinds()):
+                raise ValueError(f"{self.kind!r} is not a kind of path any format reads")
+            return  # a kind a registered format adds: its own name
         object.__setattr__(self, "kind", Kind(self.kind))
 
     @property
@@ -121,10 +126,14 @@ class Target:
         return self.kind in ("dataset", "tiered_dataset")
 
     @property
-    def format(self) -> Format | None:
+    def format(self) -> str | None:
         """``"index"`` (RocketMQ's IndexFile), ``"tiered"`` (RIP-65), ``"rocksdb"`` (RIP-82),
         or None for the rest."""
-        return _FORMATS.get(self.kind)
+        known = _FORMATS.get(self.kind)
+        if known is not None:
+            return known
+        plugin = plugin_for_kind(self.kind)
+        return None if plugin is None else plugin.name
 
     @property
     def index_path(self) -> Path:
@@ -274,8 +283,18 @@ def _rocksdb_in(p: Path) -> Path | None:
 
 def detect(target: str | os.PathLike[str]) -> Target:
     """Classify ``target`` (never raises for an existing or missing path; a URI other
-    than ``file://`` is refused, see :func:`rmqarrow._paths.local_path`)."""
+    than ``file://`` is refused, see :func:`rmqarrow._paths.local_path`).  What no
+    built-in format holds is offered to the registered formats' detectors."""
     p = local_path(target)
+    found = _detect(p)
+    if found.kind in (Kind.OTHER_FILE, Kind.OTHER_DIR):
+        sniffed = sniff(p)
+        if sniffed is not None:
+            return Target(sniffed[0], p, detail=sniffed[1])
+    return found
+
+
+def _detect(p: Path) -> Target:
     if not p.exists():
         return Target(Kind.MISSING, p, detail="no such file or directory")
     if p.is_file():

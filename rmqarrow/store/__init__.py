@@ -10,30 +10,37 @@ writes a store from records or a CommitLog, crash-safe.
 
 from __future__ import annotations
 
-from rmqarrow.store._base import Store
-from rmqarrow.store._build import build
-from rmqarrow.store._dataset import (
-    DatasetCheck,
-    DatasetInfo,
-    DatasetStore,
-    TieredDatasetInfo,
-    TieredDatasetStore,
-)
-from rmqarrow.store._index import IndexStore, StoreCheck, StoreInfo
-from rmqarrow.store._open import open_store
-from rmqarrow.store._rocksdb import (
-    RocksDBDatasetCheck,
-    RocksDBDatasetInfo,
-    RocksDBDatasetStore,
-    RocksDBInfo,
-    RocksDBStats,
-    RocksDBStore,
-    RocksDBVerify,
-)
-from rmqarrow.store._stats import StatsReport
-from rmqarrow.store._tiered import TieredInfo, TieredStore
+from typing import TYPE_CHECKING
+
+from rmqarrow._lazy import lazy_attributes
+
+if TYPE_CHECKING:
+    from rmqarrow.store._base import Store
+    from rmqarrow.store._build import build
+    from rmqarrow.store._capabilities import Capability, capabilities
+    from rmqarrow.store._dataset import (
+        DatasetCheck,
+        DatasetInfo,
+        DatasetStore,
+        TieredDatasetInfo,
+        TieredDatasetStore,
+    )
+    from rmqarrow.store._index import IndexStore, StoreCheck, StoreInfo
+    from rmqarrow.store._open import open_store
+    from rmqarrow.store._rocksdb import (
+        RocksDBDatasetCheck,
+        RocksDBDatasetInfo,
+        RocksDBDatasetStore,
+        RocksDBInfo,
+        RocksDBStats,
+        RocksDBStore,
+        RocksDBVerify,
+    )
+    from rmqarrow.store._stats import StatsReport
+    from rmqarrow.store._tiered import TieredInfo, TieredStore
 
 __all__ = [
+    "Capability",
     "DatasetCheck",
     "DatasetInfo",
     "DatasetStore",
@@ -54,5 +61,36 @@ __all__ = [
     "TieredInfo",
     "TieredStore",
     "build",
+    "capabilities",
     "open_store",
 ]
+
+# the command line imports this package as it starts; what it names loads when first used
+__getattr__, __dir__ = lazy_attributes(
+    __name__,
+    {
+        "Capability": "_capabilities",
+        "DatasetCheck": "_dataset",
+        "DatasetInfo": "_dataset",
+        "DatasetStore": "_dataset",
+        "IndexStore": "_index",
+        "RocksDBDatasetCheck": "_rocksdb",
+        "RocksDBDatasetInfo": "_rocksdb",
+        "RocksDBDatasetStore": "_rocksdb",
+        "RocksDBInfo": "_rocksdb",
+        "RocksDBStats": "_rocksdb",
+        "RocksDBStore": "_rocksdb",
+        "RocksDBVerify": "_rocksdb",
+        "StatsReport": "_stats",
+        "Store": "_base",
+        "StoreCheck": "_index",
+        "StoreInfo": "_index",
+        "TieredDatasetInfo": "_dataset",
+        "TieredDatasetStore": "_dataset",
+        "TieredInfo": "_tiered",
+        "TieredStore": "_tiered",
+        "build": "_build",
+        "capabilities": "_capabilities",
+        "open_store": "_open",
+    },
+)

@@ -5,8 +5,9 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
+from typing import TYPE_CHECKING, Any, ClassVar, NoReturn, Self
 
 from rmqarrow._closing import Closing
 from rmqarrow._progress import ProgressCallback
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     import pyarrow.dataset as pads
     from pyspark.sql import SparkSession
 
-__all__ = ["DEFAULT_MAX_NUM", "Store", "check_max_num", "refuse_commitlog"]
+__all__ = ["DEFAULT_MAX_NUM", "OpenOptions", "Store", "check_max_num", "refuse_commitlog"]
 
 _log = logging.getLogger("rmqarrow.store")
 
@@ -62,6 +63,19 @@ def _table_columns(table: str) -> tuple[str, ...]:
     return () if schema is None else tuple(schema.names)
 
 
+@dataclass(frozen=True)
+class OpenOptions:
+    """What :func:`rmqarrow.open` was given beyond the path; each kind of store takes
+    the ones it uses (:meth:`Store.opened`)."""
+
+    hash_slot_num: int | None = None
+    index_num: int | None = None
+    strict: bool = False
+    as_of: object = None
+    #: the RocksDB index's ``max_msgs_num_batch`` and ``max_query_days`` when given
+    rocksdb: dict[str, int] = field(default_factory=dict)
+
+
 class Store(Closing):
     """A path opened by :func:`rmqarrow.open`: the same methods for every kind.
 
@@ -88,6 +102,11 @@ class Store(Closing):
         self._closed = False
         #: run once by :meth:`close` (a dataset on object storage: its local snapshot)
         self._cleanup: Callable[[], object] | None = None
+
+    @classmethod
+    def opened(cls, target: Target, options: OpenOptions) -> Self:
+        """This kind of store over the detected ``target``, with the options it uses."""
+        return cls(target, options.hash_slot_num, options.index_num)
 
     @property
     def path(self) -> Path:

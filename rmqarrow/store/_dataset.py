@@ -11,7 +11,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 import pyarrow.dataset as pads
 
@@ -38,7 +38,7 @@ from rmqarrow.errors import DatasetError, UsageError
 from rmqarrow.format.detect import TIERED_DATASET_FORMAT, require_commitlog
 from rmqarrow.format.queries import note_spaced_keys
 from rmqarrow.format.times import format_time
-from rmqarrow.store._base import refuse_commitlog
+from rmqarrow.store._base import OpenOptions, refuse_commitlog
 from rmqarrow.store._kind import PinnedDataset
 from rmqarrow.store._queries import ItemQueries, OffsetQueries, as_queries
 from rmqarrow.store._stats import StatsReport, StatsSource, index_stats
@@ -266,6 +266,12 @@ class DatasetStore(PinnedDataset, OffsetQueries):
         "was exported from, with this dataset as dataset=",
     }
 
+    @classmethod
+    def opened(cls, target: Target, options: OpenOptions) -> Self:
+        """The dataset at ``target``, pinned ``as_of`` when given (it states its own
+        geometry)."""
+        return cls(target, None, None, as_of=options.as_of)
+
     def __init__(
         self,
         target: Target,
@@ -454,6 +460,12 @@ class TieredDatasetStore(PinnedDataset, ItemQueries):
         "files it was exported from, with this dataset as dataset=",
         Verb.CHECK: "check the tiered files it was exported from (import_files() rebuilds them)",
     }
+
+    @classmethod
+    def opened(cls, target: Target, options: OpenOptions) -> Self:
+        """The dataset at ``target``, pinned ``as_of`` when given (it states its own
+        geometry)."""
+        return cls(target, None, None, as_of=options.as_of)
 
     def __init__(
         self,

@@ -10,7 +10,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 from rmqarrow._paths import is_uri
 from rmqarrow._progress import ProgressCallback
@@ -28,7 +28,7 @@ from rmqarrow.errors import (
     InvalidValueError,
     UsageError,
 )
-from rmqarrow.format.detect import Target, describe, detect, require_commitlog
+from rmqarrow.format.detect import Target, describe, detect, require_commitlog, require_index_store
 from rmqarrow.format.java import JAVA_LONG_MAX
 from rmqarrow.format.layout import Geometry, resolve_geometry
 from rmqarrow.format.queries import Query, note_spaced_keys
@@ -43,7 +43,7 @@ from rmqarrow.index.health import (
 )
 from rmqarrow.index.indexfile import IndexFile
 from rmqarrow.index.service import IndexService, open_healthy
-from rmqarrow.store._base import DEFAULT_MAX_NUM, check_max_num
+from rmqarrow.store._base import DEFAULT_MAX_NUM, OpenOptions, check_max_num
 from rmqarrow.store._dataset import DatasetStore
 from rmqarrow.store._queries import OffsetQueries, as_queries
 from rmqarrow.store._stats import StatsReport, StatsSource, index_stats
@@ -57,7 +57,7 @@ if TYPE_CHECKING:
     import pyarrow.dataset as pads
     from pyspark.sql import SparkSession
 
-    from rmqarrow.commitlog.resolve import ResolveResult
+    from rmqarrow.commitlog.resolution import ResolveResult
     from rmqarrow.converters.parquet.incremental import SyncResult
     from rmqarrow.verify import VerifyReport
     from rmqarrow.verify.fsck import ChainReport
@@ -223,6 +223,17 @@ class IndexStore(OffsetQueries):
 
     format = Format.INDEX
     tables = ("files", "slots", "entries")
+
+    @classmethod
+    def opened(cls, target: Target, options: OpenOptions) -> Self:
+        """The IndexFiles ``target`` holds (a broker root needs a non-empty ``index/``),
+        damaged ones refused with ``strict``."""
+        return cls(
+            require_index_store(target.path),
+            options.hash_slot_num,
+            options.index_num,
+            strict=options.strict,
+        )
 
     def __init__(
         self,

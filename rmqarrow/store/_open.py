@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import os
 from contextlib import ExitStack
+from dataclasses import replace
 
+from rmqarrow._formats import FormatPlugin, load, plugin_for_kind, plugin_named
 from rmqarrow._paths import ObjectLocation, dataset_location, is_uri
+from rmqarrow._vocab import Format, Kind, Source
 from rmqarrow.converters.parquet.remote import local_snapshot
 from rmqarrow.errors import InvalidValueError, StoreNotFoundError, UsageError
-from rmqarrow.format.detect import DATASET_KINDS, Target, describe, detect, require_index_store
-from rmqarrow.store._base import Store
-from rmqarrow.store._dataset import DatasetStore, TieredDatasetStore
-from rmqarrow.store._index import IndexStore
+from rmqarrow.format.detect import describe, detect
+from rmqarrow.store._base import OpenOptions, Store
 from rmqarrow.store._kind import PinnedDataset
-from rmqarrow.store._rocksdb import RocksDBDatasetStore, RocksDBStore
-from rmqarrow.store._tiered import TieredStore
 
 __all__ = ["open_store"]
 
@@ -59,57 +58,64 @@ def open_store(
         raise UsageError(f"index must be 'indexfile' or 'rocksdb', got {index!r}")
     if not isinstance(path, str | os.PathLike):
         raise InvalidValueError(f"path must be a str or a path, got {type(path).__name__}")
-    rocksdb_options = {
-        k: v
-        for k, v in (("max_msgs_num_batch", max_msgs_num_batch), ("max_query_days", max_query_days))
-        if v is not None
-    }
+    options = OpenOptions(
+        hash_slot_num=hash_slot_num,
+        index_num=index_num,
+        strict=strict,
+        as_of=as_of,
+        rocksdb={
+            k: v
+            for k, v in (
+                ("max_msgs_num_batch", max_msgs_num_batch),
+                ("max_query_days", max_query_days),
+            )
+            if v is not None
+        },
+    )
     if is_uri(path):
         where = dataset_location(path)  # any scheme but object storage's refused
         if isinstance(where, ObjectLocation):
-            return _object_dataset(where, as_of, rocksdb_options, index)
+            return _object_dataset(where, options, index)
     target = detect(path)
-    if as_of is not None and target.kind not in (*DATASET_KINDS, "missing"):
+    plugin = plugin_for_kind(target.kind)
+    source = None if plugin is None else plugin.kinds[target.kind]
+    if as_of is not None and source is not Source.DATASET and target.kind != Kind.MISSING:
         raise InvalidValueError(
             f"{target.path}: {describe(target)}; as_of reads an older version of an "
             "exported dataset of Delta tables"
         )
-    if target.kind == "rocksdb_dataset":
-        return RocksDBDatasetStore(target, **rocksdb_options, as_of=as_of)
-    if target.kind == "rocksdb" or (index == "rocksdb" and target.rocksdb_dir is not None):
-        if index == "indexfile":
-            raise UsageError(f"{target.path}: {describe(target)}; it holds no IndexFiles")
-        return RocksDBStore(target, **rocksdb_options)
-    if index == "rocksdb":
-        raise UsageError(
-            f"{target.path}: no RocksDB message index here (expected a RocksDB "
-            "directory or a broker store root holding rocksdbstore/); it is "
-            f"{describe(target)}"
-        )
-    if target.kind == "missing":
+    if index == "rocksdb" and target.kind != Kind.ROCKSDB_DATASET:
+        if target.rocksdb_dir is None:
+            raise UsageError(
+                f"{target.path}: no RocksDB message index here (expected a RocksDB "
+                "directory or a broker store root holding rocksdbstore/); it is "
+                f"{describe(target)}"
+            )
+        # a broker root holding both indexes: its RocksDB index, as asked
+        return _store_class(plugin_named(Format.ROCKSDB), Kind.ROCKSDB).opened(target, options)
+    if target.kind == Kind.ROCKSDB and index == "indexfile":
+        raise UsageError(f"{target.path}: {describe(target)}; it holds no IndexFiles")
+    if target.kind == Kind.MISSING:
         raise StoreNotFoundError(f"{target.path}: no such store directory, index file or dataset")
-    if target.kind == "tiered":
-        return TieredStore(target, hash_slot_num, index_num)
-    if target.kind == "tiered_dataset":
-        return TieredDatasetStore(target, None, None, as_of=as_of)
-    if target.kind == "dataset":
-        return DatasetStore(target, None, None, as_of=as_of)
-    if target.is_index:
-        return IndexStore(_index_target(target), hash_slot_num, index_num, strict=strict)
-    if target.kind == "commitlog_dir":
-        raise UsageError(f"{target.path}: {describe(target)}")
-    raise UsageError(
-        f"{target.path}: {describe(target)}; rmqarrow.open takes index files, a "
-        "broker store root, an exported dataset or tiered index files"
-    )
+    if plugin is None:
+        if target.kind == Kind.COMMITLOG_DIR:
+            raise UsageError(f"{target.path}: {describe(target)}")
+        raise UsageError(
+            f"{target.path}: {describe(target)}; rmqarrow.open takes index files, a "
+            "broker store root, an exported dataset or tiered index files"
+        )
+    return _store_class(plugin, target.kind).opened(target, options)
 
 
-def _object_dataset(
-    where: ObjectLocation,
-    as_of: object = None,
-    rocksdb_options: dict[str, int] | None = None,
-    index: str | None = None,
-) -> Store:
+def _store_class(plugin: FormatPlugin, kind: str) -> type[Store]:
+    """The store class ``plugin`` opens a path of ``kind`` with."""
+    cls = load(plugin.store_path(kind))
+    if not (isinstance(cls, type) and issubclass(cls, Store)):
+        raise UsageError(f"format '{plugin.name}': {plugin.store_path(kind)} is not a Store class")
+    return cls
+
+
+def _object_dataset(where: ObjectLocation, options: OpenOptions, index: str | None = None) -> Store:
     """The dataset of any kind at ``where`` (object storage), over a local copy of its
     pinned run (of the run pinned ``as_of`` a version or time, when given): the store of
     its kind, as :func:`open_store` opens the same dataset on local disk, which reads the
@@ -117,30 +123,24 @@ def _object_dataset(
 
     stack = ExitStack()
     try:
-        local = stack.enter_context(local_snapshot(where, as_of))
+        local = stack.enter_context(local_snapshot(where, options.as_of))
         target = detect(local)
-        store: PinnedDataset
-        if index == "rocksdb" and target.kind != "rocksdb_dataset":
+        if index == "rocksdb" and target.kind != Kind.ROCKSDB_DATASET:
             raise UsageError(
                 f"{where}: no RocksDB message index here (expected a RocksDB index's "
                 f"dataset); it is {describe(target)}"
             )
-        if target.kind == "tiered_dataset":
-            store = TieredDatasetStore(target, None, None)
-        elif target.kind == "rocksdb_dataset":
-            store = RocksDBDatasetStore(target, **(rocksdb_options or {}))
-        elif target.kind == "dataset":
-            store = DatasetStore(target, None, None)
-        else:
+        plugin = plugin_for_kind(target.kind)
+        if plugin is None or plugin.kinds[target.kind] is not Source.DATASET:
             raise UsageError(f"{where}: {describe(target)}; expected an exported dataset")
+        # the copy is the pinned run itself: no version to pin again
+        store = _store_class(plugin, target.kind).opened(target, replace(options, as_of=None))
     except BaseException:
         stack.close()
         raise
     store._cleanup = stack.close
+    if not isinstance(store, PinnedDataset):
+        store.close()
+        raise UsageError(f"{where}: format '{plugin.name}' keeps no dataset on object storage")
     store.remote = where
     return store
-
-
-def _index_target(target: Target) -> Target:
-    """The checked index target (a broker root needs a non-empty ``index/``)."""
-    return require_index_store(target.path)

@@ -8,7 +8,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 import pyarrow as pa
 import pyarrow.dataset as pads
@@ -35,7 +35,13 @@ from rmqarrow.rocksdb import (
     check_rocksdb,
     read_queries,
 )
-from rmqarrow.store._base import DEFAULT_MAX_NUM, Store, check_max_num, refuse_commitlog
+from rmqarrow.store._base import (
+    DEFAULT_MAX_NUM,
+    OpenOptions,
+    Store,
+    check_max_num,
+    refuse_commitlog,
+)
 from rmqarrow.store._dataset import DatasetCheck, iso_versions
 from rmqarrow.store._kind import PinnedDataset
 
@@ -515,6 +521,11 @@ class RocksDBStore(_RocksDBSurface):
         }
     )
 
+    @classmethod
+    def opened(cls, target: Target, options: OpenOptions) -> Self:
+        """The RocksDB index ``target`` holds (a RocksDB directory or a broker root's)."""
+        return cls(target, **options.rocksdb)
+
     @property
     def db_path(self) -> Path:
         """The database directory (a broker root's ``rocksdbstore/``)."""
@@ -631,6 +642,11 @@ class RocksDBDatasetStore(PinnedDataset, _RocksDBSurface):
     )
 
     dataset_format = ROCKSDB_DATASET_FORMAT
+
+    @classmethod
+    def opened(cls, target: Target, options: OpenOptions) -> Self:
+        """The exported RocksDB index at ``target``, pinned ``as_of`` when given."""
+        return cls(target, **options.rocksdb, as_of=options.as_of)
 
     def __init__(
         self,

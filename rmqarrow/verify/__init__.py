@@ -4,20 +4,25 @@ checked against the store they came from; and ``check``'s damage summary."""
 
 from __future__ import annotations
 
-from rmqarrow.verify.fsck import damage_summary
-from rmqarrow.verify.run import (
-    Engine,
-    EngineResult,
-    Mismatch,
-    VerifyReport,
-    format_report,
-    verify,
-)
-from rmqarrow.verify.tiered import TieredVerifyReport, format_tiered_report, verify_tiered
+from typing import TYPE_CHECKING
+
+from rmqarrow._lazy import lazy_attributes
+
+if TYPE_CHECKING:
+    from rmqarrow.verify.fsck import damage_summary
+    from rmqarrow.verify.run import (
+        EngineResult,
+        EngineUnderTest,
+        Mismatch,
+        VerifyReport,
+        format_report,
+        verify,
+    )
+    from rmqarrow.verify.tiered import TieredVerifyReport, format_tiered_report, verify_tiered
 
 __all__ = [
-    "Engine",
     "EngineResult",
+    "EngineUnderTest",
     "Mismatch",
     "TieredVerifyReport",
     "VerifyReport",
@@ -27,3 +32,20 @@ __all__ = [
     "verify",
     "verify_tiered",
 ]
+
+# names load when first used: importing the package (as the command line does) is cheap
+__getattr__, __dir__ = lazy_attributes(
+    __name__,
+    {
+        "EngineUnderTest": "run",
+        "EngineResult": "run",
+        "Mismatch": "run",
+        "TieredVerifyReport": "tiered",
+        "VerifyReport": "run",
+        "damage_summary": "fsck",
+        "format_report": "run",
+        "format_tiered_report": "tiered",
+        "verify": "run",
+        "verify_tiered": "tiered",
+    },
+)

@@ -1,7 +1,7 @@
 """``verify``: the same queries through every engine, checked against the native lookup.
 
 The native chained lookup (:func:`rmqarrow.answer_queries`) is the reference.  Each other
-engine (DuckDB, Spark SQL, or any :class:`Engine` a caller supplies) answers the same
+engine (DuckDB, Spark SQL, or any :class:`EngineUnderTest` a caller supplies) answers the same
 queries; every answer must equal the native one offset for offset, in order.  Each
 mismatch is reported with the query, both answers and, where the index tells it, why
 (:func:`rmqarrow.verify.diagnose.explain`: out-of-order store times cutting the native chain
@@ -46,7 +46,7 @@ from rmqarrow.verify.dataset_check import DatasetSourceCheck, check_dataset
 from rmqarrow.verify.diagnose import ChainDamage, check_chains, explain, trace_query
 from rmqarrow.verify.sampling import sample_queries
 
-__all__ = ["Engine", "EngineResult", "Mismatch", "VerifyReport", "format_report", "verify"]
+__all__ = ["EngineResult", "EngineUnderTest", "Mismatch", "VerifyReport", "format_report", "verify"]
 
 #: Engines reachable by name.
 
@@ -54,7 +54,7 @@ Answerer = Callable[[list[Query]], list[list[int]]]
 
 
 @dataclass(frozen=True)
-class Engine:
+class EngineUnderTest:
     """An engine under test: a name and a function answering a list of queries."""
 
     name: str
@@ -175,7 +175,7 @@ def _named_engine(
     hash_slot_num: int | None,
     index_num: int | None,
     snapshot: Callable[[], StoreSnapshot] | None = None,
-) -> Engine:
+) -> EngineUnderTest:
     """A named engine of :mod:`rmqarrow.engines`; one that can answers as of
     ``snapshot()`` (the run's pinned headers, read at each call)."""
     ds = None if name == "native" else dataset
@@ -194,14 +194,14 @@ def _named_engine(
         )
 
     target = f"dataset {ds}" if ds is not None else f"store {store}"
-    return Engine(name, answer, target, pinned=pin)
+    return EngineUnderTest(name, answer, target, pinned=pin)
 
 
 def verify(
     store: str | os.PathLike[str],
     *,
     dataset: str | os.PathLike[str] | None = None,
-    engines: Sequence[str | Engine] = ("native", "duckdb"),
+    engines: Sequence[str | EngineUnderTest] = ("native", "duckdb"),
     queries: Sequence[Query] | None = None,
     keys: Sequence[str] | None = None,
     sample: int = 200,
@@ -291,11 +291,11 @@ def verify(
             else {e if isinstance(e, str) else e.name for e in engines}
         )
         for spec in engines:
-            if spec == "native" or (isinstance(spec, Engine) and spec.name == "native"):
+            if spec == "native" or (isinstance(spec, EngineUnderTest) and spec.name == "native"):
                 continue
             engine = (
                 spec
-                if isinstance(spec, Engine)
+                if isinstance(spec, EngineUnderTest)
                 else _named_engine(spec, store_path, ds_path, master, hsn, inum, lambda: snapshot)
             )
             result = EngineResult(engine.name, engine.target, len(qs))

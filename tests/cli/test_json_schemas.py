@@ -45,7 +45,7 @@ def test_every_schema_is_valid_draft_2020_12() -> None:
             assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
     assert set(COMMANDS) == {
         "info", "query", "build", "check", "export", "import", "sql", "stats", "verify", "demo",
-        "convert", "vacuum",
+        "convert", "vacuum", "formats",
     }  # fmt: skip
     for shape in SHAPES.values():  # the version field is required, first, and fixed
         assert shape.schema["required"][0] == "schema"

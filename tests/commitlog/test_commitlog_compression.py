@@ -64,7 +64,7 @@ def test_preview_never_inflates_a_whole_body(tmp_path: Path, kind: str) -> None:
     as far as the preview needs (bounded memory), and ``inflate(limit=)`` is exact."""
     import tracemalloc
 
-    from rmqarrow.commitlog.resolve import format_message
+    from rmqarrow.commitlog.resolution import format_message
 
     bomb = b"A" * (64 << 20)
     body = compress_body(bomb, kind)  # type: ignore[arg-type]

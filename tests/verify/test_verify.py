@@ -10,7 +10,7 @@ import pytest
 from golden_data import GoldenSet, golden_set
 
 from rmqarrow.cli import main
-from rmqarrow.verify import Engine, verify
+from rmqarrow.verify import EngineUnderTest, verify
 
 
 def test_golden_queries_agree_native_and_duckdb(golden: GoldenSet, tmp_path: Path) -> None:
@@ -30,7 +30,7 @@ def test_golden_queries_agree_native_and_duckdb(golden: GoldenSet, tmp_path: Pat
 
 def test_golden_expected_answers_as_an_engine(golden: GoldenSet) -> None:
     """The Java answers themselves, plugged in as an engine, agree with the native one."""
-    expected = Engine("java-golden", lambda qs: golden.expected, "expected.tsv")
+    expected = EngineUnderTest("java-golden", lambda qs: golden.expected, "expected.tsv")
     report = verify(
         golden.store_dir,
         engines=["native", expected],

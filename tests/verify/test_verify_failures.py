@@ -17,11 +17,11 @@ from rmqarrow.demo.run import find_semantics_case
 from rmqarrow.format.java import JAVA_LONG_MAX
 from rmqarrow.format.layout import map_regions
 from rmqarrow.index.service import IndexService, open_healthy
-from rmqarrow.verify import Engine, verify
+from rmqarrow.verify import EngineUnderTest, verify
 from rmqarrow.verify.sampling import probe_key
 
 
-def naive_engine(store: Path, hash_slot_num: int, index_num: int) -> Engine:
+def naive_engine(store: Path, hash_slot_num: int, index_num: int) -> EngineUnderTest:
     """The shortcut verify must catch: every entry with an equal hash and a time in range
     (newest file first, position descending, max_num), ignoring where the chain stops."""
     from rmqarrow.converters.arrow.tables import store_tables
@@ -47,7 +47,7 @@ def naive_engine(store: Path, hash_slot_num: int, index_num: int) -> Engine:
             out.append(hits[: q.max_num])
         return out
 
-    return Engine("naive-set", answer, f"store {store}")
+    return EngineUnderTest("naive-set", answer, f"store {store}")
 
 
 def test_set_semantics_shortcut_is_caught_and_explained(generated: Any) -> None:
@@ -260,9 +260,9 @@ def test_engine_errors_and_unavailable_engines(generated: Any) -> None:
 
     engines = [
         "native",
-        Engine("broken", broken),
-        Engine("optional", missing),
-        Engine("short", short),
+        EngineUnderTest("broken", broken),
+        EngineUnderTest("optional", missing),
+        EngineUnderTest("short", short),
     ]
     report = verify(
         generated.store,
@@ -279,7 +279,7 @@ def test_engine_errors_and_unavailable_engines(generated: Any) -> None:
     assert not report.ok
     ok = verify(
         generated.store,
-        engines=["native", Engine("optional", missing)],
+        engines=["native", EngineUnderTest("optional", missing)],
         sample=10,
         required=["native"],
         hash_slot_num=generated.hash_slot_num,
@@ -288,7 +288,7 @@ def test_engine_errors_and_unavailable_engines(generated: Any) -> None:
     assert ok.ok  # an engine not required and unavailable does not fail the run
     required = verify(
         generated.store,
-        engines=["native", Engine("optional", missing)],
+        engines=["native", EngineUnderTest("optional", missing)],
         sample=10,
         hash_slot_num=generated.hash_slot_num,
         index_num=generated.index_num,
