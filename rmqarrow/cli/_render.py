@@ -52,8 +52,18 @@ __all__ = ["render"]
 
 @singledispatch
 def render(result: object, args: argparse.Namespace) -> int:
-    """Print ``result`` as its command shows it; returns the exit status."""
-    raise TypeError(f"no renderer for {type(result).__name__}")
+    """Print ``result`` as its command shows it; returns the exit status.  A result of a
+    format registered by a program (no renderer of its own) shows its ``to_dict()``: its
+    fields, or with ``--json`` the open shape ``info.format``."""
+    to_dict = getattr(result, "to_dict", None)
+    if not callable(to_dict) or args.command != "info":
+        raise TypeError(f"no renderer for {type(result).__name__}")
+    fields = to_dict()
+    if args.json:
+        print_document("info.format", fields, args)
+    else:
+        print_kv(fields)
+    return 0 if getattr(result, "ok", True) else 1
 
 
 # -- info ------------------------------------------------------------------------------------

@@ -226,6 +226,12 @@ SHAPES: dict[str, Shape] = {
         ),
         Shape("info.tiered-file", "info on one tiered index file", {}, closed=False),
         Shape(
+            "info.format",
+            "info on a store of a format a program registered: the fields its result names",
+            {},
+            closed=False,
+        ),
+        Shape(
             "info.dataset",
             "info on a dataset made by export: its tables, its source and the drift since",
             {
