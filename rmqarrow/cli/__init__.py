@@ -164,8 +164,16 @@ def _one_line(exc: BaseException, flags: dict[str, str] | None = None) -> str:
 
 
 #: Library parameters a command spells otherwise (``rmqarrow.build(records=...)`` is
-#: ``build --from``); any other parameter is the option of its own name.
-_PARAMETER_FLAGS = {"build": {"records": "--from", "commitlog": "--from-commitlog"}}
+#: ``build --from``, Spark's ``configure(py_files=...)`` is ``--py-files``; convert's
+#: messages name only export's ``overwrite``); any other parameter is the option of its
+#: own name.
+_PARAMETER_FLAGS = {
+    "build": {"records": "--from", "commitlog": "--from-commitlog", "py_files": "--py-files"},
+    "convert": {"overwrite": "--overwrite"},
+    **{
+        c: {"py_files": "--py-files"} for c in ("demo", "export", "query", "sql", "stats", "verify")
+    },
+}
 
 
 def _command_flags(parser: argparse.ArgumentParser, command: str) -> dict[str, str]:
