@@ -164,15 +164,17 @@ def _one_line(exc: BaseException, flags: dict[str, str] | None = None) -> str:
 
 
 #: Library parameters a command spells otherwise (``rmqarrow.build(records=...)`` is
-#: ``build --from``, Spark's ``configure(py_files=...)`` is ``--py-files``; convert's
-#: messages name only export's ``overwrite``); any other parameter is the option of its
-#: own name.
+#: ``build --from``, Spark's ``configure(py_files=...)`` is ``--py-files``), or that its
+#: messages name only as another command's option (convert's ``overwrite``, the
+#: ``commitlog`` of query, info and verify: export's); any other parameter is the option
+#: of its own name.
+_SPARK = {"py_files": "--py-files"}
 _PARAMETER_FLAGS = {
-    "build": {"records": "--from", "commitlog": "--from-commitlog", "py_files": "--py-files"},
+    "build": {"records": "--from", "commitlog": "--from-commitlog", **_SPARK},
     "convert": {"overwrite": "--overwrite"},
-    **{
-        c: {"py_files": "--py-files"} for c in ("demo", "export", "query", "sql", "stats", "verify")
-    },
+    **{c: _SPARK for c in ("demo", "export", "sql", "stats")},
+    **{c: {"commitlog": "--commitlog", **_SPARK} for c in ("query", "verify")},
+    "info": {"commitlog": "--commitlog"},
 }
 
 
