@@ -101,13 +101,13 @@ class RocksDBEngine(Protocol):
     ) -> list[QueryOffsetResult | None]: ...
 
 
-def parse_engines(spec: str, option: str = "--engines") -> list[str]:
+def parse_engines(spec: str, option: str = "engines") -> list[str]:
     """``"native,duckdb"`` -> ``["native", "duckdb"]``; unknown or no names are refused."""
     names = [e.strip() for e in spec.split(",") if e.strip()]
     unknown = [e for e in names if e not in ENGINES]
     if unknown or not names:
         raise UsageError(
-            f"{option}: unknown {unknown or 'empty list'}; choose from {', '.join(ENGINES)}"
+            f"{option}={spec}: unknown {unknown or 'empty list'}; choose from {', '.join(ENGINES)}"
         )
     return list(dict.fromkeys(names))
 

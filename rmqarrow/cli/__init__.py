@@ -164,10 +164,19 @@ def _one_line(exc: BaseException, flags: dict[str, str] | None = None) -> str:
 
 
 #: Library parameters a command spells otherwise (``rmqarrow.build(records=...)`` is
-#: ``build --from``); any other parameter is the option of its own name.
+#: ``build --from``, Spark's ``configure(py_files=...)`` is ``--py-files``, stats'
+#: ``with_check`` is ``--html``: the page is what asks for the check's verdict), or that
+#: its messages name only as another command's option (convert's ``overwrite``, the
+#: ``commitlog`` of query, info and verify: export's); any other parameter is the option
+#: of its own name.
+_SPARK = {"py_files": "--py-files"}
 _PARAMETER_FLAGS = {
-    "build": {"records": "--from", "commitlog": "--from-commitlog"},
-    "stats": {"with_check": "--html"},  # the page is what asks for the check's verdict
+    "build": {"records": "--from", "commitlog": "--from-commitlog", **_SPARK},
+    "convert": {"overwrite": "--overwrite"},
+    **{c: _SPARK for c in ("demo", "export", "sql")},
+    "stats": {"with_check": "--html", **_SPARK},
+    **{c: {"commitlog": "--commitlog", **_SPARK} for c in ("query", "verify")},
+    "info": {"commitlog": "--commitlog"},
 }
 
 
