@@ -16,6 +16,7 @@ from rmqarrow.converters.schema import ROCKSDB_SCHEMAS, SCHEMAS, TIERED_SCHEMAS
 from rmqarrow.errors import ClosedIndexError, InvalidValueError, UnsupportedOperationError
 from rmqarrow.format.detect import Target, describe
 from rmqarrow.format.java import JAVA_LONG_MAX
+from rmqarrow.store._results import Lookup, LookupRequest
 
 if TYPE_CHECKING:
     import duckdb
@@ -154,6 +155,56 @@ class Store(Closing):
         """Many lookups at once, one row per hit in each query's answer order."""
         self._unsupported("query_many", "open the index files themselves")
 
+    def lookup(
+        self,
+        key: str | None = None,
+        *,
+        topic: str | None = None,
+        queries: str | os.PathLike[str] | None = None,
+        escaped: bool = False,
+        begin: int = 0,
+        end: int = JAVA_LONG_MAX,
+        max_num: int = DEFAULT_MAX_NUM,
+        index_type: str | None = None,
+        last_key: str | None = None,
+        exact: bool = False,
+        engine: str | None = None,
+        master: str | None = None,
+        explain: bool = False,
+        resolve: str | os.PathLike[str] | None = None,
+    ) -> Lookup:
+        """One lookup (``key``, the full key TOPIC#KEY or with ``topic``) or a file of them
+        (``queries``, in the format's query file; ``-`` reads stdin), answered as the
+        format answers, with what was asked besides: ``explain`` (the native lookup's
+        reasons), ``resolve`` (IndexFiles: the hits read back from this CommitLog),
+        ``exact`` (tiered: every match), ``index_type`` and ``last_key`` (the RocksDB
+        index's type and page).  The same parameters for every kind; one a kind cannot
+        use is refused naming it.  Returns the format's result type: an
+        :class:`~rmqarrow.store.OffsetLookup`, :class:`~rmqarrow.store.TieredLookup` or
+        :class:`~rmqarrow.store.RocksDBLookup`.  ``begin``/``end`` are epoch ms."""
+        request = LookupRequest(
+            key=key,
+            topic=topic,
+            queries=queries,
+            escaped=escaped,
+            begin=begin,
+            end=end,
+            max_num=max_num,
+            index_type=index_type,
+            last_key=last_key,
+            exact=exact,
+            engine=engine,
+            master=master,
+            explain=explain,
+            resolve=resolve,
+        )
+        self._check_open()
+        return self._lookup(request)
+
+    def _lookup(self, request: LookupRequest) -> Lookup:
+        """:meth:`lookup` of this kind (every kind that answers ``query`` has one)."""
+        self._unsupported("query", "open the index files themselves")
+
     def scan(
         self,
         table: str,
@@ -182,9 +233,18 @@ class Store(Closing):
         dest: str | os.PathLike[str],
         *,
         overwrite: bool = False,
+        engine: str = "local",
+        master: str | None = None,
+        commitlog: str | os.PathLike[str] | None = None,
+        progress: ProgressCallback | None = None,
+        wait: bool | float = False,
         **options: Any,
     ) -> dict[str, Any]:
-        """Write the store as a Parquet dataset; returns the dataset's manifest."""
+        """Write the store as a Parquet dataset; returns the dataset's manifest (a dict of
+        the format's type: :class:`~rmqarrow.store.IndexManifest`, ``TieredManifest``,
+        ``RocksDBManifest``).  ``engine`` local or spark (``master``), ``commitlog``
+        adds the messages table, ``wait`` for another writer of ``dest``; a kind refuses
+        the ones it cannot use, naming them."""
         self._unsupported(
             "export",
             "it already is a dataset: copy it, or import it back "
@@ -205,9 +265,27 @@ class Store(Closing):
             "in step"
         )
 
-    def import_files(self, out_dir: str | os.PathLike[str], **options: Any) -> list[Path]:
-        """Rebuild the index files of an exported dataset under ``out_dir``."""
-        self._unsupported("import_files", "only an exported dataset is imported")
+    def import_files(
+        self,
+        out_dir: str | os.PathLike[str],
+        *,
+        trust: bool = False,
+        progress: ProgressCallback | None = None,
+        wait: bool | float = False,
+        force: bool = False,
+        **options: Any,
+    ) -> list[Path]:
+        """Rebuild the files of an exported dataset under ``out_dir`` (a list of the
+        format's type: :class:`~rmqarrow.store.ImportedIndexFiles`,
+        ``ImportedTieredFiles``); ``trust`` skips checking the parts, ``wait`` for
+        another writer, ``force`` writes where a broker runs."""
+        self._unsupported("import_files", self._import_instead())
+
+    def _import_instead(self) -> str:
+        return (
+            "import takes a dataset made by `rmqarrow export` (export()) of index files "
+            "or tiered files"
+        )
 
     def check(self) -> Any:
         """Every file checked (sizes, headers, chains); ``.ok`` and ``.to_dict()``."""
@@ -259,7 +337,11 @@ class Store(Closing):
 
     def convert_to_delta(self, *, wait: bool | float = False) -> bool:
         """Make an exported dataset's tables Delta tables in place."""
-        self._unsupported("convert_to_delta", "only an exported dataset is converted")
+        self._unsupported(
+            "convert_to_delta",
+            "only an exported dataset is converted: this takes a dataset made by "
+            "`rmqarrow export` (export())",
+        )
 
     def vacuum(
         self,
@@ -270,4 +352,8 @@ class Store(Closing):
         force: bool = False,
     ) -> dict[str, list[str]]:
         """Delete the parts of an exported dataset that no recent version reads."""
-        self._unsupported("vacuum", "only an exported dataset of Delta tables is vacuumed")
+        self._unsupported(
+            "vacuum",
+            "only an exported dataset of Delta tables is vacuumed: this takes a dataset "
+            "made by `rmqarrow export` (export())",
+        )

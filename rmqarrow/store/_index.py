@@ -45,7 +45,8 @@ from rmqarrow.index.indexfile import IndexFile
 from rmqarrow.index.service import IndexService, open_healthy
 from rmqarrow.store._base import DEFAULT_MAX_NUM, check_max_num
 from rmqarrow.store._dataset import DatasetStore
-from rmqarrow.store._queries import OffsetQueries, as_queries
+from rmqarrow.store._queries import OffsetQueries, as_queries, topic_and_key
+from rmqarrow.store._results import IndexManifest, LookupRequest, ResolvedHits
 from rmqarrow.store._stats import StatsReport, StatsSource, index_stats
 from rmqarrow.verify import verify
 from rmqarrow.verify.explain import explain_query
@@ -416,6 +417,23 @@ class IndexStore(OffsetQueries):
         offsets = list(dict.fromkeys(offsets))
         return resolve(require_commitlog(log), topic, key, offsets, mode=mode)
 
+    def _explained(self, queries: list[Query], request: LookupRequest) -> list[str]:
+        return self.explain_queries(queries, commitlog=request.resolve)
+
+    def _resolved(self, request: LookupRequest, q: Query, offsets: list[int]) -> ResolvedHits:
+        # the key as given (for index_type T, the tags), not the index key looked up
+        assert request.key is not None  # resolve= goes with key=
+        topic, key, _ = topic_and_key(request.topic, request.key)
+        # a key repeated in KEYS is indexed once per occurrence: each message is read once
+        distinct = list(dict.fromkeys(offsets))
+        result = self.resolve(
+            topic, key, distinct, commitlog=request.resolve, index_type=request.index_type
+        )
+        return ResolvedHits(q, len(offsets), len(distinct), result)
+
+    def _import_instead(self) -> str:
+        return f"{super()._import_instead()} (it already is index files: query it directly)"
+
     # -- bulk -----------------------------------------------------------------------------
 
     def scan(
@@ -469,7 +487,7 @@ class IndexStore(OffsetQueries):
         progress: ProgressCallback | None = None,
         wait: bool | float = False,
         **options: Any,
-    ) -> dict[str, Any]:
+    ) -> IndexManifest:
         """The healthy files as a dataset at ``dest`` (damaged files are left out and
         logged, or refused when the store was opened ``strict``); returns the manifest.
         Its tables are Delta tables, the export one pinned run
@@ -526,7 +544,7 @@ class IndexStore(OffsetQueries):
                 commitlog=log,
                 wait=wait,
             )
-            return read_manifest(dest)
+            return IndexManifest(read_manifest(dest))
         if engine != "local":
             raise UsageError(f"unknown export engine {engine!r}; choose from local, spark")
         if master is not None:
@@ -534,16 +552,18 @@ class IndexStore(OffsetQueries):
 
         names = [f.name for f in damaged if f.skipped_by_readers]
         try:
-            return export_store(
-                self.index_path,
-                dest,
-                overwrite=overwrite,
-                hash_slot_num=g.hash_slot_num,
-                index_num=g.index_num,
-                progress=progress,
-                commitlog=log,
-                skip=names,
-                wait=wait,
+            return IndexManifest(
+                export_store(
+                    self.index_path,
+                    dest,
+                    overwrite=overwrite,
+                    hash_slot_num=g.hash_slot_num,
+                    index_num=g.index_num,
+                    progress=progress,
+                    commitlog=log,
+                    skip=names,
+                    wait=wait,
+                )
             )
         except CorruptIndexError as exc:
             if not any(name in str(exc) for name in names):
