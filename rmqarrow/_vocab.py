@@ -69,6 +69,7 @@ class Verb(StrEnum):
     SCAN = "scan"
     TO_DUCKDB = "to_duckdb"
     TO_SPARK = "to_spark"
+    SQL = "sql"
     EXPORT = "export"
     SYNC = "sync"
     FOLLOW = "follow"

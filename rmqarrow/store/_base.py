@@ -17,6 +17,7 @@ from rmqarrow.errors import ClosedIndexError, InvalidValueError, UnsupportedOper
 from rmqarrow.format.detect import Target, describe
 from rmqarrow.format.java import JAVA_LONG_MAX
 from rmqarrow.store._results import Lookup, LookupRequest
+from rmqarrow.store._sql import SqlSession
 
 if TYPE_CHECKING:
     import duckdb
@@ -227,6 +228,19 @@ class Store(Closing):
     def to_spark(self, spark: SparkSession | None = None) -> SparkSession:
         """A SparkSession with the tables registered as temporary views."""
         self._unsupported("to_spark", "open the index files or an exported dataset")
+
+    def sql(
+        self,
+        engine: str = "duckdb",
+        *,
+        commitlog: str | os.PathLike[str] | None = None,
+        master: str | None = None,
+    ) -> SqlSession:
+        """A session running SQL statements over the tables (DuckDB with the format's
+        lookup macros, or Spark on ``master``), as the command line's ``sql`` does:
+        streamed a batch at a time; ``commitlog`` adds the ``messages`` view (IndexFiles;
+        a broker store root's own CommitLog is added without it).  Close it after."""
+        raise UnsupportedOperationError(f"{self.path}: {self.description}")
 
     def export(
         self,

@@ -46,6 +46,7 @@ from rmqarrow.store._results import (
     LookupRequest,
     refuse,
 )
+from rmqarrow.store._sql import SqlSession, sql_session
 from rmqarrow.store._stats import StatsReport, StatsSource, index_stats
 from rmqarrow.tiered import TieredAnswer, as_tiered_queries
 
@@ -230,6 +231,7 @@ class DatasetStore(PinnedDataset, OffsetQueries):
             Verb.SCAN,
             Verb.TO_DUCKDB,
             Verb.TO_SPARK,
+            Verb.SQL,
             Verb.IMPORT_FILES,
             Verb.CHECK,
             Verb.INFO,
@@ -305,6 +307,26 @@ class DatasetStore(PinnedDataset, OffsetQueries):
         with self._reading():
             register_tables(session, self.path)
         return session
+
+    def sql(
+        self,
+        engine: str = "duckdb",
+        *,
+        commitlog: str | os.PathLike[str] | None = None,
+        master: str | None = None,
+    ) -> SqlSession:
+        """Statements over the dataset's tables (views over its Parquet parts, the
+        ``messages`` of ``commitlog`` or of the export)."""
+        self._check_open()
+        log_dir = None if commitlog is None else str(require_commitlog(commitlog))
+        return sql_session(
+            engine,
+            str(self.path),
+            master,
+            hash_slot_num=self.hash_slot_num,
+            index_num=self.index_num,
+            commitlog=log_dir,
+        )
 
     def parts(self, table: str, *, as_of: int | datetime | str | None = None) -> list[Path]:
         """The Parquet files that are ``table`` (absolute paths, sorted): for any reader

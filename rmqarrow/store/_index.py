@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from rmqarrow._paths import is_uri
 from rmqarrow._progress import ProgressCallback
-from rmqarrow._vocab import Format, Verb
+from rmqarrow._vocab import Format, Kind, Verb
 from rmqarrow.commitlog import mode_for, resolve
 from rmqarrow.converters.arrow.scan import store_scanner
 from rmqarrow.converters.parquet.export import export_store
@@ -47,6 +47,7 @@ from rmqarrow.store._base import DEFAULT_MAX_NUM, check_max_num
 from rmqarrow.store._dataset import DatasetStore
 from rmqarrow.store._queries import OffsetQueries, as_queries, topic_and_key
 from rmqarrow.store._results import IndexManifest, LookupRequest, ResolvedHits
+from rmqarrow.store._sql import SqlSession, sql_session
 from rmqarrow.store._stats import StatsReport, StatsSource, index_stats
 from rmqarrow.verify import verify
 from rmqarrow.verify.explain import explain_query
@@ -210,6 +211,7 @@ class IndexStore(OffsetQueries):
             Verb.SCAN,
             Verb.TO_DUCKDB,
             Verb.TO_SPARK,
+            Verb.SQL,
             Verb.EXPORT,
             Verb.SYNC,
             Verb.FOLLOW,
@@ -465,6 +467,35 @@ class IndexStore(OffsetQueries):
         s, n = self.sql_geometry("duckdb")
         log = None if self.commitlog_dir is None else str(self.commitlog_dir)
         return connect(self.index_path, hash_slot_num=s, index_num=n, commitlog=log, con=con)
+
+    def sql(
+        self,
+        engine: str = "duckdb",
+        *,
+        commitlog: str | os.PathLike[str] | None = None,
+        master: str | None = None,
+    ) -> SqlSession:
+        """Statements over ``files``, ``slots``, ``entries`` (each reads what it needs from
+        the files, a batch at a time) and ``messages`` from ``commitlog``, or from a broker
+        store root's own CommitLog; damaged files are refused, SQL reads every one."""
+        self._check_open()
+        log = commitlog
+        if log is None and self.kind == Kind.BROKER_ROOT and self.commitlog_dir is not None:
+            log = self.commitlog_dir
+            logging.getLogger("rmqarrow").info("using its CommitLog too: %s", log)
+        damaged = self.health().damaged
+        if damaged:
+            raise UsageError(
+                f"{self.index_path}: {len(damaged)} damaged index file(s) ("
+                + ", ".join(f"{f.name}: {f.status}" for f in damaged[:5])
+                + "); SQL reads every file: see `rmqarrow check`, or look keys up with "
+                "`rmqarrow query`, which skips damaged files"
+            )
+        s, n = self.sql_geometry("SQL")
+        log_dir = None if log is None else str(require_commitlog(log))
+        return sql_session(
+            engine, str(self.index_path), master, hash_slot_num=s, index_num=n, commitlog=log_dir
+        )
 
     def to_spark(self, spark: SparkSession | None = None) -> SparkSession:
         """The same views in Spark (``local[*]`` unless a session is active or given)."""

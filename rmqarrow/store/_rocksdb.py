@@ -39,6 +39,7 @@ from rmqarrow.store._base import DEFAULT_MAX_NUM, Store, check_max_num
 from rmqarrow.store._dataset import DatasetCheck, iso_versions
 from rmqarrow.store._kind import PinnedDataset
 from rmqarrow.store._results import LookupRequest, RocksDBLookup, RocksDBManifest, refuse
+from rmqarrow.store._sql import SqlSession, check_sql_engine, duckdb_session, spark_session
 
 if TYPE_CHECKING:
     import duckdb
@@ -367,6 +368,29 @@ class _RocksDBSurface(Store):
         finally:
             con.close()
 
+    def sql(
+        self,
+        engine: str = "duckdb",
+        *,
+        commitlog: str | os.PathLike[str] | None = None,
+        master: str | None = None,
+    ) -> SqlSession:
+        """Statements over ``rocksdb_records`` and ``rocksdb_bookkeeping``; no
+        ``commitlog`` (the records hold topic, keys and tags already)."""
+        self._check_open()
+        if commitlog:
+            refuse(
+                "commitlog",
+                "adds the IndexFile's messages view; the RocksDB index's records already "
+                "hold topic, keys and tags",
+            )
+        if check_sql_engine(engine) == "spark":
+            from rmqarrow.converters.spark import get_spark
+
+            return spark_session(self.to_spark(get_spark(master)))
+        con = self.to_duckdb()
+        return duckdb_session(con, con.close)
+
     def _tables(self) -> RocksDBTables:
         self._check_open()
         return rocksdb_source_tables(self._source())
@@ -445,6 +469,7 @@ class RocksDBStore(_RocksDBSurface):
             Verb.SCAN,
             Verb.TO_DUCKDB,
             Verb.TO_SPARK,
+            Verb.SQL,
             Verb.EXPORT,
             Verb.CHECK,
             Verb.INFO,
@@ -582,6 +607,7 @@ class RocksDBDatasetStore(PinnedDataset, _RocksDBSurface):
             Verb.SCAN,
             Verb.TO_DUCKDB,
             Verb.TO_SPARK,
+            Verb.SQL,
             Verb.CHECK,
             Verb.INFO,
             Verb.STATS,
