@@ -259,11 +259,10 @@ class Store(Closing):
         ``RocksDBManifest``).  ``engine`` local or spark (``master``), ``commitlog``
         adds the messages table, ``wait`` for another writer of ``dest``; a kind refuses
         the ones it cannot use, naming them."""
-        self._unsupported(
-            "export",
-            "it already is a dataset: copy it, or import it back "
-            "into index files with import_files()",
-        )
+        self._unsupported("export", self._export_instead())
+
+    def _export_instead(self) -> str:
+        return "it already is a dataset: copy it, or import it back into files with import_files()"
 
     def sync(self, *args: Any, **options: Any) -> Any:
         """An incremental export (RocketMQ's IndexFiles only: see ``IndexStore.sync``)."""
@@ -297,8 +296,8 @@ class Store(Closing):
 
     def _import_instead(self) -> str:
         return (
-            "import takes a dataset made by `rmqarrow export` (export()) of index files "
-            "or tiered files"
+            "import takes a dataset made by export (`rmqarrow export`) of index files or "
+            "tiered files"
         )
 
     def check(self) -> Any:
@@ -354,7 +353,7 @@ class Store(Closing):
         self._unsupported(
             "convert_to_delta",
             "only an exported dataset is converted: this takes a dataset made by "
-            "`rmqarrow export` (export())",
+            "`rmqarrow export` (or export())",
         )
 
     def vacuum(
@@ -369,5 +368,5 @@ class Store(Closing):
         self._unsupported(
             "vacuum",
             "only an exported dataset of Delta tables is vacuumed: this takes a dataset "
-            "made by `rmqarrow export` (export())",
+            "made by `rmqarrow export` (or export())",
         )

@@ -163,7 +163,7 @@ class OffsetQueries(Store):
     def _lookup(self, request: LookupRequest) -> OffsetLookup:
         r = request
         if r.last_key is not None:
-            refuse("last_key", "is for the RocksDB index")
+            refuse("last_key", "is for the RocksDB index (open it with index=rocksdb)")
         if r.exact:
             refuse("exact", "is for the tiered index")
         if r.topic is not None and r.queries is not None:
@@ -213,7 +213,8 @@ def _typed(q: Query, topic: str | None, index_type: str | None) -> Query:
     topic, key, found = topic_and_key(topic, q.key)
     if not found:
         raise UsageError(
-            f"index_type={index_type}: {q.key!r} has no '#'; give topic= or the key as TOPIC#KEY"
+            f"index_type={index_type}: {q.key!r} has no '#'; give topic=TOPIC or the key as "
+            "TOPIC#KEY"
         )
     return Query(query_index_key(topic, key, index_type), q.max_num, q.begin, q.end)
 
@@ -289,11 +290,10 @@ class ItemQueries(Store):
 
     def _lookup(self, request: LookupRequest) -> TieredLookup:
         r = request
-        if r.last_key is not None or r.index_type is not None:
-            refuse(
-                "last_key" if r.last_key is not None else "index_type",
-                "is for the RocksDB index (index_type= also for index files)",
-            )
+        if r.last_key is not None:
+            refuse("last_key", "is for the RocksDB index (open it with index=rocksdb)")
+        if r.index_type is not None:
+            refuse("index_type", "is for the RocksDB index and index files")
         if r.resolve is not None:
             refuse(
                 "resolve",

@@ -520,11 +520,10 @@ class RocksDBStore(_RocksDBSurface):
         records hold topic, keys and tags already); returns its manifest.  ``progress``
         counts the records written, every ``batch_rows``."""
         self._check_open()
-        if engine != "local" or master is not None or commitlog or options:
-            raise UsageError(
-                "a RocksDB index exports with the local engine, without commitlog= "
-                "(options: progress, batch_rows, wait)"
-            )
+        if options:
+            raise UsageError(f"unknown export options {sorted(options)}")
+        if engine != "local" or master is not None or commitlog:
+            raise UsageError("a RocksDB index exports with the local engine, without commitlog=")
         with Progress(None, "exporting records", "records", callback=progress) as counted:
 
             def written(records: int) -> None:
@@ -635,6 +634,15 @@ class RocksDBDatasetStore(PinnedDataset, _RocksDBSurface):
 
     def _default_engine(self) -> str:
         return "duckdb"
+
+    def _export_instead(self) -> str:
+        return "it already is a dataset: copy it, or query it as it is"
+
+    def _import_instead(self) -> str:
+        return (
+            "a RocksDB index's dataset is read as it is (query, sql); import takes a "
+            "dataset made by export (`rmqarrow export`) of index files or tiered files"
+        )
 
     def _tables(self) -> RocksDBTables:
         with self._reading():
