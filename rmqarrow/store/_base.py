@@ -296,8 +296,8 @@ class Store(Closing):
 
     def _import_instead(self) -> str:
         return (
-            "import takes a dataset made by export (`rmqarrow export`) of index files or "
-            "tiered files"
+            "only an exported dataset is imported: import takes a dataset made by export "
+            "(`rmqarrow export`) of index files or tiered files"
         )
 
     def check(self) -> Any:
