@@ -25,6 +25,7 @@ from rmqarrow._vocab import Engine, Format
 from rmqarrow.errors import EngineUnavailableError, UsageError
 from rmqarrow.format.hashing import check_query_key
 from rmqarrow.format.queries import Query, as_queries
+from rmqarrow.tiered import as_tiered_queries
 
 if TYPE_CHECKING:
     from rmqarrow.format.layout import StoreSnapshot
@@ -157,7 +158,8 @@ def answer_with_engine(
 
     ``index`` queries are :class:`~rmqarrow.Query` or ``(key, max_num[, begin[, end]])``
     tuples (checked: :func:`rmqarrow.format.queries.as_queries`); ``tiered`` queries are
-    ``(topic, key, max_count, begin, end)``; ``rocksdb`` queries are
+    :class:`~rmqarrow.tiered.TieredQuery` or ``(topic, key, max_count, begin, end)``
+    tuples (:func:`~rmqarrow.tiered.as_tiered_queries`); ``rocksdb`` queries are
     :class:`~rmqarrow.rocksdb.RocksDBQuery` (``rocksdb_options``: ``max_msgs_num_batch``,
     ``max_query_days``, ``now``).  Every engine must give the native answer.
 
@@ -193,9 +195,9 @@ def answer_with_engine(
         options["snapshot"] = snapshot
     if fmt == "index":
         checked: list[Any] = as_queries(queries)
-    else:  # (topic, key, ...): both refused alike by every engine when not UTF-8
-        checked = list(queries)
+    else:  # topic and key: both refused alike by every engine when not UTF-8
+        checked = as_tiered_queries(queries)
         for q in checked:
-            check_query_key(q[0], "topic")
-            check_query_key(q[1])
+            check_query_key(q.topic, "topic")
+            check_query_key(q.key)
     return answer(source, checked, **options)

@@ -3,9 +3,10 @@
 ``rmqarrow.open(path)`` recognises index files, a broker store root, an exported dataset,
 tiered files and RocketMQ's RocksDB message index (RIP-82), and returns a :class:`Store`
 whose methods are the same for every kind that supports them: ``query``, ``query_many``,
-``scan``, ``to_duckdb``, ``to_spark``, ``export``, ``check``, ``info``, ``stats`` (what a
-kind cannot do raises :class:`~rmqarrow.errors.UnsupportedOperationError`).  :func:`build`
-writes a store from records or a CommitLog, crash-safe.
+``lookup`` (a result type per format), ``scan``, ``to_duckdb``, ``to_spark``, ``export``,
+``check``, ``info``, ``stats`` (what a kind cannot do raises
+:class:`~rmqarrow.errors.UnsupportedOperationError`).  :func:`build` writes a store from
+records or a CommitLog, crash-safe.
 """
 
 from __future__ import annotations
@@ -27,6 +28,18 @@ if TYPE_CHECKING:
     )
     from rmqarrow.store._index import IndexStore, StoreCheck, StoreInfo
     from rmqarrow.store._open import open_store
+    from rmqarrow.store._results import (
+        ImportedIndexFiles,
+        ImportedTieredFiles,
+        IndexManifest,
+        Lookup,
+        OffsetLookup,
+        ResolvedHits,
+        RocksDBLookup,
+        RocksDBManifest,
+        TieredLookup,
+        TieredManifest,
+    )
     from rmqarrow.store._rocksdb import (
         RocksDBDatasetCheck,
         RocksDBDatasetInfo,
@@ -44,11 +57,19 @@ __all__ = [
     "DatasetCheck",
     "DatasetInfo",
     "DatasetStore",
+    "ImportedIndexFiles",
+    "ImportedTieredFiles",
+    "IndexManifest",
     "IndexStore",
+    "Lookup",
+    "OffsetLookup",
+    "ResolvedHits",
     "RocksDBDatasetCheck",
     "RocksDBDatasetInfo",
     "RocksDBDatasetStore",
     "RocksDBInfo",
+    "RocksDBLookup",
+    "RocksDBManifest",
     "RocksDBStats",
     "RocksDBStore",
     "RocksDBVerify",
@@ -59,6 +80,8 @@ __all__ = [
     "TieredDatasetInfo",
     "TieredDatasetStore",
     "TieredInfo",
+    "TieredLookup",
+    "TieredManifest",
     "TieredStore",
     "build",
     "capabilities",
@@ -69,6 +92,16 @@ __all__ = [
 __getattr__, __dir__ = lazy_attributes(
     __name__,
     {
+        "ImportedIndexFiles": "_results",
+        "ImportedTieredFiles": "_results",
+        "IndexManifest": "_results",
+        "Lookup": "_results",
+        "OffsetLookup": "_results",
+        "ResolvedHits": "_results",
+        "RocksDBLookup": "_results",
+        "RocksDBManifest": "_results",
+        "TieredLookup": "_results",
+        "TieredManifest": "_results",
         "Capability": "_capabilities",
         "DatasetCheck": "_dataset",
         "DatasetInfo": "_dataset",

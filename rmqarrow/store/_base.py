@@ -23,6 +23,8 @@ from rmqarrow.errors import (
 from rmqarrow.format.detect import Target, describe
 from rmqarrow.format.java import JAVA_LONG_MAX
 from rmqarrow.format.query_file import read_query_file
+from rmqarrow.store._results import Lookup, LookupRequest
+from rmqarrow.store._sql import SqlSession
 
 if TYPE_CHECKING:
     import duckdb
@@ -201,6 +203,56 @@ class Store(Closing):
         """Many lookups at once, one row per hit in each query's answer order."""
         self._unsupported("query_many", "open the index files themselves")
 
+    def lookup(
+        self,
+        key: str | None = None,
+        *,
+        topic: str | None = None,
+        queries: str | os.PathLike[str] | None = None,
+        escaped: bool = False,
+        begin: int = 0,
+        end: int = JAVA_LONG_MAX,
+        max_num: int = DEFAULT_MAX_NUM,
+        index_type: str | None = None,
+        last_key: str | None = None,
+        exact: bool = False,
+        engine: str | None = None,
+        master: str | None = None,
+        explain: bool = False,
+        resolve: str | os.PathLike[str] | None = None,
+    ) -> Lookup:
+        """One lookup (``key``, the full key TOPIC#KEY or with ``topic``) or a file of them
+        (``queries``, in the format's query file; ``-`` reads stdin), answered as the
+        format answers, with what was asked besides: ``explain`` (the native lookup's
+        reasons), ``resolve`` (IndexFiles: the hits read back from this CommitLog),
+        ``exact`` (tiered: every match), ``index_type`` and ``last_key`` (the RocksDB
+        index's type and page).  The same parameters for every kind; one a kind cannot
+        use is refused naming it.  Returns the format's result type: an
+        :class:`~rmqarrow.store.OffsetLookup`, :class:`~rmqarrow.store.TieredLookup` or
+        :class:`~rmqarrow.store.RocksDBLookup`.  ``begin``/``end`` are epoch ms."""
+        request = LookupRequest(
+            key=key,
+            topic=topic,
+            queries=queries,
+            escaped=escaped,
+            begin=begin,
+            end=end,
+            max_num=max_num,
+            index_type=index_type,
+            last_key=last_key,
+            exact=exact,
+            engine=engine,
+            master=master,
+            explain=explain,
+            resolve=resolve,
+        )
+        self._check_open()
+        return self._lookup(request)
+
+    def _lookup(self, request: LookupRequest) -> Lookup:
+        """:meth:`lookup` of this kind (every kind that answers ``query`` has one)."""
+        self._unsupported("query", "open the index files themselves")
+
     def scan(
         self,
         table: str,
@@ -224,19 +276,40 @@ class Store(Closing):
         """A SparkSession with the tables registered as temporary views."""
         self._unsupported("to_spark", "open the index files or an exported dataset")
 
+    def sql(
+        self,
+        engine: str = "duckdb",
+        *,
+        commitlog: str | os.PathLike[str] | None = None,
+        master: str | None = None,
+    ) -> SqlSession:
+        """A session running SQL statements over the tables (DuckDB with the format's
+        lookup macros, or Spark on ``master``), as the command line's ``sql`` does:
+        streamed a batch at a time; ``commitlog`` adds the ``messages`` view (IndexFiles;
+        a broker store root's own CommitLog is added without it).  Close it after."""
+        raise UnsupportedOperationError(f"{self.path}: {self.description}")
+
     def export(
         self,
         dest: str | os.PathLike[str],
         *,
         overwrite: bool = False,
+        engine: str = "local",
+        master: str | None = None,
+        commitlog: str | os.PathLike[str] | None = None,
+        progress: ProgressCallback | None = None,
+        wait: bool | float = False,
         **options: Any,
     ) -> dict[str, Any]:
-        """Write the store as a Parquet dataset; returns the dataset's manifest."""
-        self._unsupported(
-            "export",
-            "it already is a dataset: copy it, or import it back "
-            "into index files with import_files()",
-        )
+        """Write the store as a Parquet dataset; returns the dataset's manifest (a dict of
+        the format's type: :class:`~rmqarrow.store.IndexManifest`, ``TieredManifest``,
+        ``RocksDBManifest``).  ``engine`` local or spark (``master``), ``commitlog``
+        adds the messages table, ``wait`` for another writer of ``dest``; a kind refuses
+        the ones it cannot use, naming them."""
+        self._unsupported("export", self._export_instead())
+
+    def _export_instead(self) -> str:
+        return "it already is a dataset: copy it, or import it back into files with import_files()"
 
     def sync(self, *args: Any, **options: Any) -> Any:
         """An incremental export (RocketMQ's IndexFiles only: see ``IndexStore.sync``)."""
@@ -252,9 +325,27 @@ class Store(Closing):
             "in step"
         )
 
-    def import_files(self, out_dir: str | os.PathLike[str], **options: Any) -> list[Path]:
-        """Rebuild the index files of an exported dataset under ``out_dir``."""
-        self._unsupported("import_files", "only an exported dataset is imported")
+    def import_files(
+        self,
+        out_dir: str | os.PathLike[str],
+        *,
+        trust: bool = False,
+        progress: ProgressCallback | None = None,
+        wait: bool | float = False,
+        force: bool = False,
+        **options: Any,
+    ) -> list[Path]:
+        """Rebuild the files of an exported dataset under ``out_dir`` (a list of the
+        format's type: :class:`~rmqarrow.store.ImportedIndexFiles`,
+        ``ImportedTieredFiles``); ``trust`` skips checking the parts, ``wait`` for
+        another writer, ``force`` writes where a broker runs."""
+        self._unsupported("import_files", self._import_instead())
+
+    def _import_instead(self) -> str:
+        return (
+            "only an exported dataset is imported: import takes a dataset made by export "
+            "(`rmqarrow export`) of index files or tiered files"
+        )
 
     def check(self, *, commitlog: str | os.PathLike[str] | None = None) -> Any:
         """Every file checked (sizes, headers, chains); ``.ok`` and ``.to_dict()``.  With
@@ -316,7 +407,11 @@ class Store(Closing):
 
     def convert_to_delta(self, *, wait: bool | float = False) -> bool:
         """Make an exported dataset's tables Delta tables in place."""
-        self._unsupported("convert_to_delta", "only an exported dataset is converted")
+        self._unsupported(
+            "convert_to_delta",
+            "only an exported dataset is converted: this takes a dataset made by "
+            "`rmqarrow export` (or export())",
+        )
 
     def vacuum(
         self,
@@ -327,4 +422,8 @@ class Store(Closing):
         force: bool = False,
     ) -> dict[str, list[str]]:
         """Delete the parts of an exported dataset that no recent version reads."""
-        self._unsupported("vacuum", "only an exported dataset of Delta tables is vacuumed")
+        self._unsupported(
+            "vacuum",
+            "only an exported dataset of Delta tables is vacuumed: this takes a dataset "
+            "made by `rmqarrow export` (or export())",
+        )

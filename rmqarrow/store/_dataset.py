@@ -34,15 +34,23 @@ from rmqarrow.converters.parquet.tiered_import import (
     read_tiered_manifest,
 )
 from rmqarrow.engines import answer_with_engine
-from rmqarrow.errors import DatasetError, UsageError
+from rmqarrow.errors import DatasetError, UnsupportedOperationError, UsageError
 from rmqarrow.format.detect import TIERED_DATASET_FORMAT, require_commitlog
 from rmqarrow.format.queries import note_spaced_keys
 from rmqarrow.format.times import format_time
 from rmqarrow.store._base import OpenOptions, refuse_commitlog
 from rmqarrow.store._kind import PinnedDataset
 from rmqarrow.store._queries import ItemQueries, OffsetQueries, as_queries
+from rmqarrow.store._results import (
+    ImportedIndexFiles,
+    ImportedTieredFiles,
+    LookupRequest,
+    refuse,
+)
+from rmqarrow.store._sql import SqlSession, sql_session
 from rmqarrow.store._stats import StatsReport, StatsSource, index_stats
 from rmqarrow.store._tiered import read_tiered_queries
+from rmqarrow.tiered import TieredAnswer, as_tiered_queries
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -249,6 +257,7 @@ class DatasetStore(PinnedDataset, OffsetQueries):
             Verb.SCAN,
             Verb.TO_DUCKDB,
             Verb.TO_SPARK,
+            Verb.SQL,
             Verb.IMPORT_FILES,
             Verb.CHECK,
             Verb.INFO,
@@ -298,6 +307,12 @@ class DatasetStore(PinnedDataset, OffsetQueries):
         note_spaced_keys(qs, answers)
         return answers
 
+    def _check_lookup(self, request: LookupRequest) -> None:
+        if request.engine == "native":
+            raise UnsupportedOperationError(f"{self.path}: {self.description}")
+        if request.resolve is not None:
+            refuse("resolve", "reads hits back from the CommitLog of a store")
+
     def scan(
         self,
         table: str,
@@ -329,6 +344,26 @@ class DatasetStore(PinnedDataset, OffsetQueries):
             register_tables(session, self.path)
         return session
 
+    def sql(
+        self,
+        engine: str = "duckdb",
+        *,
+        commitlog: str | os.PathLike[str] | None = None,
+        master: str | None = None,
+    ) -> SqlSession:
+        """Statements over the dataset's tables (views over its Parquet parts, the
+        ``messages`` of ``commitlog`` or of the export)."""
+        self._check_open()
+        log_dir = None if commitlog is None else str(require_commitlog(commitlog))
+        return sql_session(
+            engine,
+            str(self.path),
+            master,
+            hash_slot_num=self.hash_slot_num,
+            index_num=self.index_num,
+            commitlog=log_dir,
+        )
+
     def parts(self, table: str, *, as_of: int | datetime | str | None = None) -> list[Path]:
         """The Parquet files that are ``table`` (absolute paths, sorted): for any reader
         without Delta support (``spark.read.parquet(*parts)``, ``read_parquet([...])``),
@@ -355,7 +390,7 @@ class DatasetStore(PinnedDataset, OffsetQueries):
         wait: bool | float = False,
         force: bool = False,
         **options: Any,
-    ) -> list[Path]:
+    ) -> ImportedIndexFiles:
         """Byte-identical index files under ``out_dir`` (never replacing one); a store a
         RocketMQ broker is running on is refused (``force``: see :func:`rmqarrow.build`)."""
 
@@ -363,8 +398,10 @@ class DatasetStore(PinnedDataset, OffsetQueries):
         if options:
             raise UsageError(f"unknown import options {sorted(options)}")
         with self._reading():
-            return import_dataset(
-                self.path, out_dir, progress=progress, trust=trust, wait=wait, force=force
+            return ImportedIndexFiles(
+                import_dataset(
+                    self.path, out_dir, progress=progress, trust=trust, wait=wait, force=force
+                )
             )
 
     def check(
@@ -485,19 +522,19 @@ class TieredDatasetStore(PinnedDataset, ItemQueries):
 
     def answers(
         self,
-        queries: Sequence[tuple[Any, ...]],
+        queries: Sequence[Any],
         *,
         engine: str | None = None,
         exact: bool = False,
         master: str | None = None,
-    ) -> list[Any]:
+    ) -> list[TieredAnswer]:
 
         self._check_open()
         with self._reading():
             return answer_with_engine(
                 _sql_engine(engine),
                 self.path,
-                list(queries),
+                as_tiered_queries(queries),
                 fmt="tiered",
                 exact=exact,
                 master=master,
@@ -517,22 +554,35 @@ class TieredDatasetStore(PinnedDataset, ItemQueries):
             tables = dict(zip(self.tables, read_tiered_dataset(self.path), strict=True))
         return pads.dataset(tables[table]).scanner(columns=columns, filter=filter).to_reader()
 
+    def _check_lookup(self, request: LookupRequest) -> None:
+        if request.engine == "native":
+            raise UnsupportedOperationError(
+                "a dataset is for the duckdb and spark engines; the native engine reads "
+                "index files: use engine=duckdb or spark, or rebuild the files with "
+                "import_files()"
+            )
+
     def import_files(
         self,
         out_dir: str | os.PathLike[str],
         *,
+        trust: bool = False,
+        progress: ProgressCallback | None = None,
         wait: bool | float = False,
         force: bool = False,
         **options: Any,
-    ) -> list[Path]:
+    ) -> ImportedTieredFiles:
         """Byte-identical tiered files under ``out_dir`` (``force``: see
-        :meth:`DatasetStore.import_files`)."""
+        :meth:`DatasetStore.import_files`).  ``trust`` is refused (it skips the
+        parts check of a dataset of index files); ``progress`` is not called."""
 
         self._check_open()
         if options:
             raise UsageError(f"unknown import options {sorted(options)}")
+        if trust:
+            refuse("trust", "is for a dataset of index files (it skips checking its parts)")
         with self._reading():
-            return import_tiered(self.path, out_dir, wait=wait, force=force)
+            return ImportedTieredFiles(import_tiered(self.path, out_dir, wait=wait, force=force))
 
     def info(self, *, chains: bool = True) -> TieredDatasetInfo:
         """The manifest (a Delta dataset's: its pinned run's record, with ``delta``, the

@@ -15,7 +15,7 @@ import pyarrow.dataset as pads
 import pyarrow.parquet as pq
 
 from rmqarrow._memory import duckdb_settings
-from rmqarrow._progress import ProgressCallback
+from rmqarrow._progress import Progress, ProgressCallback
 from rmqarrow._vocab import Format, Verb
 from rmqarrow.converters.parquet.kind_read import kind_files, read_kind_manifest
 from rmqarrow.converters.parquet.rocksdb_export import export_rocksdb, rocksdb_source_tables
@@ -44,6 +44,8 @@ from rmqarrow.store._base import (
 )
 from rmqarrow.store._dataset import DatasetCheck, iso_versions
 from rmqarrow.store._kind import PinnedDataset
+from rmqarrow.store._results import LookupRequest, RocksDBLookup, RocksDBManifest, refuse
+from rmqarrow.store._sql import SqlSession, check_sql_engine, duckdb_session, spark_session
 
 if TYPE_CHECKING:
     import duckdb
@@ -121,6 +123,25 @@ def _result_rows(qs: list[RocksDBQuery], answers: Sequence[QueryOffsetResult | N
             ]
         ),
     )
+
+
+def _rocksdb_queries(r: LookupRequest) -> tuple[list[RocksDBQuery], bool]:
+    """A lookup's queries for the RocksDB index, and whether they came from a file (its
+    own query file: every field on each line)."""
+    if r.queries is not None:
+        return read_queries(r.queries), True
+    assert r.key is not None  # the request holds one or the other
+    if r.topic is None:
+        topic, sep, key = r.key.partition("#")
+        if not sep:
+            raise UsageError(
+                "the RocksDB index is asked for a topic and a key: pass topic= with key= "
+                "(or key='TOPIC#KEY')"
+            )
+    else:
+        topic, key = r.topic, r.key
+    query = RocksDBQuery(topic, key, r.max_num, r.begin, r.end, r.index_type, r.last_key)
+    return [query], False
 
 
 class _RocksDBSurface(Store):
@@ -219,6 +240,27 @@ class _RocksDBSurface(Store):
         """One row per offset (one row with a null offset for an empty or null answer)."""
         qs = as_rocksdb_queries(queries)
         return _result_rows(qs, self.answers(qs, engine=engine, master=master))
+
+    def _lookup(self, request: LookupRequest) -> RocksDBLookup:
+        r = request
+        if r.exact:
+            refuse("exact", "is for the tiered index")
+        if r.resolve is not None:
+            refuse(
+                "resolve",
+                "is for IndexFiles; RocksDB answers hold exact topic and key matches "
+                "already (byte prefixes: see explain=)",
+            )
+        if r.explain and (r.engine or self._default_engine()) != "native":
+            refuse("explain", "traces the native walk over the database; drop engine=")
+        queries, batch = _rocksdb_queries(r)
+        answers = self.answers(queries, engine=r.engine, master=r.master)
+        explained = self._explained(queries[0]) if r.explain else []
+        return RocksDBLookup(queries, answers, batch, r.explain, explained)
+
+    def _explained(self, q: RocksDBQuery) -> list[str]:
+        """Why the native walk answered ``q`` as it did (the database only)."""
+        refuse("explain", "traces the native walk over the database")
 
     def sample_queries(self, n: int = 200, *, seed: int = 0) -> list[RocksDBQuery]:
         """``n`` queries drawn from the records (seeded): every type, the hour of the record
@@ -375,6 +417,29 @@ class _RocksDBSurface(Store):
         finally:
             con.close()
 
+    def sql(
+        self,
+        engine: str = "duckdb",
+        *,
+        commitlog: str | os.PathLike[str] | None = None,
+        master: str | None = None,
+    ) -> SqlSession:
+        """Statements over ``rocksdb_records`` and ``rocksdb_bookkeeping``; no
+        ``commitlog`` (the records hold topic, keys and tags already)."""
+        self._check_open()
+        if commitlog:
+            refuse(
+                "commitlog",
+                "adds the IndexFile's messages view; the RocksDB index's records already "
+                "hold topic, keys and tags",
+            )
+        if check_sql_engine(engine) == "spark":
+            from rmqarrow.converters.spark import get_spark
+
+            return spark_session(self.to_spark(get_spark(master)))
+        con = self.to_duckdb()
+        return duckdb_session(con, con.close)
+
     def _tables(self) -> RocksDBTables:
         self._check_open()
         return rocksdb_source_tables(self._source())
@@ -513,6 +578,7 @@ class RocksDBStore(_RocksDBSurface):
             Verb.SCAN,
             Verb.TO_DUCKDB,
             Verb.TO_SPARK,
+            Verb.SQL,
             Verb.EXPORT,
             Verb.CHECK,
             Verb.INFO,
@@ -548,21 +614,44 @@ class RocksDBStore(_RocksDBSurface):
         with self.open_index() as index:
             return index.explain(q, now=now)
 
+    def _explained(self, q: RocksDBQuery) -> list[str]:
+        return self.explain(q)
+
     def export(
         self,
         dest: str | os.PathLike[str],
         *,
         overwrite: bool = False,
         engine: str = "local",
+        master: str | None = None,
+        commitlog: str | os.PathLike[str] | None = None,
+        progress: ProgressCallback | None = None,
+        wait: bool | float = False,
+        batch_rows: int = 65_536,
         **options: Any,
-    ) -> dict[str, Any]:
-        """A RocksDB-index dataset at ``dest``; returns its manifest."""
+    ) -> RocksDBManifest:
+        """A RocksDB-index dataset at ``dest`` (the local engine, no ``commitlog``: the
+        records hold topic, keys and tags already); returns its manifest.  ``progress``
+        counts the records written, every ``batch_rows``."""
         self._check_open()
-        if engine != "local" or set(options) - {"progress", "batch_rows"}:
-            raise UsageError(
-                "a RocksDB index exports with the local engine only (options: progress, batch_rows)"
+        if options:
+            raise UsageError(f"unknown export options {sorted(options)}")
+        if engine != "local" or master is not None or commitlog:
+            raise UsageError("a RocksDB index exports with the local engine, without commitlog=")
+        with Progress(None, "exporting records", "records", callback=progress) as counted:
+
+            def written(records: int) -> None:
+                counted.advance(records - counted.done)
+
+            manifest = export_rocksdb(
+                self.db_path,
+                dest,
+                overwrite=overwrite,
+                wait=wait,
+                batch_rows=batch_rows,
+                progress=written if progress is not None else None,
             )
-        return export_rocksdb(self.db_path, dest, overwrite=overwrite, **options)
+        return RocksDBManifest(manifest)
 
     def _sync_instead(self) -> str:
         if self.target.rocksdb_dir == self.target.path:
@@ -631,6 +720,7 @@ class RocksDBDatasetStore(PinnedDataset, _RocksDBSurface):
             Verb.SCAN,
             Verb.TO_DUCKDB,
             Verb.TO_SPARK,
+            Verb.SQL,
             Verb.CHECK,
             Verb.INFO,
             Verb.STATS,
@@ -663,6 +753,15 @@ class RocksDBDatasetStore(PinnedDataset, _RocksDBSurface):
 
     def _default_engine(self) -> str:
         return "duckdb"
+
+    def _export_instead(self) -> str:
+        return "it already is a dataset: copy it, or query it as it is"
+
+    def _import_instead(self) -> str:
+        return (
+            "a RocksDB index's dataset is read as it is (query, sql); import takes a "
+            "dataset made by export (`rmqarrow export`) of index files or tiered files"
+        )
 
     def _tables(self) -> RocksDBTables:
         with self._reading():

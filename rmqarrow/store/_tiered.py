@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pyarrow.dataset as pads
 
 from rmqarrow._memory import duckdb_settings
+from rmqarrow._progress import ProgressCallback
 from rmqarrow._vocab import Format, Verb
 from rmqarrow.converters.arrow.tiered import tiered_tables
 from rmqarrow.converters.parquet.tiered_export import export_tiered
@@ -22,13 +23,16 @@ from rmqarrow.format.tiered_layout import COMPACT_ITEM_SIZE, items_position
 from rmqarrow.format.times import format_time
 from rmqarrow.store._base import refuse_commitlog
 from rmqarrow.store._queries import ItemQueries
+from rmqarrow.store._results import LookupRequest, TieredLookup, TieredManifest
 from rmqarrow.tiered import (
     END_MAGIC,
     CompactedIndexFile,
+    TieredAnswer,
     TieredCheck,
     TieredIndexFile,
     TieredIndexStore,
     TieredQuery,
+    as_tiered_queries,
     check_tiered,
     form_differences,
     open_tiered,
@@ -155,18 +159,19 @@ class TieredStore(ItemQueries):
 
     def answers(
         self,
-        queries: Sequence[tuple[Any, ...]],
+        queries: Sequence[Any],
         *,
         engine: str | None = None,
         exact: bool = False,
         master: str | None = None,
-    ) -> list[Any]:
-        """Per ``(topic, key, max_count, begin, end)``: the items, or RocketMQ's read error."""
+    ) -> list[TieredAnswer]:
+        """Per :class:`~rmqarrow.tiered.TieredQuery` (or ``(topic, key, max_count, begin,
+        end)``): the items, or RocketMQ's read error."""
         self._check_open()
         return answer_with_engine(
             engine or "native",
             self.path,
-            list(queries),
+            as_tiered_queries(queries),
             fmt="tiered",
             exact=exact,
             master=master,
@@ -183,7 +188,20 @@ class TieredStore(ItemQueries):
         with opened:
             return None if isinstance(opened, TieredIndexStore) else opened.begin_timestamp
 
-    def upload_note(self, query: tuple[Any, ...]) -> str | None:
+    def _with_notes(self, lookup: TieredLookup, request: LookupRequest) -> TieredLookup:
+        """One answer of the native engine with RocketMQ's own answer next to an exact one,
+        or what changes once the file is uploaded; one file's begin timestamp."""
+        rocketmq = note = None
+        if request.engine in (None, "native"):
+            if request.exact:
+                rocketmq = self.answers(lookup.queries, exact=False)[0]
+            else:
+                note = self.upload_note(lookup.queries[0])
+        return replace(
+            lookup, rocketmq=rocketmq, note=note, begin_timestamp=self.file_begin_timestamp()
+        )
+
+    def upload_note(self, query: TieredQuery | tuple[Any, ...]) -> str | None:
         """For one query on one local file: what RocketMQ answers once the file is uploaded
         (None when nothing changes, or for files over 256 MiB, which ``verify`` reports)."""
         self._check_open()
@@ -193,7 +211,7 @@ class TieredStore(ItemQueries):
         with opened:
             if not isinstance(opened, TieredIndexFile):
                 return None
-            diffs = form_differences(opened, [TieredQuery(*query)])
+            diffs = form_differences(opened, as_tiered_queries([query]))
         if not diffs:
             return None
         d = diffs[0]
@@ -257,20 +275,27 @@ class TieredStore(ItemQueries):
         *,
         overwrite: bool = False,
         engine: str = "local",
+        master: str | None = None,
+        commitlog: str | os.PathLike[str] | None = None,
+        progress: ProgressCallback | None = None,
         wait: bool | float = False,
         **options: Any,
-    ) -> dict[str, Any]:
-        """A tiered dataset at ``dest`` (local engine only); returns its manifest."""
+    ) -> TieredManifest:
+        """A tiered dataset at ``dest`` (local engine only, no ``commitlog``: tiered items
+        point into the tiered commit log); returns its manifest.  ``progress`` is not
+        called: the export is one pass over the files."""
         self._check_open()
-        if engine != "local" or options.get("commitlog") or set(options) - {"commitlog"}:
+        if engine != "local" or master is not None or commitlog or options:
             raise UsageError("tiered files export with the local engine only, without a CommitLog")
-        return export_tiered(
-            self.path,
-            dest,
-            overwrite=overwrite,
-            hash_slot_num=self.hash_slot_num,
-            index_num=self.index_num,
-            wait=wait,
+        return TieredManifest(
+            export_tiered(
+                self.path,
+                dest,
+                overwrite=overwrite,
+                hash_slot_num=self.hash_slot_num,
+                index_num=self.index_num,
+                wait=wait,
+            )
         )
 
     def check(self, *, commitlog: str | os.PathLike[str] | None = None) -> TieredCheck:
