@@ -20,12 +20,10 @@ from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from rmqarrow._formats import plugin_named
+from rmqarrow._formats import load, plugin_named
 from rmqarrow._vocab import Engine, Format
 from rmqarrow.errors import EngineUnavailableError, UsageError
-from rmqarrow.format.hashing import check_query_key
-from rmqarrow.format.queries import Query, as_queries
-from rmqarrow.tiered import as_tiered_queries
+from rmqarrow.format.queries import Query
 
 if TYPE_CHECKING:
     from rmqarrow.format.layout import StoreSnapshot
@@ -193,11 +191,6 @@ def answer_with_engine(
                 f"{', '.join(e for _, e in SNAPSHOT_ENGINES)} over a native store does"
             )
         options["snapshot"] = snapshot
-    if fmt == "index":
-        checked: list[Any] = as_queries(queries)
-    else:  # topic and key: both refused alike by every engine when not UTF-8
-        checked = as_tiered_queries(queries)
-        for q in checked:
-            check_query_key(q.topic, "topic")
-            check_query_key(q.key)
+    plugin = plugin_named(fmt)
+    checked: list[Any] = list(queries) if plugin.queries is None else load(plugin.queries)(queries)
     return answer(source, checked, **options)

@@ -3,8 +3,10 @@
 Every failure is one line on stderr and an exit status (0 ok, 1 failure, 2 usage; argparse's
 own errors included); ``--debug`` or ``RMQARROW_DEBUG=1`` adds the traceback for bug
 reports.  Each command group lives in its own module exposing ``register(subparsers)``; a command
-sets ``func`` (taking the parsed args, returning an exit status).  Modules import heavy
-engines only inside their command functions, so ``rmqarrow --help`` stays instant.
+sets ``func`` (taking the parsed args, returning an exit status).  Building the parser
+loads no engine, nor numpy or pyarrow (the library's packages name their API lazily, and
+the renderers load through :mod:`rmqarrow.cli._show` with a result), so ``rmqarrow --help``
+stays quick.
 """
 
 from __future__ import annotations

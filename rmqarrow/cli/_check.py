@@ -7,8 +7,8 @@ from typing import Any
 
 import rmqarrow
 from rmqarrow.cli._output import add_geometry_options, path_arg
-from rmqarrow.cli._render import render
 from rmqarrow.cli._rocksdb import add_index_option, open_options
+from rmqarrow.cli._show import render
 
 __all__ = ["register"]
 

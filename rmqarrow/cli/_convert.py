@@ -34,9 +34,9 @@ from rmqarrow.cli._output import (
     print_kv,
     progress_bar,
 )
-from rmqarrow.cli._render_query import render_export, render_import
 from rmqarrow.cli._rocksdb import add_index_option, open_options
 from rmqarrow.cli._schemas import document
+from rmqarrow.cli._show import render_export, render_import
 from rmqarrow.errors import UsageError
 
 __all__ = ["register"]

@@ -13,8 +13,8 @@ from rmqarrow.cli._output import (
     add_json_options,
     dataset_arg,
 )
-from rmqarrow.cli._render import render
 from rmqarrow.cli._rocksdb import add_index_option, add_rocksdb_options, open_options
+from rmqarrow.cli._show import render
 
 __all__ = ["register"]
 

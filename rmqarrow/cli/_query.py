@@ -14,8 +14,8 @@ from rmqarrow.cli._output import (
     dataset_arg,
     path_arg,
 )
-from rmqarrow.cli._render_query import render_lookup
 from rmqarrow.cli._rocksdb import add_index_option, add_rocksdb_options, open_options
+from rmqarrow.cli._show import render_lookup
 from rmqarrow.engines import ENGINES
 from rmqarrow.errors import UsageError
 from rmqarrow.format.java import JAVA_LONG_MAX

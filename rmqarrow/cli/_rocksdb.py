@@ -10,14 +10,11 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+import rmqarrow.commitlog
+import rmqarrow.rocksdb
 from rmqarrow.cli._output import print_document, print_kv
-from rmqarrow.commitlog import require_commitlog
 from rmqarrow.errors import UsageError
-from rmqarrow.rocksdb import (
-    DEFAULT_MAX_MSGS_NUM_BATCH,
-    DEFAULT_MAX_QUERY_DAYS,
-    build_from_commitlog,
-)
+from rmqarrow.format.broker_config import DEFAULT_MAX_MSGS_NUM_BATCH, DEFAULT_MAX_QUERY_DAYS
 
 __all__ = [
     "add_index_option",
@@ -83,7 +80,9 @@ def rocksdb_build(args: argparse.Namespace) -> int:
     dest = Path(args.store)
     if (dest / "commitlog").is_dir() or (dest / "index").is_dir():
         dest = dest / "rocksdbstore"
-    result = build_from_commitlog(require_commitlog(args.from_commitlog), dest, force=args.force)
+    result = rmqarrow.rocksdb.build_from_commitlog(
+        rmqarrow.commitlog.require_commitlog(args.from_commitlog), dest, force=args.force
+    )
     doc = result.to_dict()
     if args.json:
         print_document("build.rocksdb", doc)

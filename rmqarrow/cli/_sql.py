@@ -21,8 +21,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-import pyarrow as pa
-
 import rmqarrow
 from rmqarrow._text import json_line, json_text, table_lines
 from rmqarrow.cli._datasets import object_dataset_copy, pinned_dataset
@@ -37,9 +35,9 @@ from rmqarrow.cli._output import (
     print_table,
     progress_bar,
 )
-from rmqarrow.cli._render import render
 from rmqarrow.cli._rocksdb import add_index_option, open_options
 from rmqarrow.cli._schemas import document
+from rmqarrow.cli._show import render
 from rmqarrow.errors import RmqArrowError, UsageError, WriteRefusedError
 from rmqarrow.format.times import parse_time
 
@@ -354,6 +352,8 @@ def _prompt(run: Runner, args: argparse.Namespace) -> int:
             continue
         try:
             if statement == ".tables":
+                import pyarrow as pa  # the parser (and --help) loads without it
+
                 # printed as a statement's rows are, so --csv/--json/--jsonl hold here too
                 names = pa.table({"name": _views(run)})
                 _print_result(

@@ -16,8 +16,8 @@ from rmqarrow.cli._output import (
     dataset_arg,
     path_arg,
 )
-from rmqarrow.cli._render import render
 from rmqarrow.cli._rocksdb import add_index_option, add_rocksdb_options, open_options
+from rmqarrow.cli._show import render
 from rmqarrow.engines import parse_engines
 from rmqarrow.errors import UsageError
 from rmqarrow.format.queries import unescape_text

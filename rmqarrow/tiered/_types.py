@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from rmqarrow.errors import InvalidValueError
+from rmqarrow.format.hashing import check_query_key
 
 from ._rules import stored_time
 
@@ -65,7 +66,8 @@ class TieredQuery(NamedTuple):
 def as_tiered_queries(queries: Iterable[object]) -> list[TieredQuery]:
     """The queries given as :class:`TieredQuery` (the one query type of the format inside
     the library), tuples ``(topic, key, max_count, begin, end)`` taken at the edge; any
-    other shape refused naming the query."""
+    other shape refused naming the query, as is a topic or key that is not text every
+    engine reads alike (:func:`~rmqarrow.format.hashing.check_query_key`)."""
     out = []
     for i, q in enumerate(queries):
         if isinstance(q, TieredQuery):
@@ -77,4 +79,6 @@ def as_tiered_queries(queries: Iterable[object]) -> list[TieredQuery]:
                 f"query {i}: a tiered query is a TieredQuery or (topic, key, max_count, "
                 f"begin, end), got {q!r}"
             )
+        check_query_key(out[-1].topic, "topic")
+        check_query_key(out[-1].key)
     return out
