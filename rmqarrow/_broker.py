@@ -253,7 +253,7 @@ def check_store_writable(path: str | os.PathLike[str], *, force: bool = False) -
         raise BrokerRunningError(
             f"{root}: a RocketMQ broker is running on this store ({who} holds the lock on "
             f"{state.lock}); rmqarrow never writes under a running broker: stop the broker, "
-            "or copy the store and write the copy (force=True, --force, is only for a copy "
+            "or copy the store and write the copy (force=True is only for a copy "
             "whose lock cannot be seen; it never overrides a held lock); readers (read-only "
             "opens) work beside it"
         )
@@ -268,7 +268,7 @@ def check_store_writable(path: str | os.PathLike[str], *, force: bool = False) -
                 f"{root}: cannot tell whether a RocketMQ broker is running on this store: "
                 f"{state.abort} is present (a broker is running or crashed) and {why}; stop "
                 "the broker, or if this is a copy you vouch for (nothing writes it), pass "
-                "force=True (--force)"
+                "force=True"
             )
         _note(root, f"{root}: {state.abort} is present and {why}; writing anyway (forced)")
         return False

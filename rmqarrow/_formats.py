@@ -42,7 +42,10 @@ class FormatPlugin:
     engine to the function answering a list of the format's queries over a source
     (:mod:`rmqarrow.engines` states the contract).  ``detector``, for a format
     :func:`rmqarrow.format.detect.detect` does not know, is a function of a path giving
-    ``(kind, detail)`` when the path holds the format, else None."""
+    ``(kind, detail)`` when the path holds the format, else None.  ``queries`` is the
+    function taking the queries a caller gives (the format's query type, or the tuples
+    taken at the edge) to the format's query type, checked; without it the engines get
+    the list as given."""
 
     name: str
     description: str
@@ -50,6 +53,7 @@ class FormatPlugin:
     dataset: Mapping[str, str] = field(default_factory=dict)
     engines: Mapping[str, str] = field(default_factory=dict)
     detector: str | None = None
+    queries: str | None = None
 
     def __post_init__(self) -> None:
         if not self.name or not self.name.isidentifier():
@@ -59,7 +63,8 @@ class FormatPlugin:
             raise UsageError(
                 f"format '{self.name}': kinds {', '.join(sorted(both))} are both native and dataset"
             )
-        for path in (*self.native.values(), *self.dataset.values(), *self.engines.values()):
+        named = (*self.native.values(), *self.dataset.values(), *self.engines.values())
+        for path in (*named, *(p for p in (self.detector, self.queries) if p is not None)):
             _split(path)
 
     @property
@@ -123,6 +128,7 @@ _BUILTIN = (
         ),
         dataset={Kind.DATASET: "rmqarrow.store._dataset:DatasetStore"},
         engines=_engines(Format.INDEX),
+        queries="rmqarrow.format.queries:as_queries",
     ),
     FormatPlugin(
         Format.TIERED,
@@ -130,6 +136,7 @@ _BUILTIN = (
         native={Kind.TIERED: "rmqarrow.store._tiered:TieredStore"},
         dataset={Kind.TIERED_DATASET: "rmqarrow.store._dataset:TieredDatasetStore"},
         engines=_engines(Format.TIERED),
+        queries="rmqarrow.tiered:as_tiered_queries",
     ),
     FormatPlugin(
         Format.ROCKSDB,

@@ -207,7 +207,7 @@ def acquire(target: str | os.PathLike[str], *, wait: Wait = False) -> WriterLock
             raise StoreLockedError(
                 f"{tgt}: another writer holds it{waited}: {got}; readers are not blocked, "
                 "writers run one at a time: retry when it ends, or wait for it "
-                "(wait=True, --wait)"
+                "(wait=True)"
             )
         if got:
             time.sleep(delay)

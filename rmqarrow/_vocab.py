@@ -77,6 +77,7 @@ class Verb(StrEnum):
     SCAN = "scan"
     TO_DUCKDB = "to_duckdb"
     TO_SPARK = "to_spark"
+    SQL = "sql"
     EXPORT = "export"
     SYNC = "sync"
     FOLLOW = "follow"

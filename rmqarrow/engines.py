@@ -20,11 +20,10 @@ from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from rmqarrow._formats import plugin_named
+from rmqarrow._formats import load, plugin_named
 from rmqarrow._vocab import Engine, Format
 from rmqarrow.errors import EngineUnavailableError, UsageError
-from rmqarrow.format.hashing import check_query_key
-from rmqarrow.format.queries import Query, as_queries
+from rmqarrow.format.queries import Query
 
 if TYPE_CHECKING:
     from rmqarrow.format.layout import StoreSnapshot
@@ -101,13 +100,13 @@ class RocksDBEngine(Protocol):
     ) -> list[QueryOffsetResult | None]: ...
 
 
-def parse_engines(spec: str, option: str = "--engines") -> list[str]:
+def parse_engines(spec: str, option: str = "engines") -> list[str]:
     """``"native,duckdb"`` -> ``["native", "duckdb"]``; unknown or no names are refused."""
     names = [e.strip() for e in spec.split(",") if e.strip()]
     unknown = [e for e in names if e not in ENGINES]
     if unknown or not names:
         raise UsageError(
-            f"{option}: unknown {unknown or 'empty list'}; choose from {', '.join(ENGINES)}"
+            f"{option}={spec}: unknown {unknown or 'empty list'}; choose from {', '.join(ENGINES)}"
         )
     return list(dict.fromkeys(names))
 
@@ -157,7 +156,8 @@ def answer_with_engine(
 
     ``index`` queries are :class:`~rmqarrow.Query` or ``(key, max_num[, begin[, end]])``
     tuples (checked: :func:`rmqarrow.format.queries.as_queries`); ``tiered`` queries are
-    ``(topic, key, max_count, begin, end)``; ``rocksdb`` queries are
+    :class:`~rmqarrow.tiered.TieredQuery` or ``(topic, key, max_count, begin, end)``
+    tuples (:func:`~rmqarrow.tiered.as_tiered_queries`); ``rocksdb`` queries are
     :class:`~rmqarrow.rocksdb.RocksDBQuery` (``rocksdb_options``: ``max_msgs_num_batch``,
     ``max_query_days``, ``now``).  Every engine must give the native answer.
 
@@ -191,11 +191,6 @@ def answer_with_engine(
                 f"{', '.join(e for _, e in SNAPSHOT_ENGINES)} over a native store does"
             )
         options["snapshot"] = snapshot
-    if fmt == "index":
-        checked: list[Any] = as_queries(queries)
-    else:  # (topic, key, ...): both refused alike by every engine when not UTF-8
-        checked = list(queries)
-        for q in checked:
-            check_query_key(q[0], "topic")
-            check_query_key(q[1])
+    plugin = plugin_named(fmt)
+    checked: list[Any] = list(queries) if plugin.queries is None else load(plugin.queries)(queries)
     return answer(source, checked, **options)

@@ -82,6 +82,7 @@ CLI_PUBLIC = {
     "rmqarrow.format.records",
     "rmqarrow.format.times",
     "rmqarrow.format.java",
+    "rmqarrow.format.broker_config",
     "rmqarrow._text",
     "rmqarrow._progress",
     "rmqarrow._memory",
@@ -430,6 +431,14 @@ LAZY_BOUNDARIES: dict[tuple[str, str], str] = {
         "the CLI imports _paths before fit_allocators sizes pyarrow's memory pool, which "
         "pyarrow reads once as it starts; one helper, _pyarrow_fs, is the boundary"
     ),
+    # the command line's parser loads no engine, so --help and a mistyped option are quick
+    ("rmqarrow.cli._show", "rmqarrow.cli._render"): (
+        "the renderers are keyed by the library's result types: they load with a result"
+    ),
+    ("rmqarrow.cli._show", "rmqarrow.cli._render_query"): (
+        "the renderers are keyed by the library's result types: they load with a result"
+    ),
+    ("rmqarrow.cli._sql", "pyarrow"): "the prompt's .tables listing, built when asked for",
 }
 
 
@@ -538,6 +547,25 @@ def test_cli_loads_no_pyarrow_before_sizing_its_allocator() -> None:
     :func:`rmqarrow._memory.fit_allocators`; pyarrow reads its pool choice once, as it
     loads, so it must not load with them (the commands' modules load after)."""
     code = "import sys, rmqarrow.cli\nprint([m for m in sys.modules if m.startswith('pyarrow')])\n"
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+        check=True,
+    )
+    assert done.stdout.strip() == "[]"
+
+
+def test_the_command_line_parser_loads_no_engine() -> None:
+    """``rmqarrow --help``, a mistyped option and completion build every command's parser:
+    that loads neither numpy, pyarrow nor an engine (the commands load them as they run)."""
+    code = (
+        "import sys\nfrom rmqarrow.cli import build_parser\nbuild_parser()\n"
+        "heavy = ('numpy', 'pyarrow', 'duckdb', 'pyspark', 'deltalake', 'numba')\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & set(heavy)))\n"
+    )
     done = subprocess.run(
         [sys.executable, "-c", code],
         capture_output=True,

@@ -81,8 +81,8 @@ def open_dataset(dataset_dir: str | os.PathLike[str], table: str) -> pads.Datase
             # the other tables are always there; messages only with a CommitLog
             raise DatasetError(
                 f"{d}: no messages table; this dataset has "
-                f"{', '.join(present_tables(d)) or 'no tables'} (export with --commitlog, "
-                "or commitlog= in Python, to include the messages)"
+                f"{', '.join(present_tables(d)) or 'no tables'} (export with "
+                "commitlog=DIR to include the messages)"
             )
         parts = _message_parts(d)
     else:

@@ -769,7 +769,7 @@ def _export_remote(
     object storage is).  ``overwrite``: the run replaces every table's parts (older
     versions stay readable until a vacuum); without it an existing dataset is refused, as
     is one of another kind with it."""
-    hint = ", or export --incremental"
+    hint = ", or update it with Store.sync (`rmqarrow export --incremental`)"
     check_export_target(out, PIN_TABLE, (*SCHEMAS, "messages"), overwrite=overwrite, hint=hint)
 
     def publish(tmp: Path, manifest: dict[str, Any]) -> None:

@@ -178,7 +178,7 @@ def check_export_target(
             )
         if not overwrite:
             raise OutputExistsError(
-                f"{out}: a dataset is already there; pass overwrite (--overwrite) to replace "
+                f"{out}: a dataset is already there; pass overwrite=True to replace "
                 f"its tables in a new version{hint}"
             )
         return
@@ -245,7 +245,7 @@ def publish_run(
             + (
                 "it is of another kind: export to another prefix"
                 if pin_table_of(out) != pin_table
-                else f"pass overwrite (--overwrite) to replace it in a new version{hint}"
+                else f"pass overwrite=True to replace it in a new version{hint}"
             )
         )
     if overwrite and is_delta_dataset(out):

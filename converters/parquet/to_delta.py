@@ -223,7 +223,7 @@ def convert_to_delta(dataset: str | os.PathLike[str], *, wait: Wait = False) -> 
             if manifest.parts is None:
                 raise DatasetError(
                     f"{root}: the manifest lists no parts (an older export); export it whole "
-                    "again (--overwrite), then convert"
+                    "again (overwrite=True), then convert"
                 )
             check_parts(root, manifest)
             commit_manifest(root, manifest, CONVERT_APP)

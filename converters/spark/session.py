@@ -225,7 +225,7 @@ def check_master(master: str | None) -> None:
     """Refuse a master URL Spark cannot parse, before a JVM is started for it."""
     if master is not None and not _MASTER_RE.match(master):
         raise UsageError(
-            f"--master {master!r}: not a Spark master URL; expected local[*], local[N], "
+            f"master={master!r}: not a Spark master URL; expected local[*], local[N], "
             "spark://HOST:PORT, yarn or k8s://..."
         )
 
@@ -299,7 +299,7 @@ def configure(
             path = Path(item).absolute()
             if not path.exists():
                 raise StoreNotFoundError(
-                    f"--py-files {item}: no such file (expected a .py, .zip or .egg file)"
+                    f"py_files={item}: no such file (expected a .py, .zip or .egg file)"
                 )
             files.append(str(path))
     _DEFAULTS["conf"] = dict(conf or {})

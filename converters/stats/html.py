@@ -529,11 +529,13 @@ def html_target(path: str | os.PathLike[str], *, overwrite: bool = False) -> Pat
     raise: callers ask first, before the minutes the stats of a large store take."""
     out = local_path(path)
     if out.is_dir():
-        raise UsageError(f"{out}: a directory; --html takes a file name (e.g. {out}/stats.html)")
+        raise UsageError(
+            f"{out}: a directory; the HTML report takes a file name (e.g. {out}/stats.html)"
+        )
     if out.exists() and not overwrite:
         raise OutputExistsError(
             f"{out}: exists; rmqarrow does not replace files (choose another name, or pass "
-            "--overwrite)"
+            "overwrite=True)"
         )
     refuse_data_folder(out.parent, "the HTML report")
     if not out.parent.is_dir():
@@ -572,7 +574,7 @@ def write_html(
             except FileExistsError:
                 raise OutputExistsError(
                     f"{out}: exists; rmqarrow does not replace files (choose another name, "
-                    "or pass --overwrite)"
+                    "or pass overwrite=True)"
                 ) from None
     finally:
         remove_path(tmp)

@@ -38,8 +38,8 @@ CHARTS = (
 
 
 def _figure() -> Any:
-    canvas = require("matplotlib.backends.backend_agg", "--plot").FigureCanvasAgg
-    figure = require("matplotlib.figure", "--plot").Figure
+    canvas = require("matplotlib.backends.backend_agg", "drawing the stats charts").FigureCanvasAgg
+    figure = require("matplotlib.figure", "drawing the stats charts").Figure
     fig = figure(figsize=(8, 4.5), dpi=100, layout="constrained")
     canvas(fig)
     return fig
@@ -70,7 +70,7 @@ def _dates(ms: list[int]) -> list[_dt.datetime]:
 
 def _date_axis(axis: Any) -> None:
     """Real dates on ``axis`` (UTC), labelled as tersely as their span allows."""
-    mdates = require("matplotlib.dates", "--plot")
+    mdates = require("matplotlib.dates", "drawing the stats charts")
     locator = mdates.AutoDateLocator(tz=_dt.UTC)
     axis.set_major_locator(locator)
     axis.set_major_formatter(mdates.ConciseDateFormatter(locator, tz=_dt.UTC))
@@ -203,7 +203,7 @@ def write_charts(
         if taken:
             raise OutputExistsError(
                 f"{taken[0]}: exists; rmqarrow does not replace files "
-                "(choose another --plot directory, or pass --overwrite)"
+                "(choose another directory, or pass overwrite=True)"
             )
     out.mkdir(parents=True, exist_ok=True)
 

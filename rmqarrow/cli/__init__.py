@@ -3,8 +3,10 @@
 Every failure is one line on stderr and an exit status (0 ok, 1 failure, 2 usage; argparse's
 own errors included); ``--debug`` or ``RMQARROW_DEBUG=1`` adds the traceback for bug
 reports.  Each command group lives in its own module exposing ``register(subparsers)``; a command
-sets ``func`` (taking the parsed args, returning an exit status).  Modules import heavy
-engines only inside their command functions, so ``rmqarrow --help`` stays instant.
+sets ``func`` (taking the parsed args, returning an exit status).  Building the parser
+loads no engine, nor numpy or pyarrow (the library's packages name their API lazily, and
+the renderers load through :mod:`rmqarrow.cli._show` with a result), so ``rmqarrow --help``
+stays quick.
 """
 
 from __future__ import annotations
@@ -164,8 +166,20 @@ def _one_line(exc: BaseException, flags: dict[str, str] | None = None) -> str:
 
 
 #: Library parameters a command spells otherwise (``rmqarrow.build(records=...)`` is
-#: ``build --from``); any other parameter is the option of its own name.
-_PARAMETER_FLAGS = {"build": {"records": "--from", "commitlog": "--from-commitlog"}}
+#: ``build --from``, Spark's ``configure(py_files=...)`` is ``--py-files``, stats'
+#: ``with_check`` is ``--html``: the page is what asks for the check's verdict), or that
+#: its messages name only as another command's option (convert's ``overwrite``, the
+#: ``commitlog`` of query, info and verify: export's); any other parameter is the option
+#: of its own name.
+_SPARK = {"py_files": "--py-files"}
+_PARAMETER_FLAGS = {
+    "build": {"records": "--from", "commitlog": "--from-commitlog", **_SPARK},
+    "convert": {"overwrite": "--overwrite"},
+    **{c: _SPARK for c in ("demo", "export", "sql")},
+    "stats": {"with_check": "--html", **_SPARK},
+    **{c: {"commitlog": "--commitlog", **_SPARK} for c in ("query", "verify")},
+    "info": {"commitlog": "--commitlog"},
+}
 
 
 def _command_flags(parser: argparse.ArgumentParser, command: str) -> dict[str, str]:

@@ -30,22 +30,14 @@ from rmqarrow.cli._output import (
     add_wait_option,
     dataset_arg,
     location_arg,
-    name_list,
     print_document,
     print_kv,
     progress_bar,
 )
-from rmqarrow.cli._rocksdb import add_index_option, open_options, rocksdb_export
+from rmqarrow.cli._rocksdb import add_index_option, open_options
 from rmqarrow.cli._schemas import document
-from rmqarrow.cli._tiered import tiered_export, tiered_import
+from rmqarrow.cli._show import render_export, render_import
 from rmqarrow.errors import UsageError
-from rmqarrow.store import (
-    DatasetStore,
-    IndexStore,
-    RocksDBDatasetStore,
-    TieredDatasetStore,
-    TieredStore,
-)
 
 __all__ = ["register"]
 
@@ -227,12 +219,6 @@ def _export(args: argparse.Namespace) -> int:
     with store:
         if args.incremental or args.follow:
             return _sync(store, args)  # refused by any store but IndexFiles
-        if store.format == "rocksdb":
-            return rocksdb_export(store, args)
-        if isinstance(store, TieredStore):
-            return tiered_export(store, args)
-        if not isinstance(store, IndexStore):
-            raise UsageError(f"{args.store}: {store.description}")
         start = time.perf_counter()
         manifest = store.export(
             args.out,
@@ -243,21 +229,7 @@ def _export(args: argparse.Namespace) -> int:
             progress=progress_bar(),
             wait=args.wait,
         )
-    tables = manifest["tables"]
-    summary = {
-        "dataset": args.out,
-        "engine": args.engine,
-        "files": tables["files"]["rows"],
-        "slots": tables["slots"]["rows"],
-        "entries": tables["entries"]["rows"],
-        **({"messages": tables["messages"]["rows"]} if "messages" in tables else {}),
-        "seconds": round(time.perf_counter() - start, 3),
-    }
-    if args.json:
-        print_document("export", summary)
-    else:
-        print_kv(summary)
-    return 0
+    return render_export(manifest, args, time.perf_counter() - start)
 
 
 def _check_sync_options(args: argparse.Namespace) -> None:
@@ -341,16 +313,6 @@ def _sync(store: Any, args: argparse.Namespace) -> int:
 def _import(args: argparse.Namespace) -> int:
     store = rmqarrow.open(args.dataset, as_of=args.as_of)
     with store:
-        if isinstance(store, TieredDatasetStore):
-            return tiered_import(store, args)
-        if not isinstance(store, DatasetStore):
-            hint = (
-                " (it already is index files: query it directly)" if store.format == "index" else ""
-            )
-            raise UsageError(
-                f"{args.dataset}: {store.description}{hint}; import takes a "
-                "dataset made by `rmqarrow export`"
-            )
         start = time.perf_counter()
         paths = store.import_files(
             args.outdir,
@@ -359,33 +321,11 @@ def _import(args: argparse.Namespace) -> int:
             wait=args.wait,
             force=args.force,
         )
-    summary = {
-        "outdir": args.outdir,
-        "files": len(paths),
-        "names": name_list([p.name for p in paths]),
-        "seconds": round(time.perf_counter() - start, 3),
-    }
-    if args.json:
-        summary["names"] = [p.name for p in paths]
-        print_document("import", summary)
-    else:
-        print_kv(summary)
-    return 0
-
-
-def _dataset(path: str) -> Any:
-    """The exported dataset at ``path`` (of index files, tiered files or a RocksDB index);
-    anything else refused in one line."""
-    store = rmqarrow.open(path)
-    if not isinstance(store, DatasetStore | TieredDatasetStore | RocksDBDatasetStore):
-        raise UsageError(
-            f"{path}: {store.description}; this takes a dataset made by `rmqarrow export`"
-        )
-    return store
+    return render_import(paths, args, time.perf_counter() - start)
 
 
 def _convert(args: argparse.Namespace) -> int:
-    with _dataset(args.dataset) as store:
+    with rmqarrow.open(args.dataset) as store:
         converted = store.convert_to_delta(wait=args.wait)
     summary = {"dataset": args.dataset, "converted": converted, "layout": "delta"}
     if args.json:
@@ -396,7 +336,7 @@ def _convert(args: argparse.Namespace) -> int:
 
 
 def _vacuum(args: argparse.Namespace) -> int:
-    with _dataset(args.dataset) as store:
+    with rmqarrow.open(args.dataset) as store:
         deleted = store.vacuum(
             args.retention, dry_run=args.dry_run, wait=args.wait, force=args.force
         )

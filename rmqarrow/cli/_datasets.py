@@ -13,8 +13,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import rmqarrow
+import rmqarrow.converters
 from rmqarrow._paths import is_uri
-from rmqarrow.converters import one_snapshot
 from rmqarrow.errors import RmqArrowError
 
 __all__ = ["object_dataset_copy", "pinned_dataset"]
@@ -54,6 +54,6 @@ def pinned_dataset(path: Any, as_of: str | None) -> Any:
     if path is None:
         return contextlib.nullcontext()
     if as_of is None:
-        return one_snapshot(path)
+        return rmqarrow.converters.one_snapshot(path)
 
     return rmqarrow.open(path, as_of=as_of)

@@ -9,8 +9,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import rmqarrow.demo
 from rmqarrow.cli._output import add_spark_options, path_arg, print_document
-from rmqarrow.demo import DOCS_WORKSPACE, make_docs_workspace, message_count, run_demo
 from rmqarrow.engines import parse_engines
 from rmqarrow.errors import EngineUnavailableError, InvalidValueError, UsageError
 
@@ -92,13 +92,13 @@ def cmd_docs_workspace(args: argparse.Namespace) -> int:
             f"{', '.join(changed)}: for the demo only (the docs workspace is always the "
             "same); leave out --docs-workspace to run the demo"
         )
-    paths = make_docs_workspace(args.docs_workspace)
+    paths = rmqarrow.demo.make_docs_workspace(args.docs_workspace)
     if args.json:
         print_document("demo.docs-workspace", {name: str(path) for name, path in paths.items()})
         return 0
     print(f"the documentation's example workspace, in {args.docs_workspace}:")
-    width = max(map(len, DOCS_WORKSPACE))
-    for name, what in DOCS_WORKSPACE.items():
+    width = max(map(len, rmqarrow.demo.DOCS_WORKSPACE))
+    for name, what in rmqarrow.demo.DOCS_WORKSPACE.items():
         print(f"  {name.ljust(width)}  {what}")
     print(f"next: cd {args.docs_workspace} && rmqarrow info store")
     return 0
@@ -118,7 +118,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
             engines.remove("spark")
 
     try:  # a bad --size is refused before a directory is made, as a mistake on the line
-        message_count(args.size)
+        rmqarrow.demo.message_count(args.size)
     except InvalidValueError as exc:
         raise UsageError(str(exc)) from None
     out = args.out if args.out is not None else Path(tempfile.mkdtemp(prefix="rmqarrow-demo-"))
@@ -127,7 +127,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         return None
 
     try:
-        result = run_demo(
+        result = rmqarrow.demo.run_demo(
             out,
             size=args.size,
             engines=engines,

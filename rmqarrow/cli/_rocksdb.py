@@ -1,56 +1,26 @@
-"""The command line on RocketMQ's RocksDB message index (RIP-82).
-
-``info``, ``query``, ``check``, ``export``, ``verify``, ``sql``, ``stats`` and ``build``
-render a RocksDB index here when :func:`rmqarrow.open` says the path is one (a RocksDB
-directory, a broker store root holding ``rocksdbstore/``, ``--index rocksdb`` on a root that
-also has ``index/``, or an exported dataset of one).  The database is always read through
-a read-only shadow: the broker's directory is never written or locked.  Each function
-takes the opened store and the parsed arguments and returns the exit status.
-"""
+"""The command line's options for RocketMQ's RocksDB message index (RIP-82): which index
+of a broker store root to open (``--index``), the broker's query limits, and ``build
+--index rocksdb``.  The other commands open a RocksDB index through :func:`rmqarrow.open`
+like any store and render its typed results; the database is always read through a
+read-only shadow: the broker's directory is never written or locked."""
 
 from __future__ import annotations
 
 import argparse
-import sys
-import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from rmqarrow.cli._output import (
-    delta_layout,
-    print_document,
-    print_kv,
-    print_table,
-    print_versions,
-)
-from rmqarrow.commitlog import require_commitlog
-from rmqarrow.engines import parse_engines
+import rmqarrow.commitlog
+import rmqarrow.rocksdb
+from rmqarrow.cli._output import print_document, print_kv
 from rmqarrow.errors import UsageError
-from rmqarrow.format.times import parse_time
-from rmqarrow.rocksdb import (
-    DEFAULT_MAX_MSGS_NUM_BATCH,
-    DEFAULT_MAX_QUERY_DAYS,
-    QueryOffsetResult,
-    RocksDBQuery,
-    build_from_commitlog,
-    read_queries,
-)
-from rmqarrow.store import RocksDBDatasetStore, RocksDBStore, Store
-
-if TYPE_CHECKING:
-    import pyarrow as pa
+from rmqarrow.format.broker_config import DEFAULT_MAX_MSGS_NUM_BATCH, DEFAULT_MAX_QUERY_DAYS
 
 __all__ = [
     "add_index_option",
     "add_rocksdb_options",
     "open_options",
-    "print_rocksdb_stats",
     "rocksdb_build",
-    "rocksdb_check",
-    "rocksdb_export",
-    "rocksdb_info",
-    "rocksdb_query",
-    "rocksdb_verify",
 ]
 
 
@@ -96,246 +66,6 @@ def open_options(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
-def _rocksdb(store: Store) -> RocksDBStore | RocksDBDatasetStore:
-    if not isinstance(store, RocksDBStore | RocksDBDatasetStore):
-        raise UsageError(f"{store.path}: {store.description}")
-    return store
-
-
-def _answer_doc(q: RocksDBQuery, a: QueryOffsetResult | None) -> dict[str, Any]:
-    doc: dict[str, Any] = {
-        "topic": q.topic,
-        "key": q.key,
-        "index_type": q.index_type,
-        "max_num": q.max_num,
-        "begin": q.begin,
-        "end": q.end,
-        "last_key": q.last_key,
-    }
-    if a is None:
-        return {**doc, "result": "null", "phy_offsets": None}
-    return {
-        **doc,
-        "result": "ok",
-        "phy_offsets": a.phy_offsets,
-        "last_update_timestamp": a.index_last_update_timestamp,
-        "last_update_phy_offset": a.index_last_update_phy_offset,
-    }
-
-
-def _one_line(a: QueryOffsetResult | None) -> str:
-    if a is None:
-        return "null"
-    offsets = "NULL" if a.phy_offsets is None else ",".join(str(o) for o in a.phy_offsets)
-    return f"ok\t{offsets}\t{a.index_last_update_timestamp}\t{a.index_last_update_phy_offset}"
-
-
-def rocksdb_info(store: Store, args: argparse.Namespace) -> int:
-    """``rmqarrow info`` on a RocksDB index (or its dataset's manifest)."""
-    info = _rocksdb(store).info()
-    if args.json:
-        print_document("info.rocksdb", info, args)
-    elif isinstance(store, RocksDBDatasetStore):
-        shown = {k: v for k, v in info.items() if k not in ("delta", "versions", "parts")}
-        print_kv({"layout": delta_layout(info), **shown})
-        print_versions(info.get("versions") or [])
-    else:
-        print_kv(info)
-    return 0
-
-
-def _queries(args: argparse.Namespace) -> tuple[list[RocksDBQuery], bool]:
-    if args.queries is not None:
-        return read_queries(args.queries), True
-    if args.topic is None:
-        topic, sep, key = args.key.partition("#")
-        if not sep:
-            raise UsageError(
-                "the RocksDB index is asked for a topic and a key: pass --topic "
-                "with --key (or --key 'TOPIC#KEY')"
-            )
-    else:
-        topic, key = args.topic, args.key
-    begin, end = parse_time(args.begin, "--begin"), parse_time(args.end, "--end")
-    index_type = getattr(args, "index_type", None)
-    return [
-        RocksDBQuery(
-            topic, key, args.max_num, begin, end, index_type, getattr(args, "last_key", None)
-        )
-    ], False
-
-
-def rocksdb_query(store: Store, args: argparse.Namespace) -> int:
-    """``rmqarrow query`` on a RocksDB index: RocketMQ's ``queryOffset`` per query, with
-    ``--explain`` saying why (a refused window, no such bucket, the type fallback, the cap)."""
-    s = _rocksdb(store)
-    if getattr(args, "resolve", None) is not None:
-        raise UsageError(
-            "--resolve is for IndexFiles; RocksDB answers hold exact topic and key "
-            "matches already (byte prefixes: see --explain)"
-        )
-    if args.explain and (args.engine != "native" or not isinstance(s, RocksDBStore)):
-        raise UsageError("--explain traces the native walk over the database; drop --engine")
-    queries, batch = _queries(args)
-    answers = s.answers(queries, engine=args.engine, master=args.master)
-    explained = s.explain(queries[0]) if args.explain and isinstance(s, RocksDBStore) else []
-    if args.json:
-        docs = [_answer_doc(q, a) for q, a in zip(queries, answers, strict=True)]
-        if args.explain and docs:
-            docs[0]["explain"] = explained
-        if batch:
-            print_document("query.rocksdb-batch", {"answers": docs}, args, rows="answers")
-        else:
-            print_document("query.rocksdb", docs[0], args)
-        return 0
-    if batch:
-        for i, a in enumerate(answers):
-            sys.stdout.write(f"{i}\t{_one_line(a)}\n")
-        return 0
-    q, a = queries[0], answers[0]
-    if a is None:
-        print(f"RocketMQ returns null for {q.topic!r} / {q.key!r} (see --explain)")
-    elif a.phy_offsets is None:
-        print(
-            f"RocketMQ returns a null offset list for {q.topic!r} / {q.key!r} (a lastKey "
-            "it cannot page from)"
-        )
-    else:
-        print_table([[o] for o in a.phy_offsets], ["phy_offset"])
-        print(
-            f"\n{len(a.phy_offsets)} offsets for {q.topic!r} / {q.key!r}; index last "
-            f"updated at store time {a.index_last_update_timestamp}, offset "
-            f"{a.index_last_update_phy_offset}"
-        )
-    if explained:
-        print("\nexplain:")
-        for line in explained:
-            print(f"  {line}")
-    return 0
-
-
-def rocksdb_check(store: Store, args: argparse.Namespace) -> int:
-    s = _rocksdb(store)
-    if not isinstance(s, RocksDBStore):
-        result = s.check()
-        if args.json:
-            print_document("check.rocksdb-dataset", result.to_dict())
-        else:
-            print("\n".join(result.problems) or "the dataset matches its manifest")
-        return 0 if result.ok else 1
-    check = s.check(commitlog=args.commitlog)
-    if args.json:
-        print_document("check.rocksdb", check.to_dict())
-        return 0 if check.ok else 1
-    doc = check.to_dict()
-    print_kv(
-        {
-            k: doc[k]
-            for k in (
-                "path",
-                "records",
-                "hours",
-                "first_hour",
-                "last_hour",
-                "max_offset",
-                "last_offset_py",
-                "max_store_time",
-                "last_store_timestamp",
-                "commitlog_span",
-            )
-        }
-    )
-    if check.findings:
-        print()
-        print_table(
-            [
-                [f.kind, "error" if f.error else "warning", f.key[:48], f.detail]
-                for f in check.findings
-            ],
-            ["kind", "severity", "key", "detail"],
-        )
-        shown = len(check.findings)
-        total = sum(check.counts.values())
-        if total > shown:
-            print(f"({total - shown} more findings: counts {check.counts})")
-    print("\n" + ("healthy" if check.ok else f"problems: {check.counts}"))
-    return 0 if check.ok else 1
-
-
-def rocksdb_export(store: Store, args: argparse.Namespace) -> int:
-    s = _rocksdb(store)
-    if not isinstance(s, RocksDBStore):
-        raise UsageError(f"{s.path}: already an exported dataset")
-    if args.engine != "local" or getattr(args, "commitlog", None):
-        raise UsageError("a RocksDB index exports with the local engine, without --commitlog")
-    start = time.perf_counter()
-    manifest = s.export(args.out, overwrite=args.overwrite)
-    seconds = time.perf_counter() - start
-    records = manifest["tables"]["rocksdb_records"]["rows"]
-    summary = {
-        "dataset": args.out,
-        "records": records,
-        "bookkeeping": manifest["bookkeeping"],
-        "seconds": round(seconds, 3),
-        "records_per_second": round(records / seconds) if seconds else None,
-    }
-    if args.json:
-        print_document("export.rocksdb", summary)
-    else:
-        print_kv(summary)
-    return 0
-
-
-def rocksdb_verify(store: Store, args: argparse.Namespace) -> int:
-    s = _rocksdb(store)
-    engines = parse_engines(args.engines)
-    explicit = args.engines != "native,duckdb,spark"
-    queries = read_queries(args.queries) if args.queries is not None else None
-    report = s.verify(
-        engines=engines,
-        queries=queries,
-        sample=args.sample,
-        seed=args.seed,
-        master=args.master,
-        dataset=args.dataset,
-        required=engines if explicit else [e for e in engines if e != "spark"],
-    )
-    if args.json:
-        print_document("verify.rocksdb", report.to_dict())
-        return 0 if report.ok else 1
-    print_table(
-        [[e, report.queries, n, report.queries - n] for e, n in report.agree.items()],
-        ["engine", "queries", "agree", "differ"],
-    )
-    for name, why in report.skipped.items():
-        print(f"skipped {name}: {why}")
-    for m in report.mismatches[:20]:
-        print(
-            f"mismatch {m['engine']} query {m['query']} ({m['topic']!r}, {m['key']!r}): "
-            f"{m['got']} instead of {m['expected']}"
-        )
-    print(
-        "\n"
-        + (
-            "every engine agrees with " + report.reference
-            if report.ok
-            else f"{len(report.mismatches)} answers differ"
-        )
-    )
-    return 0 if report.ok else 1
-
-
-def print_rocksdb_stats(sections: dict[str, pa.Table], args: argparse.Namespace) -> int:
-    """``rmqarrow stats`` of a RocksDB index: each of its tables, by name."""
-    if args.json:
-        print_document("stats.rocksdb", {name: t.to_pylist() for name, t in sections.items()})
-        return 0
-    for name, table in sections.items():
-        print(f"\n{name}")
-        print_table([list(r.values()) for r in table.to_pylist()], table.column_names)
-    return 0
-
-
 def rocksdb_build(args: argparse.Namespace) -> int:
     """``rmqarrow build STORE --from-commitlog DIR --index rocksdb``: a new RocksDB index as
     the broker's ``buildIndex`` writes it (``STORE/rocksdbstore`` when STORE is a broker
@@ -350,7 +80,9 @@ def rocksdb_build(args: argparse.Namespace) -> int:
     dest = Path(args.store)
     if (dest / "commitlog").is_dir() or (dest / "index").is_dir():
         dest = dest / "rocksdbstore"
-    result = build_from_commitlog(require_commitlog(args.from_commitlog), dest, force=args.force)
+    result = rmqarrow.rocksdb.build_from_commitlog(
+        rmqarrow.commitlog.require_commitlog(args.from_commitlog), dest, force=args.force
+    )
     doc = result.to_dict()
     if args.json:
         print_document("build.rocksdb", doc)

@@ -226,6 +226,12 @@ SHAPES: dict[str, Shape] = {
         ),
         Shape("info.tiered-file", "info on one tiered index file", {}, closed=False),
         Shape(
+            "info.format",
+            "info on a store of a format a program registered: the fields its result names",
+            {},
+            closed=False,
+        ),
+        Shape(
             "info.dataset",
             "info on a dataset made by export: its tables, its source and the drift since",
             {
@@ -380,6 +386,12 @@ SHAPES: dict[str, Shape] = {
                 "findings": _list(_obj({"kind": STR, "key": ANY, "detail": STR, "severity": STR})),
             },
             closed=False,
+        ),
+        Shape(
+            "check.dataset",
+            "check of an exported dataset: its parts against its manifest (exit status 1 "
+            "when ok is false)",
+            {"dataset": STR, "ok": BOOL, "problems": _list(STR)},
         ),
         Shape(
             "check.rocksdb-dataset",

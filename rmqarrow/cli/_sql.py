@@ -15,14 +15,11 @@ from __future__ import annotations
 import argparse
 import contextlib
 import csv
-import logging
 import sys
 import textwrap
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
-
-import pyarrow as pa
 
 import rmqarrow
 from rmqarrow._text import json_line, json_text, table_lines
@@ -33,24 +30,20 @@ from rmqarrow.cli._output import (
     add_json_options,
     add_spark_options,
     dataset_arg,
-    human_times,
     location_arg,
     print_document,
-    print_kv,
     print_table,
     progress_bar,
 )
-from rmqarrow.cli._rocksdb import add_index_option, open_options, print_rocksdb_stats
+from rmqarrow.cli._rocksdb import add_index_option, open_options
 from rmqarrow.cli._schemas import document
-from rmqarrow.commitlog import require_commitlog
-from rmqarrow.errors import EngineUnavailableError, RmqArrowError, UsageError, WriteRefusedError
-from rmqarrow.format.times import format_time, parse_time
-from rmqarrow.store import DatasetStore, IndexStore
+from rmqarrow.cli._show import render
+from rmqarrow.errors import RmqArrowError, UsageError, WriteRefusedError
+from rmqarrow.format.times import parse_time
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from rmqarrow.store import StatsReport, Store
 
 __all__ = ["register"]
 
@@ -261,79 +254,12 @@ def _rows_head(columns: list[str]) -> str:
 Runner = Callable[[str], "pa.RecordBatchReader | None"]
 
 
-def _duckdb_runner(args: argparse.Namespace) -> tuple[Runner, Callable[[], None]]:
-    from rmqarrow.converters.duckdb import connect, run_statement
-
-    con = connect(
-        args.target,
-        hash_slot_num=args.hash_slot_num,
-        index_num=args.index_num,
-        commitlog=args.commitlog,
-        lazy=True,  # each statement reads what it needs from the files, a batch at a time
-    )
-
-    def run(query: str) -> pa.RecordBatchReader | None:
-        return _read_only(lambda: run_statement(con, query, read_only=not args.allow_write))
-
-    return run, con.close
-
-
 def _read_only(run: Callable[[], pa.RecordBatchReader | None]) -> pa.RecordBatchReader | None:
     """``run()``, its refusal of a statement that writes naming the option that allows it."""
     try:
         return run()
     except WriteRefusedError as exc:
         raise WriteRefusedError(f"{exc}; pass --allow-write to run it") from None
-
-
-def _spark_read_only(spark: Any, query: str, args: argparse.Namespace) -> None:
-    """Refuse (before it runs) a Spark statement that may write, unless --allow-write."""
-    if args.allow_write:
-        return
-    from rmqarrow.converters.spark import writing_statement
-
-    kind = writing_statement(spark, query)
-    if kind is not None:
-        raise WriteRefusedError(
-            f"{kind} statement refused: it may write, and only queries, SHOW, DESCRIBE, "
-            "EXPLAIN and SET run read-only; pass --allow-write to run it"
-        )
-
-
-def _spark_failure(exc: Exception) -> Exception:
-    """A statement's error as one line; pyspark/py4j errors quote Spark's first line."""
-    if type(exc).__module__.startswith(("pyspark", "py4j")):
-        from rmqarrow.converters.spark import spark_error
-
-        return spark_error(exc)
-    return exc
-
-
-def _spark_runner(args: argparse.Namespace) -> tuple[Runner, Callable[[], None]]:
-    try:
-        from rmqarrow.converters.spark import get_spark, register_tables
-    except ImportError as exc:
-        raise EngineUnavailableError(f"--engine spark needs pyspark ({exc})") from None
-    spark = get_spark(args.master)
-    register_tables(
-        spark,
-        args.target,
-        hash_slot_num=args.hash_slot_num,
-        index_num=args.index_num,
-        commitlog=args.commitlog,
-    )
-
-    def run(query: str) -> pa.RecordBatchReader | None:
-        _spark_read_only(spark, query, args)
-        try:
-            result: pa.Table = spark.sql(query).toArrow()
-        except RmqArrowError:
-            raise
-        except Exception as exc:
-            raise _spark_failure(exc) from None
-        return result.to_reader()
-
-    return run, lambda: None
 
 
 #: The interactive prompt's history, kept between sessions.
@@ -426,6 +352,8 @@ def _prompt(run: Runner, args: argparse.Namespace) -> int:
             continue
         try:
             if statement == ".tables":
+                import pyarrow as pa  # the parser (and --help) loads without it
+
                 # printed as a statement's rows are, so --csv/--json/--jsonl hold here too
                 names = pa.table({"name": _views(run)})
                 _print_result(
@@ -450,76 +378,24 @@ def _prompt(run: Runner, args: argparse.Namespace) -> int:
     return 1 if failures and not interactive else 0
 
 
-def _rocksdb_store(args: argparse.Namespace) -> Store | None:
-    """The target opened when it is a RocksDB message index (its views: rocksdb_records,
-    rocksdb_bookkeeping), else None (closed again: the IndexFile paths open it their way)."""
-    store = rmqarrow.open(
-        args.target,
-        hash_slot_num=args.hash_slot_num,
-        index_num=args.index_num,
-        **open_options(args),
-    )
-    if store.format == "rocksdb":
-        if getattr(args, "commitlog", None):
-            store.close()
-            raise UsageError(
-                "--commitlog adds the IndexFile's messages view; the RocksDB "
-                "index's records already hold topic, keys and tags"
-            )
-        return store
-    store.close()
-    return None
-
-
-def _rocksdb_runner(store: Store, args: argparse.Namespace) -> tuple[Runner, Callable[[], None]]:
-    if args.engine == "spark":
-        from rmqarrow.converters.spark import get_spark
-
-        spark = store.to_spark(get_spark(args.master))
-
-        def run_spark(query: str) -> pa.RecordBatchReader | None:
-            _spark_read_only(spark, query, args)
-            try:
-                result: pa.Table = spark.sql(query).toArrow()
-            except RmqArrowError:
-                raise
-            except Exception as exc:
-                raise _spark_failure(exc) from None
-            return result.to_reader()
-
-        return run_spark, store.close
-    from rmqarrow.converters.duckdb import run_statement
-
-    con = store.to_duckdb()
-
-    def run(query: str) -> pa.RecordBatchReader | None:
-        return _read_only(lambda: run_statement(con, query, read_only=not args.allow_write))
-
-    def close() -> None:
-        con.close()
-        store.close()
-
-    return run, close
-
-
 def _run_sql(args: argparse.Namespace) -> int:
     if args.save is not None or args.overwrite:
         return _save(args)
     with contextlib.ExitStack() as stack:
-        args.target, args.as_of = object_dataset_copy(args.target, args.as_of, stack)
-        with pinned_dataset(args.target, args.as_of):  # every reader below reads that version
-            return _sql(args)
+        target, as_of = object_dataset_copy(args.target, args.as_of, stack)
+        with pinned_dataset(target, as_of):  # every reader below reads that version
+            return _sql(target, args)
 
 
-def _sql(args: argparse.Namespace) -> int:
-    rocksdb = _rocksdb_store(args)
-    if rocksdb is not None:
-        run, close = _rocksdb_runner(rocksdb, args)
-    else:
-        _target(args)
-        runner = _spark_runner if args.engine == "spark" else _duckdb_runner
-        run, close = runner(args)
-    try:
+def _sql(target: Any, args: argparse.Namespace) -> int:
+    store = rmqarrow.open(
+        target, hash_slot_num=args.hash_slot_num, index_num=args.index_num, **open_options(args)
+    )
+    with store, store.sql(args.engine, commitlog=args.commitlog, master=args.master) as session:
+
+        def run(statement: str) -> pa.RecordBatchReader | None:
+            return _read_only(lambda: session.run(statement, read_only=not args.allow_write))
+
         if args.query is None:
             return _prompt(run, args)
         statements = [args.query]
@@ -541,8 +417,6 @@ def _sql(args: argparse.Namespace) -> int:
                 print()
             _print_result(run(statement), args, sys.stdout)
         return 0
-    finally:
-        close()
 
 
 def _save(args: argparse.Namespace) -> int:
@@ -580,72 +454,11 @@ def _save(args: argparse.Namespace) -> int:
 # --- stats ----------------------------------------------------------------------------
 
 
-def _target(args: argparse.Namespace) -> None:
-    """Resolve ``target`` (a broker root -> its index/) and ``--commitlog`` (a broker root ->
-    its commitlog/); the wrong kind of input gets one line saying what it is."""
-    store = rmqarrow.open(args.target, hash_slot_num=args.hash_slot_num, index_num=args.index_num)
-    with store:
-        args.is_dataset = isinstance(store, DatasetStore)
-        if args.is_dataset:
-            pass
-        elif isinstance(store, IndexStore):
-            args.target = str(store.index_path)
-            if (
-                store.kind == "broker_root"
-                and args.commitlog is None
-                and store.commitlog_dir is not None
-            ):
-                args.commitlog = str(store.commitlog_dir)
-                args.commitlog_implicit = True
-                logging.getLogger("rmqarrow").info(
-                    "using its CommitLog too: %s", store.commitlog_dir
-                )
-            damaged = store.health().damaged
-            if damaged:
-                raise UsageError(
-                    f"{store.index_path}: {len(damaged)} damaged index file(s) ("
-                    + ", ".join(f"{f.name}: {f.status}" for f in damaged[:5])
-                    + "); SQL reads every file: see `rmqarrow check`, or look keys up with "
-                    "`rmqarrow query`, which skips damaged files"
-                )
-            args.hash_slot_num, args.index_num = store.sql_geometry("SQL")
-            args.entries = sum(
-                max(f.header.get("index_count", 1) - 1, 0) for f in store.health().files
-            )
-        else:
-            raise UsageError(f"{args.target}: {store.description}")
-    if args.commitlog is not None:
-        args.commitlog = str(require_commitlog(args.commitlog))
-
-
-def _section(title: str, table: pa.Table, epoch: bool) -> None:
-    print(f"\n{title}")
-    _print_rows([list(r.values()) for r in table.to_pylist()], table.column_names, epoch)
-
-
-def _print_rows(rows: list[list[Any]], columns: list[str], epoch: bool) -> None:
-    columns, rows = human_times(columns, rows, epoch)
-    print_table(rows, columns)
-
-
-def _print_fields(fields: dict[str, Any], epoch: bool) -> None:
-    """A ``field value`` table, its times as :func:`human_times` shows them."""
-    names, rows = human_times(list(fields), [list(fields.values())], epoch)
-    print_kv(dict(zip(names, rows[0], strict=True)))
-
-
 def _run_stats(args: argparse.Namespace) -> int:
     if not (0 <= args.top <= _MAX_ROWS and 0 <= args.limit <= _MAX_ROWS):
         raise UsageError(
             f"--top and --limit must be 0..{_MAX_ROWS:,}, got {args.top} and {args.limit}"
         )
-    with contextlib.ExitStack() as stack:
-        args.target, args.as_of = object_dataset_copy(args.target, args.as_of, stack)
-        with pinned_dataset(args.target, args.as_of):  # every reader below reads that version
-            return _stats(args)
-
-
-def _stats(args: argparse.Namespace) -> int:
     between = None
     if args.between:
         between = (
@@ -654,18 +467,14 @@ def _stats(args: argparse.Namespace) -> int:
         )
         if between[0] > between[1]:
             raise UsageError(f"--between {between[0]} {between[1]}: the first time is later")
-    store = rmqarrow.open(
+    store = rmqarrow.open(  # a dataset (on s3:// too) pinned as of a version, when given
         args.target,
         hash_slot_num=args.hash_slot_num,
         index_num=args.index_num,
         **open_options(args),
+        as_of=args.as_of,
     )
-    with store:
-        if store.format == "rocksdb" and (args.plot or args.html):
-            raise UsageError(
-                "--plot and --html draw the IndexFile analyses; a RocksDB index's stats "
-                "print as tables (drop the option, or use --json)"
-            )
+    with store:  # inside, every reader of the dataset reads the pinned version
         if args.html:  # refused now, not after the minutes a large store's stats take
             from rmqarrow.converters.stats import html_target
 
@@ -678,75 +487,6 @@ def _stats(args: argparse.Namespace) -> int:
             engine=args.engine,
             master=args.master,
             progress=progress_bar(),
-            with_check=bool(args.html),
+            with_check=bool(args.html),  # the page shows the check's verdict
         )
-    if isinstance(report, dict):  # a RocksDB index's: its tables by name
-        return print_rocksdb_stats(report, args)
-    return _print_stats(report, args)
-
-
-def _print_stats(report: StatsReport, args: argparse.Namespace) -> int:
-    result, log_check = report.figures, report.log_check
-    charts = []
-    if args.plot:
-        from rmqarrow.converters.stats import write_charts
-
-        charts = [str(p) for p in write_charts(result, args.plot, overwrite=args.overwrite)]
-    if args.html:
-        from rmqarrow.converters.stats import write_html
-
-        page = write_html(
-            result, args.html, check=report.check, log_check=log_check, overwrite=args.overwrite
-        )
-        charts.append(str(page))
-    if args.json:
-        doc = result.to_json()
-        if charts:
-            doc["charts"] = charts
-        if log_check is not None:
-            doc["log_check"] = log_check
-        print_document("stats", doc)
-        if result.time_range_note is not None:
-            print(f"note: {result.time_range_note}", file=sys.stderr)
-        report.raise_for_log()  # the figures are out: then the log asked for fails the run
-        return 0
-    epoch = args.epoch
-    _print_fields(result.summary, epoch)
-    _section("files: time coverage and fill", result.files, epoch)
-    _section("slot load (slots holding k entries) vs Poisson", result.slot_load, epoch)
-    _section(
-        "chain depth (entries a lookup reads to reach each entry) vs Poisson",
-        result.chain_depth,
-        epoch,
-    )
-    _section(f"hottest key hashes (top {args.top})", result.hot_keys, epoch)
-    print("\nduplicated offsets")
-    print_kv(result.duplicates_summary)
-    if result.duplicates.num_rows:
-        _section(f"most duplicated offsets (top {args.top})", result.duplicates, epoch)
-    print("\nchain consistency (all 0 in files RocketMQ wrote; the SQL lookup assumes it)")
-    print_kv(result.chain_check)
-    if result.time_range is not None:
-        assert result.time_range_summary is not None and result.time_range_entries is not None
-        t1, t2 = result.time_range
-        span = f"{t1} and {t2} ms" if epoch else f"{format_time(t1)} and {format_time(t2)}"
-        _section(f"indexed between {span}, per file", result.time_range_summary, epoch)
-        _section(f"first {args.limit} entries in that range", result.time_range_entries, epoch)
-    if result.time_range_note is not None:
-        print(f"note: {result.time_range_note}", file=sys.stderr)
-    if log_check is not None:
-        _print_log_check(log_check, args.top, epoch)
-    for c in charts:
-        print(f"wrote {c}", file=sys.stderr)
-    report.raise_for_log()
-    return 0
-
-
-def _print_log_check(check: dict[str, Any], top: int, epoch: bool) -> None:
-    print("\nindex against the log (dangling entries, missing keys: 0 when built from it)")
-    print_kv({k: v for k, v in check.items() if not k.endswith("_examples")})
-    for name in ("dangling", "missing"):
-        rows = check[f"{name}_examples"]
-        if rows:
-            print(f"\nfirst {top} {name}")
-            _print_rows([list(r.values()) for r in rows], list(rows[0]), epoch)
+    return render(report, args)

@@ -15,21 +15,13 @@ from rmqarrow.cli._output import (
     add_spark_options,
     dataset_arg,
     path_arg,
-    print_document,
 )
-from rmqarrow.cli._rocksdb import (
-    add_index_option,
-    add_rocksdb_options,
-    open_options,
-    rocksdb_verify,
-)
-from rmqarrow.cli._tiered import tiered_verify
+from rmqarrow.cli._rocksdb import add_index_option, add_rocksdb_options, open_options
+from rmqarrow.cli._show import render
 from rmqarrow.engines import parse_engines
 from rmqarrow.errors import UsageError
 from rmqarrow.format.queries import unescape_text
-from rmqarrow.format.query_file import read_lines_file, read_query_file
-from rmqarrow.store import DatasetStore, IndexStore, TieredStore
-from rmqarrow.verify import format_report
+from rmqarrow.format.query_file import read_lines_file
 
 __all__ = ["register"]
 
@@ -127,32 +119,17 @@ def _verify(args: argparse.Namespace) -> int:
         **open_options(args),
     )
     with opened:
-        if opened.format == "rocksdb":
-            return rocksdb_verify(opened, args)
-        if isinstance(opened, TieredStore):
-            return tiered_verify(opened, args)
-        if isinstance(opened, DatasetStore):
-            raise UsageError(
-                f"{args.store}: an exported Parquet dataset; verify needs the "
-                "native store as the reference (give the dataset with --dataset)"
-            )
-        if not isinstance(opened, IndexStore):
-            raise UsageError(f"{args.store}: {opened.description}")
         report = opened.verify(
             dataset=args.dataset,
             as_of=args.as_of,
             engines=None if args.engines == DEFAULT_ENGINES else parse_engines(args.engines),
             queries=None
             if args.queries is None
-            else read_query_file(args.queries, escaped=args.escaped),
+            else opened.read_queries(args.queries, escaped=args.escaped),
             keys=None if args.keys is None else read_keys(args.keys, args.escaped),
             sample=args.sample,
             seed=args.seed,
             master=args.master,
             chain_check=not args.no_chain_check,
         )
-    if args.json:
-        print_document("verify", report.to_dict())
-    else:
-        format_report(report)
-    return 0 if report.ok else 1
+    return render(report, args)

@@ -422,7 +422,7 @@ _INSTEAD = {
     "dataset": "an exported Parquet dataset: query it with `rmqarrow sql`, `rmqarrow query "
     "--engine duckdb`, or turn it back into index files with `rmqarrow import`",
     "commitlog_dir": "a CommitLog directory, not index files: build an index from it with "
-    "`rmqarrow build STORE --from-commitlog DIR`, or pass it as --commitlog",
+    "`rmqarrow build STORE --from-commitlog DIR`, or pass it as commitlog=DIR",
     "tiered": "a tiered IndexStoreFile (RocketMQ's tiered store), not a local index file",
     "tiered_dataset": "an exported Parquet dataset of tiered index files: query it with "
     "`rmqarrow query --engine duckdb`, or rebuild the files with "

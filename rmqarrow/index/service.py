@@ -26,6 +26,7 @@ from rmqarrow.errors import (
     InvalidValueError,
     ReadOnlyIndexError,
 )
+from rmqarrow.format.broker_config import DEFAULT_MAX_MSGS_NUM_BATCH
 from rmqarrow.format.checkpoint import StoreCheckpoint
 from rmqarrow.format.hashing import check_query_key, index_key_hash
 from rmqarrow.format.java import JAVA_LONG_MAX
@@ -54,8 +55,6 @@ __all__ = [
     "query_files",
     "store_geometry",
 ]
-
-DEFAULT_MAX_MSGS_NUM_BATCH = 64
 
 
 def query_files(

@@ -11,6 +11,7 @@ from typing import Any
 
 from rmqarrow._closing import Closing
 from rmqarrow.errors import ClosedIndexError, InvalidValueError, ReadOnlyIndexError
+from rmqarrow.format.broker_config import DEFAULT_MAX_MSGS_NUM_BATCH, DEFAULT_MAX_QUERY_DAYS
 from rmqarrow.rocksdb._db import Shadow, create_db, open_shadow, resolve_db_dir, rocksdict_module
 from rmqarrow.rocksdb._explain import explain_query
 from rmqarrow.rocksdb._layout import (
@@ -45,10 +46,6 @@ __all__ = [
 
 _log = logging.getLogger(__name__)
 
-#: ``MessageStoreConfig.maxMsgsNumBatch``'s default
-DEFAULT_MAX_MSGS_NUM_BATCH = 64
-#: ``maxRocksDBIndexQueryDays``: its Java default could not be read; rocketmq-rust uses 7
-DEFAULT_MAX_QUERY_DAYS = 7
 #: ``deleteExpiredIndex`` removes this many hours
 EXPIRY_HOURS = 168
 

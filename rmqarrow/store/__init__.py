@@ -3,9 +3,10 @@
 ``rmqarrow.open(path)`` recognises index files, a broker store root, an exported dataset,
 tiered files and RocketMQ's RocksDB message index (RIP-82), and returns a :class:`Store`
 whose methods are the same for every kind that supports them: ``query``, ``query_many``,
-``scan``, ``to_duckdb``, ``to_spark``, ``export``, ``check``, ``info``, ``stats`` (what a
-kind cannot do raises :class:`~rmqarrow.errors.UnsupportedOperationError`).  :func:`build`
-writes a store from records or a CommitLog, crash-safe.
+``lookup`` (a result type per format), ``scan``, ``to_duckdb``, ``to_spark``, ``export``,
+``check``, ``info``, ``stats`` (what a kind cannot do raises
+:class:`~rmqarrow.errors.UnsupportedOperationError`).  :func:`build` writes a store from
+records or a CommitLog, crash-safe.
 """
 
 from __future__ import annotations
@@ -18,27 +19,69 @@ if TYPE_CHECKING:
     from rmqarrow.store._base import Store
     from rmqarrow.store._build import build
     from rmqarrow.store._capabilities import Capability, capabilities
-    from rmqarrow.store._dataset import DatasetCheck, DatasetInfo, DatasetStore, TieredDatasetStore
+    from rmqarrow.store._dataset import (
+        DatasetCheck,
+        DatasetInfo,
+        DatasetStore,
+        TieredDatasetInfo,
+        TieredDatasetStore,
+    )
     from rmqarrow.store._index import IndexStore, StoreCheck, StoreInfo
     from rmqarrow.store._open import open_store
-    from rmqarrow.store._rocksdb import RocksDBDatasetStore, RocksDBStore, RocksDBVerify
+    from rmqarrow.store._results import (
+        ImportedIndexFiles,
+        ImportedTieredFiles,
+        IndexManifest,
+        Lookup,
+        OffsetLookup,
+        ResolvedHits,
+        RocksDBLookup,
+        RocksDBManifest,
+        TieredLookup,
+        TieredManifest,
+    )
+    from rmqarrow.store._rocksdb import (
+        RocksDBDatasetCheck,
+        RocksDBDatasetInfo,
+        RocksDBDatasetStore,
+        RocksDBInfo,
+        RocksDBStats,
+        RocksDBStore,
+        RocksDBVerify,
+    )
     from rmqarrow.store._stats import StatsReport
-    from rmqarrow.store._tiered import TieredStore
+    from rmqarrow.store._tiered import TieredInfo, TieredStore
 
 __all__ = [
     "Capability",
     "DatasetCheck",
     "DatasetInfo",
     "DatasetStore",
+    "ImportedIndexFiles",
+    "ImportedTieredFiles",
+    "IndexManifest",
     "IndexStore",
+    "Lookup",
+    "OffsetLookup",
+    "ResolvedHits",
+    "RocksDBDatasetCheck",
+    "RocksDBDatasetInfo",
     "RocksDBDatasetStore",
+    "RocksDBInfo",
+    "RocksDBLookup",
+    "RocksDBManifest",
+    "RocksDBStats",
     "RocksDBStore",
     "RocksDBVerify",
     "StatsReport",
     "Store",
     "StoreCheck",
     "StoreInfo",
+    "TieredDatasetInfo",
     "TieredDatasetStore",
+    "TieredInfo",
+    "TieredLookup",
+    "TieredManifest",
     "TieredStore",
     "build",
     "capabilities",
@@ -49,19 +92,35 @@ __all__ = [
 __getattr__, __dir__ = lazy_attributes(
     __name__,
     {
+        "ImportedIndexFiles": "_results",
+        "ImportedTieredFiles": "_results",
+        "IndexManifest": "_results",
+        "Lookup": "_results",
+        "OffsetLookup": "_results",
+        "ResolvedHits": "_results",
+        "RocksDBLookup": "_results",
+        "RocksDBManifest": "_results",
+        "TieredLookup": "_results",
+        "TieredManifest": "_results",
         "Capability": "_capabilities",
         "DatasetCheck": "_dataset",
         "DatasetInfo": "_dataset",
         "DatasetStore": "_dataset",
         "IndexStore": "_index",
+        "RocksDBDatasetCheck": "_rocksdb",
+        "RocksDBDatasetInfo": "_rocksdb",
         "RocksDBDatasetStore": "_rocksdb",
+        "RocksDBInfo": "_rocksdb",
+        "RocksDBStats": "_rocksdb",
         "RocksDBStore": "_rocksdb",
         "RocksDBVerify": "_rocksdb",
         "StatsReport": "_stats",
         "Store": "_base",
         "StoreCheck": "_index",
         "StoreInfo": "_index",
+        "TieredDatasetInfo": "_dataset",
         "TieredDatasetStore": "_dataset",
+        "TieredInfo": "_tiered",
         "TieredStore": "_tiered",
         "build": "_build",
         "capabilities": "_capabilities",

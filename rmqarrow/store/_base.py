@@ -14,9 +14,17 @@ from rmqarrow._progress import ProgressCallback
 from rmqarrow._vocab import Format, Verb
 from rmqarrow.converters.arrow.messages import MESSAGES_SCHEMA
 from rmqarrow.converters.schema import ROCKSDB_SCHEMAS, SCHEMAS, TIERED_SCHEMAS
-from rmqarrow.errors import ClosedIndexError, InvalidValueError, UnsupportedOperationError
+from rmqarrow.errors import (
+    ClosedIndexError,
+    InvalidValueError,
+    UnsupportedOperationError,
+    UsageError,
+)
 from rmqarrow.format.detect import Target, describe
 from rmqarrow.format.java import JAVA_LONG_MAX
+from rmqarrow.format.query_file import read_query_file
+from rmqarrow.store._results import Lookup, LookupRequest
+from rmqarrow.store._sql import SqlSession
 
 if TYPE_CHECKING:
     import duckdb
@@ -24,7 +32,7 @@ if TYPE_CHECKING:
     import pyarrow.dataset as pads
     from pyspark.sql import SparkSession
 
-__all__ = ["DEFAULT_MAX_NUM", "OpenOptions", "Store", "check_max_num"]
+__all__ = ["DEFAULT_MAX_NUM", "OpenOptions", "Store", "check_max_num", "refuse_commitlog"]
 
 _log = logging.getLogger("rmqarrow.store")
 
@@ -37,6 +45,15 @@ def check_max_num(max_num: object) -> int:
     if isinstance(max_num, bool) or not isinstance(max_num, int) or max_num < 0:
         raise InvalidValueError(f"max_num must be an int >= 0, got {max_num!r}")
     return max_num
+
+
+def refuse_commitlog(commitlog: object, what: str) -> None:
+    """A CommitLog given to the check of a kind whose entries it cannot check, refused."""
+    if commitlog is not None:
+        raise UsageError(
+            f"commitlog={commitlog}: {what} is checked on its own; only RocketMQ's IndexFiles "
+            "and RocksDB index are checked against a CommitLog"
+        )
 
 
 def _table_columns(table: str) -> tuple[str, ...]:
@@ -76,6 +93,9 @@ class Store(Closing):
     #: :class:`~rmqarrow.errors.UnsupportedOperationError`); declared by each kind, and
     #: held to the methods it implements by the test suite
     verbs: ClassVar[frozenset[Verb]] = frozenset()
+    #: what to use instead of a verb this kind does not answer, where it says more than
+    #: the surface's general advice (the refusal names the path and the kind either way)
+    instead: ClassVar[dict[Verb, str]] = {}
 
     def __init__(self, target: Target, hash_slot_num: int | None, index_num: int | None) -> None:
         self.target = target
@@ -134,6 +154,16 @@ class Store(Closing):
             f"{self.path}: {what} is not available for {self.target.detail or self.kind}; {instead}"
         )
 
+    def _refuse(self, verb: Verb, instead: str) -> NoReturn:
+        """``verb`` refused, with this kind's own advice when it declares one."""
+        self._unsupported(verb.value, self.instead.get(verb, instead))
+
+    def read_queries(self, path: str | os.PathLike[str], *, escaped: bool = False) -> list[Any]:
+        """The queries of a TSV file (``-``: stdin) in the form this kind's lookups take
+        (RocketMQ's IndexFiles: ``key[<TAB>max_num[<TAB>begin[<TAB>end]]]``, a header line
+        allowed); ``escaped``: the keys are written escaped."""
+        return read_query_file(path, escaped=escaped)
+
     def _check_table(self, table: str, columns: object = None) -> None:
         if columns is not None and (
             not isinstance(columns, list | tuple) or not all(isinstance(c, str) for c in columns)
@@ -173,6 +203,56 @@ class Store(Closing):
         """Many lookups at once, one row per hit in each query's answer order."""
         self._unsupported("query_many", "open the index files themselves")
 
+    def lookup(
+        self,
+        key: str | None = None,
+        *,
+        topic: str | None = None,
+        queries: str | os.PathLike[str] | None = None,
+        escaped: bool = False,
+        begin: int = 0,
+        end: int = JAVA_LONG_MAX,
+        max_num: int = DEFAULT_MAX_NUM,
+        index_type: str | None = None,
+        last_key: str | None = None,
+        exact: bool = False,
+        engine: str | None = None,
+        master: str | None = None,
+        explain: bool = False,
+        resolve: str | os.PathLike[str] | None = None,
+    ) -> Lookup:
+        """One lookup (``key``, the full key TOPIC#KEY or with ``topic``) or a file of them
+        (``queries``, in the format's query file; ``-`` reads stdin), answered as the
+        format answers, with what was asked besides: ``explain`` (the native lookup's
+        reasons), ``resolve`` (IndexFiles: the hits read back from this CommitLog),
+        ``exact`` (tiered: every match), ``index_type`` and ``last_key`` (the RocksDB
+        index's type and page).  The same parameters for every kind; one a kind cannot
+        use is refused naming it.  Returns the format's result type: an
+        :class:`~rmqarrow.store.OffsetLookup`, :class:`~rmqarrow.store.TieredLookup` or
+        :class:`~rmqarrow.store.RocksDBLookup`.  ``begin``/``end`` are epoch ms."""
+        request = LookupRequest(
+            key=key,
+            topic=topic,
+            queries=queries,
+            escaped=escaped,
+            begin=begin,
+            end=end,
+            max_num=max_num,
+            index_type=index_type,
+            last_key=last_key,
+            exact=exact,
+            engine=engine,
+            master=master,
+            explain=explain,
+            resolve=resolve,
+        )
+        self._check_open()
+        return self._lookup(request)
+
+    def _lookup(self, request: LookupRequest) -> Lookup:
+        """:meth:`lookup` of this kind (every kind that answers ``query`` has one)."""
+        self._unsupported("query", "open the index files themselves")
+
     def scan(
         self,
         table: str,
@@ -196,19 +276,40 @@ class Store(Closing):
         """A SparkSession with the tables registered as temporary views."""
         self._unsupported("to_spark", "open the index files or an exported dataset")
 
+    def sql(
+        self,
+        engine: str = "duckdb",
+        *,
+        commitlog: str | os.PathLike[str] | None = None,
+        master: str | None = None,
+    ) -> SqlSession:
+        """A session running SQL statements over the tables (DuckDB with the format's
+        lookup macros, or Spark on ``master``), as the command line's ``sql`` does:
+        streamed a batch at a time; ``commitlog`` adds the ``messages`` view (IndexFiles;
+        a broker store root's own CommitLog is added without it).  Close it after."""
+        raise UnsupportedOperationError(f"{self.path}: {self.description}")
+
     def export(
         self,
         dest: str | os.PathLike[str],
         *,
         overwrite: bool = False,
+        engine: str = "local",
+        master: str | None = None,
+        commitlog: str | os.PathLike[str] | None = None,
+        progress: ProgressCallback | None = None,
+        wait: bool | float = False,
         **options: Any,
     ) -> dict[str, Any]:
-        """Write the store as a Parquet dataset; returns the dataset's manifest."""
-        self._unsupported(
-            "export",
-            "it already is a dataset: copy it, or import it back "
-            "into index files with import_files()",
-        )
+        """Write the store as a Parquet dataset; returns the dataset's manifest (a dict of
+        the format's type: :class:`~rmqarrow.store.IndexManifest`, ``TieredManifest``,
+        ``RocksDBManifest``).  ``engine`` local or spark (``master``), ``commitlog``
+        adds the messages table, ``wait`` for another writer of ``dest``; a kind refuses
+        the ones it cannot use, naming them."""
+        self._unsupported("export", self._export_instead())
+
+    def _export_instead(self) -> str:
+        return "it already is a dataset: copy it, or import it back into files with import_files()"
 
     def sync(self, *args: Any, **options: Any) -> Any:
         """An incremental export (RocketMQ's IndexFiles only: see ``IndexStore.sync``)."""
@@ -224,17 +325,39 @@ class Store(Closing):
             "in step"
         )
 
-    def import_files(self, out_dir: str | os.PathLike[str], **options: Any) -> list[Path]:
-        """Rebuild the index files of an exported dataset under ``out_dir``."""
-        self._unsupported("import_files", "only an exported dataset is imported")
+    def import_files(
+        self,
+        out_dir: str | os.PathLike[str],
+        *,
+        trust: bool = False,
+        progress: ProgressCallback | None = None,
+        wait: bool | float = False,
+        force: bool = False,
+        **options: Any,
+    ) -> list[Path]:
+        """Rebuild the files of an exported dataset under ``out_dir`` (a list of the
+        format's type: :class:`~rmqarrow.store.ImportedIndexFiles`,
+        ``ImportedTieredFiles``); ``trust`` skips checking the parts, ``wait`` for
+        another writer, ``force`` writes where a broker runs."""
+        self._unsupported("import_files", self._import_instead())
 
-    def check(self) -> Any:
-        """Every file checked (sizes, headers, chains); ``.ok`` and ``.to_dict()``."""
-        self._unsupported("check", "check the index files it was exported from")
+    def _import_instead(self) -> str:
+        return (
+            "only an exported dataset is imported: import takes a dataset made by export "
+            "(`rmqarrow export`) of index files or tiered files"
+        )
 
-    def info(self) -> Any:
-        """Per file: header fields, geometry, fill, status (``.files``, ``.to_dict()``)."""
-        self._unsupported("info", "open the index files themselves")
+    def check(self, *, commitlog: str | os.PathLike[str] | None = None) -> Any:
+        """Every file checked (sizes, headers, chains); ``.ok`` and ``.to_dict()``.  With
+        ``commitlog`` (the kinds whose entries point into one), also the entries pointing
+        at no message."""
+        self._refuse(Verb.CHECK, "check the index files it was exported from")
+
+    def info(self, *, chains: bool = True) -> Any:
+        """Per file: header fields, geometry, fill, status (``.to_dict()``); ``chains=False``
+        skips the scan of IndexFiles' chains for damage (the other kinds' figures read no
+        chains either way)."""
+        self._refuse(Verb.INFO, "open the index files themselves")
 
     def stats(
         self,
@@ -251,8 +374,9 @@ class Store(Closing):
         """The figures of the index: ``top`` hottest keys, what was indexed ``between``
         two times (ms; ``limit`` rows of it), and (with ``commitlog``) the index against
         its log; each kind's result type renders them."""
-        self._unsupported(
-            "stats", "the figures are an IndexFile's or a RocksDB index's; query or scan this one"
+        self._refuse(
+            Verb.STATS,
+            "the figures are an IndexFile's or a RocksDB index's; query or scan this one",
         )
 
     def verify(
@@ -269,8 +393,13 @@ class Store(Closing):
         chain_check: bool = True,
     ) -> Any:
         """The same queries through every engine, each answer compared with the native
-        lookup's (RocketMQ's IndexFiles and RocksDB index)."""
-        self._unsupported("verify", "verify the index files or RocksDB index it came from")
+        lookup's: ``queries`` (as :meth:`read_queries` reads them), or ``sample`` drawn
+        with ``seed`` (from ``keys``, full index keys, where the kind samples keys); with
+        ``dataset`` (its version ``as_of``) the SQL engines answer from that export.
+
+        ``engines`` None: native, DuckDB and Spark where it runs; an engine named must
+        run.  ``chain_check=False`` skips the scan of IndexFiles for damaged chains."""
+        self._refuse(Verb.VERIFY, "verify the index files or RocksDB index it came from")
 
     def versions(self) -> list[dict[str, Any]]:
         """The versions of an exported dataset a reader can open ``as_of``."""
@@ -278,7 +407,11 @@ class Store(Closing):
 
     def convert_to_delta(self, *, wait: bool | float = False) -> bool:
         """Make an exported dataset's tables Delta tables in place."""
-        self._unsupported("convert_to_delta", "only an exported dataset is converted")
+        self._unsupported(
+            "convert_to_delta",
+            "only an exported dataset is converted: this takes a dataset made by "
+            "`rmqarrow export` (or export())",
+        )
 
     def vacuum(
         self,
@@ -289,4 +422,8 @@ class Store(Closing):
         force: bool = False,
     ) -> dict[str, list[str]]:
         """Delete the parts of an exported dataset that no recent version reads."""
-        self._unsupported("vacuum", "only an exported dataset of Delta tables is vacuumed")
+        self._unsupported(
+            "vacuum",
+            "only an exported dataset of Delta tables is vacuumed: this takes a dataset "
+            "made by `rmqarrow export` (or export())",
+        )

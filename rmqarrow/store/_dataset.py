@@ -11,7 +11,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 import pyarrow.dataset as pads
 
@@ -35,14 +35,23 @@ from rmqarrow.converters.parquet.tiered_import import (
     read_tiered_manifest,
 )
 from rmqarrow.engines import answer_with_engine
-from rmqarrow.errors import DatasetError, UsageError
+from rmqarrow.errors import DatasetError, UnsupportedOperationError, UsageError
 from rmqarrow.format.detect import TIERED_DATASET_FORMAT, require_commitlog
 from rmqarrow.format.queries import note_spaced_keys
 from rmqarrow.format.times import format_time
-from rmqarrow.store._base import OpenOptions
+from rmqarrow.store._base import OpenOptions, refuse_commitlog
 from rmqarrow.store._kind import PinnedDataset
 from rmqarrow.store._queries import ItemQueries, OffsetQueries, as_queries
+from rmqarrow.store._results import (
+    ImportedIndexFiles,
+    ImportedTieredFiles,
+    LookupRequest,
+    refuse,
+)
+from rmqarrow.store._sql import SqlSession, sql_session
 from rmqarrow.store._stats import StatsReport, StatsSource, index_stats
+from rmqarrow.store._tiered import read_tiered_queries
+from rmqarrow.tiered import TieredAnswer, as_tiered_queries
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -55,7 +64,13 @@ if TYPE_CHECKING:
     from rmqarrow.converters.parquet.manifest import SourceDrift
     from rmqarrow.format.detect import Target
 
-__all__ = ["DatasetCheck", "DatasetInfo", "DatasetStore", "TieredDatasetStore"]
+__all__ = [
+    "DatasetCheck",
+    "DatasetInfo",
+    "DatasetStore",
+    "TieredDatasetInfo",
+    "TieredDatasetStore",
+]
 
 
 @dataclass(frozen=True)
@@ -136,6 +151,24 @@ class DatasetInfo:
             "drift": self.drift.to_dict(),
             "versions": [dict(v) for v in self.versions],
         }
+
+
+@dataclass(frozen=True)
+class TieredDatasetInfo:
+    """The result of :meth:`TieredDatasetStore.info`: the dataset's manifest (a Delta
+    dataset's: its pinned run's record, with ``delta``, the versions it pins, and
+    ``versions``, those ``as_of`` takes)."""
+
+    dataset: Path
+    manifest: dict[str, Any]
+
+    @property
+    def versions(self) -> list[dict[str, Any]]:
+        """The versions a reader can open ``as_of`` (none in the manifest layout)."""
+        return list(self.manifest.get("versions") or [])
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.manifest)
 
 
 def iso_versions(versions: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -223,6 +256,7 @@ class DatasetStore(PinnedDataset, OffsetQueries):
             Verb.SCAN,
             Verb.TO_DUCKDB,
             Verb.TO_SPARK,
+            Verb.SQL,
             Verb.IMPORT_FILES,
             Verb.CHECK,
             Verb.INFO,
@@ -235,6 +269,10 @@ class DatasetStore(PinnedDataset, OffsetQueries):
 
     format = Format.INDEX
     tables = ("files", "slots", "entries", "messages")
+    instead: ClassVar[dict[Verb, str]] = {
+        Verb.VERIFY: "verify needs the native store as the reference: verify the store it "
+        "was exported from, with this dataset as dataset=",
+    }
 
     @classmethod
     def opened(cls, target: Target, options: OpenOptions) -> Self:
@@ -268,6 +306,12 @@ class DatasetStore(PinnedDataset, OffsetQueries):
         note_spaced_keys(qs, answers)
         return answers
 
+    def _check_lookup(self, request: LookupRequest) -> None:
+        if request.engine == "native":
+            raise UnsupportedOperationError(f"{self.path}: {self.description}")
+        if request.resolve is not None:
+            refuse("resolve", "reads hits back from the CommitLog of a store")
+
     def scan(
         self,
         table: str,
@@ -299,6 +343,26 @@ class DatasetStore(PinnedDataset, OffsetQueries):
             register_tables(session, self.path)
         return session
 
+    def sql(
+        self,
+        engine: str = "duckdb",
+        *,
+        commitlog: str | os.PathLike[str] | None = None,
+        master: str | None = None,
+    ) -> SqlSession:
+        """Statements over the dataset's tables (views over its Parquet parts, the
+        ``messages`` of ``commitlog`` or of the export)."""
+        self._check_open()
+        log_dir = None if commitlog is None else str(require_commitlog(commitlog))
+        return sql_session(
+            engine,
+            str(self.path),
+            master,
+            hash_slot_num=self.hash_slot_num,
+            index_num=self.index_num,
+            commitlog=log_dir,
+        )
+
     def parts(self, table: str, *, as_of: int | datetime | str | None = None) -> list[Path]:
         """The Parquet files that are ``table`` (absolute paths, sorted): for any reader
         without Delta support (``spark.read.parquet(*parts)``, ``read_parquet([...])``),
@@ -326,7 +390,7 @@ class DatasetStore(PinnedDataset, OffsetQueries):
         wait: bool | float = False,
         force: bool = False,
         **options: Any,
-    ) -> list[Path]:
+    ) -> ImportedIndexFiles:
         """Byte-identical index files under ``out_dir`` (never replacing one); a store a
         RocketMQ broker is running on is refused (``force``: see :func:`rmqarrow.build`)."""
 
@@ -334,14 +398,19 @@ class DatasetStore(PinnedDataset, OffsetQueries):
         if options:
             raise UsageError(f"unknown import options {sorted(options)}")
         with self._reading():
-            return import_dataset(
-                self.path, out_dir, progress=progress, trust=trust, wait=wait, force=force
+            return ImportedIndexFiles(
+                import_dataset(
+                    self.path, out_dir, progress=progress, trust=trust, wait=wait, force=force
+                )
             )
 
-    def check(self, *, full: bool = False) -> DatasetCheck:
+    def check(
+        self, *, commitlog: str | os.PathLike[str] | None = None, full: bool = False
+    ) -> DatasetCheck:
         """The parts against the manifest (names, sizes, footers; ``full``: checksums)."""
 
         self._check_open()
+        refuse_commitlog(commitlog, "an exported dataset")
         try:
             with self._reading():
                 check_parts(self.path, dataset_manifest(self.path), full=full)
@@ -386,7 +455,7 @@ class DatasetStore(PinnedDataset, OffsetQueries):
                 progress=progress,
             )
 
-    def info(self) -> DatasetInfo:
+    def info(self, *, chains: bool = True) -> DatasetInfo:
         """What the dataset holds (layout, run and Delta versions, rows and parts per
         table), its source as recorded, and whether that store now has files or entries
         the dataset lacks (headers only; ``.manifest`` is the record itself)."""
@@ -423,6 +492,11 @@ class TieredDatasetStore(PinnedDataset, ItemQueries):
     format = Format.TIERED
     tables = ("tiered_files", "tiered_slots", "tiered_items")
     dataset_format = TIERED_DATASET_FORMAT
+    instead: ClassVar[dict[Verb, str]] = {
+        Verb.VERIFY: "verify needs the native tiered files as the reference: verify the "
+        "files it was exported from, with this dataset as dataset=",
+        Verb.CHECK: "check the tiered files it was exported from (import_files() rebuilds them)",
+    }
 
     @classmethod
     def opened(cls, target: Target, options: OpenOptions) -> Self:
@@ -441,21 +515,26 @@ class TieredDatasetStore(PinnedDataset, ItemQueries):
         super().__init__(target, hash_slot_num, index_num)
         self._pin(as_of)
 
+    def read_queries(self, path: str | os.PathLike[str], *, escaped: bool = False) -> list[Any]:
+        """The queries of a TSV file with full keys ``topic#key``, as the tiered files'
+        (:meth:`TieredStore.read_queries`)."""
+        return read_tiered_queries(path, escaped=escaped)
+
     def answers(
         self,
-        queries: Sequence[tuple[Any, ...]],
+        queries: Sequence[Any],
         *,
         engine: str | None = None,
         exact: bool = False,
         master: str | None = None,
-    ) -> list[Any]:
+    ) -> list[TieredAnswer]:
 
         self._check_open()
         with self._reading():
             return answer_with_engine(
                 _sql_engine(engine),
                 self.path,
-                list(queries),
+                as_tiered_queries(queries),
                 fmt="tiered",
                 exact=exact,
                 master=master,
@@ -475,30 +554,43 @@ class TieredDatasetStore(PinnedDataset, ItemQueries):
             tables = dict(zip(self.tables, read_tiered_dataset(self.path), strict=True))
         return pads.dataset(tables[table]).scanner(columns=columns, filter=filter).to_reader()
 
+    def _check_lookup(self, request: LookupRequest) -> None:
+        if request.engine == "native":
+            raise UnsupportedOperationError(
+                "a dataset is for the duckdb and spark engines; the native engine reads "
+                "index files: use engine=duckdb or spark, or rebuild the files with "
+                "import_files()"
+            )
+
     def import_files(
         self,
         out_dir: str | os.PathLike[str],
         *,
+        trust: bool = False,
+        progress: ProgressCallback | None = None,
         wait: bool | float = False,
         force: bool = False,
         **options: Any,
-    ) -> list[Path]:
+    ) -> ImportedTieredFiles:
         """Byte-identical tiered files under ``out_dir`` (``force``: see
-        :meth:`DatasetStore.import_files`)."""
+        :meth:`DatasetStore.import_files`).  ``trust`` is refused (it skips the
+        parts check of a dataset of index files); ``progress`` is not called."""
 
         self._check_open()
         if options:
             raise UsageError(f"unknown import options {sorted(options)}")
+        if trust:
+            refuse("trust", "is for a dataset of index files (it skips checking its parts)")
         with self._reading():
-            return import_tiered(self.path, out_dir, wait=wait, force=force)
+            return ImportedTieredFiles(import_tiered(self.path, out_dir, wait=wait, force=force))
 
-    def info(self) -> dict[str, Any]:
+    def info(self, *, chains: bool = True) -> TieredDatasetInfo:
         """The manifest (a Delta dataset's: its pinned run's record, with ``delta``, the
         versions it pins, and ``versions``, those ``as_of`` takes)."""
 
         self._check_open()
         with self._reading():
             manifest = read_tiered_manifest(self.path)
-        if "delta" not in manifest:
-            return manifest
-        return {**manifest, "versions": iso_versions(self.versions())}
+        if "delta" in manifest:
+            manifest = {**manifest, "versions": iso_versions(self.versions())}
+        return TieredDatasetInfo(self.path, manifest)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Self
 
 from rmqarrow._paths import is_uri
 from rmqarrow._progress import ProgressCallback
-from rmqarrow._vocab import Format, Verb
+from rmqarrow._vocab import Format, Kind, Verb
 from rmqarrow.commitlog import mode_for, resolve
 from rmqarrow.converters.arrow.scan import store_scanner
 from rmqarrow.converters.parquet.export import export_store
@@ -45,7 +45,9 @@ from rmqarrow.index.indexfile import IndexFile
 from rmqarrow.index.service import IndexService, open_healthy
 from rmqarrow.store._base import DEFAULT_MAX_NUM, OpenOptions, check_max_num
 from rmqarrow.store._dataset import DatasetStore
-from rmqarrow.store._queries import OffsetQueries, as_queries
+from rmqarrow.store._queries import OffsetQueries, as_queries, topic_and_key
+from rmqarrow.store._results import IndexManifest, LookupRequest, ResolvedHits
+from rmqarrow.store._sql import SqlSession, sql_session
 from rmqarrow.store._stats import StatsReport, StatsSource, index_stats
 from rmqarrow.verify import verify
 from rmqarrow.verify.explain import explain_query
@@ -153,6 +155,8 @@ class StoreInfo:
     store: Path
     health: StoreHealth
     files: list[dict[str, Any]]
+    #: the path opened is one index file (not a directory of them)
+    one_file: bool = False
 
     @property
     def ok(self) -> bool:
@@ -209,6 +213,7 @@ class IndexStore(OffsetQueries):
             Verb.SCAN,
             Verb.TO_DUCKDB,
             Verb.TO_SPARK,
+            Verb.SQL,
             Verb.EXPORT,
             Verb.SYNC,
             Verb.FOLLOW,
@@ -427,6 +432,23 @@ class IndexStore(OffsetQueries):
         offsets = list(dict.fromkeys(offsets))
         return resolve(require_commitlog(log), topic, key, offsets, mode=mode)
 
+    def _explained(self, queries: list[Query], request: LookupRequest) -> list[str]:
+        return self.explain_queries(queries, commitlog=request.resolve)
+
+    def _resolved(self, request: LookupRequest, q: Query, offsets: list[int]) -> ResolvedHits:
+        # the key as given (for index_type T, the tags), not the index key looked up
+        assert request.key is not None  # resolve= goes with key=
+        topic, key, _ = topic_and_key(request.topic, request.key)
+        # a key repeated in KEYS is indexed once per occurrence: each message is read once
+        distinct = list(dict.fromkeys(offsets))
+        result = self.resolve(
+            topic, key, distinct, commitlog=request.resolve, index_type=request.index_type
+        )
+        return ResolvedHits(q, len(offsets), len(distinct), result)
+
+    def _import_instead(self) -> str:
+        return f"{super()._import_instead()} (it already is index files: query it directly)"
+
     # -- bulk -----------------------------------------------------------------------------
 
     def scan(
@@ -459,6 +481,35 @@ class IndexStore(OffsetQueries):
         log = None if self.commitlog_dir is None else str(self.commitlog_dir)
         return connect(self.index_path, hash_slot_num=s, index_num=n, commitlog=log, con=con)
 
+    def sql(
+        self,
+        engine: str = "duckdb",
+        *,
+        commitlog: str | os.PathLike[str] | None = None,
+        master: str | None = None,
+    ) -> SqlSession:
+        """Statements over ``files``, ``slots``, ``entries`` (each reads what it needs from
+        the files, a batch at a time) and ``messages`` from ``commitlog``, or from a broker
+        store root's own CommitLog; damaged files are refused, SQL reads every one."""
+        self._check_open()
+        log = commitlog
+        if log is None and self.kind == Kind.BROKER_ROOT and self.commitlog_dir is not None:
+            log = self.commitlog_dir
+            logging.getLogger("rmqarrow").info("using its CommitLog too: %s", log)
+        damaged = self.health().damaged
+        if damaged:
+            raise UsageError(
+                f"{self.index_path}: {len(damaged)} damaged index file(s) ("
+                + ", ".join(f"{f.name}: {f.status}" for f in damaged[:5])
+                + "); SQL reads every file: see `rmqarrow check`, or look keys up with "
+                "`rmqarrow query`, which skips damaged files"
+            )
+        s, n = self.sql_geometry("SQL")
+        log_dir = None if log is None else str(require_commitlog(log))
+        return sql_session(
+            engine, str(self.index_path), master, hash_slot_num=s, index_num=n, commitlog=log_dir
+        )
+
     def to_spark(self, spark: SparkSession | None = None) -> SparkSession:
         """The same views in Spark (``local[*]`` unless a session is active or given)."""
         from rmqarrow.converters.spark.session import get_spark
@@ -480,7 +531,7 @@ class IndexStore(OffsetQueries):
         progress: ProgressCallback | None = None,
         wait: bool | float = False,
         **options: Any,
-    ) -> dict[str, Any]:
+    ) -> IndexManifest:
         """The healthy files as a dataset at ``dest`` (damaged files are left out and
         logged, or refused when the store was opened ``strict``); returns the manifest.
         Its tables are Delta tables, the export one pinned run
@@ -537,7 +588,7 @@ class IndexStore(OffsetQueries):
                 commitlog=log,
                 wait=wait,
             )
-            return read_manifest(dest)
+            return IndexManifest(read_manifest(dest))
         if engine != "local":
             raise UsageError(f"unknown export engine {engine!r}; choose from local, spark")
         if master is not None:
@@ -545,16 +596,18 @@ class IndexStore(OffsetQueries):
 
         names = [f.name for f in damaged if f.skipped_by_readers]
         try:
-            return export_store(
-                self.index_path,
-                dest,
-                overwrite=overwrite,
-                hash_slot_num=g.hash_slot_num,
-                index_num=g.index_num,
-                progress=progress,
-                commitlog=log,
-                skip=names,
-                wait=wait,
+            return IndexManifest(
+                export_store(
+                    self.index_path,
+                    dest,
+                    overwrite=overwrite,
+                    hash_slot_num=g.hash_slot_num,
+                    index_num=g.index_num,
+                    progress=progress,
+                    commitlog=log,
+                    skip=names,
+                    wait=wait,
+                )
             )
         except CorruptIndexError as exc:
             if not any(name in str(exc) for name in names):
@@ -861,7 +914,7 @@ class IndexStore(OffsetQueries):
                         info[k.replace("timestamp", "time")] = format_time(fh.header[k])
             info["skipped_by_readers"] = fh.skipped_by_readers
             infos.append(info)
-        return StoreInfo(self.index_path, health, infos)
+        return StoreInfo(self.index_path, health, infos, one_file=self.kind == Kind.INDEX_FILE)
 
     def close(self) -> None:
         with self._idle:

@@ -8,16 +8,32 @@ from typing import Any
 import pyarrow as pa
 
 from rmqarrow._vocab import Format
-from rmqarrow.errors import TieredReadError
+from rmqarrow.errors import TieredReadError, UnsupportedOperationError, UsageError
 from rmqarrow.format.hashing import check_query_key
 from rmqarrow.format.java import JAVA_LONG_MAX
-from rmqarrow.format.queries import Query
+from rmqarrow.format.queries import Query, read_queries_tsv
 from rmqarrow.format.queries import as_queries as _as_queries
+from rmqarrow.format.query_file import read_query_file
 from rmqarrow.format.records import query_index_key
 from rmqarrow.format.times import TimeBound, check_range, time_range
 from rmqarrow.store._base import DEFAULT_MAX_NUM, Store, check_max_num
+from rmqarrow.store._results import (
+    LookupRequest,
+    OffsetLookup,
+    ResolvedHits,
+    TieredLookup,
+    refuse,
+)
+from rmqarrow.tiered import TieredAnswer, TieredQuery, as_tiered_queries
 
-__all__ = ["ItemQueries", "OffsetQueries", "as_queries", "hits_table", "items_table"]
+__all__ = [
+    "ItemQueries",
+    "OffsetQueries",
+    "as_queries",
+    "hits_table",
+    "items_table",
+    "topic_and_key",
+]
 
 
 def hits_table(queries: Sequence[Query], answers: Sequence[Sequence[int]]) -> pa.Table:
@@ -34,7 +50,7 @@ def hits_table(queries: Sequence[Query], answers: Sequence[Sequence[int]]) -> pa
     )
 
 
-def items_table(queries: Sequence[tuple[Any, ...]], answers: Sequence[Any]) -> pa.Table:
+def items_table(queries: Sequence[TieredQuery], answers: Sequence[TieredAnswer]) -> pa.Table:
     """For tiered answers: ``query``, ``topic``, ``key``, the item fields and ``error``
     (RocketMQ's read error for a query that fails, with no item rows)."""
     rows: dict[str, list[Any]] = {
@@ -54,11 +70,11 @@ def items_table(queries: Sequence[tuple[Any, ...]], answers: Sequence[Any]) -> p
         )
     }
     for i, (q, a) in enumerate(zip(queries, answers, strict=True)):
-        failed = isinstance(a, TieredReadError)
-        for item in [None] if failed else a:
+        items: list[Any] = [None] if isinstance(a, TieredReadError) else list(a)
+        for item in items:
             rows["query"].append(i)
-            rows["topic"].append(q[0])
-            rows["key"].append(q[1])
+            rows["topic"].append(q.topic)
+            rows["key"].append(q.key)
             for name in (
                 "queue_id",
                 "offset",
@@ -144,6 +160,80 @@ class OffsetQueries(Store):
         qs = as_queries(queries)
         return hits_table(qs, self.answers(qs, engine=engine, master=master))
 
+    def _lookup(self, request: LookupRequest) -> OffsetLookup:
+        r = request
+        if r.last_key is not None:
+            refuse("last_key", "is for the RocksDB index (open it with index=rocksdb)")
+        if r.exact:
+            refuse("exact", "is for the tiered index")
+        if r.topic is not None and r.queries is not None:
+            refuse("topic", "goes with key=; queries= lines hold full index keys")
+        if r.max_num < 0:
+            refuse("max_num", f"must be >= 0, got {r.max_num}")
+        if r.explain and r.engine not in (None, "native"):
+            refuse("explain", "traces the native lookup; drop engine=")
+        if r.resolve is not None and r.queries is not None:
+            refuse("resolve", "works with key=, not queries=")
+        self._check_lookup(r)
+        queries, batch = _offset_queries(r)
+        answers = self.answers(queries, engine=r.engine, master=r.master)
+        explained = self._explained(queries, r) if r.explain else []
+        resolved = None
+        if r.resolve is not None:
+            resolved = self._resolved(r, queries[0], answers[0])
+        return OffsetLookup(queries, answers, batch, r.explain, explained, resolved)
+
+    def _check_lookup(self, request: LookupRequest) -> None:
+        """What this kind refuses of a lookup beyond the format's rules (nothing here)."""
+
+    def _explained(self, queries: list[Query], request: LookupRequest) -> list[str]:
+        """Why the native lookup answered each query (IndexFiles only)."""
+        raise UnsupportedOperationError(
+            f"{self.path}: explain= traces the native lookup over index files"
+        )
+
+    def _resolved(self, request: LookupRequest, q: Query, offsets: list[int]) -> ResolvedHits:
+        """The hits read back from the CommitLog (IndexFiles only)."""
+        refuse("resolve", "reads hits back from the CommitLog of a store")
+
+
+def topic_and_key(topic: str | None, key: str) -> tuple[str, str, bool]:
+    """The topic and key a lookup names: ``topic`` and ``key``, or a full key TOPIC#KEY
+    split at its first '#' (topics hold none); and whether a topic was found at all."""
+    if topic is not None:
+        return topic, key, True
+    topic, sep, rest = key.partition("#")
+    return topic, rest, bool(sep)
+
+
+def _typed(q: Query, topic: str | None, index_type: str | None) -> Query:
+    """``q`` with its key made the index key of ``index_type``."""
+    if topic is None and index_type is None:
+        return q
+    topic, key, found = topic_and_key(topic, q.key)
+    if not found:
+        raise UsageError(
+            f"index_type={index_type}: {q.key!r} has no '#'; give topic=TOPIC or the key as "
+            "TOPIC#KEY"
+        )
+    return Query(query_index_key(topic, key, index_type), q.max_num, q.begin, q.end)
+
+
+def _offset_queries(r: LookupRequest) -> tuple[list[Query], bool]:
+    """A lookup's queries for the index format, and whether they came from a file."""
+    if r.begin > r.end:
+        # as RocketMQ answers it, empty: refused, as it would silently find nothing
+        raise UsageError(f"begin={r.begin} is after end={r.end}: the range is empty")
+    if r.queries is not None:
+        queries = read_query_file(
+            r.queries, max_num=r.max_num, begin=r.begin, end=r.end, escaped=r.escaped
+        )
+        return [_typed(q, None, r.index_type) for q in queries], True
+    assert r.key is not None  # the request holds one or the other
+    if r.key == "":
+        refuse("key", "is empty")
+    return [_typed(Query(r.key, r.max_num, r.begin, r.end), r.topic, r.index_type)], False
+
 
 class ItemQueries(Store):
     """``query`` and ``query_many`` of the tiered kinds, from their ``answers``."""
@@ -152,13 +242,14 @@ class ItemQueries(Store):
 
     def answers(
         self,
-        queries: Sequence[tuple[Any, ...]],
+        queries: Sequence[Any],
         *,
         engine: str | None = None,
         exact: bool = False,
         master: str | None = None,
-    ) -> list[Any]:
-        """Per ``(topic, key, max_count, begin, end)``: the items, or RocketMQ's read error."""
+    ) -> list[TieredAnswer]:
+        """Per :class:`~rmqarrow.tiered.TieredQuery` (or ``(topic, key, max_count, begin,
+        end)``): the items, or RocketMQ's read error."""
         raise NotImplementedError
 
     def query(
@@ -177,7 +268,7 @@ class ItemQueries(Store):
         ``end`` take what the command line takes (see :meth:`OffsetQueries.query`)."""
         b, e = time_range(begin, end)
         answer = self.answers(
-            [(topic, key, check_max_num(max_num), b, e)], engine=engine, exact=exact
+            [TieredQuery(topic, key, check_max_num(max_num), b, e)], engine=engine, exact=exact
         )[0]
         if isinstance(answer, TieredReadError):
             raise answer
@@ -188,10 +279,61 @@ class ItemQueries(Store):
     ) -> pa.Table:
         """One row per item (or per failing query, with ``error``); a ``begin`` or ``end``
         in epoch seconds is refused naming the query, as :meth:`query` refuses it."""
-        qs = [tuple(q) for q in queries]
-        for i, q in enumerate(qs):
+        given = [tuple(q) for q in queries]
+        for i, q in enumerate(given):
             if len(q) > 3:  # a short tuple is refused below, naming what it lacks
                 b, e = q[3], q[4] if len(q) > 4 else JAVA_LONG_MAX
                 bounds = time_range(b, e, (f"query {i}: begin", f"query {i}: end"))
-                qs[i] = (*q[:3], *bounds[: len(q[3:5])], *q[5:])
+                given[i] = (*q[:3], *bounds[: len(q[3:5])], *q[5:])
+        qs = as_tiered_queries(given)
         return items_table(qs, self.answers(qs, engine=engine, exact=exact))
+
+    def _lookup(self, request: LookupRequest) -> TieredLookup:
+        r = request
+        if r.last_key is not None:
+            refuse("last_key", "is for the RocksDB index (open it with index=rocksdb)")
+        if r.index_type is not None:
+            refuse("index_type", "is for the RocksDB index and index files")
+        if r.resolve is not None:
+            refuse(
+                "resolve",
+                "reads the classic CommitLog; tiered items hold offsets in the queue's "
+                "tiered commit log, which rmqarrow does not read",
+            )
+        if r.explain:
+            refuse("explain", "traces the lookups of index files and the RocksDB index")
+        if r.topic is not None and r.queries is not None:
+            refuse("topic", "goes with key=; queries= lines hold full keys topic#key")
+        self._check_lookup(r)
+        queries, batch = _tiered_queries(r)
+        answers = self.answers(queries, engine=r.engine, exact=r.exact, master=r.master)
+        if batch:
+            return TieredLookup(queries, answers, batch, r.exact)
+        answer = answers[0]
+        if isinstance(answer, TieredReadError):
+            raise answer
+        return self._with_notes(TieredLookup(queries, answers, batch, r.exact), r)
+
+    def _check_lookup(self, request: LookupRequest) -> None:
+        """What this kind refuses of a lookup beyond the format's rules (nothing here)."""
+
+    def _with_notes(self, lookup: TieredLookup, request: LookupRequest) -> TieredLookup:
+        """One answer with what the files themselves add (the local files' kind)."""
+        return lookup
+
+
+def _split(full: str) -> tuple[str, str]:
+    topic, sep, key = full.partition("#")
+    if not sep:
+        raise UsageError(f"tiered index keys are topic#key (or topic= with key=); got {full!r}")
+    return topic, key
+
+
+def _tiered_queries(r: LookupRequest) -> tuple[list[TieredQuery], bool]:
+    """A lookup's queries for the tiered format, and whether they came from a file."""
+    if r.queries is not None:
+        qs = read_queries_tsv(r.queries, escaped=r.escaped)
+        return [TieredQuery(*_split(q.key), q.max_num, q.begin, q.end) for q in qs], True
+    assert r.key is not None  # the request holds one or the other
+    topic, key = (r.topic, r.key) if r.topic is not None else _split(r.key)
+    return [TieredQuery(topic, key, r.max_num, r.begin, r.end)], False

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
@@ -15,11 +15,11 @@ import pyarrow.dataset as pads
 import pyarrow.parquet as pq
 
 from rmqarrow._memory import duckdb_settings
-from rmqarrow._progress import ProgressCallback
+from rmqarrow._progress import Progress, ProgressCallback
 from rmqarrow._vocab import Format, Verb
 from rmqarrow.converters.parquet.kind_read import kind_files, kind_manifest
 from rmqarrow.converters.parquet.rocksdb_export import export_rocksdb, rocksdb_source_tables
-from rmqarrow.engines import answer_with_engine
+from rmqarrow.engines import ENGINES, answer_with_engine
 from rmqarrow.errors import DatasetError, EngineUnavailableError, UsageError
 from rmqarrow.format.detect import ROCKSDB_DATASET_FORMAT, Target
 from rmqarrow.format.java import JAVA_LONG_MAX
@@ -33,10 +33,19 @@ from rmqarrow.rocksdb import (
     RocksDBIndex,
     RocksDBQuery,
     check_rocksdb,
+    read_queries,
 )
-from rmqarrow.store._base import DEFAULT_MAX_NUM, OpenOptions, Store, check_max_num
+from rmqarrow.store._base import (
+    DEFAULT_MAX_NUM,
+    OpenOptions,
+    Store,
+    check_max_num,
+    refuse_commitlog,
+)
 from rmqarrow.store._dataset import DatasetCheck, iso_versions
 from rmqarrow.store._kind import PinnedDataset
+from rmqarrow.store._results import LookupRequest, RocksDBLookup, RocksDBManifest, refuse
+from rmqarrow.store._sql import SqlSession, check_sql_engine, duckdb_session, spark_session
 
 if TYPE_CHECKING:
     import duckdb
@@ -46,7 +55,16 @@ if TYPE_CHECKING:
 
     from rmqarrow.converters.arrow.rocksdb import RocksDBTables
 
-__all__ = ["RocksDBDatasetStore", "RocksDBStore", "RocksDBVerify", "as_rocksdb_queries"]
+__all__ = [
+    "RocksDBDatasetCheck",
+    "RocksDBDatasetInfo",
+    "RocksDBDatasetStore",
+    "RocksDBInfo",
+    "RocksDBStats",
+    "RocksDBStore",
+    "RocksDBVerify",
+    "as_rocksdb_queries",
+]
 
 _TABLES = ("rocksdb_records", "rocksdb_bookkeeping")
 
@@ -105,6 +123,25 @@ def _result_rows(qs: list[RocksDBQuery], answers: Sequence[QueryOffsetResult | N
             ]
         ),
     )
+
+
+def _rocksdb_queries(r: LookupRequest) -> tuple[list[RocksDBQuery], bool]:
+    """A lookup's queries for the RocksDB index, and whether they came from a file (its
+    own query file: every field on each line)."""
+    if r.queries is not None:
+        return read_queries(r.queries), True
+    assert r.key is not None  # the request holds one or the other
+    if r.topic is None:
+        topic, sep, key = r.key.partition("#")
+        if not sep:
+            raise UsageError(
+                "the RocksDB index is asked for a topic and a key: pass topic= with key= "
+                "(or key='TOPIC#KEY')"
+            )
+    else:
+        topic, key = r.topic, r.key
+    query = RocksDBQuery(topic, key, r.max_num, r.begin, r.end, r.index_type, r.last_key)
+    return [query], False
 
 
 class _RocksDBSurface(Store):
@@ -204,6 +241,27 @@ class _RocksDBSurface(Store):
         qs = as_rocksdb_queries(queries)
         return _result_rows(qs, self.answers(qs, engine=engine, master=master))
 
+    def _lookup(self, request: LookupRequest) -> RocksDBLookup:
+        r = request
+        if r.exact:
+            refuse("exact", "is for the tiered index")
+        if r.resolve is not None:
+            refuse(
+                "resolve",
+                "is for IndexFiles; RocksDB answers hold exact topic and key matches "
+                "already (byte prefixes: see explain=)",
+            )
+        if r.explain and (r.engine or self._default_engine()) != "native":
+            refuse("explain", "traces the native walk over the database; drop engine=")
+        queries, batch = _rocksdb_queries(r)
+        answers = self.answers(queries, engine=r.engine, master=r.master)
+        explained = self._explained(queries[0]) if r.explain else []
+        return RocksDBLookup(queries, answers, batch, r.explain, explained)
+
+    def _explained(self, q: RocksDBQuery) -> list[str]:
+        """Why the native walk answered ``q`` as it did (the database only)."""
+        refuse("explain", "traces the native walk over the database")
+
     def sample_queries(self, n: int = 200, *, seed: int = 0) -> list[RocksDBQuery]:
         """``n`` queries drawn from the records (seeded): every type, the hour of the record
         or a window of several hours, untyped ones (the K -> U fallback), paged ones, and a
@@ -235,26 +293,56 @@ class _RocksDBSurface(Store):
                 )
         return out
 
-    def verify(  # type: ignore[override]  # its own parameters until verify is one verb
+    def read_queries(self, path: str | os.PathLike[str], *, escaped: bool = False) -> list[Any]:
+        """The queries of a TSV file ``topic, key, index_type, max_num, begin, end,
+        last_key`` (:func:`rmqarrow.rocksdb.read_queries`; its own escapes, whatever
+        ``escaped``)."""
+        return list(read_queries(path))
+
+    def verify(
         self,
         *,
-        engines: Sequence[str] = ("native", "duckdb", "spark"),
+        dataset: str | os.PathLike[str] | None = None,
+        as_of: object = None,
+        engines: Sequence[str] | None = None,
         queries: Sequence[Any] | None = None,
+        keys: Sequence[str] | None = None,
         sample: int = 200,
         seed: int = 0,
         master: str | None = None,
-        required: Sequence[str] = ("native", "duckdb"),
-        dataset: str | os.PathLike[str] | None = None,
+        chain_check: bool = True,
     ) -> RocksDBVerify:
         """The same queries through every engine, each answer compared with the
-        reference's; an engine that cannot run (no pyspark, no Java) is skipped unless
-        ``required``.  ``dataset``: the SQL engines read that export instead."""
+        reference's (native on the database, the first engine on a dataset): ``queries``
+        (:class:`RocksDBQuery` s or tuples), or ``sample`` drawn from the records with
+        ``seed``.  ``engines`` None: every engine that runs (Spark is skipped when it
+        cannot start, e.g. no pyspark or no Java); an engine named must run.
+        ``dataset``: the SQL engines read that export instead."""
+        self._check_open()
+        if keys is not None:
+            raise UsageError(
+                "keys= are the IndexFiles' sampling source; a RocksDB index's queries are "
+                "sampled from its records: give queries= to choose them"
+            )
+        if not chain_check:
+            raise UsageError(
+                "chain_check=False skips the IndexFiles' chain scan; a RocksDB index has no "
+                "hash chains: drop it (check() reads its records)"
+            )
+        if as_of is not None:
+            raise UsageError(
+                f"as_of={as_of}: a RocksDB index's dataset= is compared at its latest "
+                "version; open an older one with rmqarrow.open(dataset, as_of=...) and query it"
+            )
+        explicit = engines is not None
+        chosen = list(engines) if engines is not None else [str(e) for e in ENGINES]
+        required = chosen if explicit else [e for e in chosen if e != "spark"]
         qs = (
             as_rocksdb_queries(queries)
             if queries is not None
             else self.sample_queries(sample, seed=seed)
         )
-        names = [e for e in engines if not (e == "native" and self._default_engine() != "native")]
+        names = [e for e in chosen if not (e == "native" and self._default_engine() != "native")]
         if not names:
             raise UsageError("no engine to compare: a dataset is read by duckdb and spark")
         reference = names[0]
@@ -302,7 +390,7 @@ class _RocksDBSurface(Store):
         master: str | None = None,
         progress: ProgressCallback | None = None,
         with_check: bool = False,
-    ) -> dict[str, pa.Table]:
+    ) -> RocksDBStats:
         """Key-less questions in SQL (DuckDB): per hour, per topic, tags, hot keys, and
         what was indexed in ``between``, one table each by name.  No ``commitlog`` (the
         records hold topic, keys and tags already), no other engine, no ``with_check``
@@ -318,12 +406,39 @@ class _RocksDBSurface(Store):
         if engine != "duckdb" or master is not None:
             raise UsageError(f"the RocksDB index's figures are DuckDB's, got engine {engine!r}")
         if with_check:
-            raise UsageError("with_check is the IndexFile figures'; check() this index instead")
+            raise UsageError(
+                "with_check=True draws the IndexFile figures' page with check()'s verdict; a "
+                "RocksDB index's stats print as tables: drop it, and check() this index for "
+                "its verdict"
+            )
         con = self.to_duckdb()
         try:
-            return rocksdb_stats(con, top=top, between=between, limit=limit)
+            return RocksDBStats(rocksdb_stats(con, top=top, between=between, limit=limit))
         finally:
             con.close()
+
+    def sql(
+        self,
+        engine: str = "duckdb",
+        *,
+        commitlog: str | os.PathLike[str] | None = None,
+        master: str | None = None,
+    ) -> SqlSession:
+        """Statements over ``rocksdb_records`` and ``rocksdb_bookkeeping``; no
+        ``commitlog`` (the records hold topic, keys and tags already)."""
+        self._check_open()
+        if commitlog:
+            refuse(
+                "commitlog",
+                "adds the IndexFile's messages view; the RocksDB index's records already "
+                "hold topic, keys and tags",
+            )
+        if check_sql_engine(engine) == "spark":
+            from rmqarrow.converters.spark import get_spark
+
+            return spark_session(self.to_spark(get_spark(master)))
+        con = self.to_duckdb()
+        return duckdb_session(con, con.close)
 
     def _tables(self) -> RocksDBTables:
         self._check_open()
@@ -384,6 +499,66 @@ class RocksDBVerify:
         }
 
 
+@dataclass(frozen=True)
+class RocksDBStats:
+    """The result of a RocksDB index's ``stats()``: its figures as tables, by name (per
+    hour, per topic, tags, hot keys, and what was indexed in the window asked for)."""
+
+    tables: dict[str, pa.Table]
+
+    def to_dict(self) -> dict[str, list[dict[str, Any]]]:
+        return {name: t.to_pylist() for name, t in self.tables.items()}
+
+
+@dataclass(frozen=True)
+class RocksDBInfo:
+    """The result of :meth:`RocksDBStore.info`: families, bookkeeping, the first and last
+    hour bucket, RocksDB's own record estimate (no scan) and the files."""
+
+    path: str
+    format: str
+    column_families: list[str]
+    estimated_records: int | None
+    first_hour: int | None
+    first_hour_time: str | None
+    last_hour: int | None
+    last_hour_time: str | None
+    last_offset_py: int | None
+    last_store_timestamp: int | None
+    last_store_time: str | None
+    files: int
+    bytes: int
+    max_msgs_num_batch: int
+    max_query_days: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class RocksDBDatasetInfo:
+    """The result of :meth:`RocksDBDatasetStore.info`: the dataset's manifest (a Delta
+    dataset's: its pinned run's record, with ``delta``, the versions it pins, and
+    ``versions``, those ``as_of`` takes)."""
+
+    dataset: Path
+    manifest: dict[str, Any]
+
+    @property
+    def versions(self) -> list[dict[str, Any]]:
+        """The versions a reader can open ``as_of`` (none in the manifest layout)."""
+        return list(self.manifest.get("versions") or [])
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.manifest)
+
+
+@dataclass(frozen=True)
+class RocksDBDatasetCheck(DatasetCheck):
+    """The result of :meth:`RocksDBDatasetStore.check`: each table's rows against the
+    manifest."""
+
+
 def _describe(a: QueryOffsetResult | None) -> str:
     if a is None:
         return "null"
@@ -403,6 +578,7 @@ class RocksDBStore(_RocksDBSurface):
             Verb.SCAN,
             Verb.TO_DUCKDB,
             Verb.TO_SPARK,
+            Verb.SQL,
             Verb.EXPORT,
             Verb.CHECK,
             Verb.INFO,
@@ -438,21 +614,44 @@ class RocksDBStore(_RocksDBSurface):
         with self.open_index() as index:
             return index.explain(q, now=now)
 
+    def _explained(self, q: RocksDBQuery) -> list[str]:
+        return self.explain(q)
+
     def export(
         self,
         dest: str | os.PathLike[str],
         *,
         overwrite: bool = False,
         engine: str = "local",
+        master: str | None = None,
+        commitlog: str | os.PathLike[str] | None = None,
+        progress: ProgressCallback | None = None,
+        wait: bool | float = False,
+        batch_rows: int = 65_536,
         **options: Any,
-    ) -> dict[str, Any]:
-        """A RocksDB-index dataset at ``dest``; returns its manifest."""
+    ) -> RocksDBManifest:
+        """A RocksDB-index dataset at ``dest`` (the local engine, no ``commitlog``: the
+        records hold topic, keys and tags already); returns its manifest.  ``progress``
+        counts the records written, every ``batch_rows``."""
         self._check_open()
-        if engine != "local" or set(options) - {"progress", "batch_rows"}:
-            raise UsageError(
-                "a RocksDB index exports with the local engine only (options: progress, batch_rows)"
+        if options:
+            raise UsageError(f"unknown export options {sorted(options)}")
+        if engine != "local" or master is not None or commitlog:
+            raise UsageError("a RocksDB index exports with the local engine, without commitlog=")
+        with Progress(None, "exporting records", "records", callback=progress) as counted:
+
+            def written(records: int) -> None:
+                counted.advance(records - counted.done)
+
+            manifest = export_rocksdb(
+                self.db_path,
+                dest,
+                overwrite=overwrite,
+                wait=wait,
+                batch_rows=batch_rows,
+                progress=written if progress is not None else None,
             )
-        return export_rocksdb(self.db_path, dest, overwrite=overwrite, **options)
+        return RocksDBManifest(manifest)
 
     def _sync_instead(self) -> str:
         if self.target.rocksdb_dir == self.target.path:
@@ -479,7 +678,7 @@ class RocksDBStore(_RocksDBSurface):
         cl = commitlog if commitlog is not None else self.target.commitlog_dir
         return check_rocksdb(self.db_path, commitlog=cl)
 
-    def info(self) -> dict[str, Any]:
+    def info(self, *, chains: bool = True) -> RocksDBInfo:
         """Families, bookkeeping, the first and last hour bucket, the estimated record
         count (RocksDB's own estimate: no scan) and the files."""
         with self.open_index() as index:
@@ -491,23 +690,23 @@ class RocksDBStore(_RocksDBSurface):
         first_hour = int.from_bytes(first[:8], "big", signed=True) if first else None
         last_hour = int.from_bytes(last[:8], "big", signed=True) if last else None
         files = sorted(self.db_path.iterdir())
-        return {
-            "path": str(self.db_path),
-            "format": "RocketMQ RocksDB message index (RIP-82)",
-            "column_families": families,
-            "estimated_records": estimate,
-            "first_hour": first_hour,
-            "first_hour_time": format_time(first_hour) if first_hour is not None else None,
-            "last_hour": last_hour,
-            "last_hour_time": format_time(last_hour) if last_hour is not None else None,
-            "last_offset_py": lop,
-            "last_store_timestamp": lst,
-            "last_store_time": format_time(lst) if lst else None,
-            "files": len(files),
-            "bytes": sum(f.stat().st_size for f in files if f.is_file()),
-            "max_msgs_num_batch": self.max_msgs_num_batch,
-            "max_query_days": self.max_query_days,
-        }
+        return RocksDBInfo(
+            path=str(self.db_path),
+            format="RocketMQ RocksDB message index (RIP-82)",
+            column_families=families,
+            estimated_records=estimate,
+            first_hour=first_hour,
+            first_hour_time=format_time(first_hour) if first_hour is not None else None,
+            last_hour=last_hour,
+            last_hour_time=format_time(last_hour) if last_hour is not None else None,
+            last_offset_py=lop,
+            last_store_timestamp=lst,
+            last_store_time=format_time(lst) if lst else None,
+            files=len(files),
+            bytes=sum(f.stat().st_size for f in files if f.is_file()),
+            max_msgs_num_batch=self.max_msgs_num_batch,
+            max_query_days=self.max_query_days,
+        )
 
 
 class RocksDBDatasetStore(PinnedDataset, _RocksDBSurface):
@@ -521,6 +720,7 @@ class RocksDBDatasetStore(PinnedDataset, _RocksDBSurface):
             Verb.SCAN,
             Verb.TO_DUCKDB,
             Verb.TO_SPARK,
+            Verb.SQL,
             Verb.CHECK,
             Verb.INFO,
             Verb.STATS,
@@ -554,6 +754,15 @@ class RocksDBDatasetStore(PinnedDataset, _RocksDBSurface):
     def _default_engine(self) -> str:
         return "duckdb"
 
+    def _export_instead(self) -> str:
+        return "it already is a dataset: copy it, or query it as it is"
+
+    def _import_instead(self) -> str:
+        return (
+            "a RocksDB index's dataset is read as it is (query, sql); import takes a "
+            "dataset made by export (`rmqarrow export`) of index files or tiered files"
+        )
+
     def _tables(self) -> RocksDBTables:
         with self._reading():
             return super()._tables()
@@ -573,9 +782,10 @@ class RocksDBDatasetStore(PinnedDataset, _RocksDBSurface):
         with self._reading():
             return super().to_spark(spark)
 
-    def check(self) -> Any:
+    def check(self, *, commitlog: str | os.PathLike[str] | None = None) -> RocksDBDatasetCheck:
         """Each table's rows against the manifest (the pinned run's, of a Delta dataset)."""
         self._check_open()
+        refuse_commitlog(commitlog, "an exported dataset")
         with self._reading():
             manifest = kind_manifest(self.path, ROCKSDB_DATASET_FORMAT)
             problems = []
@@ -592,15 +802,16 @@ class RocksDBDatasetStore(PinnedDataset, _RocksDBSurface):
                 if got != want:
                     problems.append(f"{name}: {got} rows, the manifest says {want}")
 
-        return DatasetCheck(self.path, problems)
+        return RocksDBDatasetCheck(self.path, problems)
 
-    def info(self) -> dict[str, Any]:
+    def info(self, *, chains: bool = True) -> RocksDBDatasetInfo:
         """The dataset's manifest (a Delta dataset's: its pinned run's record, with
         ``delta``, the versions it pins, and ``versions``, those ``as_of`` takes)."""
         self._check_open()
         with self._reading():
             manifest = kind_manifest(self.path, ROCKSDB_DATASET_FORMAT)
 
-        if manifest.delta is None:
-            return manifest.to_dict()
-        return {**manifest.to_dict(), "versions": iso_versions(self.versions())}
+        record = manifest.to_dict()
+        if manifest.delta is not None:
+            record = {**record, "versions": iso_versions(self.versions())}
+        return RocksDBDatasetInfo(self.path, record)

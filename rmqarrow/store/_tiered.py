@@ -5,30 +5,39 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pyarrow.dataset as pads
 
 from rmqarrow._memory import duckdb_settings
+from rmqarrow._progress import ProgressCallback
 from rmqarrow._vocab import Format, Verb
 from rmqarrow.converters.arrow.tiered import tiered_tables
 from rmqarrow.converters.parquet.tiered_export import export_tiered
-from rmqarrow.engines import answer_with_engine
+from rmqarrow.engines import ENGINES, answer_with_engine
 from rmqarrow.errors import TieredReadError, UsageError
+from rmqarrow.format.queries import Query, read_queries_tsv
 from rmqarrow.format.tiered_layout import COMPACT_ITEM_SIZE, items_position
 from rmqarrow.format.times import format_time
+from rmqarrow.store._base import refuse_commitlog
 from rmqarrow.store._queries import ItemQueries
+from rmqarrow.store._results import LookupRequest, TieredLookup, TieredManifest
 from rmqarrow.tiered import (
     END_MAGIC,
     CompactedIndexFile,
+    TieredAnswer,
     TieredCheck,
     TieredIndexFile,
     TieredIndexStore,
     TieredQuery,
+    as_tiered_queries,
     check_tiered,
     form_differences,
     open_tiered,
 )
+from rmqarrow.verify import TieredVerifyReport, verify_tiered
 
 if TYPE_CHECKING:
     import duckdb
@@ -38,7 +47,13 @@ if TYPE_CHECKING:
 
     from rmqarrow.converters.arrow.tiered import TieredTables
 
-__all__ = ["TieredStore", "tiered_file_info"]
+__all__ = [
+    "TieredInfo",
+    "TieredStore",
+    "read_tiered_queries",
+    "split_tiered_key",
+    "tiered_file_info",
+]
 
 #: Local files up to this size get the "once uploaded" note (it compacts them in memory).
 _NOTE_LIMIT = 256 << 20
@@ -77,6 +92,51 @@ def tiered_file_info(f: TieredIndexFile | CompactedIndexFile, note: str | None) 
     }
 
 
+@dataclass(frozen=True)
+class TieredInfo:
+    """The result of :meth:`TieredStore.info`: one dict per file (:func:`tiered_file_info`)
+    as RocketMQ queries them, newest first."""
+
+    path: Path
+    files: list[dict[str, Any]]
+    #: the path opened is one tiered file (not a folder of them)
+    one_file: bool
+
+    @property
+    def note(self) -> str | None:
+        """One file's geometry note (how its geometry was told), else None."""
+        return self.files[0].get("geometry_note") if self.one_file else None
+
+    def to_dict(self) -> dict[str, Any]:
+        """One file's fields, or ``{"files": [...]}`` for a folder."""
+        if self.one_file:
+            return dict(self.files[0])
+        return {"files": [dict(f) for f in self.files]}
+
+
+def split_tiered_key(full: str) -> tuple[str, str]:
+    """``topic#key`` as ``(topic, key)``; a key without ``#`` is refused."""
+    topic, sep, key = full.partition("#")
+    if not sep:
+        raise UsageError(f"tiered index keys are topic#key (or --topic with --key); got {full!r}")
+    return topic, key
+
+
+def read_tiered_queries(path: str | os.PathLike[str], *, escaped: bool = False) -> list[Any]:
+    """The queries of a TSV file ``key<TAB>max_num<TAB>begin<TAB>end`` with full keys
+    ``topic#key``, as ``(topic, key, max_count, begin, end)``."""
+    return _as_tiered_queries(read_queries_tsv(path, escaped=escaped))
+
+
+def _as_tiered_queries(queries: Sequence[Any]) -> list[tuple[Any, ...]]:
+    """Queries as ``(topic, key, max_count, begin, end)``: those tuples themselves, or
+    :class:`~rmqarrow.format.queries.Query` s with full keys ``topic#key``."""
+    return [
+        (*split_tiered_key(q.key), q.max_num, q.begin, q.end) if isinstance(q, Query) else tuple(q)
+        for q in queries
+    ]
+
+
 class TieredStore(ItemQueries):
     """Tiered index files, read-only; lookups follow RocketMQ's tiered ``queryAsync``."""
 
@@ -90,6 +150,7 @@ class TieredStore(ItemQueries):
             Verb.EXPORT,
             Verb.CHECK,
             Verb.INFO,
+            Verb.VERIFY,
         }
     )
 
@@ -98,18 +159,19 @@ class TieredStore(ItemQueries):
 
     def answers(
         self,
-        queries: Sequence[tuple[Any, ...]],
+        queries: Sequence[Any],
         *,
         engine: str | None = None,
         exact: bool = False,
         master: str | None = None,
-    ) -> list[Any]:
-        """Per ``(topic, key, max_count, begin, end)``: the items, or RocketMQ's read error."""
+    ) -> list[TieredAnswer]:
+        """Per :class:`~rmqarrow.tiered.TieredQuery` (or ``(topic, key, max_count, begin,
+        end)``): the items, or RocketMQ's read error."""
         self._check_open()
         return answer_with_engine(
             engine or "native",
             self.path,
-            list(queries),
+            as_tiered_queries(queries),
             fmt="tiered",
             exact=exact,
             master=master,
@@ -126,7 +188,20 @@ class TieredStore(ItemQueries):
         with opened:
             return None if isinstance(opened, TieredIndexStore) else opened.begin_timestamp
 
-    def upload_note(self, query: tuple[Any, ...]) -> str | None:
+    def _with_notes(self, lookup: TieredLookup, request: LookupRequest) -> TieredLookup:
+        """One answer of the native engine with RocketMQ's own answer next to an exact one,
+        or what changes once the file is uploaded; one file's begin timestamp."""
+        rocketmq = note = None
+        if request.engine in (None, "native"):
+            if request.exact:
+                rocketmq = self.answers(lookup.queries, exact=False)[0]
+            else:
+                note = self.upload_note(lookup.queries[0])
+        return replace(
+            lookup, rocketmq=rocketmq, note=note, begin_timestamp=self.file_begin_timestamp()
+        )
+
+    def upload_note(self, query: TieredQuery | tuple[Any, ...]) -> str | None:
         """For one query on one local file: what RocketMQ answers once the file is uploaded
         (None when nothing changes, or for files over 256 MiB, which ``verify`` reports)."""
         self._check_open()
@@ -136,7 +211,7 @@ class TieredStore(ItemQueries):
         with opened:
             if not isinstance(opened, TieredIndexFile):
                 return None
-            diffs = form_differences(opened, [TieredQuery(*query)])
+            diffs = form_differences(opened, as_tiered_queries([query]))
         if not diffs:
             return None
         d = diffs[0]
@@ -200,32 +275,98 @@ class TieredStore(ItemQueries):
         *,
         overwrite: bool = False,
         engine: str = "local",
+        master: str | None = None,
+        commitlog: str | os.PathLike[str] | None = None,
+        progress: ProgressCallback | None = None,
         wait: bool | float = False,
         **options: Any,
-    ) -> dict[str, Any]:
-        """A tiered dataset at ``dest`` (local engine only); returns its manifest."""
+    ) -> TieredManifest:
+        """A tiered dataset at ``dest`` (local engine only, no ``commitlog``: tiered items
+        point into the tiered commit log); returns its manifest.  ``progress`` is not
+        called: the export is one pass over the files."""
         self._check_open()
-        if engine != "local" or options.get("commitlog") or set(options) - {"commitlog"}:
+        if engine != "local" or master is not None or commitlog or options:
             raise UsageError("tiered files export with the local engine only, without a CommitLog")
-        return export_tiered(
-            self.path,
-            dest,
-            overwrite=overwrite,
-            hash_slot_num=self.hash_slot_num,
-            index_num=self.index_num,
-            wait=wait,
+        return TieredManifest(
+            export_tiered(
+                self.path,
+                dest,
+                overwrite=overwrite,
+                hash_slot_num=self.hash_slot_num,
+                index_num=self.index_num,
+                wait=wait,
+            )
         )
 
-    def check(self) -> TieredCheck:
+    def check(self, *, commitlog: str | os.PathLike[str] | None = None) -> TieredCheck:
         """Header, slots, chains and compacted ranges of every file (streamed)."""
         self._check_open()
+        refuse_commitlog(commitlog, "a tiered file (its offsets are the tiered commit log's)")
         return check_tiered(self.path, self.hash_slot_num, self.index_num)
 
-    def info(self) -> list[dict[str, Any]]:
+    def info(self, *, chains: bool = True) -> TieredInfo:
         """One dict per file as RocketMQ queries them, newest first."""
         self._check_open()
         opened, note = open_tiered(self.path, self.hash_slot_num, self.index_num)
         with opened:
             if isinstance(opened, TieredIndexStore):
-                return [tiered_file_info(f, None) for f in opened.files()]
-            return [tiered_file_info(opened, note)]
+                files = [tiered_file_info(f, None) for f in opened.files()]
+            else:
+                files = [tiered_file_info(opened, note)]
+        return TieredInfo(self.path, files, one_file=self.path.is_file())
+
+    def read_queries(self, path: str | os.PathLike[str], *, escaped: bool = False) -> list[Any]:
+        """The queries of a TSV file ``key<TAB>max_num<TAB>begin<TAB>end`` with full keys
+        ``topic#key``, as ``(topic, key, max_count, begin, end)``."""
+        return read_tiered_queries(path, escaped=escaped)
+
+    def verify(
+        self,
+        *,
+        dataset: str | os.PathLike[str] | None = None,
+        as_of: object = None,
+        engines: Sequence[str] | None = None,
+        queries: Sequence[Any] | None = None,
+        keys: Sequence[str] | None = None,
+        sample: int = 200,
+        seed: int = 0,
+        master: str | None = None,
+        chain_check: bool = True,
+        exact: bool = False,
+    ) -> TieredVerifyReport:
+        """DuckDB and Spark against the native tiered lookup on the same queries
+        (``(topic, key, max_count, begin, end)`` or :class:`~rmqarrow.format.queries.Query`
+        s with full keys, or ``sample`` drawn from the items with ``seed``); with
+        ``dataset`` (an export of these files) the SQL engines read it.  ``exact``: every
+        match, not RocketMQ's capped answer."""
+        self._check_open()
+        if keys is not None:
+            raise UsageError(
+                "keys= are the IndexFiles' sampling source; tiered queries are sampled from "
+                "the files' items: give queries= to choose them"
+            )
+        if not chain_check:
+            raise UsageError(
+                "chain_check=False skips the IndexFiles' chain scan; tiered verify reads "
+                "no such scan: drop it"
+            )
+        if as_of is not None:
+            raise UsageError(
+                f"as_of={as_of}: a tiered dataset= is compared at its latest version; "
+                "open an older one with rmqarrow.open(dataset, as_of=...) and query it"
+            )
+        explicit = engines is not None
+        chosen = list(engines) if engines is not None else [str(e) for e in ENGINES]
+        return verify_tiered(
+            self.path,
+            engines=chosen,
+            queries=None if queries is None else _as_tiered_queries(queries),
+            sample=sample,
+            seed=seed,
+            dataset=dataset,
+            exact=exact,
+            master=master,
+            hash_slot_num=self.hash_slot_num,
+            index_num=self.index_num,
+            required=chosen if explicit else [e for e in chosen if e != "spark"],
+        )

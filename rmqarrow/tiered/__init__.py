@@ -43,7 +43,7 @@ from ._open import (
 )
 from ._rules import key_hash
 from ._store import TieredIndexStore, merge_answers
-from ._types import AppendResult, FileStatus, IndexItem, TieredQuery
+from ._types import AppendResult, FileStatus, IndexItem, TieredQuery, as_tiered_queries
 from ._unsealed import TieredIndexFile
 
 __all__ = [
@@ -63,6 +63,7 @@ __all__ = [
     "TieredIndexStore",
     "TieredQuery",
     "answer_queries",
+    "as_tiered_queries",
     "check_tiered",
     "compacted_slot_num",
     "folder_geometry",

@@ -98,7 +98,7 @@ def local_geometry(
         return DEFAULT_HASH_SLOT_NUM, DEFAULT_INDEX_NUM, None
     ask = (
         "pass the broker's tieredStoreIndexFileMaxHashSlotNum and MaxIndexNum as "
-        "--hash-slot-num and --index-num (hash_slot_num=, index_num=)"
+        "hash_slot_num= and index_num="
     )
     data = _head(p, HEADER_SIZE) if size >= HEADER_SIZE else b""
     if len(data) < HEADER_SIZE:

@@ -27,7 +27,7 @@ from rmqarrow.format.tiered_naming import LOCAL_DIR_NAME, parse_segment_name
 from ._compacted import CompactedIndexFile
 from ._geometry import local_geometry
 from ._store import TieredIndexStore
-from ._types import IndexItem, TieredQuery
+from ._types import IndexItem, TieredQuery, as_tiered_queries
 from ._unsealed import TieredIndexFile
 
 __all__ = [
@@ -166,7 +166,7 @@ def form_differences(
 
     Items are compared without ``next_index`` (always 0 on the compacted form).
     """
-    qs = [TieredQuery(*q) for q in queries]  # type: ignore[arg-type]
+    qs = as_tiered_queries(queries)
     local = f.query_many(qs)
     with f.compacted() as c:
         comp = c.query_many(qs, errors="return")
@@ -195,7 +195,7 @@ def answer_queries(
 ) -> list[TieredAnswer]:
     """The native tiered engine: every query on a file (its form's rules) or a folder
     (IndexStoreService's selection and merge, rule 28).  The reference of every engine."""
-    qs = [TieredQuery(*q) for q in queries]  # type: ignore[arg-type]
+    qs = as_tiered_queries(queries)
     opened, _note = open_tiered(target, hash_slot_num, index_num)
     with opened:
         if isinstance(opened, TieredIndexFile):

@@ -28,7 +28,7 @@ from rmqarrow.format.tiered_naming import LOCAL_DIR_NAME, parse_segment_name, se
 from ._args import check_geometry, check_int, check_long, check_text, distinct_keys
 from ._compacted import CompactedIndexFile
 from ._rules import is_blank_topic
-from ._types import AppendResult, FileStatus, IndexItem, TieredQuery
+from ._types import AppendResult, FileStatus, IndexItem, as_tiered_queries
 from ._unsealed import TieredIndexFile, begin_timestamp_of_name
 
 __all__ = ["TieredIndexStore", "merge_answers"]
@@ -226,7 +226,7 @@ class TieredIndexStore(Closing):
         """:meth:`query` over many ``(topic, key, max_count, begin, end)``: each file answers
         the queries that select it in bulk, then the answers merge per query (rule 28).  A
         query whose reads failed with nothing found gets the exception in its place."""
-        qs = [TieredQuery(*q) for q in queries]  # type: ignore[arg-type]
+        qs = as_tiered_queries(queries)
         per_query: list[list[list[IndexItem] | Exception]] = [[] for _ in qs]
         for f in self.files():  # newest first, so each query's answers come newest first
             mine = [

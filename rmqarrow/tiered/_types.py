@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from rmqarrow.errors import InvalidValueError
+from rmqarrow.format.hashing import check_query_key
+
 from ._rules import stored_time
 
-__all__ = ["AppendResult", "FileStatus", "IndexItem", "TieredQuery"]
+__all__ = ["AppendResult", "FileStatus", "IndexItem", "TieredQuery", "as_tiered_queries"]
 
 
 class AppendResult(enum.Enum):
@@ -57,3 +61,24 @@ class TieredQuery(NamedTuple):
     max_count: int
     begin: int
     end: int
+
+
+def as_tiered_queries(queries: Iterable[object]) -> list[TieredQuery]:
+    """The queries given as :class:`TieredQuery` (the one query type of the format inside
+    the library), tuples ``(topic, key, max_count, begin, end)`` taken at the edge; any
+    other shape refused naming the query, as is a topic or key that is not text every
+    engine reads alike (:func:`~rmqarrow.format.hashing.check_query_key`)."""
+    out = []
+    for i, q in enumerate(queries):
+        if isinstance(q, TieredQuery):
+            out.append(q)
+        elif isinstance(q, tuple | list) and len(q) == len(TieredQuery._fields):
+            out.append(TieredQuery(*q))
+        else:
+            raise InvalidValueError(
+                f"query {i}: a tiered query is a TieredQuery or (topic, key, max_count, "
+                f"begin, end), got {q!r}"
+            )
+        check_query_key(out[-1].topic, "topic")
+        check_query_key(out[-1].key)
+    return out

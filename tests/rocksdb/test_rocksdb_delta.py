@@ -137,7 +137,7 @@ def test_the_older_layout_reads_and_converts_in_place(
     assert {p: p.read_bytes() for p in legacy.rglob("*.parquet")} == before  # nothing rewritten
     assert _golden(legacy, BASIC)
     with rmqarrow.open(legacy) as store:
-        assert store.info()["tables"] == written["tables"]
+        assert store.info().manifest["tables"] == written["tables"]
     assert not convert_to_delta(legacy)  # once is enough
 
 

@@ -25,8 +25,8 @@ def test_open_the_database_and_query(tmp_path: Path) -> None:
         # a window one day too long: RocketMQ returns null
         assert store.query_offset("EdgeTopic", "first", 64, BEGIN, END + 86_400_000) is None
         info = store.info()
-        assert info["column_families"] == ["default", "timer", "trans"]
-        assert info["last_offset_py"] == 22100
+        assert info.column_families == ["default", "timer", "trans"]
+        assert info.last_offset_py == 22100 and info.to_dict()["last_offset_py"] == 22100
         assert store.check().ok
         rows = store.scan("rocksdb_records", columns=["type"]).read_all()
         assert rows.num_rows == len(EDGE.pairs()["default"]) - 2
@@ -38,7 +38,7 @@ def test_open_the_database_and_query(tmp_path: Path) -> None:
         manifest = store.export(tmp_path / "ds")
     with rmqarrow.open(tmp_path / "ds", max_msgs_num_batch=16, max_query_days=2) as ds:
         assert isinstance(ds, RocksDBDatasetStore)
-        assert ds.info()["tables"] == manifest["tables"]
+        assert ds.info().manifest["tables"] == manifest["tables"]
         assert ds.check().ok
         assert ds.query("EdgeTopic", "first", begin=BEGIN, end=END) == [0]
         with pytest.raises(UsageError, match="native"):

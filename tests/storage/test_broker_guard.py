@@ -81,7 +81,9 @@ def test_every_write_refused_beside_a_running_broker_readers_work(
             status, _, err = run(capsys, *args)
             assert status == 1, err
             assert snapshot(store) == before  # not a byte, not an mtime, no new entry
-            return one_error(err, str(store), f"pid {broker.pid}", str(store / "lock"), "--force")
+            # force in the command's terms: export has no --force (nor Store.export a force)
+            force = "force=True" if args[0] == "export" else "--force"
+            return one_error(err, str(store), f"pid {broker.pid}", str(store / "lock"), force)
 
         refused("build", f"{store}/index", "--from-commitlog", str(commitlog))
         refused("build", f"{store}/index", "--from-commitlog", str(commitlog), "--force")

@@ -118,3 +118,25 @@ def test_the_formats_command_lists_it(capsys: pytest.CaptureFixture[str]) -> Non
     assert status == 0
     assert "toy      native   toy_file" in out
     assert "  toy native       query scan info" in out
+
+
+@pytest.mark.usefixtures("toy")
+def test_the_command_line_opens_it_with_no_other_change(
+    capsys: pytest.CaptureFixture[str], toy_file: Path
+) -> None:
+    status, out, _ = run(capsys, "info", str(toy_file))
+    assert status == 0
+    assert out.split()[4:] == [
+        "path",
+        str(toy_file),
+        "entries",
+        "4",
+    ]
+    status, out, _ = run(capsys, "info", str(toy_file), "--json")
+    assert status == 0
+    doc = json.loads(out)
+    jsonschema.validate(doc, command_schema("info"))
+    assert doc == {"schema": "rmqarrow.info.format/1", "path": str(toy_file), "entries": 4}
+    status, _, err = run(capsys, "check", str(toy_file))
+    assert status == 2  # what the format cannot do is a usage error, in one line
+    assert "check is not available" in err

@@ -124,7 +124,7 @@ def test_scan_messages_without_them_names_the_tables(gen: GeneratedStore, tmp_pa
         line = _one_line(caught.value)
         assert "no messages table" in line
         assert "this dataset has files, slots, entries" in line
-        assert "--commitlog" in line
+        assert "export with commitlog=DIR to include the messages" in line
         with pytest.raises(InvalidValueError, match=r"unknown table 'message'.*messages"):
             s.scan("message")
 

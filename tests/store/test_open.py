@@ -147,7 +147,9 @@ def test_tiered_file_folder_and_dataset(tmp_path: Path) -> None:
         native = local.answers(queries)
         assert local.answers(queries, engine="duckdb") == native
         assert local.check().ok
-        assert local.info()[0]["form"] == "unsealed (local)"
+        info = local.info()
+        assert info.one_file and info.files[0]["form"] == "unsealed (local)"
+        assert info.to_dict()["form"] == "unsealed (local)"
         local.export(tmp_path / "tds")
         table = local.query_many(queries)
         assert table.num_rows >= sum(len(a) for a in native if isinstance(a, list))
@@ -164,7 +166,9 @@ def test_tiered_file_folder_and_dataset(tmp_path: Path) -> None:
         tmp_path / "root", hash_slot_num=BASIC.hash_slot_num, index_num=BASIC.index_num
     ) as store:
         assert store.kind == "tiered" and store.target.form == "local-dir"
-        assert len(store.info()) == 1
+        info = store.info()
+        assert not info.one_file and len(info.files) == 1
+        assert [f["form"] for f in info.to_dict()["files"]] == ["unsealed (local)"]
 
 
 def test_wrong_paths_are_one_clear_error(tmp_path: Path) -> None:

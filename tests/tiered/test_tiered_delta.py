@@ -75,7 +75,7 @@ def test_overwrite_is_a_new_version_and_as_of_reads_the_old(
     assert open_snapshot(ds, pin_table=PIN).version == 1
     with rmqarrow.open(ds) as store:
         assert [v["version"] for v in store.versions()] == [0, 1]
-        assert store.info()["delta"]["version"] == 1
+        assert store.info().manifest["delta"]["version"] == 1
     golden = {f: (BASIC.dir / f).read_bytes() for f in ("unsealed.bin", "compacted.bin")}
     assert _imported(ds, tmp_path / "new") == golden["compacted.bin"]
     assert _imported(ds, tmp_path / "old", as_of=0) == golden["unsealed.bin"]

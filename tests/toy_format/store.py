@@ -56,6 +56,6 @@ class ToyStore(Store):
         data = pads.dataset(read(self.path)).to_table(columns=columns, filter=filter)
         return pa.RecordBatchReader.from_batches(data.schema, data.to_batches())
 
-    def info(self) -> ToyInfo:
+    def info(self, *, chains: bool = True) -> ToyInfo:
         self._check_open()
         return ToyInfo(str(self.path), read(self.path).num_rows)

@@ -116,7 +116,7 @@ def test_tiered_export_to_s3_imports_and_answers_as_the_local_one(
         assert store.format == "tiered" and store.remote == dataset_location(uri)
         rows = {t: store.scan(t).read_all() for t in TIERED_TABLES}
         assert rows == {t: here.scan(t).read_all() for t in TIERED_TABLES}
-        assert store.info()["tables"] == here.info()["tables"]
+        assert store.info().manifest["tables"] == here.info().manifest["tables"]
         assert [v["version"] for v in store.versions()] == [0]
     # asked for the RocksDB index, a tiered dataset on s3:// is refused as on disk
     with pytest.raises(UsageError, match="no RocksDB message index here"):
@@ -147,7 +147,7 @@ def test_tiered_overwrite_on_s3_is_a_new_version_and_as_of_reads_the_old(
     queries = _tiered_queries(tmp_path)
     assert _tiered_answers(uri, queries, "--as-of", "0") == _tiered_answers(str(local), queries)
     with rmqarrow.open(uri, as_of=0) as store:
-        assert store.info()["source"]["files"][0]["file_name"] == "unsealed.bin"
+        assert store.info().manifest["source"]["files"][0]["file_name"] == "unsealed.bin"
     # vacuumed, the old version is refused in one line naming the dataset as given
     _ok("vacuum", uri, "--retention", "0", "--force")
     err = call("import", uri, str(tmp_path / "gone"), "--as-of", "0").err

@@ -1,0 +1,77 @@
+"""Library messages name the parameters of the call (``py_files=``, ``engines=``); the
+command line prints them as its own options (``--py-files``, ``--engines``), and neither
+speaks the other's terms."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from cli_run import one_error, run
+from golden_data import golden_set
+from legacy_dataset import legacy_export
+from rmqarrow.converters.parquet.to_delta import convert_to_delta
+from rmqarrow.converters.spark.session import check_master, configure
+
+from rmqarrow.engines import parse_engines
+from rmqarrow.errors import DatasetError, StoreNotFoundError, UsageError
+from rmqarrow.format.detect import MANIFEST_NAME
+
+
+def test_the_library_names_the_parameter(tmp_path: Path) -> None:
+    missing = tmp_path / "missing.py"
+    with pytest.raises(StoreNotFoundError) as caught:
+        configure(py_files=[str(missing)])
+    assert str(caught.value).startswith(f"py_files={missing}: no such file")
+    assert "--" not in str(caught.value)
+
+    with pytest.raises(UsageError) as caught_master:
+        check_master("nowhere")
+    assert str(caught_master.value).startswith("master='nowhere': not a Spark master URL")
+
+    with pytest.raises(UsageError) as caught_engines:
+        parse_engines("native,oracle")
+    assert str(caught_engines.value).startswith("engines=native,oracle: unknown ['oracle']")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["query", "STORE", "--topic", "T", "--key", "K", "--engine", "spark"],
+        ["build", "STORE", "--from-commitlog", "LOG", "--engine", "spark"],
+        ["stats", "STORE", "--engine", "spark"],
+    ],
+)
+def test_the_cli_prints_the_parameter_as_its_option(
+    command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "missing.py"
+    status, _, err = run(capsys, *command, "--py-files", str(missing))
+    assert status == 1
+    one_error(err, f"rmqarrow {command[0]}: error: --py-files {missing}: no such file")
+    assert "py_files=" not in err
+
+
+def test_the_cli_prints_a_value_after_its_option(capsys: pytest.CaptureFixture[str]) -> None:
+    store = golden_set("basic").store_dir
+    status, _, err = run(capsys, "verify", str(store), "--engines", "native,oracle")
+    assert status == 2
+    one_error(err, "--engines native,oracle: unknown ['oracle']")
+    assert "engines=" not in err
+
+
+def test_convert_prints_export_s_overwrite_as_its_option(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    g = golden_set("basic")
+    ds = tmp_path / "ds"
+    manifest = legacy_export(g.store_dir, ds, hash_slot_num=g.hash_slot_num, index_num=g.index_num)
+    manifest.pop("parts")  # an export older than parts lists
+    (ds / MANIFEST_NAME).write_text(json.dumps(manifest), encoding="utf-8")
+    with pytest.raises(DatasetError) as caught:
+        convert_to_delta(ds)
+    assert "export it whole again (overwrite=True), then convert" in str(caught.value)
+    status, _, err = run(capsys, "convert", str(ds))
+    assert status == 1
+    one_error(err, "export it whole again (--overwrite), then convert")
