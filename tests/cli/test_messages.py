@@ -75,3 +75,28 @@ def test_convert_prints_export_s_overwrite_as_its_option(
     status, _, err = run(capsys, "convert", str(ds))
     assert status == 1
     one_error(err, "export it whole again (--overwrite), then convert")
+
+
+def test_the_cli_names_the_command_where_the_library_names_its_method(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tiered_golden_data import ALL_TIERED
+
+    store = golden_set("basic").store_dir
+    status, _, err = run(capsys, "import", str(store), str(tmp_path / "out"))
+    assert status == 2
+    one_error(err, "import is not available for")
+    assert "import_files" not in err
+
+    status, _, err = run(capsys, "convert", str(store))
+    assert status == 2
+    one_error(err, "convert is not available for")
+    assert "convert_to_delta" not in err
+
+    dataset = tmp_path / "tiered"
+    status, _, _ = run(capsys, "export", str(ALL_TIERED[0].dir / "compacted.bin"), str(dataset))
+    assert status == 0
+    status, _, err = run(capsys, "check", str(dataset))
+    assert status == 2
+    one_error(err, "(`rmqarrow import` rebuilds them)")
+    assert "import_files" not in err
