@@ -92,6 +92,7 @@ def test_the_cli_names_the_command_where_the_library_names_its_method(
     assert status == 2
     one_error(err, "convert is not available for")
     assert "convert_to_delta" not in err
+    assert "(or export())" not in err and "`rmqarrow export` (or" not in err
 
     dataset = tmp_path / "tiered"
     status, _, _ = run(capsys, "export", str(ALL_TIERED[0].dir / "compacted.bin"), str(dataset))

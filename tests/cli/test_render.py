@@ -100,6 +100,8 @@ def test_a_rocksdb_index_stats_refuse_plot_and_html(
     status, out, err = run(capsys, "stats", str(EDGE.db), "--html", str(page))
     one_error(err, "--html draws the IndexFile figures' page", "print as tables")
     assert status == 2 and out == "" and not page.exists()
+    one_error(err, "and `rmqarrow check` this index for its verdict")
+    assert "check()" not in err
 
 
 def test_verify_refuses_what_a_kind_cannot_use(
