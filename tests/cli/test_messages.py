@@ -101,3 +101,12 @@ def test_the_cli_names_the_command_where_the_library_names_its_method(
     assert status == 2
     one_error(err, "(`rmqarrow import` rebuilds them)")
     assert "import_files" not in err
+
+
+def test_an_unknown_engine_is_refused_with_the_engines_names(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    store = golden_set("basic").store_dir
+    status, _, err = run(capsys, "query", str(store), "--key", "K", "--engine", "oracle")
+    assert status == 2
+    one_error(err, "invalid choice: 'oracle' (choose from 'native', 'duckdb', 'spark')")
