@@ -226,6 +226,8 @@ def _as_commands(text: str) -> str:
     text = re.sub(rf"\b({calls})\(\)", lambda m: f"`rmqarrow {_CALL_COMMANDS[m.group(1)]}`", text)
     # "`rmqarrow export` (or export())" names one command twice once both are commands
     text = re.sub(r"(`rmqarrow \w+`) \(or \1\)", r"\1", text)
+    # the library's front door is the command itself on the command line
+    text = text.replace("rmqarrow.open takes", "rmqarrow takes")
     names = "|".join(_METHOD_COMMANDS)
     return re.sub(rf"\b({names})\b", lambda m: _METHOD_COMMANDS[m.group(1)], text)
 

@@ -110,3 +110,14 @@ def test_an_unknown_engine_is_refused_with_the_engines_names(
     status, _, err = run(capsys, "query", str(store), "--key", "K", "--engine", "oracle")
     assert status == 2
     one_error(err, "invalid choice: 'oracle' (choose from 'native', 'duckdb', 'spark')")
+
+
+def test_a_path_no_format_reads_is_refused_in_the_command_s_terms(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = tmp_path / "keys.txt"
+    text.write_text("TopicA#k1\n", encoding="utf-8")
+    status, _, err = run(capsys, "info", str(text))
+    assert status == 2
+    one_error(err, "not an index file (a text file); rmqarrow takes index files")
+    assert "rmqarrow.open" not in err
