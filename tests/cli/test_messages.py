@@ -121,3 +121,25 @@ def test_a_path_no_format_reads_is_refused_in_the_command_s_terms(
     assert status == 2
     one_error(err, "not an index file (", "; rmqarrow takes index files")
     assert "rmqarrow.open" not in err
+
+
+def test_a_tiered_key_without_a_topic_names_the_parameters_then_the_options(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tiered_golden_data import ALL_TIERED
+
+    import rmqarrow
+    from rmqarrow.store._tiered import read_tiered_queries
+
+    compacted = ALL_TIERED[0].dir / "compacted.bin"
+    with rmqarrow.open(compacted) as store, pytest.raises(UsageError) as caught:
+        store.lookup("k1")
+    assert "(or topic= with key=); got 'k1'" in str(caught.value)
+    queries = tmp_path / "q.tsv"
+    queries.write_text("k1\t8\t0\t100\n", encoding="utf-8")
+    with pytest.raises(UsageError) as caught_file:
+        read_tiered_queries(queries)
+    assert "(or topic= with key=); got 'k1'" in str(caught_file.value)
+    status, _, err = run(capsys, "query", str(compacted), "--key", "k1")
+    assert status == 2
+    one_error(err, "(or --topic with --key); got 'k1'")
