@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from importlib import import_module
+from importlib.util import find_spec
 from typing import Any
 
 __all__ = ["lazy_attributes"]
@@ -23,6 +24,10 @@ def lazy_attributes(
     def getattr_(name: str) -> Any:
         module = names.get(name)
         if module is None:
+            # a subpackage reads as an attribute, as once imported (``rmqarrow.store``
+            # right after ``import rmqarrow``), still loaded only when asked for
+            if not name.startswith("_") and find_spec(f"{package}.{name}") is not None:
+                return import_module(f"{package}.{name}")
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
         # a name a package re-exports from elsewhere in rmqarrow is given absolute
         where = module if module.startswith("rmqarrow.") else f"{package}.{module}"

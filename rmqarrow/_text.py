@@ -10,6 +10,7 @@ import json
 import math
 import sys
 from collections.abc import Collection, Mapping, Sequence
+from enum import Enum
 from typing import Any, TextIO
 
 __all__ = ["json_line", "json_text", "print_json", "print_kv", "print_table", "table_lines"]
@@ -51,6 +52,14 @@ def table_lines(
             return f"{v:,}" if group else str(v)
         if isinstance(v, float):
             return f"{v:,.3f}" if group else f"{v:.3f}"
+        # A vocabulary value, a list or a mapping reads as its words, not as Python's
+        # repr: the table is for an operator, who never typed ``['a', 'b']``.
+        if isinstance(v, Enum):
+            return cell(v.value, group)
+        if isinstance(v, list | tuple):
+            return ", ".join(cell(x, group) for x in v)
+        if isinstance(v, Mapping):
+            return ", ".join(f"{k}={cell(x, group)}" for k, x in v.items())
         return "" if v is None else str(v)
 
     flags = [c in grouped for c in columns]

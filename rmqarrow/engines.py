@@ -106,7 +106,8 @@ def parse_engines(spec: str, option: str = "engines") -> list[str]:
     unknown = [e for e in names if e not in ENGINES]
     if unknown or not names:
         raise UsageError(
-            f"{option}={spec}: unknown {unknown or 'empty list'}; choose from {', '.join(ENGINES)}"
+            f"{option}={spec}: unknown {', '.join(unknown) or 'empty list'}; "
+            f"choose from {', '.join(ENGINES)}"
         )
     return list(dict.fromkeys(names))
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import logging
 import os
+import re
 import warnings
 from collections.abc import Mapping
 from contextlib import redirect_stderr, redirect_stdout
@@ -38,6 +39,8 @@ def one_error(err: str, *needles: str) -> str:
     assert len(errors) == 1, err
     for forbidden in FORBIDDEN:
         assert forbidden not in err
+    # an enum member's repr (<Engine.NATIVE: 'native'>) is Python's text, not the user's
+    assert not re.search(r"<[A-Z]\w*\.[A-Z_]+: '", err), err
     for needle in needles:
         assert needle in errors[0], errors[0]
     return errors[0]

@@ -252,6 +252,23 @@ def test_import_rmqarrow_stays_light() -> None:
     assert done.stdout.strip() == "[]"
 
 
+def test_a_subpackage_is_an_attribute_after_import_rmqarrow() -> None:
+    code = (
+        "import sys, rmqarrow\n"
+        "print('rmqarrow.store' in sys.modules, callable(rmqarrow.store.capabilities))\n"
+        "print(hasattr(rmqarrow, 'nothing'), hasattr(rmqarrow, '_nothing'))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+        check=True,
+    )
+    assert done.stdout.split() == ["False", "True", "False", "False"]
+
+
 def test_bare_converters_is_not_importable() -> None:
     done = subprocess.run(
         [sys.executable, "-c", "import converters"],

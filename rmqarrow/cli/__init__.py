@@ -208,7 +208,28 @@ def _as_flags(text: str, flags: dict[str, str]) -> str:
             return option
         return f"{option} {rest}"
 
-    return re.sub(r"\b([a-z][a-z_]*)=(True\b|[^\s,;:)]*)", flag, text)
+    text = re.sub(r"\b([a-z][a-z_]*)=(True\b|[^\s,;:)]*)", flag, text)
+    return _as_commands(text)
+
+
+#: Store methods whose command is spelled otherwise: a library message names the method
+#: (``import_files()``), the command line the command the user types (``rmqarrow import``).
+_METHOD_COMMANDS = {"import_files": "import", "convert_to_delta": "convert"}
+#: Calls a library message may advise (``check()``), each a command of the same verb.
+_CALL_COMMANDS = {**_METHOD_COMMANDS, "check": "check", "export": "export"}
+
+
+def _as_commands(text: str) -> str:
+    """A library message's method names as commands: ``import_files()`` reads
+    ``rmqarrow import``, ``import_files is not available`` reads ``import is ...``."""
+    calls = "|".join(_CALL_COMMANDS)
+    text = re.sub(rf"\b({calls})\(\)", lambda m: f"`rmqarrow {_CALL_COMMANDS[m.group(1)]}`", text)
+    # "`rmqarrow export` (or export())" names one command twice once both are commands
+    text = re.sub(r"(`rmqarrow \w+`) \(or \1\)", r"\1", text)
+    # the library's front door is the command itself on the command line
+    text = text.replace("rmqarrow.open takes", "rmqarrow takes")
+    names = "|".join(_METHOD_COMMANDS)
+    return re.sub(rf"\b({names})\b", lambda m: _METHOD_COMMANDS[m.group(1)], text)
 
 
 def _unexpected(exc: BaseException) -> str:

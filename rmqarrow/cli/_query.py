@@ -49,7 +49,7 @@ def register(sub: Any) -> None:
     query.add_argument("--end", default=str(JAVA_LONG_MAX), help=f"to this store time: {TIME_HELP}")
     query.add_argument("--max-num", type=int, default=64, help="at most this many offsets")
     query.add_argument("--escaped", action="store_true", help="keys in --queries are escaped")
-    query.add_argument("--engine", choices=ENGINES, default="native")
+    query.add_argument("--engine", choices=[str(e) for e in ENGINES], default="native")
     query.add_argument(
         "--dataset",
         type=dataset_arg,

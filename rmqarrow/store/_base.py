@@ -136,7 +136,14 @@ class Store(Closing):
             cleanup()
 
     def supports(self, verb: Verb | str) -> bool:
-        """Whether this store answers ``verb`` (a :class:`~rmqarrow.Verb` or its name)."""
+        """Whether this store answers ``verb`` (a :class:`~rmqarrow.Verb` or its name).
+
+        A name that is no verb is refused rather than answered False: ``"vaccum"`` or
+        the command's ``"import"`` would otherwise read as a verb this kind lacks."""
+        if verb not in set(Verb):
+            raise UsageError(
+                f"verb={verb!s}: not a verb; choose from {', '.join(v.value for v in Verb)}"
+            )
         return verb in self.verbs
 
     def __repr__(self) -> str:

@@ -32,6 +32,7 @@ __all__ = [
     "as_queries",
     "hits_table",
     "items_table",
+    "split_tiered_key",
     "topic_and_key",
 ]
 
@@ -322,7 +323,8 @@ class ItemQueries(Store):
         return lookup
 
 
-def _split(full: str) -> tuple[str, str]:
+def split_tiered_key(full: str) -> tuple[str, str]:
+    """``topic#key`` as ``(topic, key)``; a key without ``#`` is refused."""
     topic, sep, key = full.partition("#")
     if not sep:
         raise UsageError(f"tiered index keys are topic#key (or topic= with key=); got {full!r}")
@@ -333,7 +335,7 @@ def _tiered_queries(r: LookupRequest) -> tuple[list[TieredQuery], bool]:
     """A lookup's queries for the tiered format, and whether they came from a file."""
     if r.queries is not None:
         qs = read_queries_tsv(r.queries, escaped=r.escaped)
-        return [TieredQuery(*_split(q.key), q.max_num, q.begin, q.end) for q in qs], True
+        return [TieredQuery(*split_tiered_key(q.key), q.max_num, q.begin, q.end) for q in qs], True
     assert r.key is not None  # the request holds one or the other
-    topic, key = (r.topic, r.key) if r.topic is not None else _split(r.key)
+    topic, key = (r.topic, r.key) if r.topic is not None else split_tiered_key(r.key)
     return [TieredQuery(topic, key, r.max_num, r.begin, r.end)], False

@@ -22,7 +22,7 @@ from rmqarrow.format.queries import Query, read_queries_tsv
 from rmqarrow.format.tiered_layout import COMPACT_ITEM_SIZE, items_position
 from rmqarrow.format.times import format_time
 from rmqarrow.store._base import refuse_commitlog
-from rmqarrow.store._queries import ItemQueries
+from rmqarrow.store._queries import ItemQueries, split_tiered_key
 from rmqarrow.store._results import LookupRequest, TieredLookup, TieredManifest
 from rmqarrow.tiered import (
     END_MAGIC,
@@ -51,7 +51,6 @@ __all__ = [
     "TieredInfo",
     "TieredStore",
     "read_tiered_queries",
-    "split_tiered_key",
     "tiered_file_info",
 ]
 
@@ -112,14 +111,6 @@ class TieredInfo:
         if self.one_file:
             return dict(self.files[0])
         return {"files": [dict(f) for f in self.files]}
-
-
-def split_tiered_key(full: str) -> tuple[str, str]:
-    """``topic#key`` as ``(topic, key)``; a key without ``#`` is refused."""
-    topic, sep, key = full.partition("#")
-    if not sep:
-        raise UsageError(f"tiered index keys are topic#key (or --topic with --key); got {full!r}")
-    return topic, key
 
 
 def read_tiered_queries(path: str | os.PathLike[str], *, escaped: bool = False) -> list[Any]:

@@ -32,7 +32,7 @@ def test_the_library_names_the_parameter(tmp_path: Path) -> None:
 
     with pytest.raises(UsageError) as caught_engines:
         parse_engines("native,oracle")
-    assert str(caught_engines.value).startswith("engines=native,oracle: unknown ['oracle']")
+    assert str(caught_engines.value).startswith("engines=native,oracle: unknown oracle;")
 
 
 @pytest.mark.parametrize(
@@ -57,7 +57,7 @@ def test_the_cli_prints_a_value_after_its_option(capsys: pytest.CaptureFixture[s
     store = golden_set("basic").store_dir
     status, _, err = run(capsys, "verify", str(store), "--engines", "native,oracle")
     assert status == 2
-    one_error(err, "--engines native,oracle: unknown ['oracle']")
+    one_error(err, "--engines native,oracle: unknown oracle;")
     assert "engines=" not in err
 
 
@@ -75,3 +75,71 @@ def test_convert_prints_export_s_overwrite_as_its_option(
     status, _, err = run(capsys, "convert", str(ds))
     assert status == 1
     one_error(err, "export it whole again (--overwrite), then convert")
+
+
+def test_the_cli_names_the_command_where_the_library_names_its_method(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tiered_golden_data import ALL_TIERED
+
+    store = golden_set("basic").store_dir
+    status, _, err = run(capsys, "import", str(store), str(tmp_path / "out"))
+    assert status == 2
+    one_error(err, "import is not available for")
+    assert "import_files" not in err
+
+    status, _, err = run(capsys, "convert", str(store))
+    assert status == 2
+    one_error(err, "convert is not available for")
+    assert "convert_to_delta" not in err
+    assert "(or export())" not in err and "`rmqarrow export` (or" not in err
+
+    dataset = tmp_path / "tiered"
+    status, _, _ = run(capsys, "export", str(ALL_TIERED[0].dir / "compacted.bin"), str(dataset))
+    assert status == 0
+    status, _, err = run(capsys, "check", str(dataset))
+    assert status == 2
+    one_error(err, "(`rmqarrow import` rebuilds them)")
+    assert "import_files" not in err
+
+
+def test_an_unknown_engine_is_refused_with_the_engines_names(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    store = golden_set("basic").store_dir
+    status, _, err = run(capsys, "query", str(store), "--key", "K", "--engine", "oracle")
+    assert status == 2
+    one_error(err, "invalid choice: 'oracle' (choose from 'native', 'duckdb', 'spark')")
+
+
+def test_a_path_no_format_reads_is_refused_in_the_command_s_terms(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = tmp_path / "keys.txt"
+    text.write_text("TopicA#k1\n", encoding="utf-8")
+    status, _, err = run(capsys, "info", str(text))
+    assert status == 2
+    one_error(err, "not an index file (", "; rmqarrow takes index files")
+    assert "rmqarrow.open" not in err
+
+
+def test_a_tiered_key_without_a_topic_names_the_parameters_then_the_options(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tiered_golden_data import ALL_TIERED
+
+    import rmqarrow
+    from rmqarrow.store._tiered import read_tiered_queries
+
+    compacted = ALL_TIERED[0].dir / "compacted.bin"
+    with rmqarrow.open(compacted) as store, pytest.raises(UsageError) as caught:
+        store.lookup("k1")
+    assert "(or topic= with key=); got 'k1'" in str(caught.value)
+    queries = tmp_path / "q.tsv"
+    queries.write_text("k1\t8\t0\t100\n", encoding="utf-8")
+    with pytest.raises(UsageError) as caught_file:
+        read_tiered_queries(queries)
+    assert "(or topic= with key=); got 'k1'" in str(caught_file.value)
+    status, _, err = run(capsys, "query", str(compacted), "--key", "k1")
+    assert status == 2
+    one_error(err, "(or --topic with --key); got 'k1'")

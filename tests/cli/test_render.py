@@ -100,6 +100,8 @@ def test_a_rocksdb_index_stats_refuse_plot_and_html(
     status, out, err = run(capsys, "stats", str(EDGE.db), "--html", str(page))
     one_error(err, "--html draws the IndexFile figures' page", "print as tables")
     assert status == 2 and out == "" and not page.exists()
+    one_error(err, "and `rmqarrow check` this index for its verdict")
+    assert "check()" not in err
 
 
 def test_verify_refuses_what_a_kind_cannot_use(
@@ -113,3 +115,22 @@ def test_verify_refuses_what_a_kind_cannot_use(
     status, _, err = run(capsys, "verify", str(EDGE.db), "--keys", str(keys))
     one_error(err, "--keys are the IndexFiles' sampling source", "give --queries")
     assert status == 2
+
+
+def test_a_list_a_mapping_and_an_enum_read_as_words_in_a_table() -> None:
+    from rmqarrow._text import table_lines
+    from rmqarrow._vocab import Kind
+
+    lines, _ = table_lines(
+        [
+            ("families", ["default", "timer"]),
+            ("bookkeeping", {"lastOffsetPy": 7}),
+            ("kind", Kind.TIERED),
+        ],
+        ["field", "value"],
+    )
+    text = "\n".join(lines)
+    assert "default, timer" in text
+    assert "lastOffsetPy=7" in text
+    assert " tiered" in text
+    assert "[" not in text and "{" not in text and "Kind." not in text

@@ -9,7 +9,7 @@ from tiered_golden_data import TieredSet
 
 import rmqarrow
 from rmqarrow import Kind, Verb
-from rmqarrow.errors import UnsupportedOperationError
+from rmqarrow.errors import UnsupportedOperationError, UsageError
 from rmqarrow.store import (
     DatasetStore,
     IndexStore,
@@ -51,6 +51,8 @@ def test_an_undeclared_verb_is_refused_in_library_terms() -> None:
         assert store.kind == Kind.TIERED and store.kind == "tiered"
         assert store.supports(Verb.CHECK) and store.supports("query")
         assert not store.supports(Verb.VACUUM)
+        with pytest.raises(UsageError, match="verb=vaccum: not a verb; choose from query, "):
+            store.supports("vaccum")
         with pytest.raises(UnsupportedOperationError, match="vacuum is not available"):
             store.vacuum()
         with pytest.raises(UnsupportedOperationError, match="only an exported dataset"):
