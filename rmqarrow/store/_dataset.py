@@ -154,10 +154,10 @@ class DatasetInfo:
 
 
 @dataclass(frozen=True)
-class TieredDatasetInfo:
-    """The result of :meth:`TieredDatasetStore.info`: the dataset's manifest (a Delta
-    dataset's: its pinned run's record, with ``delta``, the versions it pins, and
-    ``versions``, those ``as_of`` takes)."""
+class ManifestInfo:
+    """The ``info`` of a dataset shown as its manifest (a Delta dataset's: its pinned
+    run's record, with ``delta``, the versions it pins, and ``versions``, those ``as_of``
+    takes); each kind's subclass is its own result type."""
 
     dataset: Path
     manifest: dict[str, Any]
@@ -169,6 +169,11 @@ class TieredDatasetInfo:
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.manifest)
+
+
+@dataclass(frozen=True)
+class TieredDatasetInfo(ManifestInfo):
+    """The result of :meth:`TieredDatasetStore.info`: the tiered dataset's manifest."""
 
 
 def iso_versions(versions: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -42,7 +42,7 @@ from rmqarrow.store._base import (
     check_max_num,
     refuse_commitlog,
 )
-from rmqarrow.store._dataset import DatasetCheck, iso_versions
+from rmqarrow.store._dataset import DatasetCheck, ManifestInfo, iso_versions
 from rmqarrow.store._kind import PinnedDataset
 from rmqarrow.store._results import LookupRequest, RocksDBLookup, RocksDBManifest, refuse
 from rmqarrow.store._sql import SqlSession, check_sql_engine, duckdb_session, spark_session
@@ -536,21 +536,8 @@ class RocksDBInfo:
 
 
 @dataclass(frozen=True)
-class RocksDBDatasetInfo:
-    """The result of :meth:`RocksDBDatasetStore.info`: the dataset's manifest (a Delta
-    dataset's: its pinned run's record, with ``delta``, the versions it pins, and
-    ``versions``, those ``as_of`` takes)."""
-
-    dataset: Path
-    manifest: dict[str, Any]
-
-    @property
-    def versions(self) -> list[dict[str, Any]]:
-        """The versions a reader can open ``as_of`` (none in the manifest layout)."""
-        return list(self.manifest.get("versions") or [])
-
-    def to_dict(self) -> dict[str, Any]:
-        return dict(self.manifest)
+class RocksDBDatasetInfo(ManifestInfo):
+    """The result of :meth:`RocksDBDatasetStore.info`: the RocksDB dataset's manifest."""
 
 
 @dataclass(frozen=True)
