@@ -234,13 +234,8 @@ def test_checker_catches(source: str, code: str, expected: str) -> None:
     assert len(found) == 1 and expected in found[0], found
 
 
-def test_import_rmqarrow_stays_light() -> None:
-    code = (
-        "import sys, rmqarrow, rmqarrow.commitlog, rmqarrow.tiered, rmqarrow.converters, "
-        "rmqarrow.converters.duckdb, rmqarrow.converters.spark, rmqarrow.converters.stats\n"
-        "heavy = ('duckdb', 'pyspark', 'numba', 'pyarrow.parquet', 'pyarrow.dataset')\n"
-        "print([m for m in heavy if m in sys.modules])\n"
-    )
+def _printed_by(code: str) -> str:
+    """What ``code`` prints, run in a fresh interpreter (so nothing is imported yet)."""
     done = subprocess.run(
         [sys.executable, "-c", code],
         capture_output=True,
@@ -249,7 +244,17 @@ def test_import_rmqarrow_stays_light() -> None:
         timeout=120,
         check=True,
     )
-    assert done.stdout.strip() == "[]"
+    return done.stdout.strip()
+
+
+def test_import_rmqarrow_stays_light() -> None:
+    code = (
+        "import sys, rmqarrow, rmqarrow.commitlog, rmqarrow.tiered, rmqarrow.converters, "
+        "rmqarrow.converters.duckdb, rmqarrow.converters.spark, rmqarrow.converters.stats\n"
+        "heavy = ('duckdb', 'pyspark', 'numba', 'pyarrow.parquet', 'pyarrow.dataset')\n"
+        "print([m for m in heavy if m in sys.modules])\n"
+    )
+    assert _printed_by(code) == "[]"
 
 
 def test_a_subpackage_is_an_attribute_after_import_rmqarrow() -> None:
@@ -258,15 +263,7 @@ def test_a_subpackage_is_an_attribute_after_import_rmqarrow() -> None:
         "print('rmqarrow.store' in sys.modules, callable(rmqarrow.store.capabilities))\n"
         "print(hasattr(rmqarrow, 'nothing'), hasattr(rmqarrow, '_nothing'))\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=120,
-        check=True,
-    )
-    assert done.stdout.split() == ["False", "True", "False", "False"]
+    assert _printed_by(code).split() == ["False", "True", "False", "False"]
 
 
 def test_bare_converters_is_not_importable() -> None:
@@ -564,15 +561,7 @@ def test_cli_loads_no_pyarrow_before_sizing_its_allocator() -> None:
     :func:`rmqarrow._memory.fit_allocators`; pyarrow reads its pool choice once, as it
     loads, so it must not load with them (the commands' modules load after)."""
     code = "import sys, rmqarrow.cli\nprint([m for m in sys.modules if m.startswith('pyarrow')])\n"
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=120,
-        check=True,
-    )
-    assert done.stdout.strip() == "[]"
+    assert _printed_by(code) == "[]"
 
 
 def test_the_command_line_parser_loads_no_engine() -> None:
@@ -583,12 +572,4 @@ def test_the_command_line_parser_loads_no_engine() -> None:
         "heavy = ('numpy', 'pyarrow', 'duckdb', 'pyspark', 'deltalake', 'numba')\n"
         "print(sorted({m.split('.')[0] for m in sys.modules} & set(heavy)))\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=120,
-        check=True,
-    )
-    assert done.stdout.strip() == "[]"
+    assert _printed_by(code) == "[]"

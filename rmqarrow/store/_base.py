@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, NoReturn, Self
 
 from rmqarrow._closing import Closing
 from rmqarrow._progress import ProgressCallback
-from rmqarrow._vocab import Format, Verb
+from rmqarrow._vocab import Engine, Format, Verb
 from rmqarrow.converters.arrow.messages import MESSAGES_SCHEMA
 from rmqarrow.converters.schema import ROCKSDB_SCHEMAS, SCHEMAS, TIERED_SCHEMAS
 from rmqarrow.errors import (
@@ -32,7 +32,15 @@ if TYPE_CHECKING:
     import pyarrow.dataset as pads
     from pyspark.sql import SparkSession
 
-__all__ = ["DEFAULT_MAX_NUM", "OpenOptions", "Store", "check_max_num", "refuse_commitlog"]
+__all__ = [
+    "DEFAULT_MAX_NUM",
+    "OpenOptions",
+    "Store",
+    "check_max_num",
+    "refuse_commitlog",
+    "required_engines",
+    "verify_engines",
+]
 
 _log = logging.getLogger("rmqarrow.store")
 
@@ -45,6 +53,26 @@ def check_max_num(max_num: object) -> int:
     if isinstance(max_num, bool) or not isinstance(max_num, int) or max_num < 0:
         raise InvalidValueError(f"max_num must be an int >= 0, got {max_num!r}")
     return max_num
+
+
+def verify_engines(engines: object) -> tuple[list[str], bool]:
+    """The engines a ``verify`` runs and whether they were named: those given (a list of
+    engine names, checked), or every engine."""
+    names = [str(e) for e in Engine]
+    if engines is None:
+        return names, False
+    if isinstance(engines, str) or not isinstance(engines, Sequence):
+        raise UsageError(f"engines must be a list of {', '.join(names)}, got {engines!r}")
+    unknown = [e for e in engines if e not in names]
+    if unknown:
+        raise UsageError(f"engines must be a list of {', '.join(names)}, got {list(engines)!r}")
+    return [str(e) for e in engines], True
+
+
+def required_engines(chosen: Sequence[str], named: bool) -> list[str]:
+    """Which of the ``chosen`` engines must run: every one named; by default all but
+    Spark, which is skipped where it cannot run (no pyspark, no Java)."""
+    return list(chosen) if named else [e for e in chosen if e != Engine.SPARK]
 
 
 def refuse_commitlog(commitlog: object, what: str) -> None:

@@ -20,7 +20,7 @@ from rmqarrow.converters.arrow.scan import store_scanner
 from rmqarrow.converters.parquet.export import export_store
 from rmqarrow.converters.parquet.incremental import follow_store, sync_store
 from rmqarrow.converters.parquet.manifest import one_snapshot, read_manifest
-from rmqarrow.engines import ENGINES, answer_with_engine
+from rmqarrow.engines import answer_with_engine
 from rmqarrow.errors import (
     CorruptIndexError,
     EngineUnavailableError,
@@ -43,7 +43,13 @@ from rmqarrow.index.health import (
 )
 from rmqarrow.index.indexfile import IndexFile
 from rmqarrow.index.service import IndexService, open_healthy
-from rmqarrow.store._base import DEFAULT_MAX_NUM, OpenOptions, check_max_num
+from rmqarrow.store._base import (
+    DEFAULT_MAX_NUM,
+    OpenOptions,
+    check_max_num,
+    required_engines,
+    verify_engines,
+)
 from rmqarrow.store._dataset import DatasetStore
 from rmqarrow.store._queries import OffsetQueries, as_queries, topic_and_key
 from rmqarrow.store._results import IndexManifest, LookupRequest, ResolvedHits
@@ -817,12 +823,7 @@ class IndexStore(OffsetQueries):
             raise UsageError(
                 "keys= are sampled from; queries= are the queries themselves: give one"
             )
-        if isinstance(engines, str) or (
-            engines is not None and any(e not in ENGINES for e in engines)
-        ):
-            raise UsageError(f"engines must be a list of {', '.join(ENGINES)}, got {engines!r}")
-        explicit = engines is not None
-        chosen = list(engines) if engines is not None else list(ENGINES)
+        chosen, explicit = verify_engines(engines)
         target = None if dataset is None else detect(dataset)
         if target is not None and target.kind != "dataset":
             raise UsageError(
@@ -873,7 +874,7 @@ class IndexStore(OffsetQueries):
                 master=master,
                 hash_slot_num=self.hash_slot_num,
                 index_num=self.index_num,
-                required=chosen if explicit else [e for e in chosen if e != "spark"],
+                required=required_engines(chosen, explicit),
                 chain_check=chain_check,
             )
 

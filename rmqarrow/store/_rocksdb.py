@@ -19,7 +19,7 @@ from rmqarrow._progress import Progress, ProgressCallback
 from rmqarrow._vocab import Format, Verb
 from rmqarrow.converters.parquet.kind_read import kind_files, kind_manifest
 from rmqarrow.converters.parquet.rocksdb_export import export_rocksdb, rocksdb_source_tables
-from rmqarrow.engines import ENGINES, answer_with_engine
+from rmqarrow.engines import answer_with_engine
 from rmqarrow.errors import DatasetError, EngineUnavailableError, UsageError
 from rmqarrow.format.detect import ROCKSDB_DATASET_FORMAT, Target
 from rmqarrow.format.java import JAVA_LONG_MAX
@@ -41,6 +41,8 @@ from rmqarrow.store._base import (
     Store,
     check_max_num,
     refuse_commitlog,
+    required_engines,
+    verify_engines,
 )
 from rmqarrow.store._dataset import DatasetCheck, ManifestInfo, iso_versions
 from rmqarrow.store._kind import PinnedDataset
@@ -334,9 +336,8 @@ class _RocksDBSurface(Store):
                 f"as_of={as_of}: a RocksDB index's dataset= is compared at its latest "
                 "version; open an older one with rmqarrow.open(dataset, as_of=...) and query it"
             )
-        explicit = engines is not None
-        chosen = list(engines) if engines is not None else [str(e) for e in ENGINES]
-        required = chosen if explicit else [e for e in chosen if e != "spark"]
+        chosen, explicit = verify_engines(engines)
+        required = required_engines(chosen, explicit)
         qs = (
             as_rocksdb_queries(queries)
             if queries is not None

@@ -16,12 +16,12 @@ from rmqarrow._progress import ProgressCallback
 from rmqarrow._vocab import Format, Verb
 from rmqarrow.converters.arrow.tiered import tiered_tables
 from rmqarrow.converters.parquet.tiered_export import export_tiered
-from rmqarrow.engines import ENGINES, answer_with_engine
+from rmqarrow.engines import answer_with_engine
 from rmqarrow.errors import TieredReadError, UsageError
 from rmqarrow.format.queries import Query, read_queries_tsv
 from rmqarrow.format.tiered_layout import COMPACT_ITEM_SIZE, items_position
 from rmqarrow.format.times import format_time
-from rmqarrow.store._base import refuse_commitlog
+from rmqarrow.store._base import refuse_commitlog, required_engines, verify_engines
 from rmqarrow.store._queries import ItemQueries, split_tiered_key
 from rmqarrow.store._results import LookupRequest, TieredLookup, TieredManifest
 from rmqarrow.tiered import (
@@ -346,8 +346,7 @@ class TieredStore(ItemQueries):
                 f"as_of={as_of}: a tiered dataset= is compared at its latest version; "
                 "open an older one with rmqarrow.open(dataset, as_of=...) and query it"
             )
-        explicit = engines is not None
-        chosen = list(engines) if engines is not None else [str(e) for e in ENGINES]
+        chosen, explicit = verify_engines(engines)
         return verify_tiered(
             self.path,
             engines=chosen,
@@ -359,5 +358,5 @@ class TieredStore(ItemQueries):
             master=master,
             hash_slot_num=self.hash_slot_num,
             index_num=self.index_num,
-            required=chosen if explicit else [e for e in chosen if e != "spark"],
+            required=required_engines(chosen, explicit),
         )
