@@ -45,8 +45,27 @@ LAYERS: dict[str, int] = {
     "rmqarrow.cli": 13,
     "rmqarrow.__main__": 14,
 }
-#: packages of one layer that must not import each other
-RIVALS = [{"rmqarrow.converters.duckdb", "rmqarrow.converters.spark"}]
+#: an index format's own folder holds its whole stack: the package itself (its rules,
+#: reader, writer and rebuild, private modules) is layer 3, and each public module named by
+#: a concern takes that concern's layer, so a format's adapters import only downward too
+FORMAT_FOLDERS = ("rmqarrow.tiered", "rmqarrow.rocksdb")
+FORMAT_CONCERNS: dict[str, int] = {
+    "layout": 1,  # the byte layout and file names, beside rmqarrow.format
+    "arrow": 5,
+    "parquet": 6,
+    "duckdb": 7,
+    "spark": 7,
+    "verify": 10,
+    "store": 11,
+}
+LAYERS.update({f"{f}.{c}": n for f in FORMAT_FOLDERS for c, n in FORMAT_CONCERNS.items()})
+#: two sides of one layer that never import each other: every DuckDB adapter, every Spark one
+RIVALS = [
+    (
+        {"rmqarrow.converters.duckdb", *(f"{f}.duckdb" for f in FORMAT_FOLDERS)},
+        {"rmqarrow.converters.spark", *(f"{f}.spark" for f in FORMAT_FOLDERS)},
+    )
+]
 #: the API facade: re-exports from below, imported by nothing inside the package
 FACADE = "rmqarrow"
 #: packages whose ``__init__`` only names (lazily) what their submodules define
@@ -197,8 +216,8 @@ def violations(edges: list[Edge]) -> list[str]:
             continue
         if dst[1] > src[1]:
             found.append(f"{where}: upward ({src[0]} is layer {src[1]}, {dst[0]} is {dst[1]})")
-        for rivals in RIVALS:
-            if src[0] in rivals and dst[0] in rivals and src[0] != dst[0]:
+        for left, right in RIVALS:
+            if (src[0] in left and dst[0] in right) or (src[0] in right and dst[0] in left):
                 found.append(f"{where}: {src[0]} and {dst[0]} never import each other")
     return found
 
@@ -227,6 +246,11 @@ def test_every_module_is_in_a_layer() -> None:
         ("rmqarrow.verify.run", "from converters.parquet import export", "rmqarrow.converters"),
         ("rmqarrow.index.service", "from rmqarrow import IndexFile", "facade"),
         ("rmqarrow.kernels.put", "from ..index import build", "upward"),
+        # inside a format's folder, each module is at the layer of its concern
+        ("rmqarrow.tiered._open", "from rmqarrow.tiered.duckdb import answer", "upward"),
+        ("rmqarrow.tiered.arrow", "from rmqarrow.tiered.parquet import export", "upward"),
+        ("rmqarrow.rocksdb.duckdb", "from rmqarrow.tiered.spark import answer", "never"),
+        ("rmqarrow.tiered.spark", "import rmqarrow.converters.duckdb.runner", "never"),
     ],
 )
 def test_checker_catches(source: str, code: str, expected: str) -> None:
@@ -342,7 +366,11 @@ def table_problems(text: str) -> list[str]:
     rows = table_rows(text)
     problems = []
     # every folder of the map, every module of its own layer, and the root modules (base)
-    wanted = {p for m, n in LAYERS.items() if (p := _path_of(m)).endswith("/") or n != BASE[1]}
+    wanted = {
+        p
+        for m, n in LAYERS.items()
+        if ((p := _path_of(m)).endswith("/") or n != BASE[1]) and not _format_concern(m)
+    }
     wanted.add("rmqarrow/")
     # a subpackage of rmqarrow/ or converters/ that the map covers only by its prefix
     for top in ("rmqarrow", "converters"):
@@ -361,6 +389,40 @@ def table_problems(text: str) -> list[str]:
         elif layer != str(expected[1]):
             problems.append(
                 f"`{path}` is layer {layer!r} in the folder table, {expected[1]} in the map"
+            )
+    return problems + concern_problems(text)
+
+
+def _format_concern(module: str) -> bool:
+    """Whether ``module`` is a format folder's module named by a concern (its own table)."""
+    folder, _, concern = module.rpartition(".")
+    return folder in FORMAT_FOLDERS and concern in FORMAT_CONCERNS
+
+
+#: the table of a format folder's modules by concern, which states FORMAT_CONCERNS in prose
+CONCERN_HEADER = "| a format's module | layer | what it holds |"
+
+
+def concern_problems(text: str) -> list[str]:
+    """How the architecture page's table of a format's modules differs from the map."""
+    if CONCERN_HEADER not in text:
+        return [f"{ARCHITECTURE.name} has no table headed {CONCERN_HEADER!r}"]
+    rows = {
+        name.removesuffix(".py").removesuffix("/"): layer
+        for name, layer in table_rows(TABLE_HEADER + text.split(CONCERN_HEADER, 1)[1]).items()
+    }
+    problems = [
+        f"`{c}` has no row in the table of a format's modules"
+        for c in FORMAT_CONCERNS
+        if c not in rows
+    ]
+    for concern, layer in rows.items():
+        if concern not in FORMAT_CONCERNS:
+            problems.append(f"`{concern}` is in the table of a format's modules, not the map")
+        elif layer != str(FORMAT_CONCERNS[concern]):
+            problems.append(
+                f"`{concern}` is layer {layer!r} in the table of a format's modules, "
+                f"{FORMAT_CONCERNS[concern]} in the map"
             )
     return problems
 
@@ -398,6 +460,16 @@ def _swap(old: str, new: str) -> Callable[[str], str]:
             id="a-root-module-row-is-allowed",
         ),
         pytest.param(_swap(TABLE_HEADER, "| folder | what |"), "no table", id="no-table"),
+        pytest.param(
+            _swap("| `duckdb` | 7 |", "| `duckdb` | 6 |"),
+            "`duckdb` is layer '6' in the table of a format's modules, 7 in the map",
+            id="concern-wrong-layer",
+        ),
+        pytest.param(
+            _swap("| `spark` | 7 |", "| `sparky` | 7 | x |\n| `spark` | 7 |"),
+            "`sparky` is in the table of a format's modules, not the map",
+            id="concern-unknown",
+        ),
     ],
 )
 def test_table_checker_catches(edit: Callable[[str], str], expected: str) -> None:
