@@ -3,11 +3,18 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from rmqarrow._closing import Closing
-from rmqarrow.errors import EngineUnavailableError, RmqArrowError, UsageError, WriteRefusedError
+from rmqarrow.errors import (
+    EngineError,
+    EngineUnavailableError,
+    RmqArrowError,
+    UsageError,
+    WriteRefusedError,
+)
 
 if TYPE_CHECKING:
     import duckdb
@@ -52,9 +59,31 @@ def duckdb_session(con: duckdb.DuckDBPyConnection, close: Callable[[], object]) 
     from rmqarrow.converters.duckdb import run_statement
 
     def run(statement: str, read_only: bool) -> pa.RecordBatchReader | None:
-        return run_statement(con, statement, read_only=read_only)
+        try:
+            return run_statement(con, statement, read_only=read_only)
+        except EngineError as exc:
+            raise _name_the_tables(con, exc) from None
 
     return SqlSession("duckdb", run, close)
+
+
+#: DuckDB's line for a missing table, and the suggestion it adds from its own catalog
+_MISSING_TABLE = re.compile(r"Table with name (\S+) does not exist!")
+_SYSTEM_SUGGESTION = re.compile(r' Did you mean "(pg_|duckdb_|information_schema)[^"]*"\?')
+
+
+def _name_the_tables(con: duckdb.DuckDBPyConnection, exc: EngineError) -> EngineError:
+    """A missing table's error naming the session's tables, not DuckDB's catalog (which
+    suggests ``pg_settings`` for a table nobody registered)."""
+    text = str(exc)
+    if not _MISSING_TABLE.search(text):
+        return exc
+    rows = con.execute(
+        "SELECT table_name FROM information_schema.tables ORDER BY table_name"
+    ).fetchall()
+    names = [name for (name,) in rows if not name.startswith("_")]
+    text = _SYSTEM_SUGGESTION.sub("", text)
+    return EngineError(f"{text} This session's tables: {', '.join(names) or 'none'}.")
 
 
 def spark_session(spark: Any) -> SqlSession:

@@ -318,3 +318,17 @@ def test_numba_failing_to_load_is_one_clean_note(ws: Path) -> None:
         "note: numba could not load (libllvmlite.so cannot be mapped) under ulimit -v 450000 "
         "(0.4 GiB of address space): using the numpy kernels (same answers)"
     )
+
+
+def test_a_missing_table_names_the_session_tables_not_duckdb_catalog(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # DuckDB suggests its own catalog (pg_sequences, pg_settings) for a name nobody
+    # registered; the line names the tables this index is read through instead
+    golden = Path(__file__).parents[1] / "golden" / "basic"
+    status, _, err = run(capsys, "sql", str(golden), "select * from nosuch")
+    line = one_error(err, "nosuch", "This session's tables: entries, files, slots.")
+    assert status == 1 and "pg_" not in line and "_rmq" not in line
+    # a near miss keeps DuckDB's own suggestion of one of them
+    status, _, err = run(capsys, "sql", str(golden), "select * from entrie")
+    assert 'Did you mean "entries"?' in one_error(err, "entrie")
