@@ -106,6 +106,7 @@ class Target:
     detail: str = ""  # what the detector saw, for messages
     form: TieredForm | None = None  # for kind "tiered": which file form, or which folder
     rocksdb_dir: Path | None = None  # the RocksDB index database (kind rocksdb, broker root)
+    instead: str = ""  # for a folder that is no store: the stores one level down, to pass
 
     def __post_init__(self) -> None:
         # text from a caller (a kind's name) becomes the member, and an unknown one fails here
@@ -294,7 +295,37 @@ def detect(target: str | os.PathLike[str]) -> Target:
     return found
 
 
-def _detect(p: Path) -> Target:
+#: what a folder holding only folders is searched for, one level down, to name the one
+#: an operator meant (the parent of a store root, of a RocksDB directory, of a dataset)
+_STORE_KINDS = (
+    Kind.BROKER_ROOT,
+    Kind.INDEX_DIR,
+    Kind.TIERED,
+    Kind.ROCKSDB,
+    Kind.DATASET,
+    Kind.TIERED_DATASET,
+    Kind.ROCKSDB_DATASET,
+)
+#: how many of those folders are looked into (a folder of thousands says nothing)
+_LOOK_BELOW = 32
+
+
+def _stores_below(children: list[Path]) -> str:
+    """The stores among ``children``'s folders (one level down), as what to pass instead
+    ("" when there is none)."""
+    found = []
+    for child in sorted(c for c in children if c.is_dir())[:_LOOK_BELOW]:
+        t = _detect(child, look_below=False)
+        if t.kind in _STORE_KINDS:
+            found.append(f"{child} ({t.detail})")
+        elif _detect(child / "index", look_below=False).kind == Kind.INDEX_DIR:
+            found.append(f"{child / 'index'} (a directory of index files)")
+    if not found:
+        return ""
+    return f"it holds {', '.join(found[:3])}: pass {'one of these' if len(found) > 1 else 'that'}"
+
+
+def _detect(p: Path, *, look_below: bool = True) -> Target:
     if not p.exists():
         return Target(Kind.MISSING, p, detail="no such file or directory")
     if p.is_file():
@@ -376,8 +407,11 @@ def _detect(p: Path) -> Target:
         hint = _tiered_hint(p)
         if hint is not None:
             return Target(Kind.OTHER_DIR, p, detail=hint)
-        return Target(Kind.OTHER_DIR, p, detail="a directory with no files (only folders)")
-    return Target(Kind.OTHER_DIR, p, detail="a directory without index files")
+        detail = "a directory with no files (only folders)"
+    else:
+        detail = "a directory without index files"
+    instead = _stores_below(children) if look_below else ""
+    return Target(Kind.OTHER_DIR, p, detail=detail, instead=instead)
 
 
 #: where uploaded index segments sit below the POSIX backend's folders, from
@@ -458,6 +492,8 @@ KIND_NAMES = {
 
 def describe(t: Target) -> str:
     """One phrase naming what ``t`` is and what to do with it."""
+    if t.instead:
+        return f"not a store itself; {t.instead}"
     text = _INSTEAD.get(t.kind, t.detail)
     if t.kind in ("other_file", "other_dir") and t.detail:
         text = f"{text} ({t.detail})"

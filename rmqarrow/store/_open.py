@@ -6,7 +6,7 @@ import os
 from contextlib import ExitStack
 from dataclasses import replace
 
-from rmqarrow._formats import FormatPlugin, load, plugin_for_kind, plugin_named
+from rmqarrow._formats import FormatPlugin, format_plugins, load, plugin_for_kind, plugin_named
 from rmqarrow._paths import ObjectLocation, dataset_location, is_uri
 from rmqarrow._vocab import Format, Kind, Source
 from rmqarrow.converters.parquet.remote import local_snapshot
@@ -98,11 +98,12 @@ def open_store(
     if target.kind == Kind.MISSING:
         raise StoreNotFoundError(f"{target.path}: no such store directory, index file or dataset")
     if plugin is None:
-        if target.kind == Kind.COMMITLOG_DIR:
+        if target.kind == Kind.COMMITLOG_DIR or target.instead:
             raise UsageError(f"{target.path}: {describe(target)}")
+        formats = [p.description for p in format_plugins()]
         raise UsageError(
-            f"{target.path}: {describe(target)}; rmqarrow.open takes index files, a "
-            "broker store root, an exported dataset or tiered index files"
+            f"{target.path}: {describe(target)}; rmqarrow.open takes a broker store root, "
+            f"or the files or exported dataset of {', '.join(formats[:-1])} or {formats[-1]}"
         )
     return _store_class(plugin, target.kind).opened(target, options)
 

@@ -119,7 +119,9 @@ def test_a_path_no_format_reads_is_refused_in_the_command_s_terms(
     text.write_text("TopicA#k1\n", encoding="utf-8")
     status, _, err = run(capsys, "info", str(text))
     assert status == 2
-    one_error(err, "not an index file (", "; rmqarrow takes index files")
+    # what it takes is every registered format, RocksDB's index included
+    one_error(err, "not an index file (", "; rmqarrow takes a broker store root, or the files")
+    one_error(err, "RocketMQ's IndexFile", "tiered IndexStoreFile", "RocksDB message index")
     assert "rmqarrow.open" not in err
 
 

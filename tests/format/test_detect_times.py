@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import shutil
 from pathlib import Path
 
 import pyarrow as pa
@@ -12,7 +13,7 @@ import pytest
 from golden_data import golden_set
 
 from rmqarrow.errors import StoreNotFoundError, UsageError
-from rmqarrow.format.detect import detect, require_commitlog, require_index_store
+from rmqarrow.format.detect import describe, detect, require_commitlog, require_index_store
 from rmqarrow.format.times import format_time, parse_time
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
@@ -74,6 +75,30 @@ def test_broker_root_resolves_its_parts(tmp_path: Path, caplog: pytest.LogCaptur
         assert require_commitlog(root) == root / "commitlog"
     notes = [r.getMessage() for r in caplog.records]
     assert len(notes) == 1 and "broker store root" in notes[0]
+
+
+def test_a_folder_above_stores_names_them(tmp_path: Path) -> None:
+    # an operator pointing at the folder above the store: the line says which path to pass
+    shutil.copytree(golden_set("basic").store_dir, tmp_path / "copy" / "store" / "index")
+    shutil.copytree(golden_set("basic").store_dir, tmp_path / "two" / "a")
+    shutil.copytree(golden_set("basic").store_dir, tmp_path / "two" / "b")
+    (tmp_path / "two" / "notes.txt").write_text("x")
+    one = detect(tmp_path / "copy")
+    assert one.kind == "other_dir"
+    assert (
+        one.instead
+        == f"it holds {tmp_path / 'copy/store/index'} (a directory of index files): pass that"
+    )
+    assert describe(one).startswith("not a store itself; it holds ")
+    two = detect(tmp_path / "two")
+    assert two.instead.endswith("(a directory of index files): pass one of these")
+    assert f"{tmp_path / 'two/a'} (" in two.instead and f"{tmp_path / 'two/b'} (" in two.instead
+    # only one level down: a store two folders below is not searched for
+    (tmp_path / "deep" / "x").mkdir(parents=True)
+    shutil.copytree(golden_set("basic").store_dir, tmp_path / "deep" / "x" / "y" / "z")
+    assert detect(tmp_path / "deep").instead == ""
+    with pytest.raises(UsageError, match=r"not a store itself; it holds .*: pass that$"):
+        require_index_store(tmp_path / "copy")
 
 
 def test_require_refuses_wrong_kinds(tmp_path: Path) -> None:
