@@ -53,11 +53,10 @@ def _file(workdir: Path, items: int) -> tuple[Path, int, int]:
 
 
 def run(full: bool, workdir: Path) -> list[dict[str, Any]]:
-    from rmqarrow.converters.duckdb.tiered import answer_queries as duck
-
     from rmqarrow.tiered import slot_chains
     from rmqarrow.tiered._chains import is_healthy
     from rmqarrow.tiered._compaction import _chain_order
+    from rmqarrow.tiered.duckdb import answer_queries as duck
 
     items = 1_000_000 if full else 100_000
     path, s, n = _file(workdir, items)

@@ -106,8 +106,8 @@ SCHEMAS: dict[str, pa.Schema] = {
 # -- Tiered storage index (RocketMQ RIP-65 IndexStoreFile) ---------------------------------
 #
 # A separate dataset kind (manifest format "rmqarrow-tiered-dataset", tables tiered_files/,
-# tiered_slots/, tiered_items/), written by rmqarrow.converters.parquet.tiered_export.  Raw
-# values again: rmqarrow.converters.parquet.tiered_import rebuilds byte-identical files of
+# tiered_slots/, tiered_items/), written by rmqarrow.tiered.parquet.export.  Raw
+# values again: rmqarrow.tiered.parquet.importer rebuilds byte-identical files of
 # both forms ("unsealed" = the local file, "compacted" = the uploaded segment).
 
 TIERED_SCHEMA_VERSION = "1"

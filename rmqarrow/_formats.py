@@ -101,8 +101,8 @@ _ENGINE_MODULES = {
     ),
     Format.TIERED: (
         "rmqarrow.tiered",
-        "rmqarrow.converters.duckdb.tiered",
-        "rmqarrow.converters.spark.tiered",
+        "rmqarrow.tiered.duckdb",
+        "rmqarrow.tiered.spark",
     ),
     Format.ROCKSDB: (
         "rmqarrow.rocksdb",
@@ -133,8 +133,8 @@ _BUILTIN = (
     FormatPlugin(
         Format.TIERED,
         "RIP-65's tiered IndexStoreFile",
-        native={Kind.TIERED: "rmqarrow.store._tiered:TieredStore"},
-        dataset={Kind.TIERED_DATASET: "rmqarrow.store._dataset:TieredDatasetStore"},
+        native={Kind.TIERED: "rmqarrow.tiered.store:TieredStore"},
+        dataset={Kind.TIERED_DATASET: "rmqarrow.tiered.store:TieredDatasetStore"},
         engines=_engines(Format.TIERED),
         queries="rmqarrow.tiered:as_tiered_queries",
     ),

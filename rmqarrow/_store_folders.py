@@ -1,6 +1,6 @@
 """The folders of a RocketMQ broker's store root, named once.
 
-Format detection (:mod:`rmqarrow.format.detect`, :mod:`rmqarrow.format.tiered_naming`)
+Format detection (:mod:`rmqarrow.format.detect`, :mod:`rmqarrow.tiered.layout.naming`)
 finds a store's parts by these names and the broker guard (:mod:`rmqarrow._broker`) tells
 which store a written path belongs to by them; both import them from here, the base layer.
 """

@@ -37,9 +37,9 @@ from rmqarrow._paths import local_path
 from rmqarrow._store_folders import ROCKSDB_DIR_NAMES
 from rmqarrow._vocab import DATASET_KINDS, INDEX_KINDS, Format, Kind
 from rmqarrow.errors import DatasetError, StoreNotFoundError, UsageError
-from rmqarrow.format import tiered_layout as tl
 from rmqarrow.format.layout import DEFAULT_HASH_SLOT_NUM, HEADER_SIZE, Geometry
-from rmqarrow.format.tiered_naming import INDEX_TOPIC, LOCAL_DIR_NAME, parse_segment_name
+from rmqarrow.tiered.layout import binary as tl
+from rmqarrow.tiered.layout.naming import INDEX_TOPIC, LOCAL_DIR_NAME, parse_segment_name
 
 __all__ = [
     "DATASET_KINDS",

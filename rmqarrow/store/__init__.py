@@ -23,8 +23,6 @@ if TYPE_CHECKING:
         DatasetCheck,
         DatasetInfo,
         DatasetStore,
-        TieredDatasetInfo,
-        TieredDatasetStore,
     )
     from rmqarrow.store._index import IndexStore, StoreCheck, StoreInfo
     from rmqarrow.store._open import open_store
@@ -50,7 +48,12 @@ if TYPE_CHECKING:
         RocksDBVerify,
     )
     from rmqarrow.store._stats import StatsReport
-    from rmqarrow.store._tiered import TieredInfo, TieredStore
+    from rmqarrow.tiered.store import (
+        TieredDatasetInfo,
+        TieredDatasetStore,
+        TieredInfo,
+        TieredStore,
+    )
 
 __all__ = [
     "Capability",
@@ -118,10 +121,10 @@ __getattr__, __dir__ = lazy_attributes(
         "Store": "_base",
         "StoreCheck": "_index",
         "StoreInfo": "_index",
-        "TieredDatasetInfo": "_dataset",
-        "TieredDatasetStore": "_dataset",
-        "TieredInfo": "_tiered",
-        "TieredStore": "_tiered",
+        "TieredDatasetInfo": "rmqarrow.tiered.store",
+        "TieredDatasetStore": "rmqarrow.tiered.store",
+        "TieredInfo": "rmqarrow.tiered.store",
+        "TieredStore": "rmqarrow.tiered.store",
         "build": "_build",
         "capabilities": "_capabilities",
         "open_store": "_open",

@@ -29,29 +29,21 @@ from rmqarrow.converters.parquet.manifest import (
     source_drift,
 )
 from rmqarrow.converters.parquet.parts import table_parts
-from rmqarrow.converters.parquet.tiered_import import (
-    import_tiered,
-    read_tiered_dataset,
-    read_tiered_manifest,
-)
 from rmqarrow.engines import answer_with_engine
 from rmqarrow.errors import DatasetError, UnsupportedOperationError, UsageError
-from rmqarrow.format.detect import TIERED_DATASET_FORMAT, require_commitlog
+from rmqarrow.format.detect import require_commitlog
 from rmqarrow.format.queries import note_spaced_keys
 from rmqarrow.format.times import format_time
 from rmqarrow.store._base import OpenOptions, refuse_commitlog
 from rmqarrow.store._kind import PinnedDataset
-from rmqarrow.store._queries import ItemQueries, OffsetQueries, as_queries
+from rmqarrow.store._queries import OffsetQueries, as_queries
 from rmqarrow.store._results import (
     ImportedIndexFiles,
-    ImportedTieredFiles,
     LookupRequest,
     refuse,
 )
 from rmqarrow.store._sql import SqlSession, sql_session
 from rmqarrow.store._stats import StatsReport, StatsSource, index_stats
-from rmqarrow.store._tiered import read_tiered_queries
-from rmqarrow.tiered import TieredAnswer, as_tiered_queries
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -68,8 +60,6 @@ __all__ = [
     "DatasetCheck",
     "DatasetInfo",
     "DatasetStore",
-    "TieredDatasetInfo",
-    "TieredDatasetStore",
 ]
 
 
@@ -169,11 +159,6 @@ class ManifestInfo:
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.manifest)
-
-
-@dataclass(frozen=True)
-class TieredDatasetInfo(ManifestInfo):
-    """The result of :meth:`TieredDatasetStore.info`: the tiered dataset's manifest."""
 
 
 def iso_versions(versions: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -475,127 +460,3 @@ class DatasetStore(PinnedDataset, OffsetQueries):
                 f"{self.path / MANIFEST_NAME}: malformed manifest ({exc!r} missing or wrong); "
                 "re-export the dataset"
             ) from None
-
-
-class TieredDatasetStore(PinnedDataset, ItemQueries):
-    """An exported dataset of tiered files (``tiered_files``, ``tiered_slots``,
-    ``tiered_items``); opened ``as_of`` a version, every verb reads that one."""
-
-    verbs = frozenset(
-        {
-            Verb.QUERY,
-            Verb.QUERY_MANY,
-            Verb.SCAN,
-            Verb.IMPORT_FILES,
-            Verb.INFO,
-            Verb.VERSIONS,
-            Verb.CONVERT_TO_DELTA,
-            Verb.VACUUM,
-        }
-    )
-
-    format = Format.TIERED
-    tables = ("tiered_files", "tiered_slots", "tiered_items")
-    dataset_format = TIERED_DATASET_FORMAT
-    instead: ClassVar[dict[Verb, str]] = {
-        Verb.VERIFY: "verify needs the native tiered files as the reference: verify the "
-        "files it was exported from, with this dataset as dataset=",
-        Verb.CHECK: "check the tiered files it was exported from (import_files() rebuilds them)",
-    }
-
-    @classmethod
-    def opened(cls, target: Target, options: OpenOptions) -> Self:
-        """The dataset at ``target``, pinned ``as_of`` when given (it states its own
-        geometry)."""
-        return cls(target, None, None, as_of=options.as_of)
-
-    def __init__(
-        self,
-        target: Target,
-        hash_slot_num: int | None,
-        index_num: int | None,
-        *,
-        as_of: object = None,
-    ) -> None:
-        super().__init__(target, hash_slot_num, index_num)
-        self._pin(as_of)
-
-    def read_queries(self, path: str | os.PathLike[str], *, escaped: bool = False) -> list[Any]:
-        """The queries of a TSV file with full keys ``topic#key``, as the tiered files'
-        (:meth:`TieredStore.read_queries`)."""
-        return read_tiered_queries(path, escaped=escaped)
-
-    def answers(
-        self,
-        queries: Sequence[Any],
-        *,
-        engine: str | None = None,
-        exact: bool = False,
-        master: str | None = None,
-    ) -> list[TieredAnswer]:
-
-        self._check_open()
-        with self._reading():
-            return answer_with_engine(
-                _sql_engine(engine),
-                self.path,
-                as_tiered_queries(queries),
-                fmt="tiered",
-                exact=exact,
-                master=master,
-            )
-
-    def scan(
-        self,
-        table: str,
-        *,
-        columns: list[str] | None = None,
-        filter: pads.Expression | None = None,
-    ) -> pa.RecordBatchReader:
-
-        self._check_open()
-        self._check_table(table, columns)
-        with self._reading():
-            tables = dict(zip(self.tables, read_tiered_dataset(self.path), strict=True))
-        return pads.dataset(tables[table]).scanner(columns=columns, filter=filter).to_reader()
-
-    def _check_lookup(self, request: LookupRequest) -> None:
-        if request.engine == "native":
-            raise UnsupportedOperationError(
-                "a dataset is for the duckdb and spark engines; the native engine reads "
-                "index files: use engine=duckdb or spark, or rebuild the files with "
-                "import_files()"
-            )
-
-    def import_files(
-        self,
-        out_dir: str | os.PathLike[str],
-        *,
-        trust: bool = False,
-        progress: ProgressCallback | None = None,
-        wait: bool | float = False,
-        force: bool = False,
-        **options: Any,
-    ) -> ImportedTieredFiles:
-        """Byte-identical tiered files under ``out_dir`` (``force``: see
-        :meth:`DatasetStore.import_files`).  ``trust`` is refused (it skips the
-        parts check of a dataset of index files); ``progress`` is not called."""
-
-        self._check_open()
-        if options:
-            raise UsageError(f"unknown import options {sorted(options)}")
-        if trust:
-            refuse("trust", "is for a dataset of index files (it skips checking its parts)")
-        with self._reading():
-            return ImportedTieredFiles(import_tiered(self.path, out_dir, wait=wait, force=force))
-
-    def info(self, *, chains: bool = True) -> TieredDatasetInfo:
-        """The manifest (a Delta dataset's: its pinned run's record, with ``delta``, the
-        versions it pins, and ``versions``, those ``as_of`` takes)."""
-
-        self._check_open()
-        with self._reading():
-            manifest = read_tiered_manifest(self.path)
-        if "delta" in manifest:
-            manifest = {**manifest, "versions": iso_versions(self.versions())}
-        return TieredDatasetInfo(self.path, manifest)

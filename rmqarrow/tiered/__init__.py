@@ -12,39 +12,49 @@ Beyond RocketMQ: ``query_many`` (vectorized across queries), ``exact=True`` (eve
 no caps), :func:`form_differences` (queries whose answer changes on upload),
 :func:`open_tiered` (open any path :func:`rmqarrow.format.detect.detect` calls tiered,
 geometry found from the file), and :func:`answer_queries`, the native reference the DuckDB
-and Spark engines (:mod:`rmqarrow.converters.duckdb.tiered`, ``...spark.tiered``) must equal.
+and Spark engines (:mod:`rmqarrow.tiered.duckdb`, :mod:`rmqarrow.tiered.spark`) must equal.
 """
 
 from __future__ import annotations
 
-from rmqarrow.format.tiered_layout import (
-    BEGIN_MAGIC,
-    DEFAULT_HASH_SLOT_NUM,
-    DEFAULT_INDEX_NUM,
-    END_MAGIC,
-    compacted_slot_num,
-)
-from rmqarrow.format.tiered_naming import segment_dir, segment_file_name
+from typing import TYPE_CHECKING
 
-from ._bulk import key_hashes
-from ._chains import slot_chains, walk_chain
-from ._check import TieredCheck, TieredFileCheck, check_tiered
-from ._compacted import CompactedIndexFile
-from ._geometry import local_geometry
-from ._open import (
-    FormDifference,
-    TieredAnswer,
-    answer_queries,
-    folder_geometry,
-    form_differences,
-    open_file,
-    open_tiered,
-    tiered_file_paths,
-)
-from ._rules import key_hash
-from ._store import TieredIndexStore, merge_answers
-from ._types import AppendResult, FileStatus, IndexItem, TieredQuery, as_tiered_queries
-from ._unsealed import TieredIndexFile
+from rmqarrow._lazy import lazy_attributes
+
+if TYPE_CHECKING:
+    from rmqarrow.tiered._bulk import key_hashes
+    from rmqarrow.tiered._chains import slot_chains, walk_chain
+    from rmqarrow.tiered._check import TieredCheck, TieredFileCheck, check_tiered
+    from rmqarrow.tiered._compacted import CompactedIndexFile
+    from rmqarrow.tiered._geometry import local_geometry
+    from rmqarrow.tiered._open import (
+        FormDifference,
+        TieredAnswer,
+        answer_queries,
+        folder_geometry,
+        form_differences,
+        open_file,
+        open_tiered,
+        tiered_file_paths,
+    )
+    from rmqarrow.tiered._rules import key_hash
+    from rmqarrow.tiered._store import TieredIndexStore, merge_answers
+    from rmqarrow.tiered._types import (
+        AppendResult,
+        FileStatus,
+        IndexItem,
+        TieredQuery,
+        as_tiered_queries,
+    )
+    from rmqarrow.tiered._unsealed import TieredIndexFile
+    from rmqarrow.tiered.layout.binary import (
+        BEGIN_MAGIC,
+        DEFAULT_HASH_SLOT_NUM,
+        DEFAULT_INDEX_NUM,
+        END_MAGIC,
+        compacted_slot_num,
+    )
+    from rmqarrow.tiered.layout.naming import segment_dir, segment_file_name
 
 __all__ = [
     "BEGIN_MAGIC",
@@ -80,3 +90,43 @@ __all__ = [
     "tiered_file_paths",
     "walk_chain",
 ]
+
+# names load when first used: rmqarrow.format.detect imports the layout below this
+# package, and importing the package (as the command line does) stays cheap
+__getattr__, __dir__ = lazy_attributes(
+    __name__,
+    {
+        "BEGIN_MAGIC": "layout.binary",
+        "DEFAULT_HASH_SLOT_NUM": "layout.binary",
+        "DEFAULT_INDEX_NUM": "layout.binary",
+        "END_MAGIC": "layout.binary",
+        "AppendResult": "_types",
+        "CompactedIndexFile": "_compacted",
+        "FileStatus": "_types",
+        "FormDifference": "_open",
+        "IndexItem": "_types",
+        "TieredAnswer": "_open",
+        "TieredCheck": "_check",
+        "TieredFileCheck": "_check",
+        "TieredIndexFile": "_unsealed",
+        "TieredIndexStore": "_store",
+        "TieredQuery": "_types",
+        "answer_queries": "_open",
+        "as_tiered_queries": "_types",
+        "check_tiered": "_check",
+        "compacted_slot_num": "layout.binary",
+        "folder_geometry": "_open",
+        "form_differences": "_open",
+        "key_hash": "_rules",
+        "key_hashes": "_bulk",
+        "local_geometry": "_geometry",
+        "merge_answers": "_store",
+        "open_file": "_open",
+        "open_tiered": "_open",
+        "segment_dir": "layout.naming",
+        "segment_file_name": "layout.naming",
+        "slot_chains": "_chains",
+        "tiered_file_paths": "_open",
+        "walk_chain": "_chains",
+    },
+)

@@ -15,8 +15,8 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from rmqarrow.format.tiered_layout import HEADER_SIZE, ITEM_DTYPE, SLOT_SIZE, items_position
 from rmqarrow.kernels.hashing import index_key_hashes
+from rmqarrow.tiered.layout.binary import HEADER_SIZE, ITEM_DTYPE, SLOT_SIZE, items_position
 
 from ._args import check_int, check_long, check_text
 from ._local_query import walk_local

@@ -18,7 +18,8 @@ from typing import Any
 import numpy as np
 
 from rmqarrow.errors import CorruptIndexError, RmqArrowError
-from rmqarrow.format.tiered_layout import (
+from rmqarrow.format.times import format_time
+from rmqarrow.tiered.layout.binary import (
     COMPACT_ITEM_DTYPE,
     COMPACT_ITEM_SIZE,
     COMPACT_SLOT_DTYPE,
@@ -27,7 +28,6 @@ from rmqarrow.format.tiered_layout import (
     SLOT_DTYPE,
     items_position,
 )
-from rmqarrow.format.times import format_time
 
 from ._compacted import CompactedIndexFile
 from ._open import folder_geometry, open_file, open_tiered, tiered_file_paths

@@ -11,7 +11,7 @@ import numpy as np
 
 from rmqarrow._closing import Closing
 from rmqarrow.errors import CorruptIndexError, GeometryError, InvalidValueError, TieredReadError
-from rmqarrow.format.tiered_layout import (
+from rmqarrow.tiered.layout.binary import (
     COMPACT_ITEM_DTYPE,
     COMPACT_ITEM_SIZE,
     COMPACT_SLOT_STRUCT,

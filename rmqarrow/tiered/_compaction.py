@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from rmqarrow.errors import CorruptIndexError
-from rmqarrow.format.tiered_layout import (
+from rmqarrow.tiered.layout.binary import (
     COMPACT_ITEM_DTYPE,
     COMPACT_ITEM_SIZE,
     COMPACT_SLOT_DTYPE,

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from rmqarrow.errors import CorruptIndexError, StoreNotFoundError, UsageError
-from rmqarrow.format.tiered_layout import (
+from rmqarrow.tiered.layout.binary import (
     DEFAULT_HASH_SLOT_NUM,
     DEFAULT_INDEX_NUM,
     HEADER_SIZE,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import mmap
 
-from rmqarrow.format.tiered_layout import INT32, ITEM_STRUCT, item_position
+from rmqarrow.tiered.layout.binary import INT32, ITEM_STRUCT, item_position
 
 from ._rules import MAX_WALK_STEPS, stored_time
 from ._types import IndexItem

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from rmqarrow.errors import CorruptIndexError, GeometryError, OutputExistsError, StoreNotFoundError
-from rmqarrow.format.tiered_layout import BEGIN_MAGIC, END_MAGIC, HEADER_STRUCT, unsealed_size
+from rmqarrow.tiered.layout.binary import BEGIN_MAGIC, END_MAGIC, HEADER_STRUCT, unsealed_size
 
 __all__ = [
     "Header",

@@ -15,14 +15,14 @@ from pathlib import Path
 
 from rmqarrow.errors import StoreNotFoundError, TieredReadError, UsageError
 from rmqarrow.format.detect import detect
-from rmqarrow.format.tiered_layout import (
+from rmqarrow.tiered.layout.binary import (
     DEFAULT_HASH_SLOT_NUM,
     DEFAULT_INDEX_NUM,
     HEADER_SIZE,
     SLOT_SIZE,
     compacted_slot_num,
 )
-from rmqarrow.format.tiered_naming import LOCAL_DIR_NAME, parse_segment_name
+from rmqarrow.tiered.layout.naming import LOCAL_DIR_NAME, parse_segment_name
 
 from ._compacted import CompactedIndexFile
 from ._geometry import local_geometry

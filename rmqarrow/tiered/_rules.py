@@ -130,7 +130,7 @@ from rmqarrow.format.hashing import java_string_hash
 from rmqarrow.format.java import JAVA_INT_MIN as INT_MIN
 from rmqarrow.format.java import java_div as trunc_div
 from rmqarrow.format.java import java_int, java_long, java_rem
-from rmqarrow.format.tiered_layout import BEGIN_MAGIC, END_MAGIC, slot_position
+from rmqarrow.tiered.layout.binary import BEGIN_MAGIC, END_MAGIC, slot_position
 
 from ._blank import is_blank
 

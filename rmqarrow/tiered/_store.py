@@ -1,7 +1,7 @@
 """``TieredIndexStore``: a broker's tiered index files as RocketMQ's IndexStoreService sees them.
 
 Local files are ``<root>/tiered_index_file/<beginTimestamp>``; uploaded segments live in one
-folder (see :mod:`rmqarrow.format.tiered_naming`).  Files are keyed by begin timestamp and an
+folder (see :mod:`rmqarrow.tiered.layout.naming`).  Files are keyed by begin timestamp and an
 uploaded segment replaces the local file of the same timestamp (rules 27-28 of
 :mod:`rmqarrow.tiered._rules`).  Not reproduced: renaming old-format files ``0000``/``1111``,
 deleting ``compacting/`` at start-up, expiry, and the background upload thread.
@@ -22,8 +22,8 @@ from rmqarrow.errors import (
     StoreNotFoundError,
     TieredReadError,
 )
-from rmqarrow.format.tiered_layout import DEFAULT_HASH_SLOT_NUM, DEFAULT_INDEX_NUM
-from rmqarrow.format.tiered_naming import LOCAL_DIR_NAME, parse_segment_name, segment_file_name
+from rmqarrow.tiered.layout.binary import DEFAULT_HASH_SLOT_NUM, DEFAULT_INDEX_NUM
+from rmqarrow.tiered.layout.naming import LOCAL_DIR_NAME, parse_segment_name, segment_file_name
 
 from ._args import check_geometry, check_int, check_long, check_text, distinct_keys
 from ._compacted import CompactedIndexFile

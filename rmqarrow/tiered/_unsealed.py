@@ -11,7 +11,7 @@ from rmqarrow._args import check_flag
 from rmqarrow._broker import check_store_writable
 from rmqarrow._closing import Closing
 from rmqarrow.errors import InvalidValueError, OutputExistsError, ReadOnlyIndexError
-from rmqarrow.format.tiered_layout import (
+from rmqarrow.tiered.layout.binary import (
     BEGIN_TIMESTAMP_OFFSET,
     DEFAULT_HASH_SLOT_NUM,
     DEFAULT_INDEX_NUM,

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from rmqarrow._lazy import lazy_attributes
 
 if TYPE_CHECKING:
+    from rmqarrow.tiered.verify import TieredVerifyReport, format_tiered_report, verify_tiered
     from rmqarrow.verify.fsck import damage_summary
     from rmqarrow.verify.run import (
         EngineResult,
@@ -18,7 +19,6 @@ if TYPE_CHECKING:
         format_report,
         verify,
     )
-    from rmqarrow.verify.tiered import TieredVerifyReport, format_tiered_report, verify_tiered
 
 __all__ = [
     "EngineResult",
@@ -40,12 +40,12 @@ __getattr__, __dir__ = lazy_attributes(
         "EngineUnderTest": "run",
         "EngineResult": "run",
         "Mismatch": "run",
-        "TieredVerifyReport": "tiered",
+        "TieredVerifyReport": "rmqarrow.tiered.verify",
         "VerifyReport": "run",
         "damage_summary": "fsck",
         "format_report": "run",
-        "format_tiered_report": "tiered",
+        "format_tiered_report": "rmqarrow.tiered.verify",
         "verify": "run",
-        "verify_tiered": "tiered",
+        "verify_tiered": "rmqarrow.tiered.verify",
     },
 )

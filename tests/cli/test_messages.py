@@ -131,7 +131,7 @@ def test_a_tiered_key_without_a_topic_names_the_parameters_then_the_options(
     from tiered_golden_data import ALL_TIERED
 
     import rmqarrow
-    from rmqarrow.store._tiered import read_tiered_queries
+    from rmqarrow.tiered.store import read_tiered_queries
 
     compacted = ALL_TIERED[0].dir / "compacted.bin"
     with rmqarrow.open(compacted) as store, pytest.raises(UsageError) as caught:

@@ -35,8 +35,6 @@ from rocketmq.workload import HOT_KEY, NEWEST, Run, key_queries, processes_namin
 
 import rmqarrow
 from rmqarrow.commitlog.record import Record, parse_record
-from rmqarrow.format.tiered_layout import HEADER_STRUCT, ITEM_DTYPE, items_position
-from rmqarrow.format.tiered_naming import parse_segment_name
 from rmqarrow.testing.rocketmq import (
     Broker,
     BrokerAnswer,
@@ -51,6 +49,8 @@ from rmqarrow.testing.rocketmq import (
     tiered_settings,
 )
 from rmqarrow.tiered import TieredIndexStore, key_hash
+from rmqarrow.tiered.layout.binary import HEADER_STRUCT, ITEM_DTYPE, items_position
+from rmqarrow.tiered.layout.naming import parse_segment_name
 
 pytestmark = [pytest.mark.rocketmq, pytest.mark.slow]
 

@@ -11,14 +11,14 @@ import random
 from pathlib import Path
 
 import pytest
-from rmqarrow.converters.duckdb.tiered import answer_queries as duck_answers
-from rmqarrow.converters.parquet.tiered_export import export_tiered
-from rmqarrow.converters.parquet.tiered_import import import_tiered
 from tiered_golden_data import TieredSet
 
 from rmqarrow.errors import RmqArrowError, TieredReadError
 from rmqarrow.format.detect import detect
 from rmqarrow.tiered import answer_queries
+from rmqarrow.tiered.duckdb import answer_queries as duck_answers
+from rmqarrow.tiered.parquet.export import export_tiered
+from rmqarrow.tiered.parquet.importer import import_tiered
 
 BASIC = TieredSet("tiered_basic")
 

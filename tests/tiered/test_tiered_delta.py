@@ -22,14 +22,14 @@ from legacy_dataset import LEGACY, comparable, layout_files, manifest_layout
 from rmqarrow.converters.delta.layout import is_delta_dataset
 from rmqarrow.converters.delta.run import open_snapshot
 from rmqarrow.converters.parquet.incremental import sync_store
-from rmqarrow.converters.parquet.tiered_export import TIERED_TABLES, export_tiered
-from rmqarrow.converters.parquet.tiered_import import import_tiered, read_tiered_manifest
 from rmqarrow.converters.parquet.to_delta import convert_to_delta
 from tiered_golden_data import ALL_TIERED
 
 import rmqarrow
 from rmqarrow.errors import DatasetError, InvalidValueError, OutputExistsError
 from rmqarrow.format.detect import MANIFEST_NAME, TIERED_DATASET_FORMAT, detect
+from rmqarrow.tiered.parquet.export import TIERED_TABLES, export_tiered
+from rmqarrow.tiered.parquet.importer import import_tiered, read_tiered_manifest
 
 BASIC = next(s for s in ALL_TIERED if s.name == "tiered_basic")
 PIN = "tiered_files"
@@ -162,7 +162,7 @@ def test_the_older_layout_reads_and_converts_in_place(
 _OVERWRITE = """
 import sys
 from rmqarrow.converters.parquet.incremental import sync_store
-from rmqarrow.converters.parquet.tiered_export import export_tiered
+from rmqarrow.tiered.parquet.export import export_tiered
 export_tiered(sys.argv[1], sys.argv[2], overwrite=True)
 """
 

@@ -8,12 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from rmqarrow.converters.duckdb.tiered import answer_queries as duck_answers
-from rmqarrow.converters.parquet.tiered_export import export_tiered
 from tiered_golden_data import TieredSet
 
 from rmqarrow.errors import TieredReadError
 from rmqarrow.tiered import TieredAnswer, answer_queries, segment_file_name
+from rmqarrow.tiered.duckdb import answer_queries as duck_answers
+from rmqarrow.tiered.parquet.export import export_tiered
 
 
 def qtuples(ts: TieredSet) -> list[tuple[str, str, int, int, int]]:
@@ -103,7 +103,7 @@ def test_duckdb_on_damaged_chains(tmp_path: Path) -> None:
 @pytest.mark.spark
 def test_spark_equals_native_both_forms(spark: Any, tmp_path: Path) -> None:
     """One shared session; the collisions set (both caps bind) in both forms, and a folder."""
-    from rmqarrow.converters.spark.tiered import answer_queries as spark_answers
+    from rmqarrow.tiered.spark import answer_queries as spark_answers
 
     ts = TieredSet("tiered_collisions")
     qs = qtuples(ts)

@@ -17,7 +17,6 @@ from rmqarrow.errors import (
     StoreNotFoundError,
     TieredReadError,
 )
-from rmqarrow.format import tiered_layout as layout
 from rmqarrow.format.java import java_rem
 from rmqarrow.tiered import (
     BEGIN_MAGIC,
@@ -30,6 +29,7 @@ from rmqarrow.tiered import (
     segment_dir,
     segment_file_name,
 )
+from rmqarrow.tiered.layout import binary as layout
 
 MIN_TOPIC, MIN_KEY = "OrderTopic", "minhash1-9ty59h2xf"  # hash Integer.MIN_VALUE (tiered_random)
 BEGIN = 1_732_000_000_000

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from rmqarrow.converters.parquet.tiered_export import export_tiered
-from rmqarrow.converters.parquet.tiered_import import import_tiered, read_tiered_dataset
 from tiered_golden_data import TieredSet
 
 from rmqarrow.errors import DatasetError, OutputExistsError
 from rmqarrow.tiered import segment_file_name
+from rmqarrow.tiered.parquet.export import export_tiered
+from rmqarrow.tiered.parquet.importer import import_tiered, read_tiered_dataset
 
 
 def store(ts: TieredSet, root: Path) -> Path:

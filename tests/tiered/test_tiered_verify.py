@@ -8,10 +8,10 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
-from rmqarrow.converters.parquet.tiered_export import export_tiered
 from tiered_golden_data import TieredSet
 
-from rmqarrow.verify.tiered import format_tiered_report, verify_tiered
+from rmqarrow.tiered.parquet.export import export_tiered
+from rmqarrow.tiered.verify import format_tiered_report, verify_tiered
 
 COLL = TieredSet("tiered_collisions")
 

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rmqarrow.format.tiered_naming import LOCAL_DIR_NAME, segment_dir
 from rmqarrow.testing.rocketmq._broker import Broker
+from rmqarrow.tiered.layout.naming import LOCAL_DIR_NAME, segment_dir
 
 __all__ = ["tiered_index_local", "tiered_index_segments", "tiered_settings"]
 

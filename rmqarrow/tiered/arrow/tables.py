@@ -16,13 +16,13 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+
 from rmqarrow.converters.schema import (
     TIERED_FILES_SCHEMA,
     TIERED_ITEMS_SCHEMA,
     TIERED_SLOTS_SCHEMA,
     numpy_dtype,
 )
-
 from rmqarrow.errors import DatasetError
 from rmqarrow.tiered import (
     CompactedIndexFile,

@@ -1,9 +1,9 @@
-"""Rebuild tiered index files, byte for byte, from a dataset of :mod:`.tiered_export`.
+"""Rebuild tiered index files, byte for byte, from a dataset of :mod:`.export`.
 
 Every check runs before a file appears: manifest kind and counts (the pinned run's
 record of a dataset of Delta tables, whose files are read), one ``tiered_files`` row
 per file, safe relative paths, rows in range and not repeated, nothing null where bytes
-come from (:func:`rmqarrow.converters.arrow.tiered.file_bytes`).  Files are written into a
+come from (:func:`rmqarrow.tiered.arrow.tables.file_bytes`).  Files are written into a
 hidden staging folder, then moved into ``out_dir`` (created if missing) without ever
 replacing an existing file (:func:`~rmqarrow.converters.parquet.atomic.move_files_no_replace`).
 """
@@ -19,16 +19,16 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from rmqarrow.converters.arrow.tiered import TieredTables, file_bytes, tiered_tables
-from rmqarrow.converters.parquet.atomic import move_files_no_replace
-from rmqarrow.converters.parquet.kind_read import kind_manifest, kind_table, read_kind_manifest
-from rmqarrow.converters.parquet.tiered_export import TIERED_FORMAT, TIERED_TABLES
 
 from rmqarrow._broker import check_store_writable
 from rmqarrow._lock import Wait, writer_lock
 from rmqarrow._paths import local_path
+from rmqarrow.converters.parquet.atomic import move_files_no_replace
+from rmqarrow.converters.parquet.kind_read import kind_manifest, kind_table, read_kind_manifest
 from rmqarrow.errors import DatasetError, OutputExistsError, StoreNotFoundError
 from rmqarrow.format.detect import detect
+from rmqarrow.tiered.arrow.tables import TieredTables, file_bytes, tiered_tables
+from rmqarrow.tiered.parquet.export import TIERED_FORMAT, TIERED_TABLES
 
 __all__ = [
     "import_tiered",

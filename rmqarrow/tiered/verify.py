@@ -1,7 +1,7 @@
 """``verify`` for tiered index files: every engine's answers against the native tiered lookup.
 
 The native engine (:func:`rmqarrow.tiered.answer_queries`) is the reference; DuckDB and
-Spark (:mod:`rmqarrow.converters.duckdb.tiered`, :mod:`rmqarrow.converters.spark.tiered`)
+Spark (:mod:`rmqarrow.tiered.duckdb`, :mod:`rmqarrow.tiered.spark`)
 answer the same queries over the files or an exported tiered dataset, and every answer must
 equal the native one item for item (a failing read must fail too).  The report reuses the
 agreement table of :mod:`rmqarrow.verify.run` (:class:`~rmqarrow.verify.run.EngineResult`).
@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rmqarrow.converters.arrow.tiered import tiered_tables
 from rmqarrow.engines import answer_with_engine, parse_engines
 from rmqarrow.errors import EngineUnavailableError, RmqArrowError
 from rmqarrow.format.java import JAVA_LONG_MAX, JAVA_LONG_MIN
@@ -36,6 +35,7 @@ from rmqarrow.tiered import (
     form_differences,
     open_tiered,
 )
+from rmqarrow.tiered.arrow.tables import tiered_tables
 from rmqarrow.verify.run import EngineResult, print_engine_table
 from rmqarrow.verify.sampling import probe_key
 

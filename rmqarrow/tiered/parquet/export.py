@@ -11,7 +11,7 @@ The run's record (format "rmqarrow-tiered-dataset", source, row counts) is in th
 commit (:mod:`~rmqarrow.converters.parquet.kind_dataset`); a dataset of the older layout
 (``_rmqarrow.json``) is still read, and ``rmqarrow convert`` makes it Delta tables.  The
 schemas are documented field by field in :mod:`rmqarrow.converters.schema`, and
-:mod:`~rmqarrow.converters.parquet.tiered_import` rebuilds every file byte for byte.
+:mod:`~rmqarrow.tiered.parquet.importer` rebuilds every file byte for byte.
 """
 
 from __future__ import annotations
@@ -22,14 +22,14 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow.parquet as pq
-from rmqarrow.converters.arrow.tiered import TieredTables, tiered_tables
-from rmqarrow.converters.parquet.kind_dataset import export_kind
-from rmqarrow.converters.parquet.kind_read import KIND_TABLES
-from rmqarrow.converters.schema import TIERED_SCHEMA_VERSION
 
 from rmqarrow._lock import Wait
 from rmqarrow._version import __version__
+from rmqarrow.converters.parquet.kind_dataset import export_kind
+from rmqarrow.converters.parquet.kind_read import KIND_TABLES
+from rmqarrow.converters.schema import TIERED_SCHEMA_VERSION
 from rmqarrow.format.detect import TIERED_DATASET_FORMAT
+from rmqarrow.tiered.arrow.tables import TieredTables, tiered_tables
 
 __all__ = ["TIERED_FORMAT", "TIERED_TABLES", "export_tiered", "write_tiered_dataset"]
 
@@ -52,6 +52,7 @@ def write_tiered_dataset(tables: TieredTables, out: Path, source: Path) -> dict[
         "format": TIERED_FORMAT,
         "layout_version": 1,
         "schema_version": TIERED_SCHEMA_VERSION,
+        # the writer as datasets have recorded it from the first release on
         "writer": f"rmqarrow {__version__} rmqarrow.converters.parquet.tiered_export",
         "created_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "source": {

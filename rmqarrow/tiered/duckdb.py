@@ -2,8 +2,8 @@
 answers (or exact ones).
 
 :func:`answer_queries` reads a tiered file, a folder of them, or a tiered Parquet dataset
-(:mod:`rmqarrow.converters.parquet.tiered_export`), registers the relations of
-:mod:`rmqarrow.converters.arrow.tiered_lookup` on an in-memory DuckDB connection and runs
+(:mod:`rmqarrow.tiered.parquet.export`), registers the relations of
+:mod:`rmqarrow.tiered.arrow.lookup` on an in-memory DuckDB connection and runs
 its SQL: local files answer along their ``next`` chains (512 steps, ``maxCount + 1``),
 uploaded ones from the first 1,024 items of the slot (``maxCount``).  Answers equal
 :func:`rmqarrow.tiered.answer_queries` (tests check every golden query, both forms).
@@ -16,12 +16,12 @@ from collections.abc import Sequence
 
 import duckdb
 import pyarrow as pa
-from rmqarrow.converters.arrow.tiered_lookup import TIERED_LOOKUP_SQL, assemble, lookup_relations
-from rmqarrow.converters.duckdb.runner import run_arrow
-from rmqarrow.converters.parquet.tiered_import import tiered_source_tables
 
 from rmqarrow._memory import duckdb_settings
+from rmqarrow.converters.duckdb.runner import run_arrow
 from rmqarrow.tiered import TieredAnswer
+from rmqarrow.tiered.arrow.lookup import TIERED_LOOKUP_SQL, assemble, lookup_relations
+from rmqarrow.tiered.parquet.importer import tiered_source_tables
 
 __all__ = ["answer_queries", "lookup_rows"]
 

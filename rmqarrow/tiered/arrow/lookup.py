@@ -37,7 +37,6 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from rmqarrow.converters.arrow.tiered import TieredTables
 
 from rmqarrow.errors import CorruptIndexError, TieredReadError
 from rmqarrow.tiered import (
@@ -49,6 +48,7 @@ from rmqarrow.tiered import (
     slot_chains,
     walk_chain,
 )
+from rmqarrow.tiered.arrow.tables import TieredTables
 
 __all__ = ["TIERED_LOOKUP_SQL", "LookupInput", "assemble", "lookup_relations"]
 

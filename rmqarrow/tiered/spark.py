@@ -1,7 +1,7 @@
 """Spark SQL lookups on RocketMQ tiered index files (RIP-65), both forms.
 
 The same relations and SQL as the DuckDB engine
-(:mod:`rmqarrow.converters.arrow.tiered_lookup`), registered as temporary views of the
+(:mod:`rmqarrow.tiered.arrow.lookup`), registered as temporary views of the
 session: a tiered file, folder or tiered Parquet dataset answers with RocketMQ's rules of
 each form (or exactly), equal to :func:`rmqarrow.tiered.answer_queries`.
 """
@@ -12,12 +12,11 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from rmqarrow.converters.arrow.tiered_lookup import TIERED_LOOKUP_SQL, assemble, lookup_relations
-from rmqarrow.converters.parquet.tiered_import import tiered_source_tables
 from rmqarrow.converters.spark.runner import run_arrow
 from rmqarrow.converters.spark.session import get_spark
-
 from rmqarrow.tiered import TieredAnswer
+from rmqarrow.tiered.arrow.lookup import TIERED_LOOKUP_SQL, assemble, lookup_relations
+from rmqarrow.tiered.parquet.importer import tiered_source_tables
 
 __all__ = ["answer_queries"]
 

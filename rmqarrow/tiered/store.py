@@ -1,5 +1,6 @@
 """Tiered index files (RIP-65 ``IndexStoreFile``) opened by :func:`rmqarrow.open`: one local
-or uploaded file, or a folder of them."""
+or uploaded file, or a folder of them (:class:`TieredStore`), and a dataset exported of them
+(:class:`TieredDatasetStore`)."""
 
 from __future__ import annotations
 
@@ -7,23 +8,29 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 import pyarrow.dataset as pads
 
 from rmqarrow._memory import duckdb_settings
 from rmqarrow._progress import ProgressCallback
 from rmqarrow._vocab import Format, Verb
-from rmqarrow.converters.arrow.tiered import tiered_tables
-from rmqarrow.converters.parquet.tiered_export import export_tiered
 from rmqarrow.engines import answer_with_engine
-from rmqarrow.errors import TieredReadError, UsageError
+from rmqarrow.errors import TieredReadError, UnsupportedOperationError, UsageError
+from rmqarrow.format.detect import TIERED_DATASET_FORMAT
 from rmqarrow.format.queries import Query, read_queries_tsv
-from rmqarrow.format.tiered_layout import COMPACT_ITEM_SIZE, items_position
 from rmqarrow.format.times import format_time
-from rmqarrow.store._base import refuse_commitlog, required_engines, verify_engines
+from rmqarrow.store._base import OpenOptions, refuse_commitlog, required_engines, verify_engines
+from rmqarrow.store._dataset import ManifestInfo, _sql_engine, iso_versions
+from rmqarrow.store._kind import PinnedDataset
 from rmqarrow.store._queries import ItemQueries, split_tiered_key
-from rmqarrow.store._results import LookupRequest, TieredLookup, TieredManifest
+from rmqarrow.store._results import (
+    ImportedTieredFiles,
+    LookupRequest,
+    TieredLookup,
+    TieredManifest,
+    refuse,
+)
 from rmqarrow.tiered import (
     END_MAGIC,
     CompactedIndexFile,
@@ -37,7 +44,15 @@ from rmqarrow.tiered import (
     form_differences,
     open_tiered,
 )
-from rmqarrow.verify import TieredVerifyReport, verify_tiered
+from rmqarrow.tiered.arrow.tables import tiered_tables
+from rmqarrow.tiered.layout.binary import COMPACT_ITEM_SIZE, items_position
+from rmqarrow.tiered.parquet.export import export_tiered
+from rmqarrow.tiered.parquet.importer import (
+    import_tiered,
+    read_tiered_dataset,
+    read_tiered_manifest,
+)
+from rmqarrow.tiered.verify import TieredVerifyReport, verify_tiered
 
 if TYPE_CHECKING:
     import duckdb
@@ -45,9 +60,12 @@ if TYPE_CHECKING:
     import pyarrow.dataset as pads
     from pyspark.sql import SparkSession
 
-    from rmqarrow.converters.arrow.tiered import TieredTables
+    from rmqarrow.format.detect import Target
+    from rmqarrow.tiered.arrow.tables import TieredTables
 
 __all__ = [
+    "TieredDatasetInfo",
+    "TieredDatasetStore",
     "TieredInfo",
     "TieredStore",
     "read_tiered_queries",
@@ -360,3 +378,132 @@ class TieredStore(ItemQueries):
             index_num=self.index_num,
             required=required_engines(chosen, explicit),
         )
+
+
+@dataclass(frozen=True)
+class TieredDatasetInfo(ManifestInfo):
+    """The result of :meth:`TieredDatasetStore.info`: the tiered dataset's manifest."""
+
+
+class TieredDatasetStore(PinnedDataset, ItemQueries):
+    """An exported dataset of tiered files (``tiered_files``, ``tiered_slots``,
+    ``tiered_items``); opened ``as_of`` a version, every verb reads that one."""
+
+    verbs = frozenset(
+        {
+            Verb.QUERY,
+            Verb.QUERY_MANY,
+            Verb.SCAN,
+            Verb.IMPORT_FILES,
+            Verb.INFO,
+            Verb.VERSIONS,
+            Verb.CONVERT_TO_DELTA,
+            Verb.VACUUM,
+        }
+    )
+
+    format = Format.TIERED
+    tables = ("tiered_files", "tiered_slots", "tiered_items")
+    dataset_format = TIERED_DATASET_FORMAT
+    instead: ClassVar[dict[Verb, str]] = {
+        Verb.VERIFY: "verify needs the native tiered files as the reference: verify the "
+        "files it was exported from, with this dataset as dataset=",
+        Verb.CHECK: "check the tiered files it was exported from (import_files() rebuilds them)",
+    }
+
+    @classmethod
+    def opened(cls, target: Target, options: OpenOptions) -> Self:
+        """The dataset at ``target``, pinned ``as_of`` when given (it states its own
+        geometry)."""
+        return cls(target, None, None, as_of=options.as_of)
+
+    def __init__(
+        self,
+        target: Target,
+        hash_slot_num: int | None,
+        index_num: int | None,
+        *,
+        as_of: object = None,
+    ) -> None:
+        super().__init__(target, hash_slot_num, index_num)
+        self._pin(as_of)
+
+    def read_queries(self, path: str | os.PathLike[str], *, escaped: bool = False) -> list[Any]:
+        """The queries of a TSV file with full keys ``topic#key``, as the tiered files'
+        (:meth:`TieredStore.read_queries`)."""
+        return read_tiered_queries(path, escaped=escaped)
+
+    def answers(
+        self,
+        queries: Sequence[Any],
+        *,
+        engine: str | None = None,
+        exact: bool = False,
+        master: str | None = None,
+    ) -> list[TieredAnswer]:
+
+        self._check_open()
+        with self._reading():
+            return answer_with_engine(
+                _sql_engine(engine),
+                self.path,
+                as_tiered_queries(queries),
+                fmt="tiered",
+                exact=exact,
+                master=master,
+            )
+
+    def scan(
+        self,
+        table: str,
+        *,
+        columns: list[str] | None = None,
+        filter: pads.Expression | None = None,
+    ) -> pa.RecordBatchReader:
+
+        self._check_open()
+        self._check_table(table, columns)
+        with self._reading():
+            tables = dict(zip(self.tables, read_tiered_dataset(self.path), strict=True))
+        return pads.dataset(tables[table]).scanner(columns=columns, filter=filter).to_reader()
+
+    def _check_lookup(self, request: LookupRequest) -> None:
+        if request.engine == "native":
+            raise UnsupportedOperationError(
+                "a dataset is for the duckdb and spark engines; the native engine reads "
+                "index files: use engine=duckdb or spark, or rebuild the files with "
+                "import_files()"
+            )
+
+    def import_files(
+        self,
+        out_dir: str | os.PathLike[str],
+        *,
+        trust: bool = False,
+        progress: ProgressCallback | None = None,
+        wait: bool | float = False,
+        force: bool = False,
+        **options: Any,
+    ) -> ImportedTieredFiles:
+        """Byte-identical tiered files under ``out_dir`` (``force``: see
+        :meth:`DatasetStore.import_files`).  ``trust`` is refused (it skips the
+        parts check of a dataset of index files); ``progress`` is not called."""
+
+        self._check_open()
+        if options:
+            raise UsageError(f"unknown import options {sorted(options)}")
+        if trust:
+            refuse("trust", "is for a dataset of index files (it skips checking its parts)")
+        with self._reading():
+            return ImportedTieredFiles(import_tiered(self.path, out_dir, wait=wait, force=force))
+
+    def info(self, *, chains: bool = True) -> TieredDatasetInfo:
+        """The manifest (a Delta dataset's: its pinned run's record, with ``delta``, the
+        versions it pins, and ``versions``, those ``as_of`` takes)."""
+
+        self._check_open()
+        with self._reading():
+            manifest = read_tiered_manifest(self.path)
+        if "delta" in manifest:
+            manifest = {**manifest, "versions": iso_versions(self.versions())}
+        return TieredDatasetInfo(self.path, manifest)
