@@ -365,23 +365,28 @@ def _rocksdb_check(check: RocksDBCheck, args: argparse.Namespace) -> int:
         print_document("check.rocksdb", check.to_dict())
         return 0 if check.ok else 1
     doc = check.to_dict()
-    print_kv(
-        {
-            k: doc[k]
-            for k in (
-                "path",
-                "records",
-                "hours",
-                "first_hour",
-                "last_hour",
-                "max_offset",
-                "last_offset_py",
-                "max_store_time",
-                "last_store_timestamp",
-                "commitlog_span",
-            )
-        }
+    figures = {
+        k: doc[k]
+        for k in (
+            "path",
+            "records",
+            "hours",
+            "first_hour",
+            "last_hour",
+            "max_offset",
+            "last_offset_py",
+            "max_store_time",
+            "last_store_timestamp",
+        )
+    }
+    span = check.commitlog_span
+    # the hour buckets are compared with the CommitLog only when there is one to read
+    figures["commitlog_span"] = (
+        f"{span[0]} .. {span[1]}"
+        if span
+        else "not compared (no CommitLog beside the index: pass --commitlog DIR)"
     )
+    print_kv(figures)
     if check.findings:
         print()
         print_table(

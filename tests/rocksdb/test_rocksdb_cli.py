@@ -100,6 +100,11 @@ def test_build_check_export_sql(capsys: pytest.CaptureFixture[str], tmp_path: Pa
     status, out, _ = run(capsys, "check", str(root), "--json")
     doc = shaped(out, "check.rocksdb")
     assert status == 0 and doc["ok"] and doc["commitlog_span"] is not None
+    first, last = doc["commitlog_span"]
+    status, out, _ = run(capsys, "check", str(root))
+    assert status == 0 and f"commitlog_span        {first} .. {last}\n" in out
+    status, out, _ = run(capsys, "check", str(root / "rocksdbstore"))
+    assert status == 0 and "commitlog_span        not compared (no CommitLog beside" in out
     status, out, _ = run(capsys, "export", str(root), str(tmp_path / "ds"), "--json")
     assert status == 0 and shaped(out, "export.rocksdb")["records"] == 80
     status, out, _ = run(
