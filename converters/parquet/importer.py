@@ -480,8 +480,10 @@ def _import_locked(
     if out.is_dir():
         taken = [f.name for f in files if os.path.lexists(out / f.name)]
         if taken:
+            named = ", ".join(taken[:5]) + (f" and {len(taken) - 5} more" if len(taken) > 5 else "")
             raise OutputExistsError(
-                f"{out}: already holds {', '.join(taken)}; rmqarrow never overwrites native files"
+                f"{out}: already holds {named}; rmqarrow never overwrites native files: "
+                "import into a new folder, or move those files out first"
             )
         check_merge(out, files)
     bar = Progress(sum(f.entries for f in files), "import", "entries", callback=progress)

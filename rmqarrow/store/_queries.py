@@ -166,7 +166,11 @@ class OffsetQueries(Store):
         if r.last_key is not None:
             refuse("last_key", "is for the RocksDB index (open it with index=rocksdb)")
         if r.exact:
-            refuse("exact", "is for the tiered index")
+            refuse(
+                "exact",
+                "is for the tiered index, whose answers RocketMQ caps; an IndexFile "
+                "query's answer is bounded by max_num= alone: raise it for more",
+            )
         if r.topic is not None and r.queries is not None:
             refuse("topic", "goes with key=; queries= lines hold full index keys")
         if r.max_num < 0:

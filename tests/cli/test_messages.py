@@ -145,3 +145,16 @@ def test_a_tiered_key_without_a_topic_names_the_parameters_then_the_options(
     status, _, err = run(capsys, "query", str(compacted), "--key", "k1")
     assert status == 2
     one_error(err, "(or --topic with --key); got 'k1'")
+
+
+def test_refusals_say_what_to_do(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    golden = Path(__file__).parents[1] / "golden" / "basic"
+    status, _, err = run(capsys, "query", str(golden), "--key", "a#b", "--exact")
+    assert status == 2
+    one_error(err, "--exact is for the tiered index", "bounded by --max-num alone: raise it")
+    dataset, out = tmp_path / "ds", tmp_path / "out"
+    assert run(capsys, "export", str(golden), str(dataset))[0] == 0
+    assert run(capsys, "import", str(dataset), str(out))[0] == 0
+    status, _, err = run(capsys, "import", str(dataset), str(out))
+    assert status == 1
+    one_error(err, "already holds 00000, 00001", "import into a new folder, or move those")
