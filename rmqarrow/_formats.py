@@ -106,8 +106,8 @@ _ENGINE_MODULES = {
     ),
     Format.ROCKSDB: (
         "rmqarrow.rocksdb",
-        "rmqarrow.converters.duckdb.rocksdb",
-        "rmqarrow.converters.spark.rocksdb",
+        "rmqarrow.rocksdb.duckdb",
+        "rmqarrow.rocksdb.spark",
     ),
 }
 
@@ -141,8 +141,8 @@ _BUILTIN = (
     FormatPlugin(
         Format.ROCKSDB,
         "RIP-82's RocksDB message index",
-        native={Kind.ROCKSDB: "rmqarrow.store._rocksdb:RocksDBStore"},
-        dataset={Kind.ROCKSDB_DATASET: "rmqarrow.store._rocksdb:RocksDBDatasetStore"},
+        native={Kind.ROCKSDB: "rmqarrow.rocksdb.store:RocksDBStore"},
+        dataset={Kind.ROCKSDB_DATASET: "rmqarrow.rocksdb.store:RocksDBDatasetStore"},
         engines=_engines(Format.ROCKSDB),
     ),
 )

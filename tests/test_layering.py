@@ -268,6 +268,7 @@ def test_every_module_is_in_a_layer() -> None:
         ("rmqarrow.tiered.spark", "import rmqarrow.converters.duckdb.runner", "never"),
         # a format's store builds on the store package's private modules; nothing else does
         ("rmqarrow.tiered.verify", "from rmqarrow.verify._x import y", "private"),
+        ("rmqarrow.rocksdb.store", "from rmqarrow.verify._run import x", "private"),
     ],
 )
 def test_checker_catches(source: str, code: str, expected: str) -> None:
@@ -522,6 +523,9 @@ LAZY_IMPORTS: dict[str, str] = {
     "rmqarrow.converters.spark": "the Spark engine: loads pyspark and starts a JVM",
     "rmqarrow.converters.delta.run": "the Delta engine: loads deltalake (see deltalake)",
     "rmqarrow.converters.stats": "the figures are DuckDB's (and matplotlib's charts)",
+    # a format's engine modules, as the engine packages above
+    **{f"{f}.duckdb": "its DuckDB engine: loads duckdb" for f in FORMAT_FOLDERS},
+    **{f"{f}.spark": "its Spark engine: loads pyspark and starts a JVM" for f in FORMAT_FOLDERS},
 }
 #: Engine modules that import their engine at load (pyspark's data source classes are
 #: their base classes): within their own engine package too, the others reach them in

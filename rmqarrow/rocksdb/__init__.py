@@ -6,6 +6,12 @@ touching the broker's directory (see :mod:`rmqarrow.rocksdb._db`), answers
 ``queryOffset`` exactly as RocketMQ does, and writes a new one as ``buildIndex`` would.
 Every rule reproduced is listed in :mod:`rmqarrow.rocksdb._rules`.  Needs the optional
 extra ``rocksdb`` (``pip install 'rmqarrow[rocksdb]'``, the rocksdict binding).
+
+The rest of its stack is in this folder too, a module per concern, each imported only when
+asked for: :mod:`~rmqarrow.rocksdb.arrow` (the records as Arrow tables),
+:mod:`~rmqarrow.rocksdb.parquet` (its dataset), :mod:`~rmqarrow.rocksdb.duckdb` and
+:mod:`~rmqarrow.rocksdb.spark` (its engines), :mod:`~rmqarrow.rocksdb.store` (the stores
+:func:`rmqarrow.open` returns for it).
 """
 
 from __future__ import annotations

@@ -16,6 +16,15 @@ from typing import TYPE_CHECKING
 from rmqarrow._lazy import lazy_attributes
 
 if TYPE_CHECKING:
+    from rmqarrow.rocksdb.store import (
+        RocksDBDatasetCheck,
+        RocksDBDatasetInfo,
+        RocksDBDatasetStore,
+        RocksDBInfo,
+        RocksDBStats,
+        RocksDBStore,
+        RocksDBVerify,
+    )
     from rmqarrow.store._base import Store
     from rmqarrow.store._build import build
     from rmqarrow.store._capabilities import Capability, capabilities
@@ -37,15 +46,6 @@ if TYPE_CHECKING:
         RocksDBManifest,
         TieredLookup,
         TieredManifest,
-    )
-    from rmqarrow.store._rocksdb import (
-        RocksDBDatasetCheck,
-        RocksDBDatasetInfo,
-        RocksDBDatasetStore,
-        RocksDBInfo,
-        RocksDBStats,
-        RocksDBStore,
-        RocksDBVerify,
     )
     from rmqarrow.store._stats import StatsReport
     from rmqarrow.tiered.store import (
@@ -110,13 +110,13 @@ __getattr__, __dir__ = lazy_attributes(
         "DatasetInfo": "_dataset",
         "DatasetStore": "_dataset",
         "IndexStore": "_index",
-        "RocksDBDatasetCheck": "_rocksdb",
-        "RocksDBDatasetInfo": "_rocksdb",
-        "RocksDBDatasetStore": "_rocksdb",
-        "RocksDBInfo": "_rocksdb",
-        "RocksDBStats": "_rocksdb",
-        "RocksDBStore": "_rocksdb",
-        "RocksDBVerify": "_rocksdb",
+        "RocksDBDatasetCheck": "rmqarrow.rocksdb.store",
+        "RocksDBDatasetInfo": "rmqarrow.rocksdb.store",
+        "RocksDBDatasetStore": "rmqarrow.rocksdb.store",
+        "RocksDBInfo": "rmqarrow.rocksdb.store",
+        "RocksDBStats": "rmqarrow.rocksdb.store",
+        "RocksDBStore": "rmqarrow.rocksdb.store",
+        "RocksDBVerify": "rmqarrow.rocksdb.store",
         "StatsReport": "_stats",
         "Store": "_base",
         "StoreCheck": "_index",

@@ -21,7 +21,6 @@ from deltalake import DeltaTable
 from legacy_dataset import LEGACY, comparable, layout_files, manifest_layout
 from rmqarrow.converters.delta.layout import is_delta_dataset
 from rmqarrow.converters.delta.run import open_snapshot
-from rmqarrow.converters.parquet.rocksdb_export import ROCKSDB_TABLES, export_rocksdb
 from rmqarrow.converters.parquet.to_delta import convert_to_delta
 from rocksdb_golden_data import ALL_ROCKSDB, RocksDBSet
 from tiered_golden_data import ALL_TIERED
@@ -31,6 +30,7 @@ from rmqarrow.errors import InvalidValueError, OutputExistsError
 from rmqarrow.format.detect import MANIFEST_NAME, ROCKSDB_DATASET_FORMAT, detect
 from rmqarrow.rocksdb._tsv import format_answer, read_expected, read_queries
 from rmqarrow.tiered.parquet.export import export_tiered
+from rmqarrow.rocksdb.parquet import ROCKSDB_TABLES, export_rocksdb
 
 BASIC = next(s for s in ALL_ROCKSDB if s.name == "rocksdb_basic")
 TIERED = next(s for s in ALL_TIERED if s.name == "tiered_basic")
@@ -143,7 +143,7 @@ def test_the_older_layout_reads_and_converts_in_place(
 
 _OVERWRITE = """
 import sys
-from rmqarrow.converters.parquet.rocksdb_export import export_rocksdb
+from rmqarrow.rocksdb.parquet import export_rocksdb
 export_rocksdb(sys.argv[1], sys.argv[2], overwrite=True)
 """
 

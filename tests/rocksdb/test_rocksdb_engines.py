@@ -8,13 +8,13 @@ from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
-from rmqarrow.converters.parquet.rocksdb_export import export_rocksdb
 from rmqarrow.converters.schema import ROCKSDB_RECORDS_SCHEMA
 from rocksdb_golden_data import RocksDBSet
 
 from rmqarrow.engines import answer_with_engine
 from rmqarrow.format.detect import detect
 from rmqarrow.rocksdb._tsv import format_answer, read_expected, read_queries
+from rmqarrow.rocksdb.parquet import export_rocksdb
 
 
 def answers(engine: str, source: Path, s: RocksDBSet, **extra: Any) -> list[list[str]]:
@@ -92,7 +92,7 @@ def test_spark_over_the_database(rocksdb_set: RocksDBSet, spark: Any) -> None:
 
 
 def test_column_wise_decoding_equals_the_reference(rocksdb_set: RocksDBSet) -> None:
-    from rmqarrow.converters.arrow.rocksdb import _fast_batch, _slow_batch
+    from rmqarrow.rocksdb.arrow import _fast_batch, _slow_batch
 
     rows = [
         (k, v)

@@ -14,7 +14,6 @@ from cli_run import Ran, call, one_error
 from golden_data import golden_set
 from rmqarrow.converters.delta.run import open_snapshot
 from rmqarrow.converters.parquet.kind_read import read_kind_manifest
-from rmqarrow.converters.parquet.rocksdb_export import ROCKSDB_TABLES
 from rocksdb_golden_data import ALL_ROCKSDB, RocksDBSet
 from tiered_golden_data import ALL_TIERED, unescape
 
@@ -24,6 +23,7 @@ from rmqarrow.errors import UsageError
 from rmqarrow.format.detect import ROCKSDB_DATASET_FORMAT, TIERED_DATASET_FORMAT
 from rmqarrow.rocksdb._tsv import format_answer, read_expected, read_queries
 from rmqarrow.tiered.parquet.export import TIERED_TABLES
+from rmqarrow.rocksdb.parquet import ROCKSDB_TABLES
 
 TIERED = next(s for s in ALL_TIERED if s.name == "tiered_basic")
 BASIC = next(s for s in ALL_ROCKSDB if s.name == "rocksdb_basic")

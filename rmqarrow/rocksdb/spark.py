@@ -16,15 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-from rmqarrow.converters.arrow.rocksdb import RocksDBTables
+
 from rmqarrow.converters.parquet.parts import hadoop_literal
-from rmqarrow.converters.parquet.rocksdb_export import (
-    rocksdb_dataset_files,
-    rocksdb_source_tables,
-)
 from rmqarrow.converters.spark.runner import as_frame, run_arrow, temp_views
 from rmqarrow.converters.spark.session import get_spark
-
 from rmqarrow.format.detect import detect
 from rmqarrow.rocksdb import (
     DEFAULT_MAX_MSGS_NUM_BATCH,
@@ -37,6 +32,11 @@ from rmqarrow.rocksdb import (
     search_sql,
     searches_table,
     split_hits,
+)
+from rmqarrow.rocksdb.arrow import RocksDBTables
+from rmqarrow.rocksdb.parquet import (
+    rocksdb_dataset_files,
+    rocksdb_source_tables,
 )
 
 __all__ = ["answer_queries", "register_rocksdb"]

@@ -26,12 +26,9 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from rmqarrow.converters.arrow.rocksdb import (
-    RocksDBTables,
-    bookkeeping_table,
-    records_batches,
-    rocksdb_tables,
-)
+
+from rmqarrow._lock import Wait
+from rmqarrow._version import __version__
 from rmqarrow.converters.parquet.kind_dataset import export_kind
 from rmqarrow.converters.parquet.kind_read import (
     KIND_TABLES,
@@ -43,11 +40,14 @@ from rmqarrow.converters.schema import (
     ROCKSDB_RECORDS_SCHEMA,
     ROCKSDB_SCHEMA_VERSION,
 )
-
-from rmqarrow._lock import Wait
-from rmqarrow._version import __version__
 from rmqarrow.format.detect import ROCKSDB_DATASET_FORMAT, detect
 from rmqarrow.rocksdb import RocksDBIndex
+from rmqarrow.rocksdb.arrow import (
+    RocksDBTables,
+    bookkeeping_table,
+    records_batches,
+    rocksdb_tables,
+)
 
 __all__ = [
     "ROCKSDB_TABLES",
@@ -96,6 +96,7 @@ def export_rocksdb(
                 "format": ROCKSDB_DATASET_FORMAT,
                 "layout_version": 1,
                 "schema_version": ROCKSDB_SCHEMA_VERSION,
+                # the writer as datasets have recorded it from the first release on
                 "writer": f"rmqarrow {__version__} rmqarrow.converters.parquet.rocksdb_export",
                 "created_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
                 "source": {"path": str(index.path.absolute())},

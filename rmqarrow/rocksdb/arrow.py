@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from rmqarrow.converters.schema import ROCKSDB_BOOKKEEPING_SCHEMA, ROCKSDB_RECORDS_SCHEMA
 
+from rmqarrow.converters.schema import ROCKSDB_BOOKKEEPING_SCHEMA, ROCKSDB_RECORDS_SCHEMA
 from rmqarrow.rocksdb import BOOKKEEPING_KEYS, RocksDBIndex, decode_key
 
 __all__ = [

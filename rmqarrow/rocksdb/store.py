@@ -18,7 +18,6 @@ from rmqarrow._memory import duckdb_settings
 from rmqarrow._progress import Progress, ProgressCallback
 from rmqarrow._vocab import Format, Verb
 from rmqarrow.converters.parquet.kind_read import kind_files, kind_manifest
-from rmqarrow.converters.parquet.rocksdb_export import export_rocksdb, rocksdb_source_tables
 from rmqarrow.engines import answer_with_engine
 from rmqarrow.errors import DatasetError, EngineUnavailableError, UsageError
 from rmqarrow.format.detect import ROCKSDB_DATASET_FORMAT, Target
@@ -35,6 +34,7 @@ from rmqarrow.rocksdb import (
     check_rocksdb,
     read_queries,
 )
+from rmqarrow.rocksdb.parquet import export_rocksdb, rocksdb_source_tables
 from rmqarrow.store._base import (
     DEFAULT_MAX_NUM,
     OpenOptions,
@@ -55,7 +55,7 @@ if TYPE_CHECKING:
     import pyarrow.dataset as pads
     from pyspark.sql import SparkSession
 
-    from rmqarrow.converters.arrow.rocksdb import RocksDBTables
+    from rmqarrow.rocksdb.arrow import RocksDBTables
 
 __all__ = [
     "RocksDBDatasetCheck",
@@ -396,7 +396,7 @@ class _RocksDBSurface(Store):
         what was indexed in ``between``, one table each by name.  No ``commitlog`` (the
         records hold topic, keys and tags already), no other engine, no ``with_check``
         (``check()`` is the RocksDB index's own)."""
-        from rmqarrow.converters.duckdb.rocksdb import rocksdb_stats
+        from rmqarrow.rocksdb.duckdb import rocksdb_stats
 
         self._check_open()
         if commitlog is not None:
@@ -457,7 +457,7 @@ class _RocksDBSurface(Store):
         """Views ``rocksdb_records`` and ``rocksdb_bookkeeping`` on ``con`` (or new)."""
         import duckdb
 
-        from rmqarrow.converters.duckdb.rocksdb import register_rocksdb
+        from rmqarrow.rocksdb.duckdb import register_rocksdb
 
         connection = con if con is not None else duckdb.connect(config=duckdb_settings())
         register_rocksdb(connection, self._tables())
@@ -465,8 +465,8 @@ class _RocksDBSurface(Store):
 
     def to_spark(self, spark: SparkSession | None = None) -> SparkSession:
         """The same tables as Spark temporary views."""
-        from rmqarrow.converters.spark.rocksdb import register_rocksdb
         from rmqarrow.converters.spark.session import get_spark
+        from rmqarrow.rocksdb.spark import register_rocksdb
 
         self._check_open()
         session = spark if spark is not None else get_spark()

@@ -13,11 +13,9 @@ from collections.abc import Sequence
 
 import duckdb
 import pyarrow as pa
-from rmqarrow.converters.arrow.rocksdb import RocksDBTables
-from rmqarrow.converters.duckdb.runner import fetch_arrow, registered
-from rmqarrow.converters.parquet.rocksdb_export import rocksdb_source_tables
 
 from rmqarrow._memory import duckdb_settings
+from rmqarrow.converters.duckdb.runner import fetch_arrow, registered
 from rmqarrow.rocksdb import (
     DEFAULT_MAX_MSGS_NUM_BATCH,
     DEFAULT_MAX_QUERY_DAYS,
@@ -30,6 +28,8 @@ from rmqarrow.rocksdb import (
     searches_table,
     split_hits,
 )
+from rmqarrow.rocksdb.arrow import RocksDBTables
+from rmqarrow.rocksdb.parquet import rocksdb_source_tables
 
 __all__ = ["answer_queries", "register_rocksdb", "rocksdb_stats"]
 
