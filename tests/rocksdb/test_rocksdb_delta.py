@@ -29,8 +29,8 @@ import rmqarrow
 from rmqarrow.errors import InvalidValueError, OutputExistsError
 from rmqarrow.format.detect import MANIFEST_NAME, ROCKSDB_DATASET_FORMAT, detect
 from rmqarrow.rocksdb._tsv import format_answer, read_expected, read_queries
-from rmqarrow.tiered.parquet.export import export_tiered
 from rmqarrow.rocksdb.parquet import ROCKSDB_TABLES, export_rocksdb
+from rmqarrow.tiered.parquet.export import export_tiered
 
 BASIC = next(s for s in ALL_ROCKSDB if s.name == "rocksdb_basic")
 TIERED = next(s for s in ALL_TIERED if s.name == "tiered_basic")

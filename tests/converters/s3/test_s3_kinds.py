@@ -22,8 +22,8 @@ from rmqarrow._paths import dataset_location
 from rmqarrow.errors import UsageError
 from rmqarrow.format.detect import ROCKSDB_DATASET_FORMAT, TIERED_DATASET_FORMAT
 from rmqarrow.rocksdb._tsv import format_answer, read_expected, read_queries
-from rmqarrow.tiered.parquet.export import TIERED_TABLES
 from rmqarrow.rocksdb.parquet import ROCKSDB_TABLES
+from rmqarrow.tiered.parquet.export import TIERED_TABLES
 
 TIERED = next(s for s in ALL_TIERED if s.name == "tiered_basic")
 BASIC = next(s for s in ALL_ROCKSDB if s.name == "rocksdb_basic")
