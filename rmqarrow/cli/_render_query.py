@@ -14,6 +14,7 @@ from typing import Any
 from rmqarrow.cli._output import name_list, print_document, print_kv, print_table
 from rmqarrow.commitlog import format_message
 from rmqarrow.errors import TieredReadError
+from rmqarrow.format.java import JAVA_LONG_MAX
 from rmqarrow.format.queries import Query, escape_text
 from rmqarrow.format.records import TAG_INDEX_TYPE, tag_query_note
 from rmqarrow.format.times import format_time
@@ -288,6 +289,14 @@ def _query_offset(result: RocksDBLookup, args: argparse.Namespace) -> int:
             f"updated at store time {a.index_last_update_timestamp}, offset "
             f"{a.index_last_update_phy_offset}"
         )
+        if not a.phy_offsets and (q.begin == 0 or q.end == JAVA_LONG_MAX):
+            # RocketMQ's window without a time range ends now: an older index answers nothing
+            print(
+                f"searched the last {result.max_query_days} days up to now, as RocketMQ does "
+                "without a time range (--max-query-days), and the index was last updated "
+                f"{format_time(a.index_last_update_timestamp)}: pass --begin and --end to "
+                "search older hours"
+            )
     if explained:
         print("\nexplain:")
         for line in explained:

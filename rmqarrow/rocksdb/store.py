@@ -258,7 +258,7 @@ class _RocksDBSurface(Store):
         queries, batch = _rocksdb_queries(r)
         answers = self.answers(queries, engine=r.engine, master=r.master)
         explained = self._explained(queries[0]) if r.explain else []
-        return RocksDBLookup(queries, answers, batch, r.explain, explained)
+        return RocksDBLookup(queries, answers, batch, r.explain, explained, self.max_query_days)
 
     def _explained(self, q: RocksDBQuery) -> list[str]:
         """Why the native walk answered ``q`` as it did (the database only)."""

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from rmqarrow.errors import UsageError
+from rmqarrow.format.broker_config import DEFAULT_MAX_QUERY_DAYS
 from rmqarrow.format.java import JAVA_LONG_MAX
 from rmqarrow.format.queries import Query
 
@@ -116,6 +117,9 @@ class RocksDBLookup:
     batch: bool
     explain: bool = False
     explained: list[str] = field(default_factory=list)
+    #: the broker's maxRocksDBIndexQueryDays the queries ran under: a query without a
+    #: time range searches that many days back from now
+    max_query_days: int = DEFAULT_MAX_QUERY_DAYS
 
 
 Lookup = OffsetLookup | TieredLookup | RocksDBLookup

@@ -201,3 +201,17 @@ def test_read_commands_leave_a_live_broker_directory_untouched(
         writer.send("w 5")
     finally:
         writer.stop()
+
+
+def test_a_query_without_a_time_range_names_the_window_it_searched(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # RocketMQ searches maxRocksDBIndexQueryDays back from now: an index of 2025 answers
+    # nothing then, and the line says why and what to pass
+    args = ["query", str(EDGE.db), "--topic", "EdgeTopic", "--key", "first", "--type", "K"]
+    status, out, _ = run(capsys, *args, *LIMITS)
+    assert status == 0 and "\n0 offsets for 'EdgeTopic' / 'first'" in out
+    assert "searched the last 2 days up to now, as RocketMQ does without a time range" in out
+    assert "pass --begin and --end to search older hours" in out
+    status, out, _ = run(capsys, *args, *WINDOW, *LIMITS)
+    assert status == 0 and "searched the last" not in out and "0 offsets" not in out
