@@ -411,6 +411,14 @@ def _detect(p: Path, *, look_below: bool = True) -> Target:
     else:
         detail = "a directory without index files"
     instead = _stores_below(children) if look_below else ""
+    tiered = [c.name for c in files[:64] if _file_kind(c)[0] == Kind.TIERED]
+    if tiered and not instead:
+        # a broker names local files by number and segments by offset; these are copies
+        instead = (
+            f"it holds tiered IndexStoreFiles under names no broker gives them "
+            f"({', '.join(tiered[:3])}{', ...' if len(tiered) > 3 else ''}): pass one file "
+            "at a time"
+        )
     return Target(Kind.OTHER_DIR, p, detail=detail, instead=instead)
 
 

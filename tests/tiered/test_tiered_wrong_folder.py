@@ -4,6 +4,7 @@ which folder to pass instead (the segment folder below it, or where an emptied
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -65,3 +66,18 @@ def test_other_folders_of_folders_keep_their_message(
     status, out, err = run(capsys, "info", str(topic))
     assert status == 2, out
     one_error(err, "a directory with no files (only folders)")
+
+
+def test_a_folder_of_renamed_tiered_files_says_to_pass_each_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # copies under names no broker gives (as the golden sets hold them): which file is the
+    # newer is not known from the names, so each one is read on its own
+    golden = Path(__file__).parents[1] / "golden" / "tiered" / "tiered_basic"
+    for name in ("compacted.bin", "unsealed.bin"):
+        shutil.copyfile(golden / name, tmp_path / name)
+    status, out, err = run(capsys, "info", str(tmp_path))
+    assert status == 2, out
+    one_error(err, "not a store itself; it holds tiered IndexStoreFiles under names no broker")
+    one_error(err, "(compacted.bin, unsealed.bin): pass one file at a time")
+    assert run(capsys, "info", str(tmp_path / "compacted.bin"))[0] == 0
