@@ -31,6 +31,7 @@ from rmqarrow.store._results import (
     TieredManifest,
     refuse,
 )
+from rmqarrow.store._sql import SqlSession, check_sql_engine, duckdb_session, spark_session
 from rmqarrow.tiered import (
     END_MAGIC,
     CompactedIndexFile,
@@ -146,7 +147,70 @@ def _as_tiered_queries(queries: Sequence[Any]) -> list[tuple[Any, ...]]:
     ]
 
 
-class TieredStore(ItemQueries):
+class _TieredTablesInSql(ItemQueries):
+    """What both sources of tiered files answer with the same three tables in memory:
+    DuckDB and Spark tables, and SQL statements over them."""
+
+    def _arrow_tables(self) -> dict[str, pa.Table]:
+        """``tiered_files``, ``tiered_slots``, ``tiered_items``, read now."""
+        raise NotImplementedError
+
+    def scan(
+        self,
+        table: str,
+        *,
+        columns: list[str] | None = None,
+        filter: pads.Expression | None = None,
+    ) -> pa.RecordBatchReader:
+        self._check_table(table, columns)
+        tables = self._arrow_tables()
+        return pads.dataset(tables[table]).scanner(columns=columns, filter=filter).to_reader()
+
+    def to_duckdb(self, con: duckdb.DuckDBPyConnection | None = None) -> duckdb.DuckDBPyConnection:
+        """Tables ``tiered_files``, ``tiered_slots``, ``tiered_items`` on ``con`` (or new)."""
+        import duckdb
+
+        tables = self._arrow_tables()
+        connection = con if con is not None else duckdb.connect(config=duckdb_settings())
+        for name, table in tables.items():
+            connection.register(name, table)  # a view over the Arrow table
+        return connection
+
+    def to_spark(self, spark: SparkSession | None = None) -> SparkSession:
+        """The same tables as Spark temporary views."""
+        from rmqarrow.converters.spark.session import get_spark
+
+        tables = self._arrow_tables()
+        session = spark if spark is not None else get_spark()
+        for name, table in tables.items():
+            session.createDataFrame(table).createOrReplaceTempView(name)
+        return session
+
+    def sql(
+        self,
+        engine: str = "duckdb",
+        *,
+        commitlog: str | os.PathLike[str] | None = None,
+        master: str | None = None,
+    ) -> SqlSession:
+        """Statements over ``tiered_files``, ``tiered_slots`` and ``tiered_items``; no
+        ``commitlog`` (tiered items point into the tiered store's own commit log)."""
+        self._check_open()
+        if commitlog:
+            refuse(
+                "commitlog",
+                "adds the IndexFile's messages view; tiered items point into the tiered "
+                "store's own commit log",
+            )
+        if check_sql_engine(engine) == "spark":
+            from rmqarrow.converters.spark import get_spark
+
+            return spark_session(self.to_spark(get_spark(master)))
+        con = self.to_duckdb()
+        return duckdb_session(con, con.close)
+
+
+class TieredStore(_TieredTablesInSql):
     """Tiered index files, read-only; lookups follow RocketMQ's tiered ``queryAsync``."""
 
     verbs = frozenset(
@@ -156,6 +220,7 @@ class TieredStore(ItemQueries):
             Verb.SCAN,
             Verb.TO_DUCKDB,
             Verb.TO_SPARK,
+            Verb.SQL,
             Verb.EXPORT,
             Verb.CHECK,
             Verb.INFO,
@@ -238,45 +303,9 @@ class TieredStore(ItemQueries):
         self._check_open()
         return tiered_tables(self.path, self.hash_slot_num, self.index_num)
 
-    def scan(
-        self,
-        table: str,
-        *,
-        columns: list[str] | None = None,
-        filter: pads.Expression | None = None,
-    ) -> pa.RecordBatchReader:
-        self._check_table(table, columns)
+    def _arrow_tables(self) -> dict[str, pa.Table]:
         t = self._tables()
-        data = {"tiered_files": t.files, "tiered_slots": t.slots, "tiered_items": t.items}
-        return pads.dataset(data[table]).scanner(columns=columns, filter=filter).to_reader()
-
-    def to_duckdb(self, con: duckdb.DuckDBPyConnection | None = None) -> duckdb.DuckDBPyConnection:
-        """Tables ``tiered_files``, ``tiered_slots``, ``tiered_items`` on ``con`` (or new)."""
-        import duckdb
-
-        t = self._tables()
-        connection = con if con is not None else duckdb.connect(config=duckdb_settings())
-        for name, table in (
-            ("tiered_files", t.files),
-            ("tiered_slots", t.slots),
-            ("tiered_items", t.items),
-        ):
-            connection.register(name, table)  # a view over the Arrow table
-        return connection
-
-    def to_spark(self, spark: SparkSession | None = None) -> SparkSession:
-        """The same tables as Spark temporary views."""
-        from rmqarrow.converters.spark.session import get_spark
-
-        t = self._tables()
-        session = spark if spark is not None else get_spark()
-        for name, table in (
-            ("tiered_files", t.files),
-            ("tiered_slots", t.slots),
-            ("tiered_items", t.items),
-        ):
-            session.createDataFrame(table).createOrReplaceTempView(name)
-        return session
+        return {"tiered_files": t.files, "tiered_slots": t.slots, "tiered_items": t.items}
 
     def export(
         self,
@@ -385,7 +414,7 @@ class TieredDatasetInfo(ManifestInfo):
     """The result of :meth:`TieredDatasetStore.info`: the tiered dataset's manifest."""
 
 
-class TieredDatasetStore(PinnedDataset, ItemQueries):
+class TieredDatasetStore(PinnedDataset, _TieredTablesInSql):
     """An exported dataset of tiered files (``tiered_files``, ``tiered_slots``,
     ``tiered_items``); opened ``as_of`` a version, every verb reads that one."""
 
@@ -394,6 +423,9 @@ class TieredDatasetStore(PinnedDataset, ItemQueries):
             Verb.QUERY,
             Verb.QUERY_MANY,
             Verb.SCAN,
+            Verb.TO_DUCKDB,
+            Verb.TO_SPARK,
+            Verb.SQL,
             Verb.IMPORT_FILES,
             Verb.INFO,
             Verb.VERSIONS,
@@ -453,19 +485,10 @@ class TieredDatasetStore(PinnedDataset, ItemQueries):
                 master=master,
             )
 
-    def scan(
-        self,
-        table: str,
-        *,
-        columns: list[str] | None = None,
-        filter: pads.Expression | None = None,
-    ) -> pa.RecordBatchReader:
-
+    def _arrow_tables(self) -> dict[str, pa.Table]:
         self._check_open()
-        self._check_table(table, columns)
-        with self._reading():
-            tables = dict(zip(self.tables, read_tiered_dataset(self.path), strict=True))
-        return pads.dataset(tables[table]).scanner(columns=columns, filter=filter).to_reader()
+        with self._reading():  # the pinned run's parts
+            return dict(zip(self.tables, read_tiered_dataset(self.path), strict=True))
 
     def _check_lookup(self, request: LookupRequest) -> None:
         if request.engine == "native":

@@ -116,8 +116,25 @@ def test_sql_is_one_session_whatever_the_kind() -> None:
         assert session.run("SELECT count(*) AS n FROM rocksdb_records").read_all().num_rows == 1
         with pytest.raises(UsageError, match=r"^commitlog="):
             store.sql(commitlog="commitlog")
-    with _tiered() as store, pytest.raises(UnsupportedOperationError, match="tiered"):
-        store.sql()
+    with _tiered() as store, store.sql() as session:
+        items = session.run("SELECT count(*) AS n FROM tiered_items").read_all()["n"][0]
+        assert items.as_py() == store.scan("tiered_items").read_all().num_rows > 0
+        with pytest.raises(UsageError, match=r"^commitlog=.*own commit log"):
+            store.sql(commitlog="commitlog")
+
+
+def test_a_tiered_dataset_answers_sql_as_its_files_do(tmp_path: Path) -> None:
+    with _tiered() as store:
+        store.export(tmp_path / "ds")
+        with store.sql() as session:
+            want = session.run("SELECT * FROM tiered_items ORDER BY 1, 2").read_all()
+    with rmqarrow.open(tmp_path / "ds") as dataset:
+        assert dataset.supports("sql") and dataset.supports("to_duckdb")
+        with dataset.sql() as session:
+            assert session.run("SELECT * FROM tiered_items ORDER BY 1, 2").read_all() == want
+        con = dataset.to_duckdb()
+        n = con.execute("SELECT count(*) FROM tiered_files").fetchone()
+        assert n == (1,)
 
 
 def test_tiered_queries_are_one_type() -> None:
