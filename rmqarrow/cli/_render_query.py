@@ -344,14 +344,12 @@ def render_export(manifest: object, args: argparse.Namespace, seconds: float) ->
 
 @render_export.register
 def _index_export(manifest: IndexManifest, args: argparse.Namespace, seconds: float) -> int:
-    tables = manifest["tables"]
+    rows = manifest.table_rows()
     summary = {
         "dataset": args.out,
         "engine": args.engine,
-        "files": tables["files"]["rows"],
-        "slots": tables["slots"]["rows"],
-        "entries": tables["entries"]["rows"],
-        **({"messages": tables["messages"]["rows"]} if "messages" in tables else {}),
+        **{t: rows[t] for t in ("files", "slots", "entries")},
+        **({"messages": rows["messages"]} if "messages" in rows else {}),
         "seconds": round(seconds, 3),
     }
     _print_summary("export", summary, args)
@@ -363,7 +361,7 @@ def _tiered_export(manifest: TieredManifest, args: argparse.Namespace, seconds: 
     summary = {
         "dataset": str(args.out),
         "kind": "tiered",
-        **{t: v["rows"] for t, v in manifest["tables"].items()},
+        **manifest.table_rows(),
         "seconds": round(seconds, 3),
     }
     _print_summary("export.tiered", summary, args)
@@ -372,11 +370,11 @@ def _tiered_export(manifest: TieredManifest, args: argparse.Namespace, seconds: 
 
 @render_export.register
 def _rocksdb_export(manifest: RocksDBManifest, args: argparse.Namespace, seconds: float) -> int:
-    records = manifest["tables"]["rocksdb_records"]["rows"]
+    records = manifest.table_rows()["rocksdb_records"]
     summary = {
         "dataset": args.out,
         "records": records,
-        "bookkeeping": manifest["bookkeeping"],
+        "bookkeeping": manifest.bookkeeping(),
         "seconds": round(seconds, 3),
         "records_per_second": round(records / seconds) if seconds else None,
     }

@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from rmqarrow.converters.manifests import AnyManifest, as_manifest
+from rmqarrow.converters.manifests import RocksDBManifest as TypedRocksDBManifest
 from rmqarrow.errors import UsageError
 from rmqarrow.format.broker_config import DEFAULT_MAX_QUERY_DAYS
 from rmqarrow.format.java import JAVA_LONG_MAX
@@ -125,17 +127,37 @@ class RocksDBLookup:
 Lookup = OffsetLookup | TieredLookup | RocksDBLookup
 
 
-class IndexManifest(dict[str, Any]):
+class _WrittenManifest(dict[str, Any]):
+    """A manifest an export wrote, as the JSON object it is (old callers index it), and
+    typed (:mod:`rmqarrow.converters.manifests`) for reading."""
+
+    @property
+    def typed(self) -> AnyManifest:
+        """The same manifest as its format's record: every key checked, fields typed."""
+        return as_manifest(self)
+
+    def table_rows(self) -> dict[str, int]:
+        """Rows per table, in the manifest's order."""
+        return {name: entry.rows for name, entry in self.typed.tables.items()}
+
+
+class IndexManifest(_WrittenManifest):
     """The manifest of a dataset of index files, as :meth:`IndexStore.export` wrote it."""
 
 
-class TieredManifest(dict[str, Any]):
+class TieredManifest(_WrittenManifest):
     """The manifest of a dataset of tiered files, as :meth:`TieredStore.export` wrote it."""
 
 
-class RocksDBManifest(dict[str, Any]):
+class RocksDBManifest(_WrittenManifest):
     """The manifest of a dataset of a RocksDB index, as :meth:`RocksDBStore.export`
     wrote it."""
+
+    def bookkeeping(self) -> dict[str, Any]:
+        """The index's bookkeeping records the export copied, name -> value."""
+        typed = self.typed
+        assert isinstance(typed, TypedRocksDBManifest)  # the export of a RocksDB index
+        return dict(typed.bookkeeping or {})
 
 
 class ImportedIndexFiles(list[Path]):
