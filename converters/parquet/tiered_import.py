@@ -29,6 +29,7 @@ from rmqarrow._lock import Wait, writer_lock
 from rmqarrow._paths import local_path
 from rmqarrow.errors import DatasetError, OutputExistsError, StoreNotFoundError
 from rmqarrow.format.detect import detect
+from rmqarrow.format.layout import GeometryHint
 
 __all__ = [
     "import_tiered",
@@ -133,9 +134,7 @@ def _import_tiered(
 
 
 def tiered_source_tables(
-    source: str | os.PathLike[str],
-    hash_slot_num: int | None = None,
-    index_num: int | None = None,
+    source: str | os.PathLike[str], geometry: GeometryHint = GeometryHint.NONE
 ) -> tuple[TieredTables, bool]:
     """The tables of a tiered dataset, file or folder, and whether it is a store (several
     files: a folder, or a dataset exported from one)."""
@@ -143,4 +142,4 @@ def tiered_source_tables(
     if detect(src).kind == "tiered_dataset":
         files, slots, items = read_tiered_dataset(src)
         return TieredTables(files, slots, items), files.num_rows != 1
-    return tiered_tables(src, hash_slot_num, index_num), src.is_dir()
+    return tiered_tables(src, geometry), src.is_dir()

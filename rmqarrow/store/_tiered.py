@@ -166,8 +166,7 @@ class TieredStore(ItemQueries):
             fmt="tiered",
             exact=exact,
             master=master,
-            hash_slot_num=self.hash_slot_num,
-            index_num=self.index_num,
+            geometry=self.geometry_hint,
         )
 
     def file_begin_timestamp(self) -> int | None:
@@ -175,7 +174,7 @@ class TieredStore(ItemQueries):
         self._check_open()
         if not self.path.is_file():
             return None
-        opened, _ = open_tiered(self.path, self.hash_slot_num, self.index_num)
+        opened, _ = open_tiered(self.path, self.geometry_hint)
         with opened:
             return None if isinstance(opened, TieredIndexStore) else opened.begin_timestamp
 
@@ -198,7 +197,7 @@ class TieredStore(ItemQueries):
         self._check_open()
         if not self.path.is_file() or self.path.stat().st_size > _NOTE_LIMIT:
             return None
-        opened, _ = open_tiered(self.path, self.hash_slot_num, self.index_num)
+        opened, _ = open_tiered(self.path, self.geometry_hint)
         with opened:
             if not isinstance(opened, TieredIndexFile):
                 return None
@@ -218,7 +217,7 @@ class TieredStore(ItemQueries):
 
     def _tables(self) -> TieredTables:
         self._check_open()
-        return tiered_tables(self.path, self.hash_slot_num, self.index_num)
+        return tiered_tables(self.path, self.geometry_hint)
 
     def scan(
         self,
@@ -283,8 +282,7 @@ class TieredStore(ItemQueries):
                 self.path,
                 dest,
                 overwrite=overwrite,
-                hash_slot_num=self.hash_slot_num,
-                index_num=self.index_num,
+                geometry=self.geometry_hint,
                 wait=wait,
             )
         )
@@ -293,12 +291,12 @@ class TieredStore(ItemQueries):
         """Header, slots, chains and compacted ranges of every file (streamed)."""
         self._check_open()
         refuse_commitlog(commitlog, "a tiered file (its offsets are the tiered commit log's)")
-        return check_tiered(self.path, self.hash_slot_num, self.index_num)
+        return check_tiered(self.path, self.geometry_hint)
 
     def info(self, *, chains: bool = True) -> TieredInfo:
         """One dict per file as RocketMQ queries them, newest first."""
         self._check_open()
-        opened, note = open_tiered(self.path, self.hash_slot_num, self.index_num)
+        opened, note = open_tiered(self.path, self.geometry_hint)
         with opened:
             if isinstance(opened, TieredIndexStore):
                 files = [tiered_file_info(f, None) for f in opened.files()]
@@ -356,7 +354,6 @@ class TieredStore(ItemQueries):
             dataset=dataset,
             exact=exact,
             master=master,
-            hash_slot_num=self.hash_slot_num,
-            index_num=self.index_num,
+            geometry=self.geometry_hint,
             required=required_engines(chosen, explicit),
         )
