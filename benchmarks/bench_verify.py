@@ -27,6 +27,7 @@ from typing import Any
 from _report import print_rows, timed
 
 from rmqarrow.demo.run import demo_geometry, read_index_records, write_demo_commitlog
+from rmqarrow.format.layout import GeometryHint
 from rmqarrow.index.service import IndexService, answer_queries, open_healthy
 
 
@@ -61,7 +62,7 @@ def run(full: bool, workdir: Path) -> list[dict[str, Any]]:
     messages = 300_000 if full else 30_000
     n = 5_000 if full else 1_000
     store, dataset, hsn, inum = _store(workdir, messages)
-    service, _ = open_healthy(store, hsn, inum)
+    service, _ = open_healthy(store, GeometryHint(hsn, inum))
     rows: list[dict[str, Any]] = []
     with service:
         files = service.files

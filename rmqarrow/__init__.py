@@ -49,7 +49,13 @@ from rmqarrow.errors import (
 if TYPE_CHECKING:
     from rmqarrow.format.checkpoint import StoreCheckpoint
     from rmqarrow.format.hashing import index_key_hash, java_string_hash
-    from rmqarrow.format.layout import DEFAULT_HASH_SLOT_NUM, DEFAULT_INDEX_NUM, Geometry
+    from rmqarrow.format.layout import (
+        DEFAULT_HASH_SLOT_NUM,
+        DEFAULT_INDEX_NUM,
+        Geometry,
+        GeometryHint,
+        as_hint,
+    )
     from rmqarrow.format.queries import Query, QueryOffsetResult
     from rmqarrow.format.records import MessageRecord
     from rmqarrow.index.indexfile import IndexFile
@@ -70,6 +76,8 @@ _getattr, _ = lazy_attributes(
         "DEFAULT_HASH_SLOT_NUM": "format.layout",
         "DEFAULT_INDEX_NUM": "format.layout",
         "Geometry": "format.layout",
+        "GeometryHint": "format.layout",
+        "as_hint": "format.layout",
         "Query": "format.queries",
         "MessageRecord": "format.records",
         "IndexFile": "index.indexfile",
@@ -109,6 +117,7 @@ __all__ = [
     "FormatPlugin",
     "Geometry",
     "GeometryError",
+    "GeometryHint",
     "IndexFile",
     "IndexService",
     "InvalidKeyError",
@@ -130,6 +139,7 @@ __all__ = [
     "Writer",
     "__version__",
     "answer_queries",
+    "as_hint",
     "build",
     "format_plugins",
     "index_key_hash",

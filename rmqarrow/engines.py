@@ -26,7 +26,7 @@ from rmqarrow.errors import EngineUnavailableError, UsageError
 from rmqarrow.format.queries import Query
 
 if TYPE_CHECKING:
-    from rmqarrow.format.layout import StoreSnapshot
+    from rmqarrow.format.layout import Geometry, GeometryHint, StoreSnapshot
     from rmqarrow.rocksdb import QueryOffsetResult, RocksDBQuery
     from rmqarrow.tiered import TieredAnswer, TieredQuery
 
@@ -62,8 +62,7 @@ class IndexEngine(Protocol):
         queries: list[Query],
         /,
         *,
-        hash_slot_num: int | None = ...,
-        index_num: int | None = ...,
+        geometry: Geometry | GeometryHint | None = ...,
     ) -> list[list[int]]: ...
 
 
@@ -78,8 +77,7 @@ class TieredEngine(Protocol):
         /,
         *,
         exact: bool = ...,
-        hash_slot_num: int | None = ...,
-        index_num: int | None = ...,
+        geometry: Geometry | GeometryHint | None = ...,
     ) -> list[TieredAnswer]: ...
 
 
@@ -148,8 +146,7 @@ def answer_with_engine(
     dataset: str | os.PathLike[str] | None = None,
     master: str | None = None,
     exact: bool = False,
-    hash_slot_num: int | None = None,
-    index_num: int | None = None,
+    geometry: Geometry | GeometryHint | None = None,
     rocksdb_options: dict[str, Any] | None = None,
     snapshot: StoreSnapshot | None = None,
 ) -> list[Any]:
@@ -166,6 +163,10 @@ def answer_with_engine(
     :meth:`rmqarrow.IndexFile.pin`) makes the engine answer as of it, so that answers
     compare over one snapshot of a store a broker writes: the ``duckdb`` engine over a
     native store reads it; the others read the store as it is when they read it.
+
+    ``geometry`` is what is known of the files' geometry (a
+    :class:`~rmqarrow.GeometryHint`, or a complete :class:`~rmqarrow.Geometry`), handed
+    to an index or tiered engine as it is; the RocksDB format has none.
     """
     if engine == "native" and dataset is not None:
         raise UsageError("a dataset is for the duckdb and spark engines; native reads the files")
@@ -180,7 +181,7 @@ def answer_with_engine(
         return answer(source, list(queries), **extra)
     if rocksdb_options:
         raise UsageError("rocksdb_options are for the rocksdb format")
-    options: dict[str, object] = {"hash_slot_num": hash_slot_num, "index_num": index_num}
+    options: dict[str, object] = {"geometry": geometry}
     if fmt == "tiered":
         options["exact"] = exact
     if engine == "spark":

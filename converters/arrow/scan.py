@@ -34,7 +34,14 @@ from rmqarrow.converters.arrow.tables import geometry_of
 from rmqarrow.converters.schema import SCHEMAS
 
 from rmqarrow.errors import InvalidValueError, StoreNotFoundError
-from rmqarrow.format.layout import MappedIndex, check_header, map_regions
+from rmqarrow.format.layout import (
+    Geometry,
+    GeometryHint,
+    MappedIndex,
+    check_header,
+    geometry_hint,
+    map_regions,
+)
 from rmqarrow.format.naming import list_index_files
 
 if TYPE_CHECKING:
@@ -123,15 +130,21 @@ def iter_file_batches(
     path: str | os.PathLike[str],
     table: str,
     *,
+    geometry: Geometry | GeometryHint | None = None,
     hash_slot_num: int | None = None,
     index_num: int | None = None,
     batch_rows: int = DEFAULT_BATCH_ROWS,
 ) -> Iterator[pa.RecordBatch]:
-    """Yield one table of one native file as record batches of at most ``batch_rows`` rows."""
+    """Yield one table of one native file as record batches of at most ``batch_rows`` rows.
+
+    The geometry is ``geometry`` (a :class:`~rmqarrow.GeometryHint` or a complete
+    :class:`~rmqarrow.Geometry`) or ``hash_slot_num``/``index_num`` (not both forms);
+    what is not given is fitted from the file's size."""
     schema = _check_table(table)
     _check_batch_rows(batch_rows)
     p = Path(path)
-    m = map_regions(p, geometry_of(p, hash_slot_num, index_num), writable=False)
+    hint = geometry_hint(geometry, hash_slot_num, index_num)
+    m = map_regions(p, geometry_of(p, hint), writable=False)
     try:
         check_header(p, m.geometry, m.header)
         name = p.name
@@ -178,8 +191,7 @@ def source_paths(source: str | os.PathLike[str]) -> list[Path]:
 def _reader(
     paths: Sequence[Path],
     table: str,
-    hash_slot_num: int | None,
-    index_num: int | None,
+    geometry: GeometryHint,
     batch_rows: int,
 ) -> pa.RecordBatchReader:
     schema = _check_table(table)
@@ -187,9 +199,7 @@ def _reader(
 
     def batches() -> Iterator[pa.RecordBatch]:
         for p in paths:
-            yield from iter_file_batches(
-                p, table, hash_slot_num=hash_slot_num, index_num=index_num, batch_rows=batch_rows
-            )
+            yield from iter_file_batches(p, table, geometry=geometry, batch_rows=batch_rows)
 
     return pa.RecordBatchReader.from_batches(schema, batches())
 
@@ -198,28 +208,32 @@ def scan_file(
     path: str | os.PathLike[str],
     table: str,
     *,
+    geometry: Geometry | GeometryHint | None = None,
     hash_slot_num: int | None = None,
     index_num: int | None = None,
     batch_rows: int = DEFAULT_BATCH_ROWS,
 ) -> pa.RecordBatchReader:
-    """A reader over one table of one native index file."""
+    """A reader over one table of one native index file (geometry as for
+    :func:`iter_file_batches`)."""
     p = Path(path)
     if not p.is_file():
         raise StoreNotFoundError(f"{p}: no such index file")
-    return _reader([p], table, hash_slot_num, index_num, batch_rows)
+    return _reader([p], table, geometry_hint(geometry, hash_slot_num, index_num), batch_rows)
 
 
 def scan_store(
     store_dir: str | os.PathLike[str],
     table: str,
     *,
+    geometry: Geometry | GeometryHint | None = None,
     hash_slot_num: int | None = None,
     index_num: int | None = None,
     batch_rows: int = DEFAULT_BATCH_ROWS,
 ) -> pa.RecordBatchReader:
     """A reader over one table of every file of a store directory (or of one file), oldest
-    file first."""
-    return _reader(source_paths(store_dir), table, hash_slot_num, index_num, batch_rows)
+    file first (geometry as for :func:`iter_file_batches`)."""
+    hint = geometry_hint(geometry, hash_slot_num, index_num)
+    return _reader(source_paths(store_dir), table, hint, batch_rows)
 
 
 def store_scanner(
@@ -228,6 +242,7 @@ def store_scanner(
     *,
     columns: list[str] | None = None,
     filter: pads.Expression | None = None,
+    geometry: Geometry | GeometryHint | None = None,
     hash_slot_num: int | None = None,
     index_num: int | None = None,
     batch_rows: int = DEFAULT_BATCH_ROWS,
@@ -235,7 +250,6 @@ def store_scanner(
     """A one-shot :class:`pyarrow.dataset.Scanner` over :func:`scan_store` (projection and
     filter pushed into the stream), e.g. ``store_scanner(d, "entries",
     filter=pc.field("key_hash") == h).to_table()``."""
-    reader = scan_store(
-        store_dir, table, hash_slot_num=hash_slot_num, index_num=index_num, batch_rows=batch_rows
-    )
+    hint = geometry_hint(geometry, hash_slot_num, index_num)
+    reader = scan_store(store_dir, table, geometry=hint, batch_rows=batch_rows)
     return pads.Scanner.from_batches(reader, columns=columns, filter=filter)

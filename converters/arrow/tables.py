@@ -15,7 +15,13 @@ import numpy as np
 import pyarrow as pa
 from rmqarrow.converters.schema import ENTRIES_SCHEMA, FILES_SCHEMA, SLOTS_SCHEMA
 
-from rmqarrow.format.layout import Geometry, check_header, map_regions, resolve_geometry
+from rmqarrow.format.layout import (
+    Geometry,
+    GeometryHint,
+    check_header,
+    geometry_hint,
+    map_regions,
+)
 from rmqarrow.format.naming import list_index_files
 
 __all__ = ["IndexTables", "file_tables", "geometry_of", "store_tables"]
@@ -40,18 +46,23 @@ class IndexTables:
 
 
 def geometry_of(
-    path: str | os.PathLike[str], hash_slot_num: int | None = None, index_num: int | None = None
+    path: str | os.PathLike[str], geometry: GeometryHint = GeometryHint.NONE
 ) -> Geometry:
-    """The geometry to read ``path`` with (explicit values, else defaults, else 1:4 ratio)."""
-    return resolve_geometry(Path(path).stat().st_size, hash_slot_num, index_num)[0]
+    """The geometry to read ``path`` with (given values, else defaults, else 1:4 ratio)."""
+    return geometry.resolve(Path(path).stat().st_size)[0]
 
 
 def file_tables(
-    path: str | os.PathLike[str], hash_slot_num: int | None = None, index_num: int | None = None
+    path: str | os.PathLike[str],
+    hash_slot_num: int | None = None,
+    index_num: int | None = None,
+    *,
+    geometry: Geometry | GeometryHint | None = None,
 ) -> IndexTables:
-    """Decode one native index file."""
+    """Decode one native index file (geometry: ``geometry``, or ``hash_slot_num`` and
+    ``index_num``, not both forms; what is not given is fitted from the size)."""
     p = Path(path)
-    geometry = geometry_of(p, hash_slot_num, index_num)
+    geometry = geometry_of(p, geometry_hint(geometry, hash_slot_num, index_num))
     mapped = map_regions(p, geometry, writable=False)
     try:
         check_header(p, geometry, mapped.header)
@@ -108,8 +119,10 @@ def store_tables(
     store_dir: str | os.PathLike[str],
     hash_slot_num: int | None = None,
     index_num: int | None = None,
+    *,
+    geometry: Geometry | GeometryHint | None = None,
 ) -> IndexTables:
-    """Decode every index file of a store directory (oldest first) into one set of tables."""
-    return IndexTables.concat(
-        file_tables(p, hash_slot_num, index_num) for p in list_index_files(store_dir)
-    )
+    """Decode every index file of a store directory (oldest first) into one set of tables
+    (geometry as for :func:`file_tables`)."""
+    hint = geometry_hint(geometry, hash_slot_num, index_num)
+    return IndexTables.concat(file_tables(p, geometry=hint) for p in list_index_files(store_dir))

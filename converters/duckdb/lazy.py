@@ -46,6 +46,7 @@ from rmqarrow.format.layout import (
     INDEX_SIZE,
     SLOT_DTYPE,
     Geometry,
+    GeometryHint,
     check_header,
     map_regions,
 )
@@ -164,14 +165,13 @@ class NativeSnapshot:
         self,
         root: Path,
         ranks: dict[str, int],
-        hash_slot_num: int | None,
-        index_num: int | None,
+        geometry: GeometryHint,
     ) -> None:
         paths = [root] if root.is_file() else list_index_files(root)
         self.files: list[_File] = []
         rows: list[pa.RecordBatch] = []
         for path in paths:
-            mapped = map_regions(path, geometry_of(path, hash_slot_num, index_num), writable=False)
+            mapped = map_regions(path, geometry_of(path, geometry), writable=False)
             try:  # a bad file raises its own error before anything is registered
                 check_header(path, mapped.geometry, mapped.header)
                 h = mapped.header[0]
@@ -269,8 +269,7 @@ def attach_native(
     con: duckdb.DuckDBPyConnection,
     root: Path,
     ranks: dict[str, int],
-    hash_slot_num: int | None,
-    index_num: int | None,
+    geometry: GeometryHint,
     files_table: Callable[[NativeSnapshot], pa.Table],
 ) -> NativeSnapshot:
     """Register ``files``, ``slots``, ``entries``, ``_rmq_entries`` and ``_rmq_files``
@@ -279,7 +278,7 @@ def attach_native(
     ``files_table(snapshot)`` makes the ``_rmq_files`` table the lookup macros read (its
     per-file facts need one pass over the entries: done when a lookup first reads it).
     """
-    snap = NativeSnapshot(root, ranks, hash_slot_num, index_num)
+    snap = NativeSnapshot(root, ranks, geometry)
     con.register("_rmq_native_files", snap.files_table)
     con.register("_rmq_native_slots", LazyTable(SCHEMAS["slots"], snap.slots))
     con.register("_rmq_native_entries", LazyTable(ranked_entries_schema(), snap.entries))

@@ -31,6 +31,7 @@ from rmqarrow.converters.duckdb.lazy import native_views
 from rmqarrow.converters.schema import SCHEMAS, numpy_dtype
 
 from rmqarrow.format.layout import (
+    GeometryHint,
     HeaderState,
     MappedIndex,
     StoreSnapshot,
@@ -90,13 +91,12 @@ class _Columns:
         path: Path,
         rank: int,
         key_hashes: np.ndarray,
-        hash_slot_num: int | None,
-        index_num: int | None,
+        geometry: GeometryHint,
         pinned: HeaderState | None = None,
     ) -> None:
         """The files row, the needed slot rows and their chains' entries of one file, as
         of ``pinned`` (its header in a snapshot) when given."""
-        mapped = map_regions(path, geometry_of(path, hash_slot_num, index_num), writable=False)
+        mapped = map_regions(path, geometry_of(path, geometry), writable=False)
         try:
             check_header(path, mapped.geometry, mapped.header)
             m = mapped if pinned is None else as_of(mapped, pinned)
@@ -177,8 +177,7 @@ def attach_slots(
     root: Path,
     key_hashes: np.ndarray,
     ranks: dict[str, int],
-    hash_slot_num: int | None,
-    index_num: int | None,
+    geometry: GeometryHint,
     snapshot: StoreSnapshot | None = None,
 ) -> None:
     """Register ``files``, ``slots``, ``entries`` and ``_rmq_entries`` holding only the
@@ -198,7 +197,7 @@ def attach_slots(
     for p in paths:
         pinned = None if snapshot is None else snapshot.get(p.name)
         try:
-            gathered.add_file(p, ranks[p.name], hashes, hash_slot_num, index_num, pinned)
+            gathered.add_file(p, ranks[p.name], hashes, geometry, pinned)
         except FileNotFoundError:  # StoreNotFoundError too
             if p.exists():
                 raise

@@ -86,7 +86,14 @@ from rmqarrow.errors import (
 from rmqarrow.format.detect import require_index_source
 from rmqarrow.format.hashing import check_query_key
 from rmqarrow.format.java import JAVA_LONG_MAX
-from rmqarrow.format.layout import StoreSnapshot, check_header, map_regions
+from rmqarrow.format.layout import (
+    Geometry,
+    GeometryHint,
+    StoreSnapshot,
+    check_header,
+    geometry_hint,
+    map_regions,
+)
 from rmqarrow.format.naming import java_name_order, list_index_files
 from rmqarrow.format.queries import Query
 from rmqarrow.kernels.hashing import index_key_hashes
@@ -250,8 +257,7 @@ def _register_rank_table(con: duckdb.DuckDBPyConnection, ranks: dict[str, int]) 
 def _attach_store(
     con: duckdb.DuckDBPyConnection,
     root: Path,
-    hash_slot_num: int | None,
-    index_num: int | None,
+    geometry: GeometryHint,
 ) -> None:
     """Stream each table of the native files into a DuckDB temp table (batch by batch).
 
@@ -266,7 +272,7 @@ def _attach_store(
     # Check every file up front, so a bad one raises its own error rather than a DuckDB
     # error wrapped around it mid-stream.
     for path in paths:
-        mapped = map_regions(path, geometry_of(path, hash_slot_num, index_num), writable=False)
+        mapped = map_regions(path, geometry_of(path, geometry), writable=False)
         try:
             check_header(path, mapped.geometry, mapped.header)
         finally:
@@ -279,7 +285,7 @@ def _attach_store(
     }
     for name in TABLES:
         clear_failure()
-        stream = scan_store(root, name, hash_slot_num=hash_slot_num, index_num=index_num)
+        stream = scan_store(root, name, geometry=geometry)
         reader = LazyTable(SCHEMAS[name], functools.partial(iter, stream))
         source = f"_rmq_stream_{name}"
         try:
@@ -300,8 +306,7 @@ def _attach_store(
 def _attach_lazy_store(
     con: duckdb.DuckDBPyConnection,
     root: Path,
-    hash_slot_num: int | None,
-    index_num: int | None,
+    geometry: GeometryHint,
 ) -> None:
     """The native store as lazy tables of one pinned snapshot, ``_rmq_files`` included."""
     names = [root.name] if root.is_file() else [p.name for p in list_index_files(root)]
@@ -310,7 +315,7 @@ def _attach_lazy_store(
     def rmq_files(snap: NativeSnapshot) -> pa.Table:
         return files_rows(snap.files_table.to_pylist(), ranks, snap.entry_facts())
 
-    attach_native(con, root, ranks, hash_slot_num, index_num, rmq_files)
+    attach_native(con, root, ranks, geometry, rmq_files)
 
 
 _FILE_FACTS_SQL = """
@@ -373,6 +378,7 @@ def _attach_messages(
 def connect(
     target: Target,
     *,
+    geometry: Geometry | GeometryHint | None = None,
     hash_slot_num: int | None = None,
     index_num: int | None = None,
     commitlog: Target | None = None,
@@ -385,8 +391,10 @@ def connect(
     :func:`check_names_free`, so nothing of the caller's is replaced).
 
     ``target`` is an exported dataset or a native store (see
-    :func:`rmqarrow.format.detect.require_index_source`); the geometry options apply to
-    native files only (a dataset records its geometry).  ``commitlog`` (a broker's
+    :func:`rmqarrow.format.detect.require_index_source`); the geometry options (``geometry``,
+    a :class:`~rmqarrow.GeometryHint` or a complete :class:`~rmqarrow.Geometry`, or
+    ``hash_slot_num``/``index_num``, not both forms) apply to native files only (a dataset
+    records its geometry).  ``commitlog`` (a broker's
     ``store/commitlog`` directory) adds the ``messages`` table
     (:func:`rmqarrow.converters.arrow.messages.messages_table`, held in memory); without it,
     a dataset that holds a ``messages/`` directory of Parquet parts gets a ``messages`` view
@@ -401,6 +409,7 @@ def connect(
     """
     import duckdb
 
+    hint = geometry_hint(geometry, hash_slot_num, index_num)
     source = require_index_source(target)
     root = source.path if source.kind == "dataset" else source.index_path
     kind = "dataset" if source.kind == "dataset" else "store"
@@ -415,9 +424,9 @@ def connect(
             if kind == "dataset":
                 _attach_dataset(con, root)
             elif lazy:
-                _attach_lazy_store(con, root, hash_slot_num, index_num)
+                _attach_lazy_store(con, root, hint)
             else:
-                _attach_store(con, root, hash_slot_num, index_num)
+                _attach_store(con, root, hint)
             _attach_messages(con, root, kind, commitlog)
         _add_views_and_macros(con, files=not (lazy and kind == "store"))
     except BaseException:
@@ -479,6 +488,7 @@ def connect_for_queries(
     target: Target,
     key_hashes: np.ndarray,
     *,
+    geometry: Geometry | GeometryHint | None = None,
     hash_slot_num: int | None = None,
     index_num: int | None = None,
     snapshot: StoreSnapshot | None = None,
@@ -488,10 +498,12 @@ def connect_for_queries(
     (:mod:`rmqarrow.converters.duckdb.native`): lookups of those keys (``index_lookup``,
     ``index_lookups``) answer as over the whole store, at a cost that does not grow with
     the files' size; any other statement sees only the loaded slots.  ``snapshot``
-    (headers pinned by file name) reads exactly those files as of those headers.
+    (headers pinned by file name) reads exactly those files as of those headers.  The
+    geometry options are :func:`connect`'s.
     """
     import duckdb
 
+    hint = geometry_hint(geometry, hash_slot_num, index_num)
     source = require_index_source(target)
     if source.kind == "dataset":
         raise DatasetError(
@@ -507,7 +519,7 @@ def connect_for_queries(
     con = duckdb.connect(config=duckdb_settings())  # fits ulimit -v
     try:
         con.execute("SET enable_progress_bar = false")
-        attach_slots(con, root, key_hashes, file_ranks(names), hash_slot_num, index_num, snapshot)
+        attach_slots(con, root, key_hashes, file_ranks(names), hint, snapshot)
         _add_views_and_macros(con)
     except BaseException:
         con.close()
@@ -794,6 +806,7 @@ def answer_queries(
     target: Target | duckdb.DuckDBPyConnection | None,
     queries: Sequence[Query],
     *,
+    geometry: Geometry | GeometryHint | None = None,
     hash_slot_num: int | None = None,
     index_num: int | None = None,
     dataset: Target | None = None,
@@ -805,10 +818,12 @@ def answer_queries(
     ``target`` is a store, a dataset or an open :func:`connect` connection; ``dataset``,
     when given, is read instead of ``target`` (so ``answer_queries(store, qs,
     dataset=export_dir)`` answers from the export).  ``snapshot`` (a native store's
-    headers pinned by file name, :meth:`rmqarrow.IndexFile.pin`) answers as of it.
+    headers pinned by file name, :meth:`rmqarrow.IndexFile.pin`) answers as of it.  The
+    geometry options are :func:`connect`'s.
     """
     import duckdb
 
+    hint = geometry_hint(geometry, hash_slot_num, index_num)
     qs = list(queries)
     source = dataset if dataset is not None else target
     if source is None:
@@ -819,15 +834,14 @@ def answer_queries(
         con = connect_for_queries(
             source,
             queries_table(qs).column("key_hash").to_numpy(),
-            hash_slot_num=hash_slot_num,
-            index_num=index_num,
+            geometry=hint,
             snapshot=snapshot,
         )
         own = True
     else:
         if snapshot is not None:
             raise UsageError("a snapshot pins a native store's headers; this is a dataset")
-        con, own = connect(source, hash_slot_num=hash_slot_num, index_num=index_num), True
+        con, own = connect(source, geometry=hint), True
     try:
         result = lookup_table(con, qs)
     finally:

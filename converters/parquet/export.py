@@ -124,8 +124,10 @@ from rmqarrow.errors import (
 from rmqarrow.format.layout import (
     HEADER_DTYPE,
     Geometry,
+    GeometryHint,
     MappedIndex,
     check_header,
+    geometry_hint,
     map_regions,
 )
 from rmqarrow.kernels.order import SlotOrder
@@ -455,7 +457,7 @@ def _export_file(
         entries = export_file_entries(
             m, tmp / "entries" / part, bar, spare, sort_threads, parts=sort_threads
         )
-        info = source_file_info(p, g.hash_slot_num, g.index_num, int(m.header["index_count"][0]))
+        info = source_file_info(p, g, int(m.header["index_count"][0]))
     finally:
         mapped.close()
     written = [tmp / "slots" / part, *entry_part_paths(tmp / "entries" / part, sort_threads)]
@@ -539,7 +541,7 @@ def write_group(
                     _entries_batch(m, order, 0, count - 1, repeated_string(p.name, count - 1))
                 )
                 progress.advance(count - 1)
-            infos.append(source_file_info(p, g.hash_slot_num, g.index_num, count))
+            infos.append(source_file_info(p, g, count))
         finally:
             mapped.close()
     written = []
@@ -582,6 +584,7 @@ def export_store(
     out_dir: str | os.PathLike[str],
     *,
     overwrite: bool = False,
+    geometry: Geometry | GeometryHint | None = None,
     hash_slot_num: int | None = None,
     index_num: int | None = None,
     progress: ProgressCallback | None = None,
@@ -613,15 +616,18 @@ def export_store(
     ``tables.messages = {"rows": n, "commitlog": absolute path}``.  ``out_dir``'s writer
     lock is held throughout: another export to it is refused (or, with ``wait``, waits;
     see :func:`rmqarrow._lock.acquire`).
+
+    The geometry is ``geometry`` (a :class:`~rmqarrow.GeometryHint` or a complete
+    :class:`~rmqarrow.Geometry`) or ``hash_slot_num``/``index_num`` (not both forms);
+    what is not given is fitted from each file's size.
     """
+    hint = geometry_hint(geometry, hash_slot_num, index_num)
     source = Path(store_dir)
     if not source.exists():
         raise StoreNotFoundError(f"{source}: no such store directory or index file")
     where = dataset_location(out_dir)
     if isinstance(where, ObjectLocation):
-        return _export_remote(
-            source, where, overwrite, hash_slot_num, index_num, progress, commitlog, skip
-        )
+        return _export_remote(source, where, overwrite, hint, progress, commitlog, skip)
     out = local_path(out_dir)
     target = out.resolve()
     if target == source.resolve() or target in source.resolve().parents:
@@ -633,8 +639,7 @@ def export_store(
             source,
             out,
             overwrite,
-            hash_slot_num,
-            index_num,
+            hint,
             progress,
             commitlog,
             frozenset(skip),
@@ -652,8 +657,7 @@ def _export(
     source: Path,
     out_dir: Path,
     overwrite: bool,
-    hash_slot_num: int | None,
-    index_num: int | None,
+    geometry: GeometryHint,
     progress: ProgressCallback | None,
     commitlog: str | os.PathLike[str] | None,
     skip: frozenset[str],
@@ -661,7 +665,7 @@ def _export(
     finish: Callable[[Path, dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
     paths = [p for p in source_paths(source) if p.name not in skip]
-    geometries = [geometry_of(p, hash_slot_num, index_num) for p in paths]
+    geometries = [geometry_of(p, geometry) for p in paths]
     total = sum(entry_count(p) for p in paths)
     infos: list[dict[str, Any]] = []
     rows = {"files": 0, "slots": 0, "entries": 0}
@@ -757,8 +761,7 @@ def _export_remote(
     source: Path,
     out: ObjectLocation,
     overwrite: bool,
-    hash_slot_num: int | None,
-    index_num: int | None,
+    geometry: GeometryHint,
     progress: ProgressCallback | None,
     commitlog: str | os.PathLike[str] | None,
     skip: Collection[str],
@@ -796,8 +799,7 @@ def _export_remote(
             source,
             Path(stage) / "dataset",
             False,
-            hash_slot_num,
-            index_num,
+            geometry,
             progress,
             commitlog,
             frozenset(skip),

@@ -107,7 +107,15 @@ from rmqarrow.errors import (
     StoreWentBackwardsError,
 )
 from rmqarrow.format.detect import detect
-from rmqarrow.format.layout import HEADER_DTYPE, MappedIndex, check_header, map_regions
+from rmqarrow.format.layout import (
+    HEADER_DTYPE,
+    Geometry,
+    GeometryHint,
+    MappedIndex,
+    check_header,
+    geometry_hint,
+    map_regions,
+)
 from rmqarrow.index.health import store_health
 
 __all__ = ["RETRY_FIRST", "RETRY_MAX", "SyncResult", "follow_store", "heals", "sync_store"]
@@ -157,6 +165,7 @@ def sync_store(
     store_dir: str | os.PathLike[str],
     out_dir: str | os.PathLike[str],
     *,
+    geometry: Geometry | GeometryHint | None = None,
     hash_slot_num: int | None = None,
     index_num: int | None = None,
     commitlog: str | os.PathLike[str] | None = None,
@@ -170,7 +179,10 @@ def sync_store(
     A missing ``out_dir`` is exported whole (:func:`export_store`); an existing one must be
     an rmqarrow dataset of Delta tables, and each run is one commit of it.  ``skip`` names index
     files to leave out (damaged ones), as export's.  The dataset's writer lock is held
-    throughout (``wait``: see :func:`rmqarrow._lock.acquire`)."""
+    throughout (``wait``: see :func:`rmqarrow._lock.acquire`).  The geometry is
+    ``geometry`` (a :class:`~rmqarrow.GeometryHint` or a complete :class:`~rmqarrow.Geometry`)
+    or ``hash_slot_num``/``index_num`` (not both forms), as export's."""
+    hint = geometry_hint(geometry, hash_slot_num, index_num)
     start = time.perf_counter()
     source = Path(store_dir)
     if not source.exists():
@@ -180,8 +192,7 @@ def sync_store(
         result = _sync_remote(
             source,
             where,
-            hash_slot_num,
-            index_num,
+            hint,
             None if commitlog is None else Path(commitlog),
             frozenset(skip),
             prune_deleted,
@@ -193,8 +204,7 @@ def sync_store(
         manifest = export_store(
             source,
             out,
-            hash_slot_num=hash_slot_num,
-            index_num=index_num,
+            geometry=hint,
             commitlog=commitlog,
             skip=skip,
             wait=wait,
@@ -206,8 +216,7 @@ def sync_store(
             run = _Run(
                 source,
                 out,
-                hash_slot_num,
-                index_num,
+                hint,
                 frozenset(skip),
                 prune_deleted,
                 reexport_changed,
@@ -243,8 +252,7 @@ def _exported_whole(out: str, exported: dict[str, Any], seconds: float = 0.0) ->
 def _sync_remote(
     source: Path,
     out: ObjectLocation,
-    hash_slot_num: int | None,
-    index_num: int | None,
+    geometry: GeometryHint,
     commitlog: Path | None,
     skip: frozenset[str],
     prune: bool,
@@ -264,14 +272,13 @@ def _sync_remote(
         manifest = export_store(
             source,
             str(out),
-            hash_slot_num=hash_slot_num,
-            index_num=index_num,
+            geometry=geometry,
             commitlog=commitlog,
             skip=skip,
         )
         return _exported_whole(str(out), manifest)
     with local_snapshot(out, parts=False) as local:
-        run = _RemoteRun(source, local, hash_slot_num, index_num, skip, prune, reexport)
+        run = _RemoteRun(source, local, geometry, skip, prune, reexport)
         run.remote = out
         result = run.sync(commitlog)
     return SyncResult(**{**result.__dict__, "dataset": str(out)})
@@ -328,7 +335,10 @@ def _skipped_now(store_dir: str | os.PathLike[str], options: dict[str, Any]) -> 
     """The files a round leaves out: those readers skip now (a file being born is
     skipped while it is, and exported once it is whole; the first round's list, made by
     the caller, would leave it out for good)."""
-    health = store_health(store_dir, options.get("hash_slot_num"), options.get("index_num"))
+    hint = geometry_hint(
+        options.get("geometry"), options.get("hash_slot_num"), options.get("index_num")
+    )
+    health = store_health(store_dir, hint)
     names = [f.name for f in health.files if f.skipped_by_readers]
     for name in sorted(set(names) - set(options.get("skip", ()))):
         _log.info("%s: left out of this round (damaged, or not yet written whole)", name)
@@ -408,13 +418,12 @@ def _write_new_group(
     out: Path,
     group: list[tuple[int, Path]],
     run: int,
-    hash_slot_num: int | None,
-    index_num: int | None,
+    geometry: GeometryHint,
 ) -> Any:
     """New small files of one run as one ``slots`` and one ``entries`` part (as a full
     export gathers them, :func:`rmqarrow.converters.parquet.export.write_group`)."""
     paths = [p for _, p in group]
-    geometries = [geometry_of(p, hash_slot_num, index_num) for p in paths]
+    geometries = [geometry_of(p, geometry) for p in paths]
     total = sum(entry_count(p) for p in paths)
     part = f"part-r{run:06d}-{group[0][0]:05d}.parquet"
     return write_group(paths, geometries, out, part, Progress(total, "export", "entries"))
@@ -427,14 +436,13 @@ class _Run:
         self,
         source: Path,
         out: Path,
-        hash_slot_num: int | None,
-        index_num: int | None,
+        geometry: GeometryHint,
         skip: frozenset[str],
         prune: bool,
         reexport: bool,
     ) -> None:
         self.source, self.out = source, out
-        self.hash_slot_num, self.index_num = hash_slot_num, index_num
+        self.geometry = geometry
         self.skip, self.prune, self.reexport = skip, prune, reexport
 
         found = detect(out)
@@ -534,7 +542,7 @@ class _Run:
         dataset, which ``import`` would then write out as one index directory."""
         geometries = {(f.hash_slot_num, f.index_num) for f in recorded.values()}
         if paths and geometries:
-            g = geometry_of(paths[0], self.hash_slot_num, self.index_num)
+            g = geometry_of(paths[0], self.geometry)
             if (g.hash_slot_num, g.index_num) not in geometries:
                 s, n = sorted(geometries)[0]
                 raise StoreChangedError(
@@ -593,7 +601,7 @@ class _Run:
             group_entries = 0
             if not group:
                 return
-            part = _write_new_group(self.out, group, self.run, self.hash_slot_num, self.index_num)
+            part = _write_new_group(self.out, group, self.run, self.geometry)
             self.new_records.update(part.records)
             crash_point("incremental:part")
             # a row a file, in the group's order (its batches may gather several files)
@@ -619,7 +627,7 @@ class _Run:
                 group_entries += n
                 continue
             flush()
-            g = geometry_of(p, self.hash_slot_num, self.index_num)
+            g = geometry_of(p, self.geometry)
             mapped = map_regions(p, g, writable=False)
             try:
                 m = snapshot(mapped)
@@ -652,7 +660,7 @@ class _Run:
                     drop(p.name, owned.get(p.name, []))
                     (reexported if rec is not None else added).append(p.name)
                 rows[p.name] = files_batch(m, p.name)
-                info = source_file_info(p, g.hash_slot_num, g.index_num, count)
+                info = source_file_info(p, g, count)
                 # the header as exported (the file's may have moved on since)
                 info["header_sha256"] = hashlib.sha256(m.header.tobytes()).hexdigest()
                 info["parts"] = sorted(kept + written)

@@ -78,7 +78,7 @@ from rmqarrow.converters.schema import SCHEMA_VERSION
 from rmqarrow._paths import DatasetLocation, ObjectLocation, dataset_location
 from rmqarrow.errors import DatasetError, InvalidValueError, UsageError
 from rmqarrow.format.detect import MANIFEST_NAME
-from rmqarrow.format.layout import HEADER_DTYPE, HEADER_SIZE
+from rmqarrow.format.layout import HEADER_DTYPE, HEADER_SIZE, Geometry
 from rmqarrow.format.naming import list_index_files
 from rmqarrow.format.times import as_epoch_ms
 
@@ -114,9 +114,8 @@ FORMAT = "rmqarrow-dataset"
 LAYOUT_VERSION = 1
 
 
-def source_file_info(
-    path: Path, hash_slot_num: int, index_num: int, index_count: int
-) -> dict[str, Any]:
+def source_file_info(path: Path, geometry: Geometry, index_count: int) -> dict[str, Any]:
+    """The manifest's record of one native file read with ``geometry``."""
     st = path.stat()
     identity = _header_identity(path)
     return {
@@ -124,8 +123,8 @@ def source_file_info(
         "file_name": path.name,
         "size": st.st_size,
         "mtime_ns": st.st_mtime_ns,
-        "hash_slot_num": hash_slot_num,
-        "index_num": index_num,
+        "hash_slot_num": geometry.hash_slot_num,
+        "index_num": geometry.index_num,
         "index_count": index_count,
         "header_sha256": _header_digest(path),
     }

@@ -24,7 +24,7 @@ from rmqarrow.converters.schema import SCHEMAS
 from rmqarrow.converters.spark.pushdown import Pushdown, chain_positions
 
 from rmqarrow.errors import InvalidValueError
-from rmqarrow.format.layout import Geometry, MappedIndex, check_header, map_regions
+from rmqarrow.format.layout import Geometry, GeometryHint, MappedIndex, check_header, map_regions
 from rmqarrow.format.naming import list_index_files
 
 __all__ = [
@@ -73,8 +73,7 @@ def plan_pieces(
     store_dir: str | os.PathLike[str],
     table: str = "entries",
     *,
-    hash_slot_num: int | None = None,
-    index_num: int | None = None,
+    geometry: GeometryHint = GeometryHint.NONE,
     piece_rows: int = DEFAULT_PIECE_ROWS,
     pushdown: Pushdown | None = None,
 ) -> list[Piece]:
@@ -97,15 +96,13 @@ def plan_pieces(
     for path in [source] if source.is_file() else list_index_files(source):
         if pushdown is not None and not pushdown.keeps_file(path.name):
             continue
-        geometry = geometry_of(path, hash_slot_num, index_num)
-        mapped = map_regions(path, geometry, writable=False)
+        fitted = geometry_of(path, geometry)
+        mapped = map_regions(path, fitted, writable=False)
         try:
             count = max(_index_count(mapped), 1)
         finally:
             mapped.close()
-        base = Piece(
-            str(path), table, geometry.hash_slot_num, geometry.index_num, pushdown=pushdown
-        )
+        base = Piece(str(path), table, fitted.hash_slot_num, fitted.index_num, pushdown=pushdown)
         if table != "entries":
             pieces.append(base)
             continue
@@ -117,7 +114,7 @@ def plan_pieces(
                 end = min(end, pushdown.pos_max + 1)
             if end <= first:
                 continue
-            if pushdown.chain_slots(geometry.hash_slot_num) is not None:
+            if pushdown.chain_slots(fitted.hash_slot_num) is not None:
                 piece_rows = max(count, 1)  # chains are short: one piece per file
         starts = range(first, end, piece_rows) if count > 1 else range(1, 2)
         for start in starts:
@@ -153,8 +150,7 @@ def piece_batches(
         for batch in iter_file_batches(
             piece.path,
             table,
-            hash_slot_num=piece.hash_slot_num,
-            index_num=piece.index_num,
+            geometry=piece.geometry,
             batch_rows=batch_rows,
         ):
             yield pa.RecordBatch.from_arrays(batch.columns, schema=schema)

@@ -65,7 +65,7 @@ from rmqarrow._paths import local_path
 from rmqarrow._progress import Progress
 from rmqarrow._version import __version__
 from rmqarrow.errors import RmqArrowError, StoreNotFoundError, UsageError
-from rmqarrow.format.layout import Geometry, check_header, map_regions
+from rmqarrow.format.layout import Geometry, GeometryHint, check_header, geometry_hint, map_regions
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -96,7 +96,6 @@ def _export_one(task: tuple[int, list[tuple[str, int, int]], str, bool]) -> dict
                 "entries": group.entries,
             }
         (path,), (geometry,) = paths, geometries
-        hash_slot_num, index_num = geometry.hash_slot_num, geometry.index_num
         m = map_regions(path, geometry, writable=False)
         try:
             check_header(path, geometry, m.header)
@@ -105,7 +104,7 @@ def _export_one(task: tuple[int, list[tuple[str, int, int]], str, bool]) -> dict
             files_row = files_batch(m, path.name).to_pylist()[0]
             slots = export_file_slots(m, tmp / "slots" / part)
             entries = export_file_entries(m, tmp / "entries" / part, quiet)
-            info = source_file_info(path, hash_slot_num, index_num, int(m.header["index_count"][0]))
+            info = source_file_info(path, geometry, int(m.header["index_count"][0]))
             info["parts"] = [f"entries/{part}", f"slots/{part}"]
         finally:
             m.close()
@@ -172,6 +171,7 @@ def export_store(
     *,
     overwrite: bool = False,
     master: str | None = None,
+    geometry: Geometry | GeometryHint | None = None,
     hash_slot_num: int | None = None,
     index_num: int | None = None,
     commitlog: str | os.PathLike[str] | None = None,
@@ -189,8 +189,11 @@ def export_store(
     task and a part per CommitLog file (:mod:`rmqarrow.converters.spark.messages_export`),
     recorded in the manifest as the local exporter does.  ``out_dir``'s writer lock is
     held from before anything about it is decided: another writer there refuses the export
-    in one line naming it, or is waited for with ``wait`` (True, or seconds).
+    in one line naming it, or is waited for with ``wait`` (True, or seconds).  The geometry
+    is ``geometry`` (a :class:`~rmqarrow.GeometryHint` or a complete
+    :class:`~rmqarrow.Geometry`) or ``hash_slot_num``/``index_num`` (not both forms).
     """
+    hint = geometry_hint(geometry, hash_slot_num, index_num)
     source = Path(store_dir).absolute()  # executors resolve paths in their own work dirs
     out_dir = local_path(out_dir).absolute()
     if not source.exists():
@@ -198,7 +201,7 @@ def export_store(
     if commitlog is not None and not Path(commitlog).is_dir():
         raise StoreNotFoundError(f"{commitlog}: no such CommitLog directory")
     paths = source_paths(source)
-    geometries = [geometry_of(p, hash_slot_num, index_num) for p in paths]
+    geometries = [geometry_of(p, hint) for p in paths]
 
     def refuse_delta(out: Path) -> None:
         # decided under the lock: no other writer can make it Delta tables meanwhile
@@ -291,8 +294,7 @@ def main(argv: list[str] | None = None) -> int:
             args.out,
             overwrite=args.overwrite,
             master=args.master,
-            hash_slot_num=args.hash_slot_num,
-            index_num=args.index_num,
+            geometry=GeometryHint(args.hash_slot_num, args.index_num),
             commitlog=args.commitlog,
         )
     except RmqArrowError as exc:

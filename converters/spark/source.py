@@ -43,6 +43,7 @@ from rmqarrow.converters.spark.pushdown import Pushdown, from_filters
 from rmqarrow.converters.spark.session import check_pyspark
 
 from rmqarrow.errors import InvalidValueError
+from rmqarrow.format.layout import GeometryHint
 
 check_pyspark()
 
@@ -107,8 +108,7 @@ class RocketMQIndexReader(DataSourceReader):
         given = parse(options, "index", "batch")
         self.path = index_path_of(given.get("path"))  # refused here: at planning time
         self.table = table_option(given)
-        self.hash_slot_num: int | None = given.get("hashSlotNum")
-        self.index_num: int | None = given.get("indexNum")
+        self.geometry = GeometryHint(given.get("hashSlotNum"), given.get("indexNum"))
         self.piece_rows: int = given.get("pieceRows", DEFAULT_PIECE_ROWS)
         self.batch_rows: int = given.get("batchRows", DEFAULT_BATCH_ROWS)
         self.pushdown: Pushdown | None = None
@@ -117,8 +117,7 @@ class RocketMQIndexReader(DataSourceReader):
         pieces = plan_pieces(
             self.path,
             self.table,
-            hash_slot_num=self.hash_slot_num,
-            index_num=self.index_num,
+            geometry=self.geometry,
             piece_rows=self.piece_rows,
             pushdown=self.pushdown,
         )

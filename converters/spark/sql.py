@@ -53,6 +53,7 @@ from rmqarrow.errors import DatasetError, InvalidValueError
 from rmqarrow.format.detect import require_index_source
 from rmqarrow.format.hashing import check_query_key
 from rmqarrow.format.java import JAVA_LONG_MAX
+from rmqarrow.format.layout import Geometry, GeometryHint, geometry_hint
 from rmqarrow.format.queries import Query
 from rmqarrow.kernels.hashing import index_key_hashes
 
@@ -251,8 +252,7 @@ _WANTED_VIEW = "_rmq_wanted_entries"
 def _driver_chains(
     root: Path,
     pairs: pa.Table,
-    hash_slot_num: int | None,
-    index_num: int | None,
+    geometry: GeometryHint,
 ) -> pa.Table | None:
     """The entries on the pairs' slot chains, read on the driver; None when the pairs name
     more than :data:`MAX_DRIVER_SLOTS` slots.
@@ -271,9 +271,7 @@ def _driver_chains(
     schema = spark_arrow_schema("entries")
     batches = [
         batch
-        for piece in plan_pieces(
-            root, "entries", hash_slot_num=hash_slot_num, index_num=index_num, pushdown=push
-        )
+        for piece in plan_pieces(root, "entries", geometry=geometry, pushdown=push)
         for batch in piece_batches(piece, schema=schema)
     ]
     return pa.Table.from_batches(batches, schema=schema)
@@ -402,14 +400,17 @@ def answer_queries(
     queries: list[Query],
     *,
     master: str | None = None,
+    geometry: Geometry | GeometryHint | None = None,
     hash_slot_num: int | None = None,
     index_num: int | None = None,
 ) -> list[list[int]]:
     """The native answer to each query, computed by Spark SQL over ``target``.
 
     ``target`` is a Parquet dataset directory or a native store directory; same contract
-    as :func:`rmqarrow.answer_queries` (newest file first, no batch cap).
+    as :func:`rmqarrow.answer_queries` (newest file first, no batch cap; the geometry
+    ``geometry`` or ``hash_slot_num``/``index_num``, not both forms).
     """
+    hint = geometry_hint(geometry, hash_slot_num, index_num)
     qs = list(queries)
     for q in qs:
         check_query_key(q.key)  # a str, and no byte that is not UTF-8
@@ -421,11 +422,11 @@ def answer_queries(
         # the session's views stay as they were (registering them starts the data source,
         # the cost this path saves; replacing only some would mix two targets)
         root = source.index_path.absolute()
-        files = file_order(files_on_driver("store", root, hash_slot_num, index_num))
+        files = file_order(files_on_driver("store", root, hint))
         pairs = _local_pairs(files, qs)
-        wanted = _driver_chains(root, pairs, hash_slot_num, index_num)
+        wanted = _driver_chains(root, pairs, hint)
     if wanted is None:
-        kind, files = register_views(spark, target, hash_slot_num, index_num)
+        kind, files = register_views(spark, target, hint)
         if not qs:
             return []
         pairs = _local_pairs(files, qs)
@@ -449,12 +450,15 @@ def sql(
     query: str,
     *,
     master: str | None = None,
+    geometry: Geometry | GeometryHint | None = None,
     hash_slot_num: int | None = None,
     index_num: int | None = None,
 ) -> pa.Table:
-    """Run one Spark SQL statement over the ``files``/``slots``/``entries`` of ``target``."""
+    """Run one Spark SQL statement over the ``files``/``slots``/``entries`` of ``target``
+    (the geometry as for :func:`register_tables`)."""
     spark = get_spark(master)
-    register_tables(spark, target, hash_slot_num=hash_slot_num, index_num=index_num)
+    hint = geometry_hint(geometry, hash_slot_num, index_num)
+    register_tables(spark, target, geometry=hint)
     result: pa.Table = spark.sql(query).toArrow()
     return result
 

@@ -84,9 +84,11 @@ from rmqarrow.format.layout import (
     HEADER_DTYPE,
     HEADER_SIZE,
     INDEX_SIZE,
+    Geometry,
+    GeometryHint,
     check_header,
     check_size,
-    resolve_geometry,
+    geometry_hint,
 )
 from rmqarrow.format.naming import list_index_files
 
@@ -174,30 +176,31 @@ class _FileState:
         }
 
 
-def _file_state(path: Path, hash_slot_num: int | None, index_num: int | None) -> _FileState:
+def _file_state(path: Path, geometry: GeometryHint) -> _FileState:
     """The header and the first entry's offset, read with two small reads: every trigger
     looks at every file, and mapping each one cost more than the reads (a store of
     thousands of files)."""
     fd = os.open(path, os.O_RDONLY)
     try:
         size = os.fstat(fd).st_size
-        geometry = resolve_geometry(size, hash_slot_num, index_num)[0]
-        check_size(path, size, geometry)
+        fitted = geometry.resolve(size)[0]
+        check_size(path, size, fitted)
         header = np.frombuffer(os.pread(fd, HEADER_SIZE, 0), HEADER_DTYPE)
-        check_header(path, geometry, header)
+        check_header(path, fitted, header)
         entries = max(int(header[0]["index_count"]) - 1, 0)
         first = 0
         if entries:
-            raw = os.pread(fd, INDEX_SIZE, geometry.entries_offset + INDEX_SIZE)
+            raw = os.pread(fd, INDEX_SIZE, fitted.entries_offset + INDEX_SIZE)
             first = int(np.frombuffer(raw, ENTRY_DTYPE)[0]["phy_offset"])
     finally:
         os.close(fd)
-    return _FileState(entries, first, geometry.index_num - 1)
+    return _FileState(entries, first, fitted.index_num - 1)
 
 
 def index_offsets(
     store_dir: str | os.PathLike[str],
     *,
+    geometry: Geometry | GeometryHint | None = None,
     hash_slot_num: int | None = None,
     index_num: int | None = None,
 ) -> dict[str, dict[str, int]]:
@@ -206,7 +209,10 @@ def index_offsets(
     ``capacity`` (the entries of a full file); the ``rocketmq_index`` stream's offset.
 
     A file of size 0 is one the broker is creating this instant: left for the next look.
+    The geometry is ``geometry`` (a :class:`~rmqarrow.GeometryHint` or a complete
+    :class:`~rmqarrow.Geometry`) or ``hash_slot_num``/``index_num`` (not both forms).
     """
+    hint = geometry_hint(geometry, hash_slot_num, index_num)
     root = Path(store_dir)
     if root.is_file():
         paths = [root]
@@ -219,7 +225,7 @@ def index_offsets(
         try:
             if path.stat().st_size == 0:
                 continue
-            out[path.name] = _file_state(path, hash_slot_num, index_num).offset()
+            out[path.name] = _file_state(path, hint).offset()
         except FileNotFoundError:
             continue  # deleted since listed (the broker expired it): as if not there
     return out
@@ -264,8 +270,7 @@ class IndexStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 f"only the entries table streams (files and slots are rewritten in place); "
                 f"got table={table!r}: read it with spark.read instead"
             )
-        self.hash_slot_num: int | None = given.get("hashSlotNum")
-        self.index_num: int | None = given.get("indexNum")
+        self.geometry = GeometryHint(given.get("hashSlotNum"), given.get("indexNum"))
         self.piece_rows: int = given.get("pieceRows", DEFAULT_PIECE_ROWS)
         self.batch_rows: int = given.get("batchRows", DEFAULT_BATCH_ROWS)
         self.starting = _starting(given.get("startingOffsets"), INDEX_FORMAT, per_file=True)
@@ -274,11 +279,7 @@ class IndexStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._target: dict[str, Any] | None = None
 
     def _now(self) -> dict[str, Any]:
-        return {
-            "files": index_offsets(
-                self.path, hash_slot_num=self.hash_slot_num, index_num=self.index_num
-            )
-        }
+        return {"files": index_offsets(self.path, geometry=self.geometry)}
 
     def initialOffset(self) -> dict[str, Any]:
         if self.starting == "earliest":
@@ -377,7 +378,7 @@ class IndexStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             root = Path(self.path)
             path = root if root.is_file() else root / name
             try:
-                geometry = geometry_of(path, self.hash_slot_num, self.index_num)
+                geometry = geometry_of(path, self.geometry)
             except FileNotFoundError:
                 # the broker expired it after the offset was taken (a query stopped for
                 # longer than the store keeps files): those entries cannot be read now

@@ -34,6 +34,7 @@ from rmqarrow.converters.spark.batches import piece_batches, plan_pieces
 
 from rmqarrow.errors import InvalidValueError
 from rmqarrow.format.detect import require_index_source
+from rmqarrow.format.layout import Geometry, GeometryHint, geometry_hint
 from rmqarrow.format.naming import java_name_order
 
 if TYPE_CHECKING:
@@ -75,6 +76,7 @@ def register_tables(
     spark: SparkSession,
     target: Target,
     *,
+    geometry: Geometry | GeometryHint | None = None,
     hash_slot_num: int | None = None,
     index_num: int | None = None,
     commitlog: Target | None = None,
@@ -84,9 +86,12 @@ def register_tables(
     A dataset is read as Parquet (column names and types checked against the schema); a
     store through the ``rocketmq_index`` data source with the given geometry.  The views
     also get the newest-first file order the lookup needs.  ``messages`` is registered
-    from ``commitlog`` when given, else from the dataset's ``messages/`` if present.
+    from ``commitlog`` when given, else from the dataset's ``messages/`` if present.  The
+    geometry is ``geometry`` (a :class:`~rmqarrow.GeometryHint` or a complete
+    :class:`~rmqarrow.Geometry`) or ``hash_slot_num``/``index_num`` (not both forms).
     """
-    return register_views(spark, target, hash_slot_num, index_num, commitlog=commitlog)[0]
+    hint = geometry_hint(geometry, hash_slot_num, index_num)
+    return register_views(spark, target, hint, commitlog=commitlog)[0]
 
 
 def register_messages(spark: SparkSession, kind: str, root: Path, commitlog: Target | None) -> bool:
@@ -112,8 +117,7 @@ def register_messages(spark: SparkSession, kind: str, root: Path, commitlog: Tar
 def register_views(
     spark: SparkSession,
     target: Target,
-    hash_slot_num: int | None,
-    index_num: int | None,
+    geometry: GeometryHint,
     *,
     commitlog: Target | None = None,
 ) -> tuple[str, pa.Table]:
@@ -123,15 +127,14 @@ def register_views(
     # executors resolve paths in their own work dirs
     root = (source.path if kind == "dataset" else source.index_path).absolute()
     with one_snapshot(root) if kind == "dataset" else contextlib.nullcontext():
-        return _register_views(spark, kind, root, hash_slot_num, index_num, commitlog)
+        return _register_views(spark, kind, root, geometry, commitlog)
 
 
 def _register_views(
     spark: SparkSession,
     kind: str,
     root: Path,
-    hash_slot_num: int | None,
-    index_num: int | None,
+    geometry: GeometryHint,
     commitlog: Target | None,
 ) -> tuple[str, pa.Table]:
     frames: dict[str, DataFrame] = {}
@@ -154,21 +157,19 @@ def _register_views(
         for table in TABLES:
             reader = spark.read.format(FORMAT).schema(spark_ddl(table)).option("table", table)
             reader = reader.option("pushdown", "true" if push else "false")
-            if hash_slot_num is not None:
-                reader = reader.option("hashSlotNum", str(hash_slot_num))
-            if index_num is not None:
-                reader = reader.option("indexNum", str(index_num))
+            if geometry.hash_slot_num is not None:
+                reader = reader.option("hashSlotNum", str(geometry.hash_slot_num))
+            if geometry.index_num is not None:
+                reader = reader.option("indexNum", str(geometry.index_num))
             frames[table] = reader.load(str(root))
     for table, df in frames.items():
         df.createOrReplaceTempView(table)
     register_messages(spark, kind, root, commitlog)
-    order = register_file_order(spark, files_on_driver(kind, root, hash_slot_num, index_num))
+    order = register_file_order(spark, files_on_driver(kind, root, geometry))
     return kind, order
 
 
-def files_on_driver(
-    kind: str, root: Path, hash_slot_num: int | None, index_num: int | None
-) -> pa.Table:
+def files_on_driver(kind: str, root: Path, geometry: GeometryHint) -> pa.Table:
     """The ``files`` table read on the driver (one row a file: no Spark job needed)."""
     if kind == "dataset":
         return pa.concat_tables(
@@ -177,7 +178,7 @@ def files_on_driver(
 
     batches = [
         batch
-        for piece in plan_pieces(root, "files", hash_slot_num=hash_slot_num, index_num=index_num)
+        for piece in plan_pieces(root, "files", geometry=geometry)
         for batch in piece_batches(piece)
     ]
     return pa.Table.from_batches(batches, schema=SCHEMAS["files"])

@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 import rmqarrow
-from rmqarrow.cli._output import add_geometry_options, path_arg
+from rmqarrow.cli._output import add_geometry_options, geometry_option, path_arg
 from rmqarrow.cli._rocksdb import add_index_option, open_options
 from rmqarrow.cli._show import render
 
@@ -45,9 +45,7 @@ def register(sub: Any) -> None:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    store = rmqarrow.open(
-        args.store, hash_slot_num=args.hash_slot_num, index_num=args.index_num, **open_options(args)
-    )
+    store = rmqarrow.open(args.store, geometry=geometry_option(args), **open_options(args))
     with store:
         result = store.check(commitlog=args.commitlog)
     return render(result, args)

@@ -29,6 +29,7 @@ from rmqarrow.cli._output import (
     add_spark_options,
     add_wait_option,
     dataset_arg,
+    geometry_option,
     location_arg,
     print_document,
     print_kv,
@@ -211,8 +212,7 @@ def _export(args: argparse.Namespace) -> int:
     _check_sync_options(args)
     store = rmqarrow.open(
         args.store,
-        hash_slot_num=args.hash_slot_num,
-        index_num=args.index_num,
+        geometry=geometry_option(args),
         strict=args.strict,
         **open_options(args),
     )

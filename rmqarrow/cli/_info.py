@@ -12,6 +12,7 @@ from rmqarrow.cli._output import (
     add_geometry_options,
     add_json_options,
     dataset_arg,
+    geometry_option,
 )
 from rmqarrow.cli._rocksdb import add_index_option, add_rocksdb_options, open_options
 from rmqarrow.cli._show import render
@@ -50,8 +51,7 @@ def register(sub: Any) -> None:
 def cmd_info(args: argparse.Namespace) -> int:
     store = rmqarrow.open(
         args.path,
-        hash_slot_num=args.hash_slot_num,
-        index_num=args.index_num,
+        geometry=geometry_option(args),
         **open_options(args),
         as_of=args.as_of,
     )

@@ -12,16 +12,20 @@ import logging
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tqdm import tqdm
 
+import rmqarrow
 from rmqarrow._paths import dataset_location, local_path
 from rmqarrow._progress import ProgressCallback, ProgressUpdate
 from rmqarrow._text import json_line, print_json, print_kv, print_table
 from rmqarrow.cli._schemas import document
 from rmqarrow.errors import UsageError
 from rmqarrow.format.times import format_time
+
+if TYPE_CHECKING:
+    from rmqarrow import GeometryHint
 
 __all__ = [
     "add_force_option",
@@ -32,6 +36,7 @@ __all__ = [
     "apply_spark_options",
     "check_spark_options",
     "delta_layout",
+    "geometry_option",
     "human_times",
     "install_log_handler",
     "location_arg",
@@ -134,6 +139,13 @@ def add_geometry_options(parser: Any) -> None:
         type=int,
         default=None,
         help="entry positions per file (default 20,000,000, or fitted from the file size)",
+    )
+
+
+def geometry_option(args: argparse.Namespace) -> GeometryHint:
+    """What ``--hash-slot-num`` / ``--index-num`` say, as the one hint the library takes."""
+    return rmqarrow.GeometryHint(
+        getattr(args, "hash_slot_num", None), getattr(args, "index_num", None)
     )
 
 

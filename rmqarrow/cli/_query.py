@@ -12,6 +12,7 @@ from rmqarrow.cli._output import (
     add_json_options,
     add_spark_options,
     dataset_arg,
+    geometry_option,
     path_arg,
 )
 from rmqarrow.cli._rocksdb import add_index_option, add_rocksdb_options, open_options
@@ -115,8 +116,7 @@ def cmd_query(args: argparse.Namespace) -> int:
     source = args.dataset if args.dataset is not None else args.store
     store = rmqarrow.open(
         source,
-        hash_slot_num=args.hash_slot_num,
-        index_num=args.index_num,
+        geometry=geometry_option(args),
         strict=args.strict,
         **open_options(args),
         as_of=args.as_of,

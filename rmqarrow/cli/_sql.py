@@ -30,6 +30,7 @@ from rmqarrow.cli._output import (
     add_json_options,
     add_spark_options,
     dataset_arg,
+    geometry_option,
     location_arg,
     print_document,
     print_table,
@@ -388,9 +389,7 @@ def _run_sql(args: argparse.Namespace) -> int:
 
 
 def _sql(target: Any, args: argparse.Namespace) -> int:
-    store = rmqarrow.open(
-        target, hash_slot_num=args.hash_slot_num, index_num=args.index_num, **open_options(args)
-    )
+    store = rmqarrow.open(target, geometry=geometry_option(args), **open_options(args))
     with store, store.sql(args.engine, commitlog=args.commitlog, master=args.master) as session:
 
         def run(statement: str) -> pa.RecordBatchReader | None:
@@ -469,8 +468,7 @@ def _run_stats(args: argparse.Namespace) -> int:
             raise UsageError(f"--between {between[0]} {between[1]}: the first time is later")
     store = rmqarrow.open(  # a dataset (on s3:// too) pinned as of a version, when given
         args.target,
-        hash_slot_num=args.hash_slot_num,
-        index_num=args.index_num,
+        geometry=geometry_option(args),
         **open_options(args),
         as_of=args.as_of,
     )

@@ -14,6 +14,7 @@ from rmqarrow.cli._output import (
     add_geometry_options,
     add_spark_options,
     dataset_arg,
+    geometry_option,
     path_arg,
 )
 from rmqarrow.cli._rocksdb import add_index_option, add_rocksdb_options, open_options
@@ -113,8 +114,7 @@ def _verify(args: argparse.Namespace) -> int:
         )
     opened = rmqarrow.open(
         args.store,
-        hash_slot_num=args.hash_slot_num,
-        index_num=args.index_num,
+        geometry=geometry_option(args),
         strict=args.strict,
         **open_options(args),
     )

@@ -37,6 +37,7 @@ from rmqarrow.demo.questions import ask_duckdb, ask_spark
 from rmqarrow.engines import answer_with_engine
 from rmqarrow.errors import InvalidValueError, OutputExistsError
 from rmqarrow.format.java import JAVA_LONG_MAX
+from rmqarrow.format.layout import Geometry, as_hint
 from rmqarrow.format.queries import Query
 from rmqarrow.format.records import MessageRecord, index_keys, is_rollback
 from rmqarrow.index.service import IndexService, open_healthy
@@ -253,6 +254,7 @@ def _run_demo(
     echo: Echo,
 ) -> DemoResult:
     hsn, inum = demo_geometry(n)
+    geometry = Geometry(hsn, inum)
     spark = "spark" in engines
     times: dict[str, float] = {}
     t0 = time.monotonic()
@@ -283,10 +285,10 @@ def _run_demo(
         f"  rmqarrow build {store} --from-commitlog {commitlog} "
         f"--hash-slot-num {hsn} --index-num {inum}"
     )
-    with IndexService(store, hsn, inum) as service:
+    with IndexService(store, geometry=geometry) as service:
         service.build_index_batch(records)
         service.flush()
-    svc, _ = open_healthy(store, hsn, inum)
+    svc, _ = open_healthy(store, as_hint(geometry))
     with svc:
         files = list(svc.files)
         entries = sum(f.entry_count for f in files)
@@ -300,7 +302,7 @@ def _run_demo(
         t = time.monotonic()
 
         dataset = out / "dataset"
-        manifest = export_store(store, dataset, hash_slot_num=hsn, index_num=inum)
+        manifest = export_store(store, dataset, geometry=geometry)
         rows = {k: v.rows for k, v in as_dataset_manifest(manifest, dataset).tables.items()}
         echo(f"  rmqarrow export {store} {dataset} --hash-slot-num {hsn} --index-num {inum}")
         echo(
@@ -347,7 +349,7 @@ def _run_demo(
             echo(f"  native chained lookup:                    {trace.answer}")
             for r in explain(trace, naive):
                 echo(f"  why: {r}")
-            answers = _engine_answers(engines, store, dataset, case, master, hsn, inum)
+            answers = _engine_answers(engines, store, dataset, case, master, geometry)
             for name, a in answers.items():
                 echo(
                     f"  {name:<8} answers {a}: "
@@ -372,8 +374,7 @@ def _run_demo(
         sample=300,
         seed=seed,
         master=master,
-        hash_slot_num=hsn,
-        index_num=inum,
+        geometry=geometry,
     )
 
     buf = io.StringIO()
@@ -435,13 +436,12 @@ def _engine_answers(
     dataset: Path,
     q: Query,
     master: str | None,
-    hsn: int,
-    inum: int,
+    geometry: Geometry,
 ) -> dict[str, list[int]]:
     answers = {}
     for name in engines:
         ds = None if name == "native" else dataset
         answers[name] = answer_with_engine(
-            name, store, [q], dataset=ds, master=master, hash_slot_num=hsn, index_num=inum
+            name, store, [q], dataset=ds, master=master, geometry=geometry
         )[0]
     return answers

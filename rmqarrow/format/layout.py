@@ -19,11 +19,11 @@ import os
 from collections.abc import Mapping
 from dataclasses import astuple, dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import ClassVar, Protocol
 
 import numpy as np
 
-from rmqarrow.errors import CorruptIndexError, GeometryError, StoreNotFoundError
+from rmqarrow.errors import CorruptIndexError, GeometryError, StoreNotFoundError, UsageError
 from rmqarrow.format.java import JAVA_INT_MAX
 
 __all__ = [
@@ -36,15 +36,18 @@ __all__ = [
     "INDEX_SIZE",
     "SLOT_DTYPE",
     "Geometry",
+    "GeometryHint",
     "HeaderState",
     "MappedIndex",
     "OpenIndex",
     "StoreSnapshot",
+    "as_hint",
     "as_of",
     "check_header",
+    "check_one_form",
     "check_size",
+    "geometry_hint",
     "map_regions",
-    "resolve_geometry",
     "write_header",
 ]
 
@@ -80,6 +83,11 @@ assert SLOT_DTYPE.itemsize == HASH_SLOT_SIZE
 assert ENTRY_DTYPE.itemsize == INDEX_SIZE
 
 
+def _check_count(name: str, value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise GeometryError(f"{name}: expected a positive int, found {value!r}")
+
+
 @dataclass(frozen=True)
 class Geometry:
     """How many hash slots and entry positions a file has; fixes its size."""
@@ -88,10 +96,8 @@ class Geometry:
     index_num: int = DEFAULT_INDEX_NUM
 
     def __post_init__(self) -> None:
-        for name in ("hash_slot_num", "index_num"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise GeometryError(f"{name} must be a positive int, got {value!r}")
+        _check_count("hash_slot_num", self.hash_slot_num)
+        _check_count("index_num", self.index_num)
         if self.file_size > JAVA_INT_MAX:
             raise GeometryError(
                 f"geometry {self.hash_slot_num} slots x {self.index_num} entries needs "
@@ -120,27 +126,107 @@ class Geometry:
         return f"{self.hash_slot_num} slots x {self.index_num} entries ({self.file_size} bytes)"
 
 
-def resolve_geometry(
-    size: int, hash_slot_num: int | None = None, index_num: int | None = None
-) -> tuple[Geometry, str | None]:
-    """Pick the geometry for a file of ``size`` bytes.
+@dataclass(frozen=True)
+class GeometryHint:
+    """What a caller said of a store's geometry: either count, both, or neither.
 
-    Explicit values win.  With neither given, RocketMQ's defaults are used when they fit;
-    otherwise a geometry with the default 1:4 ratio that fits is used and a note saying so
-    is returned (``None`` when nothing needs saying).
+    RocketMQ's ``maxHashSlotNum`` and ``maxIndexNum`` are separate broker settings, so
+    either may be given without the other; what is not given is found when a file is
+    opened (:meth:`resolve` for an IndexFile; the tiered format has its own rules).  A
+    complete :class:`Geometry` is accepted wherever a hint is (:func:`as_hint`).
     """
-    if hash_slot_num is not None or index_num is not None:
+
+    #: nothing given (set below): the default of every parameter that takes a hint
+    NONE: ClassVar[GeometryHint]
+
+    hash_slot_num: int | None = None
+    index_num: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.hash_slot_num is not None:
+            _check_count("hash_slot_num", self.hash_slot_num)
+        if self.index_num is not None:
+            _check_count("index_num", self.index_num)
+
+    @property
+    def given(self) -> bool:
+        """Whether the caller said anything (either count)."""
+        return self.hash_slot_num is not None or self.index_num is not None
+
+    @property
+    def complete(self) -> bool:
+        """Whether both counts were given."""
+        return self.hash_slot_num is not None and self.index_num is not None
+
+    def or_else(self, fallback: Geometry) -> Geometry:
+        """The given counts, ``fallback``'s for the rest."""
         return Geometry(
-            DEFAULT_HASH_SLOT_NUM if hash_slot_num is None else hash_slot_num,
-            DEFAULT_INDEX_NUM if index_num is None else index_num,
-        ), None
-    default = Geometry()
-    if size == default.file_size:
+            fallback.hash_slot_num if self.hash_slot_num is None else self.hash_slot_num,
+            fallback.index_num if self.index_num is None else self.index_num,
+        )
+
+    def or_default(self) -> Geometry:
+        """The given counts, RocketMQ's defaults for the rest."""
+        return self.or_else(Geometry())
+
+    def resolve(self, size: int) -> tuple[Geometry, str | None]:
+        """Pick the geometry for an IndexFile of ``size`` bytes.
+
+        Given values win (the defaults fill in the other).  With neither given,
+        RocketMQ's defaults are used when they fit; otherwise a geometry with the default
+        1:4 ratio that fits is used and a note saying so is returned (``None`` when
+        nothing needs saying).
+        """
+        if self.given:
+            return self.or_default(), None
+        default = Geometry()
+        if size == default.file_size:
+            return default, None
+        fitted = Geometry.for_size_default_ratio(size)
+        if fitted is not None:
+            return fitted, f"file size {size} does not fit the defaults; using {fitted} (1:4 ratio)"
         return default, None
-    fitted = Geometry.for_size_default_ratio(size)
-    if fitted is not None:
-        return fitted, f"file size {size} does not fit the defaults; using {fitted} (1:4 ratio)"
-    return default, None
+
+
+GeometryHint.NONE = GeometryHint()
+
+
+def as_hint(geometry: Geometry | GeometryHint | None) -> GeometryHint:
+    """``geometry`` as a hint: a complete :class:`Geometry` gives both counts, ``None``
+    neither."""
+    if geometry is None:
+        return GeometryHint.NONE
+    if isinstance(geometry, GeometryHint):
+        return geometry
+    if isinstance(geometry, Geometry):
+        return GeometryHint(geometry.hash_slot_num, geometry.index_num)
+    raise UsageError(
+        f"geometry: expected a Geometry, a GeometryHint or None, found {type(geometry).__name__}"
+    )
+
+
+def geometry_hint(
+    geometry: Geometry | GeometryHint | None = None,
+    hash_slot_num: int | None = None,
+    index_num: int | None = None,
+) -> GeometryHint:
+    """The one hint from what a public function was given: ``geometry=``, or the older
+    ``hash_slot_num=`` and ``index_num=`` keywords, never both forms."""
+    if geometry is None:
+        return GeometryHint(hash_slot_num, index_num)
+    check_one_form(geometry, hash_slot_num=hash_slot_num, index_num=index_num)
+    return as_hint(geometry)
+
+
+def check_one_form(geometry: object, **counts: object) -> None:
+    """Refuse ``geometry=`` given together with any of ``counts`` (the older keywords,
+    by name) with a :class:`UsageError` naming both forms."""
+    given = ", ".join(f"{name}={value}" for name, value in counts.items() if value is not None)
+    if geometry is not None and given:
+        raise UsageError(
+            f"geometry={geometry!r} and {given} were both given; pass the geometry one way "
+            "(geometry=, or hash_slot_num= and index_num=)"
+        )
 
 
 def check_size(path: Path, size: int, geometry: Geometry) -> None:

@@ -50,13 +50,12 @@ import numpy as np
 from rmqarrow.errors import CorruptIndexError, GeometryError
 from rmqarrow.format.java import JAVA_INT_MAX, JAVA_LONG_MAX
 from rmqarrow.format.layout import (
-    DEFAULT_HASH_SLOT_NUM,
-    DEFAULT_INDEX_NUM,
     ENTRY_DTYPE,
     HEADER_DTYPE,
     HEADER_SIZE,
     SLOT_DTYPE,
     Geometry,
+    GeometryHint,
     check_header,
 )
 from rmqarrow.format.naming import is_index_file_name, list_index_files, stray_entries
@@ -213,34 +212,30 @@ def confirms_geometry(path: Path, geometry: Geometry) -> bool:
 
 def fit_geometry(
     sizes: list[int],
-    hash_slot_num: int | None = None,
-    index_num: int | None = None,
+    geometry: GeometryHint = GeometryHint.NONE,
     paths: list[Path] | None = None,
 ) -> tuple[Geometry, str | None]:
     """The store geometry for files of ``sizes`` (oldest first) and a note when fitted:
     when the sizes do not fit RocketMQ's defaults, none was given, and the newest file of
     that size (of ``paths``, the files of ``sizes``) does not confirm it
     (:func:`confirms_geometry`), the case where the 1:4 ratio was a guess worth saying."""
-    if hash_slot_num is not None or index_num is not None:
-        return Geometry(
-            DEFAULT_HASH_SLOT_NUM if hash_slot_num is None else hash_slot_num,
-            DEFAULT_INDEX_NUM if index_num is None else index_num,
-        ), None
+    if geometry.given:
+        return geometry.or_default(), None
     fits = [(i, g) for i, g in enumerate(_size_geometry(s) for s in sizes) if g is not None]
     if not fits:
         return Geometry(), None
     votes = Counter(g for _, g in fits)
     best = max(votes.values())
     # ties go to the newest file's geometry
-    geometry = next(g for _, g in reversed(fits) if votes[g] == best)
-    if geometry == Geometry():
-        return geometry, None
+    fitted = next(g for _, g in reversed(fits) if votes[g] == best)
+    if fitted == Geometry():
+        return fitted, None
     if paths is not None:
-        fitting = [p for p, size in zip(paths, sizes, strict=True) if size == geometry.file_size]
-        if fitting and confirms_geometry(fitting[-1], geometry):
-            return geometry, None
-    return geometry, (
-        f"file size {geometry.file_size} does not fit the defaults; using {geometry} (1:4 ratio)"
+        fitting = [p for p, size in zip(paths, sizes, strict=True) if size == fitted.file_size]
+        if fitting and confirms_geometry(fitting[-1], fitted):
+            return fitted, None
+    return fitted, (
+        f"file size {fitted.file_size} does not fit the defaults; using {fitted} (1:4 ratio)"
     )
 
 
@@ -356,9 +351,7 @@ def header_problems(h: dict[str, int]) -> tuple[list[str], list[str]]:
 
 
 def store_health(
-    store: str | os.PathLike[str],
-    hash_slot_num: int | None = None,
-    index_num: int | None = None,
+    store: str | os.PathLike[str], geometry: GeometryHint = GeometryHint.NONE
 ) -> StoreHealth:
     """Every file of ``store`` (a directory, or one index file) with its status."""
     p = Path(store)
@@ -374,24 +367,22 @@ def store_health(
             expired_during_run(q)
             continue
         paths.append(q)
-    geometry, note = fit_geometry(sizes, hash_slot_num, index_num, paths)
+    fitted, note = fit_geometry(sizes, geometry, paths)
     counts = Counter(sizes).most_common(2)
     common = counts[0][0] if counts and (len(counts) == 1 or counts[0][1] > counts[1][1]) else None
-    if len(sizes) == 1 and (
-        hash_slot_num is not None or index_num is not None or _size_geometry(sizes[0]) is not None
-    ):
+    if len(sizes) == 1 and (geometry.given or _size_geometry(sizes[0]) is not None):
         common = None  # one file, a geometry to hold it against: shorter means truncated
     files = []
     for q in paths:
         try:
-            files.append(file_health(q, geometry, common))
+            files.append(file_health(q, fitted, common))
         except FileNotFoundError:
             if q == p:
                 raise
             expired_during_run(q)
     flag_misordered(files)
     files += [FileHealth(e.path, _entry_size(e.path), STRAY, e.reason) for e in strays]
-    return StoreHealth(p, geometry, note, files)
+    return StoreHealth(p, fitted, note, files)
 
 
 def expired_during_run(path: Path) -> None:
@@ -449,11 +440,9 @@ def _entry_size(path: Path) -> int:
 
 
 def healthy_index_files(
-    store: str | os.PathLike[str],
-    hash_slot_num: int | None = None,
-    index_num: int | None = None,
+    store: str | os.PathLike[str], geometry: GeometryHint = GeometryHint.NONE
 ) -> tuple[Geometry, list[Path], list[FileHealth]]:
     """What a reader of a possibly damaged store uses: the fitted geometry, the healthy
     files (oldest first) and the damaged ones it must name (``export`` calls this)."""
-    health = store_health(store, hash_slot_num, index_num)
+    health = store_health(store, geometry)
     return health.geometry, [f.path for f in health.healthy], health.damaged

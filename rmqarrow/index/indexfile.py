@@ -40,14 +40,14 @@ from rmqarrow.format import rules as _rules
 from rmqarrow.format.hashing import check_query_key, index_key_hash
 from rmqarrow.format.java import JAVA_LONG_MAX, JAVA_LONG_MIN
 from rmqarrow.format.layout import (
-    DEFAULT_HASH_SLOT_NUM,
-    DEFAULT_INDEX_NUM,
     HEADER_DTYPE,
     HEADER_SIZE,
     Geometry,
+    GeometryHint,
     HeaderState,
     MappedIndex,
     check_header,
+    geometry_hint,
     map_regions,
     write_header,
 )
@@ -159,21 +159,24 @@ class IndexFile(Closing):
     def create(
         cls,
         path: str | os.PathLike[str],
-        hash_slot_num: int = DEFAULT_HASH_SLOT_NUM,
-        index_num: int = DEFAULT_INDEX_NUM,
+        hash_slot_num: int | None = None,
+        index_num: int | None = None,
         end_phy_offset: int = 0,
         end_timestamp: int = 0,
         *,
         force: bool = False,
+        geometry: Geometry | GeometryHint | None = None,
     ) -> IndexFile:
         """A new, empty file; refuses to replace an existing one.
 
         ``end_phy_offset`` and ``end_timestamp`` seed the header as RocketMQ does when it
         rolls from a full file (rule 6 of :mod:`rmqarrow.format.rules`).  A file in the
         store of a running broker is refused (:mod:`rmqarrow._broker`; ``force``: see
-        :class:`~rmqarrow.IndexService`).
+        :class:`~rmqarrow.IndexService`).  The geometry is ``geometry=`` or the
+        ``hash_slot_num`` and ``index_num`` arguments (not both forms); a count not given is
+        RocketMQ's default.
         """
-        geometry = Geometry(hash_slot_num, index_num)
+        complete = geometry_hint(geometry, hash_slot_num, index_num).or_default()
         end_phy_offset = _java_long_arg("end_phy_offset", end_phy_offset)
         end_timestamp = _java_long_arg("end_timestamp", end_timestamp)
         p = Path(path)
@@ -181,7 +184,7 @@ class IndexFile(Closing):
         try:
             with open(p, "xb") as fh:
                 try:
-                    reserve(fh.fileno(), geometry.file_size, p)  # space first: no SIGBUS
+                    reserve(fh.fileno(), complete.file_size, p)  # space first: no SIGBUS
                 except BaseException:
                     p.unlink()
                     raise
@@ -198,7 +201,7 @@ class IndexFile(Closing):
             header.begin_phy_offset = header.end_phy_offset = end_phy_offset
         if end_timestamp > 0:
             header.begin_timestamp = header.end_timestamp = end_timestamp
-        f = cls(_map(p, geometry, writable=True), header)
+        f = cls(_map(p, complete, writable=True), header)
         f._write_header()
         return f
 
@@ -211,8 +214,12 @@ class IndexFile(Closing):
         writable: bool = False,
         *,
         force: bool = False,
+        geometry: Geometry | GeometryHint | None = None,
     ) -> IndexFile:
         """Open an existing file; its size must match the geometry (defaults: RocketMQ's).
+
+        The geometry is ``geometry=`` or the ``hash_slot_num`` and ``index_num`` arguments
+        (not both forms); a count not given is RocketMQ's default.
 
         Opening read-only never changes a byte.  A stored ``indexCount <= 0`` is read as 1,
         as ``IndexHeader.load`` does.  A writable open rolls an interrupted batch back, so
@@ -223,13 +230,10 @@ class IndexFile(Closing):
         force = check_flag("force", force)
         if writable:
             check_store_writable(path, force=force)
-        geometry = Geometry(
-            DEFAULT_HASH_SLOT_NUM if hash_slot_num is None else hash_slot_num,
-            DEFAULT_INDEX_NUM if index_num is None else index_num,
-        )
-        mapped = _map(Path(path), geometry, writable)
+        complete = geometry_hint(geometry, hash_slot_num, index_num).or_default()
+        mapped = _map(Path(path), complete, writable)
         try:
-            check_header(mapped.path, geometry, mapped.header)
+            check_header(mapped.path, complete, mapped.header)
         except RmqArrowError:
             mapped.close()
             raise

@@ -30,7 +30,7 @@ from rmqarrow.format.broker_config import DEFAULT_MAX_MSGS_NUM_BATCH
 from rmqarrow.format.checkpoint import StoreCheckpoint
 from rmqarrow.format.hashing import check_query_key, index_key_hash
 from rmqarrow.format.java import JAVA_LONG_MAX
-from rmqarrow.format.layout import Geometry
+from rmqarrow.format.layout import Geometry, GeometryHint, geometry_hint
 from rmqarrow.format.naming import free_file_name, list_index_files
 from rmqarrow.format.queries import Query, QueryOffsetResult, as_queries
 from rmqarrow.format.records import MessageRecord, index_keys, is_rollback
@@ -94,6 +94,11 @@ class IndexService(Closing):
     interrupted batches back and recovery deletes files, which would corrupt the broker's
     live files.  ``force=True`` writes a store whose ``abort`` is present without a
     ``lock`` file (a copy the caller vouches for); a held lock is never overridden.
+
+    The geometry is ``geometry=`` (a :class:`~rmqarrow.GeometryHint` or a complete
+    :class:`~rmqarrow.Geometry`) or the ``hash_slot_num`` and ``index_num`` arguments,
+    not both forms; a count not given is the one the store's files were written with
+    (RocketMQ's default for a new store).
     """
 
     def __init__(
@@ -103,6 +108,7 @@ class IndexService(Closing):
         index_num: int | None = None,
         max_msgs_num_batch: int = DEFAULT_MAX_MSGS_NUM_BATCH,
         *,
+        geometry: Geometry | GeometryHint | None = None,
         checkpoint_path: str | os.PathLike[str] | None = None,
         read_only: bool = False,
         tz: _dt.tzinfo | None = None,
@@ -112,23 +118,19 @@ class IndexService(Closing):
     ) -> None:
         self.store_dir = Path(store_dir)
         self.force = check_flag("force", force)
-        if hash_slot_num is None or index_num is None:
+        hint = geometry_hint(geometry, hash_slot_num, index_num)
+        fitted = Geometry()
+        if not hint.complete and self.store_dir.is_dir():
             # the counts the store's files were written with, as every command fits them
             # (RocketMQ's defaults for a new store)
-            fitted, note = (
-                store_geometry(self.store_dir, hash_slot_num, index_num)
-                if self.store_dir.is_dir()
-                else (Geometry(), None)
-            )
+            fitted, note = store_geometry(self.store_dir, hint)
             if note:
                 logging.getLogger(__name__).info("%s", note)
-            hash_slot_num = fitted.hash_slot_num if hash_slot_num is None else hash_slot_num
-            index_num = fitted.index_num if index_num is None else index_num
-        self.geometry = Geometry(hash_slot_num, index_num)
-        if index_num < 2:
+        self.geometry = hint.or_else(fitted)
+        if self.geometry.index_num < 2:
             raise GeometryError(
                 f"index_num must be >= 2 for a service (a file holds index_num - 1 entries), "
-                f"got {index_num}"
+                f"got {self.geometry.index_num}"
             )
         if max_msgs_num_batch < 1:
             raise InvalidValueError(f"max_msgs_num_batch must be >= 1, got {max_msgs_num_batch}")
@@ -176,11 +178,7 @@ class IndexService(Closing):
             cutoff = StoreCheckpoint.read(self.checkpoint_path).index_msg_timestamp
         for path in list_index_files(self.store_dir):
             f = IndexFile.open(
-                path,
-                self.geometry.hash_slot_num,
-                self.geometry.index_num,
-                not self.read_only,
-                force=self.force,
+                path, writable=not self.read_only, force=self.force, geometry=self.geometry
             )
             if cutoff is not None and f.end_timestamp > cutoff:
                 f.close()
@@ -191,7 +189,9 @@ class IndexService(Closing):
                 if salvage:
                     if salvage_file(path, self.geometry, cutoff):
                         self.files.append(
-                            IndexFile.open(path, *self._geom(), writable=True, force=self.force)
+                            IndexFile.open(
+                                path, writable=True, force=self.force, geometry=self.geometry
+                            )
                         )
                     continue  # nothing kept: the original is in the backup folder
                 path.unlink()
@@ -208,7 +208,9 @@ class IndexService(Closing):
         self._take_lock()
         for path in paths:
             self.files.append(
-                IndexFile.open(path, *self._geom(), not self.read_only, force=self.force)
+                IndexFile.open(
+                    path, writable=not self.read_only, force=self.force, geometry=self.geometry
+                )
             )
 
     def _take_lock(self) -> None:
@@ -220,9 +222,6 @@ class IndexService(Closing):
                 check_store_writable(self.checkpoint_path, force=self.force)
             if not broker:  # the store's broker (this process) is its one writer already
                 self._lock = acquire(self.store_dir, wait=self.wait)
-
-    def _geom(self) -> tuple[int, int]:
-        return self.geometry.hash_slot_num, self.geometry.index_num
 
     # -- writing ---------------------------------------------------------------------------
 
@@ -237,7 +236,7 @@ class IndexService(Closing):
         name, self._last_name_millis = free_file_name(self.store_dir, millis, self.tz)
         f = IndexFile.create(
             self.store_dir / name,
-            *self._geom(),
+            geometry=self.geometry,
             end_phy_offset=prev.end_phy_offset if prev else 0,
             end_timestamp=prev.end_timestamp if prev else 0,
             force=self.force,
@@ -392,9 +391,7 @@ class IndexService(Closing):
 
 
 def store_geometry(
-    store_dir: str | os.PathLike[str],
-    hash_slot_num: int | None = None,
-    index_num: int | None = None,
+    store_dir: str | os.PathLike[str], geometry: GeometryHint = GeometryHint.NONE
 ) -> tuple[Geometry, str | None]:
     """The geometry to open a store with, and a note when it was fitted from file sizes.
 
@@ -404,13 +401,12 @@ def store_geometry(
     """
     p = Path(store_dir)
     files = [p] if p.is_file() else list_index_files(p)
-    return fit_geometry([f.stat().st_size for f in files], hash_slot_num, index_num, files)
+    return fit_geometry([f.stat().st_size for f in files], geometry, files)
 
 
 def open_healthy(
     store_dir: str | os.PathLike[str],
-    hash_slot_num: int | None = None,
-    index_num: int | None = None,
+    geometry: GeometryHint = GeometryHint.NONE,
     *,
     strict: bool = False,
 ) -> tuple[IndexService, str | None]:
@@ -421,14 +417,13 @@ def open_healthy(
     are left out and listed in the service's ``skipped``.  ``strict=True`` raises
     :class:`CorruptIndexError` naming every damaged file instead.
     """
-    health = store_health(store_dir, hash_slot_num, index_num)
+    health = store_health(store_dir, geometry)
     if strict and health.damaged:
         raise CorruptIndexError(
             f"{len(health.damaged)} damaged index file(s), refused (strict=True): "
             + "; ".join(f.describe() for f in health.damaged)
         )
-    geometry = health.geometry
-    service = IndexService(store_dir, geometry.hash_slot_num, geometry.index_num, read_only=True)
+    service = IndexService(store_dir, read_only=True, geometry=health.geometry)
     service.load_files([f.path for f in health.healthy])
     service.skipped = health.damaged
     return service, health.note
@@ -438,13 +433,17 @@ def answer_queries(
     store_dir: str | os.PathLike[str],
     queries: Iterable[Query | tuple[object, ...]],
     *,
+    geometry: Geometry | GeometryHint | None = None,
     hash_slot_num: int | None = None,
     index_num: int | None = None,
 ) -> list[list[int]]:
     """The native answer to each query over a store (newest file first, no batch cap).
 
-    Queries are :class:`~rmqarrow.Query` or ``(key, max_num[, begin[, end]])`` tuples."""
+    Queries are :class:`~rmqarrow.Query` or ``(key, max_num[, begin[, end]])`` tuples.
+    The geometry is ``geometry=`` (a :class:`~rmqarrow.GeometryHint` or a complete
+    :class:`~rmqarrow.Geometry`) or the ``hash_slot_num=`` and ``index_num=`` keywords;
+    what is not given is fitted from the files' sizes."""
     qs = as_queries(queries)
-    service, _ = open_healthy(store_dir, hash_slot_num, index_num)
+    service, _ = open_healthy(store_dir, geometry_hint(geometry, hash_slot_num, index_num))
     with service:
         return service.answers(qs, release=True)  # one pass: memory flat in the files

@@ -31,6 +31,7 @@ from rmqarrow._space import disk_full, is_disk_full
 from rmqarrow._staging import check_output_place, remove_path, sibling, stale_siblings
 from rmqarrow.errors import CorruptIndexError, DiskFullError, UsageError
 from rmqarrow.format.detect import detect
+from rmqarrow.format.layout import GeometryHint
 from rmqarrow.index.health import store_health
 from rmqarrow.index.service import IndexService
 from rmqarrow.kernels.expand import expand_keys, record_columns
@@ -81,8 +82,7 @@ def build_store(
     store: str | os.PathLike[str],
     batches: Iterable[pa.RecordBatch | pa.Table],
     *,
-    hash_slot_num: int | None = None,
-    index_num: int | None = None,
+    geometry: GeometryHint = GeometryHint.NONE,
     checkpoint: str | os.PathLike[str] | None = None,
     total: int | None = None,
     progress: ProgressCallback | None = None,
@@ -121,8 +121,7 @@ def build_store(
             store,
             final,
             batches,
-            hash_slot_num,
-            index_num,
+            geometry,
             checkpoint,
             total,
             progress,
@@ -135,8 +134,7 @@ def _locked_build(
     store: str | os.PathLike[str],
     final: Path,
     batches: Iterable[pa.RecordBatch | pa.Table],
-    hash_slot_num: int | None,
-    index_num: int | None,
+    geometry: GeometryHint,
     checkpoint: str | os.PathLike[str] | None,
     total: int | None,
     progress: ProgressCallback | None,
@@ -153,9 +151,7 @@ def _locked_build(
         check_output_place(final)
     target = sibling(final, "build") if fresh else final
     try:
-        summary = _build_into(
-            target, batches, hash_slot_num, index_num, checkpoint, total, progress, force, replay
-        )
+        summary = _build_into(target, batches, geometry, checkpoint, total, progress, force, replay)
         if fresh:
             if final.exists():
                 final.rmdir()  # it was empty
@@ -176,8 +172,7 @@ def _locked_build(
 def _build_into(
     store: Path,
     batches: Iterable[pa.RecordBatch | pa.Table],
-    hash_slot_num: int | None,
-    index_num: int | None,
+    geometry: GeometryHint,
     checkpoint: str | os.PathLike[str] | None,
     total: int | None,
     progress: ProgressCallback | None,
@@ -185,9 +180,9 @@ def _build_into(
     replay: bool,
 ) -> BuildSummary:
     if store.is_dir():  # a new store is staged in a folder made by the first file
-        _refuse_damaged(store, hash_slot_num, index_num)
+        _refuse_damaged(store, geometry)
     # no counts given: a store's own files decide them (RocketMQ's defaults for a new one)
-    service = IndexService(store, hash_slot_num, index_num, checkpoint_path=checkpoint, force=force)
+    service = IndexService(store, checkpoint_path=checkpoint, force=force, geometry=geometry)
     started = time.monotonic()
     records = 0
     with service:
@@ -213,12 +208,10 @@ def _build_into(
         )
 
 
-def _refuse_damaged(store: Path, hash_slot_num: int | None, index_num: int | None) -> None:
+def _refuse_damaged(store: Path, geometry: GeometryHint) -> None:
     """A store with a file of the wrong size or an impossible header is not appended to:
     the build would extend or roll from a file it cannot trust.  One line says what to do."""
-    damaged = [
-        f for f in store_health(store, hash_slot_num, index_num).damaged if f.skipped_by_readers
-    ]
+    damaged = [f for f in store_health(store, geometry).damaged if f.skipped_by_readers]
     if damaged:
         raise CorruptIndexError(
             f"{damaged[0].describe()}"

@@ -159,7 +159,7 @@ class _RocksDBSurface(Store):
         max_msgs_num_batch: int = DEFAULT_MAX_MSGS_NUM_BATCH,
         max_query_days: int = DEFAULT_MAX_QUERY_DAYS,
     ) -> None:
-        super().__init__(target, None, None)
+        super().__init__(target)
         self.max_msgs_num_batch = max_msgs_num_batch
         self.max_query_days = max_query_days
 

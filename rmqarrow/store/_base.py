@@ -22,6 +22,7 @@ from rmqarrow.errors import (
 )
 from rmqarrow.format.detect import Target, describe
 from rmqarrow.format.java import JAVA_LONG_MAX
+from rmqarrow.format.layout import GeometryHint
 from rmqarrow.format.query_file import read_query_file
 from rmqarrow.store._results import Lookup, LookupRequest
 from rmqarrow.store._sql import SqlSession
@@ -98,8 +99,8 @@ class OpenOptions:
     """What :func:`rmqarrow.open` was given beyond the path; each kind of store takes
     the ones it uses (:meth:`Store.opened`)."""
 
-    hash_slot_num: int | None = None
-    index_num: int | None = None
+    #: what was said of the geometry (the kinds whose format has one read it)
+    geometry: GeometryHint = GeometryHint.NONE
     strict: bool = False
     as_of: object = None
     #: the RocksDB index's ``max_msgs_num_batch`` and ``max_query_days`` when given
@@ -125,10 +126,10 @@ class Store(Closing):
     #: the surface's general advice (the refusal names the path and the kind either way)
     instead: ClassVar[dict[Verb, str]] = {}
 
-    def __init__(self, target: Target, hash_slot_num: int | None, index_num: int | None) -> None:
+    def __init__(self, target: Target, geometry: GeometryHint = GeometryHint.NONE) -> None:
         self.target = target
-        self.hash_slot_num = hash_slot_num
-        self.index_num = index_num
+        #: the geometry given to :func:`rmqarrow.open` (what is not given is fitted)
+        self.geometry_hint = geometry
         self._closed = False
         #: run once by :meth:`close` (a dataset on object storage: its local snapshot)
         self._cleanup: Callable[[], object] | None = None
@@ -136,7 +137,7 @@ class Store(Closing):
     @classmethod
     def opened(cls, target: Target, options: OpenOptions) -> Self:
         """This kind of store over the detected ``target``, with the options it uses."""
-        return cls(target, options.hash_slot_num, options.index_num)
+        return cls(target, options.geometry)
 
     @property
     def path(self) -> Path:

@@ -15,6 +15,7 @@ from rmqarrow._progress import ProgressCallback
 from rmqarrow.commitlog import CommitLogReader, index_records
 from rmqarrow.errors import UsageError
 from rmqarrow.format.detect import require_commitlog
+from rmqarrow.format.layout import Geometry, GeometryHint, geometry_hint
 from rmqarrow.format.records import DEFAULT_ROCKETMQ_VERSION, indexes_tags
 from rmqarrow.index.record_files import bad_record, read_record_batches, validate_record_file
 from rmqarrow.index.store_build import BuildSummary, build_store, check_build_output
@@ -53,6 +54,7 @@ def build(
     engine: str = "local",
     master: str | None = None,
     checkpoint: str | os.PathLike[str] | None = None,
+    geometry: Geometry | GeometryHint | None = None,
     hash_slot_num: int | None = None,
     index_num: int | None = None,
     batch_rows: int = 1 << 20,
@@ -81,7 +83,12 @@ def build(
     ``rocketmq_version`` says whose rules a CommitLog build follows: from ``"5.4"`` on,
     each message's tags are indexed too (``topic#T#tags``, see
     :mod:`rmqarrow.format.records`); the default, ``"5.3"``, is what 4.9.x to 5.3.x write.
+
+    The geometry of new files is ``geometry`` (a :class:`~rmqarrow.GeometryHint`, or a
+    complete :class:`~rmqarrow.Geometry`) or ``hash_slot_num``/``index_num`` (not both
+    forms); a count not given is the existing store's (RocketMQ's default for a new one).
     """
+    hint = geometry_hint(geometry, hash_slot_num, index_num)
     tags = indexes_tags(rocketmq_version)
     if (records is None) == (commitlog is None):
         raise UsageError("give one source: records (a Parquet/CSV file) or commitlog (a DIR)")
@@ -139,8 +146,7 @@ def build(
             return build_store(
                 store,
                 batches,
-                hash_slot_num=hash_slot_num,
-                index_num=index_num,
+                geometry=hint,
                 checkpoint=checkpoint,
                 total=total,
                 progress=progress,
@@ -157,8 +163,7 @@ def build(
     return build_store(
         store,
         _commitlog_batches(log, start, engine, master, batch_rows, tags),
-        hash_slot_num=hash_slot_num,
-        index_num=index_num,
+        geometry=hint,
         checkpoint=checkpoint,
         progress=progress,
         wait=wait,

@@ -32,6 +32,7 @@ from rmqarrow.converters.parquet.parts import table_parts
 from rmqarrow.engines import answer_with_engine
 from rmqarrow.errors import DatasetError, UnsupportedOperationError, UsageError
 from rmqarrow.format.detect import require_commitlog
+from rmqarrow.format.layout import GeometryHint
 from rmqarrow.format.queries import note_spaced_keys
 from rmqarrow.format.times import format_time
 from rmqarrow.store._base import OpenOptions, refuse_commitlog
@@ -268,17 +269,16 @@ class DatasetStore(PinnedDataset, OffsetQueries):
     def opened(cls, target: Target, options: OpenOptions) -> Self:
         """The dataset at ``target``, pinned ``as_of`` when given (it states its own
         geometry)."""
-        return cls(target, None, None, as_of=options.as_of)
+        return cls(target, as_of=options.as_of)
 
     def __init__(
         self,
         target: Target,
-        hash_slot_num: int | None,
-        index_num: int | None,
+        geometry: GeometryHint = GeometryHint.NONE,
         *,
         as_of: object = None,
     ) -> None:
-        super().__init__(target, hash_slot_num, index_num)
+        super().__init__(target, geometry)
         self._pin(as_of)
 
     def _read_snapshot(self, as_of: object) -> DatasetManifest:
@@ -348,8 +348,7 @@ class DatasetStore(PinnedDataset, OffsetQueries):
             engine,
             str(self.path),
             master,
-            hash_slot_num=self.hash_slot_num,
-            index_num=self.index_num,
+            geometry=self.geometry_hint,
             commitlog=log_dir,
         )
 
@@ -427,8 +426,7 @@ class DatasetStore(PinnedDataset, OffsetQueries):
         self._check_open()
         source = StatsSource(
             self.path,
-            self.hash_slot_num,
-            self.index_num,
+            self.geometry_hint,
             commitlog=None if commitlog is None else require_commitlog(commitlog),
         )
 

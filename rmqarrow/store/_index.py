@@ -30,7 +30,7 @@ from rmqarrow.errors import (
 )
 from rmqarrow.format.detect import Target, describe, detect, require_commitlog, require_index_store
 from rmqarrow.format.java import JAVA_LONG_MAX
-from rmqarrow.format.layout import Geometry, resolve_geometry
+from rmqarrow.format.layout import Geometry, GeometryHint, as_hint
 from rmqarrow.format.queries import Query, note_spaced_keys
 from rmqarrow.format.times import format_time
 from rmqarrow.index.health import (
@@ -180,11 +180,11 @@ class StoreInfo:
         return render_check_html(check, self.files)
 
 
-def _file_info(path: Path, hash_slot_num: int, index_num: int) -> dict[str, Any]:
-    geometry, note = resolve_geometry(path.stat().st_size, hash_slot_num, index_num)
+def _file_info(path: Path, given: Geometry) -> dict[str, Any]:
+    geometry, note = as_hint(given).resolve(path.stat().st_size)
     if note is not None and confirms_geometry(path, geometry):
         note = None  # the file's own contents confirm the fitted geometry
-    with IndexFile.open(path, geometry.hash_slot_num, geometry.index_num) as f:
+    with IndexFile.open(path, geometry=geometry) as f:
         return {
             "file": str(path),
             "name": f.name,
@@ -239,20 +239,18 @@ class IndexStore(OffsetQueries):
         damaged ones refused with ``strict``."""
         return cls(
             require_index_store(target.path),
-            options.hash_slot_num,
-            options.index_num,
+            options.geometry,
             strict=options.strict,
         )
 
     def __init__(
         self,
         target: Target,
-        hash_slot_num: int | None,
-        index_num: int | None,
+        geometry: GeometryHint = GeometryHint.NONE,
         *,
         strict: bool = False,
     ) -> None:
-        super().__init__(target, hash_slot_num, index_num)
+        super().__init__(target, geometry)
         self.strict = strict
         self._service: IndexService | None = None
         #: lookups under way (they run at once); close() waits until there are none
@@ -278,9 +276,7 @@ class IndexStore(OffsetQueries):
         """The read-only, loaded service over the healthy files (opened on first use)."""
         self._check_open()
         if self._service is None:
-            service, note = open_healthy(
-                self.index_path, self.hash_slot_num, self.index_num, strict=self.strict
-            )
+            service, note = open_healthy(self.index_path, self.geometry_hint, strict=self.strict)
             if note:
                 _log.info("%s", note)
             if not service.files:
@@ -355,9 +351,9 @@ class IndexStore(OffsetQueries):
     def health(self) -> StoreHealth:
         """Each file's size and header status (no chain walk)."""
         self._check_open()
-        return store_health(self.index_path, self.hash_slot_num, self.index_num)
+        return store_health(self.index_path, self.geometry_hint)
 
-    def sql_geometry(self, engine: str) -> tuple[int, int]:
+    def sql_geometry(self, engine: str) -> Geometry:
         """The fitted geometry for an engine that reads every file, refusing damaged ones."""
         health = self.health()
         refuse_unknown_geometry(health)
@@ -368,7 +364,7 @@ class IndexStore(OffsetQueries):
                 f"{engine} engine reads every file: use engine=native (the native lookup), "
                 "which skips them"
             )
-        return health.geometry.hash_slot_num, health.geometry.index_num
+        return health.geometry
 
     # -- queries --------------------------------------------------------------------------
 
@@ -383,9 +379,8 @@ class IndexStore(OffsetQueries):
             with self._reading() as (service, files):
                 answers = service.answers(qs, files=files)
         else:
-            s, n = self.sql_geometry(name)
             answers = answer_with_engine(
-                name, self.index_path, qs, master=master, hash_slot_num=s, index_num=n
+                name, self.index_path, qs, master=master, geometry=self.sql_geometry(name)
             )
         note_spaced_keys(qs, answers)
         return answers
@@ -473,8 +468,7 @@ class IndexStore(OffsetQueries):
             table,
             columns=columns,
             filter=filter,
-            hash_slot_num=g.hash_slot_num,
-            index_num=g.index_num,
+            geometry=g,
         )
         return scanner.to_reader()
 
@@ -483,9 +477,9 @@ class IndexStore(OffsetQueries):
         CommitLog) with the ``index_lookup`` macros, on ``con`` or a new connection."""
         from rmqarrow.converters.duckdb.sql import connect
 
-        s, n = self.sql_geometry("duckdb")
+        g = self.sql_geometry("duckdb")
         log = None if self.commitlog_dir is None else str(self.commitlog_dir)
-        return connect(self.index_path, hash_slot_num=s, index_num=n, commitlog=log, con=con)
+        return connect(self.index_path, geometry=g, commitlog=log, con=con)
 
     def sql(
         self,
@@ -510,10 +504,10 @@ class IndexStore(OffsetQueries):
                 + "); SQL reads every file: see `rmqarrow check`, or look keys up with "
                 "`rmqarrow query`, which skips damaged files"
             )
-        s, n = self.sql_geometry("SQL")
+        g = self.sql_geometry("SQL")
         log_dir = None if log is None else str(require_commitlog(log))
         return sql_session(
-            engine, str(self.index_path), master, hash_slot_num=s, index_num=n, commitlog=log_dir
+            engine, str(self.index_path), master, geometry=as_hint(g), commitlog=log_dir
         )
 
     def to_spark(self, spark: SparkSession | None = None) -> SparkSession:
@@ -521,9 +515,9 @@ class IndexStore(OffsetQueries):
         from rmqarrow.converters.spark.session import get_spark
         from rmqarrow.converters.spark.tables import register_tables
 
-        s, n = self.sql_geometry("spark")
+        g = self.sql_geometry("spark")
         session = spark if spark is not None else get_spark()
-        register_tables(session, self.index_path, hash_slot_num=s, index_num=n)
+        register_tables(session, self.index_path, geometry=g)
         return session
 
     def export(
@@ -589,8 +583,7 @@ class IndexStore(OffsetQueries):
                 dest,
                 overwrite=overwrite,
                 master=master,
-                hash_slot_num=g.hash_slot_num,
-                index_num=g.index_num,
+                geometry=g,
                 commitlog=log,
                 wait=wait,
             )
@@ -607,8 +600,7 @@ class IndexStore(OffsetQueries):
                     self.index_path,
                     dest,
                     overwrite=overwrite,
-                    hash_slot_num=g.hash_slot_num,
-                    index_num=g.index_num,
+                    geometry=g,
                     progress=progress,
                     commitlog=log,
                     skip=names,
@@ -769,11 +761,9 @@ class IndexStore(OffsetQueries):
         if log is None and self.kind == "broker_root" and self.commitlog_dir is not None:
             log, implicit = self.commitlog_dir, True
             _log.info("using its CommitLog too: %s", log)
-        hash_slot_num, index_num = self.sql_geometry("SQL")
         source = StatsSource(
             self.index_path,
-            hash_slot_num,
-            index_num,
+            as_hint(self.sql_geometry("SQL")),
             entries=sum(max(f.header.get("index_count", 1) - 1, 0) for f in health.files),
             commitlog=None if log is None else require_commitlog(log),
             commitlog_implicit=implicit,
@@ -861,7 +851,7 @@ class IndexStore(OffsetQueries):
             reading = one_snapshot(dataset)  # one run for every engine, however many reads
         else:
             assert target is not None
-            reading = DatasetStore(target, None, None, as_of=as_of)
+            reading = DatasetStore(target, as_of=as_of)
         with reading:
             return verify(
                 self.index_path,
@@ -872,8 +862,7 @@ class IndexStore(OffsetQueries):
                 sample=sample,
                 seed=seed,
                 master=master,
-                hash_slot_num=self.hash_slot_num,
-                index_num=self.index_num,
+                geometry=self.geometry_hint,
                 required=required_engines(chosen, explicit),
                 chain_check=chain_check,
             )
@@ -882,9 +871,7 @@ class IndexStore(OffsetQueries):
 
         if not chains:
             return StoreCheck(self.index_path, self.health(), {}, None)
-        health, reports = check_store(
-            self.index_path, self.hash_slot_num, self.index_num, commitlog=log_dir
-        )
+        health, reports = check_store(self.index_path, self.geometry_hint, commitlog=log_dir)
         return StoreCheck(self.index_path, health, reports, log_dir)
 
     def info(self, *, chains: bool = True) -> StoreInfo:
@@ -897,7 +884,7 @@ class IndexStore(OffsetQueries):
         infos = []
         for fh in health.files:
             if fh.ok or fh.status == "damaged chains":
-                info = _file_info(fh.path, g.hash_slot_num, g.index_num)
+                info = _file_info(fh.path, g)
                 info["status"], info["detail"] = fh.status, fh.detail
             else:
                 info = {

@@ -12,6 +12,7 @@ from rmqarrow._vocab import Format, Kind, Source
 from rmqarrow.converters.parquet.remote import local_snapshot
 from rmqarrow.errors import InvalidValueError, StoreNotFoundError, UsageError
 from rmqarrow.format.detect import describe, detect
+from rmqarrow.format.layout import Geometry, GeometryHint, geometry_hint
 from rmqarrow.store._base import OpenOptions, Store
 from rmqarrow.store._kind import PinnedDataset
 
@@ -21,6 +22,7 @@ __all__ = ["open_store"]
 def open_store(
     path: str | os.PathLike[str],
     *,
+    geometry: Geometry | GeometryHint | None = None,
     hash_slot_num: int | None = None,
     index_num: int | None = None,
     strict: bool = False,
@@ -35,8 +37,10 @@ def open_store(
     ``index/``; its ``commitlog/`` where a method uses one), an exported Parquet dataset,
     a tiered ``IndexStoreFile`` (local or uploaded) or a folder of them, or an exported
     tiered dataset.  The geometry is fitted from the files as every command does, unless
-    ``hash_slot_num``/``index_num`` are given.  ``strict`` refuses a store with a damaged
-    file instead of skipping it.  Anything else is refused in one line naming what it is.
+    given: ``geometry`` (a :class:`~rmqarrow.GeometryHint`, or a complete
+    :class:`~rmqarrow.Geometry`), or ``hash_slot_num``/``index_num`` (not both forms).
+    ``strict`` refuses a store with a damaged file instead of skipping it.  Anything else
+    is refused in one line naming what it is.
     An exported dataset of any kind (index files, tiered files, a RocksDB index) may be
     on object storage (``s3://BUCKET/PREFIX``): the store of its kind then reads a local
     copy of its pinned run, removed when the store is closed.
@@ -59,8 +63,7 @@ def open_store(
     if not isinstance(path, str | os.PathLike):
         raise InvalidValueError(f"path must be a str or a path, got {type(path).__name__}")
     options = OpenOptions(
-        hash_slot_num=hash_slot_num,
-        index_num=index_num,
+        geometry=geometry_hint(geometry, hash_slot_num, index_num),
         strict=strict,
         as_of=as_of,
         rocksdb={

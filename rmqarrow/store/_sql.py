@@ -15,6 +15,7 @@ from rmqarrow.errors import (
     UsageError,
     WriteRefusedError,
 )
+from rmqarrow.format.layout import GeometryHint
 
 if TYPE_CHECKING:
     import duckdb
@@ -125,8 +126,7 @@ def sql_session(
     target: str,
     master: str | None,
     *,
-    hash_slot_num: int | None,
-    index_num: int | None,
+    geometry: GeometryHint,
     commitlog: str | None,
 ) -> SqlSession:
     """A session over the index format's tables at ``target`` (index files or their
@@ -137,16 +137,13 @@ def sql_session(
         except ImportError as exc:
             raise EngineUnavailableError(f"engine=spark needs pyspark ({exc})") from None
         spark = get_spark(master)
-        register_tables(
-            spark, target, hash_slot_num=hash_slot_num, index_num=index_num, commitlog=commitlog
-        )
+        register_tables(spark, target, geometry=geometry, commitlog=commitlog)
         return spark_session(spark)
     from rmqarrow.converters.duckdb import connect
 
     con = connect(
         target,
-        hash_slot_num=hash_slot_num,
-        index_num=index_num,
+        geometry=geometry,
         commitlog=commitlog,
         lazy=True,  # each statement reads what it needs from the files, a batch at a time
     )

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from rmqarrow._progress import ProgressCallback
 from rmqarrow.errors import EngineUnavailableError, InvalidValueError, RmqArrowError, UsageError
+from rmqarrow.format.layout import GeometryHint
 
 if TYPE_CHECKING:
     from rmqarrow.converters.stats.sql import IndexStats
@@ -61,8 +62,7 @@ class StatsSource:
     """Where the figures are read: a native store's index folder or a dataset."""
 
     path: Path
-    hash_slot_num: int | None
-    index_num: int | None
+    geometry: GeometryHint
     #: the entries of a native store (decides the temporary export)
     entries: int = 0
     commitlog: Path | None = None
@@ -121,8 +121,7 @@ def index_stats(
             export(Path(dataset), progress)
         con = connect(
             str(source.path) if dataset is None else dataset,
-            hash_slot_num=source.hash_slot_num,
-            index_num=source.index_num,
+            geometry=source.geometry,
             commitlog=None if spark_check else source.commitlog,
         )
         try:
@@ -162,8 +161,7 @@ def _spark_log_check(source: StatsSource, master: str | None, top: int) -> dict[
     register_tables(
         spark,
         source.path,
-        hash_slot_num=source.hash_slot_num,
-        index_num=source.index_num,
+        geometry=source.geometry,
         commitlog=source.commitlog,
     )
     return check_against_log(spark, examples=top)

@@ -62,6 +62,7 @@ from rmqarrow._broker import ABORT_NAME, hold_broker_lock, release_broker_lock
 from rmqarrow.commitlog.writer import CommitLogWriter, Message
 from rmqarrow.errors import UsageError
 from rmqarrow.format.checkpoint import StoreCheckpoint
+from rmqarrow.format.layout import Geometry
 from rmqarrow.format.records import MessageRecord
 from rmqarrow.index.service import IndexService
 
@@ -176,8 +177,7 @@ class BrokerLike:
         )
         self._index = IndexService(
             self.store / "index",
-            o.hash_slot_num,
-            o.index_num,
+            geometry=Geometry(o.hash_slot_num, o.index_num),
             checkpoint_path=self.store / "checkpoint",
             tz=_dt.UTC,
             clock=lambda: self._now,

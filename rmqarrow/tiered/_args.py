@@ -9,6 +9,8 @@ from rmqarrow.format.java import JAVA_INT_MAX as INT_MAX
 from rmqarrow.format.java import JAVA_INT_MIN as INT_MIN
 from rmqarrow.format.java import JAVA_LONG_MAX as LONG_MAX
 from rmqarrow.format.java import JAVA_LONG_MIN as LONG_MIN
+from rmqarrow.format.layout import Geometry, GeometryHint, as_hint, check_one_form
+from rmqarrow.tiered.layout.binary import DEFAULT_HASH_SLOT_NUM, DEFAULT_INDEX_NUM
 
 __all__ = ["check_geometry", "check_int", "check_long", "check_text", "distinct_keys"]
 
@@ -62,3 +64,20 @@ def check_geometry(hash_slot_num: object, index_num: object) -> tuple[int, int]:
             f"RocketMQ addresses the file with Java ints (at most {INT_MAX})"
         )
     return s, n
+
+
+def tiered_counts(
+    geometry: Geometry | GeometryHint | None, keywords: tuple[object, object]
+) -> tuple[object, object]:
+    """The ``(S, N)`` a tiered constructor was given, as ``geometry=`` or the
+    ``hash_slot_num`` and ``index_num`` ``keywords`` (not both forms), the tiered defaults
+    for what is not given; for :func:`check_geometry`."""
+    hash_slot_num, index_num = keywords
+    if geometry is not None:
+        check_one_form(geometry, hash_slot_num=hash_slot_num, index_num=index_num)
+        hint = as_hint(geometry)
+        hash_slot_num, index_num = hint.hash_slot_num, hint.index_num
+    return (
+        DEFAULT_HASH_SLOT_NUM if hash_slot_num is None else hash_slot_num,
+        DEFAULT_INDEX_NUM if index_num is None else index_num,
+    )

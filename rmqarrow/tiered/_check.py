@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from rmqarrow.errors import CorruptIndexError, RmqArrowError
+from rmqarrow.format.layout import GeometryHint
 from rmqarrow.format.times import format_time
 from rmqarrow.tiered.layout.binary import (
     COMPACT_ITEM_DTYPE,
@@ -190,15 +191,14 @@ def _end_time_note(f: TieredIndexFile | CompactedIndexFile) -> str | None:
 
 
 def check_tiered(
-    path: str | os.PathLike[str],
-    hash_slot_num: int | None = None,
-    index_num: int | None = None,
+    path: str | os.PathLike[str], geometry: GeometryHint = GeometryHint.NONE
 ) -> TieredCheck:
-    """Check one tiered file or every file of a tiered folder (read-only)."""
+    """Check one tiered file or every file of a tiered folder (read-only); what
+    ``geometry`` does not give is found by the tiered rules."""
     p = Path(path)
     report: list[TieredFileCheck] = []
     if p.is_dir():
-        gs, gn, _ = folder_geometry(p, hash_slot_num, index_num)
+        gs, gn, _ = folder_geometry(p, geometry)
         paths = tiered_file_paths(p)
     else:
         gs = gn = 0
@@ -208,7 +208,7 @@ def check_tiered(
             if p.is_dir():
                 f = open_file(q, gs, gn)
             else:
-                opened, _ = open_tiered(q, hash_slot_num, index_num)
+                opened, _ = open_tiered(q, geometry)
                 assert not isinstance(opened, TieredIndexStore)
                 f = opened
             with f:

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from rmqarrow.errors import CorruptIndexError, StoreNotFoundError, UsageError
+from rmqarrow.format.layout import GeometryHint
 from rmqarrow.tiered.layout.binary import (
     DEFAULT_HASH_SLOT_NUM,
     DEFAULT_INDEX_NUM,
@@ -67,15 +68,15 @@ def _candidates(words: np.ndarray, size: int, item_count: int) -> list[tuple[int
 
 
 def local_geometry(
-    path: str | os.PathLike[str],
-    hash_slot_num: int | None = None,
-    index_num: int | None = None,
+    path: str | os.PathLike[str], geometry: GeometryHint = GeometryHint.NONE
 ) -> tuple[int, int, str | None]:
     """``(S, N, note)`` to open the local file ``path`` with (note says how it was found).
 
-    Given values win; then the defaults when the size matches; then the search of rule 30.
-    Raises :class:`UsageError` when the geometry cannot be told (pass both values).
+    Given values win (one given: the other fitted from the size); then the defaults when
+    the size matches; then the search of rule 30.  Raises :class:`UsageError` when the
+    geometry cannot be told (pass both values).
     """
+    hash_slot_num, index_num = geometry.hash_slot_num, geometry.index_num
     p = Path(path)
     if not p.is_file():
         raise StoreNotFoundError(f"{p}: no such tiered index file")

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from rmqarrow.errors import StoreNotFoundError, TieredReadError, UsageError
 from rmqarrow.format.detect import detect
+from rmqarrow.format.layout import Geometry, GeometryHint, geometry_hint
 from rmqarrow.tiered.layout.binary import (
     DEFAULT_HASH_SLOT_NUM,
     DEFAULT_INDEX_NUM,
@@ -50,15 +51,14 @@ def _compacted_s(path: Path) -> int | None:
     return compacted_slot_num(data, path.stat().st_size)
 
 
-def folder_geometry(
-    path: Path, hash_slot_num: int | None, index_num: int | None
-) -> tuple[int, int, str | None]:
+def folder_geometry(path: Path, geometry: GeometryHint) -> tuple[int, int, str | None]:
     """``(S, N, note)`` for a folder: from its first local file, else its first segment."""
+    hash_slot_num, index_num = geometry.hash_slot_num, geometry.index_num
     local = path / LOCAL_DIR_NAME if (path / LOCAL_DIR_NAME).is_dir() else path
     names = sorted(local.iterdir()) if local.is_dir() else []
     for q in names:
         if q.is_file() and q.name.isascii() and q.name.isdigit() and detect(q).form == "unsealed":
-            return local_geometry(q, hash_slot_num, index_num)
+            return local_geometry(q, geometry)
     for q in sorted(path.iterdir()):
         if parse_segment_name(q.name) is not None and q.is_file():
             s = _compacted_s(q)
@@ -104,11 +104,10 @@ def open_file(
 
 
 def open_tiered(
-    path: str | os.PathLike[str],
-    hash_slot_num: int | None = None,
-    index_num: int | None = None,
+    path: str | os.PathLike[str], geometry: GeometryHint = GeometryHint.NONE
 ) -> tuple[AnyTiered, str | None]:
-    """``path`` opened read-only as the tiered thing it is, and a note on its geometry.
+    """``path`` opened read-only as the tiered thing it is, and a note on its geometry
+    (what ``geometry`` does not give is found by the tiered rules).
 
     Raises :class:`UsageError` when ``path`` is not tiered-index data (or the geometry
     cannot be told) and :class:`StoreNotFoundError` when it does not exist.
@@ -118,19 +117,19 @@ def open_tiered(
         raise StoreNotFoundError(f"{p}: no such file or directory")
     kind = detect(p).form
     if kind == "unsealed":
-        s, n, note = local_geometry(p, hash_slot_num, index_num)
+        s, n, note = local_geometry(p, geometry)
         return TieredIndexFile.open(p, s, n), note
     if kind == "compacted":
         slots = _compacted_s(p)
         assert slots is not None
-        if hash_slot_num is not None and hash_slot_num != slots:
+        if geometry.hash_slot_num is not None and geometry.hash_slot_num != slots:
             raise UsageError(
                 f"{p}: a compacted file of S={slots} slots (its slot table says "
-                f"so), but hash_slot_num={hash_slot_num} was given"
+                f"so), but hash_slot_num={geometry.hash_slot_num} was given"
             )
         return CompactedIndexFile.open(p, slots), None
     if kind in ("local-dir", "segment-dir"):
-        s, n, note = folder_geometry(p, hash_slot_num, index_num)
+        s, n, note = folder_geometry(p, geometry)
         return TieredIndexStore.open_folder(p, s, n), note
     raise UsageError(
         f"{p}: not a RocketMQ tiered index file or folder (no BEGIN/END magic at offset 0, "
@@ -190,13 +189,16 @@ def answer_queries(
     queries: Iterable[Sequence[object]],
     *,
     exact: bool = False,
+    geometry: Geometry | GeometryHint | None = None,
     hash_slot_num: int | None = None,
     index_num: int | None = None,
 ) -> list[TieredAnswer]:
     """The native tiered engine: every query on a file (its form's rules) or a folder
-    (IndexStoreService's selection and merge, rule 28).  The reference of every engine."""
+    (IndexStoreService's selection and merge, rule 28).  The reference of every engine.
+    ``geometry`` or ``hash_slot_num``/``index_num`` (not both forms) give what is known of
+    ``S`` and ``N``; the rest is found by the tiered rules."""
     qs = as_tiered_queries(queries)
-    opened, _note = open_tiered(target, hash_slot_num, index_num)
+    opened, _note = open_tiered(target, geometry_hint(geometry, hash_slot_num, index_num))
     with opened:
         if isinstance(opened, TieredIndexFile):
             return list(opened.query_many(qs, exact=exact))

@@ -22,10 +22,17 @@ from rmqarrow.errors import (
     StoreNotFoundError,
     TieredReadError,
 )
-from rmqarrow.tiered.layout.binary import DEFAULT_HASH_SLOT_NUM, DEFAULT_INDEX_NUM
+from rmqarrow.format.layout import Geometry, GeometryHint
 from rmqarrow.tiered.layout.naming import LOCAL_DIR_NAME, parse_segment_name, segment_file_name
 
-from ._args import check_geometry, check_int, check_long, check_text, distinct_keys
+from ._args import (
+    check_geometry,
+    check_int,
+    check_long,
+    check_text,
+    distinct_keys,
+    tiered_counts,
+)
 from ._compacted import CompactedIndexFile
 from ._rules import is_blank_topic
 from ._types import AppendResult, FileStatus, IndexItem, as_tiered_queries
@@ -87,13 +94,14 @@ class TieredIndexStore(Closing):
     def open(
         cls,
         store_path_root_dir: str | os.PathLike[str],
-        hash_slot_num: int = DEFAULT_HASH_SLOT_NUM,
-        index_num: int = DEFAULT_INDEX_NUM,
+        hash_slot_num: int | None = None,
+        index_num: int | None = None,
         segment_dir: str | os.PathLike[str] | None = None,
         writable: bool = False,
         clock: Callable[[], int] = _now_ms,
         *,
         force: bool = False,
+        geometry: Geometry | GeometryHint | None = None,
     ) -> TieredIndexStore:
         """Open ``<store_path_root_dir>/tiered_index_file`` and the optional segment folder.
 
@@ -102,8 +110,10 @@ class TieredIndexStore(Closing):
         creates the folders when missing.  ``clock`` (ms) names new files.  Writable, the
         store root of a running RocketMQ broker is refused (:mod:`rmqarrow._broker`;
         ``force`` only for a copy whose ``abort`` is left without a ``lock`` file).
+        ``geometry`` or ``hash_slot_num``/``index_num`` (not both forms) give ``S`` and
+        ``N``; what is not given is the tiered default.
         """
-        s, n = check_geometry(hash_slot_num, index_num)
+        s, n = check_geometry(*tiered_counts(geometry, (hash_slot_num, index_num)))
         local = Path(store_path_root_dir) / LOCAL_DIR_NAME
         segments = None if segment_dir is None else Path(segment_dir)
         if writable:
@@ -126,16 +136,19 @@ class TieredIndexStore(Closing):
     def open_folder(
         cls,
         path: str | os.PathLike[str],
-        hash_slot_num: int = DEFAULT_HASH_SLOT_NUM,
-        index_num: int = DEFAULT_INDEX_NUM,
+        hash_slot_num: int | None = None,
+        index_num: int | None = None,
+        *,
+        geometry: Geometry | GeometryHint | None = None,
     ) -> TieredIndexStore:
         """Read-only store over any folder :func:`rmqarrow.format.detect.detect` calls tiered.
 
         ``path`` may be ``storePathRootDir`` (holding ``tiered_index_file/``), the
         ``tiered_index_file/`` folder itself (or any folder of numerically named files), or
-        a folder of uploaded segments.
+        a folder of uploaded segments.  ``geometry`` or ``hash_slot_num``/``index_num``
+        (not both forms) give ``S`` and ``N``; what is not given is the tiered default.
         """
-        s, n = check_geometry(hash_slot_num, index_num)
+        s, n = check_geometry(*tiered_counts(geometry, (hash_slot_num, index_num)))
         p = Path(path)
         if not p.is_dir():
             raise StoreNotFoundError(f"{p}: no such directory")

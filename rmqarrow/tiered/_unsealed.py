@@ -11,10 +11,9 @@ from rmqarrow._args import check_flag
 from rmqarrow._broker import check_store_writable
 from rmqarrow._closing import Closing
 from rmqarrow.errors import InvalidValueError, OutputExistsError, ReadOnlyIndexError
+from rmqarrow.format.layout import Geometry, GeometryHint
 from rmqarrow.tiered.layout.binary import (
     BEGIN_TIMESTAMP_OFFSET,
-    DEFAULT_HASH_SLOT_NUM,
-    DEFAULT_INDEX_NUM,
     HEADER_STRUCT,
     INT32,
     INT64,
@@ -23,7 +22,14 @@ from rmqarrow.tiered.layout.binary import (
     unsealed_size,
 )
 
-from ._args import check_geometry, check_int, check_long, check_text, distinct_keys
+from ._args import (
+    check_geometry,
+    check_int,
+    check_long,
+    check_text,
+    distinct_keys,
+    tiered_counts,
+)
 from ._bulk import checked_queries, walk_local_many
 from ._compacted import CompactedIndexFile
 from ._compaction import compact_bytes
@@ -79,18 +85,21 @@ class TieredIndexFile(Closing):
         cls,
         path: str | os.PathLike[str],
         begin_timestamp: int,
-        hash_slot_num: int = DEFAULT_HASH_SLOT_NUM,
-        index_num: int = DEFAULT_INDEX_NUM,
+        hash_slot_num: int | None = None,
+        index_num: int | None = None,
         *,
         force: bool = False,
+        geometry: Geometry | GeometryHint | None = None,
     ) -> TieredIndexFile:
         """A new empty file at ``path`` (refuses an existing path with OutputExistsError).
 
         RocketMQ names the file by ``begin_timestamp`` (see :class:`TieredIndexStore`); any
         name is accepted here.  A file in the store of a running broker is refused
         (:mod:`rmqarrow._broker`; ``force`` only for a copy whose lock cannot be seen).
+        ``geometry`` or ``hash_slot_num``/``index_num`` (not both forms) give ``S`` and
+        ``N``; what is not given is the tiered default.
         """
-        s, n = check_geometry(hash_slot_num, index_num)
+        s, n = check_geometry(*tiered_counts(geometry, (hash_slot_num, index_num)))
         begin = check_long("begin_timestamp", begin_timestamp)
         p = Path(path)
         check_store_writable(p, force=check_flag("force", force))
@@ -104,12 +113,13 @@ class TieredIndexFile(Closing):
     def open(
         cls,
         path: str | os.PathLike[str],
-        hash_slot_num: int = DEFAULT_HASH_SLOT_NUM,
-        index_num: int = DEFAULT_INDEX_NUM,
+        hash_slot_num: int | None = None,
+        index_num: int | None = None,
         writable: bool = False,
         begin_timestamp: int | None = None,
         *,
         force: bool = False,
+        geometry: Geometry | GeometryHint | None = None,
     ) -> TieredIndexFile:
         """Open an existing local file.
 
@@ -118,9 +128,10 @@ class TieredIndexFile(Closing):
         constructor on an existing file: the end timestamp is reset to the stored begin
         timestamp and the header rewritten, so it refuses a file in the store of a running
         broker (:mod:`rmqarrow._broker`; ``force`` as for :meth:`create`).  Read-only
-        opening changes no byte.
+        opening changes no byte.  ``geometry`` or ``hash_slot_num``/``index_num`` (not both
+        forms) give ``S`` and ``N``; what is not given is the tiered default.
         """
-        s, n = check_geometry(hash_slot_num, index_num)
+        s, n = check_geometry(*tiered_counts(geometry, (hash_slot_num, index_num)))
         p = Path(path)
         writable = check_flag("writable", writable)
         if writable:

@@ -19,6 +19,7 @@ import pyarrow as pa
 
 from rmqarrow._memory import duckdb_settings
 from rmqarrow.converters.duckdb.runner import run_arrow
+from rmqarrow.format.layout import Geometry, GeometryHint, geometry_hint
 from rmqarrow.tiered import TieredAnswer
 from rmqarrow.tiered.arrow.lookup import TIERED_LOOKUP_SQL, assemble, lookup_relations
 from rmqarrow.tiered.parquet.importer import tiered_source_tables
@@ -36,12 +37,14 @@ def answer_queries(
     queries: Sequence[Sequence[object]],
     *,
     exact: bool = False,
+    geometry: Geometry | GeometryHint | None = None,
     hash_slot_num: int | None = None,
     index_num: int | None = None,
 ) -> list[TieredAnswer]:
     """Answer ``(topic, key, max_count, begin, end)`` queries in DuckDB; per query the
-    items, or the :class:`~rmqarrow.errors.TieredReadError` RocketMQ's query fails with."""
-    tables, store = tiered_source_tables(source, hash_slot_num, index_num)
+    items, or the :class:`~rmqarrow.errors.TieredReadError` RocketMQ's query fails with.
+    ``geometry`` or ``hash_slot_num``/``index_num`` (not both forms): as the native engine."""
+    tables, store = tiered_source_tables(source, geometry_hint(geometry, hash_slot_num, index_num))
     inp = lookup_relations(tables, queries, exact=exact, store=store)
     with duckdb.connect(config=duckdb_settings()) as con:  # fits ulimit -v
         rows = lookup_rows(con, inp.relations)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from rmqarrow.converters.spark.runner import run_arrow
 from rmqarrow.converters.spark.session import get_spark
+from rmqarrow.format.layout import Geometry, GeometryHint, geometry_hint
 from rmqarrow.tiered import TieredAnswer
 from rmqarrow.tiered.arrow.lookup import TIERED_LOOKUP_SQL, assemble, lookup_relations
 from rmqarrow.tiered.parquet.importer import tiered_source_tables
@@ -27,11 +28,15 @@ def answer_queries(
     *,
     exact: bool = False,
     master: str | None = None,
+    geometry: Geometry | GeometryHint | None = None,
     hash_slot_num: int | None = None,
     index_num: int | None = None,
 ) -> list[TieredAnswer]:
-    """Answer ``(topic, key, max_count, begin, end)`` queries with Spark SQL."""
-    tables, store = tiered_source_tables(Path(source), hash_slot_num, index_num)
+    """Answer ``(topic, key, max_count, begin, end)`` queries with Spark SQL (``geometry``
+    or ``hash_slot_num``/``index_num``, not both forms: as the native engine)."""
+    tables, store = tiered_source_tables(
+        Path(source), geometry_hint(geometry, hash_slot_num, index_num)
+    )
     inp = lookup_relations(tables, queries, exact=exact, store=store)
     rows = run_arrow(get_spark(master), TIERED_LOOKUP_SQL, inputs=inp.relations)
     return assemble(inp, rows)

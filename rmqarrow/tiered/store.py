@@ -18,6 +18,7 @@ from rmqarrow._vocab import Format, Verb
 from rmqarrow.engines import answer_with_engine
 from rmqarrow.errors import TieredReadError, UnsupportedOperationError, UsageError
 from rmqarrow.format.detect import TIERED_DATASET_FORMAT
+from rmqarrow.format.layout import GeometryHint
 from rmqarrow.format.queries import Query, read_queries_tsv
 from rmqarrow.format.times import format_time
 from rmqarrow.store._base import OpenOptions, refuse_commitlog, required_engines, verify_engines
@@ -249,8 +250,7 @@ class TieredStore(_TieredTablesInSql):
             fmt="tiered",
             exact=exact,
             master=master,
-            hash_slot_num=self.hash_slot_num,
-            index_num=self.index_num,
+            geometry=self.geometry_hint,
         )
 
     def file_begin_timestamp(self) -> int | None:
@@ -258,7 +258,7 @@ class TieredStore(_TieredTablesInSql):
         self._check_open()
         if not self.path.is_file():
             return None
-        opened, _ = open_tiered(self.path, self.hash_slot_num, self.index_num)
+        opened, _ = open_tiered(self.path, self.geometry_hint)
         with opened:
             return None if isinstance(opened, TieredIndexStore) else opened.begin_timestamp
 
@@ -281,7 +281,7 @@ class TieredStore(_TieredTablesInSql):
         self._check_open()
         if not self.path.is_file() or self.path.stat().st_size > _NOTE_LIMIT:
             return None
-        opened, _ = open_tiered(self.path, self.hash_slot_num, self.index_num)
+        opened, _ = open_tiered(self.path, self.geometry_hint)
         with opened:
             if not isinstance(opened, TieredIndexFile):
                 return None
@@ -301,7 +301,7 @@ class TieredStore(_TieredTablesInSql):
 
     def _tables(self) -> TieredTables:
         self._check_open()
-        return tiered_tables(self.path, self.hash_slot_num, self.index_num)
+        return tiered_tables(self.path, self.geometry_hint)
 
     def _arrow_tables(self) -> dict[str, pa.Table]:
         t = self._tables()
@@ -330,8 +330,7 @@ class TieredStore(_TieredTablesInSql):
                 self.path,
                 dest,
                 overwrite=overwrite,
-                hash_slot_num=self.hash_slot_num,
-                index_num=self.index_num,
+                geometry=self.geometry_hint,
                 wait=wait,
             )
         )
@@ -340,12 +339,12 @@ class TieredStore(_TieredTablesInSql):
         """Header, slots, chains and compacted ranges of every file (streamed)."""
         self._check_open()
         refuse_commitlog(commitlog, "a tiered file (its offsets are the tiered commit log's)")
-        return check_tiered(self.path, self.hash_slot_num, self.index_num)
+        return check_tiered(self.path, self.geometry_hint)
 
     def info(self, *, chains: bool = True) -> TieredInfo:
         """One dict per file as RocketMQ queries them, newest first."""
         self._check_open()
-        opened, note = open_tiered(self.path, self.hash_slot_num, self.index_num)
+        opened, note = open_tiered(self.path, self.geometry_hint)
         with opened:
             if isinstance(opened, TieredIndexStore):
                 files = [tiered_file_info(f, None) for f in opened.files()]
@@ -403,8 +402,7 @@ class TieredStore(_TieredTablesInSql):
             dataset=dataset,
             exact=exact,
             master=master,
-            hash_slot_num=self.hash_slot_num,
-            index_num=self.index_num,
+            geometry=self.geometry_hint,
             required=required_engines(chosen, explicit),
         )
 
@@ -447,17 +445,16 @@ class TieredDatasetStore(PinnedDataset, _TieredTablesInSql):
     def opened(cls, target: Target, options: OpenOptions) -> Self:
         """The dataset at ``target``, pinned ``as_of`` when given (it states its own
         geometry)."""
-        return cls(target, None, None, as_of=options.as_of)
+        return cls(target, as_of=options.as_of)
 
     def __init__(
         self,
         target: Target,
-        hash_slot_num: int | None,
-        index_num: int | None,
+        geometry: GeometryHint = GeometryHint.NONE,
         *,
         as_of: object = None,
     ) -> None:
-        super().__init__(target, hash_slot_num, index_num)
+        super().__init__(target, geometry)
         self._pin(as_of)
 
     def read_queries(self, path: str | os.PathLike[str], *, escaped: bool = False) -> list[Any]:

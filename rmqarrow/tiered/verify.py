@@ -26,6 +26,7 @@ from typing import Any
 from rmqarrow.engines import answer_with_engine, parse_engines
 from rmqarrow.errors import EngineUnavailableError, RmqArrowError
 from rmqarrow.format.java import JAVA_LONG_MAX, JAVA_LONG_MIN
+from rmqarrow.format.layout import Geometry, GeometryHint, geometry_hint
 from rmqarrow.tiered import (
     FormDifference,
     TieredAnswer,
@@ -146,12 +147,11 @@ def sample_tiered_queries(
     target: str | os.PathLike[str],
     n: int,
     seed: int = 0,
-    hash_slot_num: int | None = None,
-    index_num: int | None = None,
+    geometry: GeometryHint = GeometryHint.NONE,
 ) -> list[TieredQuery]:
     """``n`` queries: 3 in 4 for stored hashes (probe keys), the rest for absent keys."""
     rng = random.Random(seed)
-    items = tiered_tables(target, hash_slot_num, index_num).items
+    items = tiered_tables(target, geometry).items
     hashes = items.column("hash_code").to_pylist()
     times = items.column("store_time").to_pylist()
     out: list[TieredQuery] = []
@@ -183,6 +183,7 @@ def verify_tiered(
     dataset: str | os.PathLike[str] | None = None,
     exact: bool = False,
     master: str | None = None,
+    geometry: Geometry | GeometryHint | None = None,
     hash_slot_num: int | None = None,
     index_num: int | None = None,
     required: Sequence[str] = ("duckdb",),
@@ -190,19 +191,20 @@ def verify_tiered(
     """Answer the queries with each engine and compare with the native tiered lookup.
 
     An engine that cannot start is an error when named in ``required``, else skipped.
+    The geometry is ``geometry`` or ``hash_slot_num``/``index_num`` (not both forms);
+    what is not given is found from the files by the tiered rules.
     """
+    hint = geometry_hint(geometry, hash_slot_num, index_num)
     started = time.monotonic()
     parse_engines(",".join(engines), "engines")  # unknown names refused up front
     if queries is None:
-        qs = sample_tiered_queries(target, sample, seed, hash_slot_num, index_num)
+        qs = sample_tiered_queries(target, sample, seed, hint)
         source = f"{sample} sampled (seed {seed})"
     else:
         qs = [TieredQuery(*q) for q in queries]  # type: ignore[arg-type]
         source = f"{len(qs)} given"
     t0 = time.monotonic()
-    native = answer_queries(
-        target, qs, exact=exact, hash_slot_num=hash_slot_num, index_num=index_num
-    )
+    native = answer_queries(target, qs, exact=exact, geometry=hint)
     results = [
         EngineResult(
             "native",
@@ -226,8 +228,7 @@ def verify_tiered(
                 fmt="tiered",
                 exact=exact,
                 master=master,
-                hash_slot_num=hash_slot_num,
-                index_num=index_num,
+                geometry=hint,
             )
         except (ImportError, EngineUnavailableError) as exc:
             res.error, res.skipped = f"unavailable: {exc}", name not in required
@@ -245,7 +246,7 @@ def verify_tiered(
                 mismatches.append(TieredMismatch(name, i, qs[i], a, b))
         results.append(res)
     diffs = None
-    opened, _ = open_tiered(target, hash_slot_num, index_num)
+    opened, _ = open_tiered(target, hint)
     with opened:
         if isinstance(opened, TieredIndexFile):
             diffs = form_differences(opened, qs)

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from rmqarrow.commitlog import CommitLogReader, CommitLogWarning
-from rmqarrow.format.layout import map_regions
+from rmqarrow.format.layout import GeometryHint, map_regions
 from rmqarrow.index.health import (
     READ_AS_ROCKETMQ,
     FileHealth,
@@ -255,19 +255,18 @@ def _starts_message(messages: np.ndarray, offsets: np.ndarray) -> np.ndarray:
 
 def check_store(
     store: str | os.PathLike[str],
-    hash_slot_num: int | None = None,
-    index_num: int | None = None,
+    geometry: GeometryHint = GeometryHint.NONE,
     *,
     commitlog: str | os.PathLike[str] | None = None,
 ) -> tuple[StoreHealth, dict[str, ChainReport]]:
     """Every file's health, chain checks included (per healthy file name)."""
-    health = store_health(store, hash_slot_num, index_num)
+    health = store_health(store, geometry)
     log, log_findings = _read_log(Path(commitlog)) if commitlog is not None else (None, [])
     reports: dict[str, ChainReport] = {}
     g = health.geometry
     for fh in health.healthy:
         try:
-            with IndexFile.open(fh.path, g.hash_slot_num, g.index_num) as f:
+            with IndexFile.open(fh.path, geometry=g) as f:
                 f.pin()  # one header for every check of the file, however it grows
                 rep = _chain_report(f, log)
         except FileNotFoundError:

@@ -35,7 +35,15 @@ from rmqarrow.errors import (
     StoreNotFoundError,
     UsageError,
 )
-from rmqarrow.format.layout import HEADER_DTYPE, HeaderState, StoreSnapshot
+from rmqarrow.format.layout import (
+    HEADER_DTYPE,
+    Geometry,
+    GeometryHint,
+    HeaderState,
+    StoreSnapshot,
+    as_hint,
+    geometry_hint,
+)
 from rmqarrow.format.naming import list_index_files
 from rmqarrow.format.queries import Query
 from rmqarrow.index.health import expired_during_run
@@ -172,8 +180,7 @@ def _named_engine(
     store: Path,
     dataset: Path | None,
     master: str | None,
-    hash_slot_num: int | None,
-    index_num: int | None,
+    geometry: GeometryHint,
     snapshot: Callable[[], StoreSnapshot] | None = None,
 ) -> EngineUnderTest:
     """A named engine of :mod:`rmqarrow.engines`; one that can answers as of
@@ -188,8 +195,7 @@ def _named_engine(
             queries,
             dataset=ds,
             master=master,
-            hash_slot_num=hash_slot_num,
-            index_num=index_num,
+            geometry=geometry,
             snapshot=dict(snapshot()) if pin and snapshot is not None else None,
         )
 
@@ -207,6 +213,7 @@ def verify(
     sample: int = 200,
     seed: int = 0,
     master: str | None = None,
+    geometry: Geometry | GeometryHint | None = None,
     hash_slot_num: int | None = None,
     index_num: int | None = None,
     required: Sequence[str] | None = None,
@@ -222,7 +229,11 @@ def verify(
     is reported as skipped instead of failing the run.  At most ``explain_limit``
     mismatches are traced for an explanation.  ``chain_check`` scans every file for damaged
     chains (one sort per file: about a second for a full default-geometry file).
+    The geometry is ``geometry`` (a :class:`~rmqarrow.GeometryHint` or a complete
+    :class:`~rmqarrow.Geometry`) or ``hash_slot_num``/``index_num`` (not both forms);
+    what is not given is fitted from the files.
     """
+    hint = geometry_hint(geometry, hash_slot_num, index_num)
     started = time.monotonic()
     store_path = Path(store)
     ds_path = None if dataset is None else Path(dataset)
@@ -231,7 +242,7 @@ def verify(
             f"{store_path}: is a Parquet dataset; verify needs the native store as the "
             f"reference: rmqarrow verify STORE --dataset {store_path}"
         )
-    service = _open_service(store_path, hash_slot_num, index_num)
+    service = _open_service(store_path, hint)
     expired: list[str] = []
     with service:
         # the snapshot every engine answers as of: each file's header pinned once
@@ -270,9 +281,7 @@ def verify(
                 f"{store_path}: index files expired under every one of {_ROUNDS} tries; "
                 "verify a copy of the store"
             )
-        geometry = files[-1].geometry
-        hsn = geometry.hash_slot_num if hash_slot_num is None else hash_slot_num
-        inum = geometry.index_num if index_num is None else index_num
+        fitted = as_hint(hint.or_else(files[-1].geometry))
         results = [
             EngineResult(
                 "native",
@@ -296,7 +305,7 @@ def verify(
             engine = (
                 spec
                 if isinstance(spec, EngineUnderTest)
-                else _named_engine(spec, store_path, ds_path, master, hsn, inum, lambda: snapshot)
+                else _named_engine(spec, store_path, ds_path, master, fitted, lambda: snapshot)
             )
             result = EngineResult(engine.name, engine.target, len(qs))
             results.append(result)
@@ -388,12 +397,12 @@ def verify(
 _ROUNDS = 3
 
 
-def _open_service(store: Path, hash_slot_num: int | None, index_num: int | None) -> IndexService:
+def _open_service(store: Path, geometry: GeometryHint) -> IndexService:
     """The healthy files, loaded; a file expired (deleted) between the listing and the
     load is not damage: the store is listed again."""
     for _attempt in range(_ROUNDS):
         try:
-            service, _note = open_healthy(store, hash_slot_num, index_num)
+            service, _note = open_healthy(store, geometry)
             return service
         except FileNotFoundError as exc:
             if not store.exists():

@@ -15,6 +15,7 @@ from rmqarrow.converters.parquet.manifest import MANIFEST_NAME
 
 import rmqarrow
 from rmqarrow.cli import main
+from rmqarrow.format.layout import Geometry
 
 
 def _geo(g: GoldenSet) -> list[str]:
@@ -119,8 +120,7 @@ def test_engine_spark_dispatches_lazily(
             "out": str(out),
             "overwrite": False,
             "master": "local[1]",
-            "hash_slot_num": golden.hash_slot_num,
-            "index_num": golden.index_num,
+            "geometry": Geometry(golden.hash_slot_num, golden.index_num),
             "commitlog": None,
             "wait": False,
         }

@@ -32,6 +32,7 @@ from rmqarrow.converters.parquet.manifest import read_manifest
 
 from rmqarrow.engines import answer_with_engine
 from rmqarrow.format.java import JAVA_LONG_MAX
+from rmqarrow.format.layout import Geometry
 from rmqarrow.format.queries import Query
 
 pytestmark = [pytest.mark.cluster, pytest.mark.spark, pytest.mark.slow]
@@ -302,7 +303,7 @@ def test_bulk_lookup(main_run: dict[str, Any]) -> None:
     step = _ok(main_run, "bulk")
     g = golden_set("rolling")
     queries = [Query(k, 64, 0, JAVA_LONG_MAX) for k in main_run["keys"]]
-    want = answer_with_engine("native", g.store_dir, queries, hash_slot_num=16, index_num=32)
+    want = answer_with_engine("native", g.store_dir, queries, geometry=Geometry(16, 32))
     assert step["offsets"] == want
 
 

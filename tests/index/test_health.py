@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from rmqarrow.errors import CorruptIndexError
-from rmqarrow.format.layout import Geometry
+from rmqarrow.format.layout import Geometry, GeometryHint
 from rmqarrow.index.health import fit_geometry, healthy_index_files, store_health
 from rmqarrow.index.service import open_healthy
 from rmqarrow.testing.stores import write_random_store
@@ -46,7 +46,7 @@ def test_same_odd_size_everywhere_is_wrong_geometry(tmp_path: Path) -> None:
     paths = write_random_store(tmp_path / "s", Geometry(10, 30), [20, 20], seed=1)
     h = store_health(tmp_path / "s")
     assert {f.status for f in h.files} == {"wrong geometry"}
-    h = store_health(tmp_path / "s", 10, 30)
+    h = store_health(tmp_path / "s", GeometryHint(10, 30))
     assert h.ok and [f.path for f in h.files] == paths
 
 
@@ -63,7 +63,7 @@ def test_fit_geometry_votes_and_explicit_counts() -> None:
     big, small = Geometry(100, 400).file_size, Geometry(10, 40).file_size
     assert fit_geometry([big, big, small])[0] == Geometry(100, 400)
     assert fit_geometry([small, big])[0] == Geometry(100, 400)  # tie: the newest
-    assert fit_geometry([big], 7, 9)[0] == Geometry(7, 9)
+    assert fit_geometry([big], GeometryHint(7, 9))[0] == Geometry(7, 9)
 
 
 def test_random_store_names_stay_17_digits_and_in_time_order(tmp_path: Path) -> None:

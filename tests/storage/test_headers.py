@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from rmqarrow.format.java import JAVA_LONG_MAX, JAVA_LONG_MIN
+from rmqarrow.format.layout import GeometryHint
 from rmqarrow.format.naming import is_index_file_name, list_index_files, stray_entries
 from rmqarrow.format.records import MessageRecord
 from rmqarrow.index.health import store_health
@@ -185,7 +186,7 @@ def test_commitlog_damage_is_reported_as_commitlog_damage(tmp_path: Path) -> Non
     log = tmp_path / "commitlog"
     shutil.copytree(GOLDEN / "commitlog" / "store1" / "commitlog", log)
     shutil.copytree(GOLDEN / "commitlog_store1", tmp_path / "idx")
-    health, _ = check_store(tmp_path / "idx", 64, 256, commitlog=log)
+    health, _ = check_store(tmp_path / "idx", GeometryHint(64, 256), commitlog=log)
     assert health.ok
     first = sorted(log.iterdir())[0]
     with open(first, "r+b") as fh:  # the second record's magic code
@@ -195,7 +196,7 @@ def test_commitlog_damage_is_reported_as_commitlog_damage(tmp_path: Path) -> Non
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no raw warning escapes the check
-        health, chains = check_store(tmp_path / "idx", 64, 256, commitlog=log)
+        health, chains = check_store(tmp_path / "idx", GeometryHint(64, 256), commitlog=log)
     (log_finding,) = health.damaged
     assert log_finding.path == first and log_finding.status == "damaged CommitLog"
     assert "physical offset 217: bad magic code" in log_finding.detail

@@ -16,6 +16,7 @@ from rmqarrow._progress import ProgressUpdate
 from rmqarrow.cli import main
 from rmqarrow.commitlog import CommitLogWriter, Message, index_records
 from rmqarrow.errors import UsageError
+from rmqarrow.format.layout import GeometryHint
 from rmqarrow.format.records import RECORD_COLUMNS
 from rmqarrow.index.store_build import build_store
 from rmqarrow.tiered import check_tiered
@@ -80,10 +81,10 @@ def test_a_failed_new_build_leaves_no_store(tmp_path: Path) -> None:
 
     store = tmp_path / "store"
     with pytest.raises(RuntimeError, match="the source died"):
-        build_store(store, failing(), hash_slot_num=40, index_num=160)
+        build_store(store, failing(), geometry=GeometryHint(40, 160))
     assert not store.exists()
     assert [p.name for p in tmp_path.iterdir()] == ["commitlog"]  # no staging folder left
-    summary = build_store(store, iter(batches), hash_slot_num=40, index_num=160)
+    summary = build_store(store, iter(batches), geometry=GeometryHint(40, 160))
     assert summary.records == 300
 
 
@@ -147,11 +148,11 @@ def test_check_tiered_reads_in_chunks_and_names_problems(tmp_path: Path) -> None
     basic = TieredSet("tiered_basic")
     local = tmp_path / "unsealed.bin"
     local.write_bytes((basic.dir / "unsealed.bin").read_bytes())
-    assert check_tiered(local, basic.hash_slot_num, basic.index_num).ok
+    assert check_tiered(local, GeometryHint(basic.hash_slot_num, basic.index_num)).ok
     data = bytearray(local.read_bytes())
     struct.pack_into(">i", data, 28 + 8 * 3 + 4, 7)  # the never-written half of slot 3
     local.write_bytes(bytes(data))
-    report = check_tiered(local, basic.hash_slot_num, basic.index_num)
+    report = check_tiered(local, GeometryHint(basic.hash_slot_num, basic.index_num))
     assert not report.ok and "non-zero second int32" in report.files[0].problems[0]
     compacted = tmp_path / "compacted.bin"
     data = bytearray((basic.dir / "compacted.bin").read_bytes())

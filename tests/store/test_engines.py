@@ -10,6 +10,7 @@ from tiered_golden_data import TieredSet
 
 from rmqarrow.engines import ENGINES, FORMATS, answer_with_engine, get_engine
 from rmqarrow.errors import UsageError
+from rmqarrow.format.layout import Geometry
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
@@ -19,8 +20,9 @@ def test_every_registered_engine_follows_its_format_contract(fmt: str, engine: s
     params = inspect.signature(fn).parameters
     if fmt == "rocksdb":
         assert {"max_msgs_num_batch", "max_query_days", "now"} <= set(params)
+        assert "geometry" not in params  # the RocksDB index has no geometry
         return
-    assert {"hash_slot_num", "index_num"} <= set(params)
+    assert "geometry" in params
     if fmt == "tiered":
         assert "exact" in params
 
@@ -38,7 +40,7 @@ def test_one_answer_shape_per_format() -> None:
     g = golden_set("collisions")
     for engine in ("native", "duckdb"):
         got = answer_with_engine(
-            engine, g.store_dir, g.queries, hash_slot_num=g.hash_slot_num, index_num=g.index_num
+            engine, g.store_dir, g.queries, geometry=Geometry(g.hash_slot_num, g.index_num)
         )
         assert got == g.expected and all(isinstance(a, list) for a in got)
     t = TieredSet("tiered_collisions")

@@ -12,6 +12,7 @@ from tiered_golden_data import TIERED, TieredSet
 
 from rmqarrow.errors import CorruptIndexError, TieredReadError, UsageError
 from rmqarrow.format.detect import detect
+from rmqarrow.format.layout import GeometryHint
 from rmqarrow.tiered import (
     CompactedIndexFile,
     TieredIndexFile,
@@ -174,9 +175,9 @@ def test_geometry_cannot_be_told(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="as hash_slot_num= and index_num=") as caught:
         local_geometry(empty)
     assert "--" not in str(caught.value)  # the library's own terms, not the CLI's
-    assert local_geometry(empty, 10)[:2] == (10, 40)
+    assert local_geometry(empty, GeometryHint(10))[:2] == (10, 40)
     with pytest.raises(UsageError, match="do not fit"):
-        local_geometry(empty, 11)
+        local_geometry(empty, GeometryHint(11))
     short = tmp_path / "short"
     short.write_bytes(b"\xbc\xc5\x02\x89" + b"\0" * 10)
     with pytest.raises(CorruptIndexError):

@@ -15,6 +15,7 @@ from cli_run import run
 from hypothesis import given
 from hypothesis import strategies as st
 
+from rmqarrow.format.layout import GeometryHint
 from rmqarrow.tiered import AppendResult, TieredIndexFile, check_tiered
 from rmqarrow.tiered._rules import store_time_bounds, time_diff
 
@@ -36,7 +37,7 @@ def _reopen_as_rocketmq(path: Path) -> None:
 
 
 def _notes(path: Path) -> list[str]:
-    (f,) = check_tiered(path, S, N).files
+    (f,) = check_tiered(path, GeometryHint(S, N)).files
     assert f.ok, f.problems
     return f.notes
 

@@ -15,6 +15,7 @@ import pytest
 
 from rmqarrow.engines import answer_with_engine
 from rmqarrow.errors import UsageError
+from rmqarrow.format.layout import Geometry, GeometryHint
 from rmqarrow.format.queries import Query
 from rmqarrow.index.service import IndexService, open_healthy
 from rmqarrow.kernels.lookup import answers_from_table, query_offsets
@@ -46,7 +47,7 @@ def test_duckdb_answers_as_of_the_pinned_headers(
     writer.load()
     writer.build_index_batch(_batch(0, 1000))  # 3 files, the newest part full
     queries = [Query(f"T#k{k}", 1000) for k in range(KEYS)] + [Query("T#k1", 7, 0, 1 << 62)]
-    reader, _ = open_healthy(store, SLOTS, INDEX)
+    reader, _ = open_healthy(store, GeometryHint(SLOTS, INDEX))
     with reader:
         files = list(reader.files)
         snapshot = {f.name: f.pin() for f in files}
@@ -67,11 +68,10 @@ def test_duckdb_answers_as_of_the_pinned_headers(
                 "duckdb",
                 store,
                 queries,
-                hash_slot_num=SLOTS,
-                index_num=INDEX,
+                geometry=Geometry(SLOTS, INDEX),
                 snapshot=snapshot,
             )
-        live = answer_with_engine("duckdb", store, queries, hash_slot_num=SLOTS, index_num=INDEX)
+        live = answer_with_engine("duckdb", store, queries, geometry=GeometryHint(SLOTS, INDEX))
     writer.close()
     assert got == native
     assert max(o for a in got for o in a) < 1000 + 100 * 1000  # nothing written after the pin

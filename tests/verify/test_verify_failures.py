@@ -15,7 +15,7 @@ from rmqarrow import Query, index_key_hash
 from rmqarrow.cli import main
 from rmqarrow.demo.run import find_semantics_case
 from rmqarrow.format.java import JAVA_LONG_MAX
-from rmqarrow.format.layout import map_regions
+from rmqarrow.format.layout import GeometryHint, map_regions
 from rmqarrow.index.service import IndexService, open_healthy
 from rmqarrow.verify import EngineUnderTest, verify
 from rmqarrow.verify.sampling import probe_key
@@ -51,7 +51,9 @@ def naive_engine(store: Path, hash_slot_num: int, index_num: int) -> EngineUnder
 
 
 def test_set_semantics_shortcut_is_caught_and_explained(generated: Any) -> None:
-    service, _ = open_healthy(generated.store, generated.hash_slot_num, generated.index_num)
+    service, _ = open_healthy(
+        generated.store, GeometryHint(generated.hash_slot_num, generated.index_num)
+    )
     with service:
         case = find_semantics_case(service.files, generated.keys)
     assert case is not None, "the generated stream must hold an out-of-order case"
@@ -142,7 +144,7 @@ def test_stale_dataset_fails_with_reason(
 def _damage(store: Path, hash_slot_num: int, index_num: int) -> tuple[str, int, int]:
     """Cut one chain: the head entry of a slot with >= 3 entries gets prev_index 0.
     Returns (file name, slot, key hash of an entry left behind the cut)."""
-    service, _ = open_healthy(store, hash_slot_num, index_num)
+    service, _ = open_healthy(store, GeometryHint(hash_slot_num, index_num))
     with service:
         f = service.files[-2]
         path, geometry, count = f.path, f.geometry, f.index_count

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from rmqarrow import index_key_hash, index_key_hashes
 from rmqarrow.format.java import JAVA_LONG_MAX
+from rmqarrow.format.layout import GeometryHint
 from rmqarrow.index.service import open_healthy
 from rmqarrow.verify.sampling import probe_key, sample_queries
 
@@ -29,7 +30,9 @@ def test_probe_key_edges() -> None:
 
 
 def test_sampled_queries_mix_present_absent_and_windows(generated: Any) -> None:
-    service, _ = open_healthy(generated.store, generated.hash_slot_num, generated.index_num)
+    service, _ = open_healthy(
+        generated.store, GeometryHint(generated.hash_slot_num, generated.index_num)
+    )
     with service:
         qs = sample_queries(service.files, 200, seed=3)
         again = sample_queries(service.files, 200, seed=3)

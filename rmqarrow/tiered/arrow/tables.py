@@ -24,6 +24,7 @@ from rmqarrow.converters.schema import (
     numpy_dtype,
 )
 from rmqarrow.errors import DatasetError
+from rmqarrow.format.layout import GeometryHint
 from rmqarrow.tiered import (
     CompactedIndexFile,
     TieredIndexFile,
@@ -204,16 +205,15 @@ def _compacted(f: CompactedIndexFile, rel: str) -> tuple[dict[str, object], pa.T
 
 
 def tiered_tables(
-    path: str | os.PathLike[str],
-    hash_slot_num: int | None = None,
-    index_num: int | None = None,
+    path: str | os.PathLike[str], geometry: GeometryHint = GeometryHint.NONE
 ) -> TieredTables:
-    """The tables of a tiered file or folder (files oldest first, as a store lists them)."""
+    """The tables of a tiered file or folder (files oldest first, as a store lists them);
+    what ``geometry`` does not give is found by the tiered rules."""
     root = Path(path)
-    opened, _note = open_tiered(root, hash_slot_num, index_num)
+    opened, _note = open_tiered(root, geometry)
     if isinstance(opened, TieredIndexStore):  # every file, replaced by a segment or not
         opened.close()
-        s, n, _ = folder_geometry(root, hash_slot_num, index_num)
+        s, n, _ = folder_geometry(root, geometry)
         files = [open_file(p, s, n) for p in tiered_file_paths(root)]
     else:
         files = [opened]

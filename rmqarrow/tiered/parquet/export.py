@@ -29,6 +29,7 @@ from rmqarrow.converters.parquet.kind_dataset import export_kind
 from rmqarrow.converters.parquet.kind_read import KIND_TABLES
 from rmqarrow.converters.schema import TIERED_SCHEMA_VERSION
 from rmqarrow.format.detect import TIERED_DATASET_FORMAT
+from rmqarrow.format.layout import Geometry, GeometryHint, geometry_hint
 from rmqarrow.tiered.arrow.tables import TieredTables, tiered_tables
 
 __all__ = ["TIERED_FORMAT", "TIERED_TABLES", "export_tiered", "write_tiered_dataset"]
@@ -77,6 +78,7 @@ def export_tiered(
     out: str | os.PathLike[str],
     *,
     overwrite: bool = False,
+    geometry: Geometry | GeometryHint | None = None,
     hash_slot_num: int | None = None,
     index_num: int | None = None,
     wait: Wait = False,
@@ -84,9 +86,11 @@ def export_tiered(
     """Export a tiered file or folder to the dataset ``out`` (Delta tables, one pinned run:
     :func:`~rmqarrow.converters.parquet.kind_dataset.export_kind`, ``overwrite`` a new
     version of an existing one); returns the manifest.  ``out``'s writer lock is held
-    throughout (``wait``: see :func:`rmqarrow._lock.acquire`)."""
+    throughout (``wait``: see :func:`rmqarrow._lock.acquire`).  ``geometry`` or
+    ``hash_slot_num``/``index_num`` (not both forms) give what is known of ``S`` and
+    ``N``; the rest is found by the tiered rules."""
     src = Path(source)
-    tables = tiered_tables(src, hash_slot_num, index_num)
+    tables = tiered_tables(src, geometry_hint(geometry, hash_slot_num, index_num))
     return export_kind(
         out,
         TIERED_FORMAT,

@@ -27,6 +27,7 @@ from rmqarrow.converters.parquet.atomic import move_files_no_replace
 from rmqarrow.converters.parquet.kind_read import kind_manifest, kind_table, read_kind_manifest
 from rmqarrow.errors import DatasetError, OutputExistsError, StoreNotFoundError
 from rmqarrow.format.detect import detect
+from rmqarrow.format.layout import GeometryHint
 from rmqarrow.tiered.arrow.tables import TieredTables, file_bytes, tiered_tables
 from rmqarrow.tiered.parquet.export import TIERED_FORMAT, TIERED_TABLES
 
@@ -133,9 +134,7 @@ def _import_tiered(
 
 
 def tiered_source_tables(
-    source: str | os.PathLike[str],
-    hash_slot_num: int | None = None,
-    index_num: int | None = None,
+    source: str | os.PathLike[str], geometry: GeometryHint = GeometryHint.NONE
 ) -> tuple[TieredTables, bool]:
     """The tables of a tiered dataset, file or folder, and whether it is a store (several
     files: a folder, or a dataset exported from one)."""
@@ -143,4 +142,4 @@ def tiered_source_tables(
     if detect(src).kind == "tiered_dataset":
         files, slots, items = read_tiered_dataset(src)
         return TieredTables(files, slots, items), files.num_rows != 1
-    return tiered_tables(src, hash_slot_num, index_num), src.is_dir()
+    return tiered_tables(src, geometry), src.is_dir()

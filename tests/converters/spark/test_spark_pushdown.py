@@ -18,7 +18,7 @@ from rmqarrow.converters.spark.batches import piece_batches, plan_pieces
 from rmqarrow.converters.spark.pushdown import Pushdown, chain_positions, from_filters
 from rmqarrow.converters.spark.source import FORMAT, pushdown_supported, register
 
-from rmqarrow.format.layout import map_regions
+from rmqarrow.format.layout import GeometryHint, map_regions
 
 pytestmark = pytest.mark.spark
 
@@ -141,8 +141,7 @@ def test_key_filter_reads_only_chains() -> None:
     pieces = plan_pieces(
         g.store_dir,
         "entries",
-        hash_slot_num=g.hash_slot_num,
-        index_num=g.index_num,
+        geometry=GeometryHint(g.hash_slot_num, g.index_num),
         piece_rows=100,
         pushdown=push,
     )

@@ -13,6 +13,7 @@ from rmqarrow.converters.spark.batches import plan_pieces
 from rmqarrow.converters.spark.source import FORMAT, register
 
 from rmqarrow.errors import GeometryError
+from rmqarrow.format.layout import GeometryHint
 
 pytestmark = pytest.mark.spark
 
@@ -52,7 +53,7 @@ def test_tables_equal_reference_decoder(spark: Any, table: str, keys: list[str])
             df.rdd.getNumPartitions()
             == len(
                 plan_pieces(
-                    g.store_dir, hash_slot_num=g.hash_slot_num, index_num=g.index_num, piece_rows=9
+                    g.store_dir, geometry=GeometryHint(g.hash_slot_num, g.index_num), piece_rows=9
                 )
             )
             > len(g.files)
@@ -62,7 +63,7 @@ def test_tables_equal_reference_decoder(spark: Any, table: str, keys: list[str])
 def test_pieces_cover_every_position_once() -> None:
     g = golden_set("rolling")
     pieces = plan_pieces(
-        g.store_dir, hash_slot_num=g.hash_slot_num, index_num=g.index_num, piece_rows=7
+        g.store_dir, geometry=GeometryHint(g.hash_slot_num, g.index_num), piece_rows=7
     )
     entries = store_tables(g.store_dir, g.hash_slot_num, g.index_num).entries
     for name in g.files:
