@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import stat
 import struct
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,6 +55,7 @@ __all__ = [
     "TieredForm",
     "describe",
     "detect",
+    "instead_of",
     "require_commitlog",
     "require_index_source",
     "require_index_store",
@@ -171,9 +173,14 @@ def _tiered_form(head: bytes, size: int) -> TieredForm | None:
 def _file_kind(p: Path) -> tuple[Kind, str, TieredForm | None]:
     """``index_file``, ``tiered`` or ``other_file`` for a regular file, from its bytes."""
     try:
-        size = p.stat().st_size
-        with open(p, "rb") as fh:
-            head = fh.read(max(HEADER_SIZE, tl.HEADER_SIZE + tl.SLOT_SIZE))
+        st = p.stat()
+        if not stat.S_ISREG(st.st_mode):  # a pipe or a device: opening it may block
+            return Kind.OTHER_FILE, "not a regular file", None
+        size = st.st_size
+        head = b""
+        if size:  # an empty file has no header to read (nor has /proc's, which may block)
+            with open(p, "rb") as fh:
+                head = fh.read(max(HEADER_SIZE, tl.HEADER_SIZE + tl.SLOT_SIZE))
     except OSError as exc:
         return Kind.OTHER_FILE, f"unreadable ({exc.strerror or exc})", None
     form = _tiered_form(head, size)
@@ -310,22 +317,38 @@ _STORE_KINDS = (
 _LOOK_BELOW = 32
 
 
+#: the details of a folder that is no store and says nothing more (another one, such as a
+#: tiered broker's folder above its segments, says where to go itself)
+_FOLDERS_ONLY = "a directory with no files (only folders)"
+_NO_INDEX_FILES = "a directory without index files"
+
+
+def instead_of(t: Target) -> str:
+    """For a path that is no store: what to pass instead, when the detector saw one (a
+    folder of renamed tiered files) or a store is one level down ("" when neither).
+    Looked for only here, when a message needs it: detecting a folder reads no folder
+    below it."""
+    if t.instead or t.detail not in (_FOLDERS_ONLY, _NO_INDEX_FILES):
+        return t.instead
+    return _stores_below(_visible(t.path))
+
+
 def _stores_below(children: list[Path]) -> str:
     """The stores among ``children``'s folders (one level down), as what to pass instead
     ("" when there is none)."""
     found = []
     for child in sorted(c for c in children if c.is_dir())[:_LOOK_BELOW]:
-        t = _detect(child, look_below=False)
+        t = _detect(child)
         if t.kind in _STORE_KINDS:
             found.append(f"{child} ({t.detail})")
-        elif _detect(child / "index", look_below=False).kind == Kind.INDEX_DIR:
+        elif _detect(child / "index").kind == Kind.INDEX_DIR:
             found.append(f"{child / 'index'} (a directory of index files)")
     if not found:
         return ""
     return f"it holds {', '.join(found[:3])}: pass {'one of these' if len(found) > 1 else 'that'}"
 
 
-def _detect(p: Path, *, look_below: bool = True) -> Target:
+def _detect(p: Path) -> Target:
     if not p.exists():
         return Target(Kind.MISSING, p, detail="no such file or directory")
     if p.is_file():
@@ -407,12 +430,12 @@ def _detect(p: Path, *, look_below: bool = True) -> Target:
         hint = _tiered_hint(p)
         if hint is not None:
             return Target(Kind.OTHER_DIR, p, detail=hint)
-        detail = "a directory with no files (only folders)"
+        detail = _FOLDERS_ONLY
     else:
-        detail = "a directory without index files"
-    instead = _stores_below(children) if look_below else ""
+        detail = _NO_INDEX_FILES
+    instead = ""
     tiered = [c.name for c in files[:64] if _file_kind(c)[0] == Kind.TIERED]
-    if tiered and not instead:
+    if tiered:
         # a broker names local files by number and segments by offset; these are copies
         instead = (
             f"it holds tiered IndexStoreFiles under names no broker gives them "
@@ -500,8 +523,9 @@ KIND_NAMES = {
 
 def describe(t: Target) -> str:
     """One phrase naming what ``t`` is and what to do with it."""
-    if t.instead:
-        return f"not a store itself; {t.instead}"
+    instead = instead_of(t)
+    if instead:
+        return f"not a store itself; {instead}"
     text = _INSTEAD.get(t.kind, t.detail)
     if t.kind in ("other_file", "other_dir") and t.detail:
         text = f"{text} ({t.detail})"

@@ -11,7 +11,7 @@ from rmqarrow._paths import ObjectLocation, dataset_location, is_uri
 from rmqarrow._vocab import Format, Kind, Source
 from rmqarrow.converters.parquet.remote import local_snapshot
 from rmqarrow.errors import InvalidValueError, StoreNotFoundError, UsageError
-from rmqarrow.format.detect import describe, detect
+from rmqarrow.format.detect import describe, detect, instead_of
 from rmqarrow.format.layout import Geometry, GeometryHint, geometry_hint
 from rmqarrow.store._base import OpenOptions, Store
 from rmqarrow.store._kind import PinnedDataset
@@ -101,7 +101,7 @@ def open_store(
     if target.kind == Kind.MISSING:
         raise StoreNotFoundError(f"{target.path}: no such store directory, index file or dataset")
     if plugin is None:
-        if target.kind == Kind.COMMITLOG_DIR or target.instead:
+        if target.kind == Kind.COMMITLOG_DIR or instead_of(target):
             raise UsageError(f"{target.path}: {describe(target)}")
         formats = [p.description for p in format_plugins()]
         raise UsageError(

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import os
 import shutil
+import signal
 from pathlib import Path
 
 import pyarrow as pa
@@ -12,8 +14,16 @@ import pyarrow.parquet as pq
 import pytest
 from golden_data import golden_set
 
+from rmqarrow._vocab import Kind
 from rmqarrow.errors import StoreNotFoundError, UsageError
-from rmqarrow.format.detect import describe, detect, require_commitlog, require_index_store
+from rmqarrow.format.detect import (
+    _file_kind,
+    describe,
+    detect,
+    instead_of,
+    require_commitlog,
+    require_index_store,
+)
 from rmqarrow.format.times import format_time, parse_time
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
@@ -86,17 +96,19 @@ def test_a_folder_above_stores_names_them(tmp_path: Path) -> None:
     one = detect(tmp_path / "copy")
     assert one.kind == "other_dir"
     assert (
-        one.instead
+        instead_of(one)
         == f"it holds {tmp_path / 'copy/store/index'} (a directory of index files): pass that"
     )
     assert describe(one).startswith("not a store itself; it holds ")
-    two = detect(tmp_path / "two")
-    assert two.instead.endswith("(a directory of index files): pass one of these")
-    assert f"{tmp_path / 'two/a'} (" in two.instead and f"{tmp_path / 'two/b'} (" in two.instead
+    two = instead_of(detect(tmp_path / "two"))
+    assert two.endswith("(a directory of index files): pass one of these")
+    assert f"{tmp_path / 'two/a'} (" in two and f"{tmp_path / 'two/b'} (" in two
     # only one level down: a store two folders below is not searched for
     (tmp_path / "deep" / "x").mkdir(parents=True)
     shutil.copytree(golden_set("basic").store_dir, tmp_path / "deep" / "x" / "y" / "z")
-    assert detect(tmp_path / "deep").instead == ""
+    assert instead_of(detect(tmp_path / "deep")) == ""
+    # detecting a folder reads none below it: only a message looks there
+    assert detect(tmp_path / "copy").instead == ""
     with pytest.raises(UsageError, match=r"not a store itself; it holds .*: pass that$"):
         require_index_store(tmp_path / "copy")
 
@@ -132,3 +144,18 @@ def test_parse_time_forms() -> None:
 def test_parse_time_refusals(text: str, match: str) -> None:
     with pytest.raises(UsageError, match=match):
         parse_time(text, "--begin")
+
+
+def test_a_pipe_or_an_empty_file_is_classified_without_reading_it(tmp_path: Path) -> None:
+    # opening a pipe blocks until a writer comes, and reading some of /proc's empty-sized
+    # files blocks too: neither is opened, so a folder holding one is detected at once
+    pipe = tmp_path / "00000"
+    os.mkfifo(pipe)
+    (tmp_path / "empty").write_bytes(b"")
+    signal.alarm(20)  # a regression hangs: fail it instead
+    try:
+        assert _file_kind(pipe)[:2] == (Kind.OTHER_FILE, "not a regular file")
+        assert _file_kind(tmp_path / "empty")[0] == Kind.OTHER_FILE
+        assert detect(tmp_path).kind == "other_dir"
+    finally:
+        signal.alarm(0)
