@@ -26,7 +26,7 @@ from rmqarrow.errors import EngineUnavailableError, UsageError
 from rmqarrow.format.queries import Query
 
 if TYPE_CHECKING:
-    from rmqarrow.format.layout import Geometry, GeometryHint, StoreSnapshot
+    from rmqarrow.format.layout import Geometry, GeometryHint
     from rmqarrow.rocksdb import QueryOffsetResult, RocksDBQuery
     from rmqarrow.tiered import TieredAnswer, TieredQuery
 
