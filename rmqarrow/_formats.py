@@ -45,7 +45,9 @@ class FormatPlugin:
     ``(kind, detail)`` when the path holds the format, else None.  ``queries`` is the
     function taking the queries a caller gives (the format's query type, or the tuples
     taken at the edge) to the format's query type, checked; without it the engines get
-    the list as given."""
+    the list as given.  ``options`` names the keyword options its engines take besides
+    ``master`` (Spark's): :func:`rmqarrow.engines.answer_with_engine` hands those on and
+    refuses any other."""
 
     name: str
     description: str
@@ -54,10 +56,17 @@ class FormatPlugin:
     engines: Mapping[str, str] = field(default_factory=dict)
     detector: str | None = None
     queries: str | None = None
+    options: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         if not self.name or not self.name.isidentifier():
             raise UsageError(f"a format's name must be an identifier, got {self.name!r}")
+        odd = sorted(o for o in self.options if not o.isidentifier() or o == "master")
+        if odd:
+            raise UsageError(
+                f"format '{self.name}': options must be keyword names other than master, "
+                f"got {', '.join(map(repr, odd))}"
+            )
         both = set(self.native) & set(self.dataset)
         if both:
             raise UsageError(
@@ -129,6 +138,8 @@ _BUILTIN = (
         dataset={Kind.DATASET: "rmqarrow.store._dataset:DatasetStore"},
         engines=_engines(Format.INDEX),
         queries="rmqarrow.format.queries:as_queries",
+        # snapshot: the headers a native store is pinned at (the engines that read one)
+        options=frozenset({"geometry", "snapshot"}),
     ),
     FormatPlugin(
         Format.TIERED,
@@ -137,6 +148,8 @@ _BUILTIN = (
         dataset={Kind.TIERED_DATASET: "rmqarrow.tiered.store:TieredDatasetStore"},
         engines=_engines(Format.TIERED),
         queries="rmqarrow.tiered:as_tiered_queries",
+        # exact: every match, without RocketMQ's caps
+        options=frozenset({"geometry", "exact"}),
     ),
     FormatPlugin(
         Format.ROCKSDB,
@@ -144,6 +157,8 @@ _BUILTIN = (
         native={Kind.ROCKSDB: "rmqarrow.rocksdb.store:RocksDBStore"},
         dataset={Kind.ROCKSDB_DATASET: "rmqarrow.rocksdb.store:RocksDBDatasetStore"},
         engines=_engines(Format.ROCKSDB),
+        # the broker's maxMsgsNumBatch and maxRocksDBIndexQueryDays, and the clock's now
+        options=frozenset({"max_msgs_num_batch", "max_query_days", "now"}),
     ),
 )
 

@@ -20,13 +20,13 @@ from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from rmqarrow._formats import load, plugin_named
+from rmqarrow._formats import format_plugins, load, plugin_named
 from rmqarrow._vocab import Engine, Format
 from rmqarrow.errors import EngineUnavailableError, UsageError
 from rmqarrow.format.queries import Query
 
 if TYPE_CHECKING:
-    from rmqarrow.format.layout import Geometry, GeometryHint, StoreSnapshot
+    from rmqarrow.format.layout import Geometry, GeometryHint
     from rmqarrow.rocksdb import QueryOffsetResult, RocksDBQuery
     from rmqarrow.tiered import TieredAnswer, TieredQuery
 
@@ -145,10 +145,7 @@ def answer_with_engine(
     fmt: str = "index",
     dataset: str | os.PathLike[str] | None = None,
     master: str | None = None,
-    exact: bool = False,
-    geometry: Geometry | GeometryHint | None = None,
-    rocksdb_options: dict[str, Any] | None = None,
-    snapshot: StoreSnapshot | None = None,
+    **options: Any,
 ) -> list[Any]:
     """Answer ``queries`` with one engine over the files ``target`` (or ``dataset``).
 
@@ -156,43 +153,44 @@ def answer_with_engine(
     tuples (checked: :func:`rmqarrow.format.queries.as_queries`); ``tiered`` queries are
     :class:`~rmqarrow.tiered.TieredQuery` or ``(topic, key, max_count, begin, end)``
     tuples (:func:`~rmqarrow.tiered.as_tiered_queries`); ``rocksdb`` queries are
-    :class:`~rmqarrow.rocksdb.RocksDBQuery` (``rocksdb_options``: ``max_msgs_num_batch``,
-    ``max_query_days``, ``now``).  Every engine must give the native answer.
+    :class:`~rmqarrow.rocksdb.RocksDBQuery`.  Every engine must give the native answer.
 
-    ``snapshot`` (the headers of a native store pinned by file name,
-    :meth:`rmqarrow.IndexFile.pin`) makes the engine answer as of it, so that answers
-    compare over one snapshot of a store a broker writes: the ``duckdb`` engine over a
-    native store reads it; the others read the store as it is when they read it.
-
-    ``geometry`` is what is known of the files' geometry (a
-    :class:`~rmqarrow.GeometryHint`, or a complete :class:`~rmqarrow.Geometry`), handed
-    to an index or tiered engine as it is; the RocksDB format has none.
+    ``options`` go to the engine as they are, each one the format declares
+    (:attr:`~rmqarrow.FormatPlugin.options`; one given as None is left out):
+    ``geometry`` for the index and tiered formats (what is known of the files' geometry,
+    a :class:`~rmqarrow.GeometryHint` or a complete :class:`~rmqarrow.Geometry`),
+    ``exact`` for the tiered one (every match), ``max_msgs_num_batch``,
+    ``max_query_days`` and ``now`` for the RocksDB one.  ``snapshot`` (the headers of a
+    native store pinned by file name, :meth:`rmqarrow.IndexFile.pin`) makes the engine
+    answer as of it, so that answers compare over one snapshot of a store a broker
+    writes: the ``duckdb`` engine over a native store reads it; the others read the
+    store as it is when they read it.
     """
     if engine == "native" and dataset is not None:
         raise UsageError("a dataset is for the duckdb and spark engines; native reads the files")
-    if exact and fmt != "tiered":
-        raise UsageError("exact answers are a tiered-index option")
-    answer = get_engine(fmt, engine)
-    source = Path(dataset if dataset is not None else target)
-    if fmt == "rocksdb":
-        extra: dict[str, object] = dict(rocksdb_options or {})
-        if engine == "spark":
-            extra["master"] = master
-        return answer(source, list(queries), **extra)
-    if rocksdb_options:
-        raise UsageError("rocksdb_options are for the rocksdb format")
-    options: dict[str, object] = {"geometry": geometry}
-    if fmt == "tiered":
-        options["exact"] = exact
-    if engine == "spark":
-        options["master"] = master
-    if snapshot is not None:
-        if (fmt, engine) not in SNAPSHOT_ENGINES or dataset is not None:
-            raise UsageError(
-                f"the {engine} engine does not read a pinned snapshot; "
-                f"{', '.join(e for _, e in SNAPSHOT_ENGINES)} over a native store does"
-            )
-        options["snapshot"] = snapshot
     plugin = plugin_named(fmt)
+    given = {name: value for name, value in options.items() if value is not None}
+    foreign = sorted(set(given) - plugin.options)
+    if foreign:
+        owners = [
+            f"{name}= is the {', '.join(p.name for p in format_plugins() if name in p.options)}"
+            f" format's"
+            for name in foreign
+            if any(name in p.options for p in format_plugins())
+        ]
+        raise UsageError(
+            f"{', '.join(f'{n}=' for n in foreign)}: not an option of the {fmt} format's "
+            f"engines, which take {', '.join(f'{o}=' for o in sorted(plugin.options)) or 'none'}"
+            + (f" ({'; '.join(owners)})" if owners else "")
+        )
+    if "snapshot" in given and ((fmt, engine) not in SNAPSHOT_ENGINES or dataset is not None):
+        raise UsageError(
+            f"the {engine} engine does not read a pinned snapshot; "
+            f"{', '.join(e for _, e in SNAPSHOT_ENGINES)} over a native store does"
+        )
+    answer = get_engine(fmt, engine)
+    if engine == "spark":
+        given["master"] = master
+    source = Path(dataset if dataset is not None else target)
     checked: list[Any] = list(queries) if plugin.queries is None else load(plugin.queries)(queries)
-    return answer(source, checked, **options)
+    return answer(source, checked, **given)

@@ -191,11 +191,9 @@ class _RocksDBSurface(Store):
             as_rocksdb_queries(queries),
             fmt="rocksdb",
             master=master,
-            rocksdb_options={
-                "max_msgs_num_batch": self.max_msgs_num_batch,
-                "max_query_days": self.max_query_days,
-                "now": now,
-            },
+            max_msgs_num_batch=self.max_msgs_num_batch,
+            max_query_days=self.max_query_days,
+            now=now,
         )
 
     def query_offset(
@@ -357,7 +355,7 @@ class _RocksDBSurface(Store):
             source = Path(dataset) if dataset is not None and name != "native" else self._source()
             try:
                 answers[name] = answer_with_engine(
-                    name, source, qs, fmt="rocksdb", master=master, rocksdb_options=opts
+                    name, source, qs, fmt="rocksdb", master=master, **opts
                 )
             except EngineUnavailableError as exc:
                 if name in required:

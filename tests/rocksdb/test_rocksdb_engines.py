@@ -23,10 +23,8 @@ def answers(engine: str, source: Path, s: RocksDBSet, **extra: Any) -> list[list
         source,
         read_queries(s.dir / "queries.tsv"),
         fmt="rocksdb",
-        rocksdb_options={
-            "max_msgs_num_batch": s.max_msgs_num_batch,
-            "max_query_days": s.max_query_days,
-        },
+        max_msgs_num_batch=s.max_msgs_num_batch,
+        max_query_days=s.max_query_days,
         **extra,
     )
     return [format_answer(a) for a in got]

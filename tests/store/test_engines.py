@@ -32,8 +32,18 @@ def test_unknown_names_are_refused_with_the_choices() -> None:
         get_engine("index", "sqlite")
     with pytest.raises(UsageError, match="choose from index, tiered"):
         get_engine("rocks", "native")
-    with pytest.raises(UsageError, match="tiered-index option"):
+    # each format's engines take the options its registry entry names, and no other
+    with pytest.raises(UsageError, match=r"^exact=: not an option of the index format's "):
         answer_with_engine("native", ".", [], exact=True)
+    with pytest.raises(UsageError, match=r"take geometry=, snapshot= \(exact= is the tiered"):
+        answer_with_engine("native", ".", [], exact=True)
+    with pytest.raises(UsageError, match="rocksdb format's engines, which take max_msgs_num"):
+        answer_with_engine("native", ".", [], fmt="rocksdb", geometry=Geometry(4, 16))
+    with pytest.raises(UsageError, match=r"oops=: not an option .* which take geometry=, exact="):
+        answer_with_engine("native", ".", [], fmt="tiered", oops=1)
+    # an option given as None is one not given
+    compacted = TieredSet("tiered_collisions").dir / "compacted.bin"
+    assert answer_with_engine("native", compacted, [], fmt="tiered", max_query_days=None) == []
 
 
 def test_one_answer_shape_per_format() -> None:

@@ -104,6 +104,8 @@ def test_a_clashing_or_builtin_registration_is_refused() -> None:
         rmqarrow.unregister_format("rocksdb")
     with pytest.raises(UsageError, match="expected 'module:attribute'"):
         FormatPlugin("bad", "x", native={"bad_file": "no_colon"})
+    with pytest.raises(UsageError, match="keyword names other than master, got 'master'"):
+        FormatPlugin("bad", "x", native={}, options=frozenset({"master"}))
     assert [p.name for p in rmqarrow.format_plugins()] == ["index", "tiered", "rocksdb"]
 
 
