@@ -346,16 +346,18 @@ class _RocksDBSurface(Store):
             raise UsageError("no engine to compare: a dataset is read by duckdb and spark")
         reference = names[0]
         result = RocksDBVerify(reference, len(qs))
-        opts = {
-            "max_msgs_num_batch": self.max_msgs_num_batch,
-            "max_query_days": self.max_query_days,
-        }
         answers: dict[str, list[QueryOffsetResult | None]] = {}
         for name in names:
             source = Path(dataset) if dataset is not None and name != "native" else self._source()
             try:
                 answers[name] = answer_with_engine(
-                    name, source, qs, fmt="rocksdb", master=master, **opts
+                    name,
+                    source,
+                    qs,
+                    fmt="rocksdb",
+                    master=master,
+                    max_msgs_num_batch=self.max_msgs_num_batch,
+                    max_query_days=self.max_query_days,
                 )
             except EngineUnavailableError as exc:
                 if name in required:
