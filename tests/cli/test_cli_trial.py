@@ -266,3 +266,59 @@ def test_library_messages_name_parameters_and_the_cli_its_options(
     assert status == 2
     line = one_error(err, "--from expects", "use --from-commitlog")
     assert "records=" not in line and "commitlog=" not in line
+
+
+@pytest.mark.parametrize(
+    ("target", "extra", "needles"),
+    [
+        (
+            "rocksdb",
+            ["--hash-slot-num", "100"],
+            ["--hash-slot-num 100 is for IndexFiles", "no hash slots"],
+        ),
+        ("rocksdb", ["--index-num", "400"], ["--index-num 400 is for IndexFiles", "leave it out"]),
+        (
+            "index",
+            ["--max-query-days", "3"],
+            ["--max-query-days 3 is for the RocksDB", "leave it out"],
+        ),
+        ("tiered", ["--max-msgs-num-batch", "8"], ["--max-msgs-num-batch 8 is for the RocksDB"]),
+    ],
+)
+def test_an_option_of_another_format_is_refused_not_dropped(
+    capsys: pytest.CaptureFixture[str], target: str, extra: list[str], needles: list[str]
+) -> None:
+    # dropped silently, the answer reads as if the option had been applied
+    from golden_data import golden_set
+    from rocksdb_golden_data import ALL_ROCKSDB
+    from tiered_golden_data import ALL_TIERED
+
+    path = {
+        "rocksdb": lambda: ALL_ROCKSDB[0].db,
+        "index": lambda: golden_set("basic").store_dir,
+        "tiered": lambda: ALL_TIERED[0].dir / "compacted.bin",
+    }[target]()
+    for command in (["query", str(path), "--key", "T#k"], ["info", str(path)]):
+        status, _, err = run(capsys, *command, *extra)
+        assert status == 2
+        one_error(err, *needles)
+
+
+def test_a_broker_root_with_both_indexes_says_to_pick_the_rocksdb_one(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from golden_data import golden_set
+    from rocksdb_golden_data import ALL_ROCKSDB
+
+    root = tmp_path / "store"
+    shutil.copytree(golden_set("basic").store_dir, root / "index")
+    shutil.copytree(ALL_ROCKSDB[0].db, root / "rocksdbstore")
+    (root / "commitlog").mkdir()
+    status, _, err = run(capsys, "query", str(root), "--key", "T#k", "--max-query-days", "3")
+    assert status == 2
+    one_error(err, "is a broker store root", "add --index rocksdb")
+    status, _, err = run(
+        capsys, "query", str(root), "--key", "T#k", "--index", "rocksdb", "--hash-slot-num", "9"
+    )
+    assert status == 2
+    one_error(err, f"{root / 'rocksdbstore'} is a RocksDB index", "no hash slots")
