@@ -18,12 +18,12 @@ from rmqarrow._vocab import Format, Verb
 from rmqarrow.engines import answer_with_engine
 from rmqarrow.errors import TieredReadError, UnsupportedOperationError, UsageError
 from rmqarrow.format.detect import TIERED_DATASET_FORMAT
-from rmqarrow.format.queries import Query, read_queries_tsv
+from rmqarrow.format.queries import Query
 from rmqarrow.format.times import format_time
 from rmqarrow.store._base import OpenOptions, refuse_commitlog, required_engines, verify_engines
 from rmqarrow.store._dataset import ManifestInfo, _sql_engine, iso_versions
 from rmqarrow.store._kind import PinnedDataset
-from rmqarrow.store._queries import ItemQueries, split_tiered_key
+from rmqarrow.store._queries import ItemQueries, read_tiered_query_file, split_tiered_key
 from rmqarrow.store._results import (
     ImportedTieredFiles,
     LookupRequest,
@@ -135,7 +135,7 @@ class TieredInfo:
 def read_tiered_queries(path: str | os.PathLike[str], *, escaped: bool = False) -> list[Any]:
     """The queries of a TSV file ``key<TAB>max_num<TAB>begin<TAB>end`` with full keys
     ``topic#key``, as ``(topic, key, max_count, begin, end)``."""
-    return _as_tiered_queries(read_queries_tsv(path, escaped=escaped))
+    return _as_tiered_queries(read_tiered_query_file(path, escaped=escaped))
 
 
 def _as_tiered_queries(queries: Sequence[Any]) -> list[tuple[Any, ...]]:

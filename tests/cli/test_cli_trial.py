@@ -322,3 +322,28 @@ def test_a_broker_root_with_both_indexes_says_to_pick_the_rocksdb_one(
     )
     assert status == 2
     one_error(err, f"{root / 'rocksdbstore'} is a RocksDB index", "no hash slots")
+
+
+def test_a_query_file_of_the_wrong_shape_says_what_the_kind_reads(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # IndexFiles read short lines and a header; tiered files and RocksDB read every field
+    from rocksdb_golden_data import ALL_ROCKSDB
+    from tiered_golden_data import ALL_TIERED
+
+    short = tmp_path / "short.tsv"
+    short.write_text("TopicA#order-1\t4\n")
+    header = tmp_path / "header.tsv"
+    header.write_text("key\tmax_num\tbegin\tend\nTopicA#order-1\t4\t0\t1\n")
+    compacted = str(ALL_TIERED[0].dir / "compacted.bin")
+    for command in ("query", "verify"):
+        status, _, err = run(capsys, command, compacted, "--queries", str(short))
+        assert status == 1
+        one_error(err, "short.tsv:1: expected 4", "all four fields on every line")
+    status, _, err = run(capsys, "query", compacted, "--queries", str(header))
+    assert status == 1
+    line = one_error(err, "header.tsv:1: max_num, begin and end must be integers", "'max_num'")
+    assert "int()" not in line and "literal" not in line
+    status, _, err = run(capsys, "query", str(ALL_ROCKSDB[0].db), "--queries", str(short))
+    assert status == 1
+    one_error(err, "expected 7 TAB-separated fields (topic, key, index_type", "got 2")
