@@ -347,3 +347,29 @@ def test_a_query_file_of_the_wrong_shape_says_what_the_kind_reads(
     status, _, err = run(capsys, "query", str(ALL_ROCKSDB[0].db), "--queries", str(short))
     assert status == 1
     one_error(err, "expected 7 TAB-separated fields (topic, key, index_type", "got 2")
+
+
+TIERED_TABLES = ("tiered_files", "tiered_items", "tiered_slots")
+
+
+def test_spark_names_the_session_tables_for_a_missing_one(
+    capsys: pytest.CaptureFixture[str],
+    spark: Any,  # the run's one session: the command gets it through --master local[2]
+) -> None:
+    from tiered_golden_data import ALL_TIERED
+
+    compacted = str(ALL_TIERED[0].dir / "compacted.bin")
+    status, _, err = run(
+        capsys,
+        "sql",
+        compacted,
+        "SELECT * FROM no_such_table",
+        "--engine",
+        "spark",
+        "--master",
+        "local[2]",
+    )
+    assert status == 1
+    # the run's session may hold other tests' views too: these three at least
+    line = one_error(err, "TABLE_OR_VIEW_NOT_FOUND", "This session's tables: ")
+    assert all(name in line.split("This session's tables: ")[1] for name in TIERED_TABLES)
