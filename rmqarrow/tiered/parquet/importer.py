@@ -142,5 +142,16 @@ def tiered_source_tables(
     src = Path(source)
     if detect(src).kind == "tiered_dataset":
         files, slots, items = read_tiered_dataset(src)
-        return TieredTables(files, slots, items), files.num_rows != 1
+        return TieredTables(files, slots, items), _exported_from_folder(src, files)
     return tiered_tables(src, hash_slot_num, index_num), src.is_dir()
+
+
+def _exported_from_folder(src: Path, files: pa.Table) -> bool:
+    """Whether a tiered dataset holds a folder's files, asked as RocketMQ asks a folder
+    (only the files whose begin timestamp lies in a query's window), or one file, asked
+    whatever its begin.  A folder of one file is a folder: its export records the folder
+    as its source, where one file's export records the file itself."""
+    if files.num_rows != 1:
+        return True
+    source = kind_manifest(src, TIERED_FORMAT).source
+    return Path(source.path).name != source.files[0].relative_path
