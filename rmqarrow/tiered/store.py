@@ -14,13 +14,19 @@ import pyarrow.dataset as pads
 
 from rmqarrow._memory import duckdb_settings
 from rmqarrow._progress import ProgressCallback
-from rmqarrow._vocab import Format, Verb
+from rmqarrow._vocab import Format, Kind, Verb
 from rmqarrow.engines import answer_with_engine
 from rmqarrow.errors import TieredReadError, UnsupportedOperationError, UsageError
 from rmqarrow.format.detect import TIERED_DATASET_FORMAT
 from rmqarrow.format.queries import Query
 from rmqarrow.format.times import format_time
-from rmqarrow.store._base import OpenOptions, refuse_commitlog, required_engines, verify_engines
+from rmqarrow.store._base import (
+    OpenOptions,
+    check_dataset_of,
+    refuse_commitlog,
+    required_engines,
+    verify_engines,
+)
 from rmqarrow.store._dataset import ManifestInfo, _sql_engine, iso_versions
 from rmqarrow.store._kind import PinnedDataset
 from rmqarrow.store._queries import ItemQueries, read_tiered_query_file, split_tiered_key
@@ -393,6 +399,7 @@ class TieredStore(_TieredTablesInSql):
                 f"as_of={as_of}: a tiered dataset= is compared at its latest version; "
                 "open an older one with rmqarrow.open(dataset, as_of=...) and query it"
             )
+        check_dataset_of(dataset, Kind.TIERED_DATASET, "tiered files")
         chosen, explicit = verify_engines(engines)
         return verify_tiered(
             self.path,

@@ -373,3 +373,31 @@ def test_spark_names_the_session_tables_for_a_missing_one(
     # the run's session may hold other tests' views too: these three at least
     line = one_error(err, "TABLE_OR_VIEW_NOT_FOUND", "This session's tables: ")
     assert all(name in line.split("This session's tables: ")[1] for name in TIERED_TABLES)
+
+
+def test_verify_with_a_dataset_of_another_format_is_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # its answers would read as mismatches (FAILED) or as empty answers
+    from golden_data import golden_set
+    from rocksdb_golden_data import ALL_ROCKSDB
+    from tiered_golden_data import ALL_TIERED
+
+    index = str(golden_set("basic").store_dir)
+    tiered = str(ALL_TIERED[0].dir / "compacted.bin")
+    rocks = str(ALL_ROCKSDB[0].db)
+    for source, name in ((index, "idx"), (tiered, "tiered")):
+        status, _, _ = run(capsys, "export", source, str(tmp_path / name))
+        assert status == 0
+    cases = [
+        (index, "tiered", "not an exported dataset of index files"),
+        (tiered, "idx", "not an exported dataset of tiered files"),
+        (rocks, "idx", "not an exported dataset of a RocksDB index"),
+        (tiered, "absent", "no such dataset"),
+    ]
+    for source, name, needle in cases:
+        status, _, err = run(
+            capsys, "verify", source, "--dataset", str(tmp_path / name), "--engines", "duckdb"
+        )
+        assert status == (1 if name == "absent" else 2), err
+        one_error(err, f"--dataset {tmp_path / name}: ", needle)
