@@ -23,6 +23,7 @@ import pyarrow.compute as pc
 from rmqarrow._broker import check_store_writable
 from rmqarrow._lock import Wait, writer_lock
 from rmqarrow._paths import local_path
+from rmqarrow.converters.manifests import TieredManifest
 from rmqarrow.converters.parquet.atomic import move_files_no_replace
 from rmqarrow.converters.parquet.kind_read import kind_manifest, kind_table, read_kind_manifest
 from rmqarrow.errors import DatasetError, OutputExistsError, StoreNotFoundError
@@ -153,5 +154,7 @@ def _exported_from_folder(src: Path, files: pa.Table) -> bool:
     as its source, where one file's export records the file itself."""
     if files.num_rows != 1:
         return True
-    source = kind_manifest(src, TIERED_FORMAT).source
+    manifest = kind_manifest(src, TIERED_FORMAT)
+    assert isinstance(manifest, TieredManifest)  # the format read is the tiered one
+    source = manifest.source
     return Path(source.path).name != source.files[0].relative_path
