@@ -172,8 +172,12 @@ def _file_kind(p: Path) -> tuple[Kind, str, TieredForm | None]:
     """``index_file``, ``tiered`` or ``other_file`` for a regular file, from its bytes."""
     try:
         size = p.stat().st_size
-        with open(p, "rb") as fh:
-            head = fh.read(max(HEADER_SIZE, tl.HEADER_SIZE + tl.SLOT_SIZE))
+        head = b""
+        # a file of no bytes has none to read; a kernel file (/proc/kmsg, met when a folder
+        # high up is looked into) states 0 and may block a read forever
+        if size > 0:
+            with open(p, "rb") as fh:
+                head = fh.read(max(HEADER_SIZE, tl.HEADER_SIZE + tl.SLOT_SIZE))
     except OSError as exc:
         return Kind.OTHER_FILE, f"unreadable ({exc.strerror or exc})", None
     form = _tiered_form(head, size)

@@ -138,3 +138,17 @@ def test_parse_time_forms() -> None:
 def test_parse_time_refusals(text: str, match: str) -> None:
     with pytest.raises(UsageError, match=match):
         parse_time(text, "--begin")
+
+
+def test_a_file_of_no_bytes_is_not_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a kernel file states 0 bytes and may block a read forever (/proc/kmsg, as root): a
+    # folder high up (the parents of a report's folder) is looked into without reading it
+    import rmqarrow.format.detect as detect_module
+
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError(f"opened {args[0]}")
+
+    (tmp_path / "kmsg").write_bytes(b"")
+    monkeypatch.setattr(detect_module, "open", never, raising=False)
+    assert detect(tmp_path / "kmsg").detail == "0 bytes, shorter than an index file header"
+    assert detect(tmp_path).kind == "other_dir"
