@@ -345,7 +345,12 @@ def _stores_below(children: list[Path]) -> str:
             found.append(f"{child / 'index'} (a directory of index files)")
     if not found:
         return ""
-    return f"it holds {', '.join(found[:3])}: pass {'one of these' if len(found) > 1 else 'that'}"
+    # naming three without saying there are more hides the one the operator may want
+    more = f" and {len(found) - 3} more" if len(found) > 3 else ""
+    return (
+        f"it holds {', '.join(found[:3])}{more}: "
+        f"pass {'one of these' if len(found) > 1 else 'that'}"
+    )
 
 
 def _detect(p: Path) -> Target:

@@ -110,8 +110,16 @@ def read_queries_tsv(path: str | os.PathLike[str], escaped: bool = False) -> lis
                 f"(key, max_num, begin, end), found {len(fields)}"
             )
         try:
+            numbers = [int(f) for f in fields[1:]]
+        except ValueError:
+            # int()'s own text names Python, not the file's columns
+            raise InvalidValueError(
+                f"{path}:{lineno}: max_num, begin and end must be integers (begin and end in "
+                f"epoch ms), got {fields[1]!r}, {fields[2]!r}, {fields[3]!r}"
+            ) from None
+        try:
             key = unescape_text(fields[0]) if escaped else fields[0]
-            queries.append(Query(key, int(fields[1]), int(fields[2]), int(fields[3])))
+            queries.append(Query(key, *numbers))
         except ValueError as exc:
             raise InvalidValueError(f"{path}:{lineno}: {exc}") from None
     return queries

@@ -44,7 +44,8 @@ def _text(field: str) -> str | None:
     return None if field == NULL else unescape_text(field)
 
 
-def _lines(path: str | os.PathLike[str], width: int) -> list[list[str]]:
+def _lines(path: str | os.PathLike[str], width: int, columns: str = "") -> list[list[str]]:
+    """The lines of ``path``, each ``width`` fields (named by ``columns`` in the refusal)."""
     out = []
     text = read_text_file(path, "TSV file")  # a --queries file may be stdin ("-")
     path = source_name(path)
@@ -53,8 +54,9 @@ def _lines(path: str | os.PathLike[str], width: int) -> list[list[str]]:
             continue
         fields = line.split("\t")
         if len(fields) != width:
+            named = f" ({columns})" if columns else ""
             raise InvalidValueError(
-                f"{path}:{n}: expected {width} TAB-separated fields, got {len(fields)}"
+                f"{path}:{n}: expected {width} TAB-separated fields{named}, got {len(fields)}"
             )
         out.append(fields)
     return out
@@ -107,7 +109,12 @@ def read_queries(path: str | os.PathLike[str]) -> list[RocksDBQuery]:
             _text(f[2]),
             _text(f[6]),
         )
-        for f in _lines(path, 7)
+        # every field on every line, as the golden query files hold them: say which
+        for f in _lines(
+            path,
+            7,
+            "topic, key, index_type, max_num, begin, end, last_key; \\N where none, no header line",
+        )
     ]
 
 

@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 
 from rmqarrow._memory import duckdb_settings
 from rmqarrow._progress import Progress, ProgressCallback
-from rmqarrow._vocab import Format, Verb
+from rmqarrow._vocab import Format, Kind, Verb
 from rmqarrow.converters.parquet.kind_read import kind_files, kind_manifest
 from rmqarrow.engines import answer_with_engine
 from rmqarrow.errors import DatasetError, EngineUnavailableError, UsageError
@@ -39,6 +39,7 @@ from rmqarrow.store._base import (
     DEFAULT_MAX_NUM,
     OpenOptions,
     Store,
+    check_dataset_of,
     check_max_num,
     refuse_commitlog,
     required_engines,
@@ -334,6 +335,7 @@ class _RocksDBSurface(Store):
                 f"as_of={as_of}: a RocksDB index's dataset= is compared at its latest "
                 "version; open an older one with rmqarrow.open(dataset, as_of=...) and query it"
             )
+        check_dataset_of(dataset, Kind.ROCKSDB_DATASET, "a RocksDB index")
         chosen, explicit = verify_engines(engines)
         required = required_engines(chosen, explicit)
         qs = (

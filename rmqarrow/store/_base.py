@@ -10,17 +10,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, NoReturn, Self
 
 from rmqarrow._closing import Closing
+from rmqarrow._paths import is_uri
 from rmqarrow._progress import ProgressCallback
-from rmqarrow._vocab import Engine, Format, Verb
+from rmqarrow._vocab import Engine, Format, Kind, Verb
 from rmqarrow.converters.arrow.messages import MESSAGES_SCHEMA
 from rmqarrow.converters.schema import ROCKSDB_SCHEMAS, SCHEMAS, TIERED_SCHEMAS
 from rmqarrow.errors import (
     ClosedIndexError,
     InvalidValueError,
+    StoreNotFoundError,
     UnsupportedOperationError,
     UsageError,
 )
-from rmqarrow.format.detect import Target, describe
+from rmqarrow.format.detect import Target, describe, detect
 from rmqarrow.format.java import JAVA_LONG_MAX
 from rmqarrow.format.layout import GeometryHint
 from rmqarrow.format.query_file import read_query_file
@@ -83,6 +85,26 @@ def refuse_commitlog(commitlog: object, what: str) -> None:
             f"commitlog={commitlog}: {what} is checked on its own; only RocketMQ's IndexFiles "
             "and RocksDB index are checked against a CommitLog"
         )
+
+
+def check_dataset_of(dataset: str | os.PathLike[str] | None, kind: str, of: str) -> Target | None:
+    """A ``dataset=`` to verify against, detected; refused unless it is the export of this
+    store's format (``kind``, named ``of``): one of another format answers nothing, and
+    its answers would read as mismatches or empty answers.  One on object storage is left
+    to the reader (None)."""
+    if dataset is None or is_uri(dataset):
+        return None
+    target = detect(dataset)
+    if target.kind == kind:
+        return target
+    if target.kind == Kind.MISSING:
+        raise StoreNotFoundError(
+            f"dataset={dataset}: no such dataset; pass the dataset export() wrote from this store"
+        )
+    raise UsageError(
+        f"dataset={dataset}: not an exported dataset of {of} (it is {target.detail}); "
+        "pass the dataset export() wrote from this store, or export it first"
+    )
 
 
 def _table_columns(table: str) -> tuple[str, ...]:

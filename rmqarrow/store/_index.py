@@ -28,7 +28,7 @@ from rmqarrow.errors import (
     InvalidValueError,
     UsageError,
 )
-from rmqarrow.format.detect import Target, describe, detect, require_commitlog, require_index_store
+from rmqarrow.format.detect import Target, require_commitlog, require_index_store
 from rmqarrow.format.java import JAVA_LONG_MAX
 from rmqarrow.format.layout import Geometry, GeometryHint, as_hint
 from rmqarrow.format.queries import Query, note_spaced_keys
@@ -46,6 +46,7 @@ from rmqarrow.index.service import IndexService, open_healthy
 from rmqarrow.store._base import (
     DEFAULT_MAX_NUM,
     OpenOptions,
+    check_dataset_of,
     check_max_num,
     required_engines,
     verify_engines,
@@ -814,13 +815,13 @@ class IndexStore(OffsetQueries):
                 "keys= are sampled from; queries= are the queries themselves: give one"
             )
         chosen, explicit = verify_engines(engines)
-        target = None if dataset is None else detect(dataset)
-        if target is not None and target.kind != "dataset":
+        target = check_dataset_of(dataset, Kind.DATASET, "index files")
+        if dataset is not None and target is None:
             raise UsageError(
-                f"dataset={dataset}: not an exported dataset ({describe(target)}); export "
-                "the store first"
+                f"dataset={dataset}: on object storage; open it with rmqarrow.open and verify "
+                "against a local copy of it (the command line makes one)"
             )
-        if target is None and as_of is not None:
+        if dataset is None and as_of is not None:
             raise UsageError(f"as_of={as_of} reads an older version of a dataset: give dataset=")
         health = self.health()
         if health.damaged:

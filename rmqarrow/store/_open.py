@@ -11,7 +11,7 @@ from rmqarrow._paths import ObjectLocation, dataset_location, is_uri
 from rmqarrow._vocab import Format, Kind, Source
 from rmqarrow.converters.parquet.remote import local_snapshot
 from rmqarrow.errors import InvalidValueError, StoreNotFoundError, UsageError
-from rmqarrow.format.detect import describe, detect, instead_of
+from rmqarrow.format.detect import Target, describe, detect, instead_of
 from rmqarrow.format.layout import Geometry, GeometryHint, geometry_hint
 from rmqarrow.store._base import OpenOptions, Store
 from rmqarrow.store._kind import PinnedDataset
@@ -95,6 +95,7 @@ def open_store(
                 f"{describe(target)}"
             )
         # a broker root holding both indexes: its RocksDB index, as asked
+        _check_options(Format.ROCKSDB, target, options)
         return _store_class(plugin_named(Format.ROCKSDB), Kind.ROCKSDB).opened(target, options)
     if target.kind == Kind.ROCKSDB and index == "indexfile":
         raise UsageError(f"{target.path}: {describe(target)}; it holds no IndexFiles")
@@ -108,7 +109,35 @@ def open_store(
             f"{target.path}: {describe(target)}; rmqarrow.open takes a broker store root, "
             f"or the files or exported dataset of {', '.join(formats[:-1])} or {formats[-1]}"
         )
+    _check_options(plugin.name, target, options)
     return _store_class(plugin, target.kind).opened(target, options)
+
+
+def _check_options(fmt: str, target: Target, options: OpenOptions) -> None:
+    """Refuse the options the format at ``target`` has no use for: each kind would
+    otherwise drop them silently, and an operator would take the answer as theirs."""
+    if fmt == Format.ROCKSDB:
+        # a broker root holding both indexes is read through its RocksDB directory here
+        db = target.rocksdb_dir
+        what = f"{target.path} is {target.detail}" if db is None else f"{db} is a RocksDB index"
+        for name in ("hash_slot_num", "index_num"):
+            value = getattr(options.geometry, name)
+            if value is not None:
+                raise UsageError(
+                    f"{name}={value} is for IndexFiles and tiered files; {what}, which has "
+                    "no hash slots: leave it out"
+                )
+    elif options.rocksdb:
+        name, value = next(iter(options.rocksdb.items()))
+        fix = (
+            "add index=rocksdb to read its RocksDB index"
+            if target.rocksdb_dir is not None
+            else "leave it out"
+        )
+        raise UsageError(
+            f"{name}={value} is for the RocksDB message index; {target.path} is "
+            f"{target.detail}: {fix}"
+        )
 
 
 def _store_class(plugin: FormatPlugin, kind: str) -> type[Store]:

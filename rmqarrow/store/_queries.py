@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Any
 
 import pyarrow as pa
 
 from rmqarrow._vocab import Format
-from rmqarrow.errors import TieredReadError, UnsupportedOperationError, UsageError
+from rmqarrow.errors import (
+    InvalidValueError,
+    TieredReadError,
+    UnsupportedOperationError,
+    UsageError,
+)
 from rmqarrow.format.hashing import check_query_key
 from rmqarrow.format.java import JAVA_LONG_MAX
 from rmqarrow.format.queries import Query, read_queries_tsv
@@ -32,6 +38,7 @@ __all__ = [
     "as_queries",
     "hits_table",
     "items_table",
+    "read_tiered_query_file",
     "split_tiered_key",
     "topic_and_key",
 ]
@@ -335,10 +342,23 @@ def split_tiered_key(full: str) -> tuple[str, str]:
     return topic, key
 
 
+def read_tiered_query_file(path: str | os.PathLike[str], *, escaped: bool = False) -> list[Query]:
+    """The queries of a tiered query file: every line ``key<TAB>max_num<TAB>begin<TAB>end``
+    with full keys ``topic#key``; a malformed one refused saying so."""
+    try:
+        return read_queries_tsv(path, escaped=escaped)
+    except InvalidValueError as exc:
+        # an IndexFile query file's short lines and header line are not read here: say so
+        raise InvalidValueError(
+            f"{exc}; a query file for tiered files gives all four fields on every line, the "
+            "key as TOPIC#KEY, with no header line"
+        ) from None
+
+
 def _tiered_queries(r: LookupRequest) -> tuple[list[TieredQuery], bool]:
     """A lookup's queries for the tiered format, and whether they came from a file."""
     if r.queries is not None:
-        qs = read_queries_tsv(r.queries, escaped=r.escaped)
+        qs = read_tiered_query_file(r.queries, escaped=r.escaped)
         return [TieredQuery(*split_tiered_key(q.key), q.max_num, q.begin, q.end) for q in qs], True
     assert r.key is not None  # the request holds one or the other
     topic, key = (r.topic, r.key) if r.topic is not None else split_tiered_key(r.key)

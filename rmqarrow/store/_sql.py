@@ -106,10 +106,26 @@ def spark_session(spark: Any) -> SqlSession:
         except RmqArrowError:
             raise
         except Exception as exc:
-            raise _spark_failure(exc) from None
+            raise _name_the_views(spark, _spark_failure(exc)) from None
         return result.to_reader()
 
     return SqlSession("spark", run, lambda: None)
+
+
+def _name_the_views(spark: Any, exc: Exception) -> Exception:
+    """A missing table's error naming the session's views, as DuckDB's does: Spark's
+    line says only that the name is not found."""
+    text = str(exc)
+    if not isinstance(exc, EngineError) or "TABLE_OR_VIEW_NOT_FOUND" not in text:
+        return exc
+    try:
+        tables = spark.catalog.listTables()
+    except Exception:  # the JVM gone: Spark's own line still says what failed
+        return exc
+    names = sorted(t.name for t in tables if t.isTemporary and not t.name.startswith("_"))
+    head, sep, log = text.partition("; Spark's log: ")
+    listed = f" This session's tables: {', '.join(names) or 'none'}"
+    return EngineError(f"{head}{listed}{sep}{log}" if sep else f"{head}{listed}.")
 
 
 def _spark_failure(exc: Exception) -> Exception:

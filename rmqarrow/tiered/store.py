@@ -14,17 +14,23 @@ import pyarrow.dataset as pads
 
 from rmqarrow._memory import duckdb_settings
 from rmqarrow._progress import ProgressCallback
-from rmqarrow._vocab import Format, Verb
+from rmqarrow._vocab import Format, Kind, Verb
 from rmqarrow.engines import answer_with_engine
 from rmqarrow.errors import TieredReadError, UnsupportedOperationError, UsageError
 from rmqarrow.format.detect import TIERED_DATASET_FORMAT
 from rmqarrow.format.layout import GeometryHint
-from rmqarrow.format.queries import Query, read_queries_tsv
+from rmqarrow.format.queries import Query
 from rmqarrow.format.times import format_time
-from rmqarrow.store._base import OpenOptions, refuse_commitlog, required_engines, verify_engines
+from rmqarrow.store._base import (
+    OpenOptions,
+    check_dataset_of,
+    refuse_commitlog,
+    required_engines,
+    verify_engines,
+)
 from rmqarrow.store._dataset import ManifestInfo, _sql_engine, iso_versions
 from rmqarrow.store._kind import PinnedDataset
-from rmqarrow.store._queries import ItemQueries, split_tiered_key
+from rmqarrow.store._queries import ItemQueries, read_tiered_query_file, split_tiered_key
 from rmqarrow.store._results import (
     ImportedTieredFiles,
     LookupRequest,
@@ -136,7 +142,7 @@ class TieredInfo:
 def read_tiered_queries(path: str | os.PathLike[str], *, escaped: bool = False) -> list[Any]:
     """The queries of a TSV file ``key<TAB>max_num<TAB>begin<TAB>end`` with full keys
     ``topic#key``, as ``(topic, key, max_count, begin, end)``."""
-    return _as_tiered_queries(read_queries_tsv(path, escaped=escaped))
+    return _as_tiered_queries(read_tiered_query_file(path, escaped=escaped))
 
 
 def _as_tiered_queries(queries: Sequence[Any]) -> list[tuple[Any, ...]]:
@@ -392,6 +398,7 @@ class TieredStore(_TieredTablesInSql):
                 f"as_of={as_of}: a tiered dataset= is compared at its latest version; "
                 "open an older one with rmqarrow.open(dataset, as_of=...) and query it"
             )
+        check_dataset_of(dataset, Kind.TIERED_DATASET, "tiered files")
         chosen, explicit = verify_engines(engines)
         return verify_tiered(
             self.path,

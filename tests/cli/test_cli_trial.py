@@ -266,3 +266,138 @@ def test_library_messages_name_parameters_and_the_cli_its_options(
     assert status == 2
     line = one_error(err, "--from expects", "use --from-commitlog")
     assert "records=" not in line and "commitlog=" not in line
+
+
+@pytest.mark.parametrize(
+    ("target", "extra", "needles"),
+    [
+        (
+            "rocksdb",
+            ["--hash-slot-num", "100"],
+            ["--hash-slot-num 100 is for IndexFiles", "no hash slots"],
+        ),
+        ("rocksdb", ["--index-num", "400"], ["--index-num 400 is for IndexFiles", "leave it out"]),
+        (
+            "index",
+            ["--max-query-days", "3"],
+            ["--max-query-days 3 is for the RocksDB", "leave it out"],
+        ),
+        ("tiered", ["--max-msgs-num-batch", "8"], ["--max-msgs-num-batch 8 is for the RocksDB"]),
+    ],
+)
+def test_an_option_of_another_format_is_refused_not_dropped(
+    capsys: pytest.CaptureFixture[str], target: str, extra: list[str], needles: list[str]
+) -> None:
+    # dropped silently, the answer reads as if the option had been applied
+    from golden_data import golden_set
+    from rocksdb_golden_data import ALL_ROCKSDB
+    from tiered_golden_data import ALL_TIERED
+
+    path = {
+        "rocksdb": lambda: ALL_ROCKSDB[0].db,
+        "index": lambda: golden_set("basic").store_dir,
+        "tiered": lambda: ALL_TIERED[0].dir / "compacted.bin",
+    }[target]()
+    for command in (["query", str(path), "--key", "T#k"], ["info", str(path)]):
+        status, _, err = run(capsys, *command, *extra)
+        assert status == 2
+        one_error(err, *needles)
+
+
+def test_a_broker_root_with_both_indexes_says_to_pick_the_rocksdb_one(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from golden_data import golden_set
+    from rocksdb_golden_data import ALL_ROCKSDB
+
+    root = tmp_path / "store"
+    shutil.copytree(golden_set("basic").store_dir, root / "index")
+    shutil.copytree(ALL_ROCKSDB[0].db, root / "rocksdbstore")
+    (root / "commitlog").mkdir()
+    status, _, err = run(capsys, "query", str(root), "--key", "T#k", "--max-query-days", "3")
+    assert status == 2
+    one_error(err, "is a broker store root", "add --index rocksdb")
+    status, _, err = run(
+        capsys, "query", str(root), "--key", "T#k", "--index", "rocksdb", "--hash-slot-num", "9"
+    )
+    assert status == 2
+    one_error(err, f"{root / 'rocksdbstore'} is a RocksDB index", "no hash slots")
+
+
+def test_a_query_file_of_the_wrong_shape_says_what_the_kind_reads(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # IndexFiles read short lines and a header; tiered files and RocksDB read every field
+    from rocksdb_golden_data import ALL_ROCKSDB
+    from tiered_golden_data import ALL_TIERED
+
+    short = tmp_path / "short.tsv"
+    short.write_text("TopicA#order-1\t4\n")
+    header = tmp_path / "header.tsv"
+    header.write_text("key\tmax_num\tbegin\tend\nTopicA#order-1\t4\t0\t1\n")
+    compacted = str(ALL_TIERED[0].dir / "compacted.bin")
+    for command in ("query", "verify"):
+        status, _, err = run(capsys, command, compacted, "--queries", str(short))
+        assert status == 1
+        one_error(err, "short.tsv:1: expected 4", "all four fields on every line")
+    status, _, err = run(capsys, "query", compacted, "--queries", str(header))
+    assert status == 1
+    line = one_error(err, "header.tsv:1: max_num, begin and end must be integers", "'max_num'")
+    assert "int()" not in line and "literal" not in line
+    status, _, err = run(capsys, "query", str(ALL_ROCKSDB[0].db), "--queries", str(short))
+    assert status == 1
+    one_error(err, "expected 7 TAB-separated fields (topic, key, index_type", "got 2")
+
+
+TIERED_TABLES = ("tiered_files", "tiered_items", "tiered_slots")
+
+
+def test_spark_names_the_session_tables_for_a_missing_one(
+    capsys: pytest.CaptureFixture[str],
+    spark: Any,  # the run's one session: the command gets it through --master local[2]
+) -> None:
+    from tiered_golden_data import ALL_TIERED
+
+    compacted = str(ALL_TIERED[0].dir / "compacted.bin")
+    status, _, err = run(
+        capsys,
+        "sql",
+        compacted,
+        "SELECT * FROM no_such_table",
+        "--engine",
+        "spark",
+        "--master",
+        "local[2]",
+    )
+    assert status == 1
+    # the run's session may hold other tests' views too: these three at least
+    line = one_error(err, "TABLE_OR_VIEW_NOT_FOUND", "This session's tables: ")
+    assert all(name in line.split("This session's tables: ")[1] for name in TIERED_TABLES)
+
+
+def test_verify_with_a_dataset_of_another_format_is_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # its answers would read as mismatches (FAILED) or as empty answers
+    from golden_data import golden_set
+    from rocksdb_golden_data import ALL_ROCKSDB
+    from tiered_golden_data import ALL_TIERED
+
+    index = str(golden_set("basic").store_dir)
+    tiered = str(ALL_TIERED[0].dir / "compacted.bin")
+    rocks = str(ALL_ROCKSDB[0].db)
+    for source, name in ((index, "idx"), (tiered, "tiered")):
+        status, _, _ = run(capsys, "export", source, str(tmp_path / name))
+        assert status == 0
+    cases = [
+        (index, "tiered", "not an exported dataset of index files"),
+        (tiered, "idx", "not an exported dataset of tiered files"),
+        (rocks, "idx", "not an exported dataset of a RocksDB index"),
+        (tiered, "absent", "no such dataset"),
+    ]
+    for source, name, needle in cases:
+        status, _, err = run(
+            capsys, "verify", source, "--dataset", str(tmp_path / name), "--engines", "duckdb"
+        )
+        assert status == (1 if name == "absent" else 2), err
+        one_error(err, f"--dataset {tmp_path / name}: ", needle)

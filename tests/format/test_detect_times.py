@@ -103,6 +103,12 @@ def test_a_folder_above_stores_names_them(tmp_path: Path) -> None:
     two = instead_of(detect(tmp_path / "two"))
     assert two.endswith("(a directory of index files): pass one of these")
     assert f"{tmp_path / 'two/a'} (" in two and f"{tmp_path / 'two/b'} (" in two
+    # more than three: the line says how many it leaves out
+    for name in ("c", "d"):
+        shutil.copytree(golden_set("basic").store_dir, tmp_path / "two" / name)
+    assert instead_of(detect(tmp_path / "two")).endswith(
+        "(a directory of index files) and 1 more: pass one of these"
+    )
     # only one level down: a store two folders below is not searched for
     (tmp_path / "deep" / "x").mkdir(parents=True)
     shutil.copytree(golden_set("basic").store_dir, tmp_path / "deep" / "x" / "y" / "z")

@@ -81,3 +81,25 @@ def test_import_never_overwrites_and_checks(tmp_path: Path) -> None:
     (tmp_path / "ds" / "_rmqarrow.json").write_text("{}")
     with pytest.raises(DatasetError, match="rmqarrow-tiered-dataset"):
         import_tiered(tmp_path / "ds", tmp_path / "out3")
+
+
+def test_a_folder_of_one_file_answers_as_a_folder_from_its_dataset(tmp_path: Path) -> None:
+    # a folder asks only the files whose begin lies in the window; one file is asked
+    # whatever its begin: the dataset of a one-file folder must answer as the folder does
+    import rmqarrow
+    from rmqarrow.tiered import TieredIndexFile
+
+    begin = 1_732_000_000_000
+    folder = tmp_path / "tiered"
+    (folder / "tiered_index_file").mkdir(parents=True)
+    local = folder / "tiered_index_file" / str(begin)
+    with TieredIndexFile.create(local, begin, hash_slot_num=100, index_num=400) as f:
+        f.put_key("TopicA", 1, 0, ["order-1"], 4096, 512, begin + 1000)
+    after_begin = [("TopicA", "order-1", 32, begin + 1000, begin + 1000)]
+    for source, want in ((folder, 0), (local, 1)):
+        export_tiered(source, tmp_path / source.name / "ds")
+        with rmqarrow.open(source) as files:
+            native = files.answers(after_begin)
+        with rmqarrow.open(tmp_path / source.name / "ds") as dataset:
+            assert dataset.answers(after_begin, engine="duckdb") == native
+        assert len(native[0]) == want

@@ -23,6 +23,7 @@ import pyarrow.compute as pc
 from rmqarrow._broker import check_store_writable
 from rmqarrow._lock import Wait, writer_lock
 from rmqarrow._paths import local_path
+from rmqarrow.converters.manifests import TieredManifest
 from rmqarrow.converters.parquet.atomic import move_files_no_replace
 from rmqarrow.converters.parquet.kind_read import kind_manifest, kind_table, read_kind_manifest
 from rmqarrow.errors import DatasetError, OutputExistsError, StoreNotFoundError
@@ -141,5 +142,18 @@ def tiered_source_tables(
     src = Path(source)
     if detect(src).kind == "tiered_dataset":
         files, slots, items = read_tiered_dataset(src)
-        return TieredTables(files, slots, items), files.num_rows != 1
+        return TieredTables(files, slots, items), _exported_from_folder(src, files)
     return tiered_tables(src, geometry), src.is_dir()
+
+
+def _exported_from_folder(src: Path, files: pa.Table) -> bool:
+    """Whether a tiered dataset holds a folder's files, asked as RocketMQ asks a folder
+    (only the files whose begin timestamp lies in a query's window), or one file, asked
+    whatever its begin.  A folder of one file is a folder: its export records the folder
+    as its source, where one file's export records the file itself."""
+    if files.num_rows != 1:
+        return True
+    manifest = kind_manifest(src, TIERED_FORMAT)
+    assert isinstance(manifest, TieredManifest)  # the format read is the tiered one
+    source = manifest.source
+    return Path(source.path).name != source.files[0].relative_path
