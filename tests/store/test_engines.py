@@ -39,7 +39,7 @@ def test_unknown_names_are_refused_with_the_choices() -> None:
         answer_with_engine("native", ".", [], exact=True)
     with pytest.raises(UsageError, match="rocksdb format's engines, which take max_msgs_num"):
         answer_with_engine("native", ".", [], fmt="rocksdb", geometry=Geometry(4, 16))
-    with pytest.raises(UsageError, match=r"oops=: not an option .* which take geometry=, exact="):
+    with pytest.raises(UsageError, match=r"oops=: not an option .* which take exact=, geometry="):
         answer_with_engine("native", ".", [], fmt="tiered", oops=1)
     # an option given as None is one not given
     compacted = TieredSet("tiered_collisions").dir / "compacted.bin"
