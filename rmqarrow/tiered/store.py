@@ -158,6 +158,9 @@ class _TieredTablesInSql(ItemQueries):
     """What both sources of tiered files answer with the same three tables in memory:
     DuckDB and Spark tables, and SQL statements over them."""
 
+    format = Format.TIERED
+    tables = ("tiered_files", "tiered_slots", "tiered_items")
+
     def _arrow_tables(self) -> dict[str, pa.Table]:
         """``tiered_files``, ``tiered_slots``, ``tiered_items``, read now."""
         raise NotImplementedError
@@ -234,9 +237,6 @@ class TieredStore(_TieredTablesInSql):
             Verb.VERIFY,
         }
     )
-
-    format = Format.TIERED
-    tables = ("tiered_files", "tiered_slots", "tiered_items")
 
     def answers(
         self,
@@ -439,8 +439,6 @@ class TieredDatasetStore(PinnedDataset, _TieredTablesInSql):
         }
     )
 
-    format = Format.TIERED
-    tables = ("tiered_files", "tiered_slots", "tiered_items")
     dataset_format = TIERED_DATASET_FORMAT
     instead: ClassVar[dict[Verb, str]] = {
         Verb.VERIFY: "verify needs the native tiered files as the reference: verify the "
