@@ -121,6 +121,8 @@ def cmd_query(args: argparse.Namespace) -> int:
         **open_options(args),
         as_of=args.as_of,
     )
+    if args.dataset is not None:
+        _check_dataset_format(args, store)
     with store:
         result = store.lookup(
             args.key,
@@ -139,3 +141,17 @@ def cmd_query(args: argparse.Namespace) -> int:
             resolve=args.resolve,
         )
     return render_lookup(result, args)
+
+
+def _check_dataset_format(args: argparse.Namespace, dataset: rmqarrow.Store) -> None:
+    """Refuse a ``--dataset`` of another format than the store's: it would answer its
+    own format's nothing (0 items, exit 0) for a key the store holds."""
+    with rmqarrow.open(args.store, geometry=geometry_option(args), **open_options(args)) as store:
+        fmt = store.format
+    if dataset.format != fmt:
+        dataset.close()
+        raise UsageError(
+            f"--dataset {args.dataset}: a dataset of the {dataset.format} format, but "
+            f"{args.store} holds the {fmt} format; pass the dataset `rmqarrow export "
+            f"{args.store}` wrote"
+        )

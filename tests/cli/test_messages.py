@@ -158,3 +158,19 @@ def test_refusals_say_what_to_do(tmp_path: Path, capsys: pytest.CaptureFixture[s
     status, _, err = run(capsys, "import", str(dataset), str(out))
     assert status == 1
     one_error(err, "already holds 00000, 00001", "import into a new folder, or move those")
+
+
+def test_a_dataset_of_another_format_than_the_store_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # it would answer its own format's nothing for a key the store holds: 0, exit 0
+    golden = Path(__file__).parents[1] / "golden"
+    tiered = golden / "tiered" / "tiered_basic" / "compacted.bin"
+    assert run(capsys, "export", str(tiered), str(tmp_path / "tds"))[0] == 0
+    assert run(capsys, "export", str(golden / "basic"), str(tmp_path / "ds"))[0] == 0
+    args = ["query", str(golden / "basic"), "--key", "a#b", "--engine", "duckdb"]
+    status, _, err = run(capsys, *args, "--dataset", str(tmp_path / "tds"))
+    assert status == 2
+    one_error(err, "a dataset of the tiered format, but", "holds the index format; pass the")
+    status, out, _ = run(capsys, *args, "--dataset", str(tmp_path / "ds"))
+    assert status == 0 and "0 offsets for 'a#b'" in out
