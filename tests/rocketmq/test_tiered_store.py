@@ -202,8 +202,8 @@ def _mismatches(
 
 
 def _reask_short_answers(tier: Tier, ours: list[Ours]) -> None:
-    """Ask the running broker again, up to three times, each query it answered short;
-    keep its first answer in ``tier.short``.
+    """Ask the running broker again, up to six times a second apart, each query it
+    answered short; keep its first answer in ``tier.short``.
 
     5.5.0 sometimes answers a query with many hits short: its tiered store finds every
     message (its tiered_store.log says how many), but RocketMQ's client gets only part
@@ -212,7 +212,10 @@ def _reask_short_answers(tier: Tier, ours: list[Ours]) -> None:
     reading, from several threads at once, so one message's bytes can come from another
     position and the client stops decoding there.
     """
-    for _ in range(3):
+    # three asks were once not enough on a loaded machine: the race below is timing's
+    for attempt in range(6):
+        if attempt:
+            time.sleep(1)
         short = [
             i for i, (a, mine) in enumerate(zip(tier.answers, ours, strict=True))
             if mine.short(_pairs(a))

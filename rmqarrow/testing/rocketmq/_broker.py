@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -83,16 +84,21 @@ def _port_free(port: int) -> bool:
     return True
 
 
+#: where the harness's listening ports are drawn from: below Linux's ephemeral range
+#: (32768 and up), whose ports the system hands to outgoing connections, so a port found
+#: free cannot be taken by a client's connection before the broker binds it
+_PORTS = range(20_000, 32_000)
+
+
 def _free_port(*, neighbours: tuple[int, ...] = ()) -> int:
     """A free loopback port whose ``neighbours`` (offsets) are free too.
 
     The broker listens on its port, on port - 2 (its "fast" channel) and on port + 1 (HA).
     """
+    rng = random.Random()
     for _ in range(200):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = int(s.getsockname()[1])
-        if port > 2048 and all(_port_free(port + n) for n in neighbours):
+        port = rng.choice(_PORTS)
+        if all(_port_free(port + n) for n in (0, *neighbours)):
             return port
     raise EngineError("no free loopback port for the RocketMQ harness")
 
