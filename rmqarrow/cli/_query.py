@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from typing import Any
 
 import rmqarrow
@@ -121,7 +122,8 @@ def cmd_query(args: argparse.Namespace) -> int:
         **open_options(args),
         as_of=args.as_of,
     )
-    if args.dataset is not None:
+    if args.dataset is not None and os.path.exists(str(args.store)):
+        # a STORE that is no path is a placeholder: the dataset alone answers
         _check_dataset_format(args, store)
     with store:
         result = store.lookup(
